@@ -1,0 +1,15 @@
+#!/bin/bash
+# bench/run.sh - every benchmark of the suite, in one run (make bench).
+# Not tests: they print figures and ratios against baselines measured here.
+set -eu
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+BENCHBIN=${BENCHBIN:-"$TOP/build/release/bench"}
+OUTDIR=${BENCH_OUT:-"$TOP/bench/out"}
+mkdir -p "$OUTDIR"
+
+echo "== mapping: lookups per second by arr_len, and against the seed's linear scan"
+"$BENCHBIN/map_bench" | tee "$OUTDIR/map_bench.json"
+
+echo "== round trip: pcp-split and gfsplit-merge against dd bs=4M"
+python3 "$TOP/bench/roundtrip.py" --size "${BENCH_SIZE:-1G}" --ranks "${BENCH_RANKS:-2,4}" \
+	--reps "${BENCH_REPS:-5}" --dir "$OUTDIR" --json "$OUTDIR/roundtrip.json"

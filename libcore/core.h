@@ -1,0 +1,135 @@
+/*
+ * core.h - mechanisms shared by the commands: errors, logging, collective
+ * agreement, size parsing, progress, and the command driver.
+ * Included by libcore/ and cmd/ only; not installed.
+ */
+#ifndef GFS_CORE_H
+#define GFS_CORE_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "gfsplit.h"
+
+#define GFS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define GFS_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define GFS_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* ------------------------------------------------------------ errors (err.c) */
+
+/* Set err (if non-NULL and not already set) and return code. */
+int gfs_error_set(struct gfs_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Same, from an errno value: the code is mapped from errnum and
+ * ": <strerror(errnum)>" is appended to the message. */
+int gfs_error_errno(struct gfs_error *err, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Map an errno to a gfs_errcode. */
+int gfs_errcode_from_errno(int errnum);
+void gfs_error_clear(struct gfs_error *err);
+
+/* ---------------------------------------------------- collective (agree.c) */
+
+/*
+ * Agree on the outcome of a phase across comm.  Every rank passes its own rc
+ * (0 or a code) and err; all ranks return the same verdict: 0 if every rank
+ * succeeded, otherwise a nonzero code.  A rank that succeeded while another
+ * failed gets GFS_EPEER and a message naming the lowest failed rank.
+ * Collective: every rank must call it the same number of times, which is
+ * what keeps a failing rank from leaving the others waiting.
+ */
+int gfs_agree(MPI_Comm comm, int rc, struct gfs_error *err);
+
+/* Check an MPI return code; on failure set err (GFS_EMPI, with the MPI
+ * error string) and return GFS_EMPI. */
+int gfs_mpi_check(int mpirc, const char *what, struct gfs_error *err);
+
+/* ---------------------------------------------------------- logging (log.c) */
+
+enum gfs_loglevel { GFS_LOG_QUIET = 0, GFS_LOG_NORMAL = 1, GFS_LOG_VERBOSE = 2 };
+
+/* Set once by the driver. */
+void gfs_log_setup(const char *prog, int rank, int nprocs, int level);
+int gfs_log_level(void);
+/* "prog: rank R: msg" on stderr, from any rank (rank omitted when nprocs==1) */
+void gfs_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gfs_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* rank 0 only, stderr, suppressed by -q */
+void gfs_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* rank 0 only, only with -v */
+void gfs_log_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* print an error struct from this rank (peer failures only with -v) */
+void gfs_log_gfs_error(const struct gfs_error *err);
+
+/* ------------------------------------------------------------- sizes (size.c) */
+
+/* "4096", "4k", "4K", "4KiB", "1M", "1.5G", "2T": binary multiples. */
+int gfs_parse_size(const char *s, uint64_t *out, struct gfs_error *err);
+/* "1.50 GiB" into buf */
+const char *gfs_format_size(uint64_t n, char *buf, size_t len);
+double gfs_now(void);		/* monotonic seconds */
+
+/* ------------------------------------------------------- progress (progress.c) */
+
+/*
+ * Progress of one long collective job.  Each rank reports its own done
+ * count; rank 0 sums them with non-blocking reductions on a private
+ * communicator (so the job's own collectives never wait for progress) and,
+ * when stderr is a terminal and -q was not given, redraws one line:
+ *   "pcp-split: 512.0 MiB / 1.00 GiB  50%  812.3 MiB/s  ETA 0:01"
+ * Calls are cheap; updates are rate-limited to a few per second.
+ */
+struct gfs_progress;
+
+struct gfs_progress *gfs_progress_start(MPI_Comm comm, const char *label,
+					uint64_t total);
+/* Report this rank's cumulative count; non-blocking. */
+void gfs_progress_update(struct gfs_progress *p, uint64_t done);
+/* Collective: final line (on a TTY), then free. */
+void gfs_progress_finish(struct gfs_progress *p);
+
+/* -------------------------------------------------------- driver (driver.c) */
+
+/*
+ * The shared command driver.  A command fills a struct gfs_cmd and calls
+ * gfs_cmd_main() from main().  The driver initialises MPI (or not, for
+ * commands with .uses_mpi == 0 and no mpiexec), handles --help, --version,
+ * -v/-q and usage errors, calls run(), agrees on the exit code across ranks
+ * (0 success, 1 failure, 2 usage), checks that stdout was written without
+ * error, and finalises MPI.
+ *
+ * Options are described once, in the command's table; --help text, the man
+ * page and the completions are checked against it by tests/cmd/options.sh.
+ */
+enum gfs_optarg { GFS_OPT_FLAG, GFS_OPT_SIZE, GFS_OPT_STRING, GFS_OPT_UINT };
+
+struct gfs_opt {
+	const char *lname;	/* "block-size" */
+	char sname;		/* 'b', or 0 */
+	enum gfs_optarg type;
+	const char *argname;	/* "SIZE"; NULL for flags */
+	const char *help;	/* one line */
+	void *value;		/* int* for flags, uint64_t* sizes/uints, const char** strings */
+};
+
+struct gfs_cmd {
+	const char *name;		/* "pcp-split" */
+	const char *usage;		/* "[OPTIONS] SRC DST" */
+	const char *summary;		/* one line */
+	const struct gfs_opt *opts;	/* terminated by a zeroed entry */
+	int min_args, max_args;		/* positional arguments */
+	int uses_mpi;			/* 0: plain program, no MPI_Init */
+	/* run: argc/argv are the positional arguments; return 0 or 1.
+	 * Must be collective-safe: every rank returns, none exits. */
+	int (*run)(int argc, char **argv, MPI_Comm comm);
+};
+
+/* Common options every command gets from the driver. */
+extern int gfs_opt_verbose, gfs_opt_quiet;
+
+int gfs_cmd_main(const struct gfs_cmd *cmd, int argc, char **argv);
+
+/* "gfsplit 0.1.0 (backends: posix gfarm; transports: ...)" */
+void gfs_print_version(FILE *out, const char *prog);
+
+#endif /* GFS_CORE_H */

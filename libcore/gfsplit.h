@@ -1,0 +1,199 @@
+/*
+ * gfsplit.h - public interface of libgfsplit, the core library of the gfsplit
+ * suite (split-write of N-1 shared files into N-N part files, and back).
+ *
+ * Everything here is safe to call from applications.  Internals live in
+ * core.h and the *_impl.h headers, which only libcore/ and cmd/ include.
+ *
+ * Conventions
+ *   - Functions return 0 on success or a GFS_E* code; when they fail and the
+ *     caller passed a struct gfs_error, it holds a message naming the subject
+ *     and the cause ("cannot open 'x.split/part.3': No space left on device").
+ *   - The library never exits, aborts or prints on its own.
+ *   - Offsets and sizes are bytes, uint64_t.
+ */
+#ifndef GFSPLIT_H
+#define GFSPLIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GFSPLIT_VERSION "0.1.0"
+
+/* ------------------------------------------------------------------ errors */
+
+enum gfs_errcode {
+	GFS_OK = 0,
+	GFS_EINVAL,	/* bad argument or usage */
+	GFS_ENOENT,	/* no such file or directory */
+	GFS_EEXIST,	/* destination exists */
+	GFS_EACCES,	/* permission denied */
+	GFS_ENOSPC,	/* no space left / quota */
+	GFS_EIO,	/* I/O error, including short transfers that cannot go on */
+	GFS_ENOMEM,	/* out of memory */
+	GFS_ENOTSUP,	/* operation not supported by this backend or build */
+	GFS_ECORRUPT,	/* metadata fails its checksum or an invariant */
+	GFS_EVERSION,	/* format version this build does not read */
+	GFS_ECHECKSUM,	/* part data does not match its recorded checksum */
+	GFS_ENOTSPLIT,	/* path is not a (complete) split file */
+	GFS_EMPI,	/* an MPI call failed */
+	GFS_EPEER,	/* another rank failed; this one did not */
+	GFS_ENET,	/* file server unreachable or connection lost */
+	GFS_ECANCELED,	/* interrupted by a signal or an explicit cancel */
+	GFS_NERRCODES
+};
+
+#define GFS_ERRMSG_MAX 1024
+
+/*
+ * The one error type.  `code` is a gfs_errcode; `sys` keeps the original
+ * errno (or backend code) when there was one; `msg` is the full message.
+ * First error wins: gfs_error_set() on an error that is already set keeps
+ * the first message.
+ */
+struct gfs_error {
+	int code;
+	int sys;
+	char msg[GFS_ERRMSG_MAX];
+};
+
+/* Short text of a code: "no such file or directory", "checksum mismatch". */
+const char *gfs_strerror(int code);
+
+/* ------------------------------------------------------------------- views */
+
+/*
+ * A flattened MPI file view in bytes: the seed's location-file record
+ * (Kimura & Tatebe, Table 1) plus a bound.
+ *
+ *   global file:  |disp|<------ extent ------>|<------ extent ------>| ...
+ *   one tile:          [off[0], +len[0])  [off[1], +len[1]) ...
+ *
+ * Tile k starts at disp + k*extent; blocks are sorted, disjoint, non-empty
+ * and lie inside [0, extent).  Bytes at or past `end` are not in the view
+ * (GFS_VIEW_UNBOUNDED: the view tiles forever, as in MPI).  `size` is the
+ * sum of len[] (the filetype size).  The part file of a rank holds the view's
+ * bytes in increasing global order, so a contiguous global range always maps
+ * to a contiguous range of the part.
+ */
+#define GFS_VIEW_UNBOUNDED UINT64_MAX
+
+struct gfs_view {
+	uint64_t disp;
+	uint64_t extent;
+	uint64_t size;
+	uint64_t end;
+	uint64_t nblocks;	/* arr_len */
+	uint64_t *off;		/* indices[], nblocks entries */
+	uint64_t *len;		/* blocklens[], nblocks entries */
+	uint64_t *pre;		/* derived: pre[i] = len[0] + ... + len[i-1] */
+};
+
+/*
+ * Build a view from an MPI file view (disp, etype, filetype).  The filetype
+ * may be any derived datatype (contiguous, vector, hvector, indexed,
+ * hindexed, indexed_block, hindexed_block, struct, subarray, darray,
+ * resized, dup, nested).  OUT v is initialised; free with gfs_view_free().
+ */
+int gfs_view_from_mpi(MPI_Offset disp, MPI_Datatype etype,
+		      MPI_Datatype filetype, struct gfs_view *v,
+		      struct gfs_error *err);
+
+/* Build a view from block lists (copied; sorted and merged as needed). */
+int gfs_view_init(struct gfs_view *v, uint64_t disp, uint64_t extent,
+		  uint64_t end, uint64_t nblocks, const uint64_t *off,
+		  const uint64_t *len, struct gfs_error *err);
+
+/* The contiguous layout: rank r of n owns [r*chunk, min((r+1)*chunk, total)). */
+int gfs_view_contiguous(struct gfs_view *v, int rank, int nprocs,
+			uint64_t total, uint64_t chunk, struct gfs_error *err);
+
+/* The cyclic layout: rank r owns blocks r, r+n, r+2n, ... of `block` bytes,
+ * bounded by `total` (GFS_VIEW_UNBOUNDED for an unbounded view). */
+int gfs_view_cyclic(struct gfs_view *v, int rank, int nprocs, uint64_t block,
+		    uint64_t total, struct gfs_error *err);
+
+int gfs_view_copy(struct gfs_view *dst, const struct gfs_view *src,
+		  struct gfs_error *err);
+void gfs_view_free(struct gfs_view *v);
+
+/*
+ * Local offset of global offset g: the number of view bytes in [0, g).
+ * Monotone in g, so [a, b) maps to the part range [local(a), local(b)).
+ * O(log nblocks).
+ */
+uint64_t gfs_view_local(const struct gfs_view *v, uint64_t g);
+
+/*
+ * Look up global offset g.  Returns 1 if g is in the view: *loff is its local
+ * offset and *count the number of bytes from g that stay contiguous in both
+ * the file and the part.  Returns 0 if not: *loff is the local offset the
+ * next view byte would have and *count the distance to that next view byte
+ * (UINT64_MAX if there is none).  O(log nblocks).
+ */
+int gfs_view_lookup(const struct gfs_view *v, uint64_t g, uint64_t *loff,
+		    uint64_t *count);
+
+/* Inverse: global offset of local offset l (l < total view bytes). */
+uint64_t gfs_view_global(const struct gfs_view *v, uint64_t l);
+
+/* Number of view bytes in [0, g) capped at the view's end: local(min(g,end)). */
+uint64_t gfs_view_bytes_below(const struct gfs_view *v, uint64_t g);
+
+/*
+ * Resolve overlaps between the views of ranks 0..n-1 in place: where views
+ * overlap, the lowest rank keeps the bytes and the others drop them (seed
+ * section 5.3.1).  Fails with GFS_ENOTSUP, naming the two ranks, when an
+ * overlap cannot be expressed as a single periodic view.
+ */
+int gfs_views_resolve(struct gfs_view *views, int n, struct gfs_error *err);
+
+/* Exchange views over comm (MPI_Allgather) and resolve them.  Collective.
+ * OUT all: comm-size views, caller frees each and the array. */
+int gfs_views_allgather(MPI_Comm comm, const struct gfs_view *mine,
+			struct gfs_view **all, struct gfs_error *err);
+
+/* -------------------------------------------------------------- layouts */
+
+/* A split file opened for reading: all location files loaded. */
+struct gfs_layout;
+
+/* One piece of a mapped request. part < 0 is a hole (reads as zeros). */
+struct gfs_extent {
+	uint64_t goff;		/* offset in the logical file */
+	uint64_t len;
+	int32_t part;		/* writer rank whose part holds it, or -1 */
+	uint64_t loff;		/* offset inside that part */
+};
+
+int gfs_layout_open(const char *path, struct gfs_layout **out,
+		    struct gfs_error *err);
+void gfs_layout_close(struct gfs_layout *l);
+
+uint64_t gfs_layout_size(const struct gfs_layout *l);	/* logical size */
+int gfs_layout_nprocs(const struct gfs_layout *l);
+const struct gfs_view *gfs_layout_view(const struct gfs_layout *l, int rank);
+
+/*
+ * Map [goff, goff+len) to extents in increasing goff order, holes included
+ * (parts shorter than their view also yield holes).  OUT *ext is allocated
+ * (caller frees), *next its length.
+ */
+int gfs_layout_map(const struct gfs_layout *l, uint64_t goff, uint64_t len,
+		   struct gfs_extent **ext, size_t *next,
+		   struct gfs_error *err);
+
+/* Read `len` bytes of the logical file at goff (holes as zeros); returns
+ * bytes read in *got (short only at end of file). */
+int gfs_layout_pread(struct gfs_layout *l, void *buf, uint64_t len,
+		     uint64_t goff, uint64_t *got, struct gfs_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GFSPLIT_H */

@@ -1,0 +1,152 @@
+/*
+ * splitfile.h - on-disk format v1 of a split file (man/gfsplit.5), its
+ * checksums, the collective writer with its commit rule, and the reader.
+ * Included by libcore/ and cmd/ only.
+ *
+ *   F/                     the split directory (a plain directory)
+ *   F/gfsplit.meta         marker: magic, version, nprocs, nnodes, logical
+ *                          size, checksum segment size; written last
+ *   F/loc.<k>              location file of node k (0 <= k < nnodes): the
+ *                          flattened views of that node's ranks, their part
+ *                          sizes and part checksums
+ *   F/part.<r>             part file of writer rank r: the bytes of r's view
+ *                          in increasing global order
+ *   xattr user.gfsplit     "1" on F where the backend supports it
+ *
+ * Integers are little-endian whatever the host; every metadata file ends
+ * with an XXH3-64 of all its preceding bytes.
+ *
+ * Commit rule: the writer builds everything in a sibling temporary
+ * directory ".F.gfsplit-tmp.<id>" and renames it to F only after every rank
+ * succeeded and the marker is written; on failure every rank's part and the
+ * temporary directory are removed.  A crash can leave the temporary
+ * directory behind but never an F that looks complete.
+ */
+#ifndef GFS_SPLITFILE_H
+#define GFS_SPLITFILE_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "gfsplit.h"
+#include "store.h"
+
+#define GFS_FORMAT_VERSION	1
+#define GFS_MARKER_NAME		"gfsplit.meta"
+#define GFS_XATTR_NAME		"user.gfsplit"
+#define GFS_SEG_SIZE_DEFAULT	(1u << 20)	/* checksum segment: 1 MiB */
+#define GFS_NAME_MAX		256
+
+/* ----------------------------------------------------- part checksums */
+
+/*
+ * Part checksum: the part is cut into segments of seg_size bytes (the last
+ * may be short); each segment gets XXH3-64; the part checksum is XXH3-64 of
+ * the little-endian concatenation of the segment hashes (an empty part:
+ * XXH3-64 of nothing).  Segment hashes let a part be verified by several
+ * ranks that each read whole segments, in any order.
+ */
+struct gfs_phash;
+struct gfs_phash *gfs_phash_new(uint64_t seg_size);
+void gfs_phash_update(struct gfs_phash *h, const void *buf, size_t len);
+uint64_t gfs_phash_final(struct gfs_phash *h);	/* does not free */
+void gfs_phash_free(struct gfs_phash *h);
+uint64_t gfs_seg_hash(const void *buf, size_t len);
+/* Root from segment hashes in order. */
+uint64_t gfs_phash_root(const uint64_t *seg, uint64_t nseg);
+/* General-purpose XXH3-64 (metadata trailers). */
+uint64_t gfs_hash64(const void *buf, size_t len);
+
+/* ------------------------------------------------- metadata encodings */
+
+struct gfs_marker {
+	uint32_t version;
+	uint32_t nprocs;	/* writer ranks = part files */
+	uint32_t nnodes;	/* location files */
+	uint64_t logical_size;
+	uint64_t seg_size;
+	int64_t ctime;		/* seconds since the epoch, commit time */
+	char layout[32];	/* "contiguous", "cyclic:4194304", "view" */
+};
+
+struct gfs_locrec {
+	uint32_t rank;
+	struct gfs_view view;	/* after overlap resolution */
+	uint64_t part_size;	/* bytes in part.<rank> */
+	uint64_t part_hash;	/* see gfs_phash */
+	char host[GFS_NAME_MAX];	/* where the part was written */
+};
+
+struct gfs_locfile {
+	uint32_t nprocs;	/* ranks of the whole job */
+	uint32_t nnodes;
+	uint32_t node;		/* this file's index */
+	char node_name[GFS_NAME_MAX];
+	uint32_t nrecs;
+	struct gfs_locrec *recs;	/* sorted by rank */
+};
+
+/* Pure encoders/decoders: no I/O, no MPI.  `name` is used in messages
+ * ("loc.1: checksum mismatch (file is corrupt or truncated)"). */
+int gfs_marker_encode(const struct gfs_marker *m, unsigned char **buf,
+		      size_t *len, struct gfs_error *err);
+int gfs_marker_decode(const unsigned char *buf, size_t len, const char *name,
+		      struct gfs_marker *m, struct gfs_error *err);
+int gfs_locfile_encode(const struct gfs_locfile *lf, unsigned char **buf,
+		       size_t *len, struct gfs_error *err);
+int gfs_locfile_decode(const unsigned char *buf, size_t len, const char *name,
+		       struct gfs_locfile *lf, struct gfs_error *err);
+void gfs_locfile_free(struct gfs_locfile *lf);
+
+/* Whole-file helpers over the store interface. */
+int gfs_read_whole(const char *path, unsigned char **buf, size_t *len,
+		   struct gfs_error *err);
+int gfs_write_whole(const char *path, const void *buf, size_t len,
+		    struct gfs_error *err);
+
+/* ------------------------------------------------------------ writer */
+
+struct gfs_split_opts {
+	int force;		/* replace an existing DST (only after commit) */
+	uint64_t seg_size;	/* 0: default */
+	const char *layout;	/* marker's layout string */
+	int sync;		/* fsync parts and metadata before commit */
+};
+
+struct gfs_split_writer;
+
+/*
+ * Collective over comm.  Checks that DST does not exist (or opts->force),
+ * exchanges and resolves views, creates the temporary directory and this
+ * rank's part.  On failure, all ranks return an error and nothing is left.
+ * OUT *resolved (may be NULL): this rank's view after overlap resolution,
+ * owned by the writer.
+ */
+int gfs_split_create(MPI_Comm comm, const char *dst,
+		     const struct gfs_view *view,
+		     const struct gfs_split_opts *opts,
+		     struct gfs_split_writer **out,
+		     const struct gfs_view **resolved, struct gfs_error *err);
+
+/* Append to this rank's part (local offsets increase); hashes on the way. */
+int gfs_split_append(struct gfs_split_writer *w, const void *buf, size_t len,
+		     struct gfs_error *err);
+
+/* Current part size (local bytes appended so far). */
+uint64_t gfs_split_part_size(const struct gfs_split_writer *w);
+
+/*
+ * Collective.  rc is this rank's outcome so far.  If every rank succeeded:
+ * write the location files (one per node), then the marker, then rename
+ * the temporary directory to DST (replacing an old DST only with force,
+ * and only now).  Otherwise remove everything.  logical_size: each rank's
+ * idea of the logical size (the maximum is taken).  Frees w.  Returns the
+ * agreed outcome.
+ */
+int gfs_split_finish(struct gfs_split_writer *w, int rc,
+		     uint64_t logical_size, struct gfs_error *err);
+
+/* The node name grouping ranks into location files: $GFSPLIT_NODE if set,
+ * else MPI_Get_processor_name. */
+void gfs_node_name(char *buf, size_t len);
+
+#endif /* GFS_SPLITFILE_H */

@@ -1,0 +1,24 @@
+#!/bin/sh
+# tools/install-deps.sh - install the Debian 12 packages gfsplit needs (as root).
+# Idempotent: does nothing when everything is already installed.
+set -eu
+PKGS="build-essential pkg-config python3 mpich libmpich-dev libjson-c-dev libxxhash-dev
+libzstd-dev libibverbs-dev util-linux"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+	echo "install-deps: all packages present"
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages:$missing (run as root, or install them)" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
