@@ -72,10 +72,12 @@ double gfs_now(void);		/* monotonic seconds */
 /* ------------------------------------------------------- progress (progress.c) */
 
 /*
- * Progress of one long collective job.  Each rank reports its own done
- * count; rank 0 sums them with non-blocking reductions on a private
- * communicator (so the job's own collectives never wait for progress) and,
- * when stderr is a terminal and -q was not given, redraws one line:
+ * Progress of one long collective job.  Each rank sends its own done count
+ * to rank 0 with non-blocking point-to-point messages on a private
+ * communicator (so the job's own collectives never wait for progress, and a
+ * rank that never calls update costs nothing); rank 0 sums them and, when
+ * the terminal of mpiexec (or stderr) is a TTY and -q was not given, redraws
+ * one line (GFSPLIT_PROGRESS=1 forces it, =0 turns it off):
  *   "pcp-split: 512.0 MiB / 1.00 GiB  50%  812.3 MiB/s  ETA 0:01"
  * Calls are cheap; updates are rate-limited to a few per second.
  */

@@ -1,0 +1,99 @@
+/*
+ * agree.c - collective agreement on the outcome of a phase.
+ */
+#include <string.h>
+
+#include "core.h"
+
+/*
+ * One MPI_Allreduce with MPI_MINLOC over (key, code) pairs carries both
+ * the verdict and the culprit:
+ *
+ *   key  = rank if this rank failed, nprocs otherwise
+ *   code = this rank's rc
+ *
+ * The minimum key is the lowest failed rank (nprocs if none failed), and
+ * MINLOC's "index" travels with it, so every rank also learns that rank's
+ * code.  Keys are distinct among failed ranks, so the pair is exact.
+ */
+int
+gfs_agree(MPI_Comm comm, int rc, struct gfs_error *err)
+{
+	struct { int key; int code; } in, out;
+	int rank, nprocs, mrc;
+
+	if (comm == MPI_COMM_NULL)
+		return rc;
+
+	mrc = MPI_Comm_rank(comm, &rank);
+	if (mrc == MPI_SUCCESS)
+		mrc = MPI_Comm_size(comm, &nprocs);
+	if (mrc != MPI_SUCCESS)
+		return gfs_mpi_check(mrc, "cannot agree on the outcome", err);
+
+	in.key = rc != 0 ? rank : nprocs;
+	in.code = rc;
+	mrc = MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, comm);
+	if (mrc != MPI_SUCCESS) {
+		/* keep this rank's own, more telling, error if it has one */
+		if (rc != 0)
+			return rc;
+		return gfs_mpi_check(mrc, "cannot agree on the outcome", err);
+	}
+	if (out.key >= nprocs)
+		return 0;
+	if (rc != 0)
+		return rc;
+
+	/* a stale message from an error this rank recovered from is not
+	 * the story: replace it with the peer's failure */
+	gfs_error_clear(err);
+	return gfs_error_set(err, GFS_EPEER, "rank %d failed: %s", out.key,
+			     gfs_strerror(out.code));
+}
+
+/*
+ * MPICH's error strings carry a stack, one frame a line:
+ *   "Invalid rank, error stack:\n"
+ *   "internal_Send(120): MPI_Send(buf=..., dest=9, ...) failed\n"
+ *   "internal_Send(78).: Invalid rank has value 9 but must be ..."
+ * The innermost frame's text is the most specific cause and fits on the
+ * one line a message has; the class text ("Invalid rank") is the fallback.
+ */
+static void
+mpi_cause(char *buf)
+{
+	char *stack = strstr(buf, ", error stack:");
+	char *last, *p;
+
+	if (stack != NULL) {
+		*stack = '\0';
+		last = strrchr(stack + 1, '\n');
+		p = last != NULL ? strstr(last + 1, ": ") : NULL;
+		if (p != NULL && p[2] != '\0')
+			memmove(buf, p + 2, strlen(p + 2) + 1);
+	}
+	for (p = buf; *p != '\0'; p++)
+		if (*p == '\n')
+			*p = ' ';
+}
+
+int
+gfs_mpi_check(int mpirc, const char *what, struct gfs_error *err)
+{
+	char buf[MPI_MAX_ERROR_STRING + 1];
+	int len = 0;
+	int was_set = err != NULL && err->code != GFS_OK;
+
+	if (mpirc == MPI_SUCCESS)
+		return 0;
+	if (MPI_Error_string(mpirc, buf, &len) != MPI_SUCCESS || len <= 0)
+		snprintf(buf, sizeof(buf), "MPI error %d", mpirc);
+	else
+		buf[GFS_MIN(len, MPI_MAX_ERROR_STRING)] = '\0';
+	mpi_cause(buf);
+	gfs_error_set(err, GFS_EMPI, "%s: %s", what, buf);
+	if (err != NULL && !was_set)
+		err->sys = mpirc;
+	return GFS_EMPI;
+}

@@ -1,0 +1,391 @@
+/*
+ * driver.c - the shared command driver: MPI set-up, options from the
+ * command's table, --help/--version, exit codes agreed across ranks.
+ *
+ * Exit codes: 0 success, 1 failure, 2 usage.  Every rank parses the same
+ * argv, so a usage error is found by all of them without communication;
+ * only rank 0 prints it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "store.h"
+
+int gfs_opt_verbose, gfs_opt_quiet;
+
+#define EXIT_USAGE	2
+#define OPTVAL_LONG	256	/* getopt value of table entry i: 256 + i */
+
+static int gfs_opt_help, gfs_opt_version;
+
+static const struct gfs_opt common_opts[] = {
+	{ "help", 'h', GFS_OPT_FLAG, NULL, "show this help and exit",
+	  &gfs_opt_help },
+	{ "version", 'V', GFS_OPT_FLAG, NULL,
+	  "show version and build features and exit", &gfs_opt_version },
+	{ "verbose", 'v', GFS_OPT_FLAG, NULL, "print more about what is done",
+	  &gfs_opt_verbose },
+	{ "quiet", 'q', GFS_OPT_FLAG, NULL,
+	  "print only errors (no progress line)", &gfs_opt_quiet },
+	{ NULL, 0, 0, NULL, NULL, NULL }
+};
+
+void
+gfs_print_version(FILE *out, const char *prog)
+{
+	fprintf(out, "%s (gfsplit) %s\n", prog, GFSPLIT_VERSION);
+	fprintf(out, "backends: posix%s\n",
+#ifdef HAVE_GFARM
+		" gfarm"
+#else
+		""
+#endif
+		);
+	fprintf(out, "features:%s%s%s\n",
+#ifdef HAVE_ZSTD
+		" zstd",
+#else
+		"",
+#endif
+#ifdef HAVE_IBVERBS
+		" ibverbs",
+#else
+		"",
+#endif
+#if defined(HAVE_ZSTD) || defined(HAVE_IBVERBS)
+		""
+#else
+		" none"
+#endif
+		);
+}
+
+/* both tables, command's first, as one indexable sequence */
+struct optset {
+	const struct gfs_opt *tab[2];
+	size_t n[2];
+};
+
+static size_t
+table_len(const struct gfs_opt *t)
+{
+	size_t n = 0;
+
+	while (t != NULL && t[n].lname != NULL)
+		n++;
+	return n;
+}
+
+static const struct gfs_opt *
+optset_get(const struct optset *s, size_t i)
+{
+	return i < s->n[0] ? &s->tab[0][i] : &s->tab[1][i - s->n[0]];
+}
+
+static size_t
+optset_len(const struct optset *s)
+{
+	return s->n[0] + s->n[1];
+}
+
+/* the option a getopt value stands for, or NULL */
+static const struct gfs_opt *
+optset_find(const struct optset *s, int val)
+{
+	size_t i;
+
+	if (val >= OPTVAL_LONG)
+		return (size_t)(val - OPTVAL_LONG) < optset_len(s) ?
+			optset_get(s, (size_t)(val - OPTVAL_LONG)) : NULL;
+	for (i = 0; i < optset_len(s); i++)
+		if (val != 0 && optset_get(s, i)->sname == val)
+			return optset_get(s, i);
+	return NULL;
+}
+
+/* "  -b, --block-size=SIZE" / "      --json" */
+static int
+opt_head(const struct gfs_opt *o, char *buf, size_t len)
+{
+	char sh[8] = "    ";
+
+	if (o->sname != 0)
+		snprintf(sh, sizeof(sh), "-%c, ", o->sname);
+	return snprintf(buf, len, "  %s--%s%s%s", sh, o->lname,
+			o->argname != NULL ? "=" : "",
+			o->argname != NULL ? o->argname : "");
+}
+
+static void
+print_help(const struct gfs_cmd *cmd, const struct optset *s)
+{
+	char head[256];
+	size_t i;
+	int w = 0, n;
+
+	printf("Usage: %s %s\n", cmd->name, cmd->usage);
+	if (cmd->summary != NULL)
+		printf("%s\n", cmd->summary);
+	printf("\nOptions:\n");
+	for (i = 0; i < optset_len(s); i++) {
+		n = opt_head(optset_get(s, i), head, sizeof(head));
+		w = GFS_MAX(w, n);
+	}
+	for (i = 0; i < optset_len(s); i++) {
+		opt_head(optset_get(s, i), head, sizeof(head));
+		printf("%-*s  %s\n", w, head, optset_get(s, i)->help);
+	}
+}
+
+static void
+usage_error(const struct gfs_cmd *cmd, int rank, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+usage_error(const struct gfs_cmd *cmd, int rank, const char *fmt, ...)
+{
+	char msg[GFS_ERRMSG_MAX];
+	va_list ap;
+
+	if (rank != 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\nTry '%s --help' for more information.\n",
+		cmd->name, msg, cmd->name);
+	fflush(stderr);
+}
+
+/* strict decimal: no sign, no junk, no overflow */
+static int
+parse_uint(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (s[0] < '0' || s[0] > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* 0, or EXIT_USAGE after printing why (rank 0) */
+static int
+set_value(const struct gfs_cmd *cmd, int rank, const struct gfs_opt *o,
+	  const char *arg)
+{
+	struct gfs_error err;
+
+	switch (o->type) {
+	case GFS_OPT_FLAG:
+		(*(int *)o->value)++;
+		break;
+	case GFS_OPT_SIZE:
+		gfs_error_clear(&err);
+		if (gfs_parse_size(arg, (uint64_t *)o->value, &err) != 0) {
+			usage_error(cmd, rank, "option '--%s': %s", o->lname,
+				    err.msg);
+			return EXIT_USAGE;
+		}
+		break;
+	case GFS_OPT_UINT:
+		if (parse_uint(arg, (uint64_t *)o->value) != 0) {
+			usage_error(cmd, rank, "option '--%s': invalid number "
+				    "'%s'", o->lname, arg);
+			return EXIT_USAGE;
+		}
+		break;
+	case GFS_OPT_STRING:
+		*(const char **)o->value = arg;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Parse argv; 0 to run, -1 when --help/--version was handled (exit 0),
+ * EXIT_USAGE on a usage error.  On 0, *first is the index of the first
+ * positional argument (getopt moves them to the end).
+ */
+static int
+parse_args(const struct gfs_cmd *cmd, int rank, int argc, char **argv,
+	   int *first)
+{
+	struct optset s = { { cmd->opts, common_opts },
+			    { table_len(cmd->opts), table_len(common_opts) } };
+	struct option *lopts = NULL;
+	char *sopts = NULL, *sp;
+	const struct gfs_opt *o;
+	size_t i, n = optset_len(&s);
+	int c, rc = 0, npos;
+
+	lopts = calloc(n + 1, sizeof(*lopts));
+	sopts = malloc(3 * n + 2);
+	if (lopts == NULL || sopts == NULL) {
+		if (rank == 0)
+			fprintf(stderr, "%s: out of memory\n", cmd->name);
+		rc = 1;
+		goto out;
+	}
+	/* leading ':' makes a missing argument return ':' */
+	sp = sopts;
+	*sp++ = ':';
+	for (i = 0; i < n; i++) {
+		o = optset_get(&s, i);
+		lopts[i].name = o->lname;
+		lopts[i].has_arg = o->type == GFS_OPT_FLAG ? no_argument :
+			required_argument;
+		lopts[i].flag = NULL;
+		lopts[i].val = o->sname != 0 ? o->sname :
+			OPTVAL_LONG + (int)i;
+		if (o->sname != 0) {
+			*sp++ = o->sname;
+			if (o->type != GFS_OPT_FLAG)
+				*sp++ = ':';
+		}
+	}
+	*sp = '\0';
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, sopts, lopts, NULL)) != -1) {
+		if (c == ':') {
+			o = optset_find(&s, optopt);
+			if (o != NULL && (optopt >= OPTVAL_LONG ||
+					  strncmp(argv[optind - 1], "--", 2) == 0))
+				usage_error(cmd, rank, "option '--%s' requires "
+					    "an argument", o->lname);
+			else
+				usage_error(cmd, rank, "option requires an "
+					    "argument -- '%c'", optopt);
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		if (c == '?') {
+			o = optset_find(&s, optopt);
+			if (o != NULL)	/* "--flag=value" */
+				usage_error(cmd, rank, "option '--%s' doesn't "
+					    "allow an argument", o->lname);
+			else if (optopt != 0)
+				usage_error(cmd, rank, "invalid option -- "
+					    "'%c'", optopt);
+			else
+				usage_error(cmd, rank, "unrecognized option "
+					    "'%s'", argv[optind - 1]);
+			rc = EXIT_USAGE;
+			goto out;
+		}
+		o = optset_find(&s, c);
+		if (o == NULL)
+			continue;	/* cannot happen: getopt knows only ours */
+		rc = set_value(cmd, rank, o, optarg);
+		if (rc != 0)
+			goto out;
+	}
+
+	if (gfs_opt_help) {
+		if (rank == 0)
+			print_help(cmd, &s);
+		rc = -1;
+		goto out;
+	}
+	if (gfs_opt_version) {
+		if (rank == 0)
+			gfs_print_version(stdout, cmd->name);
+		rc = -1;
+		goto out;
+	}
+	npos = argc - optind;
+	if (npos < cmd->min_args) {
+		usage_error(cmd, rank, npos == 0 ? "missing operand" :
+			    "missing operand after '%s'", argv[argc - 1]);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	if (cmd->max_args >= 0 && npos > cmd->max_args) {
+		usage_error(cmd, rank, "extra operand '%s'",
+			    argv[optind + cmd->max_args]);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	*first = optind;
+out:
+	free(lopts);
+	free(sopts);
+	return rc;
+}
+
+/* 0 if everything written to stdout reached it, else 1 (with a message) */
+static int
+check_stdout(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		gfs_log_error("write error on stdout%s%s",
+			      errno != 0 ? ": " : "",
+			      errno != 0 ? strerror(errno) : "");
+		return 1;
+	}
+	return 0;
+}
+
+int
+gfs_cmd_main(const struct gfs_cmd *cmd, int argc, char **argv)
+{
+	MPI_Comm comm = MPI_COMM_NULL;
+	int rank = 0, nprocs = 1, provided = 0, rc, all, first = 0, level;
+
+	if (cmd->uses_mpi) {
+		if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED,
+				    &provided) != MPI_SUCCESS) {
+			fprintf(stderr, "%s: cannot initialize MPI\n",
+				cmd->name);
+			return 1;
+		}
+		comm = MPI_COMM_WORLD;
+		MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+		MPI_Comm_rank(comm, &rank);
+		MPI_Comm_size(comm, &nprocs);
+	}
+	/* messages from option parsing already carry the program name */
+	gfs_log_setup(cmd->name, rank, nprocs, GFS_LOG_NORMAL);
+
+	rc = parse_args(cmd, rank, argc, argv, &first);
+	if (rc == 0) {
+		level = gfs_opt_quiet ? GFS_LOG_QUIET :
+			gfs_opt_verbose ? GFS_LOG_VERBOSE : GFS_LOG_NORMAL;
+		gfs_log_setup(cmd->name, rank, nprocs, level);
+		gfs_fault_init(rank);
+		if (cmd->uses_mpi && provided < MPI_THREAD_FUNNELED)
+			gfs_log_verbose("MPI provides thread level %d only",
+					provided);
+		rc = cmd->run(argc - first, argv + first, comm);
+		if (rc < 0 || rc > EXIT_USAGE)
+			rc = 1;		/* a stray GFS_E* code: failure */
+	} else if (rc < 0) {
+		rc = 0;		/* --help, --version */
+	}
+	errno = 0;
+	if (check_stdout() != 0)
+		rc = GFS_MAX(rc, 1);
+
+	if (cmd->uses_mpi) {
+		/* every rank exits with the worst code of any rank */
+		if (MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, comm) ==
+		    MPI_SUCCESS)
+			rc = all;
+		else
+			rc = GFS_MAX(rc, 1);
+		MPI_Finalize();
+	}
+	return rc;
+}

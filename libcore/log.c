@@ -1,0 +1,125 @@
+/*
+ * log.c - messages of the commands.  The library itself never prints; the
+ * driver and the commands use these.
+ *
+ *   errors, warnings (any rank):  "prog: rank 3: cannot open 'x': ..."
+ *                                 "prog: message"      (single process)
+ *   info, verbose (rank 0 only):  "prog: message"
+ *
+ * Each message goes out in one write so lines of different ranks sharing a
+ * terminal or a file do not interleave mid-line.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core.h"
+
+static const char *log_prog = "gfsplit";
+static int log_rank;
+static int log_nprocs = 1;
+static int log_lvl = GFS_LOG_NORMAL;
+
+void
+gfs_log_setup(const char *prog, int rank, int nprocs, int level)
+{
+	const char *slash;
+
+	if (prog != NULL) {
+		slash = strrchr(prog, '/');
+		log_prog = slash != NULL ? slash + 1 : prog;
+	}
+	log_rank = rank;
+	log_nprocs = nprocs;
+	log_lvl = level;
+}
+
+int
+gfs_log_level(void)
+{
+	return log_lvl;
+}
+
+static void
+log_emit(int tag_rank, const char *kind, const char *fmt, va_list ap)
+{
+	char buf[GFS_ERRMSG_MAX + 256];
+	size_t n = 0;
+	int r;
+
+	if (tag_rank && log_nprocs > 1)
+		r = snprintf(buf, sizeof(buf), "%s: rank %d: %s", log_prog,
+			     log_rank, kind);
+	else
+		r = snprintf(buf, sizeof(buf), "%s: %s", log_prog, kind);
+	if (r > 0)
+		n = GFS_MIN((size_t)r, sizeof(buf) - 1);
+	r = vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+	if (r > 0)
+		n = GFS_MIN(n + (size_t)r, sizeof(buf) - 2);
+	buf[n++] = '\n';
+	buf[n] = '\0';
+	/* stderr is unbuffered: one fputs is one write for a short line */
+	fflush(stderr);
+	fputs(buf, stderr);
+	fflush(stderr);
+}
+
+void
+gfs_log_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_emit(1, "", fmt, ap);
+	va_end(ap);
+}
+
+void
+gfs_log_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_emit(1, "warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void
+gfs_log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_rank != 0 || log_lvl < GFS_LOG_NORMAL)
+		return;
+	va_start(ap, fmt);
+	log_emit(0, "", fmt, ap);
+	va_end(ap);
+}
+
+void
+gfs_log_verbose(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_rank != 0 || log_lvl < GFS_LOG_VERBOSE)
+		return;
+	va_start(ap, fmt);
+	log_emit(0, "", fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * A failure on one rank makes every other rank return GFS_EPEER; printing
+ * those echoes by default would bury the one message that matters.
+ */
+void
+gfs_log_gfs_error(const struct gfs_error *err)
+{
+	if (err == NULL || err->code == GFS_OK)
+		return;
+	if (err->code == GFS_EPEER && log_lvl < GFS_LOG_VERBOSE)
+		return;
+	gfs_log_error("%s", err->msg[0] != '\0' ? err->msg :
+		      gfs_strerror(err->code));
+}

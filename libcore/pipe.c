@@ -1,0 +1,188 @@
+/*
+ * pipe.c - double-buffered pipeline: a helper thread produces into one
+ * buffer while the caller consumes the other.
+ *
+ *   slot:      0        1        0        1
+ *   helper:  fill c0  fill c1  (wait)   fill c2 ...
+ *   caller:           use c0   use c1            use c2
+ *
+ * Each slot is EMPTY (the helper may fill it) or FULL (the caller may use
+ * it); both sides walk the slots in the same order 0,1,0,1,... so chunks
+ * are consumed in production order.  `stop` is raised by the first error
+ * of either side (or by the caller leaving); both sides check it whenever
+ * they wake, so neither can wait forever for the other.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "pipe.h"
+
+enum { WHO_NONE, WHO_PRODUCER, WHO_CONSUMER };
+
+struct pipe_state {
+	const struct gfs_pipe_ops *ops;
+	void *ctx;
+	pthread_mutex_t lock;
+	pthread_cond_t filled;		/* a slot became FULL, or eof/stop */
+	pthread_cond_t emptied;		/* a slot became EMPTY, or stop */
+	struct gfs_chunk chunk[2];
+	int full[2];
+	int eof;			/* the helper has nothing more */
+	int stop;			/* an error happened or caller left */
+	int failed;			/* WHO_*: whose error is first */
+	int prc;			/* the helper's return code */
+	struct gfs_error perr;		/* the helper's error */
+};
+
+static void *
+pipe_producer(void *arg)
+{
+	struct pipe_state *ps = arg;
+	struct gfs_chunk *c;
+	int slot = 0, done, rc;
+
+	for (;;) {
+		pthread_mutex_lock(&ps->lock);
+		while (ps->full[slot] && !ps->stop)
+			pthread_cond_wait(&ps->emptied, &ps->lock);
+		if (ps->stop) {
+			pthread_mutex_unlock(&ps->lock);
+			break;
+		}
+		pthread_mutex_unlock(&ps->lock);
+
+		/* the slot is EMPTY: the caller does not touch it */
+		c = &ps->chunk[slot];
+		c->len = 0;
+		memset(c->tag, 0, sizeof(c->tag));
+		done = 0;
+		rc = ps->ops->produce(ps->ctx, c, &done, &ps->perr);
+		if (rc == 0 && !done && c->len > c->cap)
+			rc = gfs_error_set(&ps->perr, GFS_EINVAL, "pipeline: "
+					   "chunk of %zu bytes overflows its "
+					   "%zu-byte buffer", c->len, c->cap);
+
+		pthread_mutex_lock(&ps->lock);
+		if (rc != 0) {
+			ps->prc = rc;
+			if (ps->failed == WHO_NONE)
+				ps->failed = WHO_PRODUCER;
+			ps->stop = 1;
+		} else if (done) {
+			ps->eof = 1;
+		} else {
+			ps->full[slot] = 1;
+		}
+		pthread_cond_signal(&ps->filled);
+		pthread_mutex_unlock(&ps->lock);
+		if (rc != 0 || done)
+			break;
+		slot ^= 1;
+	}
+	return NULL;
+}
+
+int
+gfs_pipe_run(const struct gfs_pipe_ops *ops, void *ctx, size_t bufsize,
+	     struct gfs_error *err)
+{
+	struct pipe_state ps;
+	struct gfs_error cerr;
+	pthread_t th;
+	int slot = 0, rc = 0, prc, i;
+
+	memset(&ps, 0, sizeof(ps));
+	gfs_error_clear(&cerr);
+	if (bufsize == 0)
+		return gfs_error_set(err, GFS_EINVAL, "pipeline: zero buffer "
+				     "size");
+	ps.ops = ops;
+	ps.ctx = ctx;
+	pthread_mutex_init(&ps.lock, NULL);
+	pthread_cond_init(&ps.filled, NULL);
+	pthread_cond_init(&ps.emptied, NULL);
+	for (i = 0; i < 2; i++) {
+		if (posix_memalign(&ps.chunk[i].buf, 4096, bufsize) != 0) {
+			ps.chunk[i].buf = NULL;
+			rc = gfs_error_set(err, GFS_ENOMEM, "pipeline: cannot "
+					   "allocate two buffers of %zu bytes",
+					   bufsize);
+			goto out;
+		}
+		ps.chunk[i].cap = bufsize;
+	}
+	prc = pthread_create(&th, NULL, pipe_producer, &ps);
+	if (prc != 0) {
+		rc = gfs_error_errno(err, prc, "pipeline: cannot start the "
+				     "reader thread");
+		goto out;
+	}
+
+	for (;;) {
+		pthread_mutex_lock(&ps.lock);
+		while (!ps.full[slot] && !ps.eof && !ps.stop)
+			pthread_cond_wait(&ps.filled, &ps.lock);
+		if (ps.stop || !ps.full[slot]) {
+			/* an error, or eof with every full slot used */
+			pthread_mutex_unlock(&ps.lock);
+			break;
+		}
+		pthread_mutex_unlock(&ps.lock);
+
+		/* the slot is FULL: the helper does not touch it */
+		rc = ops->consume(ctx, &ps.chunk[slot], &cerr);
+
+		pthread_mutex_lock(&ps.lock);
+		if (rc != 0) {
+			if (ps.failed == WHO_NONE)
+				ps.failed = WHO_CONSUMER;
+			ps.stop = 1;
+		} else {
+			ps.full[slot] = 0;
+		}
+		pthread_cond_signal(&ps.emptied);
+		pthread_mutex_unlock(&ps.lock);
+		if (rc != 0)
+			break;
+		slot ^= 1;
+	}
+
+	/* release the helper if it waits for a slot, then join it */
+	pthread_mutex_lock(&ps.lock);
+	ps.stop = 1;
+	pthread_cond_signal(&ps.emptied);
+	pthread_mutex_unlock(&ps.lock);
+	pthread_join(th, NULL);
+
+	/* after the join, perr is ours to read */
+	if (ps.failed == WHO_PRODUCER) {
+		rc = ps.prc;
+		if (err != NULL && err->code == GFS_OK) {
+			if (ps.perr.code != GFS_OK)
+				*err = ps.perr;
+			else
+				gfs_error_set(err, rc, "pipeline: reader "
+					      "failed");
+		}
+	} else if (ps.failed == WHO_CONSUMER) {
+		if (err != NULL && err->code == GFS_OK) {
+			if (cerr.code != GFS_OK)
+				*err = cerr;
+			else
+				gfs_error_set(err, rc, "pipeline: writer "
+					      "failed");
+		}
+	} else {
+		rc = 0;
+	}
+out:
+	for (i = 0; i < 2; i++)
+		free(ps.chunk[i].buf);
+	pthread_cond_destroy(&ps.emptied);
+	pthread_cond_destroy(&ps.filled);
+	pthread_mutex_destroy(&ps.lock);
+	return rc;
+}

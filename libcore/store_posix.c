@@ -1,0 +1,426 @@
+/*
+ * store_posix.c - the POSIX backend: plain paths on any local or mounted
+ * file system.  errno is translated here, its text kept in the message.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "store.h"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+/* one system call moves at most this much (Linux caps near 2 GiB anyway) */
+#define POSIX_IO_MAX	((size_t)1 << 30)
+
+struct posix_file {
+	struct gfs_file_hdr hdr;	/* first: see store.h */
+	int fd;
+};
+
+static int
+posix_open(const char *path, int flags, uint32_t mode, struct gfs_file **out,
+	   struct gfs_error *err)
+{
+	struct posix_file *pf;
+	int oflags = O_CLOEXEC, fd, rc = 0;
+
+	*out = NULL;
+	switch (flags & 0x3) {
+	case GFS_O_WRONLY:
+		oflags |= O_WRONLY;
+		break;
+	case GFS_O_RDWR:
+		oflags |= O_RDWR;
+		break;
+	default:
+		oflags |= O_RDONLY;
+		break;
+	}
+	if (flags & GFS_O_CREAT)
+		oflags |= O_CREAT;
+	if (flags & GFS_O_EXCL)
+		oflags |= O_EXCL;
+	if (flags & GFS_O_TRUNC)
+		oflags |= O_TRUNC;
+
+	pf = calloc(1, sizeof(*pf));
+	if (pf == NULL || (pf->hdr.path = strdup(path)) == NULL) {
+		rc = gfs_error_set(err, GFS_ENOMEM, "cannot open '%s': out of "
+				   "memory", path);
+		goto out;
+	}
+	do {
+		fd = open(path, oflags, (mode_t)mode);
+	} while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		rc = gfs_error_errno(err, errno, "cannot %s '%s'",
+				     (flags & GFS_O_CREAT) ? "create" : "open",
+				     path);
+		goto out;
+	}
+	pf->hdr.ops = &gfs_store_posix;
+	pf->fd = fd;
+	*out = (struct gfs_file *)pf;
+	pf = NULL;
+out:
+	if (pf != NULL) {
+		free(pf->hdr.path);
+		free(pf);
+	}
+	return rc;
+}
+
+static int
+posix_close(struct gfs_file *f, struct gfs_error *err)
+{
+	struct posix_file *pf = (struct posix_file *)f;
+	int rc = 0;
+
+	/* no retry on EINTR: on Linux the descriptor is gone either way */
+	if (close(pf->fd) != 0 && errno != EINTR)
+		rc = gfs_error_errno(err, errno, "cannot close '%s'",
+				     pf->hdr.path);
+	free(pf->hdr.path);
+	free(pf);
+	return rc;
+}
+
+static int
+posix_pread(struct gfs_file *f, void *buf, size_t len, uint64_t off,
+	    size_t *done, struct gfs_error *err)
+{
+	struct posix_file *pf = (struct posix_file *)f;
+	size_t got = 0;
+	ssize_t n;
+	int rc = 0;
+
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off) {
+		rc = gfs_error_set(err, GFS_EINVAL, "cannot read '%s': offset "
+				   "%llu out of range", pf->hdr.path,
+				   (unsigned long long)off);
+		goto out;
+	}
+	while (got < len) {
+		n = pread(pf->fd, (char *)buf + got,
+			  GFS_MIN(len - got, POSIX_IO_MAX),
+			  (off_t)(off + got));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = gfs_error_errno(err, errno, "cannot read '%s'",
+					     pf->hdr.path);
+			goto out;
+		}
+		if (n == 0)
+			break;		/* end of file */
+		got += (size_t)n;
+	}
+out:
+	if (done != NULL)
+		*done = got;
+	return rc;
+}
+
+static int
+posix_pwrite(struct gfs_file *f, const void *buf, size_t len, uint64_t off,
+	     struct gfs_error *err)
+{
+	struct posix_file *pf = (struct posix_file *)f;
+	size_t put = 0;
+	ssize_t n;
+
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
+		return gfs_error_set(err, GFS_EINVAL, "cannot write '%s': "
+				     "offset %llu out of range", pf->hdr.path,
+				     (unsigned long long)off);
+	while (put < len) {
+		n = pwrite(pf->fd, (const char *)buf + put,
+			   GFS_MIN(len - put, POSIX_IO_MAX),
+			   (off_t)(off + put));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return gfs_error_errno(err, errno, "cannot write '%s'",
+					       pf->hdr.path);
+		}
+		if (n == 0)	/* no progress and no errno: do not spin */
+			return gfs_error_set(err, GFS_EIO, "cannot write '%s': "
+					     "short write at offset %llu",
+					     pf->hdr.path,
+					     (unsigned long long)(off + put));
+		put += (size_t)n;
+	}
+	return 0;
+}
+
+static void
+stat_fill(struct gfs_stat *st, const struct stat *sb)
+{
+	st->size = (uint64_t)sb->st_size;
+	st->mode = (uint32_t)sb->st_mode;
+	st->mtime = (int64_t)sb->st_mtime;
+	st->blocks_bytes = (uint64_t)sb->st_blocks * 512;
+}
+
+static int
+posix_fstat(struct gfs_file *f, struct gfs_stat *st, struct gfs_error *err)
+{
+	struct posix_file *pf = (struct posix_file *)f;
+	struct stat sb;
+
+	if (fstat(pf->fd, &sb) != 0)
+		return gfs_error_errno(err, errno, "cannot stat '%s'",
+				       pf->hdr.path);
+	stat_fill(st, &sb);
+	return 0;
+}
+
+static int
+posix_ftruncate(struct gfs_file *f, uint64_t size, struct gfs_error *err)
+{
+	struct posix_file *pf = (struct posix_file *)f;
+	int r;
+
+	if (size > (uint64_t)INT64_MAX)
+		return gfs_error_set(err, GFS_EINVAL, "cannot truncate '%s': "
+				     "size %llu out of range", pf->hdr.path,
+				     (unsigned long long)size);
+	do {
+		r = ftruncate(pf->fd, (off_t)size);
+	} while (r != 0 && errno == EINTR);
+	if (r != 0)
+		return gfs_error_errno(err, errno, "cannot truncate '%s'",
+				       pf->hdr.path);
+	return 0;
+}
+
+static int
+posix_fsync(struct gfs_file *f, struct gfs_error *err)
+{
+	struct posix_file *pf = (struct posix_file *)f;
+
+	/* EINVAL/EROFS: a pipe or device that has nothing to sync */
+	if (fsync(pf->fd) != 0 && errno != EINVAL && errno != EROFS)
+		return gfs_error_errno(err, errno, "cannot sync '%s'",
+				       pf->hdr.path);
+	return 0;
+}
+
+static int
+posix_stat(const char *path, struct gfs_stat *st, struct gfs_error *err)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) != 0)
+		return gfs_error_errno(err, errno, "cannot stat '%s'", path);
+	stat_fill(st, &sb);
+	return 0;
+}
+
+static int
+posix_mkdir(const char *path, uint32_t mode, struct gfs_error *err)
+{
+	if (mkdir(path, (mode_t)mode) != 0)
+		return gfs_error_errno(err, errno,
+				       "cannot create directory '%s'", path);
+	return 0;
+}
+
+static int
+posix_rmdir(const char *path, struct gfs_error *err)
+{
+	if (rmdir(path) != 0)
+		return gfs_error_errno(err, errno,
+				       "cannot remove directory '%s'", path);
+	return 0;
+}
+
+static int
+posix_unlink(const char *path, struct gfs_error *err)
+{
+	if (unlink(path) != 0)
+		return gfs_error_errno(err, errno, "cannot remove '%s'", path);
+	return 0;
+}
+
+/*
+ * Rename without ever replacing `to`.  renameat2(RENAME_NOREPLACE) does it
+ * atomically; where the file system or kernel lacks it (EINVAL, ENOSYS),
+ * a file is moved with link()+unlink() (link fails if `to` exists, also
+ * atomically), and anything else (directories, file systems without hard
+ * links) after checking that `to` is absent, which can race but only with
+ * another writer of the same name.
+ */
+static int
+posix_rename(const char *from, const char *to, struct gfs_error *err)
+{
+	struct stat sb;
+	int e;
+
+#ifdef SYS_renameat2
+	if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to,
+		    RENAME_NOREPLACE) == 0)
+		return 0;
+	e = errno;
+	if (e != EINVAL && e != ENOSYS && e != ENOTSUP)
+		goto fail;
+#endif
+	if (lstat(from, &sb) != 0) {
+		e = errno;
+		goto fail;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		if (link(from, to) == 0) {
+			if (unlink(from) == 0)
+				return 0;
+			e = errno;
+			unlink(to);	/* undo: `from` stays where it was */
+			goto fail;
+		}
+		e = errno;
+		if (e == EEXIST || (e != EPERM && e != ENOTSUP &&
+				    e != EOPNOTSUPP && e != EMLINK))
+			goto fail;
+	}
+	if (lstat(to, &sb) == 0) {
+		e = EEXIST;
+		goto fail;
+	}
+	if (rename(from, to) == 0)
+		return 0;
+	e = errno;
+fail:
+	return gfs_error_errno(err, e, "cannot rename '%s' to '%s'", from, to);
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* names come back sorted, so callers see the same order everywhere */
+static int
+posix_readdir(const char *path, char ***names, size_t *n, struct gfs_error *err)
+{
+	DIR *d;
+	struct dirent *de;
+	char **v = NULL, **nv;
+	size_t cnt = 0, cap = 0, i;
+	int rc = 0;
+
+	*names = NULL;
+	*n = 0;
+	d = opendir(path);
+	if (d == NULL)
+		return gfs_error_errno(err, errno,
+				       "cannot open directory '%s'", path);
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (de == NULL) {
+			if (errno != 0)
+				rc = gfs_error_errno(err, errno,
+						     "cannot read directory "
+						     "'%s'", path);
+			break;
+		}
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 16;
+			nv = realloc(v, cap * sizeof(*v));
+			if (nv == NULL)
+				goto nomem;
+			v = nv;
+		}
+		v[cnt] = strdup(de->d_name);
+		if (v[cnt] == NULL)
+			goto nomem;
+		cnt++;
+	}
+	goto out;
+nomem:
+	rc = gfs_error_set(err, GFS_ENOMEM, "cannot read directory '%s': out "
+			   "of memory", path);
+out:
+	closedir(d);
+	if (rc != 0) {
+		for (i = 0; i < cnt; i++)
+			free(v[i]);
+		free(v);
+		return rc;
+	}
+	if (cnt > 1)
+		qsort(v, cnt, sizeof(*v), name_cmp);
+	*names = v;
+	*n = cnt;
+	return 0;
+}
+
+static int
+posix_setxattr(const char *path, const char *name, const void *val,
+	       size_t len, struct gfs_error *err)
+{
+	if (setxattr(path, name, val, len, 0) != 0)
+		return gfs_error_errno(err, errno, "cannot set attribute '%s' "
+				       "of '%s'", name, path);
+	return 0;
+}
+
+static int
+posix_getxattr(const char *path, const char *name, void *val, size_t *len,
+	       struct gfs_error *err)
+{
+	size_t cap = *len;
+	ssize_t r = getxattr(path, name, val, cap);
+
+	if (r < 0) {
+		if (errno == ERANGE) {
+			r = getxattr(path, name, NULL, 0);
+			if (r >= 0)
+				*len = (size_t)r;
+			return gfs_error_set(err, GFS_EINVAL, "cannot get "
+					     "attribute '%s' of '%s': value "
+					     "larger than %zu bytes", name,
+					     path, cap);
+		}
+		return gfs_error_errno(err, errno, "cannot get attribute '%s' "
+				       "of '%s'", name, path);
+	}
+	*len = (size_t)r;
+	return 0;
+}
+
+const struct gfs_store_ops gfs_store_posix = {
+	.name		= "posix",
+	.open		= posix_open,
+	.close		= posix_close,
+	.pread		= posix_pread,
+	.pwrite		= posix_pwrite,
+	.fstat		= posix_fstat,
+	.ftruncate	= posix_ftruncate,
+	.fsync		= posix_fsync,
+	.stat		= posix_stat,
+	.mkdir		= posix_mkdir,
+	.rmdir		= posix_rmdir,
+	.unlink		= posix_unlink,
+	.rename		= posix_rename,
+	.readdir	= posix_readdir,
+	.setxattr	= posix_setxattr,
+	.getxattr	= posix_getxattr,
+};

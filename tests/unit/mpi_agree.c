@@ -1,0 +1,274 @@
+/*
+ * mpi_agree.c - gfs_agree, gfs_mpi_check, error logging and the progress
+ * engine across ranks.  Run by tests/cmd/agree.sh under mpiexec -n 3
+ * (any n >= 2 works); "-v" sets the verbose log level.
+ *
+ * Every check is collective: each rank evaluates its own condition, the
+ * verdicts are combined with MPI_MIN, and rank 0 prints one TAP line.  A
+ * rank whose condition failed says why on stderr.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core.h"
+
+static int ntest, nfail, rank, nprocs;
+
+static void __attribute__((format(printf, 2, 3)))
+check(int cond, const char *fmt, ...)
+{
+	char desc[1024], *p;
+	va_list ap;
+	int all = 0;
+
+	va_start(ap, fmt);
+	vsnprintf(desc, sizeof(desc), fmt, ap);
+	va_end(ap);
+	for (p = desc; *p != '\0'; p++)
+		if (*p == '\n')
+			*p = p[1] != '\0' ? ' ' : '\0';
+	cond = cond != 0;
+	if (!cond)
+		fprintf(stderr, "# rank %d: failed: %s\n", rank, desc);
+	MPI_Allreduce(&cond, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	ntest++;
+	if (!all)
+		nfail++;
+	if (rank == 0)
+		printf("%s %d - %s\n", all ? "ok" : "not ok", ntest, desc);
+}
+
+static const char part1_msg[] =
+	"cannot write 'x.split/part.1': No space left on device";
+
+static void
+mpi_agree(void)
+{
+	struct gfs_error err;
+	int rc, round, bad, want, last = nprocs - 1;
+
+	gfs_error_clear(&err);
+	rc = gfs_agree(MPI_COMM_WORLD, 0, &err);
+	check(rc == 0 && err.code == 0, "nobody fails: every rank gets 0");
+
+	/* rank 1 fails */
+	gfs_error_clear(&err);
+	if (rank == 1)
+		rc = gfs_error_set(&err, GFS_ENOSPC, "%s", part1_msg);
+	else
+		rc = 0;
+	rc = gfs_agree(MPI_COMM_WORLD, rc, &err);
+	check(rc != 0, "rank 1 fails: every rank gets nonzero");
+	if (rank == 1)
+		check(rc == GFS_ENOSPC && err.code == GFS_ENOSPC &&
+		      strcmp(err.msg, part1_msg) == 0,
+		      "the failed rank keeps its code and message");
+	else
+		check(rc == GFS_EPEER && err.code == GFS_EPEER &&
+		      strstr(err.msg, "rank 1 failed") != NULL &&
+		      strstr(err.msg, "no space left") != NULL,
+		      "the others get GFS_EPEER naming rank 1: %s", err.msg);
+	/* rank 1's message on stderr, not the echoes (checked by agree.sh) */
+	gfs_log_gfs_error(&err);
+
+	/* rank 1 and the last rank fail with different codes: the lowest
+	 * is named */
+	gfs_error_clear(&err);
+	rc = 0;
+	if (rank == last)
+		rc = gfs_error_set(&err, GFS_ECHECKSUM, "part %d is bad", rank);
+	if (rank == 1)
+		rc = gfs_error_set(&err, GFS_ENOENT, "part 1 is missing");
+	rc = gfs_agree(MPI_COMM_WORLD, rc, &err);
+	if (rank == 1)
+		check(rc == GFS_ENOENT && strcmp(err.msg, "part 1 is missing")
+		      == 0, "two failures: rank 1 keeps its own error");
+	else if (rank == last)
+		check(rc == GFS_ECHECKSUM && strstr(err.msg, "is bad"),
+		      "two failures: the last rank keeps its own error");
+	else
+		check(rc == GFS_EPEER && strstr(err.msg, "rank 1 failed: no "
+						"such file or directory"),
+		      "two failures: the lowest failed rank is named: %s",
+		      err.msg);
+
+	/* rank 0 fails; a stale message on the others is replaced */
+	gfs_error_clear(&err);
+	if (rank == 0)
+		rc = gfs_error_set(&err, GFS_EIO, "rank 0 broke");
+	else
+		rc = 0, gfs_error_set(&err, GFS_EIO, "stale");
+	rc = gfs_agree(MPI_COMM_WORLD, rc, &err);
+	check(rank == 0 ? rc == GFS_EIO && strcmp(err.msg, "rank 0 broke") == 0
+	      : rc == GFS_EPEER && strncmp(err.msg, "rank 0 failed", 13) == 0,
+	      "rank 0 fails: %s", err.msg);
+
+	/* many rounds, rotating culprit: same verdict everywhere */
+	bad = 0;
+	for (round = 0; round < 300; round++) {
+		int culprit = round % (nprocs + 1);	/* nprocs: nobody */
+
+		gfs_error_clear(&err);
+		rc = rank == culprit ? gfs_error_set(&err, GFS_EIO, "r%d",
+						     round) : 0;
+		rc = gfs_agree(MPI_COMM_WORLD, rc, &err);
+		want = culprit == nprocs ? 0 : rank == culprit ? GFS_EIO :
+			GFS_EPEER;
+		if (rc != want)
+			bad++;
+		if (want == GFS_EPEER) {
+			char s[32];
+
+			snprintf(s, sizeof(s), "rank %d failed", culprit);
+			if (strncmp(err.msg, s, strlen(s)) != 0)
+				bad++;
+		}
+	}
+	check(bad == 0, "300 rounds with a rotating failed rank");
+
+	gfs_error_clear(&err);
+	check(gfs_agree(MPI_COMM_NULL, GFS_ENOSPC, &err) == GFS_ENOSPC &&
+	      gfs_agree(MPI_COMM_NULL, 0, &err) == 0 && err.code == 0,
+	      "without MPI, agree returns the rank's own rc");
+	check(gfs_agree(MPI_COMM_WORLD, rank == 1 ? GFS_EIO : 0, NULL) != 0,
+	      "agree with a NULL error");
+}
+
+/* run directly (singleton MPI): what one rank can check */
+static void
+mpi_agree_single(void)
+{
+	struct gfs_error err;
+	int rc;
+
+	gfs_error_clear(&err);
+	rc = gfs_agree(MPI_COMM_WORLD, 0, &err);
+	check(rc == 0 && err.code == 0, "one rank, success: 0");
+	gfs_error_set(&err, GFS_ENOSPC, "%s", part1_msg);
+	rc = gfs_agree(MPI_COMM_WORLD, GFS_ENOSPC, &err);
+	check(rc == GFS_ENOSPC && strcmp(err.msg, part1_msg) == 0,
+	      "one rank, failure: its own code and message");
+	printf("ok %d # SKIP failures seen from other ranks: needs "
+	       "mpiexec -n 3 (tests/cmd/agree.sh)\n", ++ntest);
+}
+
+static void
+test_mpi_check(void)
+{
+	struct gfs_error err;
+	int x = 1, mrc;
+
+	gfs_error_clear(&err);
+	check(gfs_mpi_check(MPI_SUCCESS, "nothing", &err) == 0 &&
+	      err.code == 0, "mpi_check of MPI_SUCCESS");
+	check(gfs_mpi_check(MPI_ERR_COMM, "cannot frob", &err) == GFS_EMPI &&
+	      err.code == GFS_EMPI && err.sys == MPI_ERR_COMM &&
+	      strncmp(err.msg, "cannot frob: ", 13) == 0 &&
+	      strlen(err.msg) > 13, "mpi_check: %s", err.msg);
+
+	/* a real failing call under MPI_ERRORS_RETURN */
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	mrc = MPI_Send(&x, 1, MPI_INT, nprocs + 7, 0, MPI_COMM_WORLD);
+	gfs_error_clear(&err);
+	check(mrc != MPI_SUCCESS &&
+	      gfs_mpi_check(mrc, "cannot send", &err) == GFS_EMPI &&
+	      strncmp(err.msg, "cannot send: ", 13) == 0 &&
+	      strlen(err.msg) > 13 && strchr(err.msg, '\n') == NULL,
+	      "mpi_check of a failed send, one line: %s", err.msg);
+}
+
+static void
+test_progress(void)
+{
+	struct gfs_progress *p;
+	const uint64_t n = 1024;
+	uint64_t i;
+	int bad = 0, got, want, left, right, started;
+	MPI_Status st;
+
+	/*
+	 * Every rank reports 1..n bytes over about a second, interleaved
+	 * with the job's own traffic on MPI_COMM_WORLD (a wildcard receive
+	 * and a collective), which progress messages must never meet.
+	 */
+	p = gfs_progress_start(MPI_COMM_WORLD, "mpi_agree progress",
+			       n * (uint64_t)nprocs);
+	started = p != NULL;
+	left = (rank + nprocs - 1) % nprocs;
+	right = (rank + 1) % nprocs;
+	for (i = 1; i <= n; i++) {
+		gfs_progress_update(p, i);
+		usleep(1000);
+		if (i % 128 == 0) {
+			want = (int)i * 1000 + left;
+			got = -1;
+			MPI_Sendrecv(&(int){ (int)i * 1000 + rank }, 1,
+				     MPI_INT, right, 5, &got, 1, MPI_INT,
+				     MPI_ANY_SOURCE, MPI_ANY_TAG,
+				     MPI_COMM_WORLD, &st);
+			if (got != want || st.MPI_SOURCE != left ||
+			    st.MPI_TAG != 5)
+				bad++;
+			got = 0;
+			MPI_Allreduce(&(int){ 1 }, &got, 1, MPI_INT, MPI_SUM,
+				      MPI_COMM_WORLD);
+			if (got != nprocs)
+				bad++;
+		}
+	}
+	gfs_progress_finish(p);
+	check(started && bad == 0, "progress beside the job's own "
+	      "point-to-point and collectives, finish returns");
+
+	/* ranks that never report: only the last rank updates, once */
+	p = gfs_progress_start(MPI_COMM_WORLD, "idle", 100);
+	if (rank == nprocs - 1)
+		gfs_progress_update(p, 50);
+	gfs_progress_finish(p);
+	check(1, "progress where most ranks never call update");
+
+	/* progress finished at different times: rank 0 last */
+	p = gfs_progress_start(MPI_COMM_WORLD, "staggered", 10);
+	usleep(rank == 0 ? 700000 : 0);
+	gfs_progress_update(p, rank == 0 ? 10 : 0);
+	gfs_progress_finish(p);
+	check(1, "progress with rank 0 arriving late");
+
+	/* single process, no MPI communicator */
+	if (rank == 0) {
+		p = gfs_progress_start(MPI_COMM_NULL, "local", 4096);
+		for (i = 0; i <= 4096; i += 512)
+			gfs_progress_update(p, i);
+		gfs_progress_finish(p);
+	}
+	check(1, "progress without a communicator");
+}
+
+int
+main(int argc, char **argv)
+{
+	int provided;
+
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	alarm(120);	/* a hang is a failure */
+	gfs_log_setup("mpi_agree", rank, nprocs,
+		      argc > 1 && strcmp(argv[1], "-v") == 0 ?
+		      GFS_LOG_VERBOSE : GFS_LOG_NORMAL);
+	if (nprocs >= 2)
+		mpi_agree();
+	else
+		mpi_agree_single();
+	test_mpi_check();
+	test_progress();
+	if (rank == 0)
+		printf("1..%d\n", ntest);
+	MPI_Finalize();
+	return nfail != 0;
+}

@@ -1,0 +1,694 @@
+/*
+ * test_core.c - errors, sizes and the POSIX store, without MPI.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "store.h"
+
+static int ntest, nfail;
+
+/* one TAP line; a newline in the description would break it */
+static void __attribute__((format(printf, 2, 3)))
+check(int cond, const char *fmt, ...)
+{
+	char desc[1024], *p;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(desc, sizeof(desc), fmt, ap);
+	va_end(ap);
+	for (p = desc; *p != '\0'; p++)
+		if (*p == '\n')
+			*p = p[1] != '\0' ? ' ' : '\0';
+	ntest++;
+	if (!cond)
+		nfail++;
+	printf("%s %d - %s\n", cond ? "ok" : "not ok", ntest, desc);
+}
+
+static void
+test_sizes(void)
+{
+	static const struct { const char *s; uint64_t v; } good[] = {
+		{ "0", 0 }, { "1", 1 }, { "4096", 4096 },
+		{ "4k", 4096 }, { "4K", 4096 }, { "4KiB", 4096 },
+		{ "4KB", 4096 }, { "4kb", 4096 }, { "4Ki", 4096 },
+		{ "512B", 512 }, { "1M", 1 << 20 }, { "1MiB", 1 << 20 },
+		{ "1.5G", 3ULL << 29 }, { "1.5K", 1536 }, { "0.5M", 1 << 19 },
+		{ "0.1K", 102 }, { "2T", 2ULL << 40 }, { "1P", 1ULL << 50 },
+		{ "1E", 1ULL << 60 }, { "15E", 15ULL << 60 },
+		{ "18446744073709551615", UINT64_MAX },
+		{ "007", 7 },
+	};
+	static const char *const bad[] = {
+		"", "-1", "-4K", "+4", " 4", "4 ", "abc", "4X", "4KX",
+		"4KiBB", "K", ".5K", "1.", "1.5", "1.5B", "4iB",
+		"18446744073709551616", "16E", "99999999999999999999999",
+		"1e3", "0x10",
+	};
+	struct gfs_error err;
+	uint64_t v;
+	size_t i;
+	char buf[64];
+
+	for (i = 0; i < GFS_ARRAY_SIZE(good); i++) {
+		v = 12345;
+		gfs_error_clear(&err);
+		check(gfs_parse_size(good[i].s, &v, &err) == 0 &&
+		      v == good[i].v, "parse_size '%s' = %llu (got %llu)",
+		      good[i].s, (unsigned long long)good[i].v,
+		      (unsigned long long)v);
+	}
+	for (i = 0; i < GFS_ARRAY_SIZE(bad); i++) {
+		char quoted[64];
+
+		v = 12345;
+		gfs_error_clear(&err);
+		snprintf(quoted, sizeof(quoted), "'%s'", bad[i]);
+		check(gfs_parse_size(bad[i], &v, &err) == GFS_EINVAL &&
+		      err.code == GFS_EINVAL && v == 12345 &&
+		      strstr(err.msg, quoted) != NULL,
+		      "parse_size rejects '%s': %s", bad[i], err.msg);
+	}
+	check(gfs_parse_size("x", &v, NULL) == GFS_EINVAL,
+	      "parse_size with a NULL error");
+
+	static const struct { uint64_t n; const char *s; } fmt[] = {
+		{ 0, "0 B" }, { 512, "512 B" }, { 1023, "1023 B" },
+		{ 1024, "1.00 KiB" }, { 1536, "1.50 KiB" },
+		{ 3ULL << 29, "1.50 GiB" }, { 512ULL << 20, "512.0 MiB" },
+		{ 100ULL << 10, "100.0 KiB" }, { (1ULL << 20) - 1, "1.00 MiB" },
+		{ 1ULL << 40, "1.00 TiB" }, { UINT64_MAX, "16.00 EiB" },
+	};
+	for (i = 0; i < GFS_ARRAY_SIZE(fmt); i++) {
+		gfs_format_size(fmt[i].n, buf, sizeof(buf));
+		check(strcmp(buf, fmt[i].s) == 0, "format_size %llu = '%s' "
+		      "(got '%s')", (unsigned long long)fmt[i].n, fmt[i].s,
+		      buf);
+	}
+	gfs_format_size(1ULL << 30, buf, 4);
+	check(strlen(buf) == 3, "format_size truncates to its buffer");
+
+	double t0 = gfs_now();
+	usleep(20000);
+	double t1 = gfs_now();
+	check(t1 - t0 >= 0.019 && t1 - t0 < 5, "gfs_now is monotonic "
+	      "seconds (%.4f)", t1 - t0);
+}
+
+static void
+test_errors(void)
+{
+	struct gfs_error err;
+	int code, distinct = 1, i, j;
+
+	for (code = 0; code < GFS_NERRCODES; code++) {
+		const char *s = gfs_strerror(code);
+
+		check(s != NULL && s[0] != '\0' &&
+		      strcmp(s, "unknown error") != 0,
+		      "strerror(%d) = '%s'", code, s);
+		for (j = 0; j < code; j++)
+			if (strcmp(s, gfs_strerror(j)) == 0)
+				distinct = 0;
+	}
+	check(distinct, "strerror texts are distinct");
+	check(strcmp(gfs_strerror(GFS_NERRCODES), "unknown error") == 0 &&
+	      strcmp(gfs_strerror(-1), "unknown error") == 0,
+	      "strerror of an out-of-range code");
+
+	gfs_error_clear(&err);
+	check(gfs_error_set(&err, GFS_ENOENT, "cannot open '%s'", "a") ==
+	      GFS_ENOENT && err.code == GFS_ENOENT &&
+	      strcmp(err.msg, "cannot open 'a'") == 0,
+	      "error_set formats: %s", err.msg);
+	check(gfs_error_set(&err, GFS_EIO, "second") == GFS_EIO &&
+	      err.code == GFS_ENOENT && strcmp(err.msg, "cannot open 'a'") == 0,
+	      "error_set: first error wins, returns the new code");
+	check(gfs_error_set(NULL, GFS_EIO, "x") == GFS_EIO,
+	      "error_set with NULL returns the code");
+	gfs_error_clear(&err);
+	check(err.code == 0 && err.msg[0] == '\0', "error_clear");
+	gfs_error_set(&err, GFS_EIO, "inner");
+	gfs_error_clear(&err);
+	strcpy(err.msg, "inner");
+	gfs_error_set(&err, GFS_EIO, "outer: %s", err.msg);
+	check(strcmp(err.msg, "outer: inner") == 0,
+	      "error_set may wrap its own message");
+
+	char big[3000];
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	gfs_error_clear(&err);
+	gfs_error_set(&err, GFS_EIO, "%s", big);
+	check(strlen(err.msg) == GFS_ERRMSG_MAX - 1, "long message truncated");
+
+	gfs_error_clear(&err);
+	check(gfs_error_errno(&err, ENOSPC, "cannot write '%s'", "p") ==
+	      GFS_ENOSPC && err.sys == ENOSPC &&
+	      strcmp(err.msg, "cannot write 'p': No space left on device") == 0,
+	      "error_errno: %s", err.msg);
+
+	static const struct { int e, code; } map[] = {
+		{ ENOENT, GFS_ENOENT }, { ENOTDIR, GFS_ENOENT },
+		{ ENODATA, GFS_ENOENT },
+		{ EEXIST, GFS_EEXIST }, { ENOTEMPTY, GFS_EEXIST },
+		{ EACCES, GFS_EACCES }, { EPERM, GFS_EACCES },
+		{ EROFS, GFS_EACCES }, { ENOSPC, GFS_ENOSPC },
+		{ EDQUOT, GFS_ENOSPC }, { EFBIG, GFS_ENOSPC },
+		{ ENOMEM, GFS_ENOMEM }, { ENOTSUP, GFS_ENOTSUP },
+		{ EOPNOTSUPP, GFS_ENOTSUP }, { ENOSYS, GFS_ENOTSUP },
+		{ ECONNREFUSED, GFS_ENET }, { ETIMEDOUT, GFS_ENET },
+		{ EHOSTUNREACH, GFS_ENET }, { EINTR, GFS_ECANCELED },
+		{ EINVAL, GFS_EINVAL }, { EIO, GFS_EIO }, { 0, GFS_EIO },
+		{ EBUSY, GFS_EIO },
+	};
+	for (i = 0; i < (int)GFS_ARRAY_SIZE(map); i++)
+		check(gfs_errcode_from_errno(map[i].e) == map[i].code,
+		      "errno %d (%s) -> %s", map[i].e, strerror(map[i].e),
+		      gfs_strerror(map[i].code));
+}
+
+static char tdir[256];
+
+static char *
+tpath(const char *name)
+{
+	static char buf[4][512];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tdir, name);
+	return buf[k];
+}
+
+static void
+test_store(void)
+{
+	const struct gfs_store_ops *ops = NULL;
+	struct gfs_error err;
+	struct gfs_file *f = NULL;
+	struct gfs_stat st;
+	unsigned char wbuf[10000], rbuf[12000];
+	size_t done, i, n;
+	char **names;
+	int rc;
+
+	snprintf(tdir, sizeof(tdir), "%s/test_core.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(tdir) == NULL) {
+		check(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+
+	gfs_error_clear(&err);
+	check(gfs_store_for("/a/b", &ops, &err) == 0 && ops == &gfs_store_posix,
+	      "store_for plain path is posix");
+	check(gfs_store_for("rel/x:y", &ops, &err) == 0 &&
+	      ops == &gfs_store_posix, "store_for relative path with ':'");
+	gfs_error_clear(&err);
+	rc = gfs_store_for("gfarm:///x", &ops, &err);
+#ifdef HAVE_GFARM
+	check(rc == 0 && strcmp(ops->name, "gfarm") == 0, "store_for gfarm");
+#else
+	check(rc == GFS_ENOTSUP && strstr(err.msg, "'gfarm:///x'") &&
+	      strstr(err.msg, "without Gfarm support"),
+	      "store_for gfarm without gfarm: %s", err.msg);
+#endif
+	gfs_error_clear(&err);
+	rc = gfs_store_for("foo://x", &ops, &err);
+	check(rc == GFS_EINVAL && strstr(err.msg, "'foo://x'") &&
+	      strstr(err.msg, "unknown scheme 'foo'"),
+	      "store_for unknown scheme: %s", err.msg);
+
+	for (i = 0; i < sizeof(wbuf); i++)
+		wbuf[i] = (unsigned char)(i * 7 + i / 251);
+
+	/* create, write, read back */
+	gfs_error_clear(&err);
+	rc = gfs_open(tpath("f1"), GFS_O_WRONLY | GFS_O_CREAT | GFS_O_EXCL,
+		      0644, &f, &err);
+	check(rc == 0 && f != NULL, "create f1: %s", err.msg);
+	if (f == NULL)
+		return;
+	check(strcmp(gfs_file_path(f), tpath("f1")) == 0, "file_path");
+	rc = gfs_pwrite(f, wbuf, sizeof(wbuf), 0, &err);
+	rc |= gfs_pwrite(f, wbuf, 100, 20000, &err);	/* leaves a hole */
+	check(rc == 0, "pwrite: %s", err.msg);
+	rc = gfs_fstat(f, &st, &err);
+	check(rc == 0 && st.size == 20100 && S_ISREG(st.mode),
+	      "fstat size %llu", (unsigned long long)st.size);
+	check(gfs_fsync(f, &err) == 0, "fsync");
+	/* reading a write-only file fails with the path in the message */
+	gfs_error_clear(&err);
+	rc = gfs_pread(f, rbuf, 10, 0, &done, &err);
+	check(rc == GFS_EINVAL && done == 0 &&
+	      strstr(err.msg, tpath("f1")) != NULL,
+	      "pread on write-only file: %s", err.msg);
+	check(gfs_close(f, &err) == 0, "close");
+
+	gfs_error_clear(&err);
+	rc = gfs_open(tpath("f1"), GFS_O_RDONLY, 0, &f, &err);
+	check(rc == 0, "open f1");
+	if (f == NULL)
+		return;
+	memset(rbuf, 0xee, sizeof(rbuf));
+	rc = gfs_pread(f, rbuf, sizeof(wbuf), 0, &done, &err);
+	check(rc == 0 && done == sizeof(wbuf) &&
+	      memcmp(rbuf, wbuf, sizeof(wbuf)) == 0, "pread full");
+	rc = gfs_pread(f, rbuf, 5000, 12345, &done, &err);
+	for (i = 0; i < 5000 && rbuf[i] == 0; i++)
+		;
+	check(rc == 0 && done == 5000 && i == 5000, "pread of a hole is zeros");
+	memset(rbuf, 0xee, sizeof(rbuf));
+	rc = gfs_pread(f, rbuf, 1000, 20000, &done, &err);
+	check(rc == 0 && done == 100 && memcmp(rbuf, wbuf, 100) == 0 &&
+	      rbuf[100] == 0xee, "pread short at EOF (%zu)", done);
+	rc = gfs_pread(f, rbuf, 1000, 30000, &done, &err);
+	check(rc == 0 && done == 0, "pread past EOF");
+	gfs_close(f, &err);
+
+	/* O_EXCL on an existing file */
+	gfs_error_clear(&err);
+	rc = gfs_open(tpath("f1"), GFS_O_WRONLY | GFS_O_CREAT | GFS_O_EXCL,
+		      0644, &f, &err);
+	check(rc == GFS_EEXIST && f == NULL && strstr(err.msg, tpath("f1")) &&
+	      strstr(err.msg, "File exists"), "create excl: %s", err.msg);
+
+	/* missing file */
+	gfs_error_clear(&err);
+	rc = gfs_open(tpath("nope"), GFS_O_RDONLY, 0, &f, &err);
+	check(rc == GFS_ENOENT && err.sys == ENOENT &&
+	      strstr(err.msg, "cannot open '") &&
+	      strstr(err.msg, tpath("nope")) &&
+	      strstr(err.msg, "No such file or directory"),
+	      "open missing: %s", err.msg);
+	gfs_error_clear(&err);
+	rc = gfs_stat(tpath("nope"), &st, &err);
+	check(rc == GFS_ENOENT && strstr(err.msg, tpath("nope")),
+	      "stat missing: %s", err.msg);
+
+	/* truncate */
+	rc = gfs_open(tpath("f1"), GFS_O_RDWR, 0, &f, &err);
+	rc |= gfs_ftruncate(f, 3000, &err);
+	rc |= gfs_fstat(f, &st, &err);
+	check(rc == 0 && st.size == 3000, "ftruncate to 3000");
+	rc = gfs_pread(f, rbuf, sizeof(rbuf), 0, &done, &err);
+	check(rc == 0 && done == 3000 && memcmp(rbuf, wbuf, 3000) == 0,
+	      "ftruncate keeps the head");
+	gfs_close(f, &err);
+	rc = gfs_stat(tpath("f1"), &st, &err);
+	check(rc == 0 && st.size == 3000 && S_ISREG(st.mode), "stat");
+
+	/* rename never replaces */
+	rc = gfs_open(tpath("f2"), GFS_O_WRONLY | GFS_O_CREAT | GFS_O_TRUNC,
+		      0644, &f, &err);
+	rc |= gfs_pwrite(f, "target", 6, 0, &err);
+	rc |= gfs_close(f, &err);
+	check(rc == 0, "create f2");
+	gfs_error_clear(&err);
+	rc = gfs_rename(tpath("f1"), tpath("f2"), &err);
+	check(rc == GFS_EEXIST && strstr(err.msg, tpath("f1")) &&
+	      strstr(err.msg, tpath("f2")), "rename onto existing: %s",
+	      err.msg);
+	rc = gfs_open(tpath("f2"), GFS_O_RDONLY, 0, &f, &err);
+	rc |= gfs_pread(f, rbuf, sizeof(rbuf), 0, &done, &err);
+	gfs_close(f, &err);
+	check(rc == 0 && done == 6 && memcmp(rbuf, "target", 6) == 0,
+	      "rename left the target unchanged");
+	check(gfs_stat(tpath("f1"), &st, &err) == 0 && st.size == 3000,
+	      "rename left the source in place");
+	gfs_error_clear(&err);
+	rc = gfs_rename(tpath("f1"), tpath("f3"), &err);
+	check(rc == 0 && gfs_stat(tpath("f3"), &st, &err) == 0 &&
+	      st.size == 3000 && gfs_stat(tpath("f1"), &st, NULL) ==
+	      GFS_ENOENT, "rename to a new name: %s", err.msg);
+
+	/* directories */
+	gfs_error_clear(&err);
+	check(gfs_mkdir(tpath("d"), 0755, &err) == 0, "mkdir");
+	gfs_error_clear(&err);
+	rc = gfs_mkdir(tpath("d"), 0755, &err);
+	check(rc == GFS_EEXIST && strstr(err.msg, "cannot create directory") &&
+	      strstr(err.msg, tpath("d")), "mkdir existing: %s", err.msg);
+	gfs_error_clear(&err);
+	rc = gfs_rename(tpath("f3"), tpath("d"), &err);
+	check(rc == GFS_EEXIST, "rename file onto a directory: %s", err.msg);
+	gfs_error_clear(&err);
+	check(gfs_mkdir(tpath("d2"), 0755, &err) == 0 &&
+	      gfs_rename(tpath("d2"), tpath("d"), &err) == GFS_EEXIST,
+	      "rename directory onto a directory: %s", err.msg);
+	gfs_error_clear(&err);
+	check(gfs_rename(tpath("d2"), tpath("d3"), &err) == 0 &&
+	      gfs_stat(tpath("d3"), &st, &err) == 0 && S_ISDIR(st.mode),
+	      "rename directory");
+
+	names = NULL;
+	rc = gfs_readdir(tdir, &names, &n, &err);
+	check(rc == 0 && n == 4 && strcmp(names[0], "d") == 0 &&
+	      strcmp(names[1], "d3") == 0 && strcmp(names[2], "f2") == 0 &&
+	      strcmp(names[3], "f3") == 0, "readdir: %zu names, sorted, "
+	      "no . or ..", n);
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	rc = gfs_readdir(tpath("d"), &names, &n, &err);
+	check(rc == 0 && n == 0, "readdir of an empty directory");
+	free(names);
+	gfs_error_clear(&err);
+	rc = gfs_readdir(tpath("nope"), &names, &n, &err);
+	check(rc == GFS_ENOENT && names == NULL && strstr(err.msg, tpath("nope")),
+	      "readdir missing: %s", err.msg);
+
+	/* xattrs: supported, or a clean ENOTSUP */
+	gfs_error_clear(&err);
+	rc = gfs_setxattr(tpath("f2"), "user.gfsplit.test", "v1234", 5, &err);
+	if (rc == GFS_ENOTSUP) {
+		printf("ok %d # SKIP xattr: %s\n", ++ntest, err.msg);
+	} else {
+		char val[16];
+		size_t len = sizeof(val);
+
+		check(rc == 0, "setxattr: %s", err.msg);
+		rc = gfs_getxattr(tpath("f2"), "user.gfsplit.test", val, &len,
+				  &err);
+		check(rc == 0 && len == 5 && memcmp(val, "v1234", 5) == 0,
+		      "getxattr round trip");
+		len = 2;
+		gfs_error_clear(&err);
+		rc = gfs_getxattr(tpath("f2"), "user.gfsplit.test", val, &len,
+				  &err);
+		check(rc == GFS_EINVAL && len == 5, "getxattr small buffer: "
+		      "%s", err.msg);
+		len = sizeof(val);
+		gfs_error_clear(&err);
+		rc = gfs_getxattr(tpath("f2"), "user.gfsplit.none", val, &len,
+				  &err);
+		check(rc == GFS_ENOENT && strstr(err.msg, "user.gfsplit.none") &&
+		      strstr(err.msg, tpath("f2")), "getxattr missing: %s",
+		      err.msg);
+	}
+
+	/* removal */
+	gfs_error_clear(&err);
+	rc = gfs_rmdir(tdir, &err);
+	check(rc == GFS_EEXIST && strstr(err.msg, tdir),
+	      "rmdir non-empty: %s", err.msg);
+	gfs_error_clear(&err);
+	rc = gfs_unlink(tpath("f2"), &err);
+	rc |= gfs_unlink(tpath("f3"), &err);
+	rc |= gfs_rmdir(tpath("d"), &err);
+	rc |= gfs_rmdir(tpath("d3"), &err);
+	check(rc == 0, "unlink and rmdir: %s", err.msg);
+	gfs_error_clear(&err);
+	rc = gfs_unlink(tpath("f2"), &err);
+	check(rc == GFS_ENOENT && strstr(err.msg, "cannot remove") &&
+	      strstr(err.msg, tpath("f2")), "unlink missing: %s", err.msg);
+	check(gfs_rmdir(tdir, &err) == 0, "rmdir");
+
+	/* wrappers refuse schemes before touching anything */
+	gfs_error_clear(&err);
+	rc = gfs_open("foo://x", GFS_O_RDONLY, 0, &f, &err);
+	check(rc == GFS_EINVAL && f == NULL, "open foo://x");
+	gfs_error_clear(&err);
+	rc = gfs_rename("/tmp/x", "foo://y", &err);
+	check(rc == GFS_EINVAL, "rename to an unknown scheme");
+}
+
+
+/* ------------------------------------------------------------- driver */
+
+static uint64_t o_bsize = 1, o_n;
+static int o_json, o_force;
+static const char *o_name;
+static int run_argc;
+static char run_args[256];
+
+static const struct gfs_opt tcmd_opts[] = {
+	{ "block-size", 'b', GFS_OPT_SIZE, "SIZE", "cyclic block size",
+	  &o_bsize },
+	{ "json", 0, GFS_OPT_FLAG, NULL, "print a JSON summary", &o_json },
+	{ "force", 'f', GFS_OPT_FLAG, NULL, "replace DST", &o_force },
+	{ "count", 'n', GFS_OPT_UINT, "N", "how many", &o_n },
+	{ "name", 0, GFS_OPT_STRING, "NAME", "a name", &o_name },
+	{ NULL, 0, 0, NULL, NULL, NULL }
+};
+
+/* prints what it was given; fails when the first operand is "fail" */
+static int
+tcmd_run(int argc, char **argv, MPI_Comm comm)
+{
+	int i;
+
+	run_argc = argc;
+	run_args[0] = '\0';
+	for (i = 0; i < argc; i++) {
+		strcat(run_args, argv[i]);
+		strcat(run_args, i + 1 < argc ? "," : "");
+	}
+	printf("run argc=%d args=%s bsize=%llu json=%d force=%d n=%llu "
+	       "name=%s null=%d verbose=%d quiet=%d level=%d\n", argc,
+	       run_args, (unsigned long long)o_bsize, o_json, o_force,
+	       (unsigned long long)o_n, o_name ? o_name : "-",
+	       comm == MPI_COMM_NULL, gfs_opt_verbose, gfs_opt_quiet,
+	       gfs_log_level());
+	if (argc > 0 && strcmp(argv[0], "fail") == 0) {
+		gfs_log_error("cannot frob '%s': it failed", argv[0]);
+		return 1;
+	}
+	return 0;
+}
+
+static const struct gfs_cmd tcmd = {
+	.name = "tcmd", .usage = "[OPTIONS] A B", .summary = "Test the "
+	"command driver.", .opts = tcmd_opts, .min_args = 2, .max_args = 2,
+	.uses_mpi = 0, .run = tcmd_run,
+};
+
+static char drv_out[8192], drv_err[8192];
+
+/* run gfs_cmd_main in a child, stdout/stderr captured; exit status */
+static int
+drive(const char *stdout_path, ...)
+{
+	char *argv[32], path_o[300], path_e[300];
+	va_list ap;
+	int argc = 0, status, fd;
+	pid_t pid;
+	FILE *fp;
+	size_t n;
+
+	argv[argc++] = "tcmd";
+	va_start(ap, stdout_path);
+	while (argc < 31 && (argv[argc] = va_arg(ap, char *)) != NULL)
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	snprintf(path_o, sizeof(path_o), "%s/drv.out", tdir);
+	snprintf(path_e, sizeof(path_e), "%s/drv.err", tdir);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		fd = open(stdout_path ? stdout_path : path_o,
+			  O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
+		fd = open(path_e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 2);
+		_exit(gfs_cmd_main(&tcmd, argc, argv));
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	drv_out[0] = drv_err[0] = '\0';
+	if ((fp = fopen(path_o, "r")) != NULL) {
+		n = fread(drv_out, 1, sizeof(drv_out) - 1, fp);
+		drv_out[n] = '\0';
+		fclose(fp);
+	}
+	if ((fp = fopen(path_e, "r")) != NULL) {
+		n = fread(drv_err, 1, sizeof(drv_err) - 1, fp);
+		drv_err[n] = '\0';
+		fclose(fp);
+	}
+	unlink(path_o);
+	unlink(path_e);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static const char try_help[] = "Try 'tcmd --help' for more information.\n";
+
+static int
+usage_err_is(int rc, const char *msg)
+{
+	char want[512];
+
+	snprintf(want, sizeof(want), "tcmd: %s\n%s", msg, try_help);
+	return rc == 2 && strcmp(drv_err, want) == 0 && drv_out[0] == '\0';
+}
+
+static void
+test_driver(void)
+{
+	static const char *const help_lines[] = {
+		"Usage: tcmd [OPTIONS] A B\n",
+		"\nTest the command driver.\n",
+		"\n  -b, --block-size=SIZE  cyclic block size\n",
+		"\n      --json             print a JSON summary\n",
+		"\n  -f, --force            replace DST\n",
+		"\n  -n, --count=N          how many\n",
+		"\n      --name=NAME        a name\n",
+		"\n  -h, --help             show this help and exit\n",
+		"\n  -V, --version          show version",
+		"\n  -v, --verbose          ",
+		"\n  -q, --quiet            ",
+	};
+	size_t i;
+	int rc, good;
+
+	snprintf(tdir, sizeof(tdir), "%s/test_core.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(tdir) == NULL)
+		return;
+
+	rc = drive(NULL, "--help", NULL);
+	good = rc == 0 && drv_err[0] == '\0' &&
+		strncmp(drv_out, help_lines[0], strlen(help_lines[0])) == 0;
+	for (i = 1; i < GFS_ARRAY_SIZE(help_lines); i++)
+		good = good && strstr(drv_out, help_lines[i]) != NULL;
+	check(good, "--help: usage, summary, aligned options with the "
+	      "common ones");
+	if (!good)
+		printf("# %s", drv_out);
+	rc = drive(NULL, "a", "-h", "b", "c", NULL);
+	check(rc == 0 && strncmp(drv_out, "Usage: tcmd", 11) == 0,
+	      "-h wins over an operand count error");
+
+	rc = drive(NULL, "--version", NULL);
+	check(rc == 0 && strncmp(drv_out, "tcmd (gfsplit) " GFSPLIT_VERSION
+				 "\nbackends: posix", 33) == 0 &&
+	      strstr(drv_out, "\nfeatures:") != NULL,
+	      "--version: %.40s", drv_out);
+
+	rc = drive(NULL, "-b", "4k", "x", "--json", "y", "-n", "7",
+		   "--name=foo", "-f", NULL);
+	check(rc == 0 && strcmp(drv_out, "run argc=2 args=x,y bsize=4096 "
+				"json=1 force=1 n=7 name=foo null=1 verbose=0 "
+				"quiet=0 level=1\n") == 0 && drv_err[0] == '\0',
+	      "options and operands in any order reach run: %s", drv_out);
+	rc = drive(NULL, "--block-size=1.5M", "-vv", "a", "b", NULL);
+	check(rc == 0 && strstr(drv_out, "bsize=1572864 ") &&
+	      strstr(drv_out, "verbose=2 quiet=0 level=2"),
+	      "--block-size=1.5M and -vv: %s", drv_out);
+	rc = drive(NULL, "-q", "--block", "2G", "a", "b", NULL);
+	check(rc == 0 && strstr(drv_out, "bsize=2147483648 ") &&
+	      strstr(drv_out, "quiet=1 level=0"),
+	      "-q and an abbreviated long option: %s", drv_out);
+	rc = drive(NULL, "--", "-a", "b", NULL);
+	check(rc == 0 && strstr(drv_out, "args=-a,b "), "'--' ends options");
+
+	rc = drive(NULL, "fail", "b", NULL);
+	check(rc == 1 && strcmp(drv_err, "tcmd: cannot frob 'fail': it "
+				"failed\n") == 0, "run failing: exit 1 and "
+	      "its message: %s", drv_err);
+
+	rc = drive(NULL, "--nope", "a", "b", NULL);
+	check(usage_err_is(rc, "unrecognized option '--nope'"),
+	      "unknown long option: %s", drv_err);
+	rc = drive(NULL, "-x", "a", "b", NULL);
+	check(usage_err_is(rc, "invalid option -- 'x'"),
+	      "unknown short option: %s", drv_err);
+	rc = drive(NULL, "a", "b", "--block-size", NULL);
+	check(usage_err_is(rc, "option '--block-size' requires an argument"),
+	      "missing argument (long): %s", drv_err);
+	rc = drive(NULL, "a", "b", "-b", NULL);
+	check(usage_err_is(rc, "option requires an argument -- 'b'"),
+	      "missing argument (short): %s", drv_err);
+	rc = drive(NULL, "a", "b", "--name", NULL);
+	check(usage_err_is(rc, "option '--name' requires an argument"),
+	      "missing argument (long only): %s", drv_err);
+	rc = drive(NULL, "--json=yes", "a", "b", NULL);
+	check(usage_err_is(rc, "option '--json' doesn't allow an argument"),
+	      "argument to a flag: %s", drv_err);
+	rc = drive(NULL, "-b", "4X", "a", "b", NULL);
+	check(rc == 2 && strstr(drv_err, "tcmd: option '--block-size': "
+				"invalid size '4X'") == drv_err &&
+	      strstr(drv_err, try_help) != NULL, "bad size: %s", drv_err);
+	rc = drive(NULL, "-n", "-3", "a", "b", NULL);
+	check(usage_err_is(rc, "option '--count': invalid number '-3'"),
+	      "bad number: %s", drv_err);
+	rc = drive(NULL, NULL);
+	check(usage_err_is(rc, "missing operand"), "no operands: %s", drv_err);
+	rc = drive(NULL, "a", NULL);
+	check(usage_err_is(rc, "missing operand after 'a'"),
+	      "one operand short: %s", drv_err);
+	rc = drive(NULL, "a", "b", "c", NULL);
+	check(usage_err_is(rc, "extra operand 'c'"), "extra operand: %s",
+	      drv_err);
+
+	if (access("/dev/full", W_OK) == 0) {
+		rc = drive("/dev/full", "a", "b", NULL);
+		check(rc == 1 && strstr(drv_err, "tcmd: write error on stdout"),
+		      "stdout write error: exit 1: %s", drv_err);
+		rc = drive("/dev/full", "--help", NULL);
+		check(rc == 1 && strstr(drv_err, "write error on stdout"),
+		      "--help into a full device: exit 1");
+	} else {
+		printf("ok %d # SKIP stdout write error: no /dev/full\n",
+		       ++ntest);
+	}
+	rmdir(tdir);
+}
+
+/* GFSPLIT_FAULT is read once, so this test runs last */
+static void
+test_fault(void)
+{
+	struct gfs_error err;
+	struct gfs_file *f = NULL;
+	char buf[1000];
+	struct gfs_stat st;
+	int rc1, rc2, rc3;
+
+	snprintf(tdir, sizeof(tdir), "%s/test_core.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(tdir) == NULL)
+		return;
+	memset(buf, 'a', sizeof(buf));
+	setenv("GFSPLIT_FAULT", "pwrite:0:2500", 1);
+	gfs_fault_init(0);
+	gfs_error_clear(&err);
+	gfs_open(tpath("ff"), GFS_O_WRONLY | GFS_O_CREAT, 0644, &f, &err);
+	rc1 = gfs_pwrite(f, buf, 1000, 0, &err);
+	rc2 = gfs_pwrite(f, buf, 1000, 1000, &err);
+	rc3 = gfs_pwrite(f, buf, 1000, 2000, &err);
+	gfs_close(f, NULL);
+	check(rc1 == 0 && rc2 == 0 && rc3 == GFS_EIO &&
+	      strstr(err.msg, "injected fault") && strstr(err.msg, tpath("ff")),
+	      "fault injection at the third pwrite: %s", err.msg);
+	check(gfs_stat(tpath("ff"), &st, NULL) == 0 && st.size == 2000,
+	      "the faulty pwrite wrote nothing");
+	gfs_unlink(tpath("ff"), NULL);
+	gfs_rmdir(tdir, NULL);
+}
+
+int
+main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	test_sizes();
+	test_errors();
+	test_store();
+	test_driver();
+	test_fault();
+	printf("1..%d\n", ntest);
+	return nfail != 0;
+}

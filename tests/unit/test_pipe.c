@@ -1,0 +1,248 @@
+/*
+ * test_pipe.c - the double-buffered pipeline: order, content, errors from
+ * either side, no hang (alarm() is the watchdog).
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "pipe.h"
+
+static int ntest, nfail;
+
+/* one TAP line; a newline in the description would break it */
+static void __attribute__((format(printf, 2, 3)))
+check(int cond, const char *fmt, ...)
+{
+	char desc[1024], *p;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(desc, sizeof(desc), fmt, ap);
+	va_end(ap);
+	for (p = desc; *p != '\0'; p++)
+		if (*p == '\n')
+			*p = p[1] != '\0' ? ' ' : '\0';
+	ntest++;
+	if (!cond)
+		nfail++;
+	printf("%s %d - %s\n", cond ? "ok" : "not ok", ntest, desc);
+}
+
+/*
+ * The producer emits a stream of `total` bytes where byte i is
+ * byte_at(i), in chunks of varying length (1..cap); the consumer checks
+ * every byte against its position and that tag[0] numbers the chunks.
+ */
+struct ctx {
+	uint64_t total;
+	uint64_t produced, nchunks_p;
+	uint64_t consumed, nchunks_c;
+	uint64_t fail_produce_at;	/* chunk index, or UINT64_MAX */
+	uint64_t fail_consume_at;
+	int bad;			/* a content or order mismatch */
+	int slow_consumer, slow_producer;
+	const void *bufs[2];		/* buffers seen, for the memory check */
+	int nbufs;
+	size_t cap_seen;
+};
+
+static unsigned char
+byte_at(uint64_t i)
+{
+	return (unsigned char)((i * 2654435761u) >> 13);
+}
+
+static int
+produce(void *arg, struct gfs_chunk *c, int *done, struct gfs_error *err)
+{
+	struct ctx *x = arg;
+	size_t len, i;
+
+	if (x->nchunks_p == x->fail_produce_at)
+		return gfs_error_set(err, GFS_EIO, "cannot read 'src' at "
+				     "chunk %llu: injected",
+				     (unsigned long long)x->nchunks_p);
+	if (x->produced == x->total) {
+		*done = 1;
+		return 0;
+	}
+	/* lengths cycle through 1..cap so chunks are not all full */
+	len = 1 + (size_t)(x->nchunks_p * 7 % c->cap);
+	len = (size_t)GFS_MIN((uint64_t)len, x->total - x->produced);
+	for (i = 0; i < len; i++)
+		((unsigned char *)c->buf)[i] = byte_at(x->produced + i);
+	c->len = len;
+	c->tag[0] = x->nchunks_p;
+	c->tag[1] = x->produced;
+	x->produced += len;
+	x->nchunks_p++;
+	x->cap_seen = c->cap;
+	if (x->slow_producer)
+		usleep(200);
+	return 0;
+}
+
+static int
+consume(void *arg, const struct gfs_chunk *c, struct gfs_error *err)
+{
+	struct ctx *x = arg;
+	size_t i;
+	int k;
+
+	if (x->nchunks_c == x->fail_consume_at)
+		return gfs_error_set(err, GFS_ENOSPC, "cannot write 'dst' at "
+				     "chunk %llu: injected",
+				     (unsigned long long)x->nchunks_c);
+	if (c->tag[0] != x->nchunks_c || c->tag[1] != x->consumed)
+		x->bad = 1;
+	for (i = 0; i < c->len; i++)
+		if (((const unsigned char *)c->buf)[i] !=
+		    byte_at(x->consumed + i))
+			x->bad = 1;
+	for (k = 0; k < x->nbufs && x->bufs[k] != c->buf; k++)
+		;
+	if (k == x->nbufs) {
+		if (x->nbufs == 2)
+			x->bad = 2;	/* a third buffer */
+		else
+			x->bufs[x->nbufs++] = c->buf;
+	}
+	if (((uintptr_t)c->buf & 4095) != 0)
+		x->bad = 3;
+	x->consumed += c->len;
+	x->nchunks_c++;
+	if (x->slow_consumer)
+		usleep(200);
+	return 0;
+}
+
+static const struct gfs_pipe_ops ops = { produce, consume };
+
+static void
+ctx_init(struct ctx *x, uint64_t total)
+{
+	memset(x, 0, sizeof(*x));
+	x->total = total;
+	x->fail_produce_at = UINT64_MAX;
+	x->fail_consume_at = UINT64_MAX;
+}
+
+int
+main(void)
+{
+	static const size_t bufsizes[] = { 1, 3, 16, 4096, 65536 };
+	struct gfs_error err;
+	struct ctx x;
+	size_t i;
+	int rc, round;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	alarm(60);	/* a hang is a failure */
+
+	for (i = 0; i < GFS_ARRAY_SIZE(bufsizes); i++) {
+		ctx_init(&x, 100000);
+		gfs_error_clear(&err);
+		rc = gfs_pipe_run(&ops, &x, bufsizes[i], &err);
+		check(rc == 0 && x.bad == 0 && x.consumed == x.total &&
+		      x.nchunks_c == x.nchunks_p && x.cap_seen == bufsizes[i],
+		      "bufsize %zu: %llu chunks in order, content checked, "
+		      "two aligned buffers", bufsizes[i],
+		      (unsigned long long)x.nchunks_c);
+	}
+	ctx_init(&x, 0);
+	rc = gfs_pipe_run(&ops, &x, 16, &err);
+	check(rc == 0 && x.nchunks_c == 0, "empty stream");
+
+	/* slow sides: the other one has to wait on its condition */
+	for (round = 0; round < 2; round++) {
+		ctx_init(&x, 20000);
+		x.slow_consumer = round == 0;
+		x.slow_producer = round == 1;
+		gfs_error_clear(&err);
+		rc = gfs_pipe_run(&ops, &x, 64, &err);
+		check(rc == 0 && x.bad == 0 && x.consumed == x.total,
+		      "slow %s", round == 0 ? "consumer" : "producer");
+	}
+
+	/* producer errors at the first, a middle, and a late chunk */
+	static const uint64_t at[] = { 0, 1, 2, 57, 1000 };
+	for (i = 0; i < GFS_ARRAY_SIZE(at); i++) {
+		char want[64];
+
+		ctx_init(&x, 1000000);
+		x.fail_produce_at = at[i];
+		x.slow_consumer = i == 3;
+		gfs_error_clear(&err);
+		rc = gfs_pipe_run(&ops, &x, 100, &err);
+		snprintf(want, sizeof(want), "at chunk %llu: injected",
+			 (unsigned long long)at[i]);
+		check(rc == GFS_EIO && err.code == GFS_EIO &&
+		      strstr(err.msg, "cannot read 'src'") &&
+		      strstr(err.msg, want) && x.bad == 0 &&
+		      x.nchunks_c <= at[i],
+		      "producer error at chunk %llu propagates: %s",
+		      (unsigned long long)at[i], err.msg);
+	}
+	/* consumer errors */
+	for (i = 0; i < GFS_ARRAY_SIZE(at); i++) {
+		char want[64];
+
+		ctx_init(&x, 1000000);
+		x.fail_consume_at = at[i];
+		x.slow_producer = i == 3;
+		gfs_error_clear(&err);
+		rc = gfs_pipe_run(&ops, &x, 100, &err);
+		snprintf(want, sizeof(want), "at chunk %llu: injected",
+			 (unsigned long long)at[i]);
+		check(rc == GFS_ENOSPC && err.code == GFS_ENOSPC &&
+		      strstr(err.msg, "cannot write 'dst'") &&
+		      strstr(err.msg, want) && x.bad == 0 &&
+		      x.nchunks_c == at[i] && x.nchunks_p <= at[i] + 2,
+		      "consumer error at chunk %llu propagates, producer "
+		      "stops within two chunks (%llu): %s",
+		      (unsigned long long)at[i],
+		      (unsigned long long)x.nchunks_p, err.msg);
+	}
+	/* first error wins over a caller's existing error? no: the
+	 * caller's own earlier error is kept, the code is still returned */
+	ctx_init(&x, 1000);
+	x.fail_consume_at = 3;
+	gfs_error_clear(&err);
+	gfs_error_set(&err, GFS_EIO, "earlier");
+	rc = gfs_pipe_run(&ops, &x, 10, &err);
+	check(rc == GFS_ENOSPC && strcmp(err.msg, "earlier") == 0,
+	      "an error already in err is kept");
+
+	gfs_error_clear(&err);
+	rc = gfs_pipe_run(&ops, &x, 0, &err);
+	check(rc == GFS_EINVAL && err.msg[0] != '\0', "zero bufsize: %s",
+	      err.msg);
+
+	/* many short runs: thread start/join, errors on either side */
+	for (round = 0, rc = 0; round < 200; round++) {
+		int want = 0, got;
+
+		ctx_init(&x, (uint64_t)round * 37 + 1);
+		if (round % 3 == 1) {
+			x.fail_produce_at = 0;
+			want = GFS_EIO;
+		} else if (round % 3 == 2) {
+			x.fail_consume_at = 0;
+			want = GFS_ENOSPC;
+		}
+		got = gfs_pipe_run(&ops, &x, 8, NULL);
+		if (got != want || x.bad != 0 ||
+		    (want == 0 && x.consumed != x.total) ||
+		    (want != 0 && x.consumed != 0))
+			rc = 1;
+	}
+	check(rc == 0, "200 short runs with errors on either side");
+
+	printf("1..%d\n", ntest);
+	return nfail != 0;
+}
