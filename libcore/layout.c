@@ -1,0 +1,858 @@
+/*
+ * layout.c - reading a split file: open (load and cross-check all
+ * metadata), map a logical range to part extents, read, coverage and the
+ * full check.  No MPI calls: stat-layout runs without MPI_Init.
+ *
+ * Mapping [a, b) merges the pieces of every part's view:
+ *
+ *   logical:  a                                                   b
+ *             |--part 0--|..hole..|--part 2--|--part 1--|..hole..|
+ *   pieces:   gfs_view_extents() per part, limited to the bytes the
+ *             part really holds (a part shorter than its view leaves
+ *             holes), sorted by goff; gaps become holes (part -1).
+ *
+ * Views are disjoint after overlap resolution; if a corrupt layout has
+ * overlapping pieces anyway, the piece that starts first keeps the bytes
+ * so the map is still a partition of [a, b).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "core.h"
+#include "layout_impl.h"
+#include "view_impl.h"
+
+#define COVER_WINDOW	((uint64_t)64 << 20)	/* logical bytes per step */
+#define COVER_MAXPIECES	((size_t)1 << 20)	/* pieces per step, at most */
+#define CHECK_BUF	((size_t)4 << 20)
+
+/* ------------------------------------------------------------- paths */
+
+char *
+gfs_part_path(const char *dir, int rank)
+{
+	char *s;
+
+	return asprintf(&s, "%s/part.%d", dir, rank) < 0 ? NULL : s;
+}
+
+char *
+gfs_loc_path(const char *dir, int node)
+{
+	char *s;
+
+	return asprintf(&s, "%s/loc.%d", dir, node) < 0 ? NULL : s;
+}
+
+char *
+gfs_marker_path(const char *dir)
+{
+	char *s;
+
+	return asprintf(&s, "%s/%s", dir, GFS_MARKER_NAME) < 0 ? NULL : s;
+}
+
+/* -------------------------------------------------------------- open */
+
+void
+gfs_layout_close(struct gfs_layout *l)
+{
+	struct gfs_error e;
+	int r;
+
+	if (l == NULL)
+		return;
+	for (r = 0; r < l->nprocs; r++) {
+		if (l->parts != NULL && l->parts[r] != NULL) {
+			gfs_error_clear(&e);
+			gfs_close(l->parts[r], &e);
+		}
+		if (l->views != NULL)
+			gfs_view_free(&l->views[r]);
+	}
+	free(l->parts);
+	free(l->views);
+	free(l->part_size);
+	free(l->part_hash);
+	free(l->node_of);
+	free(l->host);
+	free(l->node_name);
+	free(l->path);
+	free(l);
+}
+
+static int
+load_marker(struct gfs_layout *l, struct gfs_error *err)
+{
+	struct gfs_error rerr;
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	char *path;
+	int rc;
+
+	path = gfs_marker_path(l->path);
+	if (path == NULL)
+		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	gfs_error_clear(&rerr);
+	rc = gfs_read_whole(path, &buf, &len, &rerr);
+	if (rc == GFS_ENOENT)
+		rc = gfs_error_set(err, GFS_ENOTSPLIT,
+		    "'%s' is not a complete split file (no %s: the writer "
+		    "did not commit)", l->path, GFS_MARKER_NAME);
+	else if (rc)
+		rc = gfs_error_set(err, rc, "%s", rerr.msg);
+	else
+		rc = gfs_marker_decode(buf, len, path, &l->marker, err);
+	free(buf);
+	free(path);
+	return rc;
+}
+
+/* Load loc.<k>, cross-check it with the marker and the files before it,
+ * and move its records into l.  seen[r]: node that recorded rank r + 1. */
+static int
+load_locfile(struct gfs_layout *l, int k, int *seen, struct gfs_error *err)
+{
+	struct gfs_locfile lf;
+	struct gfs_error rerr;
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	const char *mpath = GFS_MARKER_NAME;
+	char *path;
+	uint32_t i;
+	int rc, r;
+
+	memset(&lf, 0, sizeof(lf));
+	path = gfs_loc_path(l->path, k);
+	if (path == NULL)
+		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	gfs_error_clear(&rerr);
+	rc = gfs_read_whole(path, &buf, &len, &rerr);
+	if (rc == GFS_ENOENT) {
+		rc = gfs_error_set(err, GFS_ENOENT,
+		    "%s: missing location file (%s records %d nodes)", path,
+		    mpath, l->nnodes);
+		goto out;
+	}
+	if (rc) {
+		rc = gfs_error_set(err, rc, "%s", rerr.msg);
+		goto out;
+	}
+	rc = gfs_locfile_decode(buf, len, path, &lf, err);
+	if (rc)
+		goto out;
+	if (lf.nprocs != (uint32_t)l->nprocs) {
+		rc = gfs_error_set(err, GFS_ECORRUPT,
+		    "%s records %u processes but %s/%s records %d", path,
+		    lf.nprocs, l->path, mpath, l->nprocs);
+		goto out;
+	}
+	if (lf.nnodes != (uint32_t)l->nnodes) {
+		rc = gfs_error_set(err, GFS_ECORRUPT,
+		    "%s records %u nodes but %s/%s records %d", path,
+		    lf.nnodes, l->path, mpath, l->nnodes);
+		goto out;
+	}
+	if (lf.node != (uint32_t)k) {
+		rc = gfs_error_set(err, GFS_ECORRUPT,
+		    "%s says it is location file %u", path, lf.node);
+		goto out;
+	}
+	snprintf(l->node_name[k], GFS_NAME_MAX, "%s", lf.node_name);
+	for (i = 0; i < lf.nrecs; i++) {
+		struct gfs_locrec *rec = &lf.recs[i];
+
+		r = (int)rec->rank;
+		if (seen[r]) {
+			rc = gfs_error_set(err, GFS_ECORRUPT,
+			    "%s: rank %d is also recorded in %s/loc.%d", path,
+			    r, l->path, seen[r] - 1);
+			goto out;
+		}
+		seen[r] = k + 1;
+		/* the view moves into l; lf keeps an empty one */
+		l->views[r] = rec->view;
+		memset(&rec->view, 0, sizeof(rec->view));
+		l->part_size[r] = rec->part_size;
+		l->part_hash[r] = rec->part_hash;
+		l->node_of[r] = k;
+		snprintf(l->host[r], GFS_NAME_MAX, "%s", rec->host);
+	}
+out:
+	gfs_locfile_free(&lf);
+	free(buf);
+	free(path);
+	return rc;
+}
+
+/* part.<r> must exist with exactly its recorded size */
+static int
+check_part_file(const struct gfs_layout *l, int r, struct gfs_error *err)
+{
+	struct gfs_stat st;
+	struct gfs_error serr;
+	char *path;
+	int rc;
+
+	path = gfs_part_path(l->path, r);
+	if (path == NULL)
+		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	gfs_error_clear(&serr);
+	rc = gfs_stat(path, &st, &serr);
+	if (rc == GFS_ENOENT)
+		rc = gfs_error_set(err, GFS_ENOENT, "%s: missing part file",
+		    path);
+	else if (rc)
+		rc = gfs_error_set(err, rc, "%s", serr.msg);
+	else if (!S_ISREG(st.mode))
+		rc = gfs_error_set(err, GFS_ECORRUPT,
+		    "%s: not a regular file", path);
+	else if (st.size != l->part_size[r])
+		rc = gfs_error_set(err, GFS_ECORRUPT,
+		    "%s: %llu bytes but loc.%d records %llu (%s)", path,
+		    (unsigned long long)st.size, l->node_of[r],
+		    (unsigned long long)l->part_size[r],
+		    st.size < l->part_size[r] ? "short or truncated part" :
+		    "part is longer than recorded");
+	free(path);
+	return rc;
+}
+
+int
+gfs_layout_open(const char *path, struct gfs_layout **out,
+		struct gfs_error *err)
+{
+	struct gfs_layout *l;
+	struct gfs_stat st;
+	uint64_t below;
+	int *seen = NULL;
+	size_t n;
+	int rc, r, k;
+
+	*out = NULL;
+	rc = gfs_stat(path, &st, err);
+	if (rc)
+		return rc;
+	if (!S_ISDIR(st.mode))
+		return gfs_error_set(err, GFS_ENOTSPLIT,
+		    "'%s' is not a split file (not a directory)", path);
+	l = calloc(1, sizeof(*l));
+	if (l == NULL)
+		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	l->path = strdup(path);
+	if (l->path == NULL) {
+		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+		goto fail;
+	}
+	/* "x.split/" and "x.split" name the same thing in messages */
+	n = strlen(l->path);
+	while (n > 1 && l->path[n - 1] == '/')
+		l->path[--n] = '\0';
+	rc = load_marker(l, err);
+	if (rc)
+		goto fail;
+	/* the decoder bounds both counts (nprocs <= 2^24) */
+	l->nprocs = (int)l->marker.nprocs;
+	l->nnodes = (int)l->marker.nnodes;
+	l->views = calloc(l->nprocs, sizeof(*l->views));
+	l->part_size = calloc(l->nprocs, sizeof(*l->part_size));
+	l->part_hash = calloc(l->nprocs, sizeof(*l->part_hash));
+	l->node_of = calloc(l->nprocs, sizeof(*l->node_of));
+	l->host = calloc(l->nprocs, sizeof(*l->host));
+	l->node_name = calloc(l->nnodes, sizeof(*l->node_name));
+	l->parts = calloc(l->nprocs, sizeof(*l->parts));
+	seen = calloc(l->nprocs, sizeof(*seen));
+	if (l->views == NULL || l->part_size == NULL ||
+	    l->part_hash == NULL || l->node_of == NULL || l->host == NULL ||
+	    l->node_name == NULL || l->parts == NULL || seen == NULL) {
+		rc = gfs_error_set(err, GFS_ENOMEM,
+		    "'%s': out of memory for %d processes", path, l->nprocs);
+		goto fail;
+	}
+	for (k = 0; k < l->nnodes; k++) {
+		rc = load_locfile(l, k, seen, err);
+		if (rc)
+			goto fail;
+	}
+	for (r = 0; r < l->nprocs; r++)
+		if (!seen[r]) {
+			rc = gfs_error_set(err, GFS_ECORRUPT,
+			    "'%s': rank %d is not recorded in any location "
+			    "file", l->path, r);
+			goto fail;
+		}
+	for (r = 0; r < l->nprocs; r++) {
+		rc = check_part_file(l, r, err);
+		if (rc)
+			goto fail;
+		below = gfs_view_bytes_below(&l->views[r],
+		    l->marker.logical_size);
+		if (l->part_size[r] > below) {
+			rc = gfs_error_set(err, GFS_ECORRUPT,
+			    "%s/loc.%d: rank %d records %llu part bytes but "
+			    "its view holds only %llu below the logical size "
+			    "%llu", l->path, l->node_of[r], r,
+			    (unsigned long long)l->part_size[r],
+			    (unsigned long long)below,
+			    (unsigned long long)l->marker.logical_size);
+			goto fail;
+		}
+	}
+	free(seen);
+	*out = l;
+	return 0;
+fail:
+	free(seen);
+	gfs_layout_close(l);
+	return rc;
+}
+
+uint64_t
+gfs_layout_size(const struct gfs_layout *l)
+{
+	return l->marker.logical_size;
+}
+
+int
+gfs_layout_nprocs(const struct gfs_layout *l)
+{
+	return l->nprocs;
+}
+
+const struct gfs_view *
+gfs_layout_view(const struct gfs_layout *l, int rank)
+{
+	if (rank < 0 || rank >= l->nprocs)
+		return NULL;
+	return &l->views[rank];
+}
+
+/*
+ * Parts stay open once used, but a split file may have more parts than a
+ * process may hold descriptors: past max_open(), every cached part is
+ * closed before the next one opens (an O(nprocs) scan per max_open()
+ * opens).  So a file returned by gfs_layout_part() is valid until the
+ * next call of it or gfs_layout_close().
+ */
+static int
+max_open(void)
+{
+	struct rlimit rl;
+	rlim_t n = 256;
+
+	/* a quarter of the descriptors, the rest is the caller's */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		n = GFS_MIN(n, rl.rlim_cur / 4);
+	return (int)GFS_MAX(n, (rlim_t)4);
+}
+
+static void
+close_parts(struct gfs_layout *l)
+{
+	struct gfs_error e;
+	int r;
+
+	for (r = 0; r < l->nprocs; r++)
+		if (l->parts[r] != NULL) {
+			gfs_error_clear(&e);
+			gfs_close(l->parts[r], &e);	/* read-only */
+			l->parts[r] = NULL;
+		}
+}
+
+static int
+open_parts(const struct gfs_layout *l)
+{
+	int r, n = 0;
+
+	for (r = 0; r < l->nprocs; r++)
+		n += l->parts[r] != NULL;
+	return n;
+}
+
+int
+gfs_layout_part(struct gfs_layout *l, int rank, struct gfs_file **f,
+		struct gfs_error *err)
+{
+	char *path;
+	int rc;
+
+	if (rank < 0 || rank >= l->nprocs)
+		return gfs_error_set(err, GFS_EINVAL,
+		    "'%s': no part %d (%d writers)", l->path, rank,
+		    l->nprocs);
+	if (l->parts[rank] == NULL) {
+		if (l->nprocs > 4 && open_parts(l) >= max_open())
+			close_parts(l);
+		path = gfs_part_path(l->path, rank);
+		if (path == NULL)
+			return gfs_error_set(err, GFS_ENOMEM,
+			    "out of memory");
+		rc = gfs_open(path, GFS_O_RDONLY, 0, &l->parts[rank], err);
+		free(path);
+		if (rc)
+			return rc;
+	}
+	*f = l->parts[rank];
+	return 0;
+}
+
+/* --------------------------------------------------------------- map */
+
+struct pieces {
+	struct gfs_extent *v;
+	size_t n, cap;
+	size_t max;		/* stop collecting past this many */
+	int32_t part;		/* part being collected */
+};
+
+#define PIECES_FULL	(-1)	/* callback return: max reached */
+
+static int
+add_piece(void *ctx, uint64_t goff, uint64_t loff, uint64_t len)
+{
+	struct pieces *p = ctx;
+	struct gfs_extent *nv;
+	size_t ncap;
+
+	if (len == 0)
+		return 0;
+	if (p->n >= p->max)
+		return PIECES_FULL;
+	if (p->n == p->cap) {
+		ncap = p->cap ? 2 * p->cap : 64;
+		nv = realloc(p->v, ncap * sizeof(*nv));
+		if (nv == NULL)
+			return GFS_ENOMEM;
+		p->v = nv;
+		p->cap = ncap;
+	}
+	p->v[p->n].goff = goff;
+	p->v[p->n].len = len;
+	p->v[p->n].part = p->part;
+	p->v[p->n].loff = loff;
+	p->n++;
+	return 0;
+}
+
+static int
+cmp_piece(const void *a, const void *b)
+{
+	const struct gfs_extent *x = a, *y = b;
+
+	if (x->goff != y->goff)
+		return x->goff < y->goff ? -1 : 1;
+	return (x->part > y->part) - (x->part < y->part);
+}
+
+/* All parts' pieces inside [a, b), sorted by (goff, part). */
+static int
+collect(const struct gfs_layout *l, uint64_t a, uint64_t b,
+	struct pieces *p, struct gfs_error *err)
+{
+	int r, rc;
+
+	p->n = 0;
+	for (r = 0; r < l->nprocs; r++) {
+		if (l->part_size[r] == 0)
+			continue;
+		p->part = r;
+		rc = gfs_view_extents(&l->views[r], a, b, l->part_size[r],
+		    add_piece, p);
+		if (rc == PIECES_FULL)
+			return rc;
+		if (rc)
+			return gfs_error_set(err, GFS_ENOMEM,
+			    "'%s': out of memory mapping [%llu, %llu)",
+			    l->path, (unsigned long long)a,
+			    (unsigned long long)b);
+	}
+	if (p->n > 1)
+		qsort(p->v, p->n, sizeof(*p->v), cmp_piece);
+	return 0;
+}
+
+int
+gfs_layout_map(const struct gfs_layout *l, uint64_t goff, uint64_t len,
+	       struct gfs_extent **ext, size_t *next, struct gfs_error *err)
+{
+	struct pieces p;
+	struct gfs_extent *out = NULL, *e;
+	uint64_t size = l->marker.logical_size, b, c, skip;
+	size_t n = 0, i;
+	int rc;
+
+	*ext = NULL;
+	*next = 0;
+	if (goff >= size || len == 0)
+		return 0;
+	b = len > size - goff ? size : goff + len;
+	memset(&p, 0, sizeof(p));
+	p.max = SIZE_MAX;
+	rc = collect(l, goff, b, &p, err);
+	if (rc)
+		goto out;
+	/* at most one hole before each piece, plus one at the end */
+	out = malloc((2 * p.n + 1) * sizeof(*out));
+	if (out == NULL) {
+		rc = gfs_error_set(err, GFS_ENOMEM,
+		    "'%s': out of memory mapping %zu extents", l->path, p.n);
+		goto out;
+	}
+	c = goff;
+	for (i = 0; i < p.n; i++) {
+		e = &p.v[i];
+		if (e->goff + e->len <= c)
+			continue;	/* wholly overlapped (corrupt views) */
+		if (e->goff > c) {
+			out[n].goff = c;
+			out[n].len = e->goff - c;
+			out[n].part = -1;
+			out[n].loff = 0;
+			n++;
+		} else if (e->goff < c) {
+			skip = c - e->goff;
+			e->goff += skip;
+			e->loff += skip;
+			e->len -= skip;
+		}
+		out[n++] = *e;
+		c = e->goff + e->len;
+	}
+	if (c < b) {
+		out[n].goff = c;
+		out[n].len = b - c;
+		out[n].part = -1;
+		out[n].loff = 0;
+		n++;
+	}
+	*ext = out;
+	*next = n;
+	out = NULL;
+out:
+	free(out);
+	free(p.v);
+	return rc;
+}
+
+int
+gfs_layout_pread(struct gfs_layout *l, void *buf, uint64_t len,
+		 uint64_t goff, uint64_t *got, struct gfs_error *err)
+{
+	struct gfs_extent *ext = NULL;
+	struct gfs_file *f;
+	unsigned char *p = buf;
+	size_t n = 0, i, done;
+	uint64_t size = l->marker.logical_size;
+	int rc;
+
+	*got = 0;
+	if (goff >= size || len == 0)
+		return 0;
+	if (len > size - goff)
+		len = size - goff;
+	rc = gfs_layout_map(l, goff, len, &ext, &n, err);
+	if (rc)
+		return rc;
+	for (i = 0; i < n; i++) {
+		struct gfs_extent *e = &ext[i];
+		unsigned char *dst = p + (e->goff - goff);
+
+		if (e->part < 0) {
+			memset(dst, 0, (size_t)e->len);
+			continue;
+		}
+		rc = gfs_layout_part(l, e->part, &f, err);
+		if (rc)
+			goto out;
+		rc = gfs_pread(f, dst, (size_t)e->len, e->loff, &done, err);
+		if (rc)
+			goto out;
+		if (done < e->len) {
+			rc = gfs_error_set(err, GFS_ECORRUPT,
+			    "%s/part.%d: short read at offset %llu: %zu of "
+			    "%llu bytes (part is shorter than recorded)",
+			    l->path, e->part, (unsigned long long)e->loff,
+			    done, (unsigned long long)e->len);
+			goto out;
+		}
+	}
+	*got = len;
+out:
+	free(ext);
+	return rc;
+}
+
+/* ---------------------------------------------------------- coverage */
+
+struct event {
+	uint64_t at;
+	int delta;
+};
+
+static int
+cmp_event(const void *a, const void *b)
+{
+	const struct event *x = a, *y = b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	/* ends before starts: touching pieces do not overlap */
+	return x->delta - y->delta;
+}
+
+/* Bytes in pieces covered by two or more of them. */
+static int
+overlap_bytes(const struct pieces *p, uint64_t *out)
+{
+	struct event *ev;
+	uint64_t total = 0, prev = 0;
+	size_t i;
+	int depth = 0;
+
+	*out = 0;
+	if (p->n < 2)
+		return 0;
+	ev = malloc(2 * p->n * sizeof(*ev));
+	if (ev == NULL)
+		return GFS_ENOMEM;
+	for (i = 0; i < p->n; i++) {
+		ev[2 * i].at = p->v[i].goff;
+		ev[2 * i].delta = 1;
+		ev[2 * i + 1].at = p->v[i].goff + p->v[i].len;
+		ev[2 * i + 1].delta = -1;
+	}
+	qsort(ev, 2 * p->n, sizeof(*ev), cmp_event);
+	for (i = 0; i < 2 * p->n; i++) {
+		if (depth >= 2)
+			total += ev[i].at - prev;
+		depth += ev[i].delta;
+		prev = ev[i].at;
+	}
+	free(ev);
+	*out = total;
+	return 0;
+}
+
+/*
+ * Walk [0, size) in windows of logical space.  A window whose pieces
+ * would pass COVER_MAXPIECES is halved and tried again, so memory stays
+ * bounded whatever the views' block sizes; a window that was cheap lets
+ * the next one grow back.
+ */
+int
+gfs_layout_coverage(const struct gfs_layout *l, struct gfs_coverage *c,
+		    struct gfs_error *err)
+{
+	struct pieces p;
+	uint64_t size = l->marker.logical_size, a = 0, b, win = COVER_WINDOW;
+	uint64_t cur, ov, e;
+	size_t i;
+	int rc = 0, in_hole = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->first_hole = size;
+	memset(&p, 0, sizeof(p));
+	/* a 1-byte window holds at most one piece per part */
+	p.max = GFS_MAX(COVER_MAXPIECES, (size_t)l->nprocs * 2);
+	while (a < size) {
+		b = win > size - a ? size : a + win;
+		rc = collect(l, a, b, &p, err);
+		if (rc == PIECES_FULL && win > 1) {
+			win /= 2;
+			continue;
+		}
+		if (rc) {
+			if (rc == PIECES_FULL)
+				rc = gfs_error_set(err, GFS_ENOMEM,
+				    "'%s': too many pieces at offset %llu",
+				    l->path, (unsigned long long)a);
+			goto out;
+		}
+		if (overlap_bytes(&p, &ov)) {
+			rc = gfs_error_set(err, GFS_ENOMEM,
+			    "out of memory computing overlaps");
+			goto out;
+		}
+		c->overlap_bytes += ov;
+		cur = a;
+		for (i = 0; i <= p.n; i++) {
+			uint64_t start = i < p.n ? p.v[i].goff : b;
+
+			if (start > cur) {
+				/* a hole run continues across windows */
+				if (!in_hole) {
+					c->holes++;
+					if (c->first_hole == size)
+						c->first_hole = cur;
+				}
+				c->hole_bytes += start - cur;
+				in_hole = 1;
+				cur = start;
+			}
+			if (i == p.n)
+				break;
+			e = p.v[i].goff + p.v[i].len;
+			if (e > cur) {
+				c->data_bytes += e - cur;
+				in_hole = 0;
+				cur = e;
+			}
+		}
+		a = b;
+		if (p.n < p.max / 4 && win < COVER_WINDOW)
+			win *= 2;
+	}
+out:
+	free(p.v);
+	return rc;
+}
+
+/* ------------------------------------------------------------- check */
+
+struct checker {
+	struct gfs_layout *l;
+	void (*report)(void *ctx, const char *msg);
+	void *ctx;
+	int checksum_bad;
+	int other_bad;
+	struct gfs_error first_checksum;	/* first problem of each kind */
+	struct gfs_error first_other;
+};
+
+static void
+problem(struct checker *ck, int code, const struct gfs_error *e)
+{
+	if (code == GFS_ECHECKSUM) {
+		ck->checksum_bad++;
+		gfs_error_set(&ck->first_checksum, code, "%s", e->msg);
+	} else {
+		ck->other_bad++;
+		gfs_error_set(&ck->first_other, GFS_ECORRUPT, "%s", e->msg);
+	}
+	if (ck->report != NULL)
+		ck->report(ck->ctx, e->msg);
+}
+
+/* Size and checksum of part r, read sequentially; problems are reported. */
+static void
+check_part(struct checker *ck, int r, unsigned char *buf,
+	   uint64_t *hashed, void (*progress)(void *, uint64_t))
+{
+	struct gfs_layout *l = ck->l;
+	struct gfs_phash *h = NULL;
+	struct gfs_file *f;
+	struct gfs_error e;
+	uint64_t off = 0, want = l->part_size[r], sum;
+	size_t n, done;
+	int rc;
+
+	gfs_error_clear(&e);
+	/* the part may have changed since open: stat it again */
+	rc = check_part_file(l, r, &e);
+	if (rc) {
+		problem(ck, rc, &e);
+		return;
+	}
+	h = gfs_phash_new(l->marker.seg_size);
+	if (h == NULL) {
+		gfs_error_set(&e, GFS_ENOMEM, "%s/part.%d: out of memory",
+		    l->path, r);
+		problem(ck, GFS_ENOMEM, &e);
+		return;
+	}
+	rc = gfs_layout_part(l, r, &f, &e);
+	while (rc == 0 && off < want) {
+		n = (size_t)GFS_MIN(want - off, (uint64_t)CHECK_BUF);
+		rc = gfs_pread(f, buf, n, off, &done, &e);
+		if (rc == 0 && done < n)
+			rc = gfs_error_set(&e, GFS_ECORRUPT,
+			    "%s/part.%d: short read at offset %llu (part is "
+			    "shorter than recorded)", l->path, r,
+			    (unsigned long long)(off + done));
+		if (rc)
+			break;
+		gfs_phash_update(h, buf, n);
+		off += n;
+		*hashed += n;
+		if (progress != NULL)
+			progress(ck->ctx, *hashed);
+	}
+	if (rc) {
+		problem(ck, rc, &e);
+		goto out;
+	}
+	sum = gfs_phash_final(h);
+	if (sum != l->part_hash[r]) {
+		gfs_error_set(&e, GFS_ECHECKSUM,
+		    "%s/part.%d: checksum mismatch (recorded 0x%016llx, "
+		    "computed 0x%016llx)", l->path, r,
+		    (unsigned long long)l->part_hash[r],
+		    (unsigned long long)sum);
+		problem(ck, GFS_ECHECKSUM, &e);
+	}
+out:
+	gfs_phash_free(h);
+}
+
+int
+gfs_layout_check(struct gfs_layout *l,
+		 void (*report)(void *ctx, const char *msg), void *ctx,
+		 void (*progress)(void *ctx, uint64_t bytes),
+		 struct gfs_error *err)
+{
+	struct checker ck;
+	struct gfs_coverage cov;
+	struct gfs_error e;
+	unsigned char *buf;
+	uint64_t hashed = 0, below;
+	int r, rc;
+
+	memset(&ck, 0, sizeof(ck));
+	ck.l = l;
+	ck.report = report;
+	ck.ctx = ctx;
+	buf = malloc(CHECK_BUF);
+	if (buf == NULL)
+		return gfs_error_set(err, GFS_ENOMEM,
+		    "out of memory for the check buffer");
+	for (r = 0; r < l->nprocs; r++) {
+		below = gfs_view_bytes_below(&l->views[r],
+		    l->marker.logical_size);
+		if (l->part_size[r] > below) {
+			gfs_error_clear(&e);
+			gfs_error_set(&e, GFS_ECORRUPT,
+			    "%s/loc.%d: rank %d records %llu part bytes but "
+			    "its view holds only %llu below the logical size "
+			    "%llu", l->path, l->node_of[r], r,
+			    (unsigned long long)l->part_size[r],
+			    (unsigned long long)below,
+			    (unsigned long long)l->marker.logical_size);
+			problem(&ck, GFS_ECORRUPT, &e);
+		}
+		check_part(&ck, r, buf, &hashed, progress);
+	}
+	free(buf);
+	gfs_error_clear(&e);
+	rc = gfs_layout_coverage(l, &cov, &e);
+	if (rc) {
+		problem(&ck, rc, &e);
+	} else if (cov.overlap_bytes > 0) {
+		gfs_error_set(&e, GFS_ECORRUPT,
+		    "'%s': views of different ranks overlap in %llu bytes",
+		    l->path, (unsigned long long)cov.overlap_bytes);
+		problem(&ck, GFS_ECORRUPT, &e);
+	}
+	/* the message of the first problem of the kind returned */
+	if (ck.checksum_bad)
+		return gfs_error_set(err, GFS_ECHECKSUM, "%s",
+		    ck.first_checksum.msg);
+	if (ck.other_bad)
+		return gfs_error_set(err, GFS_ECORRUPT, "%s",
+		    ck.first_other.msg);
+	return 0;
+}

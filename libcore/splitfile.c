@@ -1,0 +1,793 @@
+/*
+ * splitfile.c - the collective writer of a split file and its commit rule
+ * (splitfile.h, man/gfsplit.5 "COMMIT").
+ *
+ * Phases, each closed by gfs_agree() so that a failing rank never leaves
+ * the others waiting and every rank returns the same verdict:
+ *
+ *   create:  rank 0 checks DST            -> agree
+ *            exchange and resolve views   -> agree
+ *            exchange node names (no failure possible but MPI's own)
+ *            rank 0 makes TMP, broadcasts -> agree
+ *            every rank creates TMP/part.<rank> (O_EXCL) -> agree
+ *   append:  local pwrite at the part's end, hashed on the way
+ *   finish:  agree on the writers' outcome
+ *            close parts, exchange sizes and checksums -> agree
+ *            lowest rank of each node writes TMP/loc.<k> -> agree
+ *            rank 0 writes TMP/gfsplit.meta, sets the xattr, reads all
+ *            metadata back through the reader, renames TMP to DST -> agree
+ *
+ * TMP is the sibling ".<base>.gfsplit-tmp.<pid>.<time>" of DST.  DST
+ * appears only through the last rename, complete; before it nothing is
+ * visible under the name DST, after it nothing is missing.  Any failure
+ * removes every part, every metadata file and TMP.  With --force an old
+ * DST is moved aside to ".<base>.gfsplit-old.<pid>.<time>" just before the
+ * rename and removed after it (moved back if the rename fails).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "core.h"
+#include "layout_impl.h"
+#include "splitfile.h"
+
+struct gfs_split_writer {
+	MPI_Comm comm;		/* private duplicate of the caller's comm */
+	int rank, nprocs;
+	char *dst;		/* trailing slashes removed */
+	char *parent;		/* directory that holds DST */
+	char *prefix;		/* DST up to its last '/' ("" if none) */
+	const char *base;	/* points into dst */
+	char *tmp;		/* prefix + ".<base>.gfsplit-tmp.<pid>.<time>" */
+	int tmp_made;
+	int force, sync;
+	uint64_t seg_size;
+	char layout[32];
+	struct gfs_view *views;	/* [nprocs], resolved */
+	char (*names)[GFS_NAME_MAX];	/* [nprocs] node of each rank */
+	int *node_of;		/* [nprocs] */
+	int nnodes;
+	char *part_path;
+	struct gfs_file *part;	/* open until finish */
+	int part_made;		/* this rank created part_path */
+	struct gfs_phash *hash;
+	uint64_t size;		/* bytes appended */
+};
+
+void
+gfs_node_name(char *buf, size_t len)
+{
+	char name[MPI_MAX_PROCESSOR_NAME + 1];
+	const char *env;
+	int n = 0, inited = 0;
+
+	if (len == 0)
+		return;
+	env = getenv("GFSPLIT_NODE");
+	if (env != NULL && env[0] != '\0') {
+		snprintf(buf, len, "%s", env);
+		return;
+	}
+	name[0] = '\0';
+	MPI_Initialized(&inited);
+	if (inited && MPI_Get_processor_name(name, &n) == MPI_SUCCESS &&
+	    n > 0)
+		name[GFS_MIN(n, MPI_MAX_PROCESSOR_NAME)] = '\0';
+	else if (gethostname(name, sizeof(name) - 1) != 0)
+		snprintf(name, sizeof(name), "localhost");
+	name[sizeof(name) - 1] = '\0';
+	snprintf(buf, len, "%s", name);
+}
+
+/* ----------------------------------------------------------- helpers */
+
+static char *
+xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *
+xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return n < 0 ? NULL : s;
+}
+
+/*
+ * Split DST into the directory prefix (up to and including the last '/',
+ * "" if there is none), the parent directory to check, and the base name.
+ * "gfarm:///x" has prefix "gfarm:///" and parent "gfarm:///".
+ */
+static int
+split_dst(struct gfs_split_writer *w, const char *dst, struct gfs_error *err)
+{
+	size_t n;
+	char *slash;
+
+	w->dst = strdup(dst);
+	if (w->dst == NULL)
+		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	n = strlen(w->dst);
+	while (n > 1 && w->dst[n - 1] == '/')
+		w->dst[--n] = '\0';
+	slash = strrchr(w->dst, '/');
+	w->base = slash ? slash + 1 : w->dst;
+	if (w->base[0] == '\0' || strcmp(w->base, ".") == 0 ||
+	    strcmp(w->base, "..") == 0)
+		return gfs_error_set(err, GFS_EINVAL,
+		    "'%s': not a valid name for a split file", dst);
+	n = slash ? (size_t)(slash - w->dst) + 1 : 0;
+	w->prefix = strndup(w->dst, n);
+	if (w->prefix == NULL)
+		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	if (n == 0)
+		w->parent = strdup(".");
+	else if (n == 1 || (n >= 4 && strncmp(w->dst + n - 4, ":///", 4) == 0))
+		w->parent = strndup(w->dst, n);	/* "/" or "scheme:///" */
+	else
+		w->parent = strndup(w->dst, n - 1);
+	if (w->parent == NULL)
+		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	return 0;
+}
+
+static int
+write_meta(const char *path, const void *buf, size_t len, int sync,
+	   struct gfs_error *err)
+{
+	struct gfs_file *f;
+	struct gfs_error cerr;
+	int rc, crc;
+
+	rc = gfs_open(path, GFS_O_WRONLY | GFS_O_CREAT | GFS_O_EXCL, 0644, &f,
+	    err);
+	if (rc)
+		return rc;
+	rc = gfs_pwrite(f, buf, len, 0, err);
+	if (rc == 0 && sync)
+		rc = gfs_fsync(f, err);
+	gfs_error_clear(&cerr);
+	crc = gfs_close(f, rc ? &cerr : err);
+	return rc ? rc : crc;
+}
+
+/*
+ * Remove DIR and the files in it (a split directory or our temporary
+ * one: no subdirectories), or a plain file.  Best effort: the first
+ * error is returned, removal goes on.
+ */
+static int
+remove_split(const char *path, struct gfs_error *err)
+{
+	struct gfs_stat st;
+	char **names = NULL;
+	size_t n = 0, i;
+	char *p;
+	int rc, erc = 0;
+
+	rc = gfs_stat(path, &st, err);
+	if (rc)
+		return rc;
+	if (!S_ISDIR(st.mode))
+		return gfs_unlink(path, err);
+	rc = gfs_readdir(path, &names, &n, err);
+	if (rc)
+		return rc;
+	for (i = 0; i < n; i++) {
+		p = xasprintf("%s/%s", path, names[i]);
+		if (p == NULL)
+			rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+		else
+			rc = gfs_unlink(p, err);
+		if (rc && erc == 0)
+			erc = rc;
+		free(p);
+		free(names[i]);
+	}
+	free(names);
+	rc = gfs_rmdir(path, err);
+	return erc ? erc : rc;
+}
+
+/*
+ * May an existing DST be replaced?  Only with force, and only if it is a
+ * file or a split directory: --force never wipes an arbitrary directory.
+ */
+static int
+check_replaceable(const struct gfs_split_writer *w, const struct gfs_stat *st,
+		  struct gfs_error *err)
+{
+	struct gfs_stat mst;
+	struct gfs_error merr;
+	char *marker;
+	int rc;
+
+	if (!w->force)
+		return gfs_error_set(err, GFS_EEXIST,
+		    "'%s' exists (use --force to replace it)", w->dst);
+	if (S_ISREG(st->mode))
+		return 0;
+	if (!S_ISDIR(st->mode))
+		return gfs_error_set(err, GFS_EEXIST,
+		    "'%s' exists and is not a regular file (refusing to "
+		    "replace it)", w->dst);
+	marker = gfs_marker_path(w->dst);
+	if (marker == NULL)
+		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	gfs_error_clear(&merr);
+	rc = gfs_stat(marker, &mst, &merr);
+	free(marker);
+	if (rc)
+		return gfs_error_set(err, GFS_EEXIST,
+		    "'%s' is a directory but not a split file (refusing to "
+		    "replace it)", w->dst);
+	return 0;
+}
+
+/* Rank 0, in create: may DST be written? */
+static int
+check_dst(struct gfs_split_writer *w, struct gfs_error *err)
+{
+	struct gfs_stat st;
+	struct gfs_error serr;
+	int rc;
+
+	gfs_error_clear(&serr);
+	rc = gfs_stat(w->dst, &st, &serr);
+	if (rc == 0)
+		return check_replaceable(w, &st, err);
+	if (rc != GFS_ENOENT)
+		return gfs_error_set(err, rc, "%s", serr.msg);
+	gfs_error_clear(&serr);
+	rc = gfs_stat(w->parent, &st, &serr);
+	if (rc)
+		return gfs_error_set(err, rc, "cannot create '%s': %s",
+		    w->dst, serr.msg);
+	if (!S_ISDIR(st.mode))
+		return gfs_error_set(err, GFS_ENOENT,
+		    "cannot create '%s': '%s' is not a directory", w->dst,
+		    w->parent);
+	return 0;
+}
+
+static void
+free_writer(struct gfs_split_writer *w)
+{
+	int i;
+
+	if (w == NULL)
+		return;
+	if (w->views != NULL) {
+		for (i = 0; i < w->nprocs; i++)
+			gfs_view_free(&w->views[i]);
+		free(w->views);
+	}
+	free(w->names);
+	free(w->node_of);
+	gfs_phash_free(w->hash);
+	free(w->part_path);
+	free(w->tmp);
+	free(w->dst);
+	free(w->parent);
+	free(w->prefix);
+	if (w->comm != MPI_COMM_NULL)
+		MPI_Comm_free(&w->comm);
+	free(w);
+}
+
+/*
+ * Collective: remove everything this writer made.  Each rank drops its
+ * own part; after all have, rank 0 removes what is left in TMP (metadata)
+ * and TMP itself.  Errors here do not replace the error being reported.
+ */
+static void
+abort_all(struct gfs_split_writer *w)
+{
+	struct gfs_error e;
+	int made;
+
+	gfs_error_clear(&e);
+	if (w->part != NULL) {
+		gfs_close(w->part, &e);
+		w->part = NULL;
+	}
+	if (w->part_made) {
+		gfs_unlink(w->part_path, &e);
+		w->part_made = 0;
+	}
+	/* tmp_made is rank 0's knowledge; everyone must take part in the
+	 * agreement below either way */
+	made = w->tmp_made;
+	gfs_agree(w->comm, 0, &e);
+	if (w->rank == 0 && made) {
+		remove_split(w->tmp, &e);
+		w->tmp_made = 0;
+	}
+}
+
+/* ------------------------------------------------------------ create */
+
+/*
+ * Node index = order of first appearance by rank.  Collective: the
+ * allocation is agreed on first so that no rank enters the exchange
+ * alone.
+ */
+static int
+group_nodes(struct gfs_split_writer *w, struct gfs_error *err)
+{
+	char name[GFS_NAME_MAX];
+	int *first = NULL;
+	int r, k, rc = 0, mrc;
+
+	memset(name, 0, sizeof(name));
+	gfs_node_name(name, sizeof(name));
+	w->names = calloc(w->nprocs, sizeof(*w->names));
+	w->node_of = calloc(w->nprocs, sizeof(*w->node_of));
+	first = calloc(w->nprocs, sizeof(*first));
+	if (w->names == NULL || w->node_of == NULL || first == NULL)
+		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	rc = gfs_agree(w->comm, rc, err);
+	if (rc)
+		goto out;
+	mrc = MPI_Allgather(name, GFS_NAME_MAX, MPI_CHAR, w->names,
+	    GFS_NAME_MAX, MPI_CHAR, w->comm);
+	rc = gfs_mpi_check(mrc, "cannot exchange node names", err);
+	if (rc)
+		goto out;
+	w->nnodes = 0;
+	for (r = 0; r < w->nprocs; r++) {
+		w->names[r][GFS_NAME_MAX - 1] = '\0';
+		for (k = 0; k < w->nnodes; k++)
+			if (strcmp(w->names[first[k]], w->names[r]) == 0)
+				break;
+		if (k == w->nnodes)
+			first[w->nnodes++] = r;
+		w->node_of[r] = k;
+	}
+out:
+	free(first);
+	return rc;
+}
+
+int
+gfs_split_create(MPI_Comm comm, const char *dst, const struct gfs_view *view,
+		 const struct gfs_split_opts *opts,
+		 struct gfs_split_writer **out, const struct gfs_view **resolved,
+		 struct gfs_error *err)
+{
+	struct gfs_split_writer *w;
+	struct gfs_split_opts none;
+	unsigned long long len;
+	int rc = 0, mrc;
+
+	*out = NULL;
+	if (resolved != NULL)
+		*resolved = NULL;
+	if (opts == NULL) {
+		memset(&none, 0, sizeof(none));
+		opts = &none;
+	}
+	/* agreed before the first collective, which every rank must enter */
+	w = calloc(1, sizeof(*w));
+	rc = gfs_agree(comm, w ? 0 : gfs_error_set(err, GFS_ENOMEM,
+	    "out of memory"), err);
+	if (rc) {
+		free(w);
+		return rc;
+	}
+	w->comm = MPI_COMM_NULL;
+	mrc = MPI_Comm_dup(comm, &w->comm);
+	if (mrc != MPI_SUCCESS) {
+		w->comm = MPI_COMM_NULL;
+		rc = gfs_mpi_check(mrc, "cannot duplicate the communicator",
+		    err);
+		free_writer(w);
+		return rc;
+	}
+	MPI_Comm_rank(w->comm, &w->rank);
+	MPI_Comm_size(w->comm, &w->nprocs);
+	w->force = opts->force;
+	w->sync = opts->sync;
+	w->seg_size = opts->seg_size ? opts->seg_size : GFS_SEG_SIZE_DEFAULT;
+	if (opts->layout != NULL && strlen(opts->layout) >= sizeof(w->layout))
+		rc = gfs_error_set(err, GFS_EINVAL,
+		    "layout name '%s' is too long", opts->layout);
+	else
+		snprintf(w->layout, sizeof(w->layout), "%s",
+		    opts->layout ? opts->layout : "view");
+	if (rc == 0)
+		rc = split_dst(w, dst, err);
+
+	/* phase 1: is DST free (or replaceable)? */
+	if (rc == 0 && w->rank == 0)
+		rc = check_dst(w, err);
+	rc = gfs_agree(w->comm, rc, err);
+	if (rc)
+		goto fail;
+
+	/* phase 2: views, resolved the same way on every rank */
+	rc = gfs_views_allgather(w->comm, view, &w->views, err);
+	rc = gfs_agree(w->comm, rc, err);
+	if (rc)
+		goto fail;
+
+	/* phase 3: which ranks share a node (one location file each) */
+	rc = group_nodes(w, err);
+	rc = gfs_agree(w->comm, rc, err);
+	if (rc)
+		goto fail;
+
+	/* phase 4: the temporary directory, named by rank 0 */
+	if (w->rank == 0) {
+		w->tmp = xasprintf("%s.%s.gfsplit-tmp.%ld.%lld", w->prefix,
+		    w->base, (long)getpid(), (long long)time(NULL));
+		if (w->tmp == NULL)
+			rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+		else
+			rc = gfs_mkdir(w->tmp, 0755, err);
+		if (rc == 0)
+			w->tmp_made = 1;
+	}
+	rc = gfs_agree(w->comm, rc, err);
+	if (rc)
+		goto fail;
+	len = w->rank == 0 ? strlen(w->tmp) + 1 : 0;
+	mrc = MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, w->comm);
+	rc = gfs_mpi_check(mrc, "cannot share the temporary name", err);
+	if (rc == 0 && w->rank != 0) {
+		w->tmp = calloc(1, len);
+		if (w->tmp == NULL)
+			rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	}
+	rc = gfs_agree(w->comm, rc, err);
+	if (rc == 0) {
+		mrc = MPI_Bcast(w->tmp, (int)len, MPI_CHAR, 0, w->comm);
+		rc = gfs_mpi_check(mrc, "cannot share the temporary name",
+		    err);
+	}
+
+	/* phase 5: this rank's part */
+	if (rc == 0) {
+		w->part_path = gfs_part_path(w->tmp, w->rank);
+		w->hash = gfs_phash_new(w->seg_size);
+		if (w->part_path == NULL || w->hash == NULL)
+			rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	}
+	if (rc == 0) {
+		rc = gfs_open(w->part_path,
+		    GFS_O_WRONLY | GFS_O_CREAT | GFS_O_EXCL, 0644, &w->part,
+		    err);
+		if (rc == 0)
+			w->part_made = 1;
+	}
+	rc = gfs_agree(w->comm, rc, err);
+	if (rc) {
+		abort_all(w);
+		goto fail;
+	}
+	if (resolved != NULL)
+		*resolved = &w->views[w->rank];
+	*out = w;
+	return 0;
+fail:
+	free_writer(w);
+	return rc;
+}
+
+/* ------------------------------------------------------------ append */
+
+int
+gfs_split_append(struct gfs_split_writer *w, const void *buf, size_t len,
+		 struct gfs_error *err)
+{
+	int rc;
+
+	if (w == NULL || w->part == NULL)
+		return gfs_error_set(err, GFS_EINVAL,
+		    "append to a split file that is not open");
+	if (len == 0)
+		return 0;
+	rc = gfs_pwrite(w->part, buf, len, w->size, err);
+	if (rc)
+		return rc;
+	gfs_phash_update(w->hash, buf, len);
+	w->size += len;
+	return 0;
+}
+
+uint64_t
+gfs_split_part_size(const struct gfs_split_writer *w)
+{
+	return w ? w->size : 0;
+}
+
+/* ------------------------------------------------------------ finish */
+
+/* The lowest rank of node k writes loc.<k> for all of k's ranks. */
+static int
+write_locfile(struct gfs_split_writer *w, int k, const uint64_t *sz_hash,
+	      struct gfs_error *err)
+{
+	struct gfs_locfile lf;
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	char *path = NULL;
+	int r, rc;
+
+	memset(&lf, 0, sizeof(lf));
+	lf.nprocs = (uint32_t)w->nprocs;
+	lf.nnodes = (uint32_t)w->nnodes;
+	lf.node = (uint32_t)k;
+	snprintf(lf.node_name, sizeof(lf.node_name), "%s",
+	    w->names[w->rank]);
+	lf.recs = calloc(w->nprocs, sizeof(*lf.recs));
+	if (lf.recs == NULL) {
+		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+		goto out;
+	}
+	/* views are borrowed, not copied: lf is never freed with
+	 * gfs_locfile_free() */
+	for (r = 0; r < w->nprocs; r++) {
+		struct gfs_locrec *rec;
+
+		if (w->node_of[r] != k)
+			continue;
+		rec = &lf.recs[lf.nrecs++];
+		rec->rank = (uint32_t)r;
+		rec->view = w->views[r];
+		rec->part_size = sz_hash[2 * r];
+		rec->part_hash = sz_hash[2 * r + 1];
+		snprintf(rec->host, sizeof(rec->host), "%s", w->names[r]);
+	}
+	rc = gfs_locfile_encode(&lf, &buf, &len, err);
+	if (rc)
+		goto out;
+	path = gfs_loc_path(w->tmp, k);
+	if (path == NULL) {
+		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+		goto out;
+	}
+	rc = write_meta(path, buf, len, w->sync, err);
+out:
+	free(path);
+	free(buf);
+	free(lf.recs);
+	return rc;
+}
+
+static int
+same_view(const struct gfs_view *a, const struct gfs_view *b)
+{
+	if (a->disp != b->disp || a->extent != b->extent ||
+	    a->size != b->size || a->end != b->end ||
+	    a->nblocks != b->nblocks)
+		return 0;
+	if (a->nblocks == 0)
+		return 1;
+	return memcmp(a->off, b->off, a->nblocks * sizeof(*a->off)) == 0 &&
+	    memcmp(a->len, b->len, a->nblocks * sizeof(*a->len)) == 0;
+}
+
+/*
+ * Rank 0: read everything back through the reader (which checks the
+ * marker, every location file and every part's size) and compare with
+ * what the ranks reported.  Nothing is renamed into place unverified.
+ */
+static int
+verify(struct gfs_split_writer *w, const struct gfs_marker *m,
+       const uint64_t *sz_hash, struct gfs_error *err)
+{
+	struct gfs_layout *l = NULL;
+	struct gfs_error lerr;
+	int r, rc;
+
+	gfs_error_clear(&lerr);
+	rc = gfs_layout_open(w->tmp, &l, &lerr);
+	if (rc)
+		return gfs_error_set(err, rc,
+		    "cannot commit '%s': read-back check failed: %s", w->dst,
+		    lerr.msg);
+	rc = 0;
+	if (l->nprocs != w->nprocs || l->nnodes != w->nnodes ||
+	    l->marker.logical_size != m->logical_size ||
+	    l->marker.seg_size != m->seg_size ||
+	    strcmp(l->marker.layout, m->layout) != 0) {
+		rc = gfs_error_set(err, GFS_ECORRUPT,
+		    "cannot commit '%s': the marker reads back differently "
+		    "from what was written", w->dst);
+		goto out;
+	}
+	for (r = 0; r < w->nprocs; r++) {
+		if (l->part_size[r] != sz_hash[2 * r] ||
+		    l->part_hash[r] != sz_hash[2 * r + 1] ||
+		    l->node_of[r] != w->node_of[r] ||
+		    !same_view(&l->views[r], &w->views[r])) {
+			rc = gfs_error_set(err, GFS_ECORRUPT,
+			    "cannot commit '%s': the record of rank %d reads "
+			    "back differently from what was written", w->dst,
+			    r);
+			goto out;
+		}
+	}
+out:
+	gfs_layout_close(l);
+	return rc;
+}
+
+/* Rank 0: the rename that makes DST appear, replacing an old one only
+ * with force. */
+static int
+install(struct gfs_split_writer *w, struct gfs_error *err)
+{
+	struct gfs_stat st;
+	struct gfs_error serr;
+	char *old = NULL;
+	int rc;
+
+	gfs_error_clear(&serr);
+	rc = gfs_stat(w->dst, &st, &serr);
+	if (rc == GFS_ENOENT)
+		return gfs_rename(w->tmp, w->dst, err);
+	if (rc)
+		return gfs_error_set(err, rc, "%s", serr.msg);
+	rc = check_replaceable(w, &st, err);
+	if (rc)
+		return rc;
+	old = xasprintf("%s.%s.gfsplit-old.%ld.%lld", w->prefix, w->base,
+	    (long)getpid(), (long long)time(NULL));
+	if (old == NULL)
+		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	rc = gfs_rename(w->dst, old, err);
+	if (rc)
+		goto out;
+	rc = gfs_rename(w->tmp, w->dst, err);
+	if (rc) {
+		gfs_error_clear(&serr);
+		gfs_rename(old, w->dst, &serr);
+		goto out;
+	}
+	/* committed: the old DST is garbage now, and failing to remove it
+	 * does not undo the commit */
+	gfs_error_clear(&serr);
+	remove_split(old, &serr);
+out:
+	free(old);
+	return rc;
+}
+
+static int
+commit(struct gfs_split_writer *w, uint64_t lsize, const uint64_t *sz_hash,
+       struct gfs_error *err)
+{
+	struct gfs_marker m;
+	struct gfs_error xerr;
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	char *path = NULL;
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	m.version = GFS_FORMAT_VERSION;
+	m.nprocs = (uint32_t)w->nprocs;
+	m.nnodes = (uint32_t)w->nnodes;
+	m.logical_size = lsize;
+	m.seg_size = w->seg_size;
+	m.ctime = (int64_t)time(NULL);
+	snprintf(m.layout, sizeof(m.layout), "%s", w->layout);
+	rc = gfs_marker_encode(&m, &buf, &len, err);
+	if (rc)
+		goto out;
+	path = gfs_marker_path(w->tmp);
+	if (path == NULL) {
+		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+		goto out;
+	}
+	rc = write_meta(path, buf, len, w->sync, err);
+	if (rc)
+		goto out;
+	gfs_error_clear(&xerr);
+	rc = gfs_setxattr(w->tmp, GFS_XATTR_NAME, "1", 1, &xerr);
+	if (rc == GFS_ENOTSUP)
+		rc = 0;
+	else if (rc) {
+		rc = gfs_error_set(err, rc, "%s", xerr.msg);
+		goto out;
+	}
+	rc = verify(w, &m, sz_hash, err);
+	if (rc)
+		goto out;
+	rc = install(w, err);
+	if (rc == 0)
+		w->tmp_made = 0;
+out:
+	free(path);
+	free(buf);
+	return rc;
+}
+
+int
+gfs_split_finish(struct gfs_split_writer *w, int rc, uint64_t logical_size,
+		 struct gfs_error *err)
+{
+	struct gfs_error cerr;
+	uint64_t lsize = 0, mine[2], *sz_hash = NULL, below;
+	int mrc, r, k, crc;
+
+	if (w == NULL)
+		return gfs_error_set(err, GFS_EINVAL,
+		    "finish of a split file that is not open");
+	rc = gfs_agree(w->comm, rc, err);
+	if (rc)
+		goto abort;
+
+	/* the part is complete: its size and checksum are final */
+	if (w->sync)
+		rc = gfs_fsync(w->part, err);
+	gfs_error_clear(&cerr);
+	crc = gfs_close(w->part, rc ? &cerr : err);
+	w->part = NULL;
+	if (rc == 0)
+		rc = crc;
+	mine[0] = w->size;
+	mine[1] = gfs_phash_final(w->hash);
+	sz_hash = malloc(2 * sizeof(*sz_hash) * (size_t)w->nprocs);
+	if (sz_hash == NULL && rc == 0)
+		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	rc = gfs_agree(w->comm, rc, err);
+	if (rc)
+		goto abort;
+	mrc = MPI_Allreduce(&logical_size, &lsize, 1, MPI_UINT64_T, MPI_MAX,
+	    w->comm);
+	if (mrc == MPI_SUCCESS)
+		mrc = MPI_Allgather(mine, 2, MPI_UINT64_T, sz_hash, 2,
+		    MPI_UINT64_T, w->comm);
+	rc = gfs_mpi_check(mrc, "cannot exchange part sizes", err);
+	/* a part longer than its view below the logical size would be
+	 * rejected by every reader: refuse to commit it */
+	below = gfs_view_bytes_below(&w->views[w->rank], lsize);
+	if (rc == 0 && w->size > below)
+		rc = gfs_error_set(err, GFS_EINVAL,
+		    "part.%d: %llu bytes written but the view of rank %d "
+		    "holds only %llu below the logical size %llu", w->rank,
+		    (unsigned long long)w->size, w->rank,
+		    (unsigned long long)below, (unsigned long long)lsize);
+	rc = gfs_agree(w->comm, rc, err);
+	if (rc)
+		goto abort;
+
+	/* location files: one per node, by the node's lowest rank */
+	k = w->node_of[w->rank];
+	for (r = 0; r < w->rank; r++)
+		if (w->node_of[r] == k)
+			break;
+	if (r == w->rank)
+		rc = write_locfile(w, k, sz_hash, err);
+	rc = gfs_agree(w->comm, rc, err);
+	if (rc)
+		goto abort;
+
+	/* marker, read-back, rename: the commit */
+	if (w->rank == 0)
+		rc = commit(w, lsize, sz_hash, err);
+	rc = gfs_agree(w->comm, rc, err);
+	if (rc)
+		goto abort;
+	/* DST is in place: nothing of ours to remove any more */
+	w->part_made = 0;
+	goto out;
+abort:
+	abort_all(w);
+out:
+	free(sz_hash);
+	free_writer(w);
+	return rc;
+}
