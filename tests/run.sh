@@ -35,6 +35,7 @@ selected() {
 run_one() {
 	name=$1; shift
 	log="$LOGDIR/$name.log"
+	mkdir -p "$(dirname "$log")"
 	start=$(date +%s)
 	timeout -k 10 "$LIMIT" "$@" >"$log" 2>&1
 	rc=$?

@@ -1,0 +1,712 @@
+/*
+ * test_view.c - views and the global <-> local mapping against a
+ * brute-force byte map.  No MPI_Init: views are plain data.
+ *
+ * For each view, every byte g of a window is classified by the definition
+ * (disp <= g < end and (g - disp) mod extent inside a block), and every
+ * answer of local/bytes_below/lookup/global/extents is compared with what
+ * that byte map says.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "view_impl.h"
+
+static int ntest, nfail;
+
+static void
+report(int okay, const char *fmt, ...)
+{
+	va_list ap;
+
+	ntest++;
+	if (!okay)
+		nfail++;
+	printf("%s %d - ", okay ? "ok" : "not ok", ntest);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+/* first failure of a group, printed as a TAP diagnostic */
+static int group_fail;
+
+static int
+check(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cond)
+		return 1;
+	if (group_fail++ == 0) {
+		printf("# ");
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		putchar('\n');
+	}
+	return 0;
+}
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t
+rnd(uint64_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return n ? rng % n : 0;
+}
+
+/* ------------------------------------------------------ brute force */
+
+/* membership straight from the definition, with the caller's blocks */
+struct model {
+	uint64_t disp, extent, end;
+	unsigned char *tile;		/* [extent] 1 if in a block */
+};
+
+static int
+model_has(const struct model *m, uint64_t g)
+{
+	if (g < m->disp || g >= m->end || m->extent == 0)
+		return 0;
+	return m->tile[(g - m->disp) % m->extent];
+}
+
+struct piece {
+	uint64_t g, l, n;
+};
+
+struct pieces {
+	struct piece p[1 << 16];
+	int n, stop_after;
+};
+
+static int
+collect(void *ctx, uint64_t g, uint64_t l, uint64_t n)
+{
+	struct pieces *ps = ctx;
+
+	if (ps->n < (int)(sizeof(ps->p) / sizeof(ps->p[0])))
+		ps->p[ps->n] = (struct piece){ g, l, n };
+	ps->n++;
+	if (ps->stop_after > 0 && ps->n >= ps->stop_after)
+		return 7;
+	return 0;
+}
+
+/*
+ * Compare view v with model m over [base, base + w).  lbase is the local
+ * offset at base (from the view itself for far windows; 0 for base 0, where
+ * it is checked by construction).
+ */
+static void
+compare(const struct gfs_view *v, const struct model *m, uint64_t base,
+	uint64_t w, const char *what)
+{
+	uint64_t *pre = malloc((w + 1) * sizeof(*pre));
+	uint64_t *run = malloc((w + 1) * sizeof(*run));
+	uint64_t i, j, lbase = gfs_view_local(v, base);
+	int t, r;
+
+	if (base == 0)
+		check(lbase == 0, "%s: local(0) = %llu", what,
+		      (unsigned long long)lbase);
+	pre[0] = lbase;
+	for (i = 0; i < w; i++)
+		pre[i + 1] = pre[i] + model_has(m, base + i);
+	/* run[i]: bytes from i with the same membership, within the window */
+	for (i = w; i-- > 0;)
+		run[i] = i + 1 < w && model_has(m, base + i) ==
+				      model_has(m, base + i + 1) ? run[i + 1] + 1 : 1;
+
+	for (i = 0; i < w; i++) {
+		uint64_t g = base + i, loff, count, want_count;
+		int in = model_has(m, g);
+
+		if (!check(gfs_view_local(v, g) == pre[i],
+			   "%s: local(%llu) = %llu, want %llu", what,
+			   (unsigned long long)g,
+			   (unsigned long long)gfs_view_local(v, g),
+			   (unsigned long long)pre[i]))
+			break;
+		check(gfs_view_bytes_below(v, g) == pre[i],
+		      "%s: bytes_below(%llu)", what, (unsigned long long)g);
+		r = gfs_view_lookup(v, g, &loff, &count);
+		if (!check(r == in, "%s: lookup(%llu) says %d, want %d", what,
+			   (unsigned long long)g, r, in))
+			break;
+		check(loff == pre[i], "%s: lookup(%llu) loff %llu want %llu",
+		      what, (unsigned long long)g, (unsigned long long)loff,
+		      (unsigned long long)pre[i]);
+		/* run of equal membership (in: bytes; out: gap) */
+		want_count = run[i];
+		j = i + run[i];
+		if (j < w) {
+			check(count == want_count,
+			      "%s: lookup(%llu) count %llu want %llu", what,
+			      (unsigned long long)g, (unsigned long long)count,
+			      (unsigned long long)want_count);
+		} else {
+			/* the run leaves the window: at least that long */
+			check(count >= want_count,
+			      "%s: lookup(%llu) count %llu < %llu", what,
+			      (unsigned long long)g, (unsigned long long)count,
+			      (unsigned long long)want_count);
+			if (!in && count != UINT64_MAX && g + count >= g)
+				check(model_has(m, g + count),
+				      "%s: lookup(%llu) next %llu not in view",
+				      what, (unsigned long long)g,
+				      (unsigned long long)(g + count));
+			if (!in && count == UINT64_MAX)
+				check(m->end <= base + w ||
+				      v->nblocks == 0,
+				      "%s: lookup(%llu) says no next byte", what,
+				      (unsigned long long)g);
+		}
+		if (in)
+			check(gfs_view_global(v, pre[i]) == g,
+			      "%s: global(%llu) = %llu want %llu", what,
+			      (unsigned long long)pre[i],
+			      (unsigned long long)gfs_view_global(v, pre[i]),
+			      (unsigned long long)g);
+	}
+	/* past a bounded end there are no more view bytes */
+	if (m->end <= base + w && m->end >= base)
+		check(gfs_view_global(v, pre[w]) == UINT64_MAX,
+		      "%s: global(total %llu) = %llu", what,
+		      (unsigned long long)pre[w],
+		      (unsigned long long)gfs_view_global(v, pre[w]));
+
+	/* extents of random ranges with random local limits */
+	for (t = 0; t < 40 && w > 0; t++) {
+		static struct pieces ps;
+		uint64_t a = rnd(w), b = a + rnd(w - a + 1);
+		uint64_t lmax = t % 3 == 0 ? UINT64_MAX :
+				pre[0] + rnd(pre[w] - pre[0] + 2);
+		uint64_t exp_g = 0, exp_l = 0, exp_n = 0;
+		int k = 0, okay = 1;
+
+		ps.n = 0;
+		ps.stop_after = t % 7 == 6 ? 1 : 0;
+		r = gfs_view_extents(v, base + a, base + b, lmax, collect, &ps);
+		/* walk the byte map and compare piece by piece */
+		for (i = a; i <= b && okay; i++) {
+			int take = i < b && model_has(m, base + i) &&
+				   pre[i] < lmax;
+
+			if (take && exp_n > 0 && exp_g + exp_n == base + i) {
+				exp_n++;
+				continue;
+			}
+			if (exp_n > 0) {
+				if (ps.stop_after && k >= 1)
+					break;
+				okay = check(k < ps.n && ps.p[k].g == exp_g &&
+					     ps.p[k].l == exp_l &&
+					     ps.p[k].n == exp_n,
+					     "%s: extents [%llu,%llu) lmax %llu piece %d: got (%llu,%llu,%llu) want (%llu,%llu,%llu)",
+					     what, (unsigned long long)(base + a),
+					     (unsigned long long)(base + b),
+					     (unsigned long long)lmax, k,
+					     k < ps.n ? (unsigned long long)ps.p[k].g : 0ull,
+					     k < ps.n ? (unsigned long long)ps.p[k].l : 0ull,
+					     k < ps.n ? (unsigned long long)ps.p[k].n : 0ull,
+					     (unsigned long long)exp_g,
+					     (unsigned long long)exp_l,
+					     (unsigned long long)exp_n);
+				k++;
+				exp_n = 0;
+			}
+			if (take) {
+				exp_g = base + i;
+				exp_l = pre[i];
+				exp_n = 1;
+			}
+		}
+		if (!okay)
+			break;
+		check(ps.n == k, "%s: extents [%llu,%llu) gave %d pieces, want %d",
+		      what, (unsigned long long)(base + a),
+		      (unsigned long long)(base + b), ps.n, k);
+		if (ps.stop_after)
+			check(r == (k > 0 ? 7 : 0),
+			      "%s: extents stop returned %d", what, r);
+		else
+			check(r == 0, "%s: extents returned %d", what, r);
+	}
+	free(pre);
+	free(run);
+}
+
+/* Build a view and a model from the same raw blocks. */
+static int
+build(struct gfs_view *v, struct model *m, uint64_t disp, uint64_t extent,
+      uint64_t end, uint64_t n, const uint64_t *off, const uint64_t *len)
+{
+	struct gfs_error err = { 0 };
+	uint64_t i, j;
+	int rc;
+
+	rc = gfs_view_init(v, disp, extent, end, n, off, len, &err);
+	if (rc != 0) {
+		printf("# gfs_view_init: %s\n", err.msg);
+		return rc;
+	}
+	m->disp = disp;
+	m->extent = extent;
+	m->end = end;
+	m->tile = calloc(extent ? extent : 1, 1);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < len[i]; j++)
+			m->tile[off[i] + j] = 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------- tests */
+
+/* Seed Table 1: three ranks, extent 48, zero-length padding blocks. */
+static const uint64_t t1_len0[] = { 4, 4, 4, 0 };
+static const uint64_t t1_off0[] = { 0, 12, 36, 48 };
+static const uint64_t t1_len1[] = { 0, 8, 4, 4, 4, 0 };
+static const uint64_t t1_off1[] = { 0, 4, 16, 28, 40, 48 };
+static const uint64_t t1_len2[] = { 0, 8, 4, 4 };
+static const uint64_t t1_off2[] = { 0, 20, 32, 44 };
+
+static void
+test_table1(void)
+{
+	const uint64_t *offs[3] = { t1_off0, t1_off1, t1_off2 };
+	const uint64_t *lens[3] = { t1_len0, t1_len1, t1_len2 };
+	const uint64_t nb[3] = { 4, 6, 4 };
+	const uint64_t size[3] = { 12, 20, 16 }, merged[3] = { 3, 4, 3 };
+	struct gfs_view v[3];
+	struct model m[3];
+	uint64_t g, loff, count;
+	int r, owners, okay = 1;
+
+	group_fail = 0;
+	for (r = 0; r < 3; r++) {
+		if (build(&v[r], &m[r], 0, 48, GFS_VIEW_UNBOUNDED, nb[r],
+			  offs[r], lens[r]) != 0) {
+			report(0, "table 1 views build");
+			return;
+		}
+		check(v[r].size == size[r] && v[r].nblocks == merged[r] &&
+		      v[r].extent == 48,
+		      "table 1 rank %d: size %llu nblocks %llu", r,
+		      (unsigned long long)v[r].size,
+		      (unsigned long long)v[r].nblocks);
+		compare(&v[r], &m[r], 0, 48 * 4 + 5, "table 1");
+	}
+	/* the three views tile the file exactly once */
+	for (g = 0; g < 48 * 3; g++) {
+		for (r = 0, owners = 0; r < 3; r++)
+			owners += gfs_view_lookup(&v[r], g, &loff, &count);
+		okay &= check(owners == 1, "table 1: byte %llu has %d owners",
+			      (unsigned long long)g, owners);
+	}
+	/* Figure 6 by hand: rank 1, global 66 = tile 1, offset 18 in the
+	 * block [16, 20): local 20 + 8 + 2, 2 bytes left */
+	r = gfs_view_lookup(&v[1], 66, &loff, &count);
+	check(r == 1 && loff == 30 && count == 2,
+	      "table 1: rank 1 lookup(66) = %d %llu %llu", r,
+	      (unsigned long long)loff, (unsigned long long)count);
+	/* rank 2, global 47 ends tile 0; tile 1 starts with a gap */
+	r = gfs_view_lookup(&v[2], 47, &loff, &count);
+	check(r == 1 && loff == 15 && count == 1,
+	      "table 1: rank 2 lookup(47) = %d %llu %llu", r,
+	      (unsigned long long)loff, (unsigned long long)count);
+	report(group_fail == 0 && okay,
+	       "seed table 1 views: sizes, merge, map and exact tiling");
+	for (r = 0; r < 3; r++) {
+		gfs_view_free(&v[r]);
+		free(m[r].tile);
+	}
+}
+
+/* random blocks in a tile, passed shuffled, split and padded with zeros */
+static void
+random_view(struct gfs_view *v, struct model *m, uint64_t disp,
+	    uint64_t extent, uint64_t end)
+{
+	uint64_t off[600], len[600], n = 0, i, density = 1 + rnd(9);
+	unsigned char *bit = calloc(extent, 1);
+
+	for (i = 0; i < extent; i++)
+		bit[i] = rnd(10) < density;
+	for (i = 0; i < extent && n < 590;) {
+		uint64_t j;
+
+		if (!bit[i]) {
+			i++;
+			continue;
+		}
+		for (j = i; j < extent && bit[j]; j++)
+			;
+		/* split some runs in two, so that init has to merge */
+		if (j - i > 1 && rnd(3) == 0) {
+			uint64_t cut = i + 1 + rnd(j - i - 1);
+
+			off[n] = i; len[n++] = cut - i;
+			off[n] = cut; len[n++] = j - cut;
+		} else {
+			off[n] = i; len[n++] = j - i;
+		}
+		if (rnd(4) == 0) {
+			off[n] = rnd(extent + 1);
+			len[n++] = 0;
+		}
+		i = j;
+	}
+	for (i = n; i > 1; i--) {
+		uint64_t k = rnd(i), t;
+
+		t = off[i - 1]; off[i - 1] = off[k]; off[k] = t;
+		t = len[i - 1]; len[i - 1] = len[k]; len[k] = t;
+	}
+	free(bit);
+	if (build(v, m, disp, extent, end, n, off, len) != 0) {
+		memset(v, 0, sizeof(*v));
+		m->tile = NULL;
+	}
+}
+
+static void
+test_random(void)
+{
+	int t, fails_before;
+
+	group_fail = 0;
+	for (t = 0; t < 600; t++) {
+		struct gfs_view v, c;
+		struct model m;
+		struct gfs_error err = { 0 };
+		uint64_t disp = rnd(50), extent = 1 + rnd(t % 5 == 0 ? 300 : 64);
+		uint64_t w = disp + extent * (2 + rnd(5)) + rnd(20);
+		uint64_t end = t % 2 ? GFS_VIEW_UNBOUNDED : disp + rnd(w - disp);
+
+		random_view(&v, &m, disp, extent, end);
+		if (m.tile == NULL) {
+			check(0, "random view %d did not build", t);
+			continue;
+		}
+		fails_before = group_fail;
+		compare(&v, &m, 0, w, "random");
+		/* a copy answers the same */
+		if (gfs_view_copy(&c, &v, &err) == 0) {
+			compare(&c, &m, 0, w, "random copy");
+			gfs_view_free(&c);
+		} else {
+			check(0, "copy: %s", err.msg);
+		}
+		if (group_fail != fails_before)
+			printf("# view %d: disp %llu extent %llu end %llu nblocks %llu\n",
+			       t, (unsigned long long)disp,
+			       (unsigned long long)extent,
+			       (unsigned long long)end,
+			       (unsigned long long)v.nblocks);
+		gfs_view_free(&v);
+		free(m.tile);
+	}
+	report(group_fail == 0,
+	       "600 random views: local, bytes_below, lookup, global, extents vs byte map");
+}
+
+/* Views close to 2^64: tile sums saturate instead of wrapping. */
+static void
+test_far(void)
+{
+	int t;
+
+	group_fail = 0;
+	for (t = 0; t < 100; t++) {
+		struct gfs_view v;
+		struct model m;
+		uint64_t extent = 1 + rnd(64);
+		uint64_t disp = UINT64_MAX - rnd(2000) - 1;
+		uint64_t base = disp - rnd(100);
+		uint64_t w = UINT64_MAX - base;	/* up to the last byte */
+		uint64_t end = t % 2 ? GFS_VIEW_UNBOUNDED :
+				disp + rnd(UINT64_MAX - disp);
+
+		if (w > 3000)
+			w = 3000;
+		random_view(&v, &m, disp, extent, end);
+		if (m.tile == NULL) {
+			check(0, "far view %d did not build", t);
+			continue;
+		}
+		compare(&v, &m, base, w, "far");
+		gfs_view_free(&v);
+		free(m.tile);
+	}
+	report(group_fail == 0, "100 views near 2^64: no wrap-around");
+}
+
+/*
+ * Views of thousands of blocks, spread evenly or bunched up, so that the
+ * search's guess (offset / extent * nblocks) is right, a little off, or
+ * far off in either direction.
+ */
+static void
+test_large(void)
+{
+	static const char *const shape[] = {
+		"even", "bunched at the start", "bunched at the end",
+		"two bunches", "geometric gaps",
+	};
+	int t;
+
+	group_fail = 0;
+	for (t = 0; t < 10; t++) {
+		int kind = t % 5;
+		uint64_t n = 1000 + rnd(4000), extent = 40000 + rnd(20000);
+		uint64_t *off = malloc(n * sizeof(*off));
+		uint64_t *len = malloc(n * sizeof(*len));
+		uint64_t i, pos = 0, disp = rnd(100);
+		struct gfs_view v;
+		struct model m;
+		char what[80];
+
+		for (i = 0; i < n; i++) {
+			uint64_t gap = 1 + rnd(3);
+
+			switch (kind) {
+			case 0:
+				gap = extent / n - 2;
+				break;
+			case 2:
+				if (i == 0)
+					gap = extent - 5 * n;
+				break;
+			case 3:
+				if (i == n / 2)
+					gap = extent / 2;
+				break;
+			case 4:
+				gap = 1 + (i * i) / (n * n / 8 + 1);
+				break;
+			}
+			pos += gap;
+			off[i] = pos;
+			len[i] = 1;
+			pos += 1;
+		}
+		if (pos > extent)
+			extent = pos + 1;
+		snprintf(what, sizeof(what), "%llu blocks %s",
+			 (unsigned long long)n, shape[kind]);
+		if (build(&v, &m, disp, extent, GFS_VIEW_UNBOUNDED, n, off,
+			  len) == 0) {
+			compare(&v, &m, 0, disp + 2 * extent + 7, what);
+			gfs_view_free(&v);
+			free(m.tile);
+		} else {
+			check(0, "%s did not build", what);
+		}
+		free(off);
+		free(len);
+	}
+	report(group_fail == 0,
+	       "views of thousands of blocks, even and skewed: map vs byte map");
+}
+
+static void
+test_layouts(void)
+{
+	static const struct { uint64_t total, chunk; int n; } cc[] = {
+		{ 100, 30, 4 }, { 100, 30, 5 }, { 100, 25, 4 }, { 7, 1, 9 },
+		{ 0, 0, 3 }, { 0, 10, 2 }, { 1000, 1000, 1 }, { 1000, 400, 3 },
+	};
+	static const struct { uint64_t total, block; int n; } cy[] = {
+		{ 100, 7, 3 }, { 100, 1, 4 }, { 5, 10, 3 }, { 96, 8, 4 },
+		{ GFS_VIEW_UNBOUNDED, 16, 3 }, { 1000, 1000, 1 },
+		{ GFS_VIEW_UNBOUNDED, 5, 1 },
+	};
+	struct gfs_error err = { 0 };
+	size_t c;
+	int r;
+
+	group_fail = 0;
+	for (c = 0; c < GFS_ARRAY_SIZE(cc); c++) {
+		uint64_t g, total = 0;
+		struct gfs_view v[9];
+
+		for (r = 0; r < cc[c].n; r++) {
+			if (gfs_view_contiguous(&v[r], r, cc[c].n, cc[c].total,
+						cc[c].chunk, &err) != 0) {
+				check(0, "contiguous: %s", err.msg);
+				return;
+			}
+			total += gfs_view_total(&v[r]);
+			check(v[r].nblocks == 0 || v[r].disp == r * cc[c].chunk,
+			      "contiguous rank %d disp %llu", r,
+			      (unsigned long long)v[r].disp);
+		}
+		check(total == cc[c].total,
+		      "contiguous %llu/%llu: totals sum to %llu",
+		      (unsigned long long)cc[c].total,
+		      (unsigned long long)cc[c].chunk,
+		      (unsigned long long)total);
+		for (g = 0; g < cc[c].total + 5; g++) {
+			for (r = 0; r < cc[c].n; r++) {
+				uint64_t loff, count;
+				int owner = cc[c].chunk ? (int)(g / cc[c].chunk) : -1;
+				int want = g < cc[c].total && owner == r;
+				int got = gfs_view_lookup(&v[r], g, &loff, &count);
+
+				check(got == want, "contiguous %llu/%llu/%d: rank %d byte %llu: %d",
+				      (unsigned long long)cc[c].total,
+				      (unsigned long long)cc[c].chunk,
+				      cc[c].n, r, (unsigned long long)g, got);
+				if (want)
+					check(loff == g - r * cc[c].chunk &&
+					      count == GFS_MIN((r + 1) * cc[c].chunk,
+							       cc[c].total) - g,
+					      "contiguous: rank %d byte %llu loff %llu count %llu",
+					      r, (unsigned long long)g,
+					      (unsigned long long)loff,
+					      (unsigned long long)count);
+			}
+		}
+		for (r = 0; r < cc[c].n; r++)
+			gfs_view_free(&v[r]);
+	}
+	report(group_fail == 0, "contiguous layout: owners, local offsets, totals");
+
+	group_fail = 0;
+	for (c = 0; c < GFS_ARRAY_SIZE(cy); c++) {
+		uint64_t g, lim = GFS_MIN(cy[c].total, (uint64_t)400);
+
+		for (r = 0; r < cy[c].n; r++) {
+			struct gfs_view v;
+			uint64_t mine = 0;
+
+			if (gfs_view_cyclic(&v, r, cy[c].n, cy[c].block,
+					    cy[c].total, &err) != 0) {
+				check(0, "cyclic: %s", err.msg);
+				return;
+			}
+			for (g = 0; g < lim + 5; g++) {
+				uint64_t loff, count;
+				int want = g < cy[c].total &&
+					   (g / cy[c].block) % cy[c].n == (uint64_t)r;
+				int got = gfs_view_lookup(&v, g, &loff, &count);
+
+				check(got == want, "cyclic %llu/%llu/%d: rank %d byte %llu: %d",
+				      (unsigned long long)cy[c].total,
+				      (unsigned long long)cy[c].block,
+				      cy[c].n, r, (unsigned long long)g, got);
+				if (got)
+					check(loff == mine,
+					      "cyclic: rank %d byte %llu loff %llu want %llu",
+					      r, (unsigned long long)g,
+					      (unsigned long long)loff,
+					      (unsigned long long)mine);
+				mine += want;
+			}
+			if (cy[c].total <= lim)
+				check(gfs_view_total(&v) == mine,
+				      "cyclic: rank %d total %llu want %llu", r,
+				      (unsigned long long)gfs_view_total(&v),
+				      (unsigned long long)mine);
+			gfs_view_free(&v);
+		}
+	}
+	/* one rank, unbounded: a single run that never ends */
+	{
+		struct gfs_view v;
+		uint64_t loff, count;
+
+		gfs_view_cyclic(&v, 0, 1, 5, GFS_VIEW_UNBOUNDED, &err);
+		check(gfs_view_lookup(&v, 12, &loff, &count) == 1 &&
+		      loff == 12 && count == UINT64_MAX - 12,
+		      "cyclic n=1: count %llu", (unsigned long long)count);
+		gfs_view_free(&v);
+	}
+	report(group_fail == 0, "cyclic layout: owners and local offsets");
+}
+
+static void
+test_invalid(void)
+{
+	static const struct {
+		uint64_t disp, extent, end, n, off[3], len[3];
+		const char *why, *expect;
+	} bad[] = {
+		{ 0, 16, GFS_VIEW_UNBOUNDED, 2, { 0, 4 }, { 8, 8 }, "overlap", "overlap" },
+		{ 0, 16, GFS_VIEW_UNBOUNDED, 2, { 4, 0 }, { 8, 8 }, "overlap unsorted", "overlap" },
+		{ 0, 16, GFS_VIEW_UNBOUNDED, 1, { 8 }, { 9 }, "past extent", "outside the extent" },
+		{ 0, 16, GFS_VIEW_UNBOUNDED, 1, { 16 }, { 1 }, "at extent", "outside the extent" },
+		{ 0, 16, GFS_VIEW_UNBOUNDED, 1, { 1 }, { UINT64_MAX }, "wrapping length", "outside the extent" },
+		{ 0, 0, GFS_VIEW_UNBOUNDED, 1, { 0 }, { 1 }, "extent 0", "extent 0" },
+		{ 10, 16, 9, 1, { 0 }, { 4 }, "end below disp", "below the displacement" },
+	};
+	struct gfs_error err;
+	struct gfs_view v;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < GFS_ARRAY_SIZE(bad); i++) {
+		memset(&err, 0, sizeof(err));
+		rc = gfs_view_init(&v, bad[i].disp, bad[i].extent, bad[i].end,
+				   bad[i].n, bad[i].off, bad[i].len, &err);
+		report(rc == GFS_EINVAL && err.code == GFS_EINVAL &&
+		       strstr(err.msg, bad[i].expect) != NULL &&
+		       v.nblocks == 0 && v.off == NULL,
+		       "rejects %s: \"%s\"", bad[i].why, err.msg);
+		gfs_view_free(&v);
+	}
+	/* legal corner cases: empty views and zero-length blocks only */
+	memset(&err, 0, sizeof(err));
+	{
+		uint64_t z[2] = { 0, 16 }, zl[2] = { 0, 0 }, loff, count;
+
+		rc = gfs_view_init(&v, 5, 0, 5, 0, NULL, NULL, &err);
+		report(rc == 0 && v.nblocks == 0 && gfs_view_local(&v, 100) == 0 &&
+		       gfs_view_lookup(&v, 3, &loff, &count) == 0 &&
+		       count == UINT64_MAX && gfs_view_global(&v, 0) == UINT64_MAX,
+		       "empty view is legal and maps nothing");
+		gfs_view_free(&v);
+		rc = gfs_view_init(&v, 0, 16, GFS_VIEW_UNBOUNDED, 2, z, zl, &err);
+		report(rc == 0 && v.nblocks == 0 && v.size == 0,
+		       "zero-length blocks only (even at offset == extent) give an empty view");
+		gfs_view_free(&v);
+	}
+	memset(&err, 0, sizeof(err));
+	rc = gfs_view_contiguous(&v, 0, 2, 100, 0, &err);
+	report(rc == GFS_EINVAL && strstr(err.msg, "chunk") != NULL,
+	       "contiguous rejects chunk 0: \"%s\"", err.msg);
+	memset(&err, 0, sizeof(err));
+	rc = gfs_view_contiguous(&v, 2, 2, 100, 50, &err);
+	report(rc == GFS_EINVAL && strstr(err.msg, "rank 2 of 2") != NULL,
+	       "contiguous rejects rank out of range: \"%s\"", err.msg);
+	memset(&err, 0, sizeof(err));
+	rc = gfs_view_cyclic(&v, 0, 2, 0, 100, &err);
+	report(rc == GFS_EINVAL && strstr(err.msg, "block size 0") != NULL,
+	       "cyclic rejects block 0: \"%s\"", err.msg);
+	memset(&err, 0, sizeof(err));
+	rc = gfs_view_cyclic(&v, 0, 4, UINT64_MAX / 2, 100, &err);
+	report(rc == GFS_EINVAL && strstr(err.msg, "overflow") != NULL,
+	       "cyclic rejects an extent that overflows: \"%s\"", err.msg);
+}
+
+int
+main(void)
+{
+	test_table1();
+	test_random();
+	test_far();
+	test_large();
+	test_layouts();
+	test_invalid();
+	printf("1..%d\n", ntest);
+	return nfail != 0;
+}
