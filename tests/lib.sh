@@ -18,6 +18,8 @@ BIN=${BIN:-"$TOP/bin"}
 UNIT=${UNIT:-"$TOP/tests/unit"}
 export PATH="$BIN:$PATH"
 MPIEXEC=${MPIEXEC:-mpiexec}
+# The system python starts fast; a pyenv shim on PATH may take a second a call.
+if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
 # Hydra on one machine: fork the ranks locally, never ssh.
 export HYDRA_LAUNCHER=${HYDRA_LAUNCHER:-fork}
 # A hung test must fail, not stall CI: each MPI run gets this many seconds.

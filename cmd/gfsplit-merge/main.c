@@ -1,0 +1,128 @@
+/*
+ * gfsplit-merge - reassemble a split file into one ordinary file with any
+ * number of ranks:  mpiexec -n M gfsplit-merge [OPTIONS] SRC DST
+ *
+ * The options table below is the one source of truth: --help is made from
+ * it, and tests/cmd/options.sh checks the man page and the completions
+ * against --help.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <json-c/json.h>
+
+#include "core.h"
+#include "copy.h"
+
+static uint64_t opt_stripe = GFS_MERGE_STRIPE_DEFAULT;
+static uint64_t opt_buffer = GFS_COPY_BUFFER_DEFAULT;
+static int opt_no_verify, opt_force, opt_dry_run, opt_json, opt_sync;
+
+static const struct gfs_opt opts[] = {
+	{ "stripe-size", 0, GFS_OPT_SIZE, "SIZE",
+	  "output stripe dealt to one rank at a time (default 64M)",
+	  &opt_stripe },
+	{ "buffer-size", 0, GFS_OPT_SIZE, "SIZE",
+	  "transfer buffer, two per rank (default 8M)", &opt_buffer },
+	{ "no-verify", 0, GFS_OPT_FLAG, NULL,
+	  "do not check the part checksums", &opt_no_verify },
+	{ "force", 0, GFS_OPT_FLAG, NULL,
+	  "replace an existing DST, only once the new one is complete",
+	  &opt_force },
+	{ "dry-run", 0, GFS_OPT_FLAG, NULL,
+	  "print what each rank would write; write nothing", &opt_dry_run },
+	{ "json", 0, GFS_OPT_FLAG, NULL,
+	  "print a JSON summary on stdout", &opt_json },
+	{ "sync", 0, GFS_OPT_FLAG, NULL,
+	  "fsync DST before it is renamed into place", &opt_sync },
+	{ NULL, 0, 0, NULL, NULL, NULL }
+};
+
+static int
+run(int argc, char **argv, MPI_Comm comm)
+{
+	struct gfs_merge_args a = { 0 };
+	struct gfs_copy_result res;
+	struct gfs_error err = { 0 };
+	char line[512];
+	json_object *o;
+	int rank, r;
+
+	(void)argc;
+	MPI_Comm_rank(comm, &rank);
+	if (opt_stripe == 0 || opt_buffer == 0) {
+		if (rank == 0)
+			fprintf(stderr, "gfsplit-merge: option '--%s': size "
+			    "must be positive\nTry 'gfsplit-merge --help' for "
+			    "more information.\n",
+			    opt_stripe == 0 ? "stripe-size" : "buffer-size");
+		return 2;
+	}
+	a.src = argv[0];
+	a.dst = argv[1];
+	a.stripe_size = opt_stripe;
+	a.buffer_size = opt_buffer;
+	a.verify = !opt_no_verify;
+	a.force = opt_force;
+	a.dry_run = opt_dry_run;
+	a.sync = opt_sync;
+
+	if (gfs_merge(comm, &a, &res, &err) != 0) {
+		gfs_log_gfs_error(&err);
+		return 1;
+	}
+	if (rank == 0) {
+		if (opt_json) {
+			o = gfs_copy_result_json("gfsplit-merge", a.src, a.dst,
+						 &res, a.dry_run);
+			json_object_object_add(o, "writers",
+			    json_object_new_int(res.writers));
+			json_object_object_add(o, "stripe_size",
+			    json_object_new_int64((int64_t)a.stripe_size));
+			if (!a.dry_run) {
+				json_object_object_add(o, "verified",
+				    json_object_new_boolean(res.verified));
+				json_object_object_add(o, "data_bytes",
+				    json_object_new_int64(
+					(int64_t)res.data_bytes));
+			}
+			puts(json_object_to_json_string_ext(o,
+			    JSON_C_TO_STRING_PLAIN));
+			json_object_put(o);
+		} else if (a.dry_run) {
+			printf("dry run: would merge '%s' (%llu bytes, %d "
+			       "writers, layout %s) into '%s', %d ranks, "
+			       "stripes of %llu bytes\n", a.src,
+			       (unsigned long long)res.bytes, res.writers,
+			       res.layout, a.dst, res.ranks,
+			       (unsigned long long)a.stripe_size);
+			for (r = 0; r < res.ranks; r++)
+				printf("  %s\n", gfs_plan_line(&res.plan[r], r,
+				    "stripes", line, sizeof(line)));
+		}
+		if (!a.dry_run)
+			gfs_log_info("merged '%s' into '%s': %s%s", a.src,
+			    a.dst, gfs_copy_result_line(&res, line,
+			    sizeof(line)), res.verified ? ", checksums ok" :
+			    ", checksums not verified");
+	}
+	free(res.plan);
+	return 0;
+}
+
+static const struct gfs_cmd cmd = {
+	.name = "gfsplit-merge",
+	.usage = "[OPTIONS] SRC DST",
+	.summary = "Reassemble the split file SRC into the ordinary file DST "
+		   "with any number of MPI ranks.",
+	.opts = opts,
+	.min_args = 2,
+	.max_args = 2,
+	.uses_mpi = 1,
+	.run = run,
+};
+
+int
+main(int argc, char **argv)
+{
+	return gfs_cmd_main(&cmd, argc, argv);
+}

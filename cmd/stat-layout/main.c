@@ -1,0 +1,85 @@
+/*
+ * stat-layout - show and check the layout of a split file; runs without
+ * mpiexec:  stat-layout [--json] [--check] [--map OFFSET] SPLITFILE
+ *
+ * The options table below is the one source of truth: --help is made from
+ * it, and tests/cmd/options.sh checks the man page and the completions
+ * against --help.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <json-c/json.h>
+
+#include "core.h"
+#include "copy.h"
+
+#define UNSET UINT64_MAX
+
+static int opt_json, opt_check;
+static uint64_t opt_map = UNSET;
+
+static const struct gfs_opt opts[] = {
+	{ "json", 0, GFS_OPT_FLAG, NULL,
+	  "print one JSON object instead of text", &opt_json },
+	{ "check", 0, GFS_OPT_FLAG, NULL,
+	  "verify every checksum and invariant; exit 1 on any problem",
+	  &opt_check },
+	{ "map", 0, GFS_OPT_SIZE, "OFFSET",
+	  "tell which part and local offset hold global OFFSET", &opt_map },
+	{ NULL, 0, 0, NULL, NULL, NULL }
+};
+
+static int
+run(int argc, char **argv, MPI_Comm comm)
+{
+	struct gfs_statinfo_opts o = { 0 };
+	struct gfs_error err = { 0 };
+	json_object *info = NULL;
+	char *text;
+	int rc;
+
+	(void)argc;
+	(void)comm;
+	o.check = opt_check;
+	o.map = opt_map != UNSET;
+	o.map_offset = opt_map;
+	rc = gfs_statinfo(argv[0], &o, &info, &err);
+	if (info != NULL) {
+		if (opt_json) {
+			puts(json_object_to_json_string_ext(info,
+			    JSON_C_TO_STRING_PRETTY |
+			    JSON_C_TO_STRING_NOSLASHESCAPE));
+		} else {
+			text = gfs_statinfo_text(info);
+			if (text != NULL)
+				fputs(text, stdout);
+			else
+				gfs_log_error("out of memory");
+			free(text);
+		}
+		json_object_put(info);
+	}
+	if (rc) {
+		gfs_log_gfs_error(&err);
+		return 1;
+	}
+	return 0;
+}
+
+static const struct gfs_cmd cmd = {
+	.name = "stat-layout",
+	.usage = "[OPTIONS] SPLITFILE",
+	.summary = "Show the layout of a split file: writers, views, parts, "
+		   "coverage; map an offset; check it.",
+	.opts = opts,
+	.min_args = 1,
+	.max_args = 1,
+	.uses_mpi = 0,
+	.run = run,
+};
+
+int
+main(int argc, char **argv)
+{
+	return gfs_cmd_main(&cmd, argc, argv);
+}

@@ -1,0 +1,134 @@
+/*
+ * copy.h - the engines behind the commands: pcp-split (ordinary file ->
+ * split file), gfsplit-merge (split file -> ordinary file) and stat-layout
+ * (what a split file holds).  Included by libcore/ and cmd/ only.
+ *
+ * The copy engines are collective over comm: every rank calls them with the
+ * same arguments, every phase ends with gfs_agree(), and all ranks return the
+ * same verdict.  No engine prints; the commands turn the results below into
+ * text or JSON.
+ */
+#ifndef GFS_COPY_H
+#define GFS_COPY_H
+
+#include <stdint.h>
+#include <json-c/json.h>
+#include "gfsplit.h"
+
+/* defaults: bytes per buffer (two per rank), bytes per merge stripe */
+#define GFS_COPY_BUFFER_DEFAULT	(8u << 20)
+#define GFS_MERGE_STRIPE_DEFAULT (64u << 20)
+
+/* What one rank will do, as reported by --dry-run. */
+struct gfs_plan_rank {
+	uint64_t bytes;		/* logical bytes this rank moves */
+	uint64_t pieces;	/* split: view blocks; merge: output stripes */
+	uint64_t first;		/* first global offset (0 if nothing) */
+	uint64_t last;		/* one past the last global offset */
+};
+
+/*
+ * Outcome of a run, valid on rank 0 (and where noted on every rank) when
+ * the engine returns 0.
+ */
+struct gfs_copy_result {
+	uint64_t bytes;		/* logical size (every rank) */
+	int ranks;		/* processes that ran the copy */
+	int writers;		/* merge: ranks that wrote the split file */
+	char layout[32];	/* "contiguous", "cyclic:65536", ... */
+	double seconds;		/* wall time of the copy */
+	long max_rss_kib;	/* peak resident set, max over ranks */
+	double cpu_seconds;	/* user+system time, summed over ranks */
+	int verified;		/* merge: part checksums were checked */
+	uint64_t data_bytes;	/* merge: bytes written (holes excluded) */
+	/* dry run only: one entry per rank (rank 0 only; caller frees) */
+	struct gfs_plan_rank *plan;
+};
+
+struct gfs_split_args {
+	const char *src;
+	const char *dst;
+	uint64_t block_size;	/* 0: contiguous layout */
+	uint64_t buffer_size;	/* 0: GFS_COPY_BUFFER_DEFAULT */
+	int force;		/* replace an existing DST, at commit only */
+	int dry_run;		/* plan only: nothing is created */
+	int sync;		/* fsync before commit */
+};
+
+struct gfs_merge_args {
+	const char *src;
+	const char *dst;
+	uint64_t stripe_size;	/* 0: GFS_MERGE_STRIPE_DEFAULT */
+	uint64_t buffer_size;	/* 0: GFS_COPY_BUFFER_DEFAULT */
+	int verify;		/* check part checksums on the way */
+	int force;
+	int dry_run;
+	int sync;
+};
+
+/*
+ * Contiguous chunk for `size` bytes over `nprocs` ranks: ceil(size/nprocs)
+ * rounded up to 1 MiB when that is at least 1 MiB, else to 4 KiB (so a rank
+ * boundary never splits a page, nor a checksum segment for large files).
+ */
+uint64_t gfs_split_chunk(uint64_t size, int nprocs);
+
+/* Collective.  IN a; OUT res (see struct gfs_copy_result). */
+int gfs_pcp_split(MPI_Comm comm, const struct gfs_split_args *a,
+		  struct gfs_copy_result *res, struct gfs_error *err);
+
+/*
+ * Collective.  Output stripes of stripe_size bytes are dealt round-robin
+ * (stripe k to rank k mod M); holes of the layout stay holes in DST.  DST is
+ * written under a temporary sibling name and renamed into place only after
+ * every rank succeeded and the checksums matched.
+ */
+int gfs_merge(MPI_Comm comm, const struct gfs_merge_args *a,
+	      struct gfs_copy_result *res, struct gfs_error *err);
+
+/*
+ * Collective helper for both engines: fill res->max_rss_kib and
+ * res->cpu_seconds from getrusage() (max and sum over comm, at rank 0).
+ */
+int gfs_copy_usage(MPI_Comm comm, struct gfs_copy_result *res,
+		   struct gfs_error *err);
+
+/* The summary object of --json: command, src, dst, bytes, ranks, layout,
+ * seconds, bytes_per_sec, max_rss_kib, cpu_seconds (+ the plan on a dry
+ * run).  Caller puts it. */
+json_object *gfs_copy_result_json(const char *command, const char *src,
+				  const char *dst,
+				  const struct gfs_copy_result *res,
+				  int dry_run);
+
+/* One line for humans: "24.00 MiB in 0.12 s (200.0 MiB/s)". */
+const char *gfs_copy_result_line(const struct gfs_copy_result *res,
+				 char *buf, size_t len);
+/* One --dry-run line: "rank 1: 12.00 MiB in 3 blocks, [4194304, 16777216)";
+ * `what` names the pieces ("blocks", "stripes"). */
+const char *gfs_plan_line(const struct gfs_plan_rank *p, int rank,
+			  const char *what, char *buf, size_t len);
+
+/* ------------------------------------------- stat-layout (statinfo.c) */
+
+struct gfs_statinfo_opts {
+	int check;		/* verify every checksum and invariant */
+	int map;		/* locate map_offset */
+	uint64_t map_offset;
+};
+
+/*
+ * Describe split file `path` as one JSON object (no MPI): format, logical
+ * size, writers, nodes, per-rank views and parts, coverage, and the --map /
+ * --check results when asked (see man/stat-layout.1).  Returns 0, or
+ * GFS_ECORRUPT / GFS_ECHECKSUM when the check found problems (*out is then
+ * filled all the same), or another code when the split file cannot be read
+ * (*out NULL).  OUT *out: caller puts it.
+ */
+int gfs_statinfo(const char *path, const struct gfs_statinfo_opts *o,
+		 json_object **out, struct gfs_error *err);
+
+/* The human form of a gfs_statinfo() object (malloc'd, caller frees). */
+char *gfs_statinfo_text(json_object *info);
+
+#endif /* GFS_COPY_H */

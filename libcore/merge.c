@@ -1,0 +1,782 @@
+/*
+ * merge.c - the gfsplit-merge engine: reassemble a split file into one
+ * ordinary file with any number of ranks M.
+ *
+ * Data shipping (seed 002): the output is cut into stripes of stripe_size
+ * bytes dealt round-robin, stripe k to rank k mod M.  A rank maps each of its
+ * stripes, buffer by buffer, to extents of the parts, reads those (helper
+ * thread) and writes the data extents at their global offsets (this thread).
+ * Holes are skipped, so they stay holes in DST.
+ *
+ *   DST:    | s0 | s1 | s2 | s3 | s4 | ...      M = 2: s0 s2 s4 -> rank 0
+ *   s1:     [p2 ][p0    ][hole][p1 ]                   s1 s3    -> rank 1
+ *
+ * Verification without a second pass.  Part checksums are roots over fixed
+ * segments of seg_size bytes (splitfile.h).  A stripe maps to a contiguous
+ * local range [x, y) of every part it touches, and these ranges partition
+ * each part.  The rank reading [x, y) of part p hashes every segment that
+ * STARTS in [x, y); the last of them may run past y, and its missing bytes
+ * [y, segment end) are read from the part (not written):
+ *
+ *   part p:   |  seg 3  |  seg 4  |  seg 5  |
+ *                  x[=========stripe========)y
+ *                       ^ hashed here ^ hashed here, tail read extra
+ *
+ * so every segment is hashed exactly once, by one rank, in one piece.  At the
+ * end each (part, segment, hash) triple goes to rank part mod M, which checks
+ * that every segment is there once and compares the root with part_hash.
+ *
+ * Commit: DST is written under ".DST.gfsplit-tmp.<pid>" next to DST and
+ * renamed into place only after every rank succeeded and every checksum
+ * matched; on failure the temporary file is removed and DST is untouched.
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "core.h"
+#include "copy.h"
+#include "layout_impl.h"
+#include "pipe.h"
+#include "splitfile.h"
+#include "store.h"
+
+#define TAIL_BUF (256u << 10)	/* scratch for the bytes past a stripe */
+
+struct seghash {
+	uint64_t part;
+	uint64_t seg;
+	uint64_t hash;
+};
+
+/*
+ * A part touched by the current stripe and its segment being hashed.  A
+ * segment arrives in pieces (buffers, and the tail past the stripe), so it
+ * is hashed with the streaming XXH3, which gives the same value as the
+ * one-shot gfs_seg_hash() (XXH3_64bits) the writer used.
+ */
+struct open_part {
+	int part;
+	int open;		/* a segment started here is in progress */
+	uint64_t seg;		/* its index */
+	uint64_t segend;	/* its end (local offset, <= part size) */
+	uint64_t pos;		/* next local offset expected */
+	XXH3_state_t *st;
+};
+
+/* Extents of a produced chunk, kept until the chunk is consumed.  The pipe
+ * has two buffers, so a chunk is identified by its buffer. */
+struct chunk_map {
+	void *buf;
+	struct gfs_extent *ext;
+	size_t n;
+};
+
+struct merge_ctx {
+	const char *src;
+	struct gfs_layout *l;
+	struct gfs_file *out;
+	int rank, nranks;
+	uint64_t size, stripe, nstripes;
+	uint64_t k;			/* current stripe */
+	uint64_t g;			/* next global offset to produce */
+
+	int verify;
+	uint64_t seg_size;
+	int *slot_of;			/* [nprocs] index in op[] or -1 */
+	struct open_part *op;
+	int nop, capop;
+	struct seghash *sh;		/* segment hashes computed here */
+	size_t nsh, capsh;
+	unsigned char *tail;		/* TAIL_BUF scratch */
+
+	struct chunk_map map[2];
+	struct gfs_progress *prog;
+	uint64_t done, data_bytes;
+};
+
+/* ------------------------------------------------- segment hashing */
+
+static int
+add_seghash(struct merge_ctx *x, uint64_t part, uint64_t seg, uint64_t hash,
+	    struct gfs_error *err)
+{
+	struct seghash *n;
+	size_t cap;
+
+	if (x->nsh == x->capsh) {
+		cap = x->capsh ? 2 * x->capsh : 1024;
+		n = realloc(x->sh, cap * sizeof(*n));
+		if (n == NULL)
+			return gfs_error_set(err, GFS_ENOMEM,
+			    "out of memory for segment checksums");
+		x->sh = n;
+		x->capsh = cap;
+	}
+	x->sh[x->nsh++] = (struct seghash){ part, seg, hash };
+	return 0;
+}
+
+static int
+part_slot(struct merge_ctx *x, int part, uint64_t loff,
+	  struct open_part **out, struct gfs_error *err)
+{
+	struct open_part *p;
+	int cap;
+
+	if (x->slot_of[part] >= 0) {
+		*out = &x->op[x->slot_of[part]];
+		return 0;
+	}
+	if (x->nop == x->capop) {
+		cap = x->capop ? 2 * x->capop : 8;
+		p = realloc(x->op, (size_t)cap * sizeof(*p));
+		if (p == NULL)
+			return gfs_error_set(err, GFS_ENOMEM,
+			    "out of memory for checksum states");
+		memset(p + x->capop, 0, (size_t)(cap - x->capop) * sizeof(*p));
+		x->op = p;
+		x->capop = cap;
+	}
+	p = &x->op[x->nop];
+	if (p->st == NULL && (p->st = XXH3_createState()) == NULL)
+		return gfs_error_set(err, GFS_ENOMEM,
+				     "out of memory for checksum states");
+	p->part = part;
+	p->open = 0;
+	p->pos = loff;
+	x->slot_of[part] = x->nop++;
+	*out = p;
+	return 0;
+}
+
+/*
+ * Feed bytes [loff, loff+len) of `part`, read for the current stripe.
+ * Segments starting in this range are hashed; bytes of a segment that
+ * started before the stripe belong to another stripe's reader.
+ */
+static int
+hash_feed(struct merge_ctx *x, int part, uint64_t loff, const void *buf,
+	  uint64_t len, struct gfs_error *err)
+{
+	const unsigned char *p = buf;
+	uint64_t psize = x->l->part_size[part], seg = x->seg_size;
+	uint64_t q = loff, end = loff + len, n;
+	struct open_part *o = NULL;
+	int rc;
+
+	rc = part_slot(x, part, loff, &o, err);
+	if (rc)
+		return rc;
+	if (o->pos != loff)
+		return gfs_error_set(err, GFS_ECORRUPT,
+		    "%s/part.%d: stripe maps to a non-contiguous part range",
+		    x->src, part);
+	while (q < end) {
+		if (!o->open) {
+			if (q % seg != 0) {
+				q = GFS_MIN(end, (q / seg + 1) * seg);
+				continue;
+			}
+			o->open = 1;
+			o->seg = q / seg;
+			o->segend = GFS_MIN(q + seg, psize);
+			XXH3_64bits_reset(o->st);
+		}
+		n = GFS_MIN(end, o->segend) - q;
+		XXH3_64bits_update(o->st, p + (q - loff), (size_t)n);
+		q += n;
+		if (q == o->segend) {
+			o->open = 0;
+			rc = add_seghash(x, (uint64_t)part, o->seg,
+					 XXH3_64bits_digest(o->st), err);
+			if (rc)
+				return rc;
+		}
+	}
+	o->pos = end;
+	return 0;
+}
+
+static int
+short_part(struct merge_ctx *x, int part, uint64_t off,
+	   struct gfs_error *err)
+{
+	return gfs_error_set(err, GFS_ECORRUPT,
+	    "%s/part.%d: part is shorter than recorded (%" PRIu64
+	    " bytes, no data at offset %" PRIu64 ")", x->src, part,
+	    x->l->part_size[part], off);
+}
+
+/* End of a stripe: complete the segments that run past it. */
+static int
+hash_stripe_done(struct merge_ctx *x, struct gfs_error *err)
+{
+	struct gfs_file *f;
+	struct open_part *o;
+	uint64_t n;
+	size_t got;
+	int i, rc = 0;
+
+	for (i = 0; i < x->nop && rc == 0; i++) {
+		o = &x->op[i];
+		if (!o->open)
+			continue;
+		rc = gfs_layout_part(x->l, o->part, &f, err);
+		while (rc == 0 && o->pos < o->segend) {
+			n = GFS_MIN(o->segend - o->pos, (uint64_t)TAIL_BUF);
+			rc = gfs_pread(f, x->tail, (size_t)n, o->pos, &got,
+				       err);
+			if (rc == 0 && got < n)
+				rc = short_part(x, o->part, o->pos + got, err);
+			if (rc == 0) {
+				XXH3_64bits_update(o->st, x->tail, (size_t)n);
+				o->pos += n;
+			}
+		}
+		if (rc == 0) {
+			o->open = 0;
+			rc = add_seghash(x, (uint64_t)o->part, o->seg,
+					 XXH3_64bits_digest(o->st), err);
+		}
+	}
+	for (i = 0; i < x->nop; i++)
+		x->slot_of[x->op[i].part] = -1;
+	x->nop = 0;
+	return rc;
+}
+
+/* ---------------------------------------------------------- pipeline */
+
+static struct chunk_map *
+chunk_map_for(struct merge_ctx *x, void *buf)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (x->map[i].buf == buf)
+			return &x->map[i];
+	for (i = 0; i < 2; i++)
+		if (x->map[i].buf == NULL) {
+			x->map[i].buf = buf;
+			return &x->map[i];
+		}
+	return NULL;
+}
+
+static int
+merge_produce(void *arg, struct gfs_chunk *c, int *done,
+	      struct gfs_error *err)
+{
+	struct merge_ctx *x = arg;
+	unsigned char *buf = c->buf;
+	struct chunk_map *m;
+	struct gfs_extent *e;
+	struct gfs_file *f;
+	uint64_t stripe_end, n;
+	size_t i, got;
+	int rc;
+
+	if (x->k >= x->nstripes) {
+		*done = 1;
+		return 0;
+	}
+	m = chunk_map_for(x, c->buf);
+	if (m == NULL)
+		return gfs_error_set(err, GFS_EINVAL,
+		    "merge: more pipeline buffers than expected");
+	free(m->ext);
+	m->ext = NULL;
+	m->n = 0;
+
+	stripe_end = GFS_MIN((x->k + 1) * x->stripe, x->size);
+	n = GFS_MIN((uint64_t)c->cap, stripe_end - x->g);
+	rc = gfs_layout_map(x->l, x->g, n, &m->ext, &m->n, err);
+	if (rc)
+		return rc;
+	for (i = 0; i < m->n; i++) {
+		e = &m->ext[i];
+		if (e->part < 0)
+			continue;
+		rc = gfs_layout_part(x->l, e->part, &f, err);
+		if (rc)
+			return rc;
+		rc = gfs_pread(f, buf + (e->goff - x->g), (size_t)e->len,
+			       e->loff, &got, err);
+		if (rc)
+			return rc;
+		if (got < e->len)
+			return short_part(x, e->part, e->loff + got, err);
+		if (x->verify) {
+			rc = hash_feed(x, e->part, e->loff,
+				       buf + (e->goff - x->g), e->len, err);
+			if (rc)
+				return rc;
+		}
+	}
+	c->len = (size_t)n;
+	c->tag[0] = x->g;
+	x->g += n;
+	if (x->g == stripe_end) {
+		if (x->verify) {
+			rc = hash_stripe_done(x, err);
+			if (rc)
+				return rc;
+		}
+		x->k += (uint64_t)x->nranks;
+		x->g = x->k * x->stripe;
+	}
+	return 0;
+}
+
+/* Write the data extents, coalescing neighbours; holes are skipped. */
+static int
+merge_consume(void *arg, const struct gfs_chunk *c, struct gfs_error *err)
+{
+	struct merge_ctx *x = arg;
+	const unsigned char *buf = c->buf;
+	struct chunk_map *m = chunk_map_for(x, c->buf);
+	uint64_t g0 = c->tag[0], start, len;
+	size_t i, j;
+	int rc;
+
+	if (m == NULL)
+		return gfs_error_set(err, GFS_EINVAL,
+		    "merge: chunk without a map");
+	for (i = 0; i < m->n; i = j) {
+		if (m->ext[i].part < 0) {
+			j = i + 1;
+			continue;
+		}
+		start = m->ext[i].goff;
+		len = m->ext[i].len;
+		for (j = i + 1; j < m->n && m->ext[j].part >= 0; j++)
+			len += m->ext[j].len;
+		rc = gfs_pwrite(x->out, buf + (start - g0), (size_t)len, start,
+				err);
+		if (rc)
+			return rc;
+		x->data_bytes += len;
+	}
+	x->done += c->len;
+	gfs_progress_update(x->prog, x->done);
+	return 0;
+}
+
+static const struct gfs_pipe_ops merge_pipe_ops = {
+	.produce = merge_produce,
+	.consume = merge_consume,
+};
+
+/* ---------------------------------------------------- verification */
+
+static int
+cmp_seghash(const void *a, const void *b)
+{
+	const struct seghash *x = a, *y = b;
+
+	if (x->part != y->part)
+		return x->part < y->part ? -1 : 1;
+	if (x->seg != y->seg)
+		return x->seg < y->seg ? -1 : 1;
+	return 0;
+}
+
+/* Check the parts this rank owns from the (part, segment)-sorted triples. */
+static int
+check_parts(struct merge_ctx *x, struct seghash *t, size_t nt,
+	    struct gfs_error *err)
+{
+	const struct gfs_layout *l = x->l;
+	uint64_t *h, nseg, s, root;
+	size_t i = 0;
+	int p;
+
+	for (p = x->rank; p < l->nprocs; p += x->nranks) {
+		nseg = l->part_size[p] / x->seg_size +
+		       (l->part_size[p] % x->seg_size != 0);
+		/* hashes compacted in place: h[s] ends before t[i + s] */
+		h = (uint64_t *)&t[i];
+		for (s = 0; s < nseg; s++) {
+			if (i + s >= nt || t[i + s].part != (uint64_t)p ||
+			    t[i + s].seg != s)
+				return gfs_error_set(err, GFS_ECORRUPT,
+				    "%s/part.%d: segment %" PRIu64 " of %"
+				    PRIu64 " is not covered by the layout",
+				    x->src, p, s, nseg);
+			h[s] = t[i + s].hash;
+		}
+		i += nseg;
+		if (i < nt && t[i].part == (uint64_t)p)
+			return gfs_error_set(err, GFS_ECORRUPT,
+			    "%s/part.%d: segment %" PRIu64 " read twice or "
+			    "past the part's end", x->src, p, t[i].seg);
+		root = gfs_phash_root(h, nseg);
+		if (root != l->part_hash[p])
+			return gfs_error_set(err, GFS_ECHECKSUM,
+			    "%s/part.%d: checksum mismatch (recorded 0x%016"
+			    PRIx64 ", computed 0x%016" PRIx64 ")", x->src, p,
+			    l->part_hash[p], root);
+	}
+	if (i < nt)
+		return gfs_error_set(err, GFS_ECORRUPT,
+		    "%s/part.%" PRIu64 ": unexpected segment %" PRIu64,
+		    x->src, t[i].part, t[i].seg);
+	return 0;
+}
+
+/* Collective: ship every triple to its part's checker (rank part mod M),
+ * then check. */
+static int
+verify_exchange(MPI_Comm comm, struct merge_ctx *x, struct gfs_error *err)
+{
+	MPI_Datatype triple = MPI_DATATYPE_NULL;
+	struct seghash *send = NULL, *recv = NULL;
+	int *cnt = NULL, *rcnt = NULL, *sdsp = NULL, *rdsp = NULL;
+	int m = x->nranks, d, rc = 0;
+	size_t i, nrecv = 0;
+
+	cnt = calloc((size_t)m * 4, sizeof(*cnt));
+	send = malloc((x->nsh ? x->nsh : 1) * sizeof(*send));
+	if (cnt == NULL || send == NULL)
+		rc = gfs_error_set(err, GFS_ENOMEM,
+				   "out of memory for checksum exchange");
+	else if (x->nsh > INT_MAX)
+		rc = gfs_error_set(err, GFS_EINVAL,
+				   "too many checksum segments on one rank");
+	if (rc == 0) {
+		rcnt = cnt + m;
+		sdsp = cnt + 2 * m;
+		rdsp = cnt + 3 * m;
+		for (i = 0; i < x->nsh; i++)
+			cnt[x->sh[i].part % (uint64_t)m]++;
+		for (d = 1; d < m; d++)
+			sdsp[d] = sdsp[d - 1] + cnt[d - 1];
+		/* bucket by destination; rdsp is the fill cursor for now */
+		for (i = 0; i < x->nsh; i++) {
+			d = (int)(x->sh[i].part % (uint64_t)m);
+			send[sdsp[d] + rdsp[d]++] = x->sh[i];
+		}
+		free(x->sh);
+		x->sh = NULL;
+		x->nsh = x->capsh = 0;
+		rc = gfs_mpi_check(MPI_Type_contiguous(3, MPI_UINT64_T,
+		    &triple), "MPI_Type_contiguous", err);
+	}
+	if (rc == 0)
+		rc = gfs_mpi_check(MPI_Type_commit(&triple), "MPI_Type_commit",
+				   err);
+	rc = gfs_agree(comm, rc, err);
+	if (rc)
+		goto out;
+
+	rc = gfs_mpi_check(MPI_Alltoall(cnt, 1, MPI_INT, rcnt, 1, MPI_INT,
+	    comm), "MPI_Alltoall", err);
+	for (d = 0; rc == 0 && d < m; d++) {
+		if (nrecv + (size_t)rcnt[d] > INT_MAX)
+			rc = gfs_error_set(err, GFS_EINVAL,
+			    "too many checksum segments for one rank");
+		rdsp[d] = (int)nrecv;
+		nrecv += (size_t)rcnt[d];
+	}
+	if (rc == 0 && (recv = malloc((nrecv ? nrecv : 1) *
+				      sizeof(*recv))) == NULL)
+		rc = gfs_error_set(err, GFS_ENOMEM,
+				   "out of memory for checksum exchange");
+	rc = gfs_agree(comm, rc, err);
+	if (rc)
+		goto out;
+	rc = gfs_mpi_check(MPI_Alltoallv(send, cnt, sdsp, triple, recv, rcnt,
+	    rdsp, triple, comm), "MPI_Alltoallv", err);
+	rc = gfs_agree(comm, rc, err);
+	if (rc)
+		goto out;
+	free(send);
+	send = NULL;
+
+	qsort(recv, nrecv, sizeof(*recv), cmp_seghash);
+	rc = check_parts(x, recv, nrecv, err);
+	rc = gfs_agree(comm, rc, err);
+out:
+	if (triple != MPI_DATATYPE_NULL)
+		MPI_Type_free(&triple);
+	free(send);
+	free(recv);
+	free(cnt);
+	return rc;
+}
+
+/* ------------------------------------------------------------ phases */
+
+/* "dir/.base<tag><pid>" next to path (malloc'd) */
+static char *
+sibling_name(const char *path, const char *tag, long pid)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	int dirlen = slash ? (int)(slash - path + 1) : 0;
+	size_t len = strlen(path) + strlen(tag) + 32;
+	char *s = malloc(len);
+
+	if (s != NULL)
+		snprintf(s, len, "%.*s.%s%s%ld", dirlen, path, base, tag, pid);
+	return s;
+}
+
+/* Rank 0: may DST be created?  A missing DST is the normal case. */
+static int
+check_dst(const char *dst, int force, struct gfs_error *err)
+{
+	struct gfs_error e = { 0 };
+	struct gfs_stat st;
+	int rc;
+
+	rc = gfs_stat(dst, &st, &e);
+	if (rc == GFS_ENOENT)
+		return 0;
+	if (rc)
+		return gfs_error_set(err, rc, "%s", e.msg);
+	if (S_ISDIR(st.mode))
+		return gfs_error_set(err, GFS_EEXIST,
+				     "'%s' exists and is a directory", dst);
+	if (!force)
+		return gfs_error_set(err, GFS_EEXIST,
+		    "'%s' exists (use --force to replace it)", dst);
+	return 0;
+}
+
+/*
+ * Rank 0: move tmp to dst.  With force and an existing dst, the old file is
+ * renamed aside first and removed only once the new one is in place; if
+ * that fails it is put back.
+ */
+static int
+commit(const char *tmp, const char *dst, int force, long pid,
+       struct gfs_error *err)
+{
+	struct gfs_error e = { 0 };
+	char *old;
+	int rc;
+
+	rc = gfs_rename(tmp, dst, &e);
+	if (rc != GFS_EEXIST || !force)
+		return rc ? gfs_error_set(err, rc, "%s", e.msg) : 0;
+	old = sibling_name(dst, ".gfsplit-old.", pid);
+	if (old == NULL)
+		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	rc = gfs_rename(dst, old, err);
+	if (rc == 0) {
+		rc = gfs_rename(tmp, dst, err);
+		if (rc)
+			gfs_rename(old, dst, NULL);
+		else
+			gfs_unlink(old, NULL);
+	}
+	free(old);
+	return rc;
+}
+
+static void
+merge_plan(const struct merge_ctx *x, struct gfs_plan_rank *plan)
+{
+	uint64_t r, cnt, lastk;
+
+	for (r = 0; r < (uint64_t)x->nranks; r++) {
+		struct gfs_plan_rank *p = &plan[r];
+
+		memset(p, 0, sizeof(*p));
+		if (r >= x->nstripes)
+			continue;
+		cnt = (x->nstripes - 1 - r) / (uint64_t)x->nranks + 1;
+		lastk = r + (cnt - 1) * (uint64_t)x->nranks;
+		p->pieces = cnt;
+		p->bytes = cnt * x->stripe;
+		if (lastk == x->nstripes - 1)
+			p->bytes -= x->nstripes * x->stripe - x->size;
+		p->first = r * x->stripe;
+		p->last = GFS_MIN((lastk + 1) * x->stripe, x->size);
+	}
+}
+
+/* Collective: every rank opens SRC (rank 0 first, so that a bad SRC is
+ * reported once rather than by every rank); rank 0 checks DST. */
+static int
+merge_open(MPI_Comm comm, struct merge_ctx *x, const struct gfs_merge_args *a,
+	   struct gfs_copy_result *res, struct gfs_error *err)
+{
+	int rc = 0;
+
+	if (x->rank == 0)
+		rc = gfs_layout_open(a->src, &x->l, err);
+	rc = gfs_agree(comm, rc, err);
+	if (rc)
+		return rc;
+	if (x->rank != 0)
+		rc = gfs_layout_open(a->src, &x->l, err);
+	rc = gfs_agree(comm, rc, err);
+	if (rc)
+		return rc;
+	x->size = gfs_layout_size(x->l);
+	x->nstripes = x->size / x->stripe + (x->size % x->stripe != 0);
+	x->seg_size = x->l->marker.seg_size;
+	res->bytes = x->size;
+	res->writers = x->l->nprocs;
+	snprintf(res->layout, sizeof(res->layout), "%s", x->l->marker.layout);
+	if (x->verify && x->seg_size == 0)
+		rc = gfs_error_set(err, GFS_ECORRUPT,
+		    "%s/%s: segment size is zero", a->src, GFS_MARKER_NAME);
+	if (rc == 0 && x->rank == 0)
+		rc = check_dst(a->dst, a->force, err);
+	if (rc == 0 && a->dry_run && x->rank == 0) {
+		res->plan = calloc((size_t)x->nranks, sizeof(*res->plan));
+		if (res->plan == NULL)
+			rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+		else
+			merge_plan(x, res->plan);
+	}
+	return gfs_agree(comm, rc, err);
+}
+
+/* Collective: rank 0 creates the temporary file (exclusively), then the
+ * others open it; and the per-rank buffers of the pipeline's helpers. */
+static int
+merge_create(MPI_Comm comm, struct merge_ctx *x, const char *dst,
+	     long *pid, char **tmp, int *created, struct gfs_error *err)
+{
+	int rc, i;
+
+	rc = gfs_mpi_check(MPI_Bcast(pid, 1, MPI_LONG, 0, comm), "MPI_Bcast",
+			   err);
+	if (rc == 0 && (*tmp = sibling_name(dst, ".gfsplit-tmp.", *pid)) ==
+	    NULL)
+		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	if (rc == 0 && x->rank == 0) {
+		rc = gfs_open(*tmp, GFS_O_WRONLY | GFS_O_CREAT | GFS_O_EXCL,
+			      0666, &x->out, err);
+		*created = rc == 0;
+	}
+	rc = gfs_agree(comm, rc, err);
+	if (rc)
+		return rc;
+	if (x->rank != 0)
+		rc = gfs_open(*tmp, GFS_O_WRONLY, 0, &x->out, err);
+	x->slot_of = malloc((size_t)x->l->nprocs * sizeof(*x->slot_of));
+	x->tail = malloc(TAIL_BUF);
+	if (rc == 0 && (x->slot_of == NULL || x->tail == NULL))
+		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	for (i = 0; rc == 0 && i < x->l->nprocs; i++)
+		x->slot_of[i] = -1;
+	return gfs_agree(comm, rc, err);
+}
+
+/* Close this rank's handle of DST; the first error wins. */
+static int
+close_out(struct merge_ctx *x, int rc, struct gfs_error *err)
+{
+	int crc = gfs_close(x->out, rc ? NULL : err);
+
+	x->out = NULL;
+	return rc ? rc : crc;
+}
+
+int
+gfs_merge(MPI_Comm comm, const struct gfs_merge_args *a,
+	  struct gfs_copy_result *res, struct gfs_error *err)
+{
+	struct merge_ctx x = { 0 };
+	char *tmp = NULL;
+	long pid = (long)getpid();
+	int created = 0, rc, i;
+	uint64_t bufsize, data;
+	double t0 = gfs_now();
+
+	memset(res, 0, sizeof(*res));
+	MPI_Comm_rank(comm, &x.rank);
+	MPI_Comm_size(comm, &x.nranks);
+	res->ranks = x.nranks;
+	x.src = a->src;
+	x.stripe = a->stripe_size ? a->stripe_size : GFS_MERGE_STRIPE_DEFAULT;
+	x.verify = a->verify;
+	bufsize = a->buffer_size ? a->buffer_size : GFS_COPY_BUFFER_DEFAULT;
+	if (bufsize > SIZE_MAX / 2)
+		bufsize = SIZE_MAX / 2;
+
+	rc = merge_open(comm, &x, a, res, err);
+	if (rc || a->dry_run)
+		goto out;
+	rc = merge_create(comm, &x, a->dst, &pid, &tmp, &created, err);
+	if (rc)
+		goto out;
+
+	x.k = (uint64_t)x.rank;
+	x.g = x.k * x.stripe;
+	x.prog = gfs_progress_start(comm, "gfsplit-merge", x.size);
+	rc = gfs_pipe_run(&merge_pipe_ops, &x, (size_t)bufsize, err);
+	gfs_progress_finish(x.prog);
+	if (rc == 0 && a->sync)
+		rc = gfs_fsync(x.out, err);
+	if (x.rank != 0)
+		rc = close_out(&x, rc, err);
+	rc = gfs_agree(comm, rc, err);
+	if (rc)
+		goto out;
+
+	if (x.verify) {
+		rc = verify_exchange(comm, &x, err);
+		if (rc)
+			goto out;
+		res->verified = 1;
+	}
+
+	/* rank 0: the tail of the logical file may be a hole, so set the
+	 * size; then move the finished file into place */
+	if (x.rank == 0) {
+		rc = gfs_ftruncate(x.out, x.size, err);
+		if (rc == 0 && a->sync)
+			rc = gfs_fsync(x.out, err);
+		rc = close_out(&x, rc, err);
+		if (rc == 0)
+			rc = commit(tmp, a->dst, a->force, pid, err);
+		if (rc == 0)
+			created = 0;
+	}
+	rc = gfs_agree(comm, rc, err);
+	if (rc)
+		goto out;
+
+	data = x.data_bytes;
+	rc = gfs_mpi_check(MPI_Reduce(&data, &res->data_bytes, 1,
+	    MPI_UINT64_T, MPI_SUM, 0, comm), "MPI_Reduce", err);
+	rc = gfs_agree(comm, rc, err);
+	if (rc == 0) {
+		res->seconds = gfs_now() - t0;
+		rc = gfs_copy_usage(comm, res, err);
+	}
+out:
+	if (x.out != NULL)
+		gfs_close(x.out, NULL);
+	if (created)
+		gfs_unlink(tmp, NULL);
+	for (i = 0; i < 2; i++)
+		free(x.map[i].ext);
+	for (i = 0; i < x.capop; i++)
+		if (x.op[i].st != NULL)
+			XXH3_freeState(x.op[i].st);
+	free(x.op);
+	free(x.sh);
+	free(x.tail);
+	free(x.slot_of);
+	free(tmp);
+	if (x.l != NULL)
+		gfs_layout_close(x.l);
+	if (rc) {
+		free(res->plan);
+		res->plan = NULL;
+	}
+	return rc;
+}

@@ -1,0 +1,418 @@
+/*
+ * split.c - the pcp-split engine: copy an ordinary file into a new split
+ * file, one part per rank, and the result helpers both copy engines share.
+ *
+ * Each rank reads only the bytes of its own view from SRC and appends them
+ * to its part, so reads of SRC are spread over the ranks and every part is
+ * written sequentially:
+ *
+ *   SRC (cyclic, 3 ranks):  | r0 | r1 | r2 | r0 | r1 | r2 | r0 |..
+ *   part.0 = r0's blocks in global order: | r0 | r0 | r0 |..
+ *
+ * Reading and appending overlap through gfs_pipe_run (the helper thread
+ * reads the next buffer, gathering several view blocks into it, while this
+ * thread appends the previous one).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "core.h"
+#include "copy.h"
+#include "pipe.h"
+#include "splitfile.h"
+#include "store.h"
+
+#define MIB (UINT64_C(1) << 20)
+#define SMALL_ALIGN UINT64_C(4096)
+
+uint64_t
+gfs_split_chunk(uint64_t size, int nprocs)
+{
+	uint64_t chunk, align;
+
+	if (nprocs < 1)
+		nprocs = 1;
+	chunk = size / (uint64_t)nprocs + (size % (uint64_t)nprocs != 0);
+	align = size / (uint64_t)nprocs >= MIB ? MIB : SMALL_ALIGN;
+	chunk = (chunk + align - 1) / align * align;
+	return chunk ? chunk : SMALL_ALIGN;
+}
+
+/* Number of view blocks below `end` (blocks cut by `end` count once). */
+static uint64_t
+view_blocks_below(const struct gfs_view *v, uint64_t end)
+{
+	uint64_t span, n, rem, i;
+
+	if (v->end < end)
+		end = v->end;
+	if (v->nblocks == 0 || v->extent == 0 || end <= v->disp)
+		return 0;
+	span = end - v->disp;
+	n = span / v->extent * v->nblocks;
+	rem = span % v->extent;
+	for (i = 0; i < v->nblocks && v->off[i] < rem; i++)
+		n++;
+	return n;
+}
+
+/* ---------------------------------------------------------- pipeline */
+
+struct split_ctx {
+	const char *srcpath;
+	struct gfs_file *src;
+	const struct gfs_view *view;
+	uint64_t lpos;			/* next local offset to read */
+	uint64_t ltotal;		/* view bytes below the file size */
+	struct gfs_split_writer *w;
+	struct gfs_progress *prog;
+	uint64_t done;
+};
+
+/*
+ * Fill the buffer with the next view bytes in global order: walk local
+ * offsets, find each one's global offset and how far it stays contiguous,
+ * read that much (clamped to what remains of the buffer and the view).
+ */
+static int
+split_produce(void *arg, struct gfs_chunk *c, int *done,
+	      struct gfs_error *err)
+{
+	struct split_ctx *x = arg;
+	unsigned char *buf = c->buf;
+	size_t fill = 0, got;
+	uint64_t g, loff, count, n;
+	int rc;
+
+	if (x->lpos >= x->ltotal) {
+		*done = 1;
+		return 0;
+	}
+	while (fill < c->cap && x->lpos < x->ltotal) {
+		g = gfs_view_global(x->view, x->lpos);
+		if (!gfs_view_lookup(x->view, g, &loff, &count) ||
+		    loff != x->lpos)
+			return gfs_error_set(err, GFS_EINVAL,
+			    "%s: view maps local offset %" PRIu64
+			    " inconsistently", x->srcpath, x->lpos);
+		n = GFS_MIN(count, (uint64_t)(c->cap - fill));
+		n = GFS_MIN(n, x->ltotal - x->lpos);
+		rc = gfs_pread(x->src, buf + fill, (size_t)n, g, &got, err);
+		if (rc)
+			return rc;
+		if (got < n)
+			return gfs_error_set(err, GFS_EIO,
+			    "%s: file shrank while copying (no data at offset %"
+			    PRIu64 ")", x->srcpath, g + got);
+		fill += (size_t)n;
+		x->lpos += n;
+	}
+	c->len = fill;
+	return 0;
+}
+
+static int
+split_consume(void *arg, const struct gfs_chunk *c, struct gfs_error *err)
+{
+	struct split_ctx *x = arg;
+	int rc;
+
+	rc = gfs_split_append(x->w, c->buf, c->len, err);
+	if (rc)
+		return rc;
+	x->done += c->len;
+	gfs_progress_update(x->prog, x->done);
+	return 0;
+}
+
+static const struct gfs_pipe_ops split_pipe_ops = {
+	.produce = split_produce,
+	.consume = split_consume,
+};
+
+/* ------------------------------------------------------------ phases */
+
+static int
+stat_open(const char *path, struct gfs_file **src, uint64_t *size,
+	  struct gfs_error *err)
+{
+	struct gfs_stat st;
+	int rc;
+
+	rc = gfs_stat(path, &st, err);
+	if (rc == 0 && S_ISDIR(st.mode))
+		rc = gfs_error_set(err, GFS_EINVAL, "'%s' is a directory",
+				   path);
+	else if (rc == 0 && !S_ISREG(st.mode))
+		rc = gfs_error_set(err, GFS_EINVAL,
+				   "'%s' is not a regular file", path);
+	if (rc == 0)
+		rc = gfs_open(path, GFS_O_RDONLY, 0, src, err);
+	if (rc == 0)
+		*size = st.size;
+	return rc;
+}
+
+/*
+ * Every rank opens SRC; rank 0 first, so that a missing or unreadable SRC
+ * is reported once rather than by every rank.  Rank 0's size is the one
+ * used by all.
+ */
+static int
+open_source(MPI_Comm comm, const char *path, struct gfs_file **src,
+	    uint64_t *size, struct gfs_error *err)
+{
+	int rank, rc = 0;
+
+	MPI_Comm_rank(comm, &rank);
+	if (rank == 0)
+		rc = stat_open(path, src, size, err);
+	rc = gfs_agree(comm, rc, err);
+	if (rc)
+		return rc;
+	if (rank != 0)
+		rc = stat_open(path, src, size, err);
+	rc = gfs_agree(comm, rc, err);
+	if (rc)
+		return rc;
+	rc = gfs_mpi_check(MPI_Bcast(size, 1, MPI_UINT64_T, 0, comm),
+			   "MPI_Bcast", err);
+	return gfs_agree(comm, rc, err);
+}
+
+/* --dry-run: gather every rank's share at rank 0; check DST as a real run
+ * would, but create nothing. */
+static int
+split_plan(MPI_Comm comm, const struct gfs_split_args *a,
+	   const struct gfs_view *v, uint64_t size,
+	   struct gfs_copy_result *res, struct gfs_error *err)
+{
+	struct gfs_plan_rank mine = { 0 };
+	struct gfs_stat st;
+	int rank, nprocs, rc = 0;
+
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &nprocs);
+	mine.bytes = gfs_view_bytes_below(v, size);
+	mine.pieces = view_blocks_below(v, size);
+	if (mine.bytes > 0) {
+		mine.first = gfs_view_global(v, 0);
+		mine.last = gfs_view_global(v, mine.bytes - 1) + 1;
+	}
+	if (rank == 0) {
+		res->plan = calloc((size_t)nprocs, sizeof(*res->plan));
+		if (res->plan == NULL)
+			rc = gfs_error_set(err, GFS_ENOMEM,
+					   "out of memory for the plan");
+		else if (gfs_stat(a->dst, &st, NULL) == 0 && !a->force)
+			rc = gfs_error_set(err, GFS_EEXIST,
+			    "'%s' exists (use --force to replace it)", a->dst);
+	}
+	rc = gfs_agree(comm, rc, err);
+	if (rc)
+		return rc;
+	rc = gfs_mpi_check(MPI_Gather(&mine, 4, MPI_UINT64_T, res->plan, 4,
+	    MPI_UINT64_T, 0, comm), "MPI_Gather", err);
+	return gfs_agree(comm, rc, err);
+}
+
+int
+gfs_pcp_split(MPI_Comm comm, const struct gfs_split_args *a,
+	      struct gfs_copy_result *res, struct gfs_error *err)
+{
+	struct gfs_split_opts opts = { 0 };
+	struct gfs_split_writer *w = NULL;
+	const struct gfs_view *resolved = NULL;
+	struct gfs_view view = { 0 };
+	struct gfs_file *src = NULL;
+	struct split_ctx x = { 0 };
+	uint64_t size = 0, bufsize;
+	int rank, nprocs, rc;
+	double t0;
+
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &nprocs);
+	memset(res, 0, sizeof(*res));
+	res->ranks = nprocs;
+	bufsize = a->buffer_size ? a->buffer_size : GFS_COPY_BUFFER_DEFAULT;
+	if (bufsize > SIZE_MAX / 2)
+		bufsize = SIZE_MAX / 2;
+
+	t0 = gfs_now();
+	rc = open_source(comm, a->src, &src, &size, err);
+	if (rc)
+		goto out;
+	res->bytes = size;
+
+	if (a->block_size) {
+		snprintf(res->layout, sizeof(res->layout), "cyclic:%" PRIu64,
+			 a->block_size);
+		rc = gfs_view_cyclic(&view, rank, nprocs, a->block_size, size,
+				     err);
+	} else {
+		snprintf(res->layout, sizeof(res->layout), "contiguous");
+		rc = gfs_view_contiguous(&view, rank, nprocs, size,
+					 gfs_split_chunk(size, nprocs), err);
+	}
+	rc = gfs_agree(comm, rc, err);
+	if (rc)
+		goto out;
+
+	if (a->dry_run) {
+		rc = split_plan(comm, a, &view, size, res, err);
+		goto out;
+	}
+
+	opts.force = a->force;
+	opts.layout = res->layout;
+	opts.sync = a->sync;
+	rc = gfs_split_create(comm, a->dst, &view, &opts, &w, &resolved, err);
+	if (rc)
+		goto out;	/* the writer agreed and cleaned up */
+
+	x.srcpath = a->src;
+	x.src = src;
+	x.view = resolved ? resolved : &view;
+	x.ltotal = gfs_view_bytes_below(x.view, size);
+	x.w = w;
+	x.prog = gfs_progress_start(comm, "pcp-split", size);
+	rc = gfs_pipe_run(&split_pipe_ops, &x, (size_t)bufsize, err);
+	gfs_progress_finish(x.prog);
+
+	/* collective: commits if every rank succeeded, else removes all */
+	rc = gfs_split_finish(w, rc, size, err);
+	if (rc)
+		goto out;
+	res->seconds = gfs_now() - t0;
+	rc = gfs_copy_usage(comm, res, err);
+out:
+	if (src != NULL)
+		gfs_close(src, NULL);
+	gfs_view_free(&view);
+	if (rc) {
+		free(res->plan);
+		res->plan = NULL;
+	}
+	return rc;
+}
+
+/* ------------------------------------------- shared by both engines */
+
+int
+gfs_copy_usage(MPI_Comm comm, struct gfs_copy_result *res,
+	       struct gfs_error *err)
+{
+	struct rusage ru;
+	long rss = 0, maxrss = 0;
+	double cpu = 0, sum = 0, secs = res->seconds;
+	int rc = 0;
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		rss = ru.ru_maxrss;	/* KiB on Linux */
+		cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+		      (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	}
+	rc = gfs_mpi_check(MPI_Reduce(&rss, &maxrss, 1, MPI_LONG, MPI_MAX, 0,
+	    comm), "MPI_Reduce", err);
+	if (rc == 0)
+		rc = gfs_mpi_check(MPI_Reduce(&cpu, &sum, 1, MPI_DOUBLE,
+		    MPI_SUM, 0, comm), "MPI_Reduce", err);
+	/* the slowest rank's time is the job's time */
+	if (rc == 0)
+		rc = gfs_mpi_check(MPI_Allreduce(MPI_IN_PLACE, &secs, 1,
+		    MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce", err);
+	rc = gfs_agree(comm, rc, err);
+	if (rc == 0) {
+		res->max_rss_kib = maxrss;
+		res->cpu_seconds = sum;
+		res->seconds = secs;
+	}
+	return rc;
+}
+
+static void
+add_u64(json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_uint64(v));
+}
+
+json_object *
+gfs_copy_result_json(const char *command, const char *src, const char *dst,
+		     const struct gfs_copy_result *res, int dry_run)
+{
+	json_object *o = json_object_new_object(), *plan, *p;
+	double secs = res->seconds;
+	int r;
+
+	if (o == NULL)
+		return NULL;
+	json_object_object_add(o, "command", json_object_new_string(command));
+	json_object_object_add(o, "src", json_object_new_string(src));
+	json_object_object_add(o, "dst", json_object_new_string(dst));
+	add_u64(o, "bytes", res->bytes);
+	json_object_object_add(o, "ranks", json_object_new_int(res->ranks));
+	json_object_object_add(o, "layout",
+			       json_object_new_string(res->layout));
+	json_object_object_add(o, "dry_run", json_object_new_boolean(dry_run));
+	if (!dry_run) {
+		json_object_object_add(o, "seconds",
+				       json_object_new_double(secs));
+		json_object_object_add(o, "bytes_per_sec",
+		    json_object_new_double(secs > 0 ? res->bytes / secs : 0));
+		json_object_object_add(o, "max_rss_kib",
+		    json_object_new_int64(res->max_rss_kib));
+		json_object_object_add(o, "cpu_seconds",
+		    json_object_new_double(res->cpu_seconds));
+	}
+	if (dry_run && res->plan != NULL) {
+		plan = json_object_new_array();
+		for (r = 0; r < res->ranks; r++) {
+			p = json_object_new_object();
+			json_object_object_add(p, "rank",
+					       json_object_new_int(r));
+			add_u64(p, "bytes", res->plan[r].bytes);
+			add_u64(p, "pieces", res->plan[r].pieces);
+			add_u64(p, "first", res->plan[r].first);
+			add_u64(p, "last", res->plan[r].last);
+			json_object_array_add(plan, p);
+		}
+		json_object_object_add(o, "plan", plan);
+	}
+	return o;
+}
+
+const char *
+gfs_copy_result_line(const struct gfs_copy_result *res, char *buf,
+		     size_t len)
+{
+	char sz[32], rate[32];
+	double secs = res->seconds;
+
+	gfs_format_size(res->bytes, sz, sizeof(sz));
+	gfs_format_size(secs > 0 ? (uint64_t)(res->bytes / secs) : 0, rate,
+			sizeof(rate));
+	snprintf(buf, len, "%s in %.2f s (%s/s, %d ranks, peak rss %ld KiB)",
+		 sz, secs, rate, res->ranks, res->max_rss_kib);
+	return buf;
+}
+
+const char *
+gfs_plan_line(const struct gfs_plan_rank *p, int rank, const char *what,
+	      char *buf, size_t len)
+{
+	char sz[32];
+
+	gfs_format_size(p->bytes, sz, sizeof(sz));
+	if (p->bytes == 0)
+		snprintf(buf, len, "rank %d: nothing", rank);
+	else
+		snprintf(buf, len, "rank %d: %s (%" PRIu64 " bytes) in %"
+			 PRIu64 " %s, offsets [%" PRIu64 ", %" PRIu64 ")",
+			 rank, sz, p->bytes, p->pieces, what, p->first,
+			 p->last);
+	return buf;
+}

@@ -1,0 +1,368 @@
+/*
+ * statinfo.c - what stat-layout reports about a split file, as one JSON
+ * object, and its human form.  No MPI: stat-layout runs without mpiexec.
+ *
+ * The JSON object is the single description; the text is rendered from it,
+ * so --json and the human output can never disagree:
+ *
+ *   { "path", "format_version", "logical_size", "layout", "seg_size",
+ *     "ctime", "nprocs", "nnodes",
+ *     "nodes":    [ { "node", "name", "ranks": [..] } ],
+ *     "ranks":    [ { "rank", "node", "node_name", "host",
+ *                     "view": { "disp", "extent", "size", "blocks", "end" },
+ *                     "part", "part_size", "part_hash" } ],
+ *     "coverage": { "data_bytes", "hole_bytes", "holes", "first_hole",
+ *                   "overlap_bytes" },
+ *     "map":      { "offset", "hole", "part", "file", "local_offset",
+ *                   "contiguous" },                       (with --map)
+ *     "check":    { "ok", "problems": [..] } }            (with --check)
+ *
+ * Checksums are hex strings ("0x..."): JSON numbers cannot hold 64 bits.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core.h"
+#include "copy.h"
+#include "layout_impl.h"
+
+static void
+add_u64(json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_uint64(v));
+}
+
+static void
+add_str(json_object *o, const char *key, const char *v)
+{
+	json_object_object_add(o, key, json_object_new_string(v));
+}
+
+static json_object *
+view_json(const struct gfs_view *v)
+{
+	json_object *o = json_object_new_object();
+
+	add_u64(o, "disp", v->disp);
+	add_u64(o, "extent", v->extent);
+	add_u64(o, "size", v->size);
+	add_u64(o, "blocks", v->nblocks);
+	if (v->end == GFS_VIEW_UNBOUNDED)
+		json_object_object_add(o, "end", NULL);
+	else
+		add_u64(o, "end", v->end);
+	return o;
+}
+
+/*
+ * Where global offset g lives: in the part whose view holds it (views are
+ * disjoint after resolution) below that part's size, else in a hole.  The
+ * contiguous count stops at the end of the view block, of the part, and of
+ * the logical file; a hole runs to the next byte any part holds.
+ */
+static json_object *
+map_json(const struct gfs_layout *l, uint64_t g)
+{
+	json_object *o = json_object_new_object();
+	uint64_t size = gfs_layout_size(l), loff, count, next = size - g;
+	char name[32];
+	int r;
+
+	add_u64(o, "offset", g);
+	for (r = 0; r < l->nprocs; r++) {
+		if (!gfs_view_lookup(&l->views[r], g, &loff, &count)) {
+			if (loff < l->part_size[r])
+				next = GFS_MIN(next, count);
+			continue;
+		}
+		if (loff >= l->part_size[r])
+			continue;
+		count = GFS_MIN(count, l->part_size[r] - loff);
+		count = GFS_MIN(count, size - g);
+		snprintf(name, sizeof(name), "part.%d", r);
+		json_object_object_add(o, "hole", json_object_new_boolean(0));
+		json_object_object_add(o, "part", json_object_new_int(r));
+		add_str(o, "file", name);
+		add_u64(o, "local_offset", loff);
+		add_u64(o, "contiguous", count);
+		return o;
+	}
+	json_object_object_add(o, "hole", json_object_new_boolean(1));
+	add_u64(o, "contiguous", next);
+	return o;
+}
+
+struct check_ctx {
+	json_object *problems;
+	struct gfs_progress *prog;
+};
+
+static void
+check_report(void *arg, const char *msg)
+{
+	struct check_ctx *c = arg;
+
+	json_object_array_add(c->problems, json_object_new_string(msg));
+}
+
+static void
+check_progress(void *arg, uint64_t bytes)
+{
+	struct check_ctx *c = arg;
+
+	gfs_progress_update(c->prog, bytes);
+}
+
+int
+gfs_statinfo(const char *path, const struct gfs_statinfo_opts *opt,
+	     json_object **out, struct gfs_error *err)
+{
+	struct gfs_layout *l = NULL;
+	struct gfs_coverage cov;
+	struct check_ctx cc = { 0 };
+	json_object *o = NULL, *arr, *n, *ranks, *c;
+	uint64_t total = 0;
+	char hex[32];
+	int rc, r, k;
+
+	*out = NULL;
+	rc = gfs_layout_open(path, &l, err);
+	if (rc)
+		return rc;
+	if (opt->map && opt->map_offset >= gfs_layout_size(l)) {
+		rc = gfs_error_set(err, GFS_EINVAL,
+		    "offset %" PRIu64 " is not inside '%s' (logical size %"
+		    PRIu64 ")", opt->map_offset, path, gfs_layout_size(l));
+		goto out;
+	}
+	rc = gfs_layout_coverage(l, &cov, err);
+	if (rc)
+		goto out;
+
+	o = json_object_new_object();
+	add_str(o, "path", path);
+	json_object_object_add(o, "format_version",
+			       json_object_new_int((int)l->marker.version));
+	add_u64(o, "logical_size", gfs_layout_size(l));
+	add_str(o, "layout", l->marker.layout);
+	add_u64(o, "seg_size", l->marker.seg_size);
+	json_object_object_add(o, "ctime",
+			       json_object_new_int64(l->marker.ctime));
+	json_object_object_add(o, "nprocs", json_object_new_int(l->nprocs));
+	json_object_object_add(o, "nnodes", json_object_new_int(l->nnodes));
+
+	arr = json_object_new_array();
+	for (k = 0; k < l->nnodes; k++) {
+		n = json_object_new_object();
+		ranks = json_object_new_array();
+		json_object_object_add(n, "node", json_object_new_int(k));
+		add_str(n, "name", l->node_name[k]);
+		for (r = 0; r < l->nprocs; r++)
+			if (l->node_of[r] == k)
+				json_object_array_add(ranks,
+				    json_object_new_int(r));
+		json_object_object_add(n, "ranks", ranks);
+		json_object_array_add(arr, n);
+	}
+	json_object_object_add(o, "nodes", arr);
+
+	arr = json_object_new_array();
+	for (r = 0; r < l->nprocs; r++) {
+		n = json_object_new_object();
+		json_object_object_add(n, "rank", json_object_new_int(r));
+		json_object_object_add(n, "node",
+				       json_object_new_int(l->node_of[r]));
+		add_str(n, "node_name", l->node_name[l->node_of[r]]);
+		add_str(n, "host", l->host[r]);
+		json_object_object_add(n, "view", view_json(&l->views[r]));
+		snprintf(hex, sizeof(hex), "part.%d", r);
+		add_str(n, "part", hex);
+		add_u64(n, "part_size", l->part_size[r]);
+		snprintf(hex, sizeof(hex), "0x%016" PRIx64, l->part_hash[r]);
+		add_str(n, "part_hash", hex);
+		json_object_array_add(arr, n);
+		total += l->part_size[r];
+	}
+	json_object_object_add(o, "ranks", arr);
+
+	c = json_object_new_object();
+	add_u64(c, "data_bytes", cov.data_bytes);
+	add_u64(c, "hole_bytes", cov.hole_bytes);
+	add_u64(c, "holes", cov.holes);
+	if (cov.holes > 0)
+		add_u64(c, "first_hole", cov.first_hole);
+	else
+		json_object_object_add(c, "first_hole", NULL);
+	add_u64(c, "overlap_bytes", cov.overlap_bytes);
+	json_object_object_add(o, "coverage", c);
+
+	if (opt->map)
+		json_object_object_add(o, "map", map_json(l,
+						opt->map_offset));
+
+	if (opt->check) {
+		cc.problems = json_object_new_array();
+		cc.prog = gfs_progress_start(MPI_COMM_NULL, "stat-layout",
+					     total);
+		rc = gfs_layout_check(l, check_report, &cc, check_progress,
+				      err);
+		gfs_progress_finish(cc.prog);
+		/* an error the check could not turn into a problem */
+		if (rc && json_object_array_length(cc.problems) == 0)
+			check_report(&cc, err->msg);
+		c = json_object_new_object();
+		json_object_object_add(c, "ok", json_object_new_boolean(
+		    rc == 0 && json_object_array_length(cc.problems) == 0));
+		json_object_object_add(c, "problems", cc.problems);
+		json_object_object_add(o, "check", c);
+		if (rc == 0 && json_object_array_length(cc.problems) > 0)
+			rc = gfs_error_set(err, GFS_ECORRUPT,
+			    "'%s': check found %zu problems", path,
+			    json_object_array_length(cc.problems));
+	}
+	*out = o;
+	o = NULL;
+out:
+	json_object_put(o);
+	gfs_layout_close(l);
+	return rc;
+}
+
+/* ----------------------------------------------------------- text */
+
+static uint64_t
+u64(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_uint64(v)
+						     : 0;
+}
+
+static const char *
+str(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ?
+	       json_object_get_string(v) : "";
+}
+
+static json_object *
+get(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static void
+text_ranks(FILE *f, json_object *info)
+{
+	json_object *arr = get(info, "ranks"), *r, *v;
+	char sz[32];
+	size_t i;
+
+	fprintf(f, "ranks:\n");
+	for (i = 0; arr != NULL && i < json_object_array_length(arr); i++) {
+		r = json_object_array_get_idx(arr, i);
+		v = get(r, "view");
+		fprintf(f, "  rank %" PRIu64 ": node %" PRIu64 " (%s), "
+			"host %s\n", u64(r, "rank"), u64(r, "node"),
+			str(r, "node_name"), str(r, "host"));
+		fprintf(f, "    view: disp %" PRIu64 ", extent %" PRIu64
+			", size %" PRIu64 " per tile, %" PRIu64 " blocks, end ",
+			u64(v, "disp"), u64(v, "extent"), u64(v, "size"),
+			u64(v, "blocks"));
+		if (get(v, "end") == NULL)
+			fprintf(f, "unbounded\n");
+		else
+			fprintf(f, "%" PRIu64 "\n", u64(v, "end"));
+		fprintf(f, "    part: %s, %" PRIu64 " bytes (%s), "
+			"checksum %s\n", str(r, "part"), u64(r, "part_size"),
+			gfs_format_size(u64(r, "part_size"), sz, sizeof(sz)),
+			str(r, "part_hash"));
+	}
+}
+
+char *
+gfs_statinfo_text(json_object *info)
+{
+	json_object *arr, *n, *c, *m, *ranks;
+	char *text = NULL, sz[32], when[64];
+	size_t len = 0, i, j;
+	time_t t;
+	struct tm tm;
+	FILE *f;
+
+	f = open_memstream(&text, &len);
+	if (f == NULL)
+		return NULL;
+	fprintf(f, "split file:   %s\n", str(info, "path"));
+	fprintf(f, "format:       version %" PRIu64 ", layout %s, checksum "
+		"segments of %" PRIu64 " bytes\n", u64(info, "format_version"),
+		str(info, "layout"), u64(info, "seg_size"));
+	t = (time_t)json_object_get_int64(get(info, "ctime"));
+	if (gmtime_r(&t, &tm) != NULL &&
+	    strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm) > 0)
+		fprintf(f, "created:      %s\n", when);
+	fprintf(f, "logical size: %" PRIu64 " bytes (%s)\n",
+		u64(info, "logical_size"),
+		gfs_format_size(u64(info, "logical_size"), sz, sizeof(sz)));
+	fprintf(f, "writers:      %" PRIu64 " ranks\n", u64(info, "nprocs"));
+	fprintf(f, "nodes:        %" PRIu64 "\n", u64(info, "nnodes"));
+	arr = get(info, "nodes");
+	for (i = 0; arr != NULL && i < json_object_array_length(arr); i++) {
+		n = json_object_array_get_idx(arr, i);
+		ranks = get(n, "ranks");
+		fprintf(f, "  node %" PRIu64 ": %s (loc.%" PRIu64 "), ranks",
+			u64(n, "node"), str(n, "name"), u64(n, "node"));
+		for (j = 0; j < json_object_array_length(ranks); j++)
+			fprintf(f, " %d", json_object_get_int(
+			    json_object_array_get_idx(ranks, j)));
+		fprintf(f, "\n");
+	}
+	text_ranks(f, info);
+
+	c = get(info, "coverage");
+	fprintf(f, "coverage:     %" PRIu64 " data bytes, %" PRIu64
+		" holes (%" PRIu64 " bytes)", u64(c, "data_bytes"),
+		u64(c, "holes"), u64(c, "hole_bytes"));
+	if (get(c, "first_hole") != NULL)
+		fprintf(f, ", first hole at %" PRIu64, u64(c, "first_hole"));
+	fprintf(f, ", %" PRIu64 " bytes overlapping\n",
+		u64(c, "overlap_bytes"));
+
+	if ((m = get(info, "map")) != NULL) {
+		if (json_object_get_boolean(get(m, "hole")))
+			fprintf(f, "map:          offset %" PRIu64 " is in a "
+				"hole (%" PRIu64 " bytes of zeros from "
+				"there)\n",
+				u64(m, "offset"), u64(m, "contiguous"));
+		else
+			fprintf(f, "map:          offset %" PRIu64 " is in %s "
+				"at local offset %" PRIu64 ", %" PRIu64
+				" bytes contiguous\n", u64(m, "offset"),
+				str(m, "file"), u64(m, "local_offset"),
+				u64(m, "contiguous"));
+	}
+	if ((c = get(info, "check")) != NULL) {
+		arr = get(c, "problems");
+		for (i = 0; i < json_object_array_length(arr); i++)
+			fprintf(f, "check: %s\n", json_object_get_string(
+			    json_object_array_get_idx(arr, i)));
+		if (json_object_get_boolean(get(c, "ok")))
+			fprintf(f, "check: ok\n");
+		else
+			fprintf(f, "check: FAILED (%zu problems)\n",
+				json_object_array_length(arr));
+	}
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}

@@ -1,0 +1,58 @@
+#!/bin/bash
+# cli.sh - the command-line contract of pcp-split, gfsplit-merge and
+# stat-layout: --help and --version exit 0 with the right text, usage errors
+# (unknown option, wrong operand count, bad size) exit 2 with a hint.
+. "$(dirname "$0")/../lib.sh"
+
+for cmd in pcp-split gfsplit-merge stat-layout; do
+	expect_exit "$cmd --help exits 0" 0 "$BIN/$cmd" --help
+	output_has "$cmd --help shows the usage line" "^Usage: $cmd \[OPTIONS\] "
+	output_has "$cmd --help lists --version" "^ +-V, --version"
+	expect_exit "$cmd --version exits 0" 0 "$BIN/$cmd" --version
+	output_has "$cmd --version names the program and version" \
+		"^$cmd \(gfsplit\) [0-9]+\.[0-9]+\.[0-9]+$"
+	output_has "$cmd --version lists the backends" "^backends: .*posix"
+
+	expect_exit "$cmd: unknown option exits 2" 2 "$BIN/$cmd" --no-such-option x y
+	output_has "$cmd: unknown option is named" "unrecognized option '--no-such-option'"
+	output_has "$cmd: unknown option hints at --help" "Try '$cmd --help'"
+	expect_exit "$cmd: no operand exits 2" 2 "$BIN/$cmd"
+	output_has "$cmd: missing operand said" "missing operand"
+	expect_exit "$cmd: too many operands exits 2" 2 "$BIN/$cmd" a b c
+	output_has "$cmd: extra operand named" "extra operand '(b|c)'"
+done
+
+expect_exit "pcp-split: one operand exits 2" 2 "$BIN/pcp-split" onlysrc
+output_has "pcp-split: missing DST said" "missing operand after 'onlysrc'"
+
+expect_exit "bad size --block-size 12Q exits 2" 2 "$BIN/pcp-split" --block-size 12Q a b
+output_has "bad size names the option and the value" "block-size.*12Q"
+output_has "bad size hints at --help" "Try 'pcp-split --help'"
+expect_exit "bad size -b 1Z exits 2" 2 "$BIN/pcp-split" -b 1Z a b
+expect_exit "--block-size 0 exits 2" 2 "$BIN/pcp-split" --block-size 0 a b
+output_has "--block-size 0 says why" "block-size.*must be positive"
+expect_exit "--buffer-size with no value exits 2" 2 "$BIN/pcp-split" a b --buffer-size
+output_has "missing value is said" "requires an argument"
+expect_exit "gfsplit-merge --stripe-size 0 exits 2" 2 "$BIN/gfsplit-merge" --stripe-size 0 a b
+output_has "--stripe-size 0 says why" "stripe-size.*must be positive"
+expect_exit "gfsplit-merge --stripe-size junk exits 2" 2 "$BIN/gfsplit-merge" --stripe-size 4X a b
+expect_exit "stat-layout --map junk exits 2" 2 "$BIN/stat-layout" --map 1.2.3 x
+output_has "--map junk names the option" "map"
+expect_exit "flag with a value exits 2" 2 "$BIN/stat-layout" --json=yes x
+output_has "flag with a value is said" "doesn't allow an argument"
+
+# under mpiexec only rank 0 speaks
+expect_exit "--help under 3 ranks exits 0" 0 mpirun_n 3 "$BIN/pcp-split" --help
+n=$(grep -c '^Usage: pcp-split' "$OUT")
+[ "$n" -eq 1 ] && ok "--help printed once by 3 ranks" ||
+	not_ok "--help printed once by 3 ranks" "printed $n times"
+expect_exit "usage error under 2 ranks exits 2 on all" 2 mpirun_n 2 "$BIN/gfsplit-merge" --bogus a b
+n=$(grep -c "Try 'gfsplit-merge --help'" "$OUT")
+[ "$n" -eq 1 ] && ok "usage error printed once by 2 ranks" ||
+	not_ok "usage error printed once by 2 ranks" "printed $n times"
+
+# stat-layout is a plain program: no MPI needed, works as a failing command too
+expect_exit "stat-layout on a missing path exits 1" 1 "$BIN/stat-layout" "$TMPD/nothing"
+output_has "stat-layout names the missing path" "nothing.*(No such file|not a)"
+
+finish

@@ -1,0 +1,92 @@
+#!/bin/bash
+# options.sh - one source of truth for options: for each command, the long
+# options of --help (made from the command's table) must be exactly those of
+# its man page, of the bash completion and of its zsh completion.
+. "$(dirname "$0")/../lib.sh"
+
+# each extractor prints one long option per line, sorted
+
+from_help() {
+	"$BIN/$1" --help | sed -n '/^Options:/,$p' |
+		grep -oE '^ +(-[A-Za-z], )?--[a-z][a-z0-9-]*' |
+		grep -oE -- '--[a-z][a-z0-9-]*' | sort -u
+}
+
+# the tags of the OPTIONS section (the line after each .TP), "\-" as "-"
+man_tags() {
+	awk '/^\.SH /{ f = ($2 == "OPTIONS"); next }
+	     f && prev == ".TP" { print } { prev = $0 }' "$TOP/man/$1.1" |
+		sed 's/\\-/-/g'
+}
+
+from_man() {
+	man_tags "$1" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u
+}
+
+from_bash() {
+	bash -c '. "$1"; _gfsplit_options "$2"' _ \
+		"$TOP/completions/bash/gfsplit" "$1" | tr ' ' '\n' |
+		grep -E -- '^--' | sort -u
+}
+
+from_zsh() {
+	grep -v '^#' "$TOP/completions/zsh/_$1" |
+		grep -oE -- '--[a-z][a-z0-9-]*' | sort -u
+}
+
+same_set() {	# DESC REF OTHER
+	if [ -s "$2" ] && cmp -s "$2" "$3"; then
+		ok "$1"
+	else
+		not_ok "$1" "only in --help: $(comm -23 "$2" "$3" | tr '\n' ' ')" \
+			"only in the other: $(comm -13 "$2" "$3" | tr '\n' ' ')"
+	fi
+}
+
+for cmd in pcp-split gfsplit-merge stat-layout; do
+	from_help "$cmd" >"$TMPD/help"
+	from_man "$cmd" >"$TMPD/man"
+	from_bash "$cmd" >"$TMPD/bash"
+	from_zsh "$cmd" >"$TMPD/zsh"
+	n=$(wc -l <"$TMPD/help")
+	# the common four plus at least one of the command's own
+	[ "$n" -ge 5 ] && grep -qx -- --quiet "$TMPD/help" &&
+		ok "$cmd: --help lists $n long options" ||
+		not_ok "$cmd: --help lists its options" "$(cat "$TMPD/help")"
+	same_set "$cmd: man page OPTIONS == --help" "$TMPD/help" "$TMPD/man"
+	same_set "$cmd: bash completion == --help" "$TMPD/help" "$TMPD/bash"
+	same_set "$cmd: zsh completion == --help" "$TMPD/help" "$TMPD/zsh"
+
+	# short options too: every "-x, --long" of --help is in man and zsh
+	"$BIN/$cmd" --help | grep -oE '^ +-[A-Za-z], --[a-z-]+' |
+		sed 's/^ *//' | sort >"$TMPD/hs"
+	miss=""
+	while IFS= read -r pair; do
+		s=${pair%%,*} l=${pair#*, }
+		man_tags "$cmd" | grep -qE -- "^\.BR $s \", \" $l( |=|$)" ||
+			miss="$miss man:$s"
+		grep -qE -- "\{$s\+?,$l=?\}" "$TOP/completions/zsh/_$cmd" ||
+			miss="$miss zsh:$s"
+	done <"$TMPD/hs"
+	[ -z "$miss" ] && ok "$cmd: short options agree ($(wc -l <"$TMPD/hs"))" ||
+		not_ok "$cmd: short options agree" "missing:$miss"
+
+	# the man page renders without groff warnings
+	if command -v groff >/dev/null 2>&1; then
+		w=$(groff -man -Tutf8 -ww "$TOP/man/$cmd.1" 2>&1 >/dev/null)
+		[ -z "$w" ] && ok "$cmd.1 renders cleanly" ||
+			not_ok "$cmd.1 renders cleanly" "$w"
+	else
+		skip "$cmd.1 renders cleanly" "groff not installed"
+	fi
+done
+
+# the bash completion completes options for each command
+for cmd in pcp-split gfsplit-merge stat-layout; do
+	got=$(bash -c '. "$1"; COMP_WORDS=("$2" --js); COMP_CWORD=1;
+		_gfsplit "$2" --js "$2"; echo "${COMPREPLY[*]}"' _ \
+		"$TOP/completions/bash/gfsplit" "$cmd")
+	[ "$got" = "--json" ] && ok "bash completes $cmd --js to --json" ||
+		not_ok "bash completes $cmd --js to --json" "got '$got'"
+done
+finish

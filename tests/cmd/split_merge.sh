@@ -1,0 +1,203 @@
+#!/bin/bash
+# split_merge.sh - pcp-split then gfsplit-merge round trips under mpiexec:
+# files of several sizes, 1..4 split ranks, contiguous and cyclic layouts
+# (aligned and odd block sizes), merged with 1..4 ranks (M != N too);
+# every round trip is compared byte for byte, and every part is checked
+# against the layout's definition (which source bytes it must hold).
+# Also: holes stay holes, --dry-run writes nothing, --force replaces only
+# after success, --json is valid and right.
+. "$(dirname "$0")/../lib.sh"
+
+MiB=1048576
+
+# check_parts DESC SRC DST N BLOCK: part r holds exactly the bytes the
+# layout gives rank r (BLOCK 0: contiguous, chunk per pcp-split(1))
+check_parts() {
+	if python3 - "$2" "$3" "$4" "$5" >"$TMPD/.py" 2>&1 <<'PY'
+import os, sys
+src, dst, n, block = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+data = open(src, "rb").read()
+size = len(data)
+parts = sorted(p for p in os.listdir(dst) if p.startswith("part."))
+assert parts == sorted("part.%d" % r for r in range(n)), parts
+total = 0
+for r in range(n):
+    got = open(os.path.join(dst, "part.%d" % r), "rb").read()
+    total += len(got)
+    if block == 0:
+        chunk = -(-size // n)
+        align = 1 << 20 if size // n >= 1 << 20 else 4096
+        chunk = max(-(-chunk // align) * align, 4096)
+        want = data[r * chunk:(r + 1) * chunk]
+    else:
+        want = b"".join(data[k:k + block] for k in range(r * block, size, n * block))
+    assert got == want, "part.%d: %d bytes, wanted %d (first difference at %s)" % (
+        r, len(got), len(want),
+        next((i for i in range(min(len(got), len(want))) if got[i] != want[i]), "end"))
+assert total == size, "parts add up to %d, not %d" % (total, size)
+PY
+	then ok "$1"; else not_ok "$1" "$(tail -n 3 "$TMPD/.py")"; fi
+}
+
+# round_trip SIZE N BLOCK M [merge options]: split SRC.SIZE with N ranks
+# (BLOCK 0: contiguous), check the parts, merge with M ranks, compare
+i=0
+round_trip() {
+	size=$1 n=$2 block=$3 m=$4
+	shift 4
+	i=$((i + 1))
+	src=$TMPD/src.$size dst=$TMPD/split.$i out=$TMPD/out.$i
+	lay=contiguous opt=""
+	[ "$block" != 0 ] && { lay="cyclic:$block"; opt="--block-size $block"; }
+	check "split $size bytes, N=$n, $lay" mpirun_n "$n" "$BIN/pcp-split" $opt "$src" "$dst"
+	check_parts "parts of $size bytes, N=$n, $lay hold the right bytes" "$src" "$dst" "$n" "$block"
+	check "merge $size bytes, N=$n $lay, M=$m $*" mpirun_n "$m" "$BIN/gfsplit-merge" "$@" "$dst" "$out"
+	same_bytes "round trip $size bytes, N=$n $lay, M=$m: same bytes" "$src" "$out"
+	rm -f "$out"
+}
+
+for s in 0 1 4097 3000017 25165829; do
+	make_file "$TMPD/src.$s" "$s" "$s"
+done
+
+round_trip 0 1 0 1
+round_trip 0 3 65536 2
+round_trip 1 2 0 1
+round_trip 1 4 4097 3
+round_trip 4097 1 1048576 2
+round_trip 4097 3 0 4
+round_trip 4097 2 4097 2
+round_trip 3000017 4 0 1
+round_trip 3000017 2 1048576 3 --stripe-size 1M --buffer-size 256k
+round_trip 3000017 1 4097 4 --stripe-size 1000000
+round_trip 3000017 4 4097 2 --stripe-size 777777 --buffer-size 100000
+round_trip 25165829 4 0 3 --stripe-size 5M
+round_trip 25165829 3 1048576 2
+round_trip 25165829 2 65536 4 --stripe-size 3M --buffer-size 1M
+
+# one split, merged by every M from 1 to 4 (small stripes: every rank works)
+check "split 3000017 bytes N=3 cyclic:65536" mpirun_n 3 "$BIN/pcp-split" -b 64k \
+	"$TMPD/src.3000017" "$TMPD/c3"
+for m in 1 2 3 4; do
+	check "merge N=3 with M=$m" mpirun_n "$m" "$BIN/gfsplit-merge" --stripe-size 300k \
+		--buffer-size 128k "$TMPD/c3" "$TMPD/c3.out$m"
+	same_bytes "merge N=3 with M=$m: same bytes" "$TMPD/src.3000017" "$TMPD/c3.out$m"
+	rm -f "$TMPD/c3.out$m"
+done
+check "merge --no-verify --sync" mpirun_n 2 "$BIN/gfsplit-merge" --no-verify --sync \
+	"$TMPD/c3" "$TMPD/c3.nv"
+same_bytes "merge --no-verify --sync: same bytes" "$TMPD/src.3000017" "$TMPD/c3.nv"
+check "split --sync" mpirun_n 2 "$BIN/pcp-split" --sync "$TMPD/src.4097" "$TMPD/sync.split"
+check_parts "split --sync: parts right" "$TMPD/src.4097" "$TMPD/sync.split" 2 0
+check "nothing temporary left behind" test -z "$(ls -a "$TMPD" | grep gfsplit-)"
+
+# ---- holes stay holes: views that leave gaps, and a trailing hole
+HS=$((2 * MiB + MiB / 2))
+check "write a split file with holes (2 ranks)" mpirun_n 2 "$UNIT/mpi_fmt_tool" holes \
+	"$TMPD/holes" "$HS"
+python3 - "$TMPD/holes.expect" "$HS" <<'PY'
+import sys
+size = int(sys.argv[2]); exp = bytearray(size)
+for g in range(2 << 20):            # views end at 2 MiB; tile 256K, blocks at 0 and 128K
+    if (g % 262144) % 131072 < 65536:
+        exp[g] = ((g % 251) ^ (g >> 16)) & 0xff
+open(sys.argv[1], "wb").write(exp)
+PY
+expect_exit "merge the holes with M=3 --json" 0 mpirun_n 3 "$BIN/gfsplit-merge" --json \
+	--stripe-size 300k "$TMPD/holes" "$TMPD/holes.out"
+same_bytes "holes read back as zeros, data in place" "$TMPD/holes.expect" "$TMPD/holes.out"
+alloc=$(( $(stat -c %b "$TMPD/holes.out") * $(stat -c %B "$TMPD/holes.out") ))
+if [ "$(stat -c %s "$TMPD/holes.out")" -eq "$HS" ] && [ "$alloc" -le $((MiB + 64 * 1024)) ]; then
+	ok "merged file is sparse: $alloc bytes allocated for 1 MiB of data in $HS"
+else
+	not_ok "merged file is sparse" "size $(stat -c %s "$TMPD/holes.out"), allocated $alloc"
+fi
+grep '^{' "$OUT" >"$TMPD/holes.json"
+check "merge --json counts only data bytes" python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["bytes"] == int(sys.argv[2]) and j["data_bytes"] == 1 << 20, j
+assert j["verified"] is True and j["writers"] == 2 and j["layout"] == "view", j
+' "$TMPD/holes.json" "$HS"
+
+# ---- --dry-run writes nothing
+src=$TMPD/src.3000017
+expect_exit "pcp-split --dry-run" 0 mpirun_n 4 "$BIN/pcp-split" --dry-run -b 512k "$src" "$TMPD/dry"
+output_has "dry run: rank 1 gets blocks 1 and 5" "rank 1: .*\(902865 bytes\) in 2 blocks, offsets \[524288, 3000017\)"
+output_has "dry run: rank 3 gets block 3" "rank 3: .*\(524288 bytes\) in 1 blocks"
+is_absent "pcp-split --dry-run created nothing" "$TMPD/dry"
+check "pcp-split --dry-run left no temporary" test -z "$(ls -a "$TMPD" | grep gfsplit-tmp)"
+expect_exit "pcp-split --dry-run --json" 0 mpirun_n 3 "$BIN/pcp-split" --dry-run --json "$src" "$TMPD/dry"
+grep '^{' "$OUT" >"$TMPD/dry.json"
+check "dry-run JSON: plan covers the file" python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["dry_run"] is True and j["ranks"] == 3 and len(j["plan"]) == 3, j
+assert sum(p["bytes"] for p in j["plan"]) == j["bytes"] == 3000017, j
+assert j["plan"][0]["first"] == 0 and j["plan"][2]["last"] == 3000017, j
+' "$TMPD/dry.json"
+is_absent "pcp-split --dry-run --json created nothing" "$TMPD/dry"
+expect_exit "gfsplit-merge --dry-run" 0 mpirun_n 2 "$BIN/gfsplit-merge" --dry-run \
+	--stripe-size 1M "$TMPD/c3" "$TMPD/dry.out"
+output_has "merge dry run: rank 1 gets stripes 1 and 2" "rank 1: .* in 1 stripes, offsets \[1048576, 2097152\)"
+is_absent "gfsplit-merge --dry-run created nothing" "$TMPD/dry.out"
+check "gfsplit-merge --dry-run left no temporary" test -z "$(ls -a "$TMPD" | grep gfsplit-tmp)"
+
+# ---- --force replaces only after success
+echo "precious" >"$TMPD/keep"
+sum_keep=$(sha256sum <"$TMPD/keep")
+expect_exit "merge onto an existing DST fails" 1 mpirun_n 2 "$BIN/gfsplit-merge" "$TMPD/c3" "$TMPD/keep"
+output_has "merge says DST exists" "keep' exists \(use --force"
+check "existing DST unchanged" test "$(sha256sum <"$TMPD/keep")" = "$sum_keep"
+cp -r "$TMPD/c3" "$TMPD/c3bad"
+printf 'Z' | dd of="$TMPD/c3bad/part.1" bs=1 seek=1000 conv=notrunc 2>/dev/null
+expect_exit "merge --force of a corrupt split fails" 1 mpirun_n 2 "$BIN/gfsplit-merge" --force \
+	"$TMPD/c3bad" "$TMPD/keep"
+check "failed merge --force left DST unchanged" test "$(sha256sum <"$TMPD/keep")" = "$sum_keep"
+check "failed merge --force left no temporary" test -z "$(ls -a "$TMPD" | grep gfsplit-)"
+check "merge --force replaces DST" mpirun_n 3 "$BIN/gfsplit-merge" --force "$TMPD/c3" "$TMPD/keep"
+same_bytes "replaced DST has the new bytes" "$src" "$TMPD/keep"
+check "merge --force left no old copy" test -z "$(ls -a "$TMPD" | grep gfsplit-)"
+
+check "make an old split file" mpirun_n 1 "$BIN/pcp-split" "$TMPD/src.4097" "$TMPD/oldsplit"
+sum_old=$(cat "$TMPD"/oldsplit/* | sha256sum)
+expect_exit "split onto an existing DST fails" 1 mpirun_n 2 "$BIN/pcp-split" "$src" "$TMPD/oldsplit"
+output_has "split says DST exists" "oldsplit.*exists"
+expect_exit "split --force that fails midway" 1 env GFSPLIT_FAULT=pwrite:1:100000 \
+	timeout 60 "$MPIEXEC" -n 2 "$BIN/pcp-split" --force "$src" "$TMPD/oldsplit"
+check "failed split --force left DST unchanged" test "$(cat "$TMPD"/oldsplit/* | sha256sum)" = "$sum_old"
+check "split --force replaces DST" mpirun_n 2 "$BIN/pcp-split" --force -b 64k "$src" "$TMPD/oldsplit"
+check_parts "replaced split file is right" "$src" "$TMPD/oldsplit" 2 65536
+mkdir "$TMPD/notsplit"; echo "mine" >"$TMPD/notsplit/file"
+expect_exit "split --force onto a plain directory is refused" 1 mpirun_n 2 "$BIN/pcp-split" \
+	--force "$src" "$TMPD/notsplit"
+check "the plain directory is untouched" test "$(cat "$TMPD/notsplit/file")" = mine
+check "split --force left nothing temporary" test -z "$(ls -a "$TMPD" | grep gfsplit-)"
+
+# ---- --json summaries
+big=$TMPD/src.25165829
+expect_exit "pcp-split --json" 0 mpirun_n 2 "$BIN/pcp-split" --json -b 64k "$big" "$TMPD/j.split"
+grep '^{' "$OUT" >"$TMPD/split.json"
+check "pcp-split JSON fields and values" python3 -c '
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 1, "one object from rank 0 only: %d lines" % len(lines)
+j = json.loads(lines[0])
+assert j["command"] == "pcp-split" and j["bytes"] == 25165829 and j["ranks"] == 2, j
+assert j["layout"] == "cyclic:65536" and j["dst"].endswith("j.split"), j
+assert j["seconds"] > 0 and j["bytes_per_sec"] > 0 and j["cpu_seconds"] > 0, j
+assert 0 < j["max_rss_kib"] < 64 * 1024, "rss %d KiB" % j["max_rss_kib"]
+' "$TMPD/split.json"
+expect_exit "gfsplit-merge --json" 0 mpirun_n 3 "$BIN/gfsplit-merge" --json "$TMPD/j.split" "$TMPD/j.out"
+grep '^{' "$OUT" >"$TMPD/merge.json"
+check "gfsplit-merge JSON fields and values" python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["command"] == "gfsplit-merge" and j["bytes"] == j["data_bytes"] == 25165829, j
+assert j["ranks"] == 3 and j["writers"] == 2 and j["verified"] is True, j
+assert j["layout"] == "cyclic:65536" and j["stripe_size"] == 64 << 20, j
+assert j["seconds"] > 0 and 0 < j["max_rss_kib"] < 64 * 1024, j
+' "$TMPD/merge.json"
+same_bytes "JSON run: same bytes" "$big" "$TMPD/j.out"
+
+finish
