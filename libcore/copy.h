@@ -41,6 +41,7 @@ struct gfs_copy_result {
 	double cpu_seconds;	/* user+system time, summed over ranks */
 	int verified;		/* merge: part checksums were checked */
 	uint64_t data_bytes;	/* merge: bytes written (holes excluded) */
+	uint64_t stripe_size;	/* merge: output stripe */
 	/* dry run only: one entry per rank (rank 0 only; caller frees) */
 	struct gfs_plan_rank *plan;
 };
@@ -100,6 +101,14 @@ json_object *gfs_copy_result_json(const char *command, const char *src,
 				  const char *dst,
 				  const struct gfs_copy_result *res,
 				  int dry_run);
+
+/*
+ * Rank 0, after an engine succeeded: print the --json summary, or the
+ * --dry-run plan, and (unless a dry run) the one-line summary at info level.
+ * A result with writers > 0 is a merge's.
+ */
+void gfs_copy_print(const char *command, const char *src, const char *dst,
+		    const struct gfs_copy_result *res, int json, int dry_run);
 
 /* One line for humans: "24.00 MiB in 0.12 s (200.0 MiB/s)". */
 const char *gfs_copy_result_line(const struct gfs_copy_result *res,

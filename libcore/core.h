@@ -103,7 +103,10 @@ void gfs_progress_finish(struct gfs_progress *p);
  * Options are described once, in the command's table; --help text, the man
  * page and the completions are checked against it by tests/cmd/options.sh.
  */
-enum gfs_optarg { GFS_OPT_FLAG, GFS_OPT_SIZE, GFS_OPT_STRING, GFS_OPT_UINT };
+/* SIZE: a positive size with suffixes ("4M"); OFFSET: the same, 0 allowed */
+enum gfs_optarg {
+	GFS_OPT_FLAG, GFS_OPT_SIZE, GFS_OPT_OFFSET, GFS_OPT_STRING, GFS_OPT_UINT
+};
 
 struct gfs_opt {
 	const char *lname;	/* "block-size" */

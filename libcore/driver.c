@@ -191,10 +191,16 @@ set_value(const struct gfs_cmd *cmd, int rank, const struct gfs_opt *o,
 		(*(int *)o->value)++;
 		break;
 	case GFS_OPT_SIZE:
+	case GFS_OPT_OFFSET:
 		gfs_error_clear(&err);
 		if (gfs_parse_size(arg, (uint64_t *)o->value, &err) != 0) {
 			usage_error(cmd, rank, "option '--%s': %s", o->lname,
 				    err.msg);
+			return EXIT_USAGE;
+		}
+		if (o->type == GFS_OPT_SIZE && *(uint64_t *)o->value == 0) {
+			usage_error(cmd, rank, "option '--%s': size must be "
+				    "positive", o->lname);
 			return EXIT_USAGE;
 		}
 		break;

@@ -26,7 +26,7 @@
  * end each (part, segment, hash) triple goes to rank part mod M, which checks
  * that every segment is there once and compares the root with part_hash.
  *
- * Commit: DST is written under ".DST.gfsplit-tmp.<pid>" next to DST and
+ * Commit: DST is written under a temporary sibling name (dst.c) and
  * renamed into place only after every rank succeeded and every checksum
  * matched; on failure the temporary file is removed and DST is untouched.
  */
@@ -40,6 +40,7 @@
 #include <xxhash.h>
 
 #include "core.h"
+#include "dst.h"
 #include "copy.h"
 #include "layout_impl.h"
 #include "pipe.h"
@@ -513,74 +514,6 @@ out:
 
 /* ------------------------------------------------------------ phases */
 
-/* "dir/.base<tag><pid>" next to path (malloc'd) */
-static char *
-sibling_name(const char *path, const char *tag, long pid)
-{
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	int dirlen = slash ? (int)(slash - path + 1) : 0;
-	size_t len = strlen(path) + strlen(tag) + 32;
-	char *s = malloc(len);
-
-	if (s != NULL)
-		snprintf(s, len, "%.*s.%s%s%ld", dirlen, path, base, tag, pid);
-	return s;
-}
-
-/* Rank 0: may DST be created?  A missing DST is the normal case. */
-static int
-check_dst(const char *dst, int force, struct gfs_error *err)
-{
-	struct gfs_error e = { 0 };
-	struct gfs_stat st;
-	int rc;
-
-	rc = gfs_stat(dst, &st, &e);
-	if (rc == GFS_ENOENT)
-		return 0;
-	if (rc)
-		return gfs_error_set(err, rc, "%s", e.msg);
-	if (S_ISDIR(st.mode))
-		return gfs_error_set(err, GFS_EEXIST,
-				     "'%s' exists and is a directory", dst);
-	if (!force)
-		return gfs_error_set(err, GFS_EEXIST,
-		    "'%s' exists (use --force to replace it)", dst);
-	return 0;
-}
-
-/*
- * Rank 0: move tmp to dst.  With force and an existing dst, the old file is
- * renamed aside first and removed only once the new one is in place; if
- * that fails it is put back.
- */
-static int
-commit(const char *tmp, const char *dst, int force, long pid,
-       struct gfs_error *err)
-{
-	struct gfs_error e = { 0 };
-	char *old;
-	int rc;
-
-	rc = gfs_rename(tmp, dst, &e);
-	if (rc != GFS_EEXIST || !force)
-		return rc ? gfs_error_set(err, rc, "%s", e.msg) : 0;
-	old = sibling_name(dst, ".gfsplit-old.", pid);
-	if (old == NULL)
-		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	rc = gfs_rename(dst, old, err);
-	if (rc == 0) {
-		rc = gfs_rename(tmp, dst, err);
-		if (rc)
-			gfs_rename(old, dst, NULL);
-		else
-			gfs_unlink(old, NULL);
-	}
-	free(old);
-	return rc;
-}
-
 static void
 merge_plan(const struct merge_ctx *x, struct gfs_plan_rank *plan)
 {
@@ -607,7 +540,8 @@ merge_plan(const struct merge_ctx *x, struct gfs_plan_rank *plan)
  * reported once rather than by every rank); rank 0 checks DST. */
 static int
 merge_open(MPI_Comm comm, struct merge_ctx *x, const struct gfs_merge_args *a,
-	   struct gfs_copy_result *res, struct gfs_error *err)
+	   const struct gfs_dst *dst, struct gfs_copy_result *res,
+	   struct gfs_error *err)
 {
 	int rc = 0;
 
@@ -626,12 +560,13 @@ merge_open(MPI_Comm comm, struct merge_ctx *x, const struct gfs_merge_args *a,
 	x->seg_size = x->l->marker.seg_size;
 	res->bytes = x->size;
 	res->writers = x->l->nprocs;
+	res->stripe_size = x->stripe;
 	snprintf(res->layout, sizeof(res->layout), "%s", x->l->marker.layout);
 	if (x->verify && x->seg_size == 0)
 		rc = gfs_error_set(err, GFS_ECORRUPT,
 		    "%s/%s: segment size is zero", a->src, GFS_MARKER_NAME);
 	if (rc == 0 && x->rank == 0)
-		rc = check_dst(a->dst, a->force, err);
+		rc = gfs_dst_check(dst, a->force, err);
 	if (rc == 0 && a->dry_run && x->rank == 0) {
 		res->plan = calloc((size_t)x->nranks, sizeof(*res->plan));
 		if (res->plan == NULL)
@@ -642,24 +577,27 @@ merge_open(MPI_Comm comm, struct merge_ctx *x, const struct gfs_merge_args *a,
 	return gfs_agree(comm, rc, err);
 }
 
-/* Collective: rank 0 creates the temporary file (exclusively), then the
- * others open it; and the per-rank buffers of the pipeline's helpers. */
+/* Collective: rank 0 creates the temporary file (exclusively) and names
+ * it to the others, who open it; and the per-rank buffers of the
+ * pipeline's helpers. */
 static int
-merge_create(MPI_Comm comm, struct merge_ctx *x, const char *dst,
-	     long *pid, char **tmp, int *created, struct gfs_error *err)
+merge_create(MPI_Comm comm, struct merge_ctx *x, const struct gfs_dst *dst,
+	     char **tmp, int *created, struct gfs_error *err)
 {
-	int rc, i;
+	int rc = 0, i;
 
-	rc = gfs_mpi_check(MPI_Bcast(pid, 1, MPI_LONG, 0, comm), "MPI_Bcast",
-			   err);
-	if (rc == 0 && (*tmp = sibling_name(dst, ".gfsplit-tmp.", *pid)) ==
-	    NULL)
-		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	if (rc == 0 && x->rank == 0) {
-		rc = gfs_open(*tmp, GFS_O_WRONLY | GFS_O_CREAT | GFS_O_EXCL,
-			      0666, &x->out, err);
+	if (x->rank == 0) {
+		*tmp = gfs_dst_sibling(dst, "tmp");
+		if (*tmp == NULL)
+			rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+		else
+			rc = gfs_open(*tmp, GFS_O_WRONLY | GFS_O_CREAT |
+				      GFS_O_EXCL, 0666, &x->out, err);
 		*created = rc == 0;
 	}
+	rc = gfs_agree(comm, rc, err);
+	if (rc == 0)
+		rc = gfs_bcast_string(comm, tmp, err);
 	rc = gfs_agree(comm, rc, err);
 	if (rc)
 		return rc;
@@ -689,8 +627,8 @@ gfs_merge(MPI_Comm comm, const struct gfs_merge_args *a,
 	  struct gfs_copy_result *res, struct gfs_error *err)
 {
 	struct merge_ctx x = { 0 };
+	struct gfs_dst dst = { 0 };
 	char *tmp = NULL;
-	long pid = (long)getpid();
 	int created = 0, rc, i;
 	uint64_t bufsize, data;
 	double t0 = gfs_now();
@@ -706,10 +644,12 @@ gfs_merge(MPI_Comm comm, const struct gfs_merge_args *a,
 	if (bufsize > SIZE_MAX / 2)
 		bufsize = SIZE_MAX / 2;
 
-	rc = merge_open(comm, &x, a, res, err);
+	rc = gfs_agree(comm, gfs_dst_parse(&dst, a->dst, err), err);
+	if (rc == 0)
+		rc = merge_open(comm, &x, a, &dst, res, err);
 	if (rc || a->dry_run)
 		goto out;
-	rc = merge_create(comm, &x, a->dst, &pid, &tmp, &created, err);
+	rc = merge_create(comm, &x, &dst, &tmp, &created, err);
 	if (rc)
 		goto out;
 
@@ -741,7 +681,7 @@ gfs_merge(MPI_Comm comm, const struct gfs_merge_args *a,
 			rc = gfs_fsync(x.out, err);
 		rc = close_out(&x, rc, err);
 		if (rc == 0)
-			rc = commit(tmp, a->dst, a->force, pid, err);
+			rc = gfs_dst_install(&dst, tmp, a->force, err);
 		if (rc == 0)
 			created = 0;
 	}
@@ -772,6 +712,7 @@ out:
 	free(x.tail);
 	free(x.slot_of);
 	free(tmp);
+	gfs_dst_free(&dst);
 	if (x.l != NULL)
 		gfs_layout_close(x.l);
 	if (rc) {

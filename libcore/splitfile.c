@@ -33,17 +33,15 @@
 #include <sys/stat.h>
 
 #include "core.h"
+#include "dst.h"
 #include "layout_impl.h"
 #include "splitfile.h"
 
 struct gfs_split_writer {
 	MPI_Comm comm;		/* private duplicate of the caller's comm */
 	int rank, nprocs;
-	char *dst;		/* trailing slashes removed */
-	char *parent;		/* directory that holds DST */
-	char *prefix;		/* DST up to its last '/' ("" if none) */
-	const char *base;	/* points into dst */
-	char *tmp;		/* prefix + ".<base>.gfsplit-tmp.<pid>.<time>" */
+	struct gfs_dst dst;
+	char *tmp;		/* gfs_dst_sibling(dst, "tmp") */
 	int tmp_made;
 	int force, sync;
 	uint64_t seg_size;
@@ -86,60 +84,6 @@ gfs_node_name(char *buf, size_t len)
 
 /* ----------------------------------------------------------- helpers */
 
-static char *
-xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *
-xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	return n < 0 ? NULL : s;
-}
-
-/*
- * Split DST into the directory prefix (up to and including the last '/',
- * "" if there is none), the parent directory to check, and the base name.
- * "gfarm:///x" has prefix "gfarm:///" and parent "gfarm:///".
- */
-static int
-split_dst(struct gfs_split_writer *w, const char *dst, struct gfs_error *err)
-{
-	size_t n;
-	char *slash;
-
-	w->dst = strdup(dst);
-	if (w->dst == NULL)
-		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	n = strlen(w->dst);
-	while (n > 1 && w->dst[n - 1] == '/')
-		w->dst[--n] = '\0';
-	slash = strrchr(w->dst, '/');
-	w->base = slash ? slash + 1 : w->dst;
-	if (w->base[0] == '\0' || strcmp(w->base, ".") == 0 ||
-	    strcmp(w->base, "..") == 0)
-		return gfs_error_set(err, GFS_EINVAL,
-		    "'%s': not a valid name for a split file", dst);
-	n = slash ? (size_t)(slash - w->dst) + 1 : 0;
-	w->prefix = strndup(w->dst, n);
-	if (w->prefix == NULL)
-		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	if (n == 0)
-		w->parent = strdup(".");
-	else if (n == 1 || (n >= 4 && strncmp(w->dst + n - 4, ":///", 4) == 0))
-		w->parent = strndup(w->dst, n);	/* "/" or "scheme:///" */
-	else
-		w->parent = strndup(w->dst, n - 1);
-	if (w->parent == NULL)
-		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	return 0;
-}
-
 static int
 write_meta(const char *path, const void *buf, size_t len, int sync,
 	   struct gfs_error *err)
@@ -160,105 +104,6 @@ write_meta(const char *path, const void *buf, size_t len, int sync,
 	return rc ? rc : crc;
 }
 
-/*
- * Remove DIR and the files in it (a split directory or our temporary
- * one: no subdirectories), or a plain file.  Best effort: the first
- * error is returned, removal goes on.
- */
-static int
-remove_split(const char *path, struct gfs_error *err)
-{
-	struct gfs_stat st;
-	char **names = NULL;
-	size_t n = 0, i;
-	char *p;
-	int rc, erc = 0;
-
-	rc = gfs_stat(path, &st, err);
-	if (rc)
-		return rc;
-	if (!S_ISDIR(st.mode))
-		return gfs_unlink(path, err);
-	rc = gfs_readdir(path, &names, &n, err);
-	if (rc)
-		return rc;
-	for (i = 0; i < n; i++) {
-		p = xasprintf("%s/%s", path, names[i]);
-		if (p == NULL)
-			rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
-		else
-			rc = gfs_unlink(p, err);
-		if (rc && erc == 0)
-			erc = rc;
-		free(p);
-		free(names[i]);
-	}
-	free(names);
-	rc = gfs_rmdir(path, err);
-	return erc ? erc : rc;
-}
-
-/*
- * May an existing DST be replaced?  Only with force, and only if it is a
- * file or a split directory: --force never wipes an arbitrary directory.
- */
-static int
-check_replaceable(const struct gfs_split_writer *w, const struct gfs_stat *st,
-		  struct gfs_error *err)
-{
-	struct gfs_stat mst;
-	struct gfs_error merr;
-	char *marker;
-	int rc;
-
-	if (!w->force)
-		return gfs_error_set(err, GFS_EEXIST,
-		    "'%s' exists (use --force to replace it)", w->dst);
-	if (S_ISREG(st->mode))
-		return 0;
-	if (!S_ISDIR(st->mode))
-		return gfs_error_set(err, GFS_EEXIST,
-		    "'%s' exists and is not a regular file (refusing to "
-		    "replace it)", w->dst);
-	marker = gfs_marker_path(w->dst);
-	if (marker == NULL)
-		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	gfs_error_clear(&merr);
-	rc = gfs_stat(marker, &mst, &merr);
-	free(marker);
-	if (rc)
-		return gfs_error_set(err, GFS_EEXIST,
-		    "'%s' is a directory but not a split file (refusing to "
-		    "replace it)", w->dst);
-	return 0;
-}
-
-/* Rank 0, in create: may DST be written? */
-static int
-check_dst(struct gfs_split_writer *w, struct gfs_error *err)
-{
-	struct gfs_stat st;
-	struct gfs_error serr;
-	int rc;
-
-	gfs_error_clear(&serr);
-	rc = gfs_stat(w->dst, &st, &serr);
-	if (rc == 0)
-		return check_replaceable(w, &st, err);
-	if (rc != GFS_ENOENT)
-		return gfs_error_set(err, rc, "%s", serr.msg);
-	gfs_error_clear(&serr);
-	rc = gfs_stat(w->parent, &st, &serr);
-	if (rc)
-		return gfs_error_set(err, rc, "cannot create '%s': %s",
-		    w->dst, serr.msg);
-	if (!S_ISDIR(st.mode))
-		return gfs_error_set(err, GFS_ENOENT,
-		    "cannot create '%s': '%s' is not a directory", w->dst,
-		    w->parent);
-	return 0;
-}
-
 static void
 free_writer(struct gfs_split_writer *w)
 {
@@ -276,9 +121,7 @@ free_writer(struct gfs_split_writer *w)
 	gfs_phash_free(w->hash);
 	free(w->part_path);
 	free(w->tmp);
-	free(w->dst);
-	free(w->parent);
-	free(w->prefix);
+	gfs_dst_free(&w->dst);
 	if (w->comm != MPI_COMM_NULL)
 		MPI_Comm_free(&w->comm);
 	free(w);
@@ -309,7 +152,7 @@ abort_all(struct gfs_split_writer *w)
 	made = w->tmp_made;
 	gfs_agree(w->comm, 0, &e);
 	if (w->rank == 0 && made) {
-		remove_split(w->tmp, &e);
+		gfs_remove_tree(w->tmp, &e);
 		w->tmp_made = 0;
 	}
 }
@@ -366,7 +209,6 @@ gfs_split_create(MPI_Comm comm, const char *dst, const struct gfs_view *view,
 {
 	struct gfs_split_writer *w;
 	struct gfs_split_opts none;
-	unsigned long long len;
 	int rc = 0, mrc;
 
 	*out = NULL;
@@ -405,11 +247,11 @@ gfs_split_create(MPI_Comm comm, const char *dst, const struct gfs_view *view,
 		snprintf(w->layout, sizeof(w->layout), "%s",
 		    opts->layout ? opts->layout : "view");
 	if (rc == 0)
-		rc = split_dst(w, dst, err);
+		rc = gfs_dst_parse(&w->dst, dst, err);
 
 	/* phase 1: is DST free (or replaceable)? */
 	if (rc == 0 && w->rank == 0)
-		rc = check_dst(w, err);
+		rc = gfs_dst_check(&w->dst, w->force, err);
 	rc = gfs_agree(w->comm, rc, err);
 	if (rc)
 		goto fail;
@@ -428,8 +270,7 @@ gfs_split_create(MPI_Comm comm, const char *dst, const struct gfs_view *view,
 
 	/* phase 4: the temporary directory, named by rank 0 */
 	if (w->rank == 0) {
-		w->tmp = xasprintf("%s.%s.gfsplit-tmp.%ld.%lld", w->prefix,
-		    w->base, (long)getpid(), (long long)time(NULL));
+		w->tmp = gfs_dst_sibling(&w->dst, "tmp");
 		if (w->tmp == NULL)
 			rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
 		else
@@ -440,20 +281,8 @@ gfs_split_create(MPI_Comm comm, const char *dst, const struct gfs_view *view,
 	rc = gfs_agree(w->comm, rc, err);
 	if (rc)
 		goto fail;
-	len = w->rank == 0 ? strlen(w->tmp) + 1 : 0;
-	mrc = MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, w->comm);
-	rc = gfs_mpi_check(mrc, "cannot share the temporary name", err);
-	if (rc == 0 && w->rank != 0) {
-		w->tmp = calloc(1, len);
-		if (w->tmp == NULL)
-			rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	}
-	rc = gfs_agree(w->comm, rc, err);
-	if (rc == 0) {
-		mrc = MPI_Bcast(w->tmp, (int)len, MPI_CHAR, 0, w->comm);
-		rc = gfs_mpi_check(mrc, "cannot share the temporary name",
-		    err);
-	}
+	if (rc == 0)
+		rc = gfs_bcast_string(w->comm, &w->tmp, err);
 
 	/* phase 5: this rank's part */
 	if (rc == 0) {
@@ -594,7 +423,7 @@ verify(struct gfs_split_writer *w, const struct gfs_marker *m,
 	rc = gfs_layout_open(w->tmp, &l, &lerr);
 	if (rc)
 		return gfs_error_set(err, rc,
-		    "cannot commit '%s': read-back check failed: %s", w->dst,
+		    "cannot commit '%s': read-back check failed: %s", w->dst.path,
 		    lerr.msg);
 	rc = 0;
 	if (l->nprocs != w->nprocs || l->nnodes != w->nnodes ||
@@ -603,7 +432,7 @@ verify(struct gfs_split_writer *w, const struct gfs_marker *m,
 	    strcmp(l->marker.layout, m->layout) != 0) {
 		rc = gfs_error_set(err, GFS_ECORRUPT,
 		    "cannot commit '%s': the marker reads back differently "
-		    "from what was written", w->dst);
+		    "from what was written", w->dst.path);
 		goto out;
 	}
 	for (r = 0; r < w->nprocs; r++) {
@@ -613,54 +442,13 @@ verify(struct gfs_split_writer *w, const struct gfs_marker *m,
 		    !same_view(&l->views[r], &w->views[r])) {
 			rc = gfs_error_set(err, GFS_ECORRUPT,
 			    "cannot commit '%s': the record of rank %d reads "
-			    "back differently from what was written", w->dst,
+			    "back differently from what was written", w->dst.path,
 			    r);
 			goto out;
 		}
 	}
 out:
 	gfs_layout_close(l);
-	return rc;
-}
-
-/* Rank 0: the rename that makes DST appear, replacing an old one only
- * with force. */
-static int
-install(struct gfs_split_writer *w, struct gfs_error *err)
-{
-	struct gfs_stat st;
-	struct gfs_error serr;
-	char *old = NULL;
-	int rc;
-
-	gfs_error_clear(&serr);
-	rc = gfs_stat(w->dst, &st, &serr);
-	if (rc == GFS_ENOENT)
-		return gfs_rename(w->tmp, w->dst, err);
-	if (rc)
-		return gfs_error_set(err, rc, "%s", serr.msg);
-	rc = check_replaceable(w, &st, err);
-	if (rc)
-		return rc;
-	old = xasprintf("%s.%s.gfsplit-old.%ld.%lld", w->prefix, w->base,
-	    (long)getpid(), (long long)time(NULL));
-	if (old == NULL)
-		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	rc = gfs_rename(w->dst, old, err);
-	if (rc)
-		goto out;
-	rc = gfs_rename(w->tmp, w->dst, err);
-	if (rc) {
-		gfs_error_clear(&serr);
-		gfs_rename(old, w->dst, &serr);
-		goto out;
-	}
-	/* committed: the old DST is garbage now, and failing to remove it
-	 * does not undo the commit */
-	gfs_error_clear(&serr);
-	remove_split(old, &serr);
-out:
-	free(old);
 	return rc;
 }
 
@@ -705,7 +493,7 @@ commit(struct gfs_split_writer *w, uint64_t lsize, const uint64_t *sz_hash,
 	rc = verify(w, &m, sz_hash, err);
 	if (rc)
 		goto out;
-	rc = install(w, err);
+	rc = gfs_dst_install(&w->dst, w->tmp, w->force, err);
 	if (rc == 0)
 		w->tmp_made = 0;
 out:

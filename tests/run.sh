@@ -47,6 +47,9 @@ run_one() {
 		f=1
 		[ "$rc" -eq 124 ] && echo "not ok - $name timed out after ${LIMIT}s" >>"$log" ||
 			echo "not ok - $name exited $rc" >>"$log"
+	elif [ $((p + s + f)) -eq 0 ]; then
+		f=1
+		echo "not ok - $name ran no test" >>"$log"
 	fi
 	passed=$((passed + p)) skipped=$((skipped + s)) failed=$((failed + f))
 	status=PASS

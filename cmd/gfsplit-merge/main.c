@@ -8,7 +8,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <json-c/json.h>
 
 #include "core.h"
 #include "copy.h"
@@ -43,20 +42,10 @@ run(int argc, char **argv, MPI_Comm comm)
 	struct gfs_merge_args a = { 0 };
 	struct gfs_copy_result res;
 	struct gfs_error err = { 0 };
-	char line[512];
-	json_object *o;
-	int rank, r;
+	int rank;
 
 	(void)argc;
 	MPI_Comm_rank(comm, &rank);
-	if (opt_stripe == 0 || opt_buffer == 0) {
-		if (rank == 0)
-			fprintf(stderr, "gfsplit-merge: option '--%s': size "
-			    "must be positive\nTry 'gfsplit-merge --help' for "
-			    "more information.\n",
-			    opt_stripe == 0 ? "stripe-size" : "buffer-size");
-		return 2;
-	}
 	a.src = argv[0];
 	a.dst = argv[1];
 	a.stripe_size = opt_stripe;
@@ -70,41 +59,9 @@ run(int argc, char **argv, MPI_Comm comm)
 		gfs_log_gfs_error(&err);
 		return 1;
 	}
-	if (rank == 0) {
-		if (opt_json) {
-			o = gfs_copy_result_json("gfsplit-merge", a.src, a.dst,
-						 &res, a.dry_run);
-			json_object_object_add(o, "writers",
-			    json_object_new_int(res.writers));
-			json_object_object_add(o, "stripe_size",
-			    json_object_new_int64((int64_t)a.stripe_size));
-			if (!a.dry_run) {
-				json_object_object_add(o, "verified",
-				    json_object_new_boolean(res.verified));
-				json_object_object_add(o, "data_bytes",
-				    json_object_new_int64(
-					(int64_t)res.data_bytes));
-			}
-			puts(json_object_to_json_string_ext(o,
-			    JSON_C_TO_STRING_PLAIN));
-			json_object_put(o);
-		} else if (a.dry_run) {
-			printf("dry run: would merge '%s' (%llu bytes, %d "
-			       "writers, layout %s) into '%s', %d ranks, "
-			       "stripes of %llu bytes\n", a.src,
-			       (unsigned long long)res.bytes, res.writers,
-			       res.layout, a.dst, res.ranks,
-			       (unsigned long long)a.stripe_size);
-			for (r = 0; r < res.ranks; r++)
-				printf("  %s\n", gfs_plan_line(&res.plan[r], r,
-				    "stripes", line, sizeof(line)));
-		}
-		if (!a.dry_run)
-			gfs_log_info("merged '%s' into '%s': %s%s", a.src,
-			    a.dst, gfs_copy_result_line(&res, line,
-			    sizeof(line)), res.verified ? ", checksums ok" :
-			    ", checksums not verified");
-	}
+	if (rank == 0)
+		gfs_copy_print("gfsplit-merge", a.src, a.dst, &res, opt_json,
+			       a.dry_run);
 	free(res.plan);
 	return 0;
 }

@@ -8,7 +8,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <json-c/json.h>
 
 #include "core.h"
 #include "copy.h"
@@ -43,20 +42,10 @@ run(int argc, char **argv, MPI_Comm comm)
 	struct gfs_split_args a = { 0 };
 	struct gfs_copy_result res;
 	struct gfs_error err = { 0 };
-	char line[512];
-	json_object *o;
-	int rank, r;
+	int rank;
 
 	(void)argc;
 	MPI_Comm_rank(comm, &rank);
-	if (opt_block == 0 || opt_buffer == 0) {
-		if (rank == 0)
-			fprintf(stderr, "pcp-split: option '--%s': size must "
-			    "be positive\nTry 'pcp-split --help' for more "
-			    "information.\n",
-			    opt_block == 0 ? "block-size" : "buffer-size");
-		return 2;
-	}
 	a.src = argv[0];
 	a.dst = argv[1];
 	a.block_size = opt_block == UNSET ? 0 : opt_block;
@@ -69,26 +58,8 @@ run(int argc, char **argv, MPI_Comm comm)
 		gfs_log_gfs_error(&err);
 		return 1;
 	}
-	if (rank == 0) {
-		if (opt_json) {
-			o = gfs_copy_result_json("pcp-split", a.src, a.dst,
-						 &res, a.dry_run);
-			puts(json_object_to_json_string_ext(o,
-			    JSON_C_TO_STRING_PLAIN));
-			json_object_put(o);
-		} else if (a.dry_run) {
-			printf("dry run: would split '%s' (%llu bytes) into "
-			       "'%s', %d ranks, layout %s\n", a.src,
-			       (unsigned long long)res.bytes, a.dst,
-			       res.ranks, res.layout);
-			for (r = 0; r < res.ranks; r++)
-				printf("  %s\n", gfs_plan_line(&res.plan[r], r,
-				    "blocks", line, sizeof(line)));
-		}
-		if (!a.dry_run)
-			gfs_log_info("split '%s' into '%s': %s", a.src, a.dst,
-			    gfs_copy_result_line(&res, line, sizeof(line)));
-	}
+	if (rank == 0)
+		gfs_copy_print("pcp-split", a.src, a.dst, &res, opt_json, a.dry_run);
 	free(res.plan);
 	return 0;
 }

@@ -24,7 +24,7 @@ static const struct gfs_opt opts[] = {
 	{ "check", 0, GFS_OPT_FLAG, NULL,
 	  "verify every checksum and invariant; exit 1 on any problem",
 	  &opt_check },
-	{ "map", 0, GFS_OPT_SIZE, "OFFSET",
+	{ "map", 0, GFS_OPT_OFFSET, "OFFSET",
 	  "tell which part and local offset hold global OFFSET", &opt_map },
 	{ NULL, 0, 0, NULL, NULL, NULL }
 };

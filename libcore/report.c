@@ -1,0 +1,167 @@
+/*
+ * report.c - what the copy engines tell their users: resource usage summed
+ * over the ranks, the --json summary, the --dry-run plan and the one-line
+ * summary.  Shared by pcp-split and gfsplit-merge.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+
+#include "core.h"
+#include "copy.h"
+
+
+int
+gfs_copy_usage(MPI_Comm comm, struct gfs_copy_result *res,
+	       struct gfs_error *err)
+{
+	struct rusage ru;
+	long rss = 0, maxrss = 0;
+	double cpu = 0, sum = 0, secs = res->seconds;
+	int rc = 0;
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		rss = ru.ru_maxrss;	/* KiB on Linux */
+		cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+		      (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	}
+	rc = gfs_mpi_check(MPI_Reduce(&rss, &maxrss, 1, MPI_LONG, MPI_MAX, 0,
+	    comm), "MPI_Reduce", err);
+	if (rc == 0)
+		rc = gfs_mpi_check(MPI_Reduce(&cpu, &sum, 1, MPI_DOUBLE,
+		    MPI_SUM, 0, comm), "MPI_Reduce", err);
+	/* the slowest rank's time is the job's time */
+	if (rc == 0)
+		rc = gfs_mpi_check(MPI_Allreduce(MPI_IN_PLACE, &secs, 1,
+		    MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce", err);
+	rc = gfs_agree(comm, rc, err);
+	if (rc == 0) {
+		res->max_rss_kib = maxrss;
+		res->cpu_seconds = sum;
+		res->seconds = secs;
+	}
+	return rc;
+}
+
+static void
+add_u64(json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_uint64(v));
+}
+
+json_object *
+gfs_copy_result_json(const char *command, const char *src, const char *dst,
+		     const struct gfs_copy_result *res, int dry_run)
+{
+	json_object *o = json_object_new_object(), *plan, *p;
+	double secs = res->seconds;
+	int r;
+
+	if (o == NULL)
+		return NULL;
+	json_object_object_add(o, "command", json_object_new_string(command));
+	json_object_object_add(o, "src", json_object_new_string(src));
+	json_object_object_add(o, "dst", json_object_new_string(dst));
+	add_u64(o, "bytes", res->bytes);
+	json_object_object_add(o, "ranks", json_object_new_int(res->ranks));
+	json_object_object_add(o, "layout",
+			       json_object_new_string(res->layout));
+	json_object_object_add(o, "dry_run", json_object_new_boolean(dry_run));
+	if (res->writers > 0) {		/* merge */
+		json_object_object_add(o, "writers",
+				       json_object_new_int(res->writers));
+		add_u64(o, "stripe_size", res->stripe_size);
+		if (!dry_run) {
+			json_object_object_add(o, "verified",
+			    json_object_new_boolean(res->verified));
+			add_u64(o, "data_bytes", res->data_bytes);
+		}
+	}
+	if (!dry_run) {
+		json_object_object_add(o, "seconds",
+				       json_object_new_double(secs));
+		json_object_object_add(o, "bytes_per_sec",
+		    json_object_new_double(secs > 0 ? res->bytes / secs : 0));
+		json_object_object_add(o, "max_rss_kib",
+		    json_object_new_int64(res->max_rss_kib));
+		json_object_object_add(o, "cpu_seconds",
+		    json_object_new_double(res->cpu_seconds));
+	}
+	if (dry_run && res->plan != NULL) {
+		plan = json_object_new_array();
+		for (r = 0; r < res->ranks; r++) {
+			p = json_object_new_object();
+			json_object_object_add(p, "rank",
+					       json_object_new_int(r));
+			add_u64(p, "bytes", res->plan[r].bytes);
+			add_u64(p, "pieces", res->plan[r].pieces);
+			add_u64(p, "first", res->plan[r].first);
+			add_u64(p, "last", res->plan[r].last);
+			json_object_array_add(plan, p);
+		}
+		json_object_object_add(o, "plan", plan);
+	}
+	return o;
+}
+
+const char *
+gfs_copy_result_line(const struct gfs_copy_result *res, char *buf,
+		     size_t len)
+{
+	char sz[32], rate[32];
+	double secs = res->seconds;
+
+	gfs_format_size(res->bytes, sz, sizeof(sz));
+	gfs_format_size(secs > 0 ? (uint64_t)(res->bytes / secs) : 0, rate,
+			sizeof(rate));
+	snprintf(buf, len, "%s in %.2f s (%s/s, %d ranks, peak rss %ld KiB)",
+		 sz, secs, rate, res->ranks, res->max_rss_kib);
+	return buf;
+}
+
+const char *
+gfs_plan_line(const struct gfs_plan_rank *p, int rank, const char *what,
+	      char *buf, size_t len)
+{
+	char sz[32];
+
+	gfs_format_size(p->bytes, sz, sizeof(sz));
+	if (p->bytes == 0)
+		snprintf(buf, len, "rank %d: nothing", rank);
+	else
+		snprintf(buf, len, "rank %d: %s (%" PRIu64 " bytes) in %"
+			 PRIu64 " %s, offsets [%" PRIu64 ", %" PRIu64 ")",
+			 rank, sz, p->bytes, p->pieces, what, p->first,
+			 p->last);
+	return buf;
+}
+
+void
+gfs_copy_print(const char *command, const char *src, const char *dst,
+	       const struct gfs_copy_result *res, int json, int dry_run)
+{
+	const int merge = res->writers > 0;
+	char line[512];
+	json_object *o;
+	int r;
+
+	if (json) {
+		o = gfs_copy_result_json(command, src, dst, res, dry_run);
+		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+	} else if (dry_run) {
+		printf("dry run: would %s '%s' (%" PRIu64 " bytes, layout %s) "
+		       "into '%s' with %d ranks\n", merge ? "merge" : "split",
+		       src, res->bytes, res->layout, dst, res->ranks);
+		for (r = 0; r < res->ranks && res->plan != NULL; r++)
+			printf("  %s\n", gfs_plan_line(&res->plan[r], r,
+			       merge ? "stripes" : "blocks", line,
+			       sizeof(line)));
+	}
+	if (!dry_run)
+		gfs_log_info("%s '%s' into '%s': %s%s", merge ? "merged" :
+		    "split", src, dst, gfs_copy_result_line(res, line,
+		    sizeof(line)), !merge ? "" : res->verified ?
+		    ", checksums ok" : ", checksums not verified");
+}
