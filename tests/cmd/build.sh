@@ -67,8 +67,9 @@ int main(void)
 	if (gfs_view_cyclic(&v, 1, 4, 100, GFS_VIEW_UNBOUNDED, NULL))
 		return 1;
 	/* offset 450 is in block 4 (rank 0's), 150 in block 1 (rank 1's) */
-	printf("%d %d %llu\n", gfs_view_lookup(&v, 450, &loff, &count),
-	       gfs_view_lookup(&v, 150, &loff, &count), (unsigned long long)loff);
+	int a = gfs_view_lookup(&v, 450, &loff, &count);
+	int b = gfs_view_lookup(&v, 150, &loff, &count);
+	printf("%d %d %llu\n", a, b, (unsigned long long)loff);
 	gfs_view_free(&v);
 	return 0;
 }
