@@ -83,6 +83,8 @@ const char *gfs_strerror(int code);
  */
 #define GFS_VIEW_UNBOUNDED UINT64_MAX
 
+struct gfs_view_index;
+
 struct gfs_view {
 	uint64_t disp;
 	uint64_t extent;
@@ -92,6 +94,9 @@ struct gfs_view {
 	uint64_t *off;		/* indices[], nblocks entries */
 	uint64_t *len;		/* blocklens[], nblocks entries */
 	uint64_t *pre;		/* derived: pre[i] = len[0] + ... + len[i-1] */
+	/* derived: search index over off[] and pre[] (view.c), never stored;
+	 * built and freed with the arrays, NULL when nblocks == 0 */
+	struct gfs_view_index *index;
 };
 
 /*

@@ -4,8 +4,8 @@
  *
  * The seed (Figure 6) scans the block list linearly for every lookup.  Here
  * a global offset is split into a tile number and an offset inside the
- * tile, the block is found by a search over off[] in O(log nblocks) (a
- * guided one: see search()), and the local offset comes from the prefix
+ * tile, the block is found in O(log nblocks) through a search index (see
+ * "The search index" below), and the local offset comes from the prefix
  * sums pre[]:
  *
  *   g = disp + k*extent + o            (0 <= o < extent)
@@ -58,8 +58,9 @@ count_le(const uint64_t *a, uint64_t n, uint64_t x)
 
 /*
  * Number of entries of sorted a[0..n) that are <= x, where x / span is a
- * good guess of the answer's position (block offsets against the extent,
- * prefix sums against the size).  Views are mostly regular (cyclic,
+ * good guess of the answer's position (here prefix sums against the size,
+ * for gfs_view_global(); offsets go through the index below).  Views are
+ * mostly regular (cyclic,
  * subarray, darray), so the guess lands on or next to the answer: the
  * WINDOW entries around it are counted without branches (a cache line,
  * instead of log2 n probes scattered over the array, and no mispredicted
@@ -119,38 +120,445 @@ search(const uint64_t *a, uint64_t n, uint64_t x, uint64_t guess)
 	}
 }
 
+/* ------------------------------------------------------- search index */
+
 /*
- * Index one past the last block starting at or before o.  The block's
- * pre[] entries are fetched from memory while off[] is searched.
+ * The search index (struct gfs_view_index), derived from off[] and pre[]
+ * by gfs_view_init() and gfs_view_copy(), never stored.  In a view of a
+ * million blocks a lookup is bound by memory latency, not by compares: a
+ * binary search over off[] is some 20 dependent cache misses, and off[]
+ * and pre[] apart are two lines per probe.  The index answers from one
+ * small table entry (in cache) and two adjacent cache lines, wherever the
+ * blocks lie, and falls back on a B+ tree, O(log n), where they lie too
+ * irregularly for that:
+ *
+ * leaves    leaf j holds blocks 6j-1 .. 6j+4 in slots 0 .. 5 and block 6j+5
+ *           in slot 6, so that a block, its prefix sum and the next block's
+ *           (hence its length) are in one line: slot 0 as 64-bit off and
+ *           pre, slots 1 .. 6 as 32-bit deltas from slot 0.  Block -1 is a
+ *           virtual empty block (0, 0), so every offset has a block at or
+ *           before it; blocks past the last are sentinels (extent + off[0],
+ *           size): where the next tile's first block starts.  A delta that
+ *           does not fit 32 bits is IDX_ESC, and a lookup that meets one
+ *           reads the view's arrays instead (idx_slow).  sep(j) = off of
+ *           leaf j's slot 0; the leaf of o is the number of sep(j) <= o,
+ *           j >= 1.  ~11 bytes a block.
+ * buckets   the tile cut into equal buckets, bucket(o) = o * mult >> 64
+ *           (o*nbucket/extent) with the low half of that product, frac, the
+ *           position inside the bucket.  A bucket holds a line (32.32 fixed
+ *           point) est = base + slope * frac / 2^64 through its separators,
+ *           checked at build time to give w = floor(est) with leaf(o) = w
+ *           or w + 1 for every o of the bucket: both lines are fetched at
+ *           once and the second separator picks one.  Views are mostly
+ *           regular (cyclic, subarray, darray, even a bunch of blocks
+ *           packed in part of the tile), so lines fit whatever the spread,
+ *           and buckets 32 leaves wide keep the table small enough to stay
+ *           in cache (0.1 byte a block; narrower for irregular views, see
+ *           idx_build(), 1.3 at most).
+ * tree      where no line fits, the bucket says where to start in an
+ *           implicit 9-ary B+ tree over the leaves: node k of level h
+ *           (levels 1 .. depth; leaves are level 0) is a cache line with
+ *           the first separators of children 2 .. 9 (9k+1 .. 9k+8 on level
+ *           h-1; UINT64_MAX past the last), so the number of its keys <= o
+ *           is the child to take.  It covers leaves k*9^h .. (k+1)*9^h - 1,
+ *           and the bucket names the lowest node covering all of its
+ *           leaves.  ~2 bytes a block.
+ *
+ * Keys are offsets in the tile, below extent; sentinels are at least
+ * extent, so no offset passes them.
  */
-static inline uint64_t
-find_block(const struct gfs_view *v, uint64_t o)
-{
-	uint64_t guess = guess_of(v->nblocks, o, v->extent);
+#define IDX_SLOTS	6		/* candidate blocks in a leaf */
+#define IDX_ESC		UINT32_MAX	/* a delta that does not fit */
+#define IDX_ARITY	9		/* children of a node: 8 keys */
+#define IDX_LEVELS	32		/* 9^31 > 2^64 */
+#define IDX_SLOW	UINT64_MAX	/* bucket slope: search the tree */
+#define IDX_MAXLEAF	((uint64_t)1 << 30)	/* leaves fit est's 31 bits */
+#define IDX_MINBUCKET	4096		/* small tables fit the cache anyway */
 
-	__builtin_prefetch(v->pre + guess);
-	return search(v->off, v->nblocks, o, guess);
+struct idx_leaf {
+	uint64_t off, pre;		/* slot 0 */
+	uint32_t doff[IDX_SLOTS];	/* slots 1 .. 6: off - leaf off */
+	uint32_t dpre[IDX_SLOTS];	/* slots 1 .. 6: pre - leaf pre */
+};
+
+/* see "buckets"; a slow bucket has slope IDX_SLOW and base node << 5 | h */
+struct idx_bucket {
+	uint64_t base, slope;
+};
+
+struct gfs_view_index {
+	uint64_t mult;			/* bucket(o) = o * mult >> 64 */
+	const struct idx_bucket *bucket;
+	const struct idx_leaf *leaf;	/* [-1 .. nleaf]: a spare each end */
+	const uint64_t *level[IDX_LEVELS];	/* [1 .. depth], 8 keys a node */
+};
+
+/* The last block starting at or before an offset o of the tile. */
+struct idx_hit {
+	uint64_t bo, bp, bl;	/* its off, pre and len (0, 0, 0: none) */
+	uint64_t next;		/* the next block's off, >= extent: none */
+	uint64_t i;		/* blocks starting at or before o */
+};
+
+static inline uint64_t
+mulhi(uint64_t a, uint64_t b)
+{
+	return (uint64_t)(((unsigned __int128)a * b) >> 64);
 }
 
-/* pre[i+1] (size past the last block): the lookups read len[i] as
- * pre[i+1] - pre[i], which usually shares pre[i]'s cache line, so that a
- * lookup touches two arrays, not three */
+/* Off and pre of block i, with the sentinel past the last. */
 static inline uint64_t
-pre_next(const struct gfs_view *v, uint64_t i)
+blk_off(const struct gfs_view *v, uint64_t i)
 {
-	return i + 1 < v->nblocks ? v->pre[i + 1] : v->size;
+	return i < v->nblocks ? v->off[i] : sat_add(v->extent, v->off[0]);
 }
 
-/* View bytes in [0, o) of one tile, 0 <= o <= extent. */
+static inline uint64_t
+blk_pre(const struct gfs_view *v, uint64_t i)
+{
+	return i < v->nblocks ? v->pre[i] : v->size;
+}
+
+/* Separator of leaf j >= 1. */
+static inline uint64_t
+sep(const struct gfs_view *v, uint64_t j)
+{
+	return v->off[IDX_SLOTS * j - 1];
+}
+
+/* Leaf j when one of the deltas it needs does not fit: from the arrays. */
+static __attribute__((noinline, cold)) struct idx_hit
+idx_slow(const struct gfs_view *v, uint64_t j, uint64_t o)
+{
+	uint64_t i = IDX_SLOTS * j, s;	/* slot s is block i + s - 1 */
+	struct idx_hit r;
+
+	for (s = 1; s < IDX_SLOTS && blk_off(v, i + s - 1) <= o; s++)
+		;
+	i += s - 1;
+	r.bo = i == 0 ? 0 : v->off[i - 1];
+	r.bp = i == 0 ? 0 : v->pre[i - 1];
+	r.bl = blk_pre(v, i) - r.bp;
+	r.next = blk_off(v, i);
+	r.i = i;
+	return r;
+}
+
+/* The leaf of o is w or w + 1. */
+static inline __attribute__((always_inline)) int64_t
+idx_window(const struct gfs_view_index *ix, uint64_t o)
+{
+	unsigned __int128 x = (unsigned __int128)o * ix->mult;
+	const struct idx_bucket *bk = ix->bucket + (uint64_t)(x >> 64);
+	uint64_t k;
+	unsigned h, c, t;
+
+	if (__builtin_expect(bk->slope != IDX_SLOW, 1))
+		return (int64_t)(bk->base + mulhi((uint64_t)x, bk->slope)) >>
+		       32;
+	k = bk->base >> 5;
+	for (h = bk->base & 31; h > 0; h--) {
+		const uint64_t *key = ix->level[h] + 8 * k;
+
+		for (c = 0, t = 0; t < IDX_ARITY - 1; t++)
+			c += key[t] <= o;
+		k = IDX_ARITY * k + c;
+	}
+	return (int64_t)k;
+}
+
+/* The block at or before o, 0 <= o < extent, of a view with blocks. */
+static inline __attribute__((always_inline)) struct idx_hit
+idx_find(const struct gfs_view *v, uint64_t o)
+{
+	const struct gfs_view_index *ix = v->index;
+	const struct idx_leaf *lf = ix->leaf + idx_window(ix, o);
+	struct idx_hit r;
+	uint64_t d, j;
+	uint32_t keep;
+	unsigned c, s;
+
+	/* leaf w or w + 1, whose first block (its separator) picks one:
+	 * both lines are fetched at once (the prefetch measurably helps) */
+	__builtin_prefetch(lf + 1);
+	lf += lf[1].off <= o;
+	j = (uint64_t)(lf - ix->leaf);
+	d = o - lf->off;
+	/* slot c is the block: no branches, each would be a coin toss */
+	c = (lf->doff[0] <= d) + (lf->doff[1] <= d) + (lf->doff[2] <= d) +
+	    (lf->doff[3] <= d) + (lf->doff[4] <= d);
+	/* below IDX_ESC the count is exact; slot c + 1 must fit too */
+	if (__builtin_expect(d >= IDX_ESC || lf->doff[c] == IDX_ESC, 0))
+		return idx_slow(v, j, o);
+	s = c - (c != 0);		/* slot c's deltas, slot 0's are 0 */
+	keep = -(uint32_t)(c != 0);
+	r.bo = lf->off + (lf->doff[s] & keep);
+	r.bp = lf->dpre[s] & keep;
+	r.bl = lf->dpre[c] - r.bp;
+	r.bp += lf->pre;
+	r.next = lf->off + lf->doff[c];
+	r.i = IDX_SLOTS * j + c;
+	return r;
+}
+
+/* View bytes in [0, o) of one tile, 0 <= o < extent. */
 static uint64_t
 tile_local(const struct gfs_view *v, uint64_t o)
 {
-	uint64_t i = find_block(v, o);
+	struct idx_hit r = idx_find(v, o);
 
-	if (i == 0)
+	return r.bp + GFS_MIN(o - r.bo, r.bl);
+}
+
+static inline uint64_t
+round_up(uint64_t x, uint64_t a)
+{
+	return (x + a - 1) / a * a;
+}
+
+/*
+ * An array of a view or its index.  Large ones are aligned to 2 MiB and
+ * asked for transparent huge pages: a lookup in a view of millions of
+ * blocks touches the index at random, and with 4 KiB pages each touch is
+ * also a TLB miss.  Others are aligned to a cache line.  Plain free()
+ * releases either kind.
+ */
+#define HUGE_PAGE	((size_t)2 << 20)
+
+static void *
+big_alloc(size_t bytes)
+{
+	void *p;
+
+	if (bytes < 2 * HUGE_PAGE)
+		return posix_memalign(&p, 64, round_up(bytes, 64)) == 0 ?
+		       p : NULL;
+	bytes = round_up(bytes, HUGE_PAGE);
+	if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
+		return NULL;
+	(void)madvise(p, bytes, MADV_HUGEPAGE);	/* a hint: may be refused */
+	return p;
+}
+
+static inline uint32_t
+delta(uint64_t x, uint64_t base)
+{
+	return x - base < IDX_ESC ? (uint32_t)(x - base) : IDX_ESC;
+}
+
+/* First offset of bucket b, or extent if none falls in it. */
+static uint64_t
+bucket_lo(uint64_t b, uint64_t mult, uint64_t extent)
+{
+	unsigned __int128 t;
+	uint64_t o;
+
+	t = (((unsigned __int128)b << 64) + mult - 1) / mult;
+	if (t >= extent)
+		return extent;
+	o = (uint64_t)t;
+	while (o > 0 && mulhi(o - 1, mult) >= b)
+		o--;
+	while (o < extent && mulhi(o, mult) < b)
+		o++;
+	return o;
+}
+
+/* w of offset o in bucket bk, as idx_window() computes it */
+static inline int64_t
+bucket_w(const struct idx_bucket *bk, uint64_t o, uint64_t mult)
+{
+	return (int64_t)(bk->base + mulhi(o * mult, bk->slope)) >> 32;
+}
+
+/*
+ * Fit bucket bk, offsets [lo, hi], separators j1 .. j2-1: a line through
+ * (first separator, its leaf - 1/2) and (last separator, its leaf - 1/2),
+ * or w = j1 - 1 with at most one separator.  The offsets of one leaf l
+ * form a run [a, z] of the bucket; w and leaf are monotonic, so l - 1 <=
+ * w(a) and w(z) <= l for every run proves leaf(o) - 1 <= w(o) <= leaf(o)
+ * for every o.  0 if the line does not fit.
+ */
+static int
+bucket_fit(struct idx_bucket *bk, const struct gfs_view *v, uint64_t mult,
+	   uint64_t lo, uint64_t hi, uint64_t j1, uint64_t j2)
+{
+	unsigned __int128 s;
+	uint64_t l, f1, f2;
+
+	if (j2 - j1 >= 2) {
+		f1 = sep(v, j1) * mult;		/* frac: linear in a bucket */
+		f2 = sep(v, j2 - 1) * mult;
+		s = ((unsigned __int128)(j2 - 1 - j1) << 96) / (f2 - f1);
+		if (s >> 64 != 0 || (uint64_t)s == IDX_SLOW)
+			return 0;
+		bk->slope = (uint64_t)s;
+		bk->base = (j1 << 32) - ((uint64_t)1 << 31) -
+			   mulhi(f1, bk->slope);
+	} else {
+		bk->slope = 0;
+		bk->base = (j1 - 1) << 32;
+	}
+	for (l = j1 - 1; l < j2; l++) {
+		uint64_t a = l == j1 - 1 ? lo : sep(v, l);
+		uint64_t z = l == j2 - 1 ? hi : sep(v, l + 1) - 1;
+
+		if (a > z)
+			continue;	/* the bucket starts on sep(j1) */
+		if (bucket_w(bk, a, mult) < (int64_t)l - 1 ||
+		    bucket_w(bk, z, mult) > (int64_t)l)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Fill the nbucket buckets of a view with nleaf leaves; returns how many
+ * are slow.  A slow bucket, with leaves l1 .. l2, starts the tree search
+ * at their lowest common node.
+ */
+static uint64_t
+bucket_fill(struct idx_bucket *bucket, uint64_t nbucket, uint64_t mult,
+	    const struct gfs_view *v, uint64_t nleaf)
+{
+	uint64_t b, j = 1, j1, lo, hi = 0, l1, l2, nslow = 0;
+	unsigned h;
+
+	for (b = 0; b < nbucket; b++) {
+		lo = b == 0 ? 0 : hi + 1;
+		hi = b + 1 < nbucket ? bucket_lo(b + 1, mult, v->extent) - 1 :
+		     v->extent - 1;
+		if (lo > hi) {		/* no offset falls in bucket b */
+			hi = lo - 1;
+			bucket[b].base = 0;
+			bucket[b].slope = 0;
+			continue;
+		}
+		for (j1 = j; j < nleaf && sep(v, j) <= hi; j++)
+			;
+		if (mult != 0 && bucket_fit(&bucket[b], v, mult, lo, hi, j1, j))
+			continue;
+		for (l1 = j1 - 1, l2 = j - 1, h = 0; l1 != l2; h++) {
+			l1 /= IDX_ARITY;
+			l2 /= IDX_ARITY;
+		}
+		bucket[b].base = l1 << 5 | h;
+		bucket[b].slope = IDX_SLOW;
+		nslow++;
+	}
+	return nslow;
+}
+
+/*
+ * Build v->index (nothing for an empty view).  Buckets 32, 8, then 2
+ * leaves wide: the first width where lines fit all but 1/32 of the
+ * buckets, so that irregular views trade a larger table for fewer tree
+ * searches.
+ */
+static int
+idx_build(struct gfs_view *v, struct gfs_error *err)
+{
+	static const uint64_t width[] = { 32, 8, 2 };
+	uint64_t n = v->nblocks, nleaf, nnode = 0, nbucket = 0, mult = 0;
+	uint64_t cnt[IDX_LEVELS], span, j, k, t, l;
+	struct idx_bucket *bucket = NULL;
+	struct gfs_view_index *ix;
+	struct idx_leaf *leaf;
+	unsigned depth, h, w;
+	uint64_t *node;
+	size_t bytes;
+	char *p;
+	int rc = 0;
+
+	v->index = NULL;
+	if (n == 0)
 		return 0;
-	i--;
-	return v->pre[i] + GFS_MIN(o - v->off[i], pre_next(v, i) - v->pre[i]);
+	if (n > SIZE_MAX / 64)
+		goto nomem;
+	nleaf = n / IDX_SLOTS + 1;
+	cnt[0] = nleaf;
+	for (depth = 0; cnt[depth] > 1; depth++) {
+		cnt[depth + 1] = (cnt[depth] + IDX_ARITY - 1) / IDX_ARITY;
+		nnode += cnt[depth + 1];
+	}
+
+	for (w = 0; w < sizeof(width) / sizeof(width[0]); w++) {
+		uint64_t nb = GFS_MAX((nleaf + width[w] - 1) / width[w],
+				      GFS_MIN(nleaf, IDX_MINBUCKET));
+
+		/* bucket(o) < nbucket for o < extent needs mult < 2^64 */
+		nb = GFS_MIN(nb, v->extent - 1);
+		if (nleaf > IDX_MAXLEAF || nb == 0)
+			nb = 1;
+		if (nb == nbucket)
+			break;		/* as before */
+		free(bucket);
+		nbucket = nb;
+		mult = nb == 1 ? 0 : (uint64_t)(((unsigned __int128)nb << 64) /
+						v->extent);
+		if ((bucket = malloc(nb * sizeof(*bucket))) == NULL)
+			goto nomem;
+		if (bucket_fill(bucket, nbucket, mult, v, nleaf) <=
+		    nbucket / 32)
+			break;
+	}
+
+	bytes = round_up(sizeof(*ix), 64) + nbucket * sizeof(*bucket) +
+		nnode * 64;
+	bytes = round_up(bytes, 64) + (nleaf + 2) * sizeof(*leaf);
+	if ((p = big_alloc(bytes)) == NULL)
+		goto nomem;
+	ix = (struct gfs_view_index *)p;
+	memset(ix, 0, sizeof(*ix));
+	ix->mult = mult;
+	p += round_up(sizeof(*ix), 64);
+	ix->bucket = memcpy(p, bucket, nbucket * sizeof(*bucket));
+	p += nbucket * sizeof(*bucket);
+
+	/* nodes, the root first; span = leaves under a child */
+	p = (char *)round_up((uintptr_t)p, 64);
+	for (h = depth, span = 1; h > 1; h--)
+		span *= IDX_ARITY;
+	for (h = depth; h >= 1; h--, span /= IDX_ARITY) {
+		node = (uint64_t *)p;
+		for (k = 0; k < cnt[h]; k++) {
+			for (t = 0; t < IDX_ARITY - 1; t++) {
+				l = (IDX_ARITY * k + t + 1) * span;
+				node[8 * k + t] = l < nleaf ? sep(v, l) :
+						  UINT64_MAX;
+			}
+		}
+		ix->level[h] = node;
+		p += cnt[h] * 64;
+	}
+
+	/* leaves, after a spare for w = -1 and before one that no offset
+	 * reaches (the second line of the last window) */
+	leaf = (struct idx_leaf *)p + 1;
+	memset(&leaf[-1], 0, sizeof(*leaf));
+	for (j = 0; j < nleaf; j++) {
+		uint64_t i = IDX_SLOTS * j;	/* slot s: block i + s - 1 */
+
+		leaf[j].off = j == 0 ? 0 : v->off[i - 1];
+		leaf[j].pre = j == 0 ? 0 : v->pre[i - 1];
+		for (t = 0; t < IDX_SLOTS; t++) {
+			leaf[j].doff[t] = delta(blk_off(v, i + t),
+						leaf[j].off);
+			leaf[j].dpre[t] = delta(blk_pre(v, i + t),
+						leaf[j].pre);
+		}
+	}
+	memset(&leaf[nleaf], 0xff, sizeof(*leaf));
+	ix->leaf = leaf;
+	v->index = ix;
+	goto out;
+nomem:
+	rc = gfs_error_set(err, GFS_ENOMEM,
+			   "cannot allocate the index of a view of %llu blocks: out of memory",
+			   (unsigned long long)n);
+out:
+	free(bucket);
+	return rc;
 }
 
 void
@@ -170,6 +578,7 @@ gfs_view_free(struct gfs_view *v)
 	free(v->off);
 	free(v->len);
 	free(v->pre);
+	free(v->index);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -185,29 +594,6 @@ blk_cmp(const void *pa, const void *pb)
 	return a->off < b->off ? -1 : a->off > b->off;
 }
 
-/*
- * An array of a view.  Large ones are aligned to 2 MiB and asked for
- * transparent huge pages: a lookup in a view of millions of blocks touches
- * off[] and pre[] at random, and with 4 KiB pages each touch is also a TLB
- * miss.  Plain free() releases either kind.
- */
-#define HUGE_PAGE	((size_t)2 << 20)
-
-static uint64_t *
-array_alloc(uint64_t n)
-{
-	size_t bytes = n * sizeof(uint64_t);
-	void *p;
-
-	if (bytes < 2 * HUGE_PAGE)
-		return malloc(bytes);
-	bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-	if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
-		return NULL;
-	(void)madvise(p, bytes, MADV_HUGEPAGE);	/* a hint: may be refused */
-	return p;
-}
-
 /* Allocate the three arrays of v for n blocks (none for n == 0). */
 static int
 view_alloc(struct gfs_view *v, uint64_t n, struct gfs_error *err)
@@ -216,9 +602,9 @@ view_alloc(struct gfs_view *v, uint64_t n, struct gfs_error *err)
 		return 0;
 	if (n > (SIZE_MAX - HUGE_PAGE) / sizeof(uint64_t))
 		goto nomem;
-	v->off = array_alloc(n);
-	v->len = array_alloc(n);
-	v->pre = array_alloc(n);
+	v->off = big_alloc(n * sizeof(uint64_t));
+	v->len = big_alloc(n * sizeof(uint64_t));
+	v->pre = big_alloc(n * sizeof(uint64_t));
 	if (v->off != NULL && v->len != NULL && v->pre != NULL)
 		return 0;
 	gfs_view_free(v);
@@ -327,6 +713,8 @@ gfs_view_init(struct gfs_view *v, uint64_t disp, uint64_t extent,
 	v->end = end;
 	v->size = size;
 	v->nblocks = n;
+	if ((rc = idx_build(v, err)) != 0)
+		gfs_view_free(v);
 out:
 	free(b);
 	return rc;
@@ -403,7 +791,9 @@ gfs_view_copy(struct gfs_view *dst, const struct gfs_view *src,
 	dst->size = src->size;
 	dst->end = src->end;
 	dst->nblocks = src->nblocks;
-	return 0;
+	if ((rc = idx_build(dst, err)) != 0)
+		gfs_view_free(dst);
+	return rc;
 }
 
 uint64_t
@@ -447,7 +837,8 @@ int
 gfs_view_lookup(const struct gfs_view *v, uint64_t g, uint64_t *loff,
 		uint64_t *count)
 {
-	uint64_t x, k, o, tile, i, next, run, bo, bp, bl;
+	uint64_t x, k, o, tile, next, run, bo, bp, bl;
+	struct idx_hit r;
 	int in;
 
 	if (v->nblocks == 0) {
@@ -470,24 +861,18 @@ gfs_view_lookup(const struct gfs_view *v, uint64_t g, uint64_t *loff,
 	k = x / v->extent;
 	o = x % v->extent;
 	tile = g - o;
-	i = find_block(v, o);
+	r = idx_find(v, o);
 
 	/*
 	 * The block at or before o is [bo, bo + bl) with bp view bytes
-	 * before it (an empty one at o when there is none).  Both answers,
-	 * in the block or in the gap after it, are computed and one is
-	 * picked: whether a random offset hits a block is a coin toss the
+	 * before it (the virtual empty block at 0 when there is none).  Both
+	 * answers, in the block or in the gap after it, are computed and one
+	 * is picked: whether a random offset hits a block is a coin toss the
 	 * branch predictor would lose.
 	 */
-	if (i > 0) {
-		bo = v->off[i - 1];
-		bp = v->pre[i - 1];
-		bl = pre_next(v, i - 1) - bp;
-	} else {
-		bo = o;
-		bp = 0;
-		bl = 0;
-	}
+	bo = r.bo;
+	bp = r.bp;
+	bl = r.bl;
 	in = o - bo < bl;
 	*loff = k * v->size + bp + GFS_MIN(o - bo, bl);
 
@@ -498,10 +883,8 @@ gfs_view_lookup(const struct gfs_view *v, uint64_t g, uint64_t *loff,
 		run = view_dense(v) ? UINT64_MAX : sat_add(run, v->len[0]);
 	run = GFS_MIN(run, v->end - g);
 
-	if (i < v->nblocks)
-		next = sat_add(tile, v->off[i]);
-	else
-		next = sat_add(sat_add(tile, v->extent), v->off[0]);
+	/* the next block, maybe the next tile's first (r.next >= extent) */
+	next = sat_add(tile, r.next);
 	next = next < v->end ? next - g : UINT64_MAX;
 
 	*count = in ? run : next;
@@ -535,6 +918,7 @@ gfs_view_extents(const struct gfs_view *v, uint64_t a, uint64_t b,
 {
 	uint64_t hi, x, k, o, i, tile, s, e, l, n;
 	uint64_t pg = 0, pl = 0, plen = 0;	/* pending piece */
+	struct idx_hit r;
 	int rc;
 
 	if (v->nblocks == 0 || lmax == 0)
@@ -561,8 +945,10 @@ gfs_view_extents(const struct gfs_view *v, uint64_t a, uint64_t b,
 	k = x / v->extent;
 	o = x % v->extent;
 	tile = a - o;
-	i = find_block(v, o);
-	if (i > 0 && o - v->off[i - 1] < v->len[i - 1])
+	r = idx_find(v, o);
+	/* from the block holding o, else from the next one */
+	i = r.i;
+	if (i > 0 && o - r.bo < r.bl)
 		i--;
 	for (;;) {
 		if (i == v->nblocks) {

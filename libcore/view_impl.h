@@ -16,8 +16,10 @@
  * Invariants kept by gfs_view_init() (every view is built by it or copied
  * from one that was): blocks sorted, disjoint, non-adjacent (merged),
  * non-empty, inside [0, extent); extent > 0 when nblocks > 0; disp <= end;
- * pre[] holds the prefix sums of len[]; size = sum of len[].  An empty view
- * has nblocks == 0 and NULL arrays.
+ * pre[] holds the prefix sums of len[]; size = sum of len[]; index is the
+ * search index (view.c) built from extent, off[], pre[] and size, so those
+ * are never changed in place (disp and end may be).  An empty view has
+ * nblocks == 0 and NULL arrays and index.
  */
 #ifndef GFS_VIEW_IMPL_H
 #define GFS_VIEW_IMPL_H

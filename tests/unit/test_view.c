@@ -518,6 +518,383 @@ test_large(void)
 	       "views of thousands of blocks, even and skewed: map vs byte map");
 }
 
+/* ------------------------------------------- large views: search oracle */
+
+/*
+ * For views of up to hundreds of thousands of blocks, and extents up to
+ * 2^64, a byte map is out of reach: these answers come from a plain binary
+ * search over off[] and pre[], written from the definition, against which
+ * the view's search index (buckets, B+ tree, 32-bit deltas with escapes)
+ * is checked on random and boundary offsets.
+ */
+static uint64_t
+sadd(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* number of entries of sorted a[0..n) <= x */
+static uint64_t
+upper(const uint64_t *a, uint64_t n, uint64_t x)
+{
+	uint64_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static uint64_t
+oracle_local(const struct gfs_view *v, uint64_t g)
+{
+	uint64_t x, o, i, r;
+
+	if (g > v->end)
+		g = v->end;
+	if (v->nblocks == 0 || g <= v->disp)
+		return 0;
+	x = g - v->disp;
+	o = x % v->extent;
+	i = upper(v->off, v->nblocks, o);
+	r = x / v->extent * v->size;
+	if (i > 0)
+		r += v->pre[i - 1] + GFS_MIN(o - v->off[i - 1], v->len[i - 1]);
+	return r;
+}
+
+static int
+oracle_lookup(const struct gfs_view *v, uint64_t g, uint64_t *loff,
+	      uint64_t *count)
+{
+	uint64_t x, o, tile, i, n = v->nblocks, run, next;
+
+	*loff = oracle_local(v, g);
+	if (n == 0 || g >= v->end) {
+		*count = UINT64_MAX;
+		return 0;
+	}
+	if (g < v->disp) {
+		next = sadd(v->disp, v->off[0]);
+		*count = next < v->end ? next - g : UINT64_MAX;
+		return 0;
+	}
+	x = g - v->disp;
+	o = x % v->extent;
+	tile = g - o;
+	i = upper(v->off, n, o);
+	if (i > 0 && o - v->off[i - 1] < v->len[i - 1]) {
+		/* in block i-1: to its end, and on into the next tile's
+		 * first block if both touch the tile boundary */
+		run = v->off[i - 1] + v->len[i - 1] - o;
+		if (v->off[i - 1] + v->len[i - 1] == v->extent &&
+		    v->off[0] == 0)
+			run = n == 1 ? UINT64_MAX : sadd(run, v->len[0]);
+		*count = GFS_MIN(run, v->end - g);
+		return 1;
+	}
+	next = i < n ? sadd(tile, v->off[i]) :
+	       sadd(sadd(tile, v->extent), v->off[0]);
+	*count = next < v->end ? next - g : UINT64_MAX;
+	return 0;
+}
+
+static uint64_t
+oracle_global(const struct gfs_view *v, uint64_t l)
+{
+	uint64_t k, r, i, g;
+
+	if (v->nblocks == 0)
+		return UINT64_MAX;
+	k = l / v->size;
+	r = l % v->size;
+	i = upper(v->pre, v->nblocks, r) - 1;
+	if (k != 0 && v->extent > UINT64_MAX / k)
+		return UINT64_MAX;
+	g = sadd(sadd(k * v->extent, v->disp), v->off[i] + (r - v->pre[i]));
+	return g < v->end ? g : UINT64_MAX;
+}
+
+/* one query against the oracle; 0 on a mismatch (reported once) */
+static int
+probe(const struct gfs_view *v, uint64_t g, const char *what)
+{
+	uint64_t l1, c1, l2, c2;
+	int in1 = gfs_view_lookup(v, g, &l1, &c1);
+	int in2 = oracle_lookup(v, g, &l2, &c2);
+
+	if (!check(in1 == in2 && l1 == l2 && c1 == c2,
+		   "%s: lookup(%llu) = %d %llu %llu, want %d %llu %llu", what,
+		   (unsigned long long)g, in1, (unsigned long long)l1,
+		   (unsigned long long)c1, in2, (unsigned long long)l2,
+		   (unsigned long long)c2))
+		return 0;
+	if (!check(gfs_view_local(v, g) == l2 &&
+		   gfs_view_bytes_below(v, g) == l2,
+		   "%s: local(%llu) = %llu, want %llu", what,
+		   (unsigned long long)g,
+		   (unsigned long long)gfs_view_local(v, g),
+		   (unsigned long long)l2))
+		return 0;
+	if (in2 && !check(gfs_view_global(v, l2) == g,
+			  "%s: global(%llu) = %llu, want %llu", what,
+			  (unsigned long long)l2,
+			  (unsigned long long)gfs_view_global(v, l2),
+			  (unsigned long long)g))
+		return 0;
+	return 1;
+}
+
+/* extents of [a, a + w) below lmax against pieces walked by the oracle */
+static int
+probe_extents(const struct gfs_view *v, uint64_t a, uint64_t w,
+	      uint64_t lmax, const char *what)
+{
+	static struct pieces ps;
+	uint64_t b = sadd(a, w), p = a, l, c, n;
+	int k = 0, r;
+
+	ps.n = 0;
+	ps.stop_after = 0;
+	r = gfs_view_extents(v, a, b, lmax, collect, &ps);
+	while (p < b) {
+		if (!oracle_lookup(v, p, &l, &c)) {
+			if (c == UINT64_MAX || c >= b - p)
+				break;
+			p += c;
+			continue;
+		}
+		if (l >= lmax)
+			break;
+		n = GFS_MIN(GFS_MIN(c, b - p), lmax - l);
+		if (!check(k < ps.n && ps.p[k].g == p && ps.p[k].l == l &&
+			   ps.p[k].n == n,
+			   "%s: extents [%llu,+%llu) lmax %llu piece %d: got (%llu,%llu,%llu) want (%llu,%llu,%llu)",
+			   what, (unsigned long long)a, (unsigned long long)w,
+			   (unsigned long long)lmax, k,
+			   k < ps.n ? (unsigned long long)ps.p[k].g : 0ull,
+			   k < ps.n ? (unsigned long long)ps.p[k].l : 0ull,
+			   k < ps.n ? (unsigned long long)ps.p[k].n : 0ull,
+			   (unsigned long long)p, (unsigned long long)l,
+			   (unsigned long long)n))
+			return 0;
+		k++;
+		if (n < GFS_MIN(c, b - p))
+			break;		/* cut at lmax */
+		p += n;
+	}
+	return check(r == 0 && ps.n == k,
+		     "%s: extents [%llu,+%llu) gave %d pieces, want %d", what,
+		     (unsigned long long)a, (unsigned long long)w, ps.n, k);
+}
+
+/* offsets at and around block boundaries, in random tiles */
+static uint64_t
+boundary(const struct gfs_view *v)
+{
+	uint64_t i = rnd(v->nblocks), t = rnd(4), o;
+
+	switch (rnd(6)) {
+	case 0: o = v->off[i]; break;
+	case 1: o = v->off[i] - (v->off[i] > 0); break;
+	case 2: o = v->off[i] + v->len[i] - 1; break;
+	case 3: o = v->off[i] + v->len[i]; break;	/* may be extent */
+	case 4: o = v->off[i] + rnd(v->len[i]); break;
+	default: o = v->off[i] + v->len[i] + rnd(1000); break;
+	}
+	if (v->extent != 0 && t != 0 && v->extent > (UINT64_MAX - v->disp) / t)
+		t = 0;
+	return sadd(sadd(v->disp, t * v->extent), o);
+}
+
+enum { EVEN, SKEWED, RANDGAPS, TWOBUNCH, PACKED, HUGEGAPS, NEARMAX,
+       WRAP, NSHAPE };
+
+/*
+ * Blocks of one shape; off[] ascending (init sorts anyway).  *extent is
+ * set to fit them.
+ */
+static uint64_t
+make_shape(int shape, uint64_t n, uint64_t *off, uint64_t *len,
+	   uint64_t *extent)
+{
+	uint64_t i, pos = 0;
+
+	for (i = 0; i < n; i++) {
+		uint64_t gap = 1 + rnd(3), l = 1 + rnd(8);
+
+		switch (shape) {
+		case EVEN:		/* one block in each 64-byte slot */
+			gap = 64 - (pos % 64) + rnd(32);
+			if (i == 0)
+				gap = rnd(32);
+			l = 1 + rnd(31);
+			break;
+		case SKEWED:		/* half of them bunched at the start */
+			gap = i < n / 2 ? 1 : (i == n / 2 ? 63 * n : 64 + rnd(64));
+			l = i < n / 2 ? 1 : 1 + rnd(63);
+			break;
+		case RANDGAPS:		/* heavy-tailed gaps */
+			gap = 1 + (rnd(10) < 9 ? rnd(40) : rnd(4000));
+			break;
+		case TWOBUNCH:
+			gap = i == n / 3 ? (uint64_t)1 << 36 : 1 + rnd(2);
+			break;
+		case PACKED:		/* all within a tiny part of a huge tile */
+			gap = 1;
+			l = 1;
+			break;
+		case HUGEGAPS:		/* deltas past 32 bits here and there */
+			gap = rnd(8) == 0 ? ((uint64_t)1 << 32) - 3 + rnd(7) +
+					    rnd((uint64_t)1 << 34) * (rnd(2)) :
+					    1 + rnd(100);
+			l = rnd(50) == 0 ? ((uint64_t)1 << 32) + rnd(10) : l;
+			break;
+		case NEARMAX:		/* offsets and lengths near 2^64 */
+			gap = i == 0 ? UINT64_MAX / 2 + rnd(1000) :
+			      ((uint64_t)1 << 50) + rnd((uint64_t)1 << 40);
+			l = ((uint64_t)1 << 40) + rnd(1000);
+			break;
+		case WRAP:		/* first at 0, last at the tile's end */
+			gap = i == 0 ? 0 : 1 + rnd(5);
+			break;
+		}
+		pos += gap;
+		off[i] = pos;
+		len[i] = l;
+		pos += l;
+	}
+	switch (shape) {
+	case PACKED:
+		*extent = (uint64_t)1 << 40;
+		break;
+	case SKEWED:
+	case EVEN:
+		*extent = pos + rnd(64) + 1;
+		break;
+	case NEARMAX:
+		*extent = pos + rnd(UINT64_MAX - pos);
+		break;
+	case HUGEGAPS:
+		*extent = pos + (rnd(2) ? rnd(1000) :
+				 ((uint64_t)1 << 33) + rnd(1000));
+		break;
+	case WRAP:
+		*extent = pos;
+		break;
+	default:
+		*extent = pos + rnd(100);
+		break;
+	}
+	if (*extent < pos)
+		*extent = pos;
+	return n;
+}
+
+static void
+test_index(void)
+{
+	static const char *const name[NSHAPE] = {
+		"even", "skewed", "random gaps", "two bunches",
+		"packed in a huge tile", "gaps past 2^32", "near 2^64",
+		"wrapping",
+	};
+	static const uint64_t size[] = { 1, 5, 7, 13, 100, 3000, 40000,
+					 300000, 1000000 };
+	int shape, s, t;
+
+	group_fail = 0;
+	for (shape = 0; shape < NSHAPE; shape++) {
+		for (s = 0; s < (int)(sizeof(size) / sizeof(size[0])); s++) {
+			uint64_t n = size[s], extent, q, nq, i;
+			uint64_t *off, *len;
+			struct gfs_error err = { 0 };
+			struct gfs_view v, c;
+			char what[96];
+			int okay = 1;
+
+			if (shape == NEARMAX && n > 13)
+				continue;	/* 2^50 apart: few fit */
+			if (n > 300000 && shape != SKEWED)
+				continue;	/* one of a million, in huge pages */
+			off = malloc(n * sizeof(*off));
+			len = malloc(n * sizeof(*len));
+			make_shape(shape, n, off, len, &extent);
+			snprintf(what, sizeof(what), "%llu blocks %s",
+				 (unsigned long long)n, name[shape]);
+			if (gfs_view_init(&v, shape == NEARMAX ? 0 : rnd(5000),
+					  extent, s % 2 ? GFS_VIEW_UNBOUNDED :
+					  UINT64_MAX - rnd(100), n, off, len,
+					  &err) != 0) {
+				check(0, "%s: %s", what, err.msg);
+				free(off);
+				free(len);
+				continue;
+			}
+			nq = 20000 + 2 * n;
+			for (q = 0; q < nq && okay; q++) {
+				uint64_t g;
+
+				switch (q % 3) {
+				case 0:
+					g = boundary(&v);
+					break;
+				case 1:	/* anywhere in the first 4 tiles */
+					g = v.disp + rnd(v.extent) +
+					    (v.extent < UINT64_MAX / 8 ?
+					     rnd(4) * v.extent : 0);
+					if (g < v.disp)
+						g = UINT64_MAX - rnd(10);
+					break;
+				default:	/* far, or before disp */
+					g = rnd(4) == 0 ? rnd(v.disp + 1) :
+					    UINT64_MAX - rnd(1u << 20);
+					break;
+				}
+				okay = probe(&v, g, what);
+			}
+			for (t = 0; t < 200 && okay; t++) {
+				uint64_t a = boundary(&v) - rnd(100);
+
+				okay = probe_extents(&v, a, 1 + rnd(20000),
+						     t % 3 ? UINT64_MAX :
+						     oracle_local(&v, a) +
+						     rnd(5000), what);
+			}
+			/* the global of random local offsets */
+			for (t = 0; t < 2000 && okay; t++) {
+				uint64_t l = rnd(v.size) + (rnd(2) ? v.size : 0);
+
+				okay = check(gfs_view_global(&v, l) ==
+					     oracle_global(&v, l),
+					     "%s: global(%llu) = %llu, want %llu",
+					     what, (unsigned long long)l,
+					     (unsigned long long)gfs_view_global(&v, l),
+					     (unsigned long long)oracle_global(&v, l));
+			}
+			/* a copy has its own index, with the same answers */
+			if (okay && gfs_view_copy(&c, &v, &err) == 0) {
+				for (i = 0; i < 5000 && okay; i++)
+					okay = probe(&c, i % 2 ? boundary(&c) :
+						     c.disp + rnd(c.extent), what);
+				gfs_view_free(&c);
+			} else if (okay) {
+				check(0, "%s: copy: %s", what, err.msg);
+			}
+			gfs_view_free(&v);
+			free(off);
+			free(len);
+		}
+	}
+	report(group_fail == 0,
+	       "views of up to a million blocks, 8 shapes: map vs binary search");
+}
+
 static void
 test_layouts(void)
 {
@@ -705,6 +1082,7 @@ main(void)
 	test_random();
 	test_far();
 	test_large();
+	test_index();
 	test_layouts();
 	test_invalid();
 	printf("1..%d\n", ntest);
