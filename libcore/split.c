@@ -1,6 +1,6 @@
 /*
  * split.c - the pcp-split engine: copy an ordinary file into a new split
- * file, one part per rank, and the result helpers both copy engines share.
+ * file, one part per rank.
  *
  * Each rank reads only the bytes of its own view from SRC and appends them
  * to its part, so reads of SRC are spread over the ranks and every part is
