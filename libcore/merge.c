@@ -656,6 +656,8 @@ gfs_merge(MPI_Comm comm, const struct gfs_merge_args *a,
 	x.k = (uint64_t)x.rank;
 	x.g = x.k * x.stripe;
 	x.prog = gfs_progress_start(comm, "gfsplit-merge", x.size);
+	/* a chunk never spans stripes, nor the file */
+	bufsize = GFS_MAX(GFS_MIN(bufsize, GFS_MIN(x.stripe, x.size)), 4096);
 	rc = gfs_pipe_run(&merge_pipe_ops, &x, (size_t)bufsize, err);
 	gfs_progress_finish(x.prog);
 	if (rc == 0 && a->sync)

@@ -280,6 +280,9 @@ gfs_pcp_split(MPI_Comm comm, const struct gfs_split_args *a,
 	x.ltotal = gfs_view_bytes_below(x.view, size);
 	x.w = w;
 	x.prog = gfs_progress_start(comm, "pcp-split", size);
+	/* no buffer larger than what this rank moves: touching pages it
+	 * never fills is most of the cost of a small copy */
+	bufsize = GFS_MAX(GFS_MIN(bufsize, x.ltotal), 4096);
 	rc = gfs_pipe_run(&split_pipe_ops, &x, (size_t)bufsize, err);
 	gfs_progress_finish(x.prog);
 
