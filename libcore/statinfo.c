@@ -357,8 +357,9 @@ gfs_statinfo_text(json_object *info)
 		if (json_object_get_boolean(get(c, "ok")))
 			fprintf(f, "check: ok\n");
 		else
-			fprintf(f, "check: FAILED (%zu problems)\n",
-				json_object_array_length(arr));
+			fprintf(f, "check: FAILED (%zu problem%s)\n",
+				json_object_array_length(arr),
+				json_object_array_length(arr) == 1 ? "" : "s");
 	}
 	if (fclose(f) != 0) {
 		free(text);
