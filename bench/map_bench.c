@@ -30,22 +30,12 @@
 #include <json-c/json.h>
 
 #include "core.h"
+#include "../tests/unit/rng.h"
 
 #define REPS		5
 #define NQUERY		(2u << 20)	/* index: 2 Mi lookups per run */
 #define NQUERY_LINEAR	(20u << 10)	/* linear scan: 20 Ki lookups per run */
 #define GAP		64		/* mean bytes per block slot */
-
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-
-static uint64_t
-rnd(uint64_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng % n;
-}
 
 static double
 now(void)
@@ -261,6 +251,7 @@ main(void)
 	char key[32];
 	int s, k;
 
+	rnd_seed(0x2545f4914f6cdd1dull);
 	for (s = 0; s < NVIEW; s++) {
 		if (make_view(&v[s], sizes[s], s == 3) != 0)
 			return 1;

@@ -86,6 +86,16 @@ is_absent() {
 	done
 	ok "$_d"
 }
+# no_leftovers DESC DIR [PATH...]: the PATHs are absent and DIR holds no
+# temporary of a writer (".NAME.gfsplit-tmp.*" or ".NAME.gfsplit-old.*").
+no_leftovers() {
+	_d=$1 _dir=$2; shift 2
+	for _p in "$@"; do
+		if [ -e "$_p" ]; then not_ok "$_d" "exists: $_p"; return; fi
+	done
+	_t=$(ls -a "$_dir" | grep -E 'gfsplit-(tmp|old)')
+	[ -z "$_t" ] && ok "$_d" || not_ok "$_d" "left behind in $_dir: $_t"
+}
 
 # mpirun_n N PROG ARGS...: run under mpiexec with a timeout.
 mpirun_n() {

@@ -11,15 +11,6 @@ src=$TMPD/src
 make_file "$src" 3000017 11
 sum_src=$(sha256sum <"$src")
 
-# no_leftovers DESC DIR PATH...: PATHs absent and no temporary in DIR
-no_leftovers() {
-	_d=$1 _dir=$2; shift 2
-	for _p in "$@"; do
-		if [ -e "$_p" ]; then not_ok "$_d" "exists: $_p"; return; fi
-	done
-	_t=$(ls -a "$_dir" | grep -E 'gfsplit-(tmp|old)')
-	[ -z "$_t" ] && ok "$_d" || not_ok "$_d" "left behind in $_dir: $_t"
-}
 tree_sum() { (cd "$1" && find . -type f | sort | xargs cat | sha256sum); }
 
 check "make a good split file (3 ranks, cyclic 64k)" mpirun_n 3 "$BIN/pcp-split" -b 64k "$src" "$TMPD/good"

@@ -89,7 +89,7 @@ check "merge --no-verify --sync" mpirun_n 2 "$BIN/gfsplit-merge" --no-verify --s
 same_bytes "merge --no-verify --sync: same bytes" "$TMPD/src.3000017" "$TMPD/c3.nv"
 check "split --sync" mpirun_n 2 "$BIN/pcp-split" --sync "$TMPD/src.4097" "$TMPD/sync.split"
 check_parts "split --sync: parts right" "$TMPD/src.4097" "$TMPD/sync.split" 2 0
-check "nothing temporary left behind" test -z "$(ls -a "$TMPD" | grep gfsplit-)"
+no_leftovers "nothing temporary left behind" "$TMPD"
 
 # ---- holes stay holes: views that leave gaps, and a trailing hole
 HS=$((2 * MiB + MiB / 2))
@@ -126,7 +126,7 @@ expect_exit "pcp-split --dry-run" 0 mpirun_n 4 "$BIN/pcp-split" --dry-run -b 512
 output_has "dry run: rank 1 gets blocks 1 and 5" "rank 1: .*\(902865 bytes\) in 2 blocks, offsets \[524288, 3000017\)"
 output_has "dry run: rank 3 gets block 3" "rank 3: .*\(524288 bytes\) in 1 blocks"
 is_absent "pcp-split --dry-run created nothing" "$TMPD/dry"
-check "pcp-split --dry-run left no temporary" test -z "$(ls -a "$TMPD" | grep gfsplit-tmp)"
+no_leftovers "pcp-split --dry-run left no temporary" "$TMPD"
 expect_exit "pcp-split --dry-run --json" 0 mpirun_n 3 "$BIN/pcp-split" --dry-run --json "$src" "$TMPD/dry"
 grep '^{' "$OUT" >"$TMPD/dry.json"
 check "dry-run JSON: plan covers the file" python3 -c '
@@ -141,7 +141,7 @@ expect_exit "gfsplit-merge --dry-run" 0 mpirun_n 2 "$BIN/gfsplit-merge" --dry-ru
 	--stripe-size 1M "$TMPD/c3" "$TMPD/dry.out"
 output_has "merge dry run: rank 1 gets stripes 1 and 2" "rank 1: .* in 1 stripes, offsets \[1048576, 2097152\)"
 is_absent "gfsplit-merge --dry-run created nothing" "$TMPD/dry.out"
-check "gfsplit-merge --dry-run left no temporary" test -z "$(ls -a "$TMPD" | grep gfsplit-tmp)"
+no_leftovers "gfsplit-merge --dry-run left no temporary" "$TMPD"
 
 # ---- --force replaces only after success
 echo "precious" >"$TMPD/keep"
@@ -154,10 +154,10 @@ printf 'Z' | dd of="$TMPD/c3bad/part.1" bs=1 seek=1000 conv=notrunc 2>/dev/null
 expect_exit "merge --force of a corrupt split fails" 1 mpirun_n 2 "$BIN/gfsplit-merge" --force \
 	"$TMPD/c3bad" "$TMPD/keep"
 check "failed merge --force left DST unchanged" test "$(sha256sum <"$TMPD/keep")" = "$sum_keep"
-check "failed merge --force left no temporary" test -z "$(ls -a "$TMPD" | grep gfsplit-)"
+no_leftovers "failed merge --force left no temporary" "$TMPD"
 check "merge --force replaces DST" mpirun_n 3 "$BIN/gfsplit-merge" --force "$TMPD/c3" "$TMPD/keep"
 same_bytes "replaced DST has the new bytes" "$src" "$TMPD/keep"
-check "merge --force left no old copy" test -z "$(ls -a "$TMPD" | grep gfsplit-)"
+no_leftovers "merge --force left no old copy" "$TMPD"
 
 check "make an old split file" mpirun_n 1 "$BIN/pcp-split" "$TMPD/src.4097" "$TMPD/oldsplit"
 sum_old=$(cat "$TMPD"/oldsplit/* | sha256sum)
@@ -172,7 +172,7 @@ mkdir "$TMPD/notsplit"; echo "mine" >"$TMPD/notsplit/file"
 expect_exit "split --force onto a plain directory is refused" 1 mpirun_n 2 "$BIN/pcp-split" \
 	--force "$src" "$TMPD/notsplit"
 check "the plain directory is untouched" test "$(cat "$TMPD/notsplit/file")" = mine
-check "split --force left nothing temporary" test -z "$(ls -a "$TMPD" | grep gfsplit-)"
+no_leftovers "split --force left nothing temporary" "$TMPD"
 
 # ---- --json summaries
 big=$TMPD/src.25165829

@@ -15,31 +15,26 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "tap.h"
 
-static int ntest, nfail, rank, nprocs;
+static int rank, nprocs;
 
+/* collective (see above); the other ranks are tap_silent */
 static void __attribute__((format(printf, 2, 3)))
-check(int cond, const char *fmt, ...)
+ok_all(int cond, const char *fmt, ...)
 {
-	char desc[1024], *p;
+	char desc[TAP_DESC_MAX];
 	va_list ap;
 	int all = 0;
 
 	va_start(ap, fmt);
-	vsnprintf(desc, sizeof(desc), fmt, ap);
+	tap_vformat(desc, sizeof(desc), fmt, ap);
 	va_end(ap);
-	for (p = desc; *p != '\0'; p++)
-		if (*p == '\n')
-			*p = p[1] != '\0' ? ' ' : '\0';
 	cond = cond != 0;
 	if (!cond)
 		fprintf(stderr, "# rank %d: failed: %s\n", rank, desc);
 	MPI_Allreduce(&cond, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-	ntest++;
-	if (!all)
-		nfail++;
-	if (rank == 0)
-		printf("%s %d - %s\n", all ? "ok" : "not ok", ntest, desc);
+	ok(all, "%s", desc);
 }
 
 static const char part1_msg[] =
@@ -53,7 +48,7 @@ mpi_agree(void)
 
 	gfs_error_clear(&err);
 	rc = gfs_agree(MPI_COMM_WORLD, 0, &err);
-	check(rc == 0 && err.code == 0, "nobody fails: every rank gets 0");
+	ok_all(rc == 0 && err.code == 0, "nobody fails: every rank gets 0");
 
 	/* rank 1 fails */
 	gfs_error_clear(&err);
@@ -62,16 +57,16 @@ mpi_agree(void)
 	else
 		rc = 0;
 	rc = gfs_agree(MPI_COMM_WORLD, rc, &err);
-	check(rc != 0, "rank 1 fails: every rank gets nonzero");
+	ok_all(rc != 0, "rank 1 fails: every rank gets nonzero");
 	if (rank == 1)
-		check(rc == GFS_ENOSPC && err.code == GFS_ENOSPC &&
-		      strcmp(err.msg, part1_msg) == 0,
-		      "the failed rank keeps its code and message");
+		ok_all(rc == GFS_ENOSPC && err.code == GFS_ENOSPC &&
+		       strcmp(err.msg, part1_msg) == 0,
+		       "the failed rank keeps its code and message");
 	else
-		check(rc == GFS_EPEER && err.code == GFS_EPEER &&
-		      strstr(err.msg, "rank 1 failed") != NULL &&
-		      strstr(err.msg, "no space left") != NULL,
-		      "the others get GFS_EPEER naming rank 1: %s", err.msg);
+		ok_all(rc == GFS_EPEER && err.code == GFS_EPEER &&
+		       strstr(err.msg, "rank 1 failed") != NULL &&
+		       strstr(err.msg, "no space left") != NULL,
+		       "the others get GFS_EPEER naming rank 1: %s", err.msg);
 	/* rank 1's message on stderr, not the echoes (checked by agree.sh) */
 	gfs_log_gfs_error(&err);
 
@@ -85,16 +80,16 @@ mpi_agree(void)
 		rc = gfs_error_set(&err, GFS_ENOENT, "part 1 is missing");
 	rc = gfs_agree(MPI_COMM_WORLD, rc, &err);
 	if (rank == 1)
-		check(rc == GFS_ENOENT && strcmp(err.msg, "part 1 is missing")
-		      == 0, "two failures: rank 1 keeps its own error");
+		ok_all(rc == GFS_ENOENT && strcmp(err.msg, "part 1 is missing")
+		       == 0, "two failures: rank 1 keeps its own error");
 	else if (rank == last)
-		check(rc == GFS_ECHECKSUM && strstr(err.msg, "is bad"),
-		      "two failures: the last rank keeps its own error");
+		ok_all(rc == GFS_ECHECKSUM && strstr(err.msg, "is bad"),
+		       "two failures: the last rank keeps its own error");
 	else
-		check(rc == GFS_EPEER && strstr(err.msg, "rank 1 failed: no "
-						"such file or directory"),
-		      "two failures: the lowest failed rank is named: %s",
-		      err.msg);
+		ok_all(rc == GFS_EPEER && strstr(err.msg, "rank 1 failed: no "
+						 "such file or directory"),
+		       "two failures: the lowest failed rank is named: %s",
+		       err.msg);
 
 	/* rank 0 fails; a stale message on the others is replaced */
 	gfs_error_clear(&err);
@@ -103,9 +98,9 @@ mpi_agree(void)
 	else
 		rc = 0, gfs_error_set(&err, GFS_EIO, "stale");
 	rc = gfs_agree(MPI_COMM_WORLD, rc, &err);
-	check(rank == 0 ? rc == GFS_EIO && strcmp(err.msg, "rank 0 broke") == 0
-	      : rc == GFS_EPEER && strncmp(err.msg, "rank 0 failed", 13) == 0,
-	      "rank 0 fails: %s", err.msg);
+	ok_all(rank == 0 ? rc == GFS_EIO && strcmp(err.msg, "rank 0 broke") == 0
+	       : rc == GFS_EPEER && strncmp(err.msg, "rank 0 failed", 13) == 0,
+	       "rank 0 fails: %s", err.msg);
 
 	/* many rounds, rotating culprit: same verdict everywhere */
 	bad = 0;
@@ -128,14 +123,14 @@ mpi_agree(void)
 				bad++;
 		}
 	}
-	check(bad == 0, "300 rounds with a rotating failed rank");
+	ok_all(bad == 0, "300 rounds with a rotating failed rank");
 
 	gfs_error_clear(&err);
-	check(gfs_agree(MPI_COMM_NULL, GFS_ENOSPC, &err) == GFS_ENOSPC &&
-	      gfs_agree(MPI_COMM_NULL, 0, &err) == 0 && err.code == 0,
-	      "without MPI, agree returns the rank's own rc");
-	check(gfs_agree(MPI_COMM_WORLD, rank == 1 ? GFS_EIO : 0, NULL) != 0,
-	      "agree with a NULL error");
+	ok_all(gfs_agree(MPI_COMM_NULL, GFS_ENOSPC, &err) == GFS_ENOSPC &&
+	       gfs_agree(MPI_COMM_NULL, 0, &err) == 0 && err.code == 0,
+	       "without MPI, agree returns the rank's own rc");
+	ok_all(gfs_agree(MPI_COMM_WORLD, rank == 1 ? GFS_EIO : 0, NULL) != 0,
+	       "agree with a NULL error");
 }
 
 /* run directly (singleton MPI): what one rank can check */
@@ -147,13 +142,13 @@ mpi_agree_single(void)
 
 	gfs_error_clear(&err);
 	rc = gfs_agree(MPI_COMM_WORLD, 0, &err);
-	check(rc == 0 && err.code == 0, "one rank, success: 0");
+	ok_all(rc == 0 && err.code == 0, "one rank, success: 0");
 	gfs_error_set(&err, GFS_ENOSPC, "%s", part1_msg);
 	rc = gfs_agree(MPI_COMM_WORLD, GFS_ENOSPC, &err);
-	check(rc == GFS_ENOSPC && strcmp(err.msg, part1_msg) == 0,
-	      "one rank, failure: its own code and message");
-	printf("ok %d # SKIP failures seen from other ranks: needs "
-	       "mpiexec -n 3 (tests/cmd/agree.sh)\n", ++ntest);
+	ok_all(rc == GFS_ENOSPC && strcmp(err.msg, part1_msg) == 0,
+	       "one rank, failure: its own code and message");
+	skip("failures seen from other ranks: needs mpiexec -n 3 "
+	     "(tests/cmd/agree.sh)");
 }
 
 static void
@@ -163,22 +158,22 @@ test_mpi_check(void)
 	int x = 1, mrc;
 
 	gfs_error_clear(&err);
-	check(gfs_mpi_check(MPI_SUCCESS, "nothing", &err) == 0 &&
-	      err.code == 0, "mpi_check of MPI_SUCCESS");
-	check(gfs_mpi_check(MPI_ERR_COMM, "cannot frob", &err) == GFS_EMPI &&
-	      err.code == GFS_EMPI && err.sys == MPI_ERR_COMM &&
-	      strncmp(err.msg, "cannot frob: ", 13) == 0 &&
-	      strlen(err.msg) > 13, "mpi_check: %s", err.msg);
+	ok_all(gfs_mpi_check(MPI_SUCCESS, "nothing", &err) == 0 &&
+	       err.code == 0, "mpi_check of MPI_SUCCESS");
+	ok_all(gfs_mpi_check(MPI_ERR_COMM, "cannot frob", &err) == GFS_EMPI &&
+	       err.code == GFS_EMPI && err.sys == MPI_ERR_COMM &&
+	       strncmp(err.msg, "cannot frob: ", 13) == 0 &&
+	       strlen(err.msg) > 13, "mpi_check: %s", err.msg);
 
 	/* a real failing call under MPI_ERRORS_RETURN */
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	mrc = MPI_Send(&x, 1, MPI_INT, nprocs + 7, 0, MPI_COMM_WORLD);
 	gfs_error_clear(&err);
-	check(mrc != MPI_SUCCESS &&
-	      gfs_mpi_check(mrc, "cannot send", &err) == GFS_EMPI &&
-	      strncmp(err.msg, "cannot send: ", 13) == 0 &&
-	      strlen(err.msg) > 13 && strchr(err.msg, '\n') == NULL,
-	      "mpi_check of a failed send, one line: %s", err.msg);
+	ok_all(mrc != MPI_SUCCESS &&
+	       gfs_mpi_check(mrc, "cannot send", &err) == GFS_EMPI &&
+	       strncmp(err.msg, "cannot send: ", 13) == 0 &&
+	       strlen(err.msg) > 13 && strchr(err.msg, '\n') == NULL,
+	       "mpi_check of a failed send, one line: %s", err.msg);
 }
 
 static void
@@ -221,22 +216,22 @@ test_progress(void)
 		}
 	}
 	gfs_progress_finish(p);
-	check(started && bad == 0, "progress beside the job's own "
-	      "point-to-point and collectives, finish returns");
+	ok_all(started && bad == 0, "progress beside the job's own "
+	       "point-to-point and collectives, finish returns");
 
 	/* ranks that never report: only the last rank updates, once */
 	p = gfs_progress_start(MPI_COMM_WORLD, "idle", 100);
 	if (rank == nprocs - 1)
 		gfs_progress_update(p, 50);
 	gfs_progress_finish(p);
-	check(1, "progress where most ranks never call update");
+	ok_all(1, "progress where most ranks never call update");
 
 	/* progress finished at different times: rank 0 last */
 	p = gfs_progress_start(MPI_COMM_WORLD, "staggered", 10);
 	usleep(rank == 0 ? 700000 : 0);
 	gfs_progress_update(p, rank == 0 ? 10 : 0);
 	gfs_progress_finish(p);
-	check(1, "progress with rank 0 arriving late");
+	ok_all(1, "progress with rank 0 arriving late");
 
 	/* single process, no MPI communicator */
 	if (rank == 0) {
@@ -245,17 +240,18 @@ test_progress(void)
 			gfs_progress_update(p, i);
 		gfs_progress_finish(p);
 	}
-	check(1, "progress without a communicator");
+	ok_all(1, "progress without a communicator");
 }
 
 int
 main(int argc, char **argv)
 {
-	int provided;
+	int provided, status;
 
 	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+	tap_silent = rank != 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	alarm(120);	/* a hang is a failure */
 	gfs_log_setup("mpi_agree", rank, nprocs,
@@ -267,8 +263,7 @@ main(int argc, char **argv)
 		mpi_agree_single();
 	test_mpi_check();
 	test_progress();
-	if (rank == 0)
-		printf("1..%d\n", ntest);
+	status = done_testing();
 	MPI_Finalize();
-	return nfail != 0;
+	return status;
 }

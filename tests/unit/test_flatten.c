@@ -9,32 +9,15 @@
  * exactly those bytes below D + K*extent + true_lb, where tile K would
  * start.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
 #include "view_impl.h"
+#include "tap.h"
 
 #define K 3
-
-static int ntest, nfail;
-
-static void
-report(int okay, const char *fmt, ...)
-{
-	va_list ap;
-
-	ntest++;
-	if (!okay)
-		nfail++;
-	printf("%s %d - ", okay ? "ok" : "not ok", ntest);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
 
 /* Compare the view of t at displacement disp with MPICH's pack/unpack. */
 static int
@@ -119,7 +102,7 @@ check_type(MPI_Datatype t, const char *name, int exact_size)
 	MPI_Type_commit(&t);
 	for (i = 0; i < GFS_ARRAY_SIZE(disps) && okay; i++)
 		okay = same_bytes(t, disps[i], exact_size, why, sizeof(why));
-	report(okay, "%s: %s", name, why);
+	ok(okay, "%s: %s", name, why);
 	MPI_Type_free(&t);
 }
 
@@ -188,9 +171,7 @@ test_f90(void)
 		MPI_Type_vector(3, 1, 2, t, &v);
 		check_type(v, "vector of MPI_Type_create_f90_real(6)", 1);
 	} else {
-		ntest++;
-		printf("ok %d # SKIP MPI_Type_create_f90_real not available\n",
-		       ntest);
+		skip("MPI_Type_create_f90_real not available");
 	}
 	eh_rc = MPI_Type_create_f90_integer(4, &t);
 	if (eh_rc == MPI_SUCCESS) {
@@ -199,9 +180,7 @@ test_f90(void)
 		MPI_Type_contiguous(2, t, &v);
 		check_type(v, "contiguous of MPI_Type_create_f90_integer(4)", 1);
 	} else {
-		ntest++;
-		printf("ok %d # SKIP MPI_Type_create_f90_integer not available\n",
-		       ntest);
+		skip("MPI_Type_create_f90_integer not available");
 	}
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
@@ -284,8 +263,8 @@ test_constructors(void)
 		struct gfs_view v;
 		int rc = gfs_view_from_mpi(0, MPI_BYTE, t, &v, &err);
 
-		report(rc == 0 && v.nblocks == 0 && v.size == 0,
-		       "contiguous(0): empty view");
+		ok(rc == 0 && v.nblocks == 0 && v.size == 0,
+		   "contiguous(0): empty view");
 		gfs_view_free(&v);
 	}
 	MPI_Type_free(&t);
@@ -386,8 +365,8 @@ test_subarray(void)
 
 					MPI_Type_commit(&t);
 					rc = gfs_view_from_mpi(0, MPI_BYTE, t, &v, &err);
-					report(rc == 0 && v.nblocks == 0,
-					       "%s: empty", name);
+					ok(rc == 0 && v.nblocks == 0,
+					   "%s: empty", name);
 					gfs_view_free(&v);
 					MPI_Type_free(&t);
 				} else {
@@ -479,9 +458,9 @@ test_darray(void)
 						snprintf(name, sizeof(name), " (rank %d)", rank);
 					MPI_Type_free(&t);
 				}
-				report(okay, "darray %s, %s order, of %s, all %d ranks%s: %s",
-				       d[i].what, ord ? "Fortran" : "C",
-				       oldname[o], size, okay ? "" : name, why);
+				ok(okay, "darray %s, %s order, of %s, all %d ranks%s: %s",
+				   d[i].what, ord ? "Fortran" : "C",
+				   oldname[o], size, okay ? "" : name, why);
 			}
 		}
 	}
@@ -507,7 +486,7 @@ test_table1(void)
 	       v.nblocks == 4 && v.end == GFS_VIEW_UNBOUNDED;
 	for (i = 0; same && i < 4; i++)
 		same = v.off[i] == off[i] && v.len[i] == len[i];
-	report(same, "seed table 1 rank 1 as hindexed+resized gives its record");
+	ok(same, "seed table 1 rank 1 as hindexed+resized gives its record");
 	gfs_view_free(&v);
 	MPI_Type_free(&u);
 	MPI_Type_free(&t);
@@ -525,14 +504,14 @@ test_errors(void)
 	MPI_Type_create_hindexed(1, &bl, &d, MPI_INT, &t);
 	MPI_Type_commit(&t);
 	rc = gfs_view_from_mpi(0, MPI_BYTE, t, &v, &err);
-	report(rc == GFS_EINVAL && strstr(err.msg, "negative") != NULL,
-	       "negative typemap displacement rejected: \"%s\"", err.msg);
+	ok(rc == GFS_EINVAL && strstr(err.msg, "negative") != NULL,
+	   "negative typemap displacement rejected: \"%s\"", err.msg);
 	MPI_Type_free(&t);
 
 	memset(&err, 0, sizeof(err));
 	rc = gfs_view_from_mpi(-1, MPI_BYTE, MPI_INT, &v, &err);
-	report(rc == GFS_EINVAL && strstr(err.msg, "displacement -1") != NULL,
-	       "negative file displacement rejected: \"%s\"", err.msg);
+	ok(rc == GFS_EINVAL && strstr(err.msg, "displacement -1") != NULL,
+	   "negative file displacement rejected: \"%s\"", err.msg);
 
 	/* tile 0 has a gap at [4,8)+... that tile 1 would fill: not periodic
 	 * from the start */
@@ -546,16 +525,16 @@ test_errors(void)
 		MPI_Type_commit(&t);
 		memset(&err, 0, sizeof(err));
 		rc = gfs_view_from_mpi(0, MPI_BYTE, t, &v, &err);
-		report(rc == GFS_ENOTSUP && strstr(err.msg, "extent 16") != NULL,
-		       "typemap wider than the extent with gaps: \"%s\"",
-		       err.msg);
+		ok(rc == GFS_ENOTSUP && strstr(err.msg, "extent 16") != NULL,
+		   "typemap wider than the extent with gaps: \"%s\"",
+		   err.msg);
 		MPI_Type_free(&u);
 		MPI_Type_free(&t);
 	}
 	memset(&err, 0, sizeof(err));
 	rc = gfs_view_from_mpi(0, MPI_LB, MPI_INT, &v, &err);
-	report(rc == GFS_EINVAL && strstr(err.msg, "etype") != NULL,
-	       "etype of size 0 rejected: \"%s\"", err.msg);
+	ok(rc == GFS_EINVAL && strstr(err.msg, "etype") != NULL,
+	   "etype of size 0 rejected: \"%s\"", err.msg);
 }
 
 int
@@ -570,6 +549,5 @@ main(int argc, char **argv)
 	test_table1();
 	test_errors();
 	MPI_Finalize();
-	printf("1..%d\n", ntest);
-	return nfail != 0;
+	return done_testing();
 }

@@ -5,7 +5,6 @@
  * flip, wrong magic, newer versions and corrupt counts under a valid
  * trailer.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,24 +12,7 @@
 
 #include "core.h"
 #include "splitfile.h"
-
-static int ntests, nfailed;
-
-static int
-ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	ntests++;
-	if (!cond)
-		nfailed++;
-	printf("%s %d - ", cond ? "ok" : "not ok", ntests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	return cond;
-}
+#include "tap.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
@@ -326,7 +308,7 @@ table1_locfile(struct gfs_locfile *lf)
 		gfs_error_clear(&err);
 		if (gfs_view_init(&lf->recs[i].view, 0, 48,
 		    GFS_VIEW_UNBOUNDED, t1_n[i], t1_off[i], t1_len[i], &err))
-			printf("# view init: %s\n", err.msg);
+			diag("view init: %s", err.msg);
 		lf->recs[i].part_size = 1000 * i;
 		lf->recs[i].part_hash = 0xfedcba9876543210ull ^ i;
 		snprintf(lf->recs[i].host, GFS_NAME_MAX, "host-%u", i);
@@ -535,7 +517,7 @@ test_locfile_corrupt(void)
 			resign(copy, len);
 			rc = decode_code(copy, len, &err);
 			if (rc != GFS_ECORRUPT) {
-				printf("# arr_len %llu: rc %d %s\n",
+				diag("arr_len %llu: rc %d %s",
 				    (unsigned long long)bad_alen[i], rc,
 				    err.msg);
 				allok = 0;
@@ -737,6 +719,6 @@ main(void)
 	test_locfile_roundtrips();
 	test_locfile_corrupt();
 	test_phash();
-	printf("# %d tests, %d failed\n", ntests, nfailed);
-	return nfailed ? 1 : 0;
+	diag("%d tests, %d failed", tap_ntest, tap_nfail);
+	return done_testing();
 }

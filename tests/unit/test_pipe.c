@@ -3,7 +3,6 @@
  * either side, no hang (alarm() is the watchdog).
  */
 #define _GNU_SOURCE
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,27 +10,7 @@
 
 #include "core.h"
 #include "pipe.h"
-
-static int ntest, nfail;
-
-/* one TAP line; a newline in the description would break it */
-static void __attribute__((format(printf, 2, 3)))
-check(int cond, const char *fmt, ...)
-{
-	char desc[1024], *p;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(desc, sizeof(desc), fmt, ap);
-	va_end(ap);
-	for (p = desc; *p != '\0'; p++)
-		if (*p == '\n')
-			*p = p[1] != '\0' ? ' ' : '\0';
-	ntest++;
-	if (!cond)
-		nfail++;
-	printf("%s %d - %s\n", cond ? "ok" : "not ok", ntest, desc);
-}
+#include "tap.h"
 
 /*
  * The producer emits a stream of `total` bytes where byte i is
@@ -148,15 +127,15 @@ main(void)
 		ctx_init(&x, 100000);
 		gfs_error_clear(&err);
 		rc = gfs_pipe_run(&ops, &x, bufsizes[i], &err);
-		check(rc == 0 && x.bad == 0 && x.consumed == x.total &&
-		      x.nchunks_c == x.nchunks_p && x.cap_seen == bufsizes[i],
-		      "bufsize %zu: %llu chunks in order, content checked, "
-		      "two aligned buffers", bufsizes[i],
-		      (unsigned long long)x.nchunks_c);
+		ok(rc == 0 && x.bad == 0 && x.consumed == x.total &&
+		   x.nchunks_c == x.nchunks_p && x.cap_seen == bufsizes[i],
+		   "bufsize %zu: %llu chunks in order, content checked, "
+		   "two aligned buffers", bufsizes[i],
+		   (unsigned long long)x.nchunks_c);
 	}
 	ctx_init(&x, 0);
 	rc = gfs_pipe_run(&ops, &x, 16, &err);
-	check(rc == 0 && x.nchunks_c == 0, "empty stream");
+	ok(rc == 0 && x.nchunks_c == 0, "empty stream");
 
 	/* slow sides: the other one has to wait on its condition */
 	for (round = 0; round < 2; round++) {
@@ -165,8 +144,8 @@ main(void)
 		x.slow_producer = round == 1;
 		gfs_error_clear(&err);
 		rc = gfs_pipe_run(&ops, &x, 64, &err);
-		check(rc == 0 && x.bad == 0 && x.consumed == x.total,
-		      "slow %s", round == 0 ? "consumer" : "producer");
+		ok(rc == 0 && x.bad == 0 && x.consumed == x.total,
+		   "slow %s", round == 0 ? "consumer" : "producer");
 	}
 
 	/* producer errors at the first, a middle, and a late chunk */
@@ -181,12 +160,12 @@ main(void)
 		rc = gfs_pipe_run(&ops, &x, 100, &err);
 		snprintf(want, sizeof(want), "at chunk %llu: injected",
 			 (unsigned long long)at[i]);
-		check(rc == GFS_EIO && err.code == GFS_EIO &&
-		      strstr(err.msg, "cannot read 'src'") &&
-		      strstr(err.msg, want) && x.bad == 0 &&
-		      x.nchunks_c <= at[i],
-		      "producer error at chunk %llu propagates: %s",
-		      (unsigned long long)at[i], err.msg);
+		ok(rc == GFS_EIO && err.code == GFS_EIO &&
+		   strstr(err.msg, "cannot read 'src'") &&
+		   strstr(err.msg, want) && x.bad == 0 &&
+		   x.nchunks_c <= at[i],
+		   "producer error at chunk %llu propagates: %s",
+		   (unsigned long long)at[i], err.msg);
 	}
 	/* consumer errors */
 	for (i = 0; i < GFS_ARRAY_SIZE(at); i++) {
@@ -199,14 +178,14 @@ main(void)
 		rc = gfs_pipe_run(&ops, &x, 100, &err);
 		snprintf(want, sizeof(want), "at chunk %llu: injected",
 			 (unsigned long long)at[i]);
-		check(rc == GFS_ENOSPC && err.code == GFS_ENOSPC &&
-		      strstr(err.msg, "cannot write 'dst'") &&
-		      strstr(err.msg, want) && x.bad == 0 &&
-		      x.nchunks_c == at[i] && x.nchunks_p <= at[i] + 2,
-		      "consumer error at chunk %llu propagates, producer "
-		      "stops within two chunks (%llu): %s",
-		      (unsigned long long)at[i],
-		      (unsigned long long)x.nchunks_p, err.msg);
+		ok(rc == GFS_ENOSPC && err.code == GFS_ENOSPC &&
+		   strstr(err.msg, "cannot write 'dst'") &&
+		   strstr(err.msg, want) && x.bad == 0 &&
+		   x.nchunks_c == at[i] && x.nchunks_p <= at[i] + 2,
+		   "consumer error at chunk %llu propagates, producer "
+		   "stops within two chunks (%llu): %s",
+		   (unsigned long long)at[i],
+		   (unsigned long long)x.nchunks_p, err.msg);
 	}
 	/* first error wins over a caller's existing error? no: the
 	 * caller's own earlier error is kept, the code is still returned */
@@ -215,13 +194,13 @@ main(void)
 	gfs_error_clear(&err);
 	gfs_error_set(&err, GFS_EIO, "earlier");
 	rc = gfs_pipe_run(&ops, &x, 10, &err);
-	check(rc == GFS_ENOSPC && strcmp(err.msg, "earlier") == 0,
-	      "an error already in err is kept");
+	ok(rc == GFS_ENOSPC && strcmp(err.msg, "earlier") == 0,
+	   "an error already in err is kept");
 
 	gfs_error_clear(&err);
 	rc = gfs_pipe_run(&ops, &x, 0, &err);
-	check(rc == GFS_EINVAL && err.msg[0] != '\0', "zero bufsize: %s",
-	      err.msg);
+	ok(rc == GFS_EINVAL && err.msg[0] != '\0', "zero bufsize: %s",
+	   err.msg);
 
 	/* many short runs: thread start/join, errors on either side */
 	for (round = 0, rc = 0; round < 200; round++) {
@@ -241,8 +220,7 @@ main(void)
 		    (want != 0 && x.consumed != 0))
 			rc = 1;
 	}
-	check(rc == 0, "200 short runs with errors on either side");
+	ok(rc == 0, "200 short runs with errors on either side");
 
-	printf("1..%d\n", ntest);
-	return nfail != 0;
+	return done_testing();
 }

@@ -6,61 +6,17 @@
  * Oracle: byte g belongs to the lowest rank whose original view holds it;
  * after resolution, view r must hold exactly the bytes rank r owns.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
 #include "view_impl.h"
+#include "rng.h"
+#include "tap.h"
 
 #define W 400		/* window: max disp 64 + several periods of 48 */
 #define MAXR 6
-
-static int ntest, nfail, group_fail;
-
-static void
-report(int okay, const char *fmt, ...)
-{
-	va_list ap;
-
-	ntest++;
-	if (!okay)
-		nfail++;
-	printf("%s %d - ", okay ? "ok" : "not ok", ntest);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
-
-static int
-check(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cond)
-		return 1;
-	if (group_fail++ == 0) {
-		printf("# ");
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		putchar('\n');
-	}
-	return 0;
-}
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t
-rnd(uint64_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return n ? rng % n : 0;
-}
 
 static int
 has(const struct gfs_view *v, uint64_t g)
@@ -104,7 +60,7 @@ from_bits(struct gfs_view *v, uint64_t disp, uint64_t extent, uint64_t end,
 	}
 	rc = gfs_view_init(v, disp, extent, end, n, off, len, &err);
 	if (rc != 0)
-		printf("# gfs_view_init: %s\n", err.msg);
+		diag("gfs_view_init: %s", err.msg);
 	return rc;
 }
 
@@ -139,7 +95,7 @@ test_random(void)
 	static const uint64_t ext[] = { 4, 6, 8, 12, 16, 24, 48 };
 	int t, ok_runs = 0, dropped_runs = 0, notsup_runs = 0;
 
-	group_fail = 0;
+	group_start();
 	for (t = 0; t < 3000; t++) {
 		struct gfs_view v[MAXR], orig[MAXR];
 		static unsigned char before[MAXR][W], after[MAXR][W];
@@ -245,9 +201,9 @@ next:
 			gfs_view_free(&orig[q]);
 		}
 	}
-	report(group_fail == 0 && ok_runs > 1000 && dropped_runs > 500,
-	       "3000 random view sets vs lowest-rank-owns byte map (%d resolved, %d with bytes dropped, %d not representable)",
-	       ok_runs, dropped_runs, notsup_runs);
+	ok(group_failures() == 0 && ok_runs > 1000 && dropped_runs > 500,
+	   "3000 random view sets vs lowest-rank-owns byte map (%d resolved, %d with bytes dropped, %d not representable)",
+	   ok_runs, dropped_runs, notsup_runs);
 }
 
 /* Seed Table 1 (extent 48, zero-length padding). */
@@ -280,7 +236,7 @@ test_table1(void)
 			same &= v[r].off[i] == o[r].off[i] &&
 				v[r].len[i] == o[r].len[i];
 	}
-	report(rc == 0 && same, "seed table 1: disjoint views stay as they are");
+	ok(rc == 0 && same, "seed table 1: disjoint views stay as they are");
 
 	/* rank 1 claims rank 0's blocks too, rank 2 the whole tile: after
 	 * resolution they are back to table 1 */
@@ -302,8 +258,8 @@ test_table1(void)
 			same &= v[r].off[i] == o[r].off[i] &&
 				v[r].len[i] == o[r].len[i];
 	}
-	report(same, "seed table 1 with overlapping claims resolves back to table 1%s%s",
-	       rc ? ": " : "", rc ? err.msg : "");
+	ok(same, "seed table 1 with overlapping claims resolves back to table 1%s%s",
+	   rc ? ": " : "", rc ? err.msg : "");
 	for (r = 0; r < 3; r++) {
 		gfs_view_free(&v[r]);
 		gfs_view_free(&o[r]);
@@ -325,7 +281,7 @@ test_layouts(void)
 		same &= v[r].nblocks == 1 && v[r].size == v[r].extent;
 		gfs_view_free(&v[r]);
 	}
-	report(rc == 0 && same, "64 contiguous views: nothing to resolve");
+	ok(rc == 0 && same, "64 contiguous views: nothing to resolve");
 
 	for (r = 0; r < 64; r++)
 		gfs_view_cyclic(&v[r], r, 64, 1 << 20, GFS_VIEW_UNBOUNDED, &err);
@@ -335,7 +291,7 @@ test_layouts(void)
 		same &= v[r].nblocks == 1 && v[r].extent == 64u << 20;
 		gfs_view_free(&v[r]);
 	}
-	report(rc == 0 && same, "64 cyclic views: nothing to resolve");
+	ok(rc == 0 && same, "64 cyclic views: nothing to resolve");
 
 	/* a contiguous view inside rank 0's range is dropped entirely */
 	{
@@ -344,9 +300,9 @@ test_layouts(void)
 		gfs_view_init(&v[0], 0, 100, 100, 1, &z, &l100, &err);
 		gfs_view_init(&v[1], 50, 30, 80, 1, &z, &l30, &err);
 		rc = gfs_views_resolve(v, 2, &err);
-		report(rc == 0 && v[1].nblocks == 0 && v[1].size == 0 &&
-		       gfs_view_local(&v[1], 1000) == 0,
-		       "a range inside rank 0's range is dropped");
+		ok(rc == 0 && v[1].nblocks == 0 && v[1].size == 0 &&
+		   gfs_view_local(&v[1], 1000) == 0,
+		   "a range inside rank 0's range is dropped");
 		gfs_view_free(&v[0]);
 		gfs_view_free(&v[1]);
 	}
@@ -369,10 +325,10 @@ test_notsup(void)
 	gfs_view_init(&v[1], 0, 8, GFS_VIEW_UNBOUNDED, 1, &o0, &l4, &err);
 	gfs_view_init(&v[2], 0, 8, GFS_VIEW_UNBOUNDED, 1, &o4, &l4, &err);
 	rc = gfs_views_resolve(v, 3, &err);
-	report(rc == GFS_ENOTSUP &&
-	       strstr(err.msg, "views of ranks 0 and 2 overlap in a way a single periodic view cannot record") != NULL &&
-	       v[2].nblocks == 1 && v[2].extent == 8,
-	       "overlap starting late: \"%s\"", err.msg);
+	ok(rc == GFS_ENOTSUP &&
+	   strstr(err.msg, "views of ranks 0 and 2 overlap in a way a single periodic view cannot record") != NULL &&
+	   v[2].nblocks == 1 && v[2].extent == 8,
+	   "overlap starting late: \"%s\"", err.msg);
 	gfs_view_free(&v[0]);
 	gfs_view_free(&v[1]);
 	gfs_view_free(&v[2]);
@@ -382,9 +338,9 @@ test_notsup(void)
 	gfs_view_init(&v[0], 0, 1000003, GFS_VIEW_UNBOUNDED, 3, o3, l3, &err);
 	gfs_view_init(&v[1], 0, 999983, GFS_VIEW_UNBOUNDED, 3, o3, l3, &err);
 	rc = gfs_views_resolve(v, 2, &err);
-	report(rc == GFS_ENOTSUP && strstr(err.msg, "ranks 0 and 1") != NULL &&
-	       strstr(err.msg, "blocks") != NULL,
-	       "pattern too large to expand: \"%s\"", err.msg);
+	ok(rc == GFS_ENOTSUP && strstr(err.msg, "ranks 0 and 1") != NULL &&
+	   strstr(err.msg, "blocks") != NULL,
+	   "pattern too large to expand: \"%s\"", err.msg);
 	gfs_view_free(&v[0]);
 	gfs_view_free(&v[1]);
 
@@ -394,8 +350,8 @@ test_notsup(void)
 	gfs_view_init(&v[1], 5000000, 999983, GFS_VIEW_UNBOUNDED, 3, o3, l3,
 		      &err);
 	rc = gfs_views_resolve(v, 2, &err);
-	report(rc == 0, "large periods in disjoint ranges are skipped%s%s",
-	       rc ? ": " : "", rc ? err.msg : "");
+	ok(rc == 0, "large periods in disjoint ranges are skipped%s%s",
+	   rc ? ": " : "", rc ? err.msg : "");
 	gfs_view_free(&v[0]);
 	gfs_view_free(&v[1]);
 }
@@ -403,10 +359,10 @@ test_notsup(void)
 int
 main(void)
 {
+	rnd_seed(0x9e3779b97f4a7c15ull);
 	test_table1();
 	test_random();
 	test_layouts();
 	test_notsup();
-	printf("1..%d\n", ntest);
-	return nfail != 0;
+	return done_testing();
 }

@@ -27,50 +27,28 @@
 #include "core.h"
 #include "layout_impl.h"
 #include "splitfile.h"
+#include "rng.h"
+#include "tap.h"
 
 static int rank, nprocs;
-static int ntests, nfailed;
 static char topdir[4096];
 
 /* --------------------------------------------------------------- TAP */
 
-static void
-vreport(int cond, const char *fmt, va_list ap)
-{
-	ntests++;
-	if (!cond)
-		nfailed++;
-	printf("%s %d - ", cond ? "ok" : "not ok", ntests);
-	vprintf(fmt, ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-/* Rank 0 only. */
-static int
-ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vreport(cond, fmt, ap);
-	va_end(ap);
-	return cond;
-}
-
-/* Collective: passes only if it passed on every rank. */
-static int
+/*
+ * ok() is for rank 0 only.  ok_all() is collective: it passes only if it
+ * passed on every rank; the other ranks count it too, silently.
+ */
+static int __attribute__((format(printf, 2, 3)))
 ok_all(int cond, const char *fmt, ...)
 {
 	va_list ap;
 	int all = 0;
 
 	MPI_Allreduce(&cond, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-	if (rank == 0) {
-		va_start(ap, fmt);
-		vreport(all, fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	vok(all, fmt, ap);
+	va_end(ap);
 	return all;
 }
 
@@ -96,17 +74,6 @@ data_byte(int tag, int r, uint64_t i)
 	    (uint64_t)r << 40 ^ i);
 
 	return c ? c : 1;
-}
-
-static uint64_t rng = 88172645463325252ull;
-
-static uint64_t
-rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
 }
 
 static char *
@@ -155,7 +122,7 @@ leftovers(void)
 	while ((e = readdir(d)) != NULL)
 		if (strstr(e->d_name, ".gfsplit-tmp.") != NULL ||
 		    strstr(e->d_name, ".gfsplit-old.") != NULL) {
-			printf("# leftover: %s\n", e->d_name);
+			diag("leftover: %s", e->d_name);
 			n++;
 		}
 	closedir(d);
@@ -199,7 +166,7 @@ flip_byte(const char *p, off_t at)
 	if (pread(fd, &c, 1, at) == 1) {
 		c ^= 0x10;
 		if (pwrite(fd, &c, 1, at) != 1)
-			printf("# cannot flip a byte of %s\n", p);
+			diag("cannot flip a byte of %s", p);
 	}
 	close(fd);
 }
@@ -209,7 +176,7 @@ contains(const char *s, const char *sub)
 {
 	if (strstr(s, sub) != NULL)
 		return 1;
-	printf("# '%s' does not contain '%s'\n", s, sub);
+	diag("'%s' does not contain '%s'", s, sub);
 	return 0;
 }
 
@@ -281,19 +248,19 @@ check_reads(struct gfs_layout *l, const struct oracle *o, const char *what)
 	gfs_error_clear(&err);
 	rc = gfs_layout_pread(l, buf, o->size, 0, &got, &err);
 	if (rc || got != o->size || memcmp(buf, o->expect, o->size) != 0) {
-		printf("# %s: whole read rc %d got %llu: %s\n", what, rc,
+		diag("%s: whole read rc %d got %llu: %s", what, rc,
 		    (unsigned long long)got, err.msg);
 		good = 0;
 	}
 	for (i = 0; i < 300 && good; i++) {
-		a = rnd() % (o->size + 1);
-		n = rnd() % (i % 3 == 0 ? o->size + 1 : 40);
+		a = rnd(o->size + 1);
+		n = rnd(i % 3 == 0 ? o->size + 1 : 40);
 		memset(buf, 0xee, o->size + 64);
 		rc = gfs_layout_pread(l, buf, n, a, &got, &err);
 		if (rc || got != GFS_MIN(n, o->size - a) ||
 		    memcmp(buf, o->expect + a, got) != 0 ||
 		    buf[got] != 0xee) {
-			printf("# %s: pread(%llu, %llu) rc %d got %llu\n",
+			diag("%s: pread(%llu, %llu) rc %d got %llu",
 			    what, (unsigned long long)a,
 			    (unsigned long long)n, rc,
 			    (unsigned long long)got);
@@ -318,8 +285,8 @@ check_map(struct gfs_layout *l, const struct oracle *o)
 	int k, good = 1;
 
 	for (k = 0; k < 200 && good; k++) {
-		a = rnd() % (o->size + 1);
-		len = rnd() % (o->size + 1);
+		a = rnd(o->size + 1);
+		len = rnd(o->size + 1);
 		gfs_error_clear(&err);
 		if (gfs_layout_map(l, a, len, &ext, &n, &err) != 0)
 			return 0;
@@ -373,8 +340,8 @@ check_coverage(struct gfs_layout *l, const struct oracle *o)
 		return 0;
 	if (c.data_bytes != data || c.hole_bytes != hole || c.holes != holes ||
 	    c.overlap_bytes != over || c.first_hole != first) {
-		printf("# coverage data %llu/%llu hole %llu/%llu holes %llu/%llu"
-		    " overlap %llu/%llu first %llu/%llu\n",
+		diag("coverage data %llu/%llu hole %llu/%llu holes %llu/%llu"
+		    " overlap %llu/%llu first %llu/%llu",
 		    (unsigned long long)c.data_bytes, (unsigned long long)data,
 		    (unsigned long long)c.hole_bytes, (unsigned long long)hole,
 		    (unsigned long long)c.holes, (unsigned long long)holes,
@@ -433,7 +400,7 @@ case_a_view(int r, struct gfs_view *v)
 
 	gfs_error_clear(&err);
 	if (gfs_view_init(v, disp, ext, disp + 9 * ext + 9, 2, off, len, &err))
-		printf("# case A view: %s\n", err.msg);
+		diag("case A view: %s", err.msg);
 }
 
 static uint64_t
@@ -459,7 +426,7 @@ append_data(struct gfs_split_writer *w, int tag, uint64_t n,
 	int rc;
 
 	while (done < n) {
-		k = rnd() % sizeof(buf);	/* GFS_MIN evaluates twice */
+		k = rnd(sizeof(buf));	/* GFS_MIN evaluates twice */
 		k = GFS_MIN(k, n - done);
 		for (i = 0; i < k; i++)
 			buf[i] = data_byte(tag, rank, done + i);
@@ -558,8 +525,7 @@ test_writer_roundtrip(void)
 	ok(leftovers() == 0, "writer: no temporary directory left");
 	xn = getxattr(dst, GFS_XATTR_NAME, xv, sizeof(xv));
 	if (xn < 0 && (errno == ENOTSUP || errno == EOPNOTSUPP))
-		printf("ok %d # SKIP user xattrs not supported here\n",
-		    ++ntests);
+		skip("user xattrs not supported here");
 	else
 		ok(xn == 1 && xv[0] == '1', "xattr user.gfsplit = \"1\"");
 	gfs_error_clear(&err);
@@ -645,12 +611,12 @@ damage(const char *dst, enum damage d)
 	case D_TRUNC_PART:
 		p = path2(dst, "part.0");
 		if (truncate(p, case_a_psize(0) - 1) != 0)
-			printf("# truncate failed\n");
+			diag("truncate failed");
 		break;
 	case D_LONG_PART:
 		p = path2(dst, "part.0");
 		if (truncate(p, case_a_psize(0) + 1) != 0)
-			printf("# truncate failed\n");
+			diag("truncate failed");
 		break;
 	case D_NO_PART:
 		p = path2(dst, "part.0");
@@ -667,13 +633,13 @@ damage(const char *dst, enum damage d)
 	case D_TRUNC_LOC:
 		p = path2(dst, "loc.0");
 		if (truncate(p, 50) != 0)
-			printf("# truncate failed\n");
+			diag("truncate failed");
 		break;
 	case D_LOC_VERSION:
 		p = path2(dst, "loc.0");
 		buf = read_file(p, &len);
 		if (buf == NULL || len < 16) {
-			printf("# cannot damage %s\n", p);
+			diag("cannot damage %s", p);
 			free(buf);
 			break;
 		}
@@ -695,7 +661,7 @@ damage(const char *dst, enum damage d)
 		gfs_error_clear(&err);
 		if (buf == NULL ||
 		    gfs_marker_decode(buf, len, p, &m, &err) != 0) {
-			printf("# cannot damage %s: %s\n", p, err.msg);
+			diag("cannot damage %s: %s", p, err.msg);
 			free(buf);
 			break;
 		}
@@ -1235,7 +1201,7 @@ make_hand(const char *dir, const struct gfs_view *v, enum hand_bad bad)
 		}
 		gfs_error_clear(&err);
 		if (gfs_locfile_encode(&lf, &buf, &len, &err) != 0)
-			printf("# encode: %s\n", err.msg);
+			diag("encode: %s", err.msg);
 		free(lf.recs);
 		if (bad == H_NO_LOC1 && k == 1) {
 			free(buf);
@@ -1477,6 +1443,7 @@ main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+	tap_silent = rank != 0;
 	if (rank == 0) {
 		const char *t = getenv("TMPDIR");
 
@@ -1488,7 +1455,7 @@ main(int argc, char **argv)
 		}
 	}
 	MPI_Bcast(topdir, sizeof(topdir), MPI_CHAR, 0, MPI_COMM_WORLD);
-	rng ^= (uint64_t)rank * 0x9e3779b97f4a7c15ull;
+	rnd_seed(RND_SEED ^ (uint64_t)rank * 0x9e3779b97f4a7c15ull);
 
 	test_writer_roundtrip();
 	test_damage();
@@ -1503,9 +1470,11 @@ main(int argc, char **argv)
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 0) {
 		rm_rf(topdir);
-		printf("# %d tests, %d failed\n", ntests, nfailed);
+		diag("%d tests, %d failed", tap_ntest, tap_nfail);
 	}
-	MPI_Allreduce(&nfailed, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	failed = done_testing();
+	MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX,
+		      MPI_COMM_WORLD);
 	MPI_Finalize();
 	return failed ? 1 : 0;
 }

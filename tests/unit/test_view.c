@@ -7,61 +7,14 @@
  * answer of local/bytes_below/lookup/global/extents is compared with what
  * that byte map says.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
 #include "view_impl.h"
-
-static int ntest, nfail;
-
-static void
-report(int okay, const char *fmt, ...)
-{
-	va_list ap;
-
-	ntest++;
-	if (!okay)
-		nfail++;
-	printf("%s %d - ", okay ? "ok" : "not ok", ntest);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
-
-/* first failure of a group, printed as a TAP diagnostic */
-static int group_fail;
-
-static int
-check(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cond)
-		return 1;
-	if (group_fail++ == 0) {
-		printf("# ");
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		putchar('\n');
-	}
-	return 0;
-}
-
-static uint64_t rng = 88172645463325252ull;
-
-static uint64_t
-rnd(uint64_t n)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return n ? rng % n : 0;
-}
+#include "rng.h"
+#include "tap.h"
 
 /* ------------------------------------------------------ brute force */
 
@@ -256,7 +209,7 @@ build(struct gfs_view *v, struct model *m, uint64_t disp, uint64_t extent,
 
 	rc = gfs_view_init(v, disp, extent, end, n, off, len, &err);
 	if (rc != 0) {
-		printf("# gfs_view_init: %s\n", err.msg);
+		diag("gfs_view_init: %s", err.msg);
 		return rc;
 	}
 	m->disp = disp;
@@ -291,11 +244,11 @@ test_table1(void)
 	uint64_t g, loff, count;
 	int r, owners, okay = 1;
 
-	group_fail = 0;
+	group_start();
 	for (r = 0; r < 3; r++) {
 		if (build(&v[r], &m[r], 0, 48, GFS_VIEW_UNBOUNDED, nb[r],
 			  offs[r], lens[r]) != 0) {
-			report(0, "table 1 views build");
+			ok(0, "table 1 views build");
 			return;
 		}
 		check(v[r].size == size[r] && v[r].nblocks == merged[r] &&
@@ -323,8 +276,8 @@ test_table1(void)
 	check(r == 1 && loff == 15 && count == 1,
 	      "table 1: rank 2 lookup(47) = %d %llu %llu", r,
 	      (unsigned long long)loff, (unsigned long long)count);
-	report(group_fail == 0 && okay,
-	       "seed table 1 views: sizes, merge, map and exact tiling");
+	ok(group_failures() == 0 && okay,
+	   "seed table 1 views: sizes, merge, map and exact tiling");
 	for (r = 0; r < 3; r++) {
 		gfs_view_free(&v[r]);
 		free(m[r].tile);
@@ -383,7 +336,7 @@ test_random(void)
 {
 	int t, fails_before;
 
-	group_fail = 0;
+	group_start();
 	for (t = 0; t < 600; t++) {
 		struct gfs_view v, c;
 		struct model m;
@@ -397,7 +350,7 @@ test_random(void)
 			check(0, "random view %d did not build", t);
 			continue;
 		}
-		fails_before = group_fail;
+		fails_before = group_failures();
 		compare(&v, &m, 0, w, "random");
 		/* a copy answers the same */
 		if (gfs_view_copy(&c, &v, &err) == 0) {
@@ -406,17 +359,17 @@ test_random(void)
 		} else {
 			check(0, "copy: %s", err.msg);
 		}
-		if (group_fail != fails_before)
-			printf("# view %d: disp %llu extent %llu end %llu nblocks %llu\n",
-			       t, (unsigned long long)disp,
-			       (unsigned long long)extent,
-			       (unsigned long long)end,
-			       (unsigned long long)v.nblocks);
+		if (group_failures() != fails_before)
+			diag("view %d: disp %llu extent %llu end %llu nblocks %llu",
+			     t, (unsigned long long)disp,
+			     (unsigned long long)extent,
+			     (unsigned long long)end,
+			     (unsigned long long)v.nblocks);
 		gfs_view_free(&v);
 		free(m.tile);
 	}
-	report(group_fail == 0,
-	       "600 random views: local, bytes_below, lookup, global, extents vs byte map");
+	ok(group_failures() == 0,
+	   "600 random views: local, bytes_below, lookup, global, extents vs byte map");
 }
 
 /* Views close to 2^64: tile sums saturate instead of wrapping. */
@@ -425,7 +378,7 @@ test_far(void)
 {
 	int t;
 
-	group_fail = 0;
+	group_start();
 	for (t = 0; t < 100; t++) {
 		struct gfs_view v;
 		struct model m;
@@ -447,7 +400,7 @@ test_far(void)
 		gfs_view_free(&v);
 		free(m.tile);
 	}
-	report(group_fail == 0, "100 views near 2^64: no wrap-around");
+	ok(group_failures() == 0, "100 views near 2^64: no wrap-around");
 }
 
 /*
@@ -464,7 +417,7 @@ test_large(void)
 	};
 	int t;
 
-	group_fail = 0;
+	group_start();
 	for (t = 0; t < 10; t++) {
 		int kind = t % 5;
 		uint64_t n = 1000 + rnd(4000), extent = 40000 + rnd(20000);
@@ -514,8 +467,8 @@ test_large(void)
 		free(off);
 		free(len);
 	}
-	report(group_fail == 0,
-	       "views of thousands of blocks, even and skewed: map vs byte map");
+	ok(group_failures() == 0,
+	   "views of thousands of blocks, even and skewed: map vs byte map");
 }
 
 /* ------------------------------------------- large views: search oracle */
@@ -808,7 +761,7 @@ test_index(void)
 					 300000, 1000000 };
 	int shape, s, t;
 
-	group_fail = 0;
+	group_start();
 	for (shape = 0; shape < NSHAPE; shape++) {
 		for (s = 0; s < (int)(sizeof(size) / sizeof(size[0])); s++) {
 			uint64_t n = size[s], extent, q, nq, i;
@@ -891,8 +844,8 @@ test_index(void)
 			free(len);
 		}
 	}
-	report(group_fail == 0,
-	       "views of up to a million blocks, 8 shapes: map vs binary search");
+	ok(group_failures() == 0,
+	   "views of up to a million blocks, 8 shapes: map vs binary search");
 }
 
 static void
@@ -911,7 +864,7 @@ test_layouts(void)
 	size_t c;
 	int r;
 
-	group_fail = 0;
+	group_start();
 	for (c = 0; c < GFS_ARRAY_SIZE(cc); c++) {
 		uint64_t g, total = 0;
 		struct gfs_view v[9];
@@ -956,9 +909,9 @@ test_layouts(void)
 		for (r = 0; r < cc[c].n; r++)
 			gfs_view_free(&v[r]);
 	}
-	report(group_fail == 0, "contiguous layout: owners, local offsets, totals");
+	ok(group_failures() == 0, "contiguous layout: owners, local offsets, totals");
 
-	group_fail = 0;
+	group_start();
 	for (c = 0; c < GFS_ARRAY_SIZE(cy); c++) {
 		uint64_t g, lim = GFS_MIN(cy[c].total, (uint64_t)400);
 
@@ -1008,7 +961,7 @@ test_layouts(void)
 		      "cyclic n=1: count %llu", (unsigned long long)count);
 		gfs_view_free(&v);
 	}
-	report(group_fail == 0, "cyclic layout: owners and local offsets");
+	ok(group_failures() == 0, "cyclic layout: owners and local offsets");
 }
 
 static void
@@ -1035,10 +988,10 @@ test_invalid(void)
 		memset(&err, 0, sizeof(err));
 		rc = gfs_view_init(&v, bad[i].disp, bad[i].extent, bad[i].end,
 				   bad[i].n, bad[i].off, bad[i].len, &err);
-		report(rc == GFS_EINVAL && err.code == GFS_EINVAL &&
-		       strstr(err.msg, bad[i].expect) != NULL &&
-		       v.nblocks == 0 && v.off == NULL,
-		       "rejects %s: \"%s\"", bad[i].why, err.msg);
+		ok(rc == GFS_EINVAL && err.code == GFS_EINVAL &&
+		   strstr(err.msg, bad[i].expect) != NULL &&
+		   v.nblocks == 0 && v.off == NULL,
+		   "rejects %s: \"%s\"", bad[i].why, err.msg);
 		gfs_view_free(&v);
 	}
 	/* legal corner cases: empty views and zero-length blocks only */
@@ -1047,32 +1000,32 @@ test_invalid(void)
 		uint64_t z[2] = { 0, 16 }, zl[2] = { 0, 0 }, loff, count;
 
 		rc = gfs_view_init(&v, 5, 0, 5, 0, NULL, NULL, &err);
-		report(rc == 0 && v.nblocks == 0 && gfs_view_local(&v, 100) == 0 &&
-		       gfs_view_lookup(&v, 3, &loff, &count) == 0 &&
-		       count == UINT64_MAX && gfs_view_global(&v, 0) == UINT64_MAX,
-		       "empty view is legal and maps nothing");
+		ok(rc == 0 && v.nblocks == 0 && gfs_view_local(&v, 100) == 0 &&
+		   gfs_view_lookup(&v, 3, &loff, &count) == 0 &&
+		   count == UINT64_MAX && gfs_view_global(&v, 0) == UINT64_MAX,
+		   "empty view is legal and maps nothing");
 		gfs_view_free(&v);
 		rc = gfs_view_init(&v, 0, 16, GFS_VIEW_UNBOUNDED, 2, z, zl, &err);
-		report(rc == 0 && v.nblocks == 0 && v.size == 0,
-		       "zero-length blocks only (even at offset == extent) give an empty view");
+		ok(rc == 0 && v.nblocks == 0 && v.size == 0,
+		   "zero-length blocks only (even at offset == extent) give an empty view");
 		gfs_view_free(&v);
 	}
 	memset(&err, 0, sizeof(err));
 	rc = gfs_view_contiguous(&v, 0, 2, 100, 0, &err);
-	report(rc == GFS_EINVAL && strstr(err.msg, "chunk") != NULL,
-	       "contiguous rejects chunk 0: \"%s\"", err.msg);
+	ok(rc == GFS_EINVAL && strstr(err.msg, "chunk") != NULL,
+	   "contiguous rejects chunk 0: \"%s\"", err.msg);
 	memset(&err, 0, sizeof(err));
 	rc = gfs_view_contiguous(&v, 2, 2, 100, 50, &err);
-	report(rc == GFS_EINVAL && strstr(err.msg, "rank 2 of 2") != NULL,
-	       "contiguous rejects rank out of range: \"%s\"", err.msg);
+	ok(rc == GFS_EINVAL && strstr(err.msg, "rank 2 of 2") != NULL,
+	   "contiguous rejects rank out of range: \"%s\"", err.msg);
 	memset(&err, 0, sizeof(err));
 	rc = gfs_view_cyclic(&v, 0, 2, 0, 100, &err);
-	report(rc == GFS_EINVAL && strstr(err.msg, "block size 0") != NULL,
-	       "cyclic rejects block 0: \"%s\"", err.msg);
+	ok(rc == GFS_EINVAL && strstr(err.msg, "block size 0") != NULL,
+	   "cyclic rejects block 0: \"%s\"", err.msg);
 	memset(&err, 0, sizeof(err));
 	rc = gfs_view_cyclic(&v, 0, 4, UINT64_MAX / 2, 100, &err);
-	report(rc == GFS_EINVAL && strstr(err.msg, "overflow") != NULL,
-	       "cyclic rejects an extent that overflows: \"%s\"", err.msg);
+	ok(rc == GFS_EINVAL && strstr(err.msg, "overflow") != NULL,
+	   "cyclic rejects an extent that overflows: \"%s\"", err.msg);
 }
 
 int
@@ -1085,6 +1038,5 @@ main(void)
 	test_index();
 	test_layouts();
 	test_invalid();
-	printf("1..%d\n", ntest);
-	return nfail != 0;
+	return done_testing();
 }
