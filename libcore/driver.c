@@ -46,7 +46,9 @@ gfs_print_version(FILE *out, const char *prog)
 		""
 #endif
 		);
-	fprintf(out, "features:%s%s%s\n",
+	/* detected by configure and linked; the staging (zstd) and cache
+	 * (verbs) code that uses them lists itself here when it exists */
+	fprintf(out, "optional libraries:%s%s%s\n",
 #ifdef HAVE_ZSTD
 		" zstd",
 #else

@@ -555,7 +555,7 @@ test_driver(void)
 	rc = drive(NULL, "--version", NULL);
 	ok(rc == 0 && strncmp(drv_out, "tcmd (gfsplit) " GFSPLIT_VERSION
 			      "\nbackends: posix", 33) == 0 &&
-	   strstr(drv_out, "\nfeatures:") != NULL,
+	   strstr(drv_out, "\noptional libraries:") != NULL,
 	   "--version: %.40s", drv_out);
 
 	rc = drive(NULL, "-b", "4k", "x", "--json", "y", "-n", "7",
