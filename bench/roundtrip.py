@@ -12,7 +12,8 @@ sees it, MPI start-up included) and internal (the command's own --json
 "seconds": from after MPI start-up to the commit).  Peak resident memory per
 rank and CPU time come from the commands' --json summaries.
 
-Outputs are removed between runs, so every run writes fresh files.  With
+Outputs are removed between runs, so every run writes fresh files, and
+the page cache is flushed (sync, untimed) before each timed command.  With
 --sync every writer (dd conv=fsync, pcp-split --sync, gfsplit-merge --sync)
 flushes to the device before it reports.
 
@@ -39,6 +40,10 @@ def parse_size(s):
 
 
 def run(cmd, env=None):
+    # Every contender starts from the same state: nothing dirty in the page
+    # cache.  Otherwise whoever runs after another writer competes with the
+    # kernel flushing that writer's data (merge, right after split, did).
+    os.sync()
     t0 = time.monotonic()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True, env=env)

@@ -2,8 +2,32 @@
  * agree.c - collective agreement on the outcome of a phase.
  */
 #include <string.h>
+#include <time.h>
 
 #include "core.h"
+
+/* spin this many tests first: a phase whose ranks arrive together (the
+ * common case) pays no sleep at all */
+#define SPIN_TESTS 200
+#define MAX_SLEEP_NS 1000000L
+
+int
+gfs_mpi_wait(MPI_Request *req, MPI_Status *st)
+{
+	struct timespec ts = { 0, 0 };
+	int done = 0, n = 0, mrc;
+
+	for (;;) {
+		mrc = MPI_Test(req, &done, st != NULL ? st : MPI_STATUS_IGNORE);
+		if (mrc != MPI_SUCCESS || done)
+			return mrc;
+		if (++n <= SPIN_TESTS)
+			continue;
+		ts.tv_nsec = ts.tv_nsec ? GFS_MIN(2 * ts.tv_nsec, MAX_SLEEP_NS)
+					: 1000;
+		nanosleep(&ts, NULL);
+	}
+}
 
 /*
  * One MPI_Allreduce with MPI_MINLOC over (key, code) pairs carries both
@@ -20,6 +44,7 @@ int
 gfs_agree(MPI_Comm comm, int rc, struct gfs_error *err)
 {
 	struct { int key; int code; } in, out;
+	MPI_Request req;
 	int rank, nprocs, mrc;
 
 	if (comm == MPI_COMM_NULL)
@@ -33,7 +58,9 @@ gfs_agree(MPI_Comm comm, int rc, struct gfs_error *err)
 
 	in.key = rc != 0 ? rank : nprocs;
 	in.code = rc;
-	mrc = MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, comm);
+	mrc = MPI_Iallreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, comm, &req);
+	if (mrc == MPI_SUCCESS)
+		mrc = gfs_mpi_wait(&req, NULL);
 	if (mrc != MPI_SUCCESS) {
 		/* keep this rank's own, more telling, error if it has one */
 		if (rc != 0)

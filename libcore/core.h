@@ -40,6 +40,15 @@ void gfs_error_clear(struct gfs_error *err);
  */
 int gfs_agree(MPI_Comm comm, int rc, struct gfs_error *err);
 
+/*
+ * Wait for a request without spinning a core: test it, then sleep with a
+ * backoff that grows to 1 ms.  MPICH's blocking calls busy-poll, so on an
+ * oversubscribed node the ranks that finished first would take the CPU from
+ * the ranks still copying; the waits between phases use this instead.
+ * Returns the MPI code.
+ */
+int gfs_mpi_wait(MPI_Request *req, MPI_Status *st);
+
 /* Check an MPI return code; on failure set err (GFS_EMPI, with the MPI
  * error string) and return GFS_EMPI. */
 int gfs_mpi_check(int mpirc, const char *what, struct gfs_error *err);

@@ -310,7 +310,7 @@ gfs_progress_update(struct gfs_progress *p, uint64_t done)
 void
 gfs_progress_finish(struct gfs_progress *p)
 {
-	MPI_Request dreq;
+	MPI_Request dreq, rreq;
 	MPI_Status st;
 	uint64_t v;
 
@@ -320,13 +320,15 @@ gfs_progress_finish(struct gfs_progress *p)
 		p->sent = p->done;
 		if (MPI_Isend(&p->sent, 1, MPI_UINT64_T, 0, TAG_DONE, p->comm,
 			      &dreq) == MPI_SUCCESS)
-			MPI_Wait(&dreq, MPI_STATUS_IGNORE);
+			gfs_mpi_wait(&dreq, NULL);
 		if (p->sreq != MPI_REQUEST_NULL)
-			MPI_Wait(&p->sreq, MPI_STATUS_IGNORE);
+			gfs_mpi_wait(&p->sreq, NULL);
 	} else if (p->comm != MPI_COMM_NULL) {
+		/* the others may still be copying: wait without spinning */
 		while (p->ndone < p->nprocs - 1) {
-			if (MPI_Recv(&v, 1, MPI_UINT64_T, MPI_ANY_SOURCE,
-				     MPI_ANY_TAG, p->comm, &st) != MPI_SUCCESS)
+			if (MPI_Irecv(&v, 1, MPI_UINT64_T, MPI_ANY_SOURCE,
+				      MPI_ANY_TAG, p->comm, &rreq) != MPI_SUCCESS ||
+			    gfs_mpi_wait(&rreq, &st) != MPI_SUCCESS)
 				break;
 			if (p->counts != NULL)
 				p->counts[st.MPI_SOURCE] = v;
