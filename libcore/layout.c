@@ -222,13 +222,30 @@ check_part_file(const struct gfs_layout *l, int r, struct gfs_error *err)
 	return rc;
 }
 
+/* Every byte of part r must have a place in the logical file: a part
+ * longer than its view below the logical size is corrupt. */
+static int
+part_fits(const struct gfs_layout *l, int r, struct gfs_error *err)
+{
+	uint64_t below = gfs_view_bytes_below(&l->views[r],
+					      l->marker.logical_size);
+
+	if (l->part_size[r] <= below)
+		return 0;
+	return gfs_error_set(err, GFS_ECORRUPT,
+	    "%s/loc.%d: rank %d records %llu part bytes but its view holds "
+	    "only %llu below the logical size %llu", l->path, l->node_of[r],
+	    r, (unsigned long long)l->part_size[r],
+	    (unsigned long long)below,
+	    (unsigned long long)l->marker.logical_size);
+}
+
 int
 gfs_layout_open(const char *path, struct gfs_layout **out,
 		struct gfs_error *err)
 {
 	struct gfs_layout *l;
 	struct gfs_stat st;
-	uint64_t below;
 	int *seen = NULL;
 	size_t n;
 	int rc, r, k;
@@ -289,18 +306,9 @@ gfs_layout_open(const char *path, struct gfs_layout **out,
 		rc = check_part_file(l, r, err);
 		if (rc)
 			goto fail;
-		below = gfs_view_bytes_below(&l->views[r],
-		    l->marker.logical_size);
-		if (l->part_size[r] > below) {
-			rc = gfs_error_set(err, GFS_ECORRUPT,
-			    "%s/loc.%d: rank %d records %llu part bytes but "
-			    "its view holds only %llu below the logical size "
-			    "%llu", l->path, l->node_of[r], r,
-			    (unsigned long long)l->part_size[r],
-			    (unsigned long long)below,
-			    (unsigned long long)l->marker.logical_size);
+		rc = part_fits(l, r, err);
+		if (rc)
 			goto fail;
-		}
 	}
 	free(seen);
 	*out = l;
@@ -809,7 +817,7 @@ gfs_layout_check(struct gfs_layout *l,
 	struct gfs_coverage cov;
 	struct gfs_error e;
 	unsigned char *buf;
-	uint64_t hashed = 0, below;
+	uint64_t hashed = 0;
 	int r, rc;
 
 	memset(&ck, 0, sizeof(ck));
@@ -821,19 +829,9 @@ gfs_layout_check(struct gfs_layout *l,
 		return gfs_error_set(err, GFS_ENOMEM,
 		    "out of memory for the check buffer");
 	for (r = 0; r < l->nprocs; r++) {
-		below = gfs_view_bytes_below(&l->views[r],
-		    l->marker.logical_size);
-		if (l->part_size[r] > below) {
-			gfs_error_clear(&e);
-			gfs_error_set(&e, GFS_ECORRUPT,
-			    "%s/loc.%d: rank %d records %llu part bytes but "
-			    "its view holds only %llu below the logical size "
-			    "%llu", l->path, l->node_of[r], r,
-			    (unsigned long long)l->part_size[r],
-			    (unsigned long long)below,
-			    (unsigned long long)l->marker.logical_size);
+		gfs_error_clear(&e);
+		if (part_fits(l, r, &e))
 			problem(&ck, GFS_ECORRUPT, &e);
-		}
 		check_part(&ck, r, buf, &hashed, progress);
 	}
 	free(buf);
