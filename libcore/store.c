@@ -270,3 +270,29 @@ gfs_getxattr(const char *path, const char *name, void *val, size_t *len,
 {
 	PATH_OP(path, getxattr(path, name, val, len, err));
 }
+
+int
+gfs_create(const char *path, uint32_t mode, const struct gfs_place *place,
+	   struct gfs_file **out, struct gfs_error *err)
+{
+	*out = NULL;
+	PATH_OP(path, create(path, mode, place, out, err));
+}
+
+int
+gfs_where(const char *path, char ***hosts, size_t *n, struct gfs_error *err)
+{
+	*hosts = NULL;
+	*n = 0;
+	PATH_OP(path, where(path, hosts, n, err));
+}
+
+void
+gfs_strv_free(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && v != NULL; i++)
+		free(v[i]);
+	free(v);
+}

@@ -35,11 +35,32 @@ struct gfs_stat {
 #define GFS_O_EXCL	0x20
 #define GFS_O_TRUNC	0x40
 
+/*
+ * Where a new file's data should live, for backends that keep each file
+ * whole on one storage node (Gfarm).  Backends without such nodes ignore it.
+ */
+enum gfs_place_policy {
+	GFS_PLACE_FALLBACK = 0,	/* wanted node down or full: let the backend
+				 * choose another (where() tells which) */
+	GFS_PLACE_STRICT = 1	/* wanted node down or full: fail */
+};
+
+struct gfs_place {
+	const char *host;	/* wanted storage node; NULL: the backend's
+				 * own choice (Gfarm: the client's node) */
+	enum gfs_place_policy policy;
+};
+
 struct gfs_store_ops {
 	const char *name;		/* "posix", "gfarm" */
 
 	int (*open)(const char *path, int flags, uint32_t mode,
 		    struct gfs_file **out, struct gfs_error *err);
+	/* a new file, GFS_O_WRONLY|GFS_O_CREAT|GFS_O_EXCL, placed as asked
+	 * (place may be NULL) */
+	int (*create)(const char *path, uint32_t mode,
+		      const struct gfs_place *place, struct gfs_file **out,
+		      struct gfs_error *err);
 	int (*close)(struct gfs_file *f, struct gfs_error *err);
 	/* pread/pwrite transfer all of len or fail; *done is what moved
 	 * (pread: short only at end of file) */
@@ -69,6 +90,11 @@ struct gfs_store_ops {
 	/* *len in: buffer size; out: value size */
 	int (*getxattr)(const char *path, const char *name, void *val,
 			size_t *len, struct gfs_error *err);
+	/* the storage nodes that hold the file's data (Gfarm: its replicas'
+	 * hosts); *n = 0 where files have no node of their own (POSIX).
+	 * OUT *hosts: free with gfs_strv_free */
+	int (*where)(const char *path, char ***hosts, size_t *n,
+		     struct gfs_error *err);
 };
 
 extern const struct gfs_store_ops gfs_store_posix;
@@ -81,6 +107,8 @@ int gfs_store_for(const char *path, const struct gfs_store_ops **ops,
 /* Convenience wrappers that pick the backend from the path. */
 int gfs_open(const char *path, int flags, uint32_t mode,
 	     struct gfs_file **out, struct gfs_error *err);
+int gfs_create(const char *path, uint32_t mode, const struct gfs_place *place,
+	       struct gfs_file **out, struct gfs_error *err);
 int gfs_close(struct gfs_file *f, struct gfs_error *err);
 int gfs_pread(struct gfs_file *f, void *buf, size_t len, uint64_t off,
 	      size_t *done, struct gfs_error *err);
@@ -100,6 +128,9 @@ int gfs_setxattr(const char *path, const char *name, const void *val,
 		 size_t len, struct gfs_error *err);
 int gfs_getxattr(const char *path, const char *name, void *val, size_t *len,
 		 struct gfs_error *err);
+int gfs_where(const char *path, char ***hosts, size_t *n,
+	      struct gfs_error *err);
+void gfs_strv_free(char **v, size_t n);
 const char *gfs_file_path(const struct gfs_file *f);
 
 /* Every backend's struct gfs_file starts with this header. */

@@ -406,9 +406,32 @@ posix_getxattr(const char *path, const char *name, void *val, size_t *len,
 	return 0;
 }
 
+/* POSIX has no per-file storage nodes: placement is the file system's */
+static int
+posix_create(const char *path, uint32_t mode, const struct gfs_place *place,
+	     struct gfs_file **out, struct gfs_error *err)
+{
+	(void)place;
+	return posix_open(path, GFS_O_WRONLY | GFS_O_CREAT | GFS_O_EXCL, mode,
+			  out, err);
+}
+
+static int
+posix_where(const char *path, char ***hosts, size_t *n, struct gfs_error *err)
+{
+	struct stat st;
+
+	*hosts = NULL;
+	*n = 0;
+	if (stat(path, &st) != 0)
+		return gfs_error_errno(err, errno, "cannot stat '%s'", path);
+	return 0;
+}
+
 const struct gfs_store_ops gfs_store_posix = {
 	.name		= "posix",
 	.open		= posix_open,
+	.create		= posix_create,
 	.close		= posix_close,
 	.pread		= posix_pread,
 	.pwrite		= posix_pwrite,
@@ -423,4 +446,5 @@ const struct gfs_store_ops gfs_store_posix = {
 	.readdir	= posix_readdir,
 	.setxattr	= posix_setxattr,
 	.getxattr	= posix_getxattr,
+	.where		= posix_where,
 };
