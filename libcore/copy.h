@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <json-c/json.h>
 #include "gfsplit.h"
+#include "store.h"
 
 /* defaults: bytes per buffer (two per rank), bytes per merge stripe */
 #define GFS_COPY_BUFFER_DEFAULT	(8u << 20)
@@ -42,6 +43,7 @@ struct gfs_copy_result {
 	int verified;		/* merge: part checksums were checked */
 	uint64_t data_bytes;	/* merge: bytes written (holes excluded) */
 	uint64_t stripe_size;	/* merge: output stripe */
+	int misplaced;		/* split: parts not on their rank's host */
 	/* dry run only: one entry per rank (rank 0 only; caller frees) */
 	struct gfs_plan_rank *plan;
 };
@@ -54,6 +56,10 @@ struct gfs_split_args {
 	int force;		/* replace an existing DST, at commit only */
 	int dry_run;		/* plan only: nothing is created */
 	int sync;		/* fsync before commit */
+	/* storage nodes, comma-separated: rank r's part goes to entry
+	 * r mod K (NULL or "": the backend's choice) */
+	const char *hosts;
+	enum gfs_place_policy placement;
 };
 
 struct gfs_merge_args {

@@ -124,6 +124,7 @@ struct gfs_opt {
 	const char *argname;	/* "SIZE"; NULL for flags */
 	const char *help;	/* one line */
 	void *value;		/* int* for flags, uint64_t* sizes/uints, const char** strings */
+	const char *choices;	/* strings: the accepted values, "a|b", or NULL */
 };
 
 struct gfs_cmd {

@@ -25,14 +25,14 @@ static int gfs_opt_help, gfs_opt_version;
 
 static const struct gfs_opt common_opts[] = {
 	{ "help", 'h', GFS_OPT_FLAG, NULL, "show this help and exit",
-	  &gfs_opt_help },
+	  &gfs_opt_help, NULL },
 	{ "version", 'V', GFS_OPT_FLAG, NULL,
-	  "show version and build features and exit", &gfs_opt_version },
+	  "show version and build features and exit", &gfs_opt_version, NULL },
 	{ "verbose", 'v', GFS_OPT_FLAG, NULL, "print more about what is done",
-	  &gfs_opt_verbose },
+	  &gfs_opt_verbose, NULL },
 	{ "quiet", 'q', GFS_OPT_FLAG, NULL,
-	  "print only errors (no progress line)", &gfs_opt_quiet },
-	{ NULL, 0, 0, NULL, NULL, NULL }
+	  "print only errors (no progress line)", &gfs_opt_quiet, NULL },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
 };
 
 void
@@ -181,6 +181,24 @@ parse_uint(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* Is arg one of the '|'-separated words of choices? */
+static int
+is_choice(const char *choices, const char *arg)
+{
+	size_t n = strlen(arg);
+	const char *p = choices, *bar;
+
+	for (;;) {
+		bar = strchr(p, '|');
+		if ((size_t)((bar ? bar : p + strlen(p)) - p) == n &&
+		    strncmp(p, arg, n) == 0)
+			return 1;
+		if (bar == NULL)
+			return 0;
+		p = bar + 1;
+	}
+}
+
 /* 0, or EXIT_USAGE after printing why (rank 0) */
 static int
 set_value(const struct gfs_cmd *cmd, int rank, const struct gfs_opt *o,
@@ -214,6 +232,11 @@ set_value(const struct gfs_cmd *cmd, int rank, const struct gfs_opt *o,
 		}
 		break;
 	case GFS_OPT_STRING:
+		if (o->choices != NULL && !is_choice(o->choices, arg)) {
+			usage_error(cmd, rank, "option '--%s': '%s' is not "
+				    "one of %s", o->lname, arg, o->choices);
+			return EXIT_USAGE;
+		}
 		*(const char **)o->value = arg;
 		break;
 	}

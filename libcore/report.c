@@ -78,6 +78,9 @@ gfs_copy_result_json(const char *command, const char *src, const char *dst,
 			add_u64(o, "data_bytes", res->data_bytes);
 		}
 	}
+	if (!dry_run && res->writers == 0)	/* split */
+		json_object_object_add(o, "misplaced_parts",
+				       json_object_new_int(res->misplaced));
 	if (!dry_run) {
 		json_object_object_add(o, "seconds",
 				       json_object_new_double(secs));
@@ -159,6 +162,11 @@ gfs_copy_print(const char *command, const char *src, const char *dst,
 			       merge ? "stripes" : "blocks", line,
 			       sizeof(line)));
 	}
+	if (!dry_run && res->misplaced > 0)
+		gfs_log_warn("%d part%s did not land on %s rank's node (the "
+		    "node was down or full); 'stat-layout %s' shows where",
+		    res->misplaced, res->misplaced == 1 ? "" : "s",
+		    res->misplaced == 1 ? "its" : "their", dst);
 	if (!dry_run)
 		gfs_log_info("%s '%s' into '%s': %s%s", merge ? "merged" :
 		    "split", src, dst, gfs_copy_result_line(res, line,

@@ -60,6 +60,35 @@ view_blocks_below(const struct gfs_view *v, uint64_t end)
 	return n;
 }
 
+/*
+ * Entry rank mod K of a comma-separated host list ("n0,n1,n2"), copied
+ * into buf; 0 with buf empty when the list is NULL or empty.
+ */
+static int
+host_for_rank(const char *list, int rank, char *buf, size_t len,
+	      struct gfs_error *err)
+{
+	const char *p, *comma;
+	int k = 0, i;
+	size_t n;
+
+	buf[0] = '\0';
+	if (list == NULL || list[0] == '\0')
+		return 0;
+	for (p = list; p != NULL; p = strchr(p, ','), p = p ? p + 1 : p)
+		k++;
+	for (p = list, i = 0; i < rank % k; i++)
+		p = strchr(p, ',') + 1;
+	comma = strchr(p, ',');
+	n = comma ? (size_t)(comma - p) : strlen(p);
+	if (n == 0 || n >= len)
+		return gfs_error_set(err, GFS_EINVAL, "host list '%s': entry "
+		    "%d is %s", list, rank % k, n ? "too long" : "empty");
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return 0;
+}
+
 /* ---------------------------------------------------------- pipeline */
 
 struct split_ctx {
@@ -231,6 +260,7 @@ gfs_pcp_split(MPI_Comm comm, const struct gfs_split_args *a,
 	struct gfs_file *src = NULL;
 	struct split_ctx x = { 0 };
 	uint64_t size = 0, bufsize;
+	char host[GFS_NAME_MAX];
 	int rank, nprocs, rc;
 	double t0;
 
@@ -243,7 +273,11 @@ gfs_pcp_split(MPI_Comm comm, const struct gfs_split_args *a,
 		bufsize = SIZE_MAX / 2;
 
 	t0 = gfs_now();
-	rc = open_source(comm, a->src, &src, &size, err);
+	/* entries differ by rank, so may their errors: agree first */
+	rc = gfs_agree(comm, host_for_rank(a->hosts, rank, host, sizeof(host),
+					   err), err);
+	if (rc == 0)
+		rc = open_source(comm, a->src, &src, &size, err);
 	if (rc)
 		goto out;
 	res->bytes = size;
@@ -270,6 +304,9 @@ gfs_pcp_split(MPI_Comm comm, const struct gfs_split_args *a,
 	opts.force = a->force;
 	opts.layout = res->layout;
 	opts.sync = a->sync;
+	opts.host = host[0] != '\0' ? host : NULL;
+	opts.policy = a->placement;
+	opts.misplaced = &res->misplaced;
 	rc = gfs_split_create(comm, a->dst, &view, &opts, &w, &resolved, err);
 	if (rc)
 		goto out;	/* the writer agreed and cleaned up */

@@ -55,6 +55,9 @@ struct gfs_split_writer {
 	int part_made;		/* this rank created part_path */
 	struct gfs_phash *hash;
 	uint64_t size;		/* bytes appended */
+	struct gfs_place place;	/* where the part should land */
+	char (*landed)[GFS_NAME_MAX];	/* [nprocs] where each part went */
+	int *misplaced;		/* OUT of opts */
 };
 
 void
@@ -117,6 +120,7 @@ free_writer(struct gfs_split_writer *w)
 		free(w->views);
 	}
 	free(w->names);
+	free(w->landed);
 	free(w->node_of);
 	gfs_phash_free(w->hash);
 	free(w->part_path);
@@ -172,7 +176,10 @@ group_nodes(struct gfs_split_writer *w, struct gfs_error *err)
 	int r, k, rc = 0, mrc;
 
 	memset(name, 0, sizeof(name));
-	gfs_node_name(name, sizeof(name));
+	if (w->place.host != NULL)
+		snprintf(name, sizeof(name), "%s", w->place.host);
+	else
+		gfs_node_name(name, sizeof(name));
 	w->names = calloc(w->nprocs, sizeof(*w->names));
 	w->node_of = calloc(w->nprocs, sizeof(*w->node_of));
 	first = calloc(w->nprocs, sizeof(*first));
@@ -239,6 +246,9 @@ gfs_split_create(MPI_Comm comm, const char *dst, const struct gfs_view *view,
 	MPI_Comm_size(w->comm, &w->nprocs);
 	w->force = opts->force;
 	w->sync = opts->sync;
+	w->place.host = opts->host;	/* the caller's, alive until finish */
+	w->place.policy = opts->policy;
+	w->misplaced = opts->misplaced;
 	w->seg_size = opts->seg_size ? opts->seg_size : GFS_SEG_SIZE_DEFAULT;
 	if (opts->layout != NULL && strlen(opts->layout) >= sizeof(w->layout))
 		rc = gfs_error_set(err, GFS_EINVAL,
@@ -292,9 +302,7 @@ gfs_split_create(MPI_Comm comm, const char *dst, const struct gfs_view *view,
 			rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
 	}
 	if (rc == 0) {
-		rc = gfs_open(w->part_path,
-		    GFS_O_WRONLY | GFS_O_CREAT | GFS_O_EXCL, 0644, &w->part,
-		    err);
+		rc = gfs_create(w->part_path, 0644, &w->place, &w->part, err);
 		if (rc == 0)
 			w->part_made = 1;
 	}
@@ -375,7 +383,7 @@ write_locfile(struct gfs_split_writer *w, int k, const uint64_t *sz_hash,
 		rec->view = w->views[r];
 		rec->part_size = sz_hash[2 * r];
 		rec->part_hash = sz_hash[2 * r + 1];
-		snprintf(rec->host, sizeof(rec->host), "%s", w->names[r]);
+		snprintf(rec->host, sizeof(rec->host), "%s", w->landed[r]);
 	}
 	rc = gfs_locfile_encode(&lf, &buf, &len, err);
 	if (rc)
@@ -502,6 +510,44 @@ out:
 	return rc;
 }
 
+/*
+ * Collective: where did every part really go?  Asked of the storage, not
+ * taken from what was requested (a fallback may have moved it); a backend
+ * without storage nodes, or an empty part with no replica, is recorded
+ * under its rank's node name.
+ */
+static int
+gather_landed(struct gfs_split_writer *w, struct gfs_error *err)
+{
+	char mine[GFS_NAME_MAX];
+	char **hosts = NULL;
+	size_t n = 0;
+	int r, rc, moved = 0;
+
+	memset(mine, 0, sizeof(mine));
+	rc = gfs_where(w->part_path, &hosts, &n, err);
+	snprintf(mine, sizeof(mine), "%s", n > 0 ? hosts[0] : w->names[w->rank]);
+	gfs_strv_free(hosts, n);
+	w->landed = calloc(w->nprocs, sizeof(*w->landed));
+	if (rc == 0 && w->landed == NULL)
+		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+	rc = gfs_agree(w->comm, rc, err);
+	if (rc)
+		return rc;
+	rc = gfs_mpi_check(MPI_Allgather(mine, GFS_NAME_MAX, MPI_CHAR,
+	    w->landed, GFS_NAME_MAX, MPI_CHAR, w->comm),
+	    "cannot exchange part locations", err);
+	for (r = 0; rc == 0 && r < w->nprocs; r++) {
+		w->landed[r][GFS_NAME_MAX - 1] = '\0';
+		if (w->place.host != NULL &&
+		    strcmp(w->landed[r], w->names[r]) != 0)
+			moved++;
+	}
+	if (rc == 0 && w->misplaced != NULL)
+		*w->misplaced = moved;
+	return rc;
+}
+
 int
 gfs_split_finish(struct gfs_split_writer *w, int rc, uint64_t logical_size,
 		 struct gfs_error *err)
@@ -549,6 +595,8 @@ gfs_split_finish(struct gfs_split_writer *w, int rc, uint64_t logical_size,
 		    (unsigned long long)w->size, w->rank,
 		    (unsigned long long)below, (unsigned long long)lsize);
 	rc = gfs_agree(w->comm, rc, err);
+	if (rc == 0)
+		rc = gather_landed(w, err);
 	if (rc)
 		goto abort;
 

@@ -110,6 +110,14 @@ struct gfs_split_opts {
 	uint64_t seg_size;	/* 0: default */
 	const char *layout;	/* marker's layout string */
 	int sync;		/* fsync parts and metadata before commit */
+	/* this rank's storage node (Gfarm: the gfsd its part must land on;
+	 * it also names the rank's node, so one location file per storage
+	 * node); NULL: the backend's choice and gfs_node_name() */
+	const char *host;
+	enum gfs_place_policy policy;	/* when that node is down or full */
+	/* OUT, if non-NULL, on every rank after a commit: parts that did
+	 * not land on their rank's host (a fallback happened) */
+	int *misplaced;
 };
 
 struct gfs_split_writer;
@@ -145,8 +153,8 @@ uint64_t gfs_split_part_size(const struct gfs_split_writer *w);
 int gfs_split_finish(struct gfs_split_writer *w, int rc,
 		     uint64_t logical_size, struct gfs_error *err);
 
-/* The node name grouping ranks into location files: $GFSPLIT_NODE if set,
- * else MPI_Get_processor_name. */
+/* The node name grouping ranks into location files when no storage host is
+ * given: $GFSPLIT_NODE if set, else MPI_Get_processor_name. */
 void gfs_node_name(char *buf, size_t len);
 
 #endif /* GFS_SPLITFILE_H */

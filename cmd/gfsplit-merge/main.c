@@ -19,21 +19,21 @@ static int opt_no_verify, opt_force, opt_dry_run, opt_json, opt_sync;
 static const struct gfs_opt opts[] = {
 	{ "stripe-size", 0, GFS_OPT_SIZE, "SIZE",
 	  "output stripe dealt to one rank at a time (default 64M)",
-	  &opt_stripe },
+	  &opt_stripe, NULL },
 	{ "buffer-size", 0, GFS_OPT_SIZE, "SIZE",
-	  "transfer buffer, two per rank (default 8M)", &opt_buffer },
+	  "transfer buffer, two per rank (default 8M)", &opt_buffer, NULL },
 	{ "no-verify", 0, GFS_OPT_FLAG, NULL,
-	  "do not check the part checksums", &opt_no_verify },
+	  "do not check the part checksums", &opt_no_verify, NULL },
 	{ "force", 0, GFS_OPT_FLAG, NULL,
 	  "replace an existing DST, only once the new one is complete",
-	  &opt_force },
+	  &opt_force, NULL },
 	{ "dry-run", 0, GFS_OPT_FLAG, NULL,
-	  "print what each rank would write; write nothing", &opt_dry_run },
+	  "print what each rank would write; write nothing", &opt_dry_run, NULL },
 	{ "json", 0, GFS_OPT_FLAG, NULL,
-	  "print a JSON summary on stdout", &opt_json },
+	  "print a JSON summary on stdout", &opt_json, NULL },
 	{ "sync", 0, GFS_OPT_FLAG, NULL,
-	  "fsync DST before it is renamed into place", &opt_sync },
-	{ NULL, 0, 0, NULL, NULL, NULL }
+	  "fsync DST before it is renamed into place", &opt_sync, NULL },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
 };
 
 static int

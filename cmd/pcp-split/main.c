@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core.h"
 #include "copy.h"
@@ -17,23 +18,32 @@
 static uint64_t opt_block = UNSET;
 static uint64_t opt_buffer = GFS_COPY_BUFFER_DEFAULT;
 static int opt_force, opt_dry_run, opt_json, opt_sync;
+static const char *opt_hosts;
+static const char *opt_placement = "fallback";
 
 static const struct gfs_opt opts[] = {
 	{ "block-size", 'b', GFS_OPT_SIZE, "SIZE",
 	  "cyclic layout: rank r owns blocks r, r+N, ... of SIZE bytes "
-	  "(default: one contiguous range per rank)", &opt_block },
+	  "(default: one contiguous range per rank)", &opt_block, NULL },
 	{ "buffer-size", 0, GFS_OPT_SIZE, "SIZE",
-	  "transfer buffer, two per rank (default 8M)", &opt_buffer },
+	  "transfer buffer, two per rank (default 8M)", &opt_buffer, NULL },
 	{ "force", 0, GFS_OPT_FLAG, NULL,
 	  "replace an existing DST, only once the new one is complete",
-	  &opt_force },
+	  &opt_force, NULL },
 	{ "dry-run", 0, GFS_OPT_FLAG, NULL,
-	  "print what each rank would copy; write nothing", &opt_dry_run },
+	  "print what each rank would copy; write nothing", &opt_dry_run, NULL },
 	{ "json", 0, GFS_OPT_FLAG, NULL,
-	  "print a JSON summary on stdout", &opt_json },
+	  "print a JSON summary on stdout", &opt_json, NULL },
+	{ "hosts", 0, GFS_OPT_STRING, "LIST",
+	  "storage nodes, comma-separated: rank r's part goes to entry r mod K "
+	  "(default: $GFSPLIT_GFARM_HOSTS, else each rank's own node)",
+	  &opt_hosts, NULL },
+	{ "placement", 0, GFS_OPT_STRING, "POLICY",
+	  "when a rank's node is down or full: 'fallback' to another node "
+	  "(default) or fail ('strict')", &opt_placement, "strict|fallback" },
 	{ "sync", 0, GFS_OPT_FLAG, NULL,
-	  "fsync parts and metadata before the commit", &opt_sync },
-	{ NULL, 0, 0, NULL, NULL, NULL }
+	  "fsync parts and metadata before the commit", &opt_sync, NULL },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
 };
 
 static int
@@ -53,6 +63,9 @@ run(int argc, char **argv, MPI_Comm comm)
 	a.force = opt_force;
 	a.dry_run = opt_dry_run;
 	a.sync = opt_sync;
+	a.hosts = opt_hosts ? opt_hosts : getenv("GFSPLIT_GFARM_HOSTS");
+	a.placement = strcmp(opt_placement, "strict") == 0 ?
+		      GFS_PLACE_STRICT : GFS_PLACE_FALLBACK;
 
 	if (gfs_pcp_split(comm, &a, &res, &err) != 0) {
 		gfs_log_gfs_error(&err);

@@ -20,13 +20,13 @@ static uint64_t opt_map = UNSET;
 
 static const struct gfs_opt opts[] = {
 	{ "json", 0, GFS_OPT_FLAG, NULL,
-	  "print one JSON object instead of text", &opt_json },
+	  "print one JSON object instead of text", &opt_json, NULL },
 	{ "check", 0, GFS_OPT_FLAG, NULL,
 	  "verify every checksum and invariant; exit 1 on any problem",
-	  &opt_check },
+	  &opt_check, NULL },
 	{ "map", 0, GFS_OPT_OFFSET, "OFFSET",
-	  "tell which part and local offset hold global OFFSET", &opt_map },
-	{ NULL, 0, 0, NULL, NULL, NULL }
+	  "tell which part and local offset hold global OFFSET", &opt_map, NULL },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
 };
 
 static int

@@ -416,12 +416,12 @@ static char run_args[256];
 
 static const struct gfs_opt tcmd_opts[] = {
 	{ "block-size", 'b', GFS_OPT_SIZE, "SIZE", "cyclic block size",
-	  &o_bsize },
-	{ "json", 0, GFS_OPT_FLAG, NULL, "print a JSON summary", &o_json },
-	{ "force", 'f', GFS_OPT_FLAG, NULL, "replace DST", &o_force },
-	{ "count", 'n', GFS_OPT_UINT, "N", "how many", &o_n },
-	{ "name", 0, GFS_OPT_STRING, "NAME", "a name", &o_name },
-	{ NULL, 0, 0, NULL, NULL, NULL }
+	  &o_bsize, NULL },
+	{ "json", 0, GFS_OPT_FLAG, NULL, "print a JSON summary", &o_json, NULL },
+	{ "force", 'f', GFS_OPT_FLAG, NULL, "replace DST", &o_force, NULL },
+	{ "count", 'n', GFS_OPT_UINT, "N", "how many", &o_n, NULL },
+	{ "name", 0, GFS_OPT_STRING, "NAME", "a name", &o_name, NULL },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
 };
 
 /* prints what it was given; fails when the first operand is "fail" */
