@@ -10,7 +10,9 @@
  *     "nodes":    [ { "node", "name", "ranks": [..] } ],
  *     "ranks":    [ { "rank", "node", "node_name", "host",
  *                     "view": { "disp", "extent", "size", "blocks", "end" },
- *                     "part", "part_size", "part_hash" } ],
+ *                     "part", "part_size", "part_hash",
+ *                     "replicas": [..], "on_writer_node" } ],  (Gfarm)
+ *     "misplaced_parts",   (parts not on their writer's node)
  *     "coverage": { "data_bytes", "hole_bytes", "holes", "first_hole",
  *                   "overlap_bytes" },
  *     "map":      { "offset", "hole", "part", "file", "local_offset",
@@ -116,6 +118,42 @@ check_progress(void *arg, uint64_t bytes)
 	gfs_progress_update(c->prog, bytes);
 }
 
+/*
+ * Where part r's data is, asked of the storage (Gfarm: its replicas), and
+ * whether that is its writer's node.  Backends without storage nodes
+ * (POSIX) add nothing.  Returns 1 if the part is not on its writer's node.
+ */
+static int
+replicas_json(const struct gfs_layout *l, int r, json_object *n)
+{
+	const char *node = l->node_name[l->node_of[r]];
+	struct gfs_error e = { 0 };
+	json_object *arr;
+	char **hosts = NULL, *path;
+	size_t nh = 0, i;
+	int local = 0;
+
+	path = gfs_part_path(l->path, r);
+	if (path == NULL || gfs_where(path, &hosts, &nh, &e) != 0) {
+		add_str(n, "replicas_error", path ? e.msg : "out of memory");
+		free(path);
+		return 0;
+	}
+	free(path);
+	if (nh == 0)
+		return 0;
+	arr = json_object_new_array();
+	for (i = 0; i < nh; i++) {
+		json_object_array_add(arr, json_object_new_string(hosts[i]));
+		local |= strcmp(hosts[i], node) == 0;
+	}
+	json_object_object_add(n, "replicas", arr);
+	json_object_object_add(n, "on_writer_node",
+			       json_object_new_boolean(local));
+	gfs_strv_free(hosts, nh);
+	return !local;
+}
+
 int
 gfs_statinfo(const char *path, const struct gfs_statinfo_opts *opt,
 	     json_object **out, struct gfs_error *err)
@@ -125,6 +163,7 @@ gfs_statinfo(const char *path, const struct gfs_statinfo_opts *opt,
 	struct check_ctx cc = { 0 };
 	json_object *o = NULL, *arr, *n, *ranks, *c;
 	uint64_t total = 0;
+	int misplaced = 0;
 	char hex[32];
 	int rc, r, k;
 
@@ -183,10 +222,13 @@ gfs_statinfo(const char *path, const struct gfs_statinfo_opts *opt,
 		add_u64(n, "part_size", l->part_size[r]);
 		snprintf(hex, sizeof(hex), "0x%016" PRIx64, l->part_hash[r]);
 		add_str(n, "part_hash", hex);
+		misplaced += replicas_json(l, r, n);
 		json_object_array_add(arr, n);
 		total += l->part_size[r];
 	}
 	json_object_object_add(o, "ranks", arr);
+	json_object_object_add(o, "misplaced_parts",
+			       json_object_new_int(misplaced));
 
 	c = json_object_new_object();
 	add_u64(c, "data_bytes", cov.data_bytes);
@@ -260,6 +302,25 @@ get(json_object *o, const char *key)
 }
 
 static void
+text_replicas(FILE *f, json_object *r)
+{
+	json_object *arr = get(r, "replicas");
+	size_t i;
+
+	if (get(r, "replicas_error") != NULL)
+		fprintf(f, "    replicas: unknown (%s)\n",
+			str(r, "replicas_error"));
+	if (arr == NULL)
+		return;
+	fprintf(f, "    replicas:");
+	for (i = 0; i < json_object_array_length(arr); i++)
+		fprintf(f, " %s", json_object_get_string(
+			json_object_array_get_idx(arr, i)));
+	fprintf(f, "%s\n", json_object_get_boolean(get(r, "on_writer_node")) ?
+		"" : "  (NOT on its writer's node)");
+}
+
+static void
 text_ranks(FILE *f, json_object *info)
 {
 	json_object *arr = get(info, "ranks"), *r, *v;
@@ -285,6 +346,7 @@ text_ranks(FILE *f, json_object *info)
 			"checksum %s\n", str(r, "part"), u64(r, "part_size"),
 			gfs_format_size(u64(r, "part_size"), sz, sizeof(sz)),
 			str(r, "part_hash"));
+		text_replicas(f, r);
 	}
 }
 
