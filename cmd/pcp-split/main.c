@@ -31,7 +31,8 @@ static const struct gfs_opt opts[] = {
 	  "replace an existing DST, only once the new one is complete",
 	  &opt_force, NULL },
 	{ "dry-run", 0, GFS_OPT_FLAG, NULL,
-	  "print what each rank would copy; write nothing", &opt_dry_run, NULL },
+	  "print what each rank would copy; write nothing", &opt_dry_run,
+	  NULL },
 	{ "json", 0, GFS_OPT_FLAG, NULL,
 	  "print a JSON summary on stdout", &opt_json, NULL },
 	{ "hosts", 0, GFS_OPT_STRING, "LIST",
@@ -72,7 +73,8 @@ run(int argc, char **argv, MPI_Comm comm)
 		return 1;
 	}
 	if (rank == 0)
-		gfs_copy_print("pcp-split", a.src, a.dst, &res, opt_json, a.dry_run);
+		gfs_copy_print("pcp-split", a.src, a.dst, &res, opt_json,
+			       a.dry_run);
 	free(res.plan);
 	return 0;
 }

@@ -25,7 +25,8 @@ static const struct gfs_opt opts[] = {
 	  "verify every checksum and invariant; exit 1 on any problem",
 	  &opt_check, NULL },
 	{ "map", 0, GFS_OPT_OFFSET, "OFFSET",
-	  "tell which part and local offset hold global OFFSET", &opt_map, NULL },
+	  "tell which part and local offset hold global OFFSET", &opt_map,
+	  NULL },
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
 };
 
