@@ -1,0 +1,946 @@
+/*
+ * store_gfarm.c - the Gfarm backend: "gfarm:///path" (the metadata server
+ * of the client configuration) and "gfarm://host:port/path" (that gfmd,
+ * authenticated with the same client configuration), on libgfarm 2.7.
+ * The URL goes to libgfarm as written; gfarm_error_t is translated here,
+ * its gfarm_error_string() text kept in the message.
+ *
+ * Two names clash between this library and libgfarm, and both matter:
+ *
+ *  - source: store.h's struct gfs_stat, struct gfs_file and the wrappers
+ *    gfs_stat(), gfs_mkdir(), ... have the names of libgfarm's own types
+ *    and functions.  store.h is included below with those names renamed
+ *    to gfsplit_*, so that in this file gfs_* is always libgfarm's.
+ *
+ *  - link: a program holding store.c's wrappers binds every reference to
+ *    "gfs_stat", "gfs_mkdir", ... to them, including this file's.  The
+ *    clashing libgfarm functions are therefore called through pointers
+ *    taken from libgfarm's own symbol table (dlsym on its handle), never
+ *    by name.  While the wrappers are exported from the program they also
+ *    take libgfarm's internal calls of those names: gfs_pio_stat() calls
+ *    gfs_fstat() that way, so it is used only when the lookup shows
+ *    libgfarm's gfs_fstat() is the one its calls reach (see fstat below).
+ *
+ * libgfarm 2.7 does not document thread safety, and the pipeline reads in
+ * a helper thread while the caller writes, so every call into libgfarm is
+ * made under one lock.  SIGPIPE (a gfsd that closed its connection while
+ * libgfarm writes to it) is blocked for the duration of each call and a
+ * signal raised by it discarded, so a lost server is an error, not death.
+ */
+#ifdef HAVE_GFARM
+
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <sys/types.h>
+#include <time.h>
+
+#define gfs_stat	gfsplit_stat
+#define gfs_file	gfsplit_file
+#define gfs_fstat	gfsplit_fstat
+#define gfs_mkdir	gfsplit_mkdir
+#define gfs_rmdir	gfsplit_rmdir
+#define gfs_unlink	gfsplit_unlink
+#define gfs_rename	gfsplit_rename
+#define gfs_readdir	gfsplit_readdir
+#define gfs_setxattr	gfsplit_setxattr
+#define gfs_getxattr	gfsplit_getxattr
+#include "core.h"
+#include "store.h"
+#undef gfs_stat
+#undef gfs_file
+#undef gfs_fstat
+#undef gfs_mkdir
+#undef gfs_rmdir
+#undef gfs_unlink
+#undef gfs_rename
+#undef gfs_readdir
+#undef gfs_setxattr
+#undef gfs_getxattr
+
+#include <gfarm/gfarm.h>
+
+/*
+ * Pins an open, not yet used, file to one gfsd: its data will be written
+ * there or the call fails (unknown host, connection refused, ...), after
+ * which the handle is unusable.  Exported by libgfarm.so.1 and used by
+ * gfreg -h, but not declared in the installed headers.
+ */
+gfarm_error_t gfs_pio_internal_set_view_section(GFS_File, char *);
+
+extern const struct gfs_store_ops gfs_store_gfarm;	/* store.c uses it */
+
+/* gfs_pio_pread/pwrite take an int: move at most this much per call */
+#define GF_IO_MAX	((size_t)1 << 30)
+/* longest node name accepted for placement (DNS allows 253) */
+#define GF_HOST_MAX	255
+
+struct gf_file {
+	struct gfs_file_hdr hdr;	/* first: see store.h */
+	GFS_File gf;
+	int writable;
+	/* Size as this handle made it: the size at open, then every pwrite
+	 * end past it and every truncate.  fstat reports it for a writable
+	 * file when gfs_pio_stat() cannot be used; gfmd's size is stale
+	 * until close. */
+	uint64_t size;
+};
+
+/* libgfarm functions whose names clash with store.c's (see top) */
+static struct {
+	gfarm_error_t (*stat)(const char *, struct gfs_stat *);
+	gfarm_error_t (*fstat)(GFS_File, struct gfs_stat *);
+	gfarm_error_t (*mkdir)(const char *, gfarm_mode_t);
+	gfarm_error_t (*rmdir)(const char *);
+	gfarm_error_t (*unlink)(const char *);
+	gfarm_error_t (*rename)(const char *, const char *);
+	gfarm_error_t (*readdir)(GFS_Dir, struct gfs_dirent **);
+	gfarm_error_t (*setxattr)(const char *, const char *, const void *,
+				  size_t, int);
+	gfarm_error_t (*getxattr)(const char *, const char *, void *,
+				  size_t *);
+} gf_fn;
+
+static pthread_once_t gf_once = PTHREAD_ONCE_INIT;
+static gfarm_error_t gf_init_error;	/* of gfarm_initialize() */
+static const char *gf_init_missing;	/* a clashing symbol not found */
+static int gf_pio_stat_ok;		/* gfs_pio_stat() reaches libgfarm's
+					 * own gfs_fstat() */
+static pthread_mutex_t gf_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+gf_init(void)
+{
+	static const struct {
+		const char *name;
+		void **slot;
+	} syms[] = {
+		{ "gfs_stat",		(void **)&gf_fn.stat },
+		{ "gfs_fstat",		(void **)&gf_fn.fstat },
+		{ "gfs_mkdir",		(void **)&gf_fn.mkdir },
+		{ "gfs_rmdir",		(void **)&gf_fn.rmdir },
+		{ "gfs_unlink",		(void **)&gf_fn.unlink },
+		{ "gfs_rename",		(void **)&gf_fn.rename },
+		{ "gfs_readdir",	(void **)&gf_fn.readdir },
+		{ "gfs_setxattr",	(void **)&gf_fn.setxattr },
+		{ "gfs_getxattr",	(void **)&gf_fn.getxattr },
+	};
+	Dl_info info;
+	void *h = NULL;
+	size_t i;
+
+	/* libgfarm's handle, found from one of its unambiguous functions */
+	if (dladdr((void *)gfs_pio_create, &info) != 0 &&
+	    info.dli_fname != NULL)
+		h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	for (i = 0; i < GFS_ARRAY_SIZE(syms); i++) {
+		*syms[i].slot = h != NULL ? dlsym(h, syms[i].name) : NULL;
+		if (*syms[i].slot == NULL) {
+			gf_init_missing = syms[i].name;
+			return;
+		}
+	}
+	/* the global lookup is the one libgfarm's own calls go through */
+	gf_pio_stat_ok = dlsym(RTLD_DEFAULT, "gfs_fstat") ==
+			 (void *)gf_fn.fstat;
+
+	gf_init_error = gfarm_initialize(NULL, NULL);
+	/* libgfarm logs to stderr (reconnection attempts, ...); the library
+	 * does not print, so only -v lets those notices through */
+	if (gf_init_error == GFARM_ERR_NO_ERROR &&
+	    gfs_log_level() < GFS_LOG_VERBOSE)
+		gflog_set_priority_level(LOG_CRIT);
+}
+
+/* ------------------------------------------------------------- errors */
+
+static int
+gf_code(gfarm_error_t e)
+{
+	switch (e) {
+	case GFARM_ERR_NO_ERROR:
+		return GFS_OK;
+	case GFARM_ERR_NO_SUCH_FILE_OR_DIRECTORY:
+	case GFARM_ERR_NOT_A_DIRECTORY:
+	case GFARM_ERR_NO_SUCH_OBJECT:		/* a missing xattr */
+	case GFARM_ERR_TOO_MANY_LEVELS_OF_SYMBOLIC_LINK:
+		return GFS_ENOENT;
+	case GFARM_ERR_ALREADY_EXISTS:
+	case GFARM_ERR_DIRECTORY_NOT_EMPTY:
+		return GFS_EEXIST;
+	case GFARM_ERR_OPERATION_NOT_PERMITTED:
+	case GFARM_ERR_PERMISSION_DENIED:
+	case GFARM_ERR_READ_ONLY_FILE_SYSTEM:
+	case GFARM_ERR_TEXT_FILE_BUSY:
+	case GFARM_ERR_AUTHENTICATION:
+	case GFARM_ERR_EXPIRED:
+	case GFARM_ERR_INVALID_CREDENTIAL:
+	case GFARM_ERR_NO_SUCH_USER:
+	case GFARM_ERR_NO_SUCH_GROUP:
+		return GFS_EACCES;
+	case GFARM_ERR_NO_SPACE:
+	case GFARM_ERR_DISK_QUOTA_EXCEEDED:
+	case GFARM_ERR_FILE_TOO_LARGE:
+		return GFS_ENOSPC;
+	case GFARM_ERR_NO_MEMORY:
+	case GFARM_ERR_NO_BUFFER_SPACE_AVAILABLE:
+		return GFS_ENOMEM;
+	case GFARM_ERR_OPERATION_NOT_SUPPORTED:
+	case GFARM_ERR_OPERATION_NOT_SUPPORTED_BY_DEVICE:
+	case GFARM_ERR_FUNCTION_NOT_IMPLEMENTED:
+	case GFARM_ERR_PROTOCOL_NOT_SUPPORTED:
+	case GFARM_ERR_CROSS_DEVICE_LINK:	/* rename across gfmds */
+		return GFS_ENOTSUP;
+	case GFARM_ERR_INVALID_ARGUMENT:
+	case GFARM_ERR_IS_A_DIRECTORY:
+	case GFARM_ERR_NOT_A_REGULAR_FILE:
+	case GFARM_ERR_FILE_NAME_TOO_LONG:
+	case GFARM_ERR_BAD_FILE_DESCRIPTOR:
+	case GFARM_ERR_RESULT_OUT_OF_RANGE:
+	case GFARM_ERR_ILLEGAL_SEEK:
+	case GFARM_ERR_PATH_IS_ROOT:
+	case GFARM_ERR_GFARM_URL_PREFIX_IS_MISSING:
+	case GFARM_ERR_GFARM_URL_USER_IS_MISSING:
+	case GFARM_ERR_GFARM_URL_HOST_IS_MISSING:
+	case GFARM_ERR_GFARM_URL_PORT_IS_MISSING:
+	case GFARM_ERR_GFARM_URL_PORT_IS_INVALID:
+		return GFS_EINVAL;
+	/* the metadata server or a file system node cannot be reached;
+	 * "no filesystem node": none is up (or none has room) to write to */
+	case GFARM_ERR_NETWORK_IS_DOWN:
+	case GFARM_ERR_NETWORK_IS_UNREACHABLE:
+	case GFARM_ERR_CONNECTION_ABORTED:
+	case GFARM_ERR_CONNECTION_RESET_BY_PEER:
+	case GFARM_ERR_SOCKET_IS_NOT_CONNECTED:
+	case GFARM_ERR_OPERATION_TIMED_OUT:
+	case GFARM_ERR_CONNECTION_REFUSED:
+	case GFARM_ERR_NO_ROUTE_TO_HOST:
+	case GFARM_ERR_BROKEN_PIPE:
+	case GFARM_ERR_UNEXPECTED_EOF:
+	case GFARM_ERR_UNKNOWN_HOST:
+	case GFARM_ERR_CANNOT_RESOLVE_AN_IP_ADDRESS_INTO_A_HOSTNAME:
+	case GFARM_ERR_CANNOT_ASSIGN_REQUESTED_ADDRESS:
+	case GFARM_ERR_GFMD_FAILED_OVER:
+	case GFARM_ERR_NO_FILESYSTEM_NODE:
+		return GFS_ENET;
+	case GFARM_ERR_INTERRUPTED_SYSTEM_CALL:
+		return GFS_ECANCELED;
+	default:
+		return GFS_EIO;
+	}
+}
+
+/* Set err from e: "<fmt...>: <gfarm_error_string(e)>"; err->sys = e. */
+static int __attribute__((format(printf, 3, 4)))
+gf_error(struct gfs_error *err, gfarm_error_t e, const char *fmt, ...)
+{
+	char what[GFS_ERRMSG_MAX];
+	int code = gf_code(e), fresh;
+	va_list ap;
+
+	if (code == GFS_OK)	/* never report a failure as success */
+		code = GFS_EIO;
+	fresh = err != NULL && err->code == GFS_OK;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	gfs_error_set(err, code, "%s: %s", what, gfarm_error_string(e));
+	if (fresh)
+		err->sys = (int)e;
+	return code;
+}
+
+/*
+ * Every call into libgfarm runs between gf_enter() and gf_leave(): the
+ * one lock, SIGPIPE blocked in this thread.  A SIGPIPE that became pending
+ * meanwhile was raised by libgfarm's own write to a closed connection
+ * (it then returns an error) and is discarded, unless one was pending
+ * before.
+ */
+struct gf_guard {
+	sigset_t old;
+	int pipe_was_pending;
+};
+
+static void
+gf_enter(struct gf_guard *g)
+{
+	sigset_t set, pend;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &set, &g->old);
+	g->pipe_was_pending = sigpending(&pend) == 0 &&
+			      sigismember(&pend, SIGPIPE);
+	pthread_mutex_lock(&gf_lock);
+}
+
+static void
+gf_leave(struct gf_guard *g)
+{
+	static const struct timespec zero = { 0, 0 };
+	sigset_t set, pend;
+
+	pthread_mutex_unlock(&gf_lock);
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	if (!g->pipe_was_pending && sigpending(&pend) == 0 &&
+	    sigismember(&pend, SIGPIPE))
+		sigtimedwait(&set, NULL, &zero);
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+/* Initialise libgfarm once per process; on failure say so for path. */
+static int
+gf_ready(const char *path, struct gfs_error *err)
+{
+	pthread_once(&gf_once, gf_init);
+	if (gf_init_missing != NULL)
+		return gfs_error_set(err, GFS_ENOTSUP, "cannot use '%s': "
+				     "libgfarm has no function %s", path,
+				     gf_init_missing);
+	if (gf_init_error != GFARM_ERR_NO_ERROR)
+		return gf_error(err, gf_init_error, "cannot use '%s': "
+				"cannot initialize Gfarm", path);
+	return 0;
+}
+
+/* ------------------------------------------------------------ files */
+
+static void
+stat_fill(struct gfsplit_stat *st, const struct gfs_stat *gs)
+{
+	st->size = gs->st_size > 0 ? (uint64_t)gs->st_size : 0;
+	/* GFARM_S_IF* and the permission bits have the POSIX values */
+	st->mode = (uint32_t)gs->st_mode;
+	st->mtime = (int64_t)gs->st_mtimespec.tv_sec;
+	/* Gfarm keeps no block count; a file is taken as fully allocated */
+	st->blocks_bytes = st->size;
+}
+
+static struct gf_file *
+gf_file_new(const char *path, struct gfs_error *err)
+{
+	struct gf_file *f = calloc(1, sizeof(*f));
+
+	if (f == NULL || (f->hdr.path = strdup(path)) == NULL) {
+		free(f);
+		gfs_error_set(err, GFS_ENOMEM, "cannot open '%s': out of "
+			      "memory", path);
+		return NULL;
+	}
+	f->hdr.ops = &gfs_store_gfarm;
+	return f;
+}
+
+static void
+gf_file_free(struct gf_file *f)
+{
+	if (f == NULL)
+		return;
+	free(f->hdr.path);
+	free(f);
+}
+
+static int
+gf_open(const char *path, int flags, uint32_t mode, struct gfsplit_file **out,
+	struct gfs_error *err)
+{
+	struct gf_guard g;
+	struct gf_file *f = NULL;
+	struct gfs_stat gs;
+	gfarm_error_t e;
+	int gflags, rc;
+
+	*out = NULL;
+	rc = gf_ready(path, err);
+	if (rc != 0)
+		return rc;
+	switch (flags & 0x3) {
+	case GFS_O_WRONLY:
+		gflags = GFARM_FILE_WRONLY;
+		break;
+	case GFS_O_RDWR:
+		gflags = GFARM_FILE_RDWR;
+		break;
+	default:
+		gflags = GFARM_FILE_RDONLY;
+		break;
+	}
+	/* libgfarm truncates only when asked, even on create */
+	if (flags & GFS_O_TRUNC)
+		gflags |= GFARM_FILE_TRUNC;
+	if ((flags & GFS_O_CREAT) && (flags & GFS_O_EXCL))
+		gflags |= GFARM_FILE_EXCLUSIVE;
+	f = gf_file_new(path, err);
+	if (f == NULL)
+		return GFS_ENOMEM;
+	f->writable = (flags & 0x3) != GFS_O_RDONLY;
+
+	gf_enter(&g);
+	if (flags & GFS_O_CREAT)
+		e = gfs_pio_create(path, gflags, (gfarm_mode_t)mode, &f->gf);
+	else
+		e = gfs_pio_open(path, gflags, &f->gf);
+	if (e == GFARM_ERR_NO_ERROR && f->writable && !gf_pio_stat_ok &&
+	    !(flags & GFS_O_TRUNC)) {
+		/* the starting point of the tracked size (see gf_file) */
+		e = gf_fn.fstat(f->gf, &gs);
+		if (e == GFARM_ERR_NO_ERROR) {
+			f->size = gs.st_size > 0 ? (uint64_t)gs.st_size : 0;
+			gfs_stat_free(&gs);
+		} else {
+			gfs_pio_close(f->gf);
+		}
+	}
+	gf_leave(&g);
+	if (e != GFARM_ERR_NO_ERROR) {
+		gf_file_free(f);
+		return gf_error(err, e, "cannot %s '%s'",
+				(flags & GFS_O_CREAT) ? "create" : "open",
+				path);
+	}
+	*out = (struct gfsplit_file *)f;
+	return 0;
+}
+
+/* gfs_pio_create(EXCLUSIVE) and, if host != NULL, pin it there */
+static gfarm_error_t
+gf_create_on(const char *path, uint32_t mode, const char *host, GFS_File *gfp,
+	     int *pin_failed)
+{
+	char hostbuf[GF_HOST_MAX + 1];
+	gfarm_error_t e;
+
+	*pin_failed = 0;
+	e = gfs_pio_create(path, GFARM_FILE_WRONLY | GFARM_FILE_EXCLUSIVE,
+			   (gfarm_mode_t)mode, gfp);
+	if (e != GFARM_ERR_NO_ERROR || host == NULL)
+		return e;
+	/* the function takes a non-const char * */
+	snprintf(hostbuf, sizeof(hostbuf), "%s", host);
+	e = gfs_pio_internal_set_view_section(*gfp, hostbuf);
+	if (e != GFARM_ERR_NO_ERROR) {
+		/* the handle is unusable now and the empty file exists */
+		*pin_failed = 1;
+		gfs_pio_close(*gfp);
+		gf_fn.unlink(path);
+		*gfp = NULL;
+	}
+	return e;
+}
+
+/*
+ * A new file; with place->host, its data on that gfsd.  Pinning happens
+ * right after the create, before any I/O (as gfreg -h does).  When it
+ * fails, the empty file is closed and removed; STRICT then fails naming
+ * the node and the cause, FALLBACK creates the file again unpinned and
+ * lets Gfarm choose a node (where() reports it once data is written).
+ */
+static int
+gf_create(const char *path, uint32_t mode, const struct gfs_place *place,
+	  struct gfsplit_file **out, struct gfs_error *err)
+{
+	const char *host = place != NULL ? place->host : NULL;
+	struct gf_guard g;
+	struct gf_file *f;
+	gfarm_error_t e;
+	int rc, pin_failed;
+
+	*out = NULL;
+	if (host != NULL && host[0] == '\0')
+		host = NULL;
+	if (host != NULL && strlen(host) > GF_HOST_MAX)
+		return gfs_error_set(err, GFS_EINVAL, "cannot create '%s' on "
+				     "node '%.40s...': host name too long",
+				     path, host);
+	rc = gf_ready(path, err);
+	if (rc != 0)
+		return rc;
+	f = gf_file_new(path, err);
+	if (f == NULL)
+		return GFS_ENOMEM;
+	f->writable = 1;
+
+	gf_enter(&g);
+	e = gf_create_on(path, mode, host, &f->gf, &pin_failed);
+	if (pin_failed && place->policy == GFS_PLACE_FALLBACK)
+		e = gf_create_on(path, mode, NULL, &f->gf, &pin_failed);
+	gf_leave(&g);
+	if (e != GFARM_ERR_NO_ERROR) {
+		gf_file_free(f);
+		if (pin_failed)
+			return gf_error(err, e, "cannot create '%s' on node "
+					"'%s'", path, host);
+		return gf_error(err, e, "cannot create '%s'", path);
+	}
+	*out = (struct gfsplit_file *)f;
+	return 0;
+}
+
+static int
+gf_close(struct gfsplit_file *file, struct gfs_error *err)
+{
+	struct gf_file *f = (struct gf_file *)file;
+	struct gf_guard g;
+	gfarm_error_t e;
+	int rc = 0;
+
+	gf_enter(&g);
+	e = gfs_pio_close(f->gf);
+	gf_leave(&g);
+	if (e != GFARM_ERR_NO_ERROR)
+		rc = gf_error(err, e, "cannot close '%s'", f->hdr.path);
+	gf_file_free(f);
+	return rc;
+}
+
+static int
+gf_pread(struct gfsplit_file *file, void *buf, size_t len, uint64_t off,
+	 size_t *done, struct gfs_error *err)
+{
+	struct gf_file *f = (struct gf_file *)file;
+	struct gf_guard g;
+	gfarm_error_t e = GFARM_ERR_NO_ERROR;
+	size_t got = 0;
+	int n, rc = 0;
+
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off) {
+		rc = gfs_error_set(err, GFS_EINVAL, "cannot read '%s': offset "
+				   "%llu out of range", f->hdr.path,
+				   (unsigned long long)off);
+		goto out;
+	}
+	gf_enter(&g);
+	while (got < len) {
+		e = gfs_pio_pread(f->gf, (char *)buf + got,
+				  (int)GFS_MIN(len - got, GF_IO_MAX),
+				  (gfarm_off_t)(off + got), &n);
+		if (e != GFARM_ERR_NO_ERROR || n <= 0)
+			break;		/* an error, or end of file */
+		got += (size_t)n;
+	}
+	gf_leave(&g);
+	if (e != GFARM_ERR_NO_ERROR)
+		rc = gf_error(err, e, "cannot read '%s' at offset %llu",
+			      f->hdr.path, (unsigned long long)(off + got));
+out:
+	if (done != NULL)
+		*done = got;
+	return rc;
+}
+
+static int
+gf_pwrite(struct gfsplit_file *file, const void *buf, size_t len,
+	  uint64_t off, struct gfs_error *err)
+{
+	struct gf_file *f = (struct gf_file *)file;
+	struct gf_guard g;
+	gfarm_error_t e = GFARM_ERR_NO_ERROR;
+	size_t put = 0;
+	int n = 0;
+
+	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
+		return gfs_error_set(err, GFS_EINVAL, "cannot write '%s': "
+				     "offset %llu out of range", f->hdr.path,
+				     (unsigned long long)off);
+	gf_enter(&g);
+	while (put < len) {
+		e = gfs_pio_pwrite(f->gf, (const char *)buf + put,
+				   (int)GFS_MIN(len - put, GF_IO_MAX),
+				   (gfarm_off_t)(off + put), &n);
+		if (e != GFARM_ERR_NO_ERROR || n <= 0)
+			break;
+		put += (size_t)n;
+	}
+	gf_leave(&g);
+	if (off + put > f->size)
+		f->size = off + put;
+	if (e != GFARM_ERR_NO_ERROR)
+		return gf_error(err, e, "cannot write '%s' at offset %llu",
+				f->hdr.path, (unsigned long long)(off + put));
+	if (put < len)	/* no progress and no error: do not spin */
+		return gfs_error_set(err, GFS_EIO, "cannot write '%s': short "
+				     "write at offset %llu", f->hdr.path,
+				     (unsigned long long)(off + put));
+	return 0;
+}
+
+/*
+ * The size of a file open for writing lives on its gfsd until close;
+ * gfs_pio_stat() asks there.  It calls gfs_fstat() by name, which while
+ * store.c's wrapper of that name is exported from the program would land
+ * in the wrapper (see top): then gfmd's attributes are used with the size
+ * this handle tracked, exact as long as nobody else writes the file.
+ */
+static int
+gf_fstat(struct gfsplit_file *file, struct gfsplit_stat *st,
+	 struct gfs_error *err)
+{
+	struct gf_file *f = (struct gf_file *)file;
+	struct gf_guard g;
+	struct gfs_stat gs;
+	gfarm_error_t e;
+
+	gf_enter(&g);
+	if (gf_pio_stat_ok)
+		e = gfs_pio_stat(f->gf, &gs);
+	else
+		e = gf_fn.fstat(f->gf, &gs);
+	gf_leave(&g);
+	if (e != GFARM_ERR_NO_ERROR)
+		return gf_error(err, e, "cannot stat '%s'", f->hdr.path);
+	stat_fill(st, &gs);
+	gfs_stat_free(&gs);
+	if (!gf_pio_stat_ok && f->writable)
+		st->size = st->blocks_bytes = f->size;
+	return 0;
+}
+
+static int
+gf_ftruncate(struct gfsplit_file *file, uint64_t size, struct gfs_error *err)
+{
+	struct gf_file *f = (struct gf_file *)file;
+	struct gf_guard g;
+	gfarm_error_t e;
+
+	if (size > (uint64_t)INT64_MAX)
+		return gfs_error_set(err, GFS_EINVAL, "cannot truncate '%s': "
+				     "size %llu out of range", f->hdr.path,
+				     (unsigned long long)size);
+	gf_enter(&g);
+	e = gfs_pio_truncate(f->gf, (gfarm_off_t)size);
+	gf_leave(&g);
+	if (e != GFARM_ERR_NO_ERROR)
+		return gf_error(err, e, "cannot truncate '%s'", f->hdr.path);
+	f->size = size;
+	return 0;
+}
+
+static int
+gf_fsync(struct gfsplit_file *file, struct gfs_error *err)
+{
+	struct gf_file *f = (struct gf_file *)file;
+	struct gf_guard g;
+	gfarm_error_t e = GFARM_ERR_NO_ERROR;
+
+	/* a file open for reading has nothing to sync */
+	if (!f->writable)
+		return 0;
+	gf_enter(&g);
+	e = gfs_pio_sync(f->gf);
+	gf_leave(&g);
+	if (e != GFARM_ERR_NO_ERROR)
+		return gf_error(err, e, "cannot sync '%s'", f->hdr.path);
+	return 0;
+}
+
+/* ------------------------------------------------------------- paths */
+
+static int
+gf_stat(const char *path, struct gfsplit_stat *st, struct gfs_error *err)
+{
+	struct gf_guard g;
+	struct gfs_stat gs;
+	gfarm_error_t e;
+	int rc = gf_ready(path, err);
+
+	if (rc != 0)
+		return rc;
+	gf_enter(&g);
+	e = gf_fn.stat(path, &gs);
+	gf_leave(&g);
+	if (e != GFARM_ERR_NO_ERROR)
+		return gf_error(err, e, "cannot stat '%s'", path);
+	stat_fill(st, &gs);
+	gfs_stat_free(&gs);
+	return 0;
+}
+
+static int
+gf_mkdir(const char *path, uint32_t mode, struct gfs_error *err)
+{
+	struct gf_guard g;
+	gfarm_error_t e;
+	int rc = gf_ready(path, err);
+
+	if (rc != 0)
+		return rc;
+	gf_enter(&g);
+	e = gf_fn.mkdir(path, (gfarm_mode_t)mode);
+	gf_leave(&g);
+	if (e != GFARM_ERR_NO_ERROR)
+		return gf_error(err, e, "cannot create directory '%s'", path);
+	return 0;
+}
+
+static int
+gf_rmdir(const char *path, struct gfs_error *err)
+{
+	struct gf_guard g;
+	gfarm_error_t e;
+	int rc = gf_ready(path, err);
+
+	if (rc != 0)
+		return rc;
+	gf_enter(&g);
+	e = gf_fn.rmdir(path);
+	gf_leave(&g);
+	if (e != GFARM_ERR_NO_ERROR)
+		return gf_error(err, e, "cannot remove directory '%s'", path);
+	return 0;
+}
+
+static int
+gf_unlink(const char *path, struct gfs_error *err)
+{
+	struct gf_guard g;
+	gfarm_error_t e;
+	int rc = gf_ready(path, err);
+
+	if (rc != 0)
+		return rc;
+	gf_enter(&g);
+	e = gf_fn.unlink(path);
+	gf_leave(&g);
+	if (e != GFARM_ERR_NO_ERROR)
+		return gf_error(err, e, "cannot remove '%s'", path);
+	return 0;
+}
+
+/*
+ * gfs_rename() replaces an existing target, as rename(2) does, and Gfarm
+ * 2.7 has no no-replace flag: the target is looked up first and an
+ * existing one refused.  Between the lookup and the rename another client
+ * may create `to`, which the rename then replaces; that race is only with
+ * another writer of the same name, as with posix_rename's fallback.
+ */
+static int
+gf_rename(const char *from, const char *to, struct gfs_error *err)
+{
+	struct gf_guard g;
+	struct gfs_stat gs;
+	gfarm_error_t e;
+	int rc = gf_ready(from, err);
+
+	if (rc != 0)
+		return rc;
+	gf_enter(&g);
+	e = gfs_lstat(to, &gs);
+	if (e == GFARM_ERR_NO_ERROR) {
+		gfs_stat_free(&gs);
+		e = GFARM_ERR_ALREADY_EXISTS;
+	} else if (e == GFARM_ERR_NO_SUCH_FILE_OR_DIRECTORY) {
+		e = gf_fn.rename(from, to);
+	}
+	gf_leave(&g);
+	if (e != GFARM_ERR_NO_ERROR)
+		return gf_error(err, e, "cannot rename '%s' to '%s'", from, to);
+	return 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* names come back sorted, as from posix_readdir */
+static int
+gf_readdir(const char *path, char ***names, size_t *n, struct gfs_error *err)
+{
+	struct gf_guard g;
+	struct gfs_dirent *de;
+	GFS_Dir d = NULL;
+	gfarm_error_t e;
+	char **v = NULL, **nv;
+	size_t cnt = 0, cap = 0, i;
+	int rc, nomem = 0;
+
+	*names = NULL;
+	*n = 0;
+	rc = gf_ready(path, err);
+	if (rc != 0)
+		return rc;
+	gf_enter(&g);
+	e = gfs_opendir(path, &d);
+	if (e != GFARM_ERR_NO_ERROR) {
+		gf_leave(&g);
+		return gf_error(err, e, "cannot open directory '%s'", path);
+	}
+	for (;;) {
+		e = gf_fn.readdir(d, &de);
+		if (e != GFARM_ERR_NO_ERROR || de == NULL)
+			break;
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 16;
+			nv = realloc(v, cap * sizeof(*v));
+			if (nv == NULL) {
+				nomem = 1;
+				break;
+			}
+			v = nv;
+		}
+		v[cnt] = strdup(de->d_name);
+		if (v[cnt] == NULL) {
+			nomem = 1;
+			break;
+		}
+		cnt++;
+	}
+	gfs_closedir(d);
+	gf_leave(&g);
+	if (nomem)
+		rc = gfs_error_set(err, GFS_ENOMEM, "cannot read directory "
+				   "'%s': out of memory", path);
+	else if (e != GFARM_ERR_NO_ERROR)
+		rc = gf_error(err, e, "cannot read directory '%s'", path);
+	if (rc != 0) {
+		for (i = 0; i < cnt; i++)
+			free(v[i]);
+		free(v);
+		return rc;
+	}
+	if (cnt > 1)
+		qsort(v, cnt, sizeof(*v), name_cmp);
+	*names = v;
+	*n = cnt;
+	return 0;
+}
+
+/* Gfarm takes "user.*" and "gfarm.*" names, on files and directories */
+static int
+gf_setxattr(const char *path, const char *name, const void *val, size_t len,
+	    struct gfs_error *err)
+{
+	struct gf_guard g;
+	gfarm_error_t e;
+	int rc = gf_ready(path, err);
+
+	if (rc != 0)
+		return rc;
+	gf_enter(&g);
+	e = gf_fn.setxattr(path, name, val, len, 0);
+	gf_leave(&g);
+	if (e != GFARM_ERR_NO_ERROR)
+		return gf_error(err, e, "cannot set attribute '%s' of '%s'",
+				name, path);
+	return 0;
+}
+
+/*
+ * A missing attribute is GFARM_ERR_NO_SUCH_OBJECT (GFS_ENOENT here).  A
+ * value larger than the buffer is GFARM_ERR_RESULT_OUT_OF_RANGE with
+ * *len set to its size, reported as posix_getxattr reports ERANGE.
+ */
+static int
+gf_getxattr(const char *path, const char *name, void *val, size_t *len,
+	    struct gfs_error *err)
+{
+	struct gf_guard g;
+	gfarm_error_t e;
+	size_t cap = *len, size = *len;
+	int rc = gf_ready(path, err);
+
+	if (rc != 0)
+		return rc;
+	gf_enter(&g);
+	e = gf_fn.getxattr(path, name, val, &size);
+	gf_leave(&g);
+	if (e == GFARM_ERR_RESULT_OUT_OF_RANGE) {
+		*len = size;
+		return gfs_error_set(err, GFS_EINVAL, "cannot get attribute "
+				     "'%s' of '%s': value larger than %zu "
+				     "bytes", name, path, cap);
+	}
+	if (e != GFARM_ERR_NO_ERROR)
+		return gf_error(err, e, "cannot get attribute '%s' of '%s'",
+				name, path);
+	*len = size;
+	return 0;
+}
+
+/*
+ * The hosts of the file's replicas, as gfmd records them: complete copies,
+ * also on a host that is down now (its data is there, unreachable).  A
+ * directory has no data and so no host, as in posix_where.
+ */
+static int
+gf_where(const char *path, char ***hosts, size_t *n, struct gfs_error *err)
+{
+	struct gf_guard g;
+	struct gfs_replica_info *ri = NULL;
+	gfarm_error_t e;
+	char **v = NULL;
+	size_t cnt = 0, i;
+	int num = 0, rc;
+
+	*hosts = NULL;
+	*n = 0;
+	rc = gf_ready(path, err);
+	if (rc != 0)
+		return rc;
+	gf_enter(&g);
+	e = gfs_replica_info_by_name(path,
+				     GFS_REPLICA_INFO_INCLUDING_DEAD_HOST, &ri);
+	if (e == GFARM_ERR_NO_ERROR) {
+		num = gfs_replica_info_number(ri);
+		if (num > 0 && (v = calloc((size_t)num, sizeof(*v))) == NULL)
+			rc = GFS_ENOMEM;
+		for (i = 0; rc == 0 && i < (size_t)num; i++) {
+			v[cnt] = strdup(gfs_replica_info_nth_host(ri, (int)i));
+			if (v[cnt] == NULL)
+				rc = GFS_ENOMEM;
+			else
+				cnt++;
+		}
+		gfs_replica_info_free(ri);
+	}
+	gf_leave(&g);
+	if (e == GFARM_ERR_IS_A_DIRECTORY)
+		return 0;
+	if (e != GFARM_ERR_NO_ERROR)
+		return gf_error(err, e, "cannot find the replicas of '%s'",
+				path);
+	if (rc != 0) {
+		gfs_strv_free(v, cnt);
+		return gfs_error_set(err, GFS_ENOMEM, "cannot find the replicas "
+				     "of '%s': out of memory", path);
+	}
+	*hosts = v;
+	*n = cnt;
+	return 0;
+}
+
+const struct gfs_store_ops gfs_store_gfarm = {
+	.name		= "gfarm",
+	.open		= gf_open,
+	.create		= gf_create,
+	.close		= gf_close,
+	.pread		= gf_pread,
+	.pwrite		= gf_pwrite,
+	.fstat		= gf_fstat,
+	.ftruncate	= gf_ftruncate,
+	.fsync		= gf_fsync,
+	.stat		= gf_stat,
+	.mkdir		= gf_mkdir,
+	.rmdir		= gf_rmdir,
+	.unlink		= gf_unlink,
+	.rename		= gf_rename,
+	.readdir	= gf_readdir,
+	.setxattr	= gf_setxattr,
+	.getxattr	= gf_getxattr,
+	.where		= gf_where,
+};
+
+#endif /* HAVE_GFARM */
