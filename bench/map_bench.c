@@ -1,6 +1,6 @@
 /*
  * map_bench.c - global -> local offset lookups per second for views of
- * 16, 4096 and 1,048,576 blocks (gfs_view_lookup: the view's search index,
+ * 16, 4096 and 1,048,576 blocks (gfsp_view_lookup: the view's search index,
  * buckets of fitted lines over leaves of (off, pre), a B+ tree where lines
  * do not fit), against the seed's Figure 6 linear scan at 4096 blocks as
  * the named baseline.  The million-block view comes twice: spread evenly,
@@ -115,10 +115,10 @@ fig6_lookup(uint64_t global_offset, const struct location_info *li,
  * proportional to the offset.
  */
 static int
-make_view(struct gfs_view *v, uint64_t n, int skewed)
+make_view(struct gfsp_view *v, uint64_t n, int skewed)
 {
 	uint64_t *off = malloc(n * sizeof(*off)), *len = malloc(n * sizeof(*len));
-	struct gfs_error err = { 0 };
+	struct gfsp_error err = { 0 };
 	uint64_t i, extent = n * GAP;
 	int rc;
 
@@ -134,7 +134,7 @@ make_view(struct gfs_view *v, uint64_t n, int skewed)
 			len[i] = 1 + rnd(GAP - 1);
 		}
 	}
-	rc = gfs_view_init(v, 4096, extent, GFS_VIEW_UNBOUNDED, n, off, len,
+	rc = gfsp_view_init(v, 4096, extent, GFSP_VIEW_UNBOUNDED, n, off, len,
 			   &err);
 	if (rc != 0)
 		fprintf(stderr, "map_bench: %s\n", err.msg);
@@ -165,14 +165,14 @@ qnext(struct qgen *g)
 }
 
 static double
-bench_index(const struct gfs_view *v, struct qgen g, uint32_t nq)
+bench_index(const struct gfsp_view *v, struct qgen g, uint32_t nq)
 {
 	uint64_t loff, count, acc = 0;
 	double t0 = now();
 	uint32_t i;
 
 	for (i = 0; i < nq; i++) {
-		acc += (uint64_t)gfs_view_lookup(v, qnext(&g), &loff, &count) +
+		acc += (uint64_t)gfsp_view_lookup(v, qnext(&g), &loff, &count) +
 		       loff + count;
 	}
 	t0 = now() - t0;
@@ -207,9 +207,9 @@ wall(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Figure 6 and gfs_view_lookup must agree on every query they share. */
+/* Figure 6 and gfsp_view_lookup must agree on every query they share. */
 static int
-same_answers(const struct gfs_view *v, const struct location_info *li,
+same_answers(const struct gfsp_view *v, const struct location_info *li,
 	     struct qgen g, uint32_t nq)
 {
 	uint32_t i;
@@ -217,7 +217,7 @@ same_answers(const struct gfs_view *v, const struct location_info *li,
 	for (i = 0; i < nq; i++) {
 		uint64_t l1, c1, c2, x = qnext(&g);
 		int64_t l2;
-		int in = gfs_view_lookup(v, x, &l1, &c1);
+		int in = gfsp_view_lookup(v, x, &l1, &c1);
 
 		fig6_lookup(x - v->disp, li, &l2, &c2);
 		if (in != (l2 >= 0) || (in && ((uint64_t)l2 != l1 || c2 != c1))) {
@@ -243,7 +243,7 @@ main(void)
 	static const uint64_t sizes[NVIEW] = { 16, 4096, 1048576, 1048576 };
 	double rate[NVIEW], rep[NVIEW][REPS], lin[REPS], lin_rate;
 	double lo = 0, hi = 0, skew_lo, skew_hi, t_start = wall();
-	struct gfs_view v[NVIEW];
+	struct gfsp_view v[NVIEW];
 	struct qgen g[NVIEW];
 	struct location_info li;
 	struct json_object *o, *rates, *runs;
@@ -302,11 +302,11 @@ main(void)
 			hi = rate[s];
 	}
 	/* the same with the skewed million in place of the even one */
-	skew_lo = GFS_MIN(GFS_MIN(rate[0], rate[1]), rate[3]);
-	skew_hi = GFS_MAX(GFS_MAX(rate[0], rate[1]), rate[3]);
+	skew_lo = GFSP_MIN(GFSP_MIN(rate[0], rate[1]), rate[3]);
+	skew_hi = GFSP_MAX(GFSP_MAX(rate[0], rate[1]), rate[3]);
 	lin_rate = median(lin, REPS);
 	for (s = 0; s < NVIEW; s++)
-		gfs_view_free(&v[s]);
+		gfsp_view_free(&v[s]);
 
 	getrusage(RUSAGE_SELF, &ru);
 	json_object_object_add(o, "benchmark", json_object_new_string("map"));

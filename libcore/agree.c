@@ -12,7 +12,7 @@
 #define MAX_SLEEP_NS 1000000L
 
 int
-gfs_mpi_wait(MPI_Request *req, MPI_Status *st)
+gfsp_mpi_wait(MPI_Request *req, MPI_Status *st)
 {
 	struct timespec ts = { 0, 0 };
 	int done = 0, n = 0, mrc;
@@ -23,7 +23,7 @@ gfs_mpi_wait(MPI_Request *req, MPI_Status *st)
 			return mrc;
 		if (++n <= SPIN_TESTS)
 			continue;
-		ts.tv_nsec = ts.tv_nsec ? GFS_MIN(2 * ts.tv_nsec, MAX_SLEEP_NS)
+		ts.tv_nsec = ts.tv_nsec ? GFSP_MIN(2 * ts.tv_nsec, MAX_SLEEP_NS)
 					: 1000;
 		nanosleep(&ts, NULL);
 	}
@@ -41,7 +41,7 @@ gfs_mpi_wait(MPI_Request *req, MPI_Status *st)
  * code.  Keys are distinct among failed ranks, so the pair is exact.
  */
 int
-gfs_agree(MPI_Comm comm, int rc, struct gfs_error *err)
+gfsp_agree(MPI_Comm comm, int rc, struct gfsp_error *err)
 {
 	struct { int key; int code; } in, out;
 	MPI_Request req;
@@ -54,18 +54,18 @@ gfs_agree(MPI_Comm comm, int rc, struct gfs_error *err)
 	if (mrc == MPI_SUCCESS)
 		mrc = MPI_Comm_size(comm, &nprocs);
 	if (mrc != MPI_SUCCESS)
-		return gfs_mpi_check(mrc, "cannot agree on the outcome", err);
+		return gfsp_mpi_check(mrc, "cannot agree on the outcome", err);
 
 	in.key = rc != 0 ? rank : nprocs;
 	in.code = rc;
 	mrc = MPI_Iallreduce(&in, &out, 1, MPI_2INT, MPI_MINLOC, comm, &req);
 	if (mrc == MPI_SUCCESS)
-		mrc = gfs_mpi_wait(&req, NULL);
+		mrc = gfsp_mpi_wait(&req, NULL);
 	if (mrc != MPI_SUCCESS) {
 		/* keep this rank's own, more telling, error if it has one */
 		if (rc != 0)
 			return rc;
-		return gfs_mpi_check(mrc, "cannot agree on the outcome", err);
+		return gfsp_mpi_check(mrc, "cannot agree on the outcome", err);
 	}
 	if (out.key >= nprocs)
 		return 0;
@@ -74,9 +74,9 @@ gfs_agree(MPI_Comm comm, int rc, struct gfs_error *err)
 
 	/* a stale message from an error this rank recovered from is not
 	 * the story: replace it with the peer's failure */
-	gfs_error_clear(err);
-	return gfs_error_set(err, GFS_EPEER, "rank %d failed: %s", out.key,
-			     gfs_strerror(out.code));
+	gfsp_error_clear(err);
+	return gfsp_error_set(err, GFSP_EPEER, "rank %d failed: %s", out.key,
+			     gfsp_strerror(out.code));
 }
 
 /*
@@ -106,21 +106,21 @@ mpi_cause(char *buf)
 }
 
 int
-gfs_mpi_check(int mpirc, const char *what, struct gfs_error *err)
+gfsp_mpi_check(int mpirc, const char *what, struct gfsp_error *err)
 {
 	char buf[MPI_MAX_ERROR_STRING + 1];
 	int len = 0;
-	int was_set = err != NULL && err->code != GFS_OK;
+	int was_set = err != NULL && err->code != GFSP_OK;
 
 	if (mpirc == MPI_SUCCESS)
 		return 0;
 	if (MPI_Error_string(mpirc, buf, &len) != MPI_SUCCESS || len <= 0)
 		snprintf(buf, sizeof(buf), "MPI error %d", mpirc);
 	else
-		buf[GFS_MIN(len, MPI_MAX_ERROR_STRING)] = '\0';
+		buf[GFSP_MIN(len, MPI_MAX_ERROR_STRING)] = '\0';
 	mpi_cause(buf);
-	gfs_error_set(err, GFS_EMPI, "%s: %s", what, buf);
+	gfsp_error_set(err, GFSP_EMPI, "%s: %s", what, buf);
 	if (err != NULL && !was_set)
 		err->sys = mpirc;
-	return GFS_EMPI;
+	return GFSP_EMPI;
 }

@@ -4,12 +4,12 @@
  * (what a split file holds).  Included by libcore/ and cmd/ only.
  *
  * The copy engines are collective over comm: every rank calls them with the
- * same arguments, every phase ends with gfs_agree(), and all ranks return the
+ * same arguments, every phase ends with gfsp_agree(), and all ranks return the
  * same verdict.  No engine prints; the commands turn the results below into
  * text or JSON.
  */
-#ifndef GFS_COPY_H
-#define GFS_COPY_H
+#ifndef GFSP_COPY_H
+#define GFSP_COPY_H
 
 #include <stdint.h>
 #include <json-c/json.h>
@@ -17,11 +17,11 @@
 #include "store.h"
 
 /* defaults: bytes per buffer (two per rank), bytes per merge stripe */
-#define GFS_COPY_BUFFER_DEFAULT	(8u << 20)
-#define GFS_MERGE_STRIPE_DEFAULT (64u << 20)
+#define GFSP_COPY_BUFFER_DEFAULT	(8u << 20)
+#define GFSP_MERGE_STRIPE_DEFAULT (64u << 20)
 
 /* What one rank will do, as reported by --dry-run. */
-struct gfs_plan_rank {
+struct gfsp_plan_rank {
 	uint64_t bytes;		/* logical bytes this rank moves */
 	uint64_t pieces;	/* split: view blocks; merge: output stripes */
 	uint64_t first;		/* first global offset (0 if nothing) */
@@ -32,7 +32,7 @@ struct gfs_plan_rank {
  * Outcome of a run, valid on rank 0 (and where noted on every rank) when
  * the engine returns 0.
  */
-struct gfs_copy_result {
+struct gfsp_copy_result {
 	uint64_t bytes;		/* logical size (every rank) */
 	int ranks;		/* processes that ran the copy */
 	int writers;		/* merge: ranks that wrote the split file */
@@ -45,28 +45,28 @@ struct gfs_copy_result {
 	uint64_t stripe_size;	/* merge: output stripe */
 	int misplaced;		/* split: parts not on their rank's host */
 	/* dry run only: one entry per rank (rank 0 only; caller frees) */
-	struct gfs_plan_rank *plan;
+	struct gfsp_plan_rank *plan;
 };
 
-struct gfs_split_args {
+struct gfsp_split_args {
 	const char *src;
 	const char *dst;
 	uint64_t block_size;	/* 0: contiguous layout */
-	uint64_t buffer_size;	/* 0: GFS_COPY_BUFFER_DEFAULT */
+	uint64_t buffer_size;	/* 0: GFSP_COPY_BUFFER_DEFAULT */
 	int force;		/* replace an existing DST, at commit only */
 	int dry_run;		/* plan only: nothing is created */
 	int sync;		/* fsync before commit */
 	/* storage nodes, comma-separated: rank r's part goes to entry
 	 * r mod K (NULL or "": the backend's choice) */
 	const char *hosts;
-	enum gfs_place_policy placement;
+	enum gfsp_place_policy placement;
 };
 
-struct gfs_merge_args {
+struct gfsp_merge_args {
 	const char *src;
 	const char *dst;
-	uint64_t stripe_size;	/* 0: GFS_MERGE_STRIPE_DEFAULT */
-	uint64_t buffer_size;	/* 0: GFS_COPY_BUFFER_DEFAULT */
+	uint64_t stripe_size;	/* 0: GFSP_MERGE_STRIPE_DEFAULT */
+	uint64_t buffer_size;	/* 0: GFSP_COPY_BUFFER_DEFAULT */
 	int verify;		/* check part checksums on the way */
 	int force;
 	int dry_run;
@@ -78,11 +78,11 @@ struct gfs_merge_args {
  * rounded up to 1 MiB when that is at least 1 MiB, else to 4 KiB (so a rank
  * boundary never splits a page, nor a checksum segment for large files).
  */
-uint64_t gfs_split_chunk(uint64_t size, int nprocs);
+uint64_t gfsp_split_chunk(uint64_t size, int nprocs);
 
-/* Collective.  IN a; OUT res (see struct gfs_copy_result). */
-int gfs_pcp_split(MPI_Comm comm, const struct gfs_split_args *a,
-		  struct gfs_copy_result *res, struct gfs_error *err);
+/* Collective.  IN a; OUT res (see struct gfsp_copy_result). */
+int gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
+		  struct gfsp_copy_result *res, struct gfsp_error *err);
 
 /*
  * Collective.  Output stripes of stripe_size bytes are dealt round-robin
@@ -90,22 +90,22 @@ int gfs_pcp_split(MPI_Comm comm, const struct gfs_split_args *a,
  * written under a temporary sibling name and renamed into place only after
  * every rank succeeded and the checksums matched.
  */
-int gfs_merge(MPI_Comm comm, const struct gfs_merge_args *a,
-	      struct gfs_copy_result *res, struct gfs_error *err);
+int gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
+	      struct gfsp_copy_result *res, struct gfsp_error *err);
 
 /*
  * Collective helper for both engines: fill res->max_rss_kib and
  * res->cpu_seconds from getrusage() (max and sum over comm, at rank 0).
  */
-int gfs_copy_usage(MPI_Comm comm, struct gfs_copy_result *res,
-		   struct gfs_error *err);
+int gfsp_copy_usage(MPI_Comm comm, struct gfsp_copy_result *res,
+		   struct gfsp_error *err);
 
 /* The summary object of --json: command, src, dst, bytes, ranks, layout,
  * seconds, bytes_per_sec, max_rss_kib, cpu_seconds (+ the plan on a dry
  * run).  Caller puts it. */
-json_object *gfs_copy_result_json(const char *command, const char *src,
+json_object *gfsp_copy_result_json(const char *command, const char *src,
 				  const char *dst,
-				  const struct gfs_copy_result *res,
+				  const struct gfsp_copy_result *res,
 				  int dry_run);
 
 /*
@@ -113,20 +113,20 @@ json_object *gfs_copy_result_json(const char *command, const char *src,
  * --dry-run plan, and (unless a dry run) the one-line summary at info level.
  * A result with writers > 0 is a merge's.
  */
-void gfs_copy_print(const char *command, const char *src, const char *dst,
-		    const struct gfs_copy_result *res, int json, int dry_run);
+void gfsp_copy_print(const char *command, const char *src, const char *dst,
+		    const struct gfsp_copy_result *res, int json, int dry_run);
 
 /* One line for humans: "24.00 MiB in 0.12 s (200.0 MiB/s)". */
-const char *gfs_copy_result_line(const struct gfs_copy_result *res,
+const char *gfsp_copy_result_line(const struct gfsp_copy_result *res,
 				 char *buf, size_t len);
 /* One --dry-run line: "rank 1: 12.00 MiB in 3 blocks, [4194304, 16777216)";
  * `what` names the pieces ("blocks", "stripes"). */
-const char *gfs_plan_line(const struct gfs_plan_rank *p, int rank,
+const char *gfsp_plan_line(const struct gfsp_plan_rank *p, int rank,
 			  const char *what, char *buf, size_t len);
 
 /* ------------------------------------------- stat-layout (statinfo.c) */
 
-struct gfs_statinfo_opts {
+struct gfsp_statinfo_opts {
 	int check;		/* verify every checksum and invariant */
 	int map;		/* locate map_offset */
 	uint64_t map_offset;
@@ -136,14 +136,14 @@ struct gfs_statinfo_opts {
  * Describe split file `path` as one JSON object (no MPI): format, logical
  * size, writers, nodes, per-rank views and parts, coverage, and the --map /
  * --check results when asked (see man/stat-layout.1).  Returns 0, or
- * GFS_ECORRUPT / GFS_ECHECKSUM when the check found problems (*out is then
+ * GFSP_ECORRUPT / GFSP_ECHECKSUM when the check found problems (*out is then
  * filled all the same), or another code when the split file cannot be read
  * (*out NULL).  OUT *out: caller puts it.
  */
-int gfs_statinfo(const char *path, const struct gfs_statinfo_opts *o,
-		 json_object **out, struct gfs_error *err);
+int gfsp_statinfo(const char *path, const struct gfsp_statinfo_opts *o,
+		 json_object **out, struct gfsp_error *err);
 
-/* The human form of a gfs_statinfo() object (malloc'd, caller frees). */
-char *gfs_statinfo_text(json_object *info);
+/* The human form of a gfsp_statinfo() object (malloc'd, caller frees). */
+char *gfsp_statinfo_text(json_object *info);
 
-#endif /* GFS_COPY_H */
+#endif /* GFSP_COPY_H */

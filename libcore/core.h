@@ -3,30 +3,30 @@
  * agreement, size parsing, progress, and the command driver.
  * Included by libcore/ and cmd/ only; not installed.
  */
-#ifndef GFS_CORE_H
-#define GFS_CORE_H
+#ifndef GFSP_CORE_H
+#define GFSP_CORE_H
 
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "gfsplit.h"
 
-#define GFS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define GFS_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define GFS_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define GFSP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define GFSP_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define GFSP_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* ------------------------------------------------------------ errors (err.c) */
 
 /* Set err (if non-NULL and not already set) and return code. */
-int gfs_error_set(struct gfs_error *err, int code, const char *fmt, ...)
+int gfsp_error_set(struct gfsp_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Same, from an errno value: the code is mapped from errnum and
  * ": <strerror(errnum)>" is appended to the message. */
-int gfs_error_errno(struct gfs_error *err, int errnum, const char *fmt, ...)
+int gfsp_error_errno(struct gfsp_error *err, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Map an errno to a gfs_errcode. */
-int gfs_errcode_from_errno(int errnum);
-void gfs_error_clear(struct gfs_error *err);
+/* Map an errno to a gfsp_errcode. */
+int gfsp_errcode_from_errno(int errnum);
+void gfsp_error_clear(struct gfsp_error *err);
 
 /* ---------------------------------------------------- collective (agree.c) */
 
@@ -34,11 +34,11 @@ void gfs_error_clear(struct gfs_error *err);
  * Agree on the outcome of a phase across comm.  Every rank passes its own rc
  * (0 or a code) and err; all ranks return the same verdict: 0 if every rank
  * succeeded, otherwise a nonzero code.  A rank that succeeded while another
- * failed gets GFS_EPEER and a message naming the lowest failed rank.
+ * failed gets GFSP_EPEER and a message naming the lowest failed rank.
  * Collective: every rank must call it the same number of times, which is
  * what keeps a failing rank from leaving the others waiting.
  */
-int gfs_agree(MPI_Comm comm, int rc, struct gfs_error *err);
+int gfsp_agree(MPI_Comm comm, int rc, struct gfsp_error *err);
 
 /*
  * Wait for a request without spinning a core: test it, then sleep with a
@@ -47,36 +47,36 @@ int gfs_agree(MPI_Comm comm, int rc, struct gfs_error *err);
  * the ranks still copying; the waits between phases use this instead.
  * Returns the MPI code.
  */
-int gfs_mpi_wait(MPI_Request *req, MPI_Status *st);
+int gfsp_mpi_wait(MPI_Request *req, MPI_Status *st);
 
-/* Check an MPI return code; on failure set err (GFS_EMPI, with the MPI
- * error string) and return GFS_EMPI. */
-int gfs_mpi_check(int mpirc, const char *what, struct gfs_error *err);
+/* Check an MPI return code; on failure set err (GFSP_EMPI, with the MPI
+ * error string) and return GFSP_EMPI. */
+int gfsp_mpi_check(int mpirc, const char *what, struct gfsp_error *err);
 
 /* ---------------------------------------------------------- logging (log.c) */
 
-enum gfs_loglevel { GFS_LOG_QUIET = 0, GFS_LOG_NORMAL = 1, GFS_LOG_VERBOSE = 2 };
+enum gfsp_loglevel { GFSP_LOG_QUIET = 0, GFSP_LOG_NORMAL = 1, GFSP_LOG_VERBOSE = 2 };
 
 /* Set once by the driver. */
-void gfs_log_setup(const char *prog, int rank, int nprocs, int level);
-int gfs_log_level(void);
+void gfsp_log_setup(const char *prog, int rank, int nprocs, int level);
+int gfsp_log_level(void);
 /* "prog: rank R: msg" on stderr, from any rank (rank omitted when nprocs==1) */
-void gfs_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void gfs_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gfsp_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gfsp_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* rank 0 only, stderr, suppressed by -q */
-void gfs_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gfsp_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* rank 0 only, only with -v */
-void gfs_log_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gfsp_log_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* print an error struct from this rank (peer failures only with -v) */
-void gfs_log_gfs_error(const struct gfs_error *err);
+void gfsp_log_gfs_error(const struct gfsp_error *err);
 
 /* ------------------------------------------------------------- sizes (size.c) */
 
 /* "4096", "4k", "4K", "4KiB", "1M", "1.5G", "2T": binary multiples. */
-int gfs_parse_size(const char *s, uint64_t *out, struct gfs_error *err);
+int gfsp_parse_size(const char *s, uint64_t *out, struct gfsp_error *err);
 /* "1.50 GiB" into buf */
-const char *gfs_format_size(uint64_t n, char *buf, size_t len);
-double gfs_now(void);		/* monotonic seconds */
+const char *gfsp_format_size(uint64_t n, char *buf, size_t len);
+double gfsp_now(void);		/* monotonic seconds */
 
 /* ------------------------------------------------------- progress (progress.c) */
 
@@ -90,20 +90,20 @@ double gfs_now(void);		/* monotonic seconds */
  *   "pcp-split: 512.0 MiB / 1.00 GiB  50%  812.3 MiB/s  ETA 0:01"
  * Calls are cheap; updates are rate-limited to a few per second.
  */
-struct gfs_progress;
+struct gfsp_progress;
 
-struct gfs_progress *gfs_progress_start(MPI_Comm comm, const char *label,
+struct gfsp_progress *gfsp_progress_start(MPI_Comm comm, const char *label,
 					uint64_t total);
 /* Report this rank's cumulative count; non-blocking. */
-void gfs_progress_update(struct gfs_progress *p, uint64_t done);
+void gfsp_progress_update(struct gfsp_progress *p, uint64_t done);
 /* Collective: final line (on a TTY), then free. */
-void gfs_progress_finish(struct gfs_progress *p);
+void gfsp_progress_finish(struct gfsp_progress *p);
 
 /* -------------------------------------------------------- driver (driver.c) */
 
 /*
- * The shared command driver.  A command fills a struct gfs_cmd and calls
- * gfs_cmd_main() from main().  The driver initialises MPI (or not, for
+ * The shared command driver.  A command fills a struct gfsp_cmd and calls
+ * gfsp_cmd_main() from main().  The driver initialises MPI (or not, for
  * commands with .uses_mpi == 0 and no mpiexec), handles --help, --version,
  * -v/-q and usage errors, calls run(), agrees on the exit code across ranks
  * (0 success, 1 failure, 2 usage), checks that stdout was written without
@@ -113,25 +113,25 @@ void gfs_progress_finish(struct gfs_progress *p);
  * page and the completions are checked against it by tests/cmd/options.sh.
  */
 /* SIZE: a positive size with suffixes ("4M"); OFFSET: the same, 0 allowed */
-enum gfs_optarg {
-	GFS_OPT_FLAG, GFS_OPT_SIZE, GFS_OPT_OFFSET, GFS_OPT_STRING, GFS_OPT_UINT
+enum gfsp_optarg {
+	GFSP_OPT_FLAG, GFSP_OPT_SIZE, GFSP_OPT_OFFSET, GFSP_OPT_STRING, GFSP_OPT_UINT
 };
 
-struct gfs_opt {
+struct gfsp_opt {
 	const char *lname;	/* "block-size" */
 	char sname;		/* 'b', or 0 */
-	enum gfs_optarg type;
+	enum gfsp_optarg type;
 	const char *argname;	/* "SIZE"; NULL for flags */
 	const char *help;	/* one line */
 	void *value;		/* int* for flags, uint64_t* sizes/uints, const char** strings */
 	const char *choices;	/* strings: the accepted values, "a|b", or NULL */
 };
 
-struct gfs_cmd {
+struct gfsp_cmd {
 	const char *name;		/* "pcp-split" */
 	const char *usage;		/* "[OPTIONS] SRC DST" */
 	const char *summary;		/* one line */
-	const struct gfs_opt *opts;	/* terminated by a zeroed entry */
+	const struct gfsp_opt *opts;	/* terminated by a zeroed entry */
 	int min_args, max_args;		/* positional arguments */
 	int uses_mpi;			/* 0: plain program, no MPI_Init */
 	/* run: argc/argv are the positional arguments; return 0 or 1.
@@ -140,11 +140,11 @@ struct gfs_cmd {
 };
 
 /* Common options every command gets from the driver. */
-extern int gfs_opt_verbose, gfs_opt_quiet;
+extern int gfsp_opt_verbose, gfsp_opt_quiet;
 
-int gfs_cmd_main(const struct gfs_cmd *cmd, int argc, char **argv);
+int gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv);
 
 /* "gfsplit 0.1.0 (backends: posix gfarm; transports: ...)" */
-void gfs_print_version(FILE *out, const char *prog);
+void gfsp_print_version(FILE *out, const char *prog);
 
-#endif /* GFS_CORE_H */
+#endif /* GFSP_CORE_H */

@@ -16,27 +16,27 @@
 #include "core.h"
 #include "store.h"
 
-int gfs_opt_verbose, gfs_opt_quiet;
+int gfsp_opt_verbose, gfsp_opt_quiet;
 
 #define EXIT_USAGE	2
 #define OPTVAL_LONG	256	/* getopt value of table entry i: 256 + i */
 
-static int gfs_opt_help, gfs_opt_version;
+static int gfsp_opt_help, gfsp_opt_version;
 
-static const struct gfs_opt common_opts[] = {
-	{ "help", 'h', GFS_OPT_FLAG, NULL, "show this help and exit",
-	  &gfs_opt_help, NULL },
-	{ "version", 'V', GFS_OPT_FLAG, NULL,
-	  "show version and build features and exit", &gfs_opt_version, NULL },
-	{ "verbose", 'v', GFS_OPT_FLAG, NULL, "print more about what is done",
-	  &gfs_opt_verbose, NULL },
-	{ "quiet", 'q', GFS_OPT_FLAG, NULL,
-	  "print only errors (no progress line)", &gfs_opt_quiet, NULL },
+static const struct gfsp_opt common_opts[] = {
+	{ "help", 'h', GFSP_OPT_FLAG, NULL, "show this help and exit",
+	  &gfsp_opt_help, NULL },
+	{ "version", 'V', GFSP_OPT_FLAG, NULL,
+	  "show version and build features and exit", &gfsp_opt_version, NULL },
+	{ "verbose", 'v', GFSP_OPT_FLAG, NULL, "print more about what is done",
+	  &gfsp_opt_verbose, NULL },
+	{ "quiet", 'q', GFSP_OPT_FLAG, NULL,
+	  "print only errors (no progress line)", &gfsp_opt_quiet, NULL },
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
 };
 
 void
-gfs_print_version(FILE *out, const char *prog)
+gfsp_print_version(FILE *out, const char *prog)
 {
 	fprintf(out, "%s (gfsplit) %s\n", prog, GFSPLIT_VERSION);
 	fprintf(out, "backends: posix%s\n",
@@ -69,12 +69,12 @@ gfs_print_version(FILE *out, const char *prog)
 
 /* both tables, command's first, as one indexable sequence */
 struct optset {
-	const struct gfs_opt *tab[2];
+	const struct gfsp_opt *tab[2];
 	size_t n[2];
 };
 
 static size_t
-table_len(const struct gfs_opt *t)
+table_len(const struct gfsp_opt *t)
 {
 	size_t n = 0;
 
@@ -83,7 +83,7 @@ table_len(const struct gfs_opt *t)
 	return n;
 }
 
-static const struct gfs_opt *
+static const struct gfsp_opt *
 optset_get(const struct optset *s, size_t i)
 {
 	return i < s->n[0] ? &s->tab[0][i] : &s->tab[1][i - s->n[0]];
@@ -96,7 +96,7 @@ optset_len(const struct optset *s)
 }
 
 /* the option a getopt value stands for, or NULL */
-static const struct gfs_opt *
+static const struct gfsp_opt *
 optset_find(const struct optset *s, int val)
 {
 	size_t i;
@@ -112,7 +112,7 @@ optset_find(const struct optset *s, int val)
 
 /* "  -b, --block-size=SIZE" / "      --json" */
 static int
-opt_head(const struct gfs_opt *o, char *buf, size_t len)
+opt_head(const struct gfsp_opt *o, char *buf, size_t len)
 {
 	char sh[8] = "    ";
 
@@ -124,7 +124,7 @@ opt_head(const struct gfs_opt *o, char *buf, size_t len)
 }
 
 static void
-print_help(const struct gfs_cmd *cmd, const struct optset *s)
+print_help(const struct gfsp_cmd *cmd, const struct optset *s)
 {
 	char head[256];
 	size_t i;
@@ -136,7 +136,7 @@ print_help(const struct gfs_cmd *cmd, const struct optset *s)
 	printf("\nOptions:\n");
 	for (i = 0; i < optset_len(s); i++) {
 		n = opt_head(optset_get(s, i), head, sizeof(head));
-		w = GFS_MAX(w, n);
+		w = GFSP_MAX(w, n);
 	}
 	for (i = 0; i < optset_len(s); i++) {
 		opt_head(optset_get(s, i), head, sizeof(head));
@@ -145,13 +145,13 @@ print_help(const struct gfs_cmd *cmd, const struct optset *s)
 }
 
 static void
-usage_error(const struct gfs_cmd *cmd, int rank, const char *fmt, ...)
+usage_error(const struct gfsp_cmd *cmd, int rank, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static void
-usage_error(const struct gfs_cmd *cmd, int rank, const char *fmt, ...)
+usage_error(const struct gfsp_cmd *cmd, int rank, const char *fmt, ...)
 {
-	char msg[GFS_ERRMSG_MAX];
+	char msg[GFSP_ERRMSG_MAX];
 	va_list ap;
 
 	if (rank != 0)
@@ -201,37 +201,37 @@ is_choice(const char *choices, const char *arg)
 
 /* 0, or EXIT_USAGE after printing why (rank 0) */
 static int
-set_value(const struct gfs_cmd *cmd, int rank, const struct gfs_opt *o,
+set_value(const struct gfsp_cmd *cmd, int rank, const struct gfsp_opt *o,
 	  const char *arg)
 {
-	struct gfs_error err;
+	struct gfsp_error err;
 
 	switch (o->type) {
-	case GFS_OPT_FLAG:
+	case GFSP_OPT_FLAG:
 		(*(int *)o->value)++;
 		break;
-	case GFS_OPT_SIZE:
-	case GFS_OPT_OFFSET:
-		gfs_error_clear(&err);
-		if (gfs_parse_size(arg, (uint64_t *)o->value, &err) != 0) {
+	case GFSP_OPT_SIZE:
+	case GFSP_OPT_OFFSET:
+		gfsp_error_clear(&err);
+		if (gfsp_parse_size(arg, (uint64_t *)o->value, &err) != 0) {
 			usage_error(cmd, rank, "option '--%s': %s", o->lname,
 				    err.msg);
 			return EXIT_USAGE;
 		}
-		if (o->type == GFS_OPT_SIZE && *(uint64_t *)o->value == 0) {
+		if (o->type == GFSP_OPT_SIZE && *(uint64_t *)o->value == 0) {
 			usage_error(cmd, rank, "option '--%s': size must be "
 				    "positive", o->lname);
 			return EXIT_USAGE;
 		}
 		break;
-	case GFS_OPT_UINT:
+	case GFSP_OPT_UINT:
 		if (parse_uint(arg, (uint64_t *)o->value) != 0) {
 			usage_error(cmd, rank, "option '--%s': invalid number "
 				    "'%s'", o->lname, arg);
 			return EXIT_USAGE;
 		}
 		break;
-	case GFS_OPT_STRING:
+	case GFSP_OPT_STRING:
 		if (o->choices != NULL && !is_choice(o->choices, arg)) {
 			usage_error(cmd, rank, "option '--%s': '%s' is not "
 				    "one of %s", o->lname, arg, o->choices);
@@ -249,14 +249,14 @@ set_value(const struct gfs_cmd *cmd, int rank, const struct gfs_opt *o,
  * positional argument (getopt moves them to the end).
  */
 static int
-parse_args(const struct gfs_cmd *cmd, int rank, int argc, char **argv,
+parse_args(const struct gfsp_cmd *cmd, int rank, int argc, char **argv,
 	   int *first)
 {
 	struct optset s = { { cmd->opts, common_opts },
 			    { table_len(cmd->opts), table_len(common_opts) } };
 	struct option *lopts = NULL;
 	char *sopts = NULL, *sp;
-	const struct gfs_opt *o;
+	const struct gfsp_opt *o;
 	size_t i, n = optset_len(&s);
 	int c, rc = 0, npos;
 
@@ -274,14 +274,14 @@ parse_args(const struct gfs_cmd *cmd, int rank, int argc, char **argv,
 	for (i = 0; i < n; i++) {
 		o = optset_get(&s, i);
 		lopts[i].name = o->lname;
-		lopts[i].has_arg = o->type == GFS_OPT_FLAG ? no_argument :
+		lopts[i].has_arg = o->type == GFSP_OPT_FLAG ? no_argument :
 			required_argument;
 		lopts[i].flag = NULL;
 		lopts[i].val = o->sname != 0 ? o->sname :
 			OPTVAL_LONG + (int)i;
 		if (o->sname != 0) {
 			*sp++ = o->sname;
-			if (o->type != GFS_OPT_FLAG)
+			if (o->type != GFSP_OPT_FLAG)
 				*sp++ = ':';
 		}
 	}
@@ -324,15 +324,15 @@ parse_args(const struct gfs_cmd *cmd, int rank, int argc, char **argv,
 			goto out;
 	}
 
-	if (gfs_opt_help) {
+	if (gfsp_opt_help) {
 		if (rank == 0)
 			print_help(cmd, &s);
 		rc = -1;
 		goto out;
 	}
-	if (gfs_opt_version) {
+	if (gfsp_opt_version) {
 		if (rank == 0)
-			gfs_print_version(stdout, cmd->name);
+			gfsp_print_version(stdout, cmd->name);
 		rc = -1;
 		goto out;
 	}
@@ -361,7 +361,7 @@ static int
 check_stdout(void)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		gfs_log_error("write error on stdout%s%s",
+		gfsp_log_error("write error on stdout%s%s",
 			      errno != 0 ? ": " : "",
 			      errno != 0 ? strerror(errno) : "");
 		return 1;
@@ -370,7 +370,7 @@ check_stdout(void)
 }
 
 int
-gfs_cmd_main(const struct gfs_cmd *cmd, int argc, char **argv)
+gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv)
 {
 	MPI_Comm comm = MPI_COMM_NULL;
 	int rank = 0, nprocs = 1, provided = 0, rc, all, first = 0, level;
@@ -388,26 +388,26 @@ gfs_cmd_main(const struct gfs_cmd *cmd, int argc, char **argv)
 		MPI_Comm_size(comm, &nprocs);
 	}
 	/* messages from option parsing already carry the program name */
-	gfs_log_setup(cmd->name, rank, nprocs, GFS_LOG_NORMAL);
+	gfsp_log_setup(cmd->name, rank, nprocs, GFSP_LOG_NORMAL);
 
 	rc = parse_args(cmd, rank, argc, argv, &first);
 	if (rc == 0) {
-		level = gfs_opt_quiet ? GFS_LOG_QUIET :
-			gfs_opt_verbose ? GFS_LOG_VERBOSE : GFS_LOG_NORMAL;
-		gfs_log_setup(cmd->name, rank, nprocs, level);
-		gfs_fault_init(rank);
+		level = gfsp_opt_quiet ? GFSP_LOG_QUIET :
+			gfsp_opt_verbose ? GFSP_LOG_VERBOSE : GFSP_LOG_NORMAL;
+		gfsp_log_setup(cmd->name, rank, nprocs, level);
+		gfsp_fault_init(rank);
 		if (cmd->uses_mpi && provided < MPI_THREAD_FUNNELED)
-			gfs_log_verbose("MPI provides thread level %d only",
+			gfsp_log_verbose("MPI provides thread level %d only",
 					provided);
 		rc = cmd->run(argc - first, argv + first, comm);
 		if (rc < 0 || rc > EXIT_USAGE)
-			rc = 1;		/* a stray GFS_E* code: failure */
+			rc = 1;		/* a stray GFSP_E* code: failure */
 	} else if (rc < 0) {
 		rc = 0;		/* --help, --version */
 	}
 	errno = 0;
 	if (check_stdout() != 0)
-		rc = GFS_MAX(rc, 1);
+		rc = GFSP_MAX(rc, 1);
 
 	if (cmd->uses_mpi) {
 		/* every rank exits with the worst code of any rank */
@@ -415,7 +415,7 @@ gfs_cmd_main(const struct gfs_cmd *cmd, int argc, char **argv)
 		    MPI_SUCCESS)
 			rc = all;
 		else
-			rc = GFS_MAX(rc, 1);
+			rc = GFSP_MAX(rc, 1);
 		MPI_Finalize();
 	}
 	return rc;

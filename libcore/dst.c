@@ -23,7 +23,7 @@
 #include "store.h"
 
 int
-gfs_dst_parse(struct gfs_dst *d, const char *dst, struct gfs_error *err)
+gfsp_dst_parse(struct gfsp_dst *d, const char *dst, struct gfsp_error *err)
 {
 	size_t n;
 	char *slash;
@@ -31,7 +31,7 @@ gfs_dst_parse(struct gfs_dst *d, const char *dst, struct gfs_error *err)
 	memset(d, 0, sizeof(*d));
 	d->path = strdup(dst);
 	if (d->path == NULL)
-		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	n = strlen(d->path);
 	while (n > 1 && d->path[n - 1] == '/')
 		d->path[--n] = '\0';
@@ -39,7 +39,7 @@ gfs_dst_parse(struct gfs_dst *d, const char *dst, struct gfs_error *err)
 	d->base = slash ? slash + 1 : d->path;
 	if (d->base[0] == '\0' || strcmp(d->base, ".") == 0 ||
 	    strcmp(d->base, "..") == 0)
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 		    "'%s': not a valid name for a destination", dst);
 	n = slash ? (size_t)(slash - d->path) + 1 : 0;
 	d->prefix = strndup(d->path, n);
@@ -50,12 +50,12 @@ gfs_dst_parse(struct gfs_dst *d, const char *dst, struct gfs_error *err)
 	else
 		d->parent = strndup(d->path, n - 1);
 	if (d->prefix == NULL || d->parent == NULL)
-		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	return 0;
 }
 
 void
-gfs_dst_free(struct gfs_dst *d)
+gfsp_dst_free(struct gfsp_dst *d)
 {
 	free(d->path);
 	free(d->prefix);
@@ -64,7 +64,7 @@ gfs_dst_free(struct gfs_dst *d)
 }
 
 char *
-gfs_dst_sibling(const struct gfs_dst *d, const char *tag)
+gfsp_dst_sibling(const struct gfsp_dst *d, const char *tag)
 {
 	char *s;
 
@@ -80,120 +80,120 @@ gfs_dst_sibling(const struct gfs_dst *d, const char *tag)
  * directory.
  */
 static int
-check_replaceable(const struct gfs_dst *d, const struct gfs_stat *st,
-		  int force, struct gfs_error *err)
+check_replaceable(const struct gfsp_dst *d, const struct gfsp_stat *st,
+		  int force, struct gfsp_error *err)
 {
-	struct gfs_stat mst;
-	struct gfs_error merr = { 0 };
+	struct gfsp_stat mst;
+	struct gfsp_error merr = { 0 };
 	char *marker;
 	int rc;
 
 	if (!force)
-		return gfs_error_set(err, GFS_EEXIST,
+		return gfsp_error_set(err, GFSP_EEXIST,
 		    "'%s' exists (use --force to replace it)", d->path);
 	if (S_ISREG(st->mode))
 		return 0;
 	if (!S_ISDIR(st->mode))
-		return gfs_error_set(err, GFS_EEXIST,
+		return gfsp_error_set(err, GFSP_EEXIST,
 		    "'%s' exists and is not a regular file (refusing to "
 		    "replace it)", d->path);
-	marker = gfs_marker_path(d->path);
+	marker = gfsp_marker_path(d->path);
 	if (marker == NULL)
-		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	rc = gfs_stat(marker, &mst, &merr);
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	rc = gfsp_stat(marker, &mst, &merr);
 	free(marker);
 	if (rc)
-		return gfs_error_set(err, GFS_EEXIST,
+		return gfsp_error_set(err, GFSP_EEXIST,
 		    "'%s' is a directory but not a split file (refusing to "
 		    "replace it)", d->path);
 	return 0;
 }
 
 int
-gfs_dst_check(const struct gfs_dst *d, int force, struct gfs_error *err)
+gfsp_dst_check(const struct gfsp_dst *d, int force, struct gfsp_error *err)
 {
-	struct gfs_stat st;
-	struct gfs_error serr = { 0 };
+	struct gfsp_stat st;
+	struct gfsp_error serr = { 0 };
 	int rc;
 
-	rc = gfs_stat(d->path, &st, &serr);
+	rc = gfsp_stat(d->path, &st, &serr);
 	if (rc == 0)
 		return check_replaceable(d, &st, force, err);
-	if (rc != GFS_ENOENT)
-		return gfs_error_set(err, rc, "%s", serr.msg);
-	gfs_error_clear(&serr);
-	rc = gfs_stat(d->parent, &st, &serr);
+	if (rc != GFSP_ENOENT)
+		return gfsp_error_set(err, rc, "%s", serr.msg);
+	gfsp_error_clear(&serr);
+	rc = gfsp_stat(d->parent, &st, &serr);
 	if (rc)
-		return gfs_error_set(err, rc, "cannot create '%s': %s",
+		return gfsp_error_set(err, rc, "cannot create '%s': %s",
 		    d->path, serr.msg);
 	if (!S_ISDIR(st.mode))
-		return gfs_error_set(err, GFS_ENOENT,
+		return gfsp_error_set(err, GFSP_ENOENT,
 		    "cannot create '%s': '%s' is not a directory", d->path,
 		    d->parent);
 	return 0;
 }
 
 int
-gfs_dst_install(const struct gfs_dst *d, const char *tmp, int force,
-		struct gfs_error *err)
+gfsp_dst_install(const struct gfsp_dst *d, const char *tmp, int force,
+		struct gfsp_error *err)
 {
-	struct gfs_stat st;
-	struct gfs_error serr = { 0 };
+	struct gfsp_stat st;
+	struct gfsp_error serr = { 0 };
 	char *old = NULL;
 	int rc;
 
-	rc = gfs_stat(d->path, &st, &serr);
-	if (rc == GFS_ENOENT)
-		return gfs_rename(tmp, d->path, err);
+	rc = gfsp_stat(d->path, &st, &serr);
+	if (rc == GFSP_ENOENT)
+		return gfsp_rename(tmp, d->path, err);
 	if (rc)
-		return gfs_error_set(err, rc, "%s", serr.msg);
+		return gfsp_error_set(err, rc, "%s", serr.msg);
 	rc = check_replaceable(d, &st, force, err);
 	if (rc)
 		return rc;
-	old = gfs_dst_sibling(d, "old");
+	old = gfsp_dst_sibling(d, "old");
 	if (old == NULL)
-		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	rc = gfs_rename(d->path, old, err);
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	rc = gfsp_rename(d->path, old, err);
 	if (rc)
 		goto out;
-	rc = gfs_rename(tmp, d->path, err);
+	rc = gfsp_rename(tmp, d->path, err);
 	if (rc) {
-		gfs_error_clear(&serr);
-		gfs_rename(old, d->path, &serr);
+		gfsp_error_clear(&serr);
+		gfsp_rename(old, d->path, &serr);
 		goto out;
 	}
 	/* committed: the old destination is garbage now, and failing to
 	 * remove it does not undo the commit */
-	gfs_error_clear(&serr);
-	gfs_remove_tree(old, &serr);
+	gfsp_error_clear(&serr);
+	gfsp_remove_tree(old, &serr);
 out:
 	free(old);
 	return rc;
 }
 
 int
-gfs_remove_tree(const char *path, struct gfs_error *err)
+gfsp_remove_tree(const char *path, struct gfsp_error *err)
 {
-	struct gfs_stat st;
+	struct gfsp_stat st;
 	char **names = NULL;
 	size_t n = 0, i;
 	char *p;
 	int rc, erc = 0;
 
-	rc = gfs_stat(path, &st, err);
+	rc = gfsp_stat(path, &st, err);
 	if (rc)
 		return rc;
 	if (!S_ISDIR(st.mode))
-		return gfs_unlink(path, err);
-	rc = gfs_readdir(path, &names, &n, err);
+		return gfsp_unlink(path, err);
+	rc = gfsp_readdir(path, &names, &n, err);
 	if (rc)
 		return rc;
 	for (i = 0; i < n; i++) {
 		if (asprintf(&p, "%s/%s", path, names[i]) < 0) {
 			p = NULL;
-			rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		} else {
-			rc = gfs_unlink(p, err);
+			rc = gfsp_unlink(p, err);
 		}
 		if (rc && erc == 0)
 			erc = rc;
@@ -201,25 +201,25 @@ gfs_remove_tree(const char *path, struct gfs_error *err)
 		free(names[i]);
 	}
 	free(names);
-	rc = gfs_rmdir(path, err);
+	rc = gfsp_rmdir(path, err);
 	return erc ? erc : rc;
 }
 
 int
-gfs_bcast_string(MPI_Comm comm, char **s, struct gfs_error *err)
+gfsp_bcast_string(MPI_Comm comm, char **s, struct gfsp_error *err)
 {
 	unsigned long long len;
 	int rank, rc;
 
 	MPI_Comm_rank(comm, &rank);
 	len = rank == 0 ? strlen(*s) + 1 : 0;
-	rc = gfs_mpi_check(MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, comm),
+	rc = gfsp_mpi_check(MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, comm),
 			   "MPI_Bcast", err);
 	if (rc == 0 && rank != 0 && (*s = calloc(1, len)) == NULL)
-		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	rc = gfs_agree(comm, rc, err);
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	rc = gfsp_agree(comm, rc, err);
 	if (rc == 0)
-		rc = gfs_mpi_check(MPI_Bcast(*s, (int)len, MPI_CHAR, 0, comm),
+		rc = gfsp_mpi_check(MPI_Bcast(*s, (int)len, MPI_CHAR, 0, comm),
 				   "MPI_Bcast", err);
 	return rc;
 }

@@ -10,30 +10,30 @@
 
 #include "core.h"
 
-static const char *const errtexts[GFS_NERRCODES] = {
-	[GFS_OK]	= "success",
-	[GFS_EINVAL]	= "invalid argument",
-	[GFS_ENOENT]	= "no such file or directory",
-	[GFS_EEXIST]	= "file exists",
-	[GFS_EACCES]	= "permission denied",
-	[GFS_ENOSPC]	= "no space left on device",
-	[GFS_EIO]	= "input/output error",
-	[GFS_ENOMEM]	= "out of memory",
-	[GFS_ENOTSUP]	= "operation not supported",
-	[GFS_ECORRUPT]	= "corrupt metadata",
-	[GFS_EVERSION]	= "unsupported format version",
-	[GFS_ECHECKSUM]	= "checksum mismatch",
-	[GFS_ENOTSPLIT]	= "not a split file",
-	[GFS_EMPI]	= "MPI error",
-	[GFS_EPEER]	= "another rank failed",
-	[GFS_ENET]	= "network error",
-	[GFS_ECANCELED]	= "operation canceled",
+static const char *const errtexts[GFSP_NERRCODES] = {
+	[GFSP_OK]	= "success",
+	[GFSP_EINVAL]	= "invalid argument",
+	[GFSP_ENOENT]	= "no such file or directory",
+	[GFSP_EEXIST]	= "file exists",
+	[GFSP_EACCES]	= "permission denied",
+	[GFSP_ENOSPC]	= "no space left on device",
+	[GFSP_EIO]	= "input/output error",
+	[GFSP_ENOMEM]	= "out of memory",
+	[GFSP_ENOTSUP]	= "operation not supported",
+	[GFSP_ECORRUPT]	= "corrupt metadata",
+	[GFSP_EVERSION]	= "unsupported format version",
+	[GFSP_ECHECKSUM]	= "checksum mismatch",
+	[GFSP_ENOTSPLIT]	= "not a split file",
+	[GFSP_EMPI]	= "MPI error",
+	[GFSP_EPEER]	= "another rank failed",
+	[GFSP_ENET]	= "network error",
+	[GFSP_ECANCELED]	= "operation canceled",
 };
 
 const char *
-gfs_strerror(int code)
+gfsp_strerror(int code)
 {
-	if (code < 0 || code >= GFS_NERRCODES || errtexts[code] == NULL)
+	if (code < 0 || code >= GFSP_NERRCODES || errtexts[code] == NULL)
 		return "unknown error";
 	return errtexts[code];
 }
@@ -43,13 +43,13 @@ gfs_strerror(int code)
  * pass err->msg itself as an argument (wrapping a previous message).
  */
 static int
-error_vset(struct gfs_error *err, int code, int sys, const char *suffix,
+error_vset(struct gfsp_error *err, int code, int sys, const char *suffix,
 	   const char *fmt, va_list ap)
 {
-	char buf[GFS_ERRMSG_MAX];
+	char buf[GFSP_ERRMSG_MAX];
 	int n;
 
-	if (err == NULL || code == GFS_OK || err->code != GFS_OK)
+	if (err == NULL || code == GFSP_OK || err->code != GFSP_OK)
 		return code;
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (n < 0)
@@ -66,7 +66,7 @@ error_vset(struct gfs_error *err, int code, int sys, const char *suffix,
 }
 
 int
-gfs_error_set(struct gfs_error *err, int code, const char *fmt, ...)
+gfsp_error_set(struct gfsp_error *err, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -77,12 +77,12 @@ gfs_error_set(struct gfs_error *err, int code, const char *fmt, ...)
 }
 
 int
-gfs_error_errno(struct gfs_error *err, int errnum, const char *fmt, ...)
+gfsp_error_errno(struct gfsp_error *err, int errnum, const char *fmt, ...)
 {
 	char ebuf[256];
 	const char *etext;
 	va_list ap;
-	int code = gfs_errcode_from_errno(errnum);
+	int code = gfsp_errcode_from_errno(errnum);
 
 	/* GNU strerror_r: thread-safe, returns the text (maybe not in ebuf) */
 	etext = strerror_r(errnum, ebuf, sizeof(ebuf));
@@ -93,41 +93,41 @@ gfs_error_errno(struct gfs_error *err, int errnum, const char *fmt, ...)
 }
 
 int
-gfs_errcode_from_errno(int errnum)
+gfsp_errcode_from_errno(int errnum)
 {
 	switch (errnum) {
 	case ENOENT:
 	case ENOTDIR:
 	case ENODATA:		/* no such extended attribute */
 	case ELOOP:
-		return GFS_ENOENT;
+		return GFSP_ENOENT;
 	case EEXIST:
 	case ENOTEMPTY:
-		return GFS_EEXIST;
+		return GFSP_EEXIST;
 	case EACCES:
 	case EPERM:
 	case EROFS:
 	case ETXTBSY:
-		return GFS_EACCES;
+		return GFSP_EACCES;
 	case ENOSPC:
 	case EDQUOT:
 	case EFBIG:
-		return GFS_ENOSPC;
+		return GFSP_ENOSPC;
 	case ENOMEM:
-		return GFS_ENOMEM;
+		return GFSP_ENOMEM;
 	case ENOTSUP:
 #if EOPNOTSUPP != ENOTSUP
 	case EOPNOTSUPP:
 #endif
 	case ENOSYS:
 	case EXDEV:		/* rename across file systems */
-		return GFS_ENOTSUP;
+		return GFSP_ENOTSUP;
 	case EINVAL:
 	case EISDIR:
 	case ENAMETOOLONG:
 	case EBADF:
 	case ERANGE:
-		return GFS_EINVAL;
+		return GFSP_EINVAL;
 	case ECONNREFUSED:
 	case ECONNRESET:
 	case ECONNABORTED:
@@ -139,22 +139,22 @@ gfs_errcode_from_errno(int errnum)
 	case ENETRESET:
 	case ENOTCONN:
 	case EPIPE:
-		return GFS_ENET;
+		return GFSP_ENET;
 	case EINTR:
 	case ECANCELED:
-		return GFS_ECANCELED;
+		return GFSP_ECANCELED;
 	default:
 		/* including 0: a failure without a cause is still a failure */
-		return GFS_EIO;
+		return GFSP_EIO;
 	}
 }
 
 void
-gfs_error_clear(struct gfs_error *err)
+gfsp_error_clear(struct gfsp_error *err)
 {
 	if (err == NULL)
 		return;
-	err->code = GFS_OK;
+	err->code = GFSP_OK;
 	err->sys = 0;
 	err->msg[0] = '\0';
 }

@@ -1,6 +1,6 @@
 /*
  * flatten.c - turn an MPI file view (disp, etype, filetype) into a
- * struct gfs_view: the byte blocks of one filetype tile.
+ * struct gfsp_view: the byte blocks of one filetype tile.
  *
  * The typemap is computed by recursion over MPI_Type_get_envelope /
  * MPI_Type_get_contents.  Each constructor flattens its child once into a
@@ -44,15 +44,15 @@ plist_free(struct plist *l)
 }
 
 static int
-overflow(struct gfs_error *err)
+overflow(struct gfsp_error *err)
 {
-	return gfs_error_set(err, GFS_EINVAL,
+	return gfsp_error_set(err, GFSP_EINVAL,
 			     "cannot flatten datatype: a displacement overflows 64 bits");
 }
 
 /* Append [off, off+len), merging with the last piece when they touch. */
 static int
-plist_add(struct plist *l, int64_t off, uint64_t len, struct gfs_error *err)
+plist_add(struct plist *l, int64_t off, uint64_t len, struct gfsp_error *err)
 {
 	struct piece *last;
 
@@ -76,12 +76,12 @@ plist_add(struct plist *l, int64_t off, uint64_t len, struct gfs_error *err)
 		struct piece *p;
 
 		if (l->n >= FLAT_MAX_PIECES)
-			return gfs_error_set(err, GFS_ENOMEM,
+			return gfsp_error_set(err, GFSP_ENOMEM,
 					     "cannot flatten datatype: more than %zu blocks",
 					     FLAT_MAX_PIECES);
 		p = realloc(l->p, cap * sizeof(*p));
 		if (p == NULL)
-			return gfs_error_set(err, GFS_ENOMEM,
+			return gfsp_error_set(err, GFSP_ENOMEM,
 					     "cannot flatten datatype: out of memory at %zu blocks",
 					     l->n);
 		l->p = p;
@@ -100,7 +100,7 @@ plist_add(struct plist *l, int64_t off, uint64_t len, struct gfs_error *err)
  */
 static int
 replicate(struct plist *dst, const struct plist *src, int64_t count,
-	  int64_t stride, int64_t shift, struct gfs_error *err)
+	  int64_t stride, int64_t shift, struct gfsp_error *err)
 {
 	int64_t j, base, o, total;
 	size_t i;
@@ -128,15 +128,15 @@ replicate(struct plist *dst, const struct plist *src, int64_t count,
 	return 0;
 }
 
-static int flatten(MPI_Datatype t, struct plist *out, struct gfs_error *err);
+static int flatten(MPI_Datatype t, struct plist *out, struct gfsp_error *err);
 
 static int
-type_extent(MPI_Datatype t, int64_t *ext, struct gfs_error *err)
+type_extent(MPI_Datatype t, int64_t *ext, struct gfsp_error *err)
 {
 	MPI_Aint lb, extent;
 	int rc;
 
-	rc = gfs_mpi_check(MPI_Type_get_extent(t, &lb, &extent),
+	rc = gfsp_mpi_check(MPI_Type_get_extent(t, &lb, &extent),
 			   "cannot get datatype extent", err);
 	*ext = extent;
 	return rc;
@@ -154,7 +154,7 @@ struct pair_short_int { short a; int b; };
 struct pair_ldouble_int { long double a; int b; };
 
 static int
-flatten_named(MPI_Datatype t, struct plist *out, struct gfs_error *err)
+flatten_named(MPI_Datatype t, struct plist *out, struct gfsp_error *err)
 {
 	static const struct {
 		MPI_Datatype t, first;
@@ -171,24 +171,24 @@ flatten_named(MPI_Datatype t, struct plist *out, struct gfs_error *err)
 	int size, rc;
 	size_t i;
 
-	for (i = 0; i < GFS_ARRAY_SIZE(pairs); i++) {
+	for (i = 0; i < GFSP_ARRAY_SIZE(pairs); i++) {
 		if (t != pairs[i].t)
 			continue;
-		if ((rc = gfs_mpi_check(MPI_Type_size(pairs[i].first, &size),
+		if ((rc = gfsp_mpi_check(MPI_Type_size(pairs[i].first, &size),
 					"cannot get datatype size", err)) != 0 ||
 		    (rc = plist_add(out, 0, (uint64_t)size, err)) != 0)
 			return rc;
 		return plist_add(out, (int64_t)pairs[i].boff, sizeof(int), err);
 	}
-	if ((rc = gfs_mpi_check(MPI_Type_size(t, &size),
+	if ((rc = gfsp_mpi_check(MPI_Type_size(t, &size),
 				"cannot get datatype size", err)) != 0 ||
-	    (rc = gfs_mpi_check(MPI_Type_get_true_extent(t, &tlb, &text),
+	    (rc = gfsp_mpi_check(MPI_Type_get_true_extent(t, &tlb, &text),
 				"cannot get datatype true extent", err)) != 0)
 		return rc;
 	if (size == 0)
 		return 0;	/* MPI_LB, MPI_UB: markers, no data */
 	if ((MPI_Aint)size != text)
-		return gfs_error_set(err, GFS_ENOTSUP,
+		return gfsp_error_set(err, GFSP_ENOTSUP,
 				     "cannot flatten a predefined datatype of %d bytes with holes (true extent %ld)",
 				     size, (long)text);
 	return plist_add(out, tlb, (uint64_t)size, err);
@@ -201,14 +201,14 @@ struct run {
 
 static int
 darray_runs(int distrib, int darg, int gsize, int psize, int coord,
-	    struct run **runs, size_t *nruns, struct gfs_error *err)
+	    struct run **runs, size_t *nruns, struct gfsp_error *err)
 {
 	int64_t b, s, n = 0;
 
 	*runs = NULL;
 	*nruns = 0;
 	if (gsize < 0 || psize <= 0 || coord < 0 || coord >= psize)
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 				     "cannot flatten darray: bad dimension (gsize %d, psize %d, coordinate %d)",
 				     gsize, psize, coord);
 	switch (distrib) {
@@ -231,14 +231,14 @@ darray_runs(int distrib, int darg, int gsize, int psize, int coord,
 			n++;
 		break;
 	default:
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 				     "cannot flatten darray: unknown distribution %d",
 				     distrib);
 	}
 	if (n == 0)
 		return 0;
 	if ((*runs = calloc((size_t)n, sizeof(**runs))) == NULL)
-		return gfs_error_set(err, GFS_ENOMEM,
+		return gfsp_error_set(err, GFSP_ENOMEM,
 				     "cannot flatten darray: out of memory");
 	switch (distrib) {
 	case MPI_DISTRIBUTE_NONE:
@@ -246,17 +246,17 @@ darray_runs(int distrib, int darg, int gsize, int psize, int coord,
 		break;
 	case MPI_DISTRIBUTE_BLOCK:
 		s = (int64_t)coord * b;
-		(*runs)[0] = (struct run){ s, GFS_MIN(b, gsize - s) };
+		(*runs)[0] = (struct run){ s, GFSP_MIN(b, gsize - s) };
 		break;
 	default:
 		n = 0;
 		for (s = (int64_t)coord * b; s < gsize; s += (int64_t)psize * b)
-			(*runs)[n++] = (struct run){ s, GFS_MIN(b, gsize - s) };
+			(*runs)[n++] = (struct run){ s, GFSP_MIN(b, gsize - s) };
 	}
 	*nruns = (size_t)n;
 	return 0;
 bad_darg:
-	return gfs_error_set(err, GFS_EINVAL,
+	return gfsp_error_set(err, GFSP_EINVAL,
 			     "cannot flatten darray: bad distribution argument %d",
 			     darg);
 }
@@ -268,7 +268,7 @@ bad_darg:
  */
 static int
 grow_dim(struct plist *cur, int64_t *ext, int gsize, const struct run *runs,
-	 size_t nruns, struct gfs_error *err)
+	 size_t nruns, struct gfsp_error *err)
 {
 	struct plist next = { 0 };
 	int64_t shift;
@@ -301,14 +301,14 @@ grow_dim(struct plist *cur, int64_t *ext, int gsize, const struct run *runs,
 static int
 flatten_array(int ndims, const int *gsizes, int order, struct run **runs,
 	      const size_t *nruns, MPI_Datatype old, struct plist *out,
-	      struct gfs_error *err)
+	      struct gfsp_error *err)
 {
 	struct plist cur = { 0 };
 	int64_t ext;
 	int k, d, rc;
 
 	if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 				     "cannot flatten array datatype: unknown order %d",
 				     order);
 	if ((rc = type_extent(old, &ext, err)) != 0 ||
@@ -327,7 +327,7 @@ out:
 
 static int
 flatten_subarray(const int *ints, MPI_Datatype old, struct plist *out,
-		 struct gfs_error *err)
+		 struct gfsp_error *err)
 {
 	int nd = ints[0], d, rc = 0;
 	const int *sizes = ints + 1, *subsizes = ints + 1 + nd;
@@ -337,14 +337,14 @@ flatten_subarray(const int *ints, MPI_Datatype old, struct plist *out,
 	size_t *nruns = calloc((size_t)nd + 1, sizeof(*nruns));
 
 	if (runs == NULL || rp == NULL || nruns == NULL) {
-		rc = gfs_error_set(err, GFS_ENOMEM,
+		rc = gfsp_error_set(err, GFSP_ENOMEM,
 				   "cannot flatten subarray: out of memory");
 		goto out;
 	}
 	for (d = 0; d < nd; d++) {
 		if (starts[d] < 0 || subsizes[d] < 0 ||
 		    (int64_t)starts[d] + subsizes[d] > sizes[d]) {
-			rc = gfs_error_set(err, GFS_EINVAL,
+			rc = gfsp_error_set(err, GFSP_EINVAL,
 					   "cannot flatten subarray: dimension %d start %d size %d outside %d",
 					   d, starts[d], subsizes[d], sizes[d]);
 			goto out;
@@ -364,7 +364,7 @@ out:
 
 static int
 flatten_darray(const int *ints, MPI_Datatype old, struct plist *out,
-	       struct gfs_error *err)
+	       struct gfsp_error *err)
 {
 	int size = ints[0], rank = ints[1], nd = ints[2], d, r, rc = 0;
 	const int *gsizes = ints + 3, *distribs = ints + 3 + nd;
@@ -375,12 +375,12 @@ flatten_darray(const int *ints, MPI_Datatype old, struct plist *out,
 	int *coord = calloc((size_t)nd + 1, sizeof(*coord));
 
 	if (runs == NULL || nruns == NULL || coord == NULL) {
-		rc = gfs_error_set(err, GFS_ENOMEM,
+		rc = gfsp_error_set(err, GFSP_ENOMEM,
 				   "cannot flatten darray: out of memory");
 		goto out;
 	}
 	if (rank < 0 || rank >= size) {
-		rc = gfs_error_set(err, GFS_EINVAL,
+		rc = gfsp_error_set(err, GFSP_EINVAL,
 				   "cannot flatten darray: rank %d of %d", rank,
 				   size);
 		goto out;
@@ -388,7 +388,7 @@ flatten_darray(const int *ints, MPI_Datatype old, struct plist *out,
 	/* the process grid is row-major whatever the array order */
 	for (d = nd - 1, r = rank; d >= 0; d--) {
 		if (psizes[d] <= 0) {
-			rc = gfs_error_set(err, GFS_EINVAL,
+			rc = gfsp_error_set(err, GFSP_EINVAL,
 					   "cannot flatten darray: process grid dimension %d is %d",
 					   d, psizes[d]);
 			goto out;
@@ -419,7 +419,7 @@ out:
 static int
 flatten_blocks(int count, const int64_t *bl, const int64_t *disp,
 	       const MPI_Datatype *types, int ntypes, struct plist *out,
-	       struct gfs_error *err)
+	       struct gfsp_error *err)
 {
 	struct plist elem = { 0 };
 	int64_t ext = 0;
@@ -435,7 +435,7 @@ flatten_blocks(int count, const int64_t *bl, const int64_t *disp,
 				break;
 		}
 		if (bl[i] < 0)
-			rc = gfs_error_set(err, GFS_EINVAL,
+			rc = gfsp_error_set(err, GFSP_EINVAL,
 					   "cannot flatten datatype: negative block length %lld",
 					   (long long)bl[i]);
 		else
@@ -460,7 +460,7 @@ free_contents(MPI_Datatype *types, int n)
 
 /* Append the typemap of t (displacements from t's origin) to out. */
 static int
-flatten(MPI_Datatype t, struct plist *out, struct gfs_error *err)
+flatten(MPI_Datatype t, struct plist *out, struct gfsp_error *err)
 {
 	int ni, na, nd, comb, count, i, rc;
 	int *ints = NULL;
@@ -469,7 +469,7 @@ flatten(MPI_Datatype t, struct plist *out, struct gfs_error *err)
 	int64_t *bl = NULL, *disp = NULL, ext;
 	int got = 0;
 
-	rc = gfs_mpi_check(MPI_Type_get_envelope(t, &ni, &na, &nd, &comb),
+	rc = gfsp_mpi_check(MPI_Type_get_envelope(t, &ni, &na, &nd, &comb),
 			   "cannot decode datatype", err);
 	if (rc != 0)
 		return rc;
@@ -485,11 +485,11 @@ flatten(MPI_Datatype t, struct plist *out, struct gfs_error *err)
 	aints = malloc(((size_t)na + 1) * sizeof(*aints));
 	types = malloc(((size_t)nd + 1) * sizeof(*types));
 	if (ints == NULL || aints == NULL || types == NULL) {
-		rc = gfs_error_set(err, GFS_ENOMEM,
+		rc = gfsp_error_set(err, GFSP_ENOMEM,
 				   "cannot decode datatype: out of memory");
 		goto out;
 	}
-	rc = gfs_mpi_check(MPI_Type_get_contents(t, ni, na, nd, ints, aints,
+	rc = gfsp_mpi_check(MPI_Type_get_contents(t, ni, na, nd, ints, aints,
 						 types),
 			   "cannot decode datatype", err);
 	if (rc != 0)
@@ -522,13 +522,13 @@ flatten(MPI_Datatype t, struct plist *out, struct gfs_error *err)
 	case MPI_COMBINER_STRUCT_INTEGER:
 		break;
 	default:
-		rc = gfs_error_set(err, GFS_ENOTSUP,
+		rc = gfsp_error_set(err, GFSP_ENOTSUP,
 				   "cannot flatten datatype: unknown combiner %d",
 				   comb);
 		goto out;
 	}
 	if (count < 0) {
-		rc = gfs_error_set(err, GFS_EINVAL,
+		rc = gfsp_error_set(err, GFSP_EINVAL,
 				   "cannot flatten datatype: negative count %d",
 				   count);
 		goto out;
@@ -536,7 +536,7 @@ flatten(MPI_Datatype t, struct plist *out, struct gfs_error *err)
 	bl = malloc(((size_t)count + 1) * sizeof(*bl));
 	disp = malloc(((size_t)count + 1) * sizeof(*disp));
 	if (bl == NULL || disp == NULL) {
-		rc = gfs_error_set(err, GFS_ENOMEM,
+		rc = gfsp_error_set(err, GFSP_ENOMEM,
 				   "cannot decode datatype: out of memory");
 		goto out;
 	}
@@ -666,8 +666,8 @@ normalize(struct plist *l)
 }
 
 int
-gfs_view_from_mpi(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-		  struct gfs_view *v, struct gfs_error *err)
+gfsp_view_from_mpi(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+		  struct gfsp_view *v, struct gfsp_error *err)
 {
 	struct plist l = { 0 };
 	uint64_t *off = NULL, *len = NULL, E, s, m, M, base, n = 0;
@@ -677,18 +677,18 @@ gfs_view_from_mpi(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
 
 	memset(v, 0, sizeof(*v));
 	if (disp < 0) {
-		rc = gfs_error_set(err, GFS_EINVAL,
+		rc = gfsp_error_set(err, GFSP_EINVAL,
 				   "invalid file view: displacement %lld is negative",
 				   (long long)disp);
 		goto out;
 	}
-	if ((rc = gfs_mpi_check(MPI_Type_size(etype, &esize),
+	if ((rc = gfsp_mpi_check(MPI_Type_size(etype, &esize),
 				"cannot get etype size", err)) != 0 ||
-	    (rc = gfs_mpi_check(MPI_Type_get_extent(filetype, &lb, &extent),
+	    (rc = gfsp_mpi_check(MPI_Type_get_extent(filetype, &lb, &extent),
 				"cannot get filetype extent", err)) != 0)
 		goto out;
 	if (esize <= 0) {
-		rc = gfs_error_set(err, GFS_EINVAL,
+		rc = gfsp_error_set(err, GFSP_EINVAL,
 				   "invalid file view: etype has size %d", esize);
 		goto out;
 	}
@@ -696,17 +696,17 @@ gfs_view_from_mpi(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
 		goto out;
 	normalize(&l);
 	if (l.n == 0) {
-		gfs_view_empty(v, (uint64_t)disp, extent > 0 ? extent : 0);
+		gfsp_view_empty(v, (uint64_t)disp, extent > 0 ? extent : 0);
 		goto out;
 	}
 	if (extent <= 0) {
-		rc = gfs_error_set(err, GFS_EINVAL,
+		rc = gfsp_error_set(err, GFSP_EINVAL,
 				   "invalid file view: filetype extent %ld is not positive",
 				   (long)extent);
 		goto out;
 	}
 	if (l.p[0].off < 0) {
-		rc = gfs_error_set(err, GFS_EINVAL,
+		rc = gfsp_error_set(err, GFSP_EINVAL,
 				   "invalid file view: filetype has a negative displacement (%lld)",
 				   (long long)l.p[0].off);
 		goto out;
@@ -769,7 +769,7 @@ gfs_view_from_mpi(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
 			if (j < l.n && (uint64_t)l.p[j].off - s <= fo &&
 			    (uint64_t)l.p[j].off - s + l.p[j].len >= fe)
 				continue;
-			rc = gfs_error_set(err, GFS_ENOTSUP,
+			rc = gfsp_error_set(err, GFSP_ENOTSUP,
 					   "cannot record file view: the filetype's typemap spans %llu bytes, more than its extent %llu, and later tiles fill gaps of the first one",
 					   (unsigned long long)(M - s),
 					   (unsigned long long)E);
@@ -783,7 +783,7 @@ gfs_view_from_mpi(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
 	off = malloc(l.n * sizeof(*off));
 	len = malloc(l.n * sizeof(*len));
 	if (off == NULL || len == NULL) {
-		rc = gfs_error_set(err, GFS_ENOMEM,
+		rc = gfsp_error_set(err, GFSP_ENOMEM,
 				   "cannot flatten datatype: out of memory at %zu blocks",
 				   l.n);
 		goto out;
@@ -793,7 +793,7 @@ gfs_view_from_mpi(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
 		len[i] = l.p[i].len;
 	}
 	n = l.n;
-	rc = gfs_view_init(v, base, E, GFS_VIEW_UNBOUNDED, n, off, len, err);
+	rc = gfsp_view_init(v, base, E, GFSP_VIEW_UNBOUNDED, n, off, len, err);
 out:
 	plist_free(&l);
 	free(off);

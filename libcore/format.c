@@ -128,7 +128,7 @@ struct rcur {
 	size_t len;		/* body length */
 	size_t pos;
 	const char *name;
-	struct gfs_error *err;
+	struct gfsp_error *err;
 };
 
 static size_t
@@ -142,7 +142,7 @@ need(struct rcur *r, size_t n, const char *what)
 {
 	if (left(r) >= n)
 		return 0;
-	return gfs_error_set(r->err, GFS_ECORRUPT,
+	return gfsp_error_set(r->err, GFSP_ECORRUPT,
 	    "%s: truncated: %s needs %zu bytes at offset %zu, %zu left",
 	    r->name, what, n, r->pos, left(r));
 }
@@ -151,7 +151,7 @@ static int
 get_u32(struct rcur *r, uint32_t *v, const char *what)
 {
 	if (need(r, 4, what))
-		return GFS_ECORRUPT;
+		return GFSP_ECORRUPT;
 	*v = le32(r->p + r->pos);
 	r->pos += 4;
 	return 0;
@@ -161,7 +161,7 @@ static int
 get_u64(struct rcur *r, uint64_t *v, const char *what)
 {
 	if (need(r, 8, what))
-		return GFS_ECORRUPT;
+		return GFSP_ECORRUPT;
 	*v = le64(r->p + r->pos);
 	r->pos += 8;
 	return 0;
@@ -174,15 +174,15 @@ get_str(struct rcur *r, char *buf, size_t max, const char *what)
 	uint32_t n;
 
 	if (get_u32(r, &n, what))
-		return GFS_ECORRUPT;
+		return GFSP_ECORRUPT;
 	if (n >= max)
-		return gfs_error_set(r->err, GFS_ECORRUPT,
+		return gfsp_error_set(r->err, GFSP_ECORRUPT,
 		    "%s: %s is %u bytes long (at most %zu allowed)",
 		    r->name, what, n, max - 1);
 	if (need(r, n, what))
-		return GFS_ECORRUPT;
+		return GFSP_ECORRUPT;
 	if (memchr(r->p + r->pos, '\0', n) != NULL)
-		return gfs_error_set(r->err, GFS_ECORRUPT,
+		return gfsp_error_set(r->err, GFSP_ECORRUPT,
 		    "%s: %s contains a NUL byte", r->name, what);
 	memcpy(buf, r->p + r->pos, n);
 	buf[n] = '\0';
@@ -197,33 +197,33 @@ get_str(struct rcur *r, char *buf, size_t max, const char *what)
 static int
 open_body(const unsigned char *buf, size_t len, const char *name,
 	  const char *magic, const char *what, size_t minlen,
-	  struct rcur *r, struct gfs_error *err)
+	  struct rcur *r, struct gfsp_error *err)
 {
 	uint64_t want, got;
 	uint32_t version;
 
 	if (buf == NULL && len > 0)
-		return gfs_error_set(err, GFS_EINVAL, "%s: no buffer", name);
+		return gfsp_error_set(err, GFSP_EINVAL, "%s: no buffer", name);
 	if (memcmp(buf, magic, len < MAGIC_LEN ? len : MAGIC_LEN) != 0)
-		return gfs_error_set(err, GFS_ECORRUPT,
+		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: bad magic: not a gfsplit %s", name, what);
 	if (len < minlen)
-		return gfs_error_set(err, GFS_ECORRUPT,
+		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: truncated: %zu bytes, a %s has at least %zu",
 		    name, len, what, minlen);
 	want = le64(buf + len - TRAILER_LEN);
-	got = gfs_hash64(buf, len - TRAILER_LEN);
+	got = gfsp_hash64(buf, len - TRAILER_LEN);
 	if (want != got)
-		return gfs_error_set(err, GFS_ECORRUPT,
+		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: checksum mismatch (file is corrupt or truncated)",
 		    name);
 	version = le32(buf + MAGIC_LEN);
-	if (version > GFS_FORMAT_VERSION)
-		return gfs_error_set(err, GFS_EVERSION,
+	if (version > GFSP_FORMAT_VERSION)
+		return gfsp_error_set(err, GFSP_EVERSION,
 		    "%s: format version %u is not supported by this gfsplit "
-		    "(reads version %d)", name, version, GFS_FORMAT_VERSION);
+		    "(reads version %d)", name, version, GFSP_FORMAT_VERSION);
 	if (version == 0)
-		return gfs_error_set(err, GFS_ECORRUPT,
+		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: bad format version 0", name);
 	r->p = buf;
 	r->len = len - TRAILER_LEN;
@@ -238,54 +238,54 @@ body_done(struct rcur *r)
 {
 	if (r->pos == r->len)
 		return 0;
-	return gfs_error_set(r->err, GFS_ECORRUPT,
+	return gfsp_error_set(r->err, GFSP_ECORRUPT,
 	    "%s: %zu unexpected bytes before the trailer", r->name, left(r));
 }
 
 /* ------------------------------------------------------------ marker */
 
 int
-gfs_marker_encode(const struct gfs_marker *m, unsigned char **buf,
-		  size_t *len, struct gfs_error *err)
+gfsp_marker_encode(const struct gfsp_marker *m, unsigned char **buf,
+		  size_t *len, struct gfsp_error *err)
 {
 	struct wcur w;
 	size_t ll, n;
 
 	ll = strnlen(m->layout, sizeof(m->layout));
 	if (ll >= sizeof(m->layout))
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 		    "layout string is not terminated within %zu bytes",
 		    sizeof(m->layout));
 	if (m->nprocs < 1 || m->nprocs > MAX_NPROCS || m->nnodes < 1 ||
 	    m->nnodes > m->nprocs || m->seg_size == 0)
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 		    "bad marker: nprocs %u, nnodes %u, segment size %llu",
 		    m->nprocs, m->nnodes, (unsigned long long)m->seg_size);
 	n = MARKER_FIXED + ll;
 	w.p = malloc(n);
 	if (w.p == NULL)
-		return gfs_error_set(err, GFS_ENOMEM,
+		return gfsp_error_set(err, GFSP_ENOMEM,
 		    "cannot encode the marker: out of memory");
 	w.pos = 0;
 	put_bytes(&w, MARKER_MAGIC, MAGIC_LEN);
-	put_u32(&w, GFS_FORMAT_VERSION);
+	put_u32(&w, GFSP_FORMAT_VERSION);
 	put_u32(&w, m->nprocs);
 	put_u32(&w, m->nnodes);
 	put_u64(&w, m->logical_size);
 	put_u64(&w, m->seg_size);
 	put_u64(&w, (uint64_t)m->ctime);
 	put_str(&w, m->layout, ll);
-	put_u64(&w, gfs_hash64(w.p, w.pos));
+	put_u64(&w, gfsp_hash64(w.p, w.pos));
 	*buf = w.p;
 	*len = w.pos;
 	return 0;
 }
 
 int
-gfs_marker_decode(const unsigned char *buf, size_t len, const char *name,
-		  struct gfs_marker *m, struct gfs_error *err)
+gfsp_marker_decode(const unsigned char *buf, size_t len, const char *name,
+		  struct gfsp_marker *m, struct gfsp_error *err)
 {
-	struct gfs_marker t;
+	struct gfsp_marker t;
 	struct rcur r;
 	uint64_t ct;
 	int rc;
@@ -303,17 +303,17 @@ gfs_marker_decode(const unsigned char *buf, size_t len, const char *name,
 	    get_u64(&r, &ct, "ctime") ||
 	    get_str(&r, t.layout, sizeof(t.layout), "layout string") ||
 	    body_done(&r))
-		return GFS_ECORRUPT;
+		return GFSP_ECORRUPT;
 	t.ctime = (int64_t)ct;
 	if (t.nprocs < 1 || t.nprocs > MAX_NPROCS)
-		return gfs_error_set(err, GFS_ECORRUPT,
+		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: bad process count %u", name, t.nprocs);
 	if (t.nnodes < 1 || t.nnodes > t.nprocs)
-		return gfs_error_set(err, GFS_ECORRUPT,
+		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: bad node count %u for %u processes", name, t.nnodes,
 		    t.nprocs);
 	if (t.seg_size == 0)
-		return gfs_error_set(err, GFS_ECORRUPT,
+		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: checksum segment size is 0", name);
 	*m = t;
 	return 0;
@@ -322,7 +322,7 @@ gfs_marker_decode(const unsigned char *buf, size_t len, const char *name,
 /* ---------------------------------------------------- location files */
 
 void
-gfs_locfile_free(struct gfs_locfile *lf)
+gfsp_locfile_free(struct gfsp_locfile *lf)
 {
 	uint32_t i;
 
@@ -330,30 +330,30 @@ gfs_locfile_free(struct gfs_locfile *lf)
 		return;
 	if (lf->recs != NULL)
 		for (i = 0; i < lf->nrecs; i++)
-			gfs_view_free(&lf->recs[i].view);
+			gfsp_view_free(&lf->recs[i].view);
 	free(lf->recs);
 	memset(lf, 0, sizeof(*lf));
 }
 
 int
-gfs_locfile_encode(const struct gfs_locfile *lf, unsigned char **buf,
-		   size_t *len, struct gfs_error *err)
+gfsp_locfile_encode(const struct gfsp_locfile *lf, unsigned char **buf,
+		   size_t *len, struct gfsp_error *err)
 {
-	const struct gfs_locrec *rec;
+	const struct gfsp_locrec *rec;
 	struct wcur w;
 	size_t nl, hl, n, add;
 	uint32_t i;
 	uint64_t k;
 
-	nl = strnlen(lf->node_name, GFS_NAME_MAX);
-	if (nl >= GFS_NAME_MAX)
-		return gfs_error_set(err, GFS_EINVAL,
+	nl = strnlen(lf->node_name, GFSP_NAME_MAX);
+	if (nl >= GFSP_NAME_MAX)
+		return gfsp_error_set(err, GFSP_EINVAL,
 		    "node name is not terminated within %d bytes",
-		    GFS_NAME_MAX);
+		    GFSP_NAME_MAX);
 	if (lf->nprocs < 1 || lf->nprocs > MAX_NPROCS || lf->nnodes < 1 ||
 	    lf->nnodes > lf->nprocs || lf->node >= lf->nnodes ||
 	    lf->nrecs < 1 || lf->nrecs > lf->nprocs)
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 		    "bad location file: nprocs %u, nnodes %u, node %u, "
 		    "%u records", lf->nprocs, lf->nnodes, lf->node,
 		    lf->nrecs);
@@ -362,32 +362,32 @@ gfs_locfile_encode(const struct gfs_locfile *lf, unsigned char **buf,
 		rec = &lf->recs[i];
 		if (rec->rank >= lf->nprocs ||
 		    (i > 0 && rec->rank <= lf->recs[i - 1].rank))
-			return gfs_error_set(err, GFS_EINVAL,
+			return gfsp_error_set(err, GFSP_EINVAL,
 			    "location record %u: rank %u out of order or "
 			    "out of range", i, rec->rank);
-		hl = strnlen(rec->host, GFS_NAME_MAX);
-		if (hl >= GFS_NAME_MAX)
-			return gfs_error_set(err, GFS_EINVAL,
+		hl = strnlen(rec->host, GFSP_NAME_MAX);
+		if (hl >= GFSP_NAME_MAX)
+			return gfsp_error_set(err, GFSP_EINVAL,
 			    "host name of rank %u is not terminated",
 			    rec->rank);
 		if (rec->view.nblocks > (SIZE_MAX - n) / 16)
-			return gfs_error_set(err, GFS_EINVAL,
+			return gfsp_error_set(err, GFSP_EINVAL,
 			    "view of rank %u is too large to encode",
 			    rec->rank);
 		add = REC_FIXED + hl + (size_t)rec->view.nblocks * 16;
 		if (add > SIZE_MAX - n)
-			return gfs_error_set(err, GFS_EINVAL,
+			return gfsp_error_set(err, GFSP_EINVAL,
 			    "location file is too large to encode");
 		n += add;
 	}
 	w.p = malloc(n);
 	if (w.p == NULL)
-		return gfs_error_set(err, GFS_ENOMEM,
+		return gfsp_error_set(err, GFSP_ENOMEM,
 		    "cannot encode location file %u: out of memory",
 		    lf->node);
 	w.pos = 0;
 	put_bytes(&w, LOC_MAGIC, MAGIC_LEN);
-	put_u32(&w, GFS_FORMAT_VERSION);
+	put_u32(&w, GFSP_FORMAT_VERSION);
 	put_u32(&w, lf->nprocs);
 	put_u32(&w, lf->nnodes);
 	put_u32(&w, lf->node);
@@ -409,7 +409,7 @@ gfs_locfile_encode(const struct gfs_locfile *lf, unsigned char **buf,
 		for (k = 0; k < rec->view.nblocks; k++)
 			put_u64(&w, rec->view.off[k]);
 	}
-	put_u64(&w, gfs_hash64(w.p, w.pos));
+	put_u64(&w, gfsp_hash64(w.p, w.pos));
 	*buf = w.p;
 	*len = w.pos;
 	return 0;
@@ -417,9 +417,9 @@ gfs_locfile_encode(const struct gfs_locfile *lf, unsigned char **buf,
 
 /* One record at r; rec->view is initialised only on success. */
 static int
-decode_rec(struct rcur *r, uint32_t nprocs, struct gfs_locrec *rec)
+decode_rec(struct rcur *r, uint32_t nprocs, struct gfsp_locrec *rec)
 {
-	struct gfs_error verr;
+	struct gfsp_error verr;
 	uint64_t disp, extent, size, end, alen, k, sum;
 	uint64_t *arr = NULL;
 	const char *name = r->name;
@@ -434,22 +434,22 @@ decode_rec(struct rcur *r, uint32_t nprocs, struct gfs_locrec *rec)
 	    get_u64(r, &rec->part_size, "part size") ||
 	    get_u64(r, &rec->part_hash, "part checksum") ||
 	    get_str(r, rec->host, sizeof(rec->host), "host name"))
-		return GFS_ECORRUPT;
+		return GFSP_ECORRUPT;
 	if (rec->rank >= nprocs)
-		return gfs_error_set(r->err, GFS_ECORRUPT,
+		return gfsp_error_set(r->err, GFSP_ECORRUPT,
 		    "%s: rank %u is out of range (%u processes)", name,
 		    rec->rank, nprocs);
 	/* the arrays must fit in what is left before anything is
 	 * allocated for them: a corrupt arr_len costs nothing */
 	if (alen > left(r) / 16)
-		return gfs_error_set(r->err, GFS_ECORRUPT,
+		return gfsp_error_set(r->err, GFSP_ECORRUPT,
 		    "%s: rank %u: arr_len %llu does not fit in the %zu bytes "
 		    "left", name, rec->rank, (unsigned long long)alen,
 		    left(r));
 	if (alen > 0) {
 		arr = malloc((size_t)alen * 2 * sizeof(*arr));
 		if (arr == NULL)
-			return gfs_error_set(r->err, GFS_ENOMEM,
+			return gfsp_error_set(r->err, GFSP_ENOMEM,
 			    "%s: rank %u: out of memory for %llu blocks",
 			    name, rec->rank, (unsigned long long)alen);
 	}
@@ -460,7 +460,7 @@ decode_rec(struct rcur *r, uint32_t nprocs, struct gfs_locrec *rec)
 	}
 	for (k = 0; k < alen; k++) {
 		if (arr[k] > UINT64_MAX - sum) {
-			rc = gfs_error_set(r->err, GFS_ECORRUPT,
+			rc = gfsp_error_set(r->err, GFSP_ECORRUPT,
 			    "%s: rank %u: block lengths overflow", name,
 			    rec->rank);
 			goto out;
@@ -468,28 +468,28 @@ decode_rec(struct rcur *r, uint32_t nprocs, struct gfs_locrec *rec)
 		sum += arr[k];
 	}
 	if (sum != size) {
-		rc = gfs_error_set(r->err, GFS_ECORRUPT,
+		rc = gfsp_error_set(r->err, GFSP_ECORRUPT,
 		    "%s: rank %u: filetype size %llu does not match its "
 		    "blocks (sum %llu)", name, rec->rank,
 		    (unsigned long long)size, (unsigned long long)sum);
 		goto out;
 	}
-	gfs_error_clear(&verr);
-	rc = gfs_view_init(&rec->view, disp, extent, end, alen,
+	gfsp_error_clear(&verr);
+	rc = gfsp_view_init(&rec->view, disp, extent, end, alen,
 	    alen ? arr + alen : NULL, arr, &verr);
 	if (rc) {
-		rc = gfs_error_set(r->err, rc == GFS_ENOMEM ? rc :
-		    GFS_ECORRUPT, "%s: rank %u: %s", name, rec->rank,
+		rc = gfsp_error_set(r->err, rc == GFSP_ENOMEM ? rc :
+		    GFSP_ECORRUPT, "%s: rank %u: %s", name, rec->rank,
 		    verr.msg);
 		goto out;
 	}
 	if (rec->view.size != size) {
-		rc = gfs_error_set(r->err, GFS_ECORRUPT,
+		rc = gfsp_error_set(r->err, GFSP_ECORRUPT,
 		    "%s: rank %u: blocks overlap (filetype size %llu, "
 		    "%llu distinct bytes)", name, rec->rank,
 		    (unsigned long long)size,
 		    (unsigned long long)rec->view.size);
-		gfs_view_free(&rec->view);
+		gfsp_view_free(&rec->view);
 		goto out;
 	}
 	rc = 0;
@@ -499,10 +499,10 @@ out:
 }
 
 int
-gfs_locfile_decode(const unsigned char *buf, size_t len, const char *name,
-		   struct gfs_locfile *lf, struct gfs_error *err)
+gfsp_locfile_decode(const unsigned char *buf, size_t len, const char *name,
+		   struct gfsp_locfile *lf, struct gfsp_error *err)
 {
-	struct gfs_locfile t;
+	struct gfsp_locfile t;
 	struct rcur r;
 	uint32_t i, nrecs;
 	int rc;
@@ -518,48 +518,48 @@ gfs_locfile_decode(const unsigned char *buf, size_t len, const char *name,
 	    get_u32(&r, &t.node, "node index") ||
 	    get_str(&r, t.node_name, sizeof(t.node_name), "node name") ||
 	    get_u32(&r, &t.nrecs, "record count"))
-		return GFS_ECORRUPT;
+		return GFSP_ECORRUPT;
 	if (t.nprocs < 1 || t.nprocs > MAX_NPROCS)
-		return gfs_error_set(err, GFS_ECORRUPT,
+		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: bad process count %u", name, t.nprocs);
 	if (t.nnodes < 1 || t.nnodes > t.nprocs)
-		return gfs_error_set(err, GFS_ECORRUPT,
+		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: bad node count %u for %u processes", name, t.nnodes,
 		    t.nprocs);
 	if (t.node >= t.nnodes)
-		return gfs_error_set(err, GFS_ECORRUPT,
+		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: node index %u is out of range (%u nodes)", name,
 		    t.node, t.nnodes);
 	if (t.nrecs < 1 || t.nrecs > t.nprocs)
-		return gfs_error_set(err, GFS_ECORRUPT,
+		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: bad record count %u (%u processes)", name, t.nrecs,
 		    t.nprocs);
 	if (t.nrecs > left(&r) / REC_FIXED)
-		return gfs_error_set(err, GFS_ECORRUPT,
+		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: %u records do not fit in the %zu bytes left", name,
 		    t.nrecs, left(&r));
 	nrecs = t.nrecs;
 	t.nrecs = 0;
 	t.recs = calloc(nrecs, sizeof(*t.recs));
 	if (t.recs == NULL)
-		return gfs_error_set(err, GFS_ENOMEM,
+		return gfsp_error_set(err, GFSP_ENOMEM,
 		    "%s: out of memory for %u records", name, nrecs);
 	for (i = 0; i < nrecs; i++) {
-		struct gfs_locrec *rec = &t.recs[i];
+		struct gfsp_locrec *rec = &t.recs[i];
 
 		rc = decode_rec(&r, t.nprocs, rec);
 		if (rc)
 			goto fail;
 		/* t.nrecs counts the records whose view is initialised,
-		 * so that gfs_locfile_free() frees exactly those */
+		 * so that gfsp_locfile_free() frees exactly those */
 		t.nrecs = i + 1;
 		if (i > 0 && rec->rank == t.recs[i - 1].rank) {
-			rc = gfs_error_set(err, GFS_ECORRUPT,
+			rc = gfsp_error_set(err, GFSP_ECORRUPT,
 			    "%s: rank %u is recorded twice", name, rec->rank);
 			goto fail;
 		}
 		if (i > 0 && rec->rank < t.recs[i - 1].rank) {
-			rc = gfs_error_set(err, GFS_ECORRUPT,
+			rc = gfsp_error_set(err, GFSP_ECORRUPT,
 			    "%s: records are not sorted by rank (%u after %u)",
 			    name, rec->rank, t.recs[i - 1].rank);
 			goto fail;
@@ -571,33 +571,33 @@ gfs_locfile_decode(const unsigned char *buf, size_t len, const char *name,
 	*lf = t;
 	return 0;
 fail:
-	gfs_locfile_free(&t);
+	gfsp_locfile_free(&t);
 	return rc;
 }
 
 /* ------------------------------------------------ whole-file helpers */
 
 int
-gfs_read_whole(const char *path, unsigned char **buf, size_t *len,
-	       struct gfs_error *err)
+gfsp_read_whole(const char *path, unsigned char **buf, size_t *len,
+	       struct gfsp_error *err)
 {
-	struct gfs_file *f = NULL;
-	struct gfs_stat st;
-	struct gfs_error cerr;
+	struct gfsp_file *f = NULL;
+	struct gfsp_stat st;
+	struct gfsp_error cerr;
 	unsigned char *p = NULL;
 	size_t done = 0;
 	int rc, crc;
 
 	*buf = NULL;
 	*len = 0;
-	rc = gfs_open(path, GFS_O_RDONLY, 0, &f, err);
+	rc = gfsp_open(path, GFSP_O_RDONLY, 0, &f, err);
 	if (rc)
 		return rc;
-	rc = gfs_fstat(f, &st, err);
+	rc = gfsp_fstat(f, &st, err);
 	if (rc)
 		goto out;
 	if (st.size > META_MAX) {
-		rc = gfs_error_set(err, GFS_ECORRUPT,
+		rc = gfsp_error_set(err, GFSP_ECORRUPT,
 		    "'%s': %llu bytes is too large for a metadata file",
 		    path, (unsigned long long)st.size);
 		goto out;
@@ -605,12 +605,12 @@ gfs_read_whole(const char *path, unsigned char **buf, size_t *len,
 	/* one byte more than the size, so there is always a buffer */
 	p = malloc((size_t)st.size + 1);
 	if (p == NULL) {
-		rc = gfs_error_set(err, GFS_ENOMEM,
+		rc = gfsp_error_set(err, GFSP_ENOMEM,
 		    "cannot read '%s': out of memory", path);
 		goto out;
 	}
 	if (st.size > 0) {
-		rc = gfs_pread(f, p, (size_t)st.size, 0, &done, err);
+		rc = gfsp_pread(f, p, (size_t)st.size, 0, &done, err);
 		if (rc)
 			goto out;
 	}
@@ -621,8 +621,8 @@ gfs_read_whole(const char *path, unsigned char **buf, size_t *len,
 	p = NULL;
 out:
 	free(p);
-	gfs_error_clear(&cerr);
-	crc = gfs_close(f, rc ? &cerr : err);
+	gfsp_error_clear(&cerr);
+	crc = gfsp_close(f, rc ? &cerr : err);
 	if (crc && rc == 0) {
 		rc = crc;
 		free(*buf);
@@ -633,20 +633,20 @@ out:
 }
 
 int
-gfs_write_whole(const char *path, const void *buf, size_t len,
-		struct gfs_error *err)
+gfsp_write_whole(const char *path, const void *buf, size_t len,
+		struct gfsp_error *err)
 {
-	struct gfs_file *f = NULL;
-	struct gfs_error cerr;
+	struct gfsp_file *f = NULL;
+	struct gfsp_error cerr;
 	int rc, crc;
 
-	rc = gfs_open(path, GFS_O_WRONLY | GFS_O_CREAT | GFS_O_TRUNC, 0644,
+	rc = gfsp_open(path, GFSP_O_WRONLY | GFSP_O_CREAT | GFSP_O_TRUNC, 0644,
 	    &f, err);
 	if (rc)
 		return rc;
 	if (len > 0)
-		rc = gfs_pwrite(f, buf, len, 0, err);
-	gfs_error_clear(&cerr);
-	crc = gfs_close(f, rc ? &cerr : err);
+		rc = gfsp_pwrite(f, buf, len, 0, err);
+	gfsp_error_clear(&cerr);
+	crc = gfsp_close(f, rc ? &cerr : err);
 	return rc ? rc : crc;
 }

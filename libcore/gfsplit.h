@@ -6,8 +6,8 @@
  * core.h and the *_impl.h headers, which only libcore/ and cmd/ include.
  *
  * Conventions
- *   - Functions return 0 on success or a GFS_E* code; when they fail and the
- *     caller passed a struct gfs_error, it holds a message naming the subject
+ *   - Functions return 0 on success or a GFSP_E* code; when they fail and the
+ *     caller passed a struct gfsp_error, it holds a message naming the subject
  *     and the cause ("cannot open 'x.split/part.3': No space left on device").
  *   - The library never exits, aborts or prints on its own.
  *   - Offsets and sizes are bytes, uint64_t.
@@ -27,43 +27,43 @@ extern "C" {
 
 /* ------------------------------------------------------------------ errors */
 
-enum gfs_errcode {
-	GFS_OK = 0,
-	GFS_EINVAL,	/* bad argument or usage */
-	GFS_ENOENT,	/* no such file or directory */
-	GFS_EEXIST,	/* destination exists */
-	GFS_EACCES,	/* permission denied */
-	GFS_ENOSPC,	/* no space left / quota */
-	GFS_EIO,	/* I/O error, including short transfers that cannot go on */
-	GFS_ENOMEM,	/* out of memory */
-	GFS_ENOTSUP,	/* operation not supported by this backend or build */
-	GFS_ECORRUPT,	/* metadata fails its checksum or an invariant */
-	GFS_EVERSION,	/* format version this build does not read */
-	GFS_ECHECKSUM,	/* part data does not match its recorded checksum */
-	GFS_ENOTSPLIT,	/* path is not a (complete) split file */
-	GFS_EMPI,	/* an MPI call failed */
-	GFS_EPEER,	/* another rank failed; this one did not */
-	GFS_ENET,	/* file server unreachable or connection lost */
-	GFS_ECANCELED,	/* interrupted by a signal or an explicit cancel */
-	GFS_NERRCODES
+enum gfsp_errcode {
+	GFSP_OK = 0,
+	GFSP_EINVAL,	/* bad argument or usage */
+	GFSP_ENOENT,	/* no such file or directory */
+	GFSP_EEXIST,	/* destination exists */
+	GFSP_EACCES,	/* permission denied */
+	GFSP_ENOSPC,	/* no space left / quota */
+	GFSP_EIO,	/* I/O error, including short transfers that cannot go on */
+	GFSP_ENOMEM,	/* out of memory */
+	GFSP_ENOTSUP,	/* operation not supported by this backend or build */
+	GFSP_ECORRUPT,	/* metadata fails its checksum or an invariant */
+	GFSP_EVERSION,	/* format version this build does not read */
+	GFSP_ECHECKSUM,	/* part data does not match its recorded checksum */
+	GFSP_ENOTSPLIT,	/* path is not a (complete) split file */
+	GFSP_EMPI,	/* an MPI call failed */
+	GFSP_EPEER,	/* another rank failed; this one did not */
+	GFSP_ENET,	/* file server unreachable or connection lost */
+	GFSP_ECANCELED,	/* interrupted by a signal or an explicit cancel */
+	GFSP_NERRCODES
 };
 
-#define GFS_ERRMSG_MAX 1024
+#define GFSP_ERRMSG_MAX 1024
 
 /*
- * The one error type.  `code` is a gfs_errcode; `sys` keeps the original
+ * The one error type.  `code` is a gfsp_errcode; `sys` keeps the original
  * errno (or backend code) when there was one; `msg` is the full message.
- * First error wins: gfs_error_set() on an error that is already set keeps
+ * First error wins: gfsp_error_set() on an error that is already set keeps
  * the first message.
  */
-struct gfs_error {
+struct gfsp_error {
 	int code;
 	int sys;
-	char msg[GFS_ERRMSG_MAX];
+	char msg[GFSP_ERRMSG_MAX];
 };
 
 /* Short text of a code: "no such file or directory", "checksum mismatch". */
-const char *gfs_strerror(int code);
+const char *gfsp_strerror(int code);
 
 /* ------------------------------------------------------------------- views */
 
@@ -76,16 +76,16 @@ const char *gfs_strerror(int code);
  *
  * Tile k starts at disp + k*extent; blocks are sorted, disjoint, non-empty
  * and lie inside [0, extent).  Bytes at or past `end` are not in the view
- * (GFS_VIEW_UNBOUNDED: the view tiles forever, as in MPI).  `size` is the
+ * (GFSP_VIEW_UNBOUNDED: the view tiles forever, as in MPI).  `size` is the
  * sum of len[] (the filetype size).  The part file of a rank holds the view's
  * bytes in increasing global order, so a contiguous global range always maps
  * to a contiguous range of the part.
  */
-#define GFS_VIEW_UNBOUNDED UINT64_MAX
+#define GFSP_VIEW_UNBOUNDED UINT64_MAX
 
-struct gfs_view_index;
+struct gfsp_view_index;
 
-struct gfs_view {
+struct gfsp_view {
 	uint64_t disp;
 	uint64_t extent;
 	uint64_t size;
@@ -96,43 +96,43 @@ struct gfs_view {
 	uint64_t *pre;		/* derived: pre[i] = len[0] + ... + len[i-1] */
 	/* derived: search index over off[] and pre[] (view.c), never stored;
 	 * built and freed with the arrays, NULL when nblocks == 0 */
-	struct gfs_view_index *index;
+	struct gfsp_view_index *index;
 };
 
 /*
  * Build a view from an MPI file view (disp, etype, filetype).  The filetype
  * may be any derived datatype (contiguous, vector, hvector, indexed,
  * hindexed, indexed_block, hindexed_block, struct, subarray, darray,
- * resized, dup, nested).  OUT v is initialised; free with gfs_view_free().
+ * resized, dup, nested).  OUT v is initialised; free with gfsp_view_free().
  */
-int gfs_view_from_mpi(MPI_Offset disp, MPI_Datatype etype,
-		      MPI_Datatype filetype, struct gfs_view *v,
-		      struct gfs_error *err);
+int gfsp_view_from_mpi(MPI_Offset disp, MPI_Datatype etype,
+		      MPI_Datatype filetype, struct gfsp_view *v,
+		      struct gfsp_error *err);
 
 /* Build a view from block lists (copied; sorted and merged as needed). */
-int gfs_view_init(struct gfs_view *v, uint64_t disp, uint64_t extent,
+int gfsp_view_init(struct gfsp_view *v, uint64_t disp, uint64_t extent,
 		  uint64_t end, uint64_t nblocks, const uint64_t *off,
-		  const uint64_t *len, struct gfs_error *err);
+		  const uint64_t *len, struct gfsp_error *err);
 
 /* The contiguous layout: rank r of n owns [r*chunk, min((r+1)*chunk, total)). */
-int gfs_view_contiguous(struct gfs_view *v, int rank, int nprocs,
-			uint64_t total, uint64_t chunk, struct gfs_error *err);
+int gfsp_view_contiguous(struct gfsp_view *v, int rank, int nprocs,
+			uint64_t total, uint64_t chunk, struct gfsp_error *err);
 
 /* The cyclic layout: rank r owns blocks r, r+n, r+2n, ... of `block` bytes,
- * bounded by `total` (GFS_VIEW_UNBOUNDED for an unbounded view). */
-int gfs_view_cyclic(struct gfs_view *v, int rank, int nprocs, uint64_t block,
-		    uint64_t total, struct gfs_error *err);
+ * bounded by `total` (GFSP_VIEW_UNBOUNDED for an unbounded view). */
+int gfsp_view_cyclic(struct gfsp_view *v, int rank, int nprocs, uint64_t block,
+		    uint64_t total, struct gfsp_error *err);
 
-int gfs_view_copy(struct gfs_view *dst, const struct gfs_view *src,
-		  struct gfs_error *err);
-void gfs_view_free(struct gfs_view *v);
+int gfsp_view_copy(struct gfsp_view *dst, const struct gfsp_view *src,
+		  struct gfsp_error *err);
+void gfsp_view_free(struct gfsp_view *v);
 
 /*
  * Local offset of global offset g: the number of view bytes in [0, g).
  * Monotone in g, so [a, b) maps to the part range [local(a), local(b)).
  * O(log nblocks).
  */
-uint64_t gfs_view_local(const struct gfs_view *v, uint64_t g);
+uint64_t gfsp_view_local(const struct gfsp_view *v, uint64_t g);
 
 /*
  * Look up global offset g.  Returns 1 if g is in the view: *loff is its local
@@ -141,62 +141,62 @@ uint64_t gfs_view_local(const struct gfs_view *v, uint64_t g);
  * next view byte would have and *count the distance to that next view byte
  * (UINT64_MAX if there is none).  O(log nblocks).
  */
-int gfs_view_lookup(const struct gfs_view *v, uint64_t g, uint64_t *loff,
+int gfsp_view_lookup(const struct gfsp_view *v, uint64_t g, uint64_t *loff,
 		    uint64_t *count);
 
 /* Inverse: global offset of local offset l (l < total view bytes). */
-uint64_t gfs_view_global(const struct gfs_view *v, uint64_t l);
+uint64_t gfsp_view_global(const struct gfsp_view *v, uint64_t l);
 
 /* Number of view bytes in [0, g) capped at the view's end: local(min(g,end)). */
-uint64_t gfs_view_bytes_below(const struct gfs_view *v, uint64_t g);
+uint64_t gfsp_view_bytes_below(const struct gfsp_view *v, uint64_t g);
 
 /*
  * Resolve overlaps between the views of ranks 0..n-1 in place: where views
  * overlap, the lowest rank keeps the bytes and the others drop them (seed
- * section 5.3.1).  Fails with GFS_ENOTSUP, naming the two ranks, when an
+ * section 5.3.1).  Fails with GFSP_ENOTSUP, naming the two ranks, when an
  * overlap cannot be expressed as a single periodic view.
  */
-int gfs_views_resolve(struct gfs_view *views, int n, struct gfs_error *err);
+int gfsp_views_resolve(struct gfsp_view *views, int n, struct gfsp_error *err);
 
 /* Exchange views over comm (MPI_Allgather) and resolve them.  Collective.
  * OUT all: comm-size views, caller frees each and the array. */
-int gfs_views_allgather(MPI_Comm comm, const struct gfs_view *mine,
-			struct gfs_view **all, struct gfs_error *err);
+int gfsp_views_allgather(MPI_Comm comm, const struct gfsp_view *mine,
+			struct gfsp_view **all, struct gfsp_error *err);
 
 /* -------------------------------------------------------------- layouts */
 
 /* A split file opened for reading: all location files loaded. */
-struct gfs_layout;
+struct gfsp_layout;
 
 /* One piece of a mapped request. part < 0 is a hole (reads as zeros). */
-struct gfs_extent {
+struct gfsp_extent {
 	uint64_t goff;		/* offset in the logical file */
 	uint64_t len;
 	int32_t part;		/* writer rank whose part holds it, or -1 */
 	uint64_t loff;		/* offset inside that part */
 };
 
-int gfs_layout_open(const char *path, struct gfs_layout **out,
-		    struct gfs_error *err);
-void gfs_layout_close(struct gfs_layout *l);
+int gfsp_layout_open(const char *path, struct gfsp_layout **out,
+		    struct gfsp_error *err);
+void gfsp_layout_close(struct gfsp_layout *l);
 
-uint64_t gfs_layout_size(const struct gfs_layout *l);	/* logical size */
-int gfs_layout_nprocs(const struct gfs_layout *l);
-const struct gfs_view *gfs_layout_view(const struct gfs_layout *l, int rank);
+uint64_t gfsp_layout_size(const struct gfsp_layout *l);	/* logical size */
+int gfsp_layout_nprocs(const struct gfsp_layout *l);
+const struct gfsp_view *gfsp_layout_view(const struct gfsp_layout *l, int rank);
 
 /*
  * Map [goff, goff+len) to extents in increasing goff order, holes included
  * (parts shorter than their view also yield holes).  OUT *ext is allocated
  * (caller frees), *next its length.
  */
-int gfs_layout_map(const struct gfs_layout *l, uint64_t goff, uint64_t len,
-		   struct gfs_extent **ext, size_t *next,
-		   struct gfs_error *err);
+int gfsp_layout_map(const struct gfsp_layout *l, uint64_t goff, uint64_t len,
+		   struct gfsp_extent **ext, size_t *next,
+		   struct gfsp_error *err);
 
 /* Read `len` bytes of the logical file at goff (holes as zeros); returns
  * bytes read in *got (short only at end of file). */
-int gfs_layout_pread(struct gfs_layout *l, void *buf, uint64_t len,
-		     uint64_t goff, uint64_t *got, struct gfs_error *err);
+int gfsp_layout_pread(struct gfsp_layout *l, void *buf, uint64_t len,
+		     uint64_t goff, uint64_t *got, struct gfsp_error *err);
 
 #ifdef __cplusplus
 }

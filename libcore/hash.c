@@ -22,7 +22,7 @@
 
 #include "splitfile.h"
 
-struct gfs_phash {
+struct gfsp_phash {
 	uint64_t seg_size;
 	uint64_t in_seg;	/* bytes hashed into the open segment */
 	XXH3_state_t *seg;	/* open segment, valid when in_seg > 0 */
@@ -39,19 +39,19 @@ put_le64(unsigned char *p, uint64_t v)
 }
 
 uint64_t
-gfs_hash64(const void *buf, size_t len)
+gfsp_hash64(const void *buf, size_t len)
 {
 	return XXH3_64bits(buf, len);
 }
 
 uint64_t
-gfs_seg_hash(const void *buf, size_t len)
+gfsp_seg_hash(const void *buf, size_t len)
 {
 	return XXH3_64bits(buf, len);
 }
 
 uint64_t
-gfs_phash_root(const uint64_t *seg, uint64_t nseg)
+gfsp_phash_root(const uint64_t *seg, uint64_t nseg)
 {
 	XXH3_state_t st;
 	unsigned char le[8];
@@ -66,19 +66,19 @@ gfs_phash_root(const uint64_t *seg, uint64_t nseg)
 	return XXH3_64bits_digest(&st);
 }
 
-struct gfs_phash *
-gfs_phash_new(uint64_t seg_size)
+struct gfsp_phash *
+gfsp_phash_new(uint64_t seg_size)
 {
-	struct gfs_phash *h;
+	struct gfsp_phash *h;
 
 	h = calloc(1, sizeof(*h));
 	if (h == NULL)
 		return NULL;
-	h->seg_size = seg_size ? seg_size : GFS_SEG_SIZE_DEFAULT;
+	h->seg_size = seg_size ? seg_size : GFSP_SEG_SIZE_DEFAULT;
 	h->seg = XXH3_createState();
 	h->root = XXH3_createState();
 	if (h->seg == NULL || h->root == NULL) {
-		gfs_phash_free(h);
+		gfsp_phash_free(h);
 		return NULL;
 	}
 	XXH3_64bits_reset(h->seg);
@@ -87,7 +87,7 @@ gfs_phash_new(uint64_t seg_size)
 }
 
 static void
-close_segment(struct gfs_phash *h)
+close_segment(struct gfsp_phash *h)
 {
 	unsigned char le[8];
 
@@ -98,7 +98,7 @@ close_segment(struct gfs_phash *h)
 }
 
 void
-gfs_phash_update(struct gfs_phash *h, const void *buf, size_t len)
+gfsp_phash_update(struct gfsp_phash *h, const void *buf, size_t len)
 {
 	const unsigned char *p = buf;
 	uint64_t n;
@@ -123,7 +123,7 @@ gfs_phash_update(struct gfs_phash *h, const void *buf, size_t len)
  * state, so hashing may go on after a look at the checksum so far.
  */
 uint64_t
-gfs_phash_final(struct gfs_phash *h)
+gfsp_phash_final(struct gfsp_phash *h)
 {
 	XXH3_state_t tmp;
 	unsigned char le[8];
@@ -138,7 +138,7 @@ gfs_phash_final(struct gfs_phash *h)
 }
 
 void
-gfs_phash_free(struct gfs_phash *h)
+gfsp_phash_free(struct gfsp_phash *h)
 {
 	if (h == NULL)
 		return;

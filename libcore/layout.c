@@ -7,7 +7,7 @@
  *
  *   logical:  a                                                   b
  *             |--part 0--|..hole..|--part 2--|--part 1--|..hole..|
- *   pieces:   gfs_view_extents() per part, limited to the bytes the
+ *   pieces:   gfsp_view_extents() per part, limited to the bytes the
  *             part really holds (a part shorter than its view leaves
  *             holes), sorted by goff; gaps become holes (part -1).
  *
@@ -33,7 +33,7 @@
 /* ------------------------------------------------------------- paths */
 
 char *
-gfs_part_path(const char *dir, int rank)
+gfsp_part_path(const char *dir, int rank)
 {
 	char *s;
 
@@ -41,7 +41,7 @@ gfs_part_path(const char *dir, int rank)
 }
 
 char *
-gfs_loc_path(const char *dir, int node)
+gfsp_loc_path(const char *dir, int node)
 {
 	char *s;
 
@@ -49,30 +49,30 @@ gfs_loc_path(const char *dir, int node)
 }
 
 char *
-gfs_marker_path(const char *dir)
+gfsp_marker_path(const char *dir)
 {
 	char *s;
 
-	return asprintf(&s, "%s/%s", dir, GFS_MARKER_NAME) < 0 ? NULL : s;
+	return asprintf(&s, "%s/%s", dir, GFSP_MARKER_NAME) < 0 ? NULL : s;
 }
 
 /* -------------------------------------------------------------- open */
 
 void
-gfs_layout_close(struct gfs_layout *l)
+gfsp_layout_close(struct gfsp_layout *l)
 {
-	struct gfs_error e;
+	struct gfsp_error e;
 	int r;
 
 	if (l == NULL)
 		return;
 	for (r = 0; r < l->nprocs; r++) {
 		if (l->parts != NULL && l->parts[r] != NULL) {
-			gfs_error_clear(&e);
-			gfs_close(l->parts[r], &e);
+			gfsp_error_clear(&e);
+			gfsp_close(l->parts[r], &e);
 		}
 		if (l->views != NULL)
-			gfs_view_free(&l->views[r]);
+			gfsp_view_free(&l->views[r]);
 	}
 	free(l->parts);
 	free(l->views);
@@ -86,27 +86,27 @@ gfs_layout_close(struct gfs_layout *l)
 }
 
 static int
-load_marker(struct gfs_layout *l, struct gfs_error *err)
+load_marker(struct gfsp_layout *l, struct gfsp_error *err)
 {
-	struct gfs_error rerr;
+	struct gfsp_error rerr;
 	unsigned char *buf = NULL;
 	size_t len = 0;
 	char *path;
 	int rc;
 
-	path = gfs_marker_path(l->path);
+	path = gfsp_marker_path(l->path);
 	if (path == NULL)
-		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	gfs_error_clear(&rerr);
-	rc = gfs_read_whole(path, &buf, &len, &rerr);
-	if (rc == GFS_ENOENT)
-		rc = gfs_error_set(err, GFS_ENOTSPLIT,
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	gfsp_error_clear(&rerr);
+	rc = gfsp_read_whole(path, &buf, &len, &rerr);
+	if (rc == GFSP_ENOENT)
+		rc = gfsp_error_set(err, GFSP_ENOTSPLIT,
 		    "'%s' is not a complete split file (no %s: the writer "
-		    "did not commit)", l->path, GFS_MARKER_NAME);
+		    "did not commit)", l->path, GFSP_MARKER_NAME);
 	else if (rc)
-		rc = gfs_error_set(err, rc, "%s", rerr.msg);
+		rc = gfsp_error_set(err, rc, "%s", rerr.msg);
 	else
-		rc = gfs_marker_decode(buf, len, path, &l->marker, err);
+		rc = gfsp_marker_decode(buf, len, path, &l->marker, err);
 	free(buf);
 	free(path);
 	return rc;
@@ -115,60 +115,60 @@ load_marker(struct gfs_layout *l, struct gfs_error *err)
 /* Load loc.<k>, cross-check it with the marker and the files before it,
  * and move its records into l.  seen[r]: node that recorded rank r + 1. */
 static int
-load_locfile(struct gfs_layout *l, int k, int *seen, struct gfs_error *err)
+load_locfile(struct gfsp_layout *l, int k, int *seen, struct gfsp_error *err)
 {
-	struct gfs_locfile lf;
-	struct gfs_error rerr;
+	struct gfsp_locfile lf;
+	struct gfsp_error rerr;
 	unsigned char *buf = NULL;
 	size_t len = 0;
-	const char *mpath = GFS_MARKER_NAME;
+	const char *mpath = GFSP_MARKER_NAME;
 	char *path;
 	uint32_t i;
 	int rc, r;
 
 	memset(&lf, 0, sizeof(lf));
-	path = gfs_loc_path(l->path, k);
+	path = gfsp_loc_path(l->path, k);
 	if (path == NULL)
-		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	gfs_error_clear(&rerr);
-	rc = gfs_read_whole(path, &buf, &len, &rerr);
-	if (rc == GFS_ENOENT) {
-		rc = gfs_error_set(err, GFS_ENOENT,
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	gfsp_error_clear(&rerr);
+	rc = gfsp_read_whole(path, &buf, &len, &rerr);
+	if (rc == GFSP_ENOENT) {
+		rc = gfsp_error_set(err, GFSP_ENOENT,
 		    "%s: missing location file (%s records %d nodes)", path,
 		    mpath, l->nnodes);
 		goto out;
 	}
 	if (rc) {
-		rc = gfs_error_set(err, rc, "%s", rerr.msg);
+		rc = gfsp_error_set(err, rc, "%s", rerr.msg);
 		goto out;
 	}
-	rc = gfs_locfile_decode(buf, len, path, &lf, err);
+	rc = gfsp_locfile_decode(buf, len, path, &lf, err);
 	if (rc)
 		goto out;
 	if (lf.nprocs != (uint32_t)l->nprocs) {
-		rc = gfs_error_set(err, GFS_ECORRUPT,
+		rc = gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s records %u processes but %s/%s records %d", path,
 		    lf.nprocs, l->path, mpath, l->nprocs);
 		goto out;
 	}
 	if (lf.nnodes != (uint32_t)l->nnodes) {
-		rc = gfs_error_set(err, GFS_ECORRUPT,
+		rc = gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s records %u nodes but %s/%s records %d", path,
 		    lf.nnodes, l->path, mpath, l->nnodes);
 		goto out;
 	}
 	if (lf.node != (uint32_t)k) {
-		rc = gfs_error_set(err, GFS_ECORRUPT,
+		rc = gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s says it is location file %u", path, lf.node);
 		goto out;
 	}
-	snprintf(l->node_name[k], GFS_NAME_MAX, "%s", lf.node_name);
+	snprintf(l->node_name[k], GFSP_NAME_MAX, "%s", lf.node_name);
 	for (i = 0; i < lf.nrecs; i++) {
-		struct gfs_locrec *rec = &lf.recs[i];
+		struct gfsp_locrec *rec = &lf.recs[i];
 
 		r = (int)rec->rank;
 		if (seen[r]) {
-			rc = gfs_error_set(err, GFS_ECORRUPT,
+			rc = gfsp_error_set(err, GFSP_ECORRUPT,
 			    "%s: rank %d is also recorded in %s/loc.%d", path,
 			    r, l->path, seen[r] - 1);
 			goto out;
@@ -180,10 +180,10 @@ load_locfile(struct gfs_layout *l, int k, int *seen, struct gfs_error *err)
 		l->part_size[r] = rec->part_size;
 		l->part_hash[r] = rec->part_hash;
 		l->node_of[r] = k;
-		snprintf(l->host[r], GFS_NAME_MAX, "%s", rec->host);
+		snprintf(l->host[r], GFSP_NAME_MAX, "%s", rec->host);
 	}
 out:
-	gfs_locfile_free(&lf);
+	gfsp_locfile_free(&lf);
 	free(buf);
 	free(path);
 	return rc;
@@ -191,28 +191,28 @@ out:
 
 /* part.<r> must exist with exactly its recorded size */
 static int
-check_part_file(const struct gfs_layout *l, int r, struct gfs_error *err)
+check_part_file(const struct gfsp_layout *l, int r, struct gfsp_error *err)
 {
-	struct gfs_stat st;
-	struct gfs_error serr;
+	struct gfsp_stat st;
+	struct gfsp_error serr;
 	char *path;
 	int rc;
 
-	path = gfs_part_path(l->path, r);
+	path = gfsp_part_path(l->path, r);
 	if (path == NULL)
-		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	gfs_error_clear(&serr);
-	rc = gfs_stat(path, &st, &serr);
-	if (rc == GFS_ENOENT)
-		rc = gfs_error_set(err, GFS_ENOENT, "%s: missing part file",
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	gfsp_error_clear(&serr);
+	rc = gfsp_stat(path, &st, &serr);
+	if (rc == GFSP_ENOENT)
+		rc = gfsp_error_set(err, GFSP_ENOENT, "%s: missing part file",
 		    path);
 	else if (rc)
-		rc = gfs_error_set(err, rc, "%s", serr.msg);
+		rc = gfsp_error_set(err, rc, "%s", serr.msg);
 	else if (!S_ISREG(st.mode))
-		rc = gfs_error_set(err, GFS_ECORRUPT,
+		rc = gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: not a regular file", path);
 	else if (st.size != l->part_size[r])
-		rc = gfs_error_set(err, GFS_ECORRUPT,
+		rc = gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: %llu bytes but loc.%d records %llu (%s)", path,
 		    (unsigned long long)st.size, l->node_of[r],
 		    (unsigned long long)l->part_size[r],
@@ -225,14 +225,14 @@ check_part_file(const struct gfs_layout *l, int r, struct gfs_error *err)
 /* Every byte of part r must have a place in the logical file: a part
  * longer than its view below the logical size is corrupt. */
 static int
-part_fits(const struct gfs_layout *l, int r, struct gfs_error *err)
+part_fits(const struct gfsp_layout *l, int r, struct gfsp_error *err)
 {
-	uint64_t below = gfs_view_bytes_below(&l->views[r],
+	uint64_t below = gfsp_view_bytes_below(&l->views[r],
 					      l->marker.logical_size);
 
 	if (l->part_size[r] <= below)
 		return 0;
-	return gfs_error_set(err, GFS_ECORRUPT,
+	return gfsp_error_set(err, GFSP_ECORRUPT,
 	    "%s/loc.%d: rank %d records %llu part bytes but its view holds "
 	    "only %llu below the logical size %llu", l->path, l->node_of[r],
 	    r, (unsigned long long)l->part_size[r],
@@ -241,28 +241,28 @@ part_fits(const struct gfs_layout *l, int r, struct gfs_error *err)
 }
 
 int
-gfs_layout_open(const char *path, struct gfs_layout **out,
-		struct gfs_error *err)
+gfsp_layout_open(const char *path, struct gfsp_layout **out,
+		struct gfsp_error *err)
 {
-	struct gfs_layout *l;
-	struct gfs_stat st;
+	struct gfsp_layout *l;
+	struct gfsp_stat st;
 	int *seen = NULL;
 	size_t n;
 	int rc, r, k;
 
 	*out = NULL;
-	rc = gfs_stat(path, &st, err);
+	rc = gfsp_stat(path, &st, err);
 	if (rc)
 		return rc;
 	if (!S_ISDIR(st.mode))
-		return gfs_error_set(err, GFS_ENOTSPLIT,
+		return gfsp_error_set(err, GFSP_ENOTSPLIT,
 		    "'%s' is not a split file (not a directory)", path);
 	l = calloc(1, sizeof(*l));
 	if (l == NULL)
-		return gfs_error_set(err, GFS_ENOMEM, "out of memory");
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	l->path = strdup(path);
 	if (l->path == NULL) {
-		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		goto fail;
 	}
 	/* "x.split/" and "x.split" name the same thing in messages */
@@ -286,7 +286,7 @@ gfs_layout_open(const char *path, struct gfs_layout **out,
 	if (l->views == NULL || l->part_size == NULL ||
 	    l->part_hash == NULL || l->node_of == NULL || l->host == NULL ||
 	    l->node_name == NULL || l->parts == NULL || seen == NULL) {
-		rc = gfs_error_set(err, GFS_ENOMEM,
+		rc = gfsp_error_set(err, GFSP_ENOMEM,
 		    "'%s': out of memory for %d processes", path, l->nprocs);
 		goto fail;
 	}
@@ -297,7 +297,7 @@ gfs_layout_open(const char *path, struct gfs_layout **out,
 	}
 	for (r = 0; r < l->nprocs; r++)
 		if (!seen[r]) {
-			rc = gfs_error_set(err, GFS_ECORRUPT,
+			rc = gfsp_error_set(err, GFSP_ECORRUPT,
 			    "'%s': rank %d is not recorded in any location "
 			    "file", l->path, r);
 			goto fail;
@@ -315,24 +315,24 @@ gfs_layout_open(const char *path, struct gfs_layout **out,
 	return 0;
 fail:
 	free(seen);
-	gfs_layout_close(l);
+	gfsp_layout_close(l);
 	return rc;
 }
 
 uint64_t
-gfs_layout_size(const struct gfs_layout *l)
+gfsp_layout_size(const struct gfsp_layout *l)
 {
 	return l->marker.logical_size;
 }
 
 int
-gfs_layout_nprocs(const struct gfs_layout *l)
+gfsp_layout_nprocs(const struct gfsp_layout *l)
 {
 	return l->nprocs;
 }
 
-const struct gfs_view *
-gfs_layout_view(const struct gfs_layout *l, int rank)
+const struct gfsp_view *
+gfsp_layout_view(const struct gfsp_layout *l, int rank)
 {
 	if (rank < 0 || rank >= l->nprocs)
 		return NULL;
@@ -343,8 +343,8 @@ gfs_layout_view(const struct gfs_layout *l, int rank)
  * Parts stay open once used, but a split file may have more parts than a
  * process may hold descriptors: past max_open(), every cached part is
  * closed before the next one opens (an O(nprocs) scan per max_open()
- * opens).  So a file returned by gfs_layout_part() is valid until the
- * next call of it or gfs_layout_close().
+ * opens).  So a file returned by gfsp_layout_part() is valid until the
+ * next call of it or gfsp_layout_close().
  */
 static int
 max_open(void)
@@ -354,26 +354,26 @@ max_open(void)
 
 	/* a quarter of the descriptors, the rest is the caller's */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		n = GFS_MIN(n, rl.rlim_cur / 4);
-	return (int)GFS_MAX(n, (rlim_t)4);
+		n = GFSP_MIN(n, rl.rlim_cur / 4);
+	return (int)GFSP_MAX(n, (rlim_t)4);
 }
 
 static void
-close_parts(struct gfs_layout *l)
+close_parts(struct gfsp_layout *l)
 {
-	struct gfs_error e;
+	struct gfsp_error e;
 	int r;
 
 	for (r = 0; r < l->nprocs; r++)
 		if (l->parts[r] != NULL) {
-			gfs_error_clear(&e);
-			gfs_close(l->parts[r], &e);	/* read-only */
+			gfsp_error_clear(&e);
+			gfsp_close(l->parts[r], &e);	/* read-only */
 			l->parts[r] = NULL;
 		}
 }
 
 static int
-open_parts(const struct gfs_layout *l)
+open_parts(const struct gfsp_layout *l)
 {
 	int r, n = 0;
 
@@ -383,24 +383,24 @@ open_parts(const struct gfs_layout *l)
 }
 
 int
-gfs_layout_part(struct gfs_layout *l, int rank, struct gfs_file **f,
-		struct gfs_error *err)
+gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
+		struct gfsp_error *err)
 {
 	char *path;
 	int rc;
 
 	if (rank < 0 || rank >= l->nprocs)
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 		    "'%s': no part %d (%d writers)", l->path, rank,
 		    l->nprocs);
 	if (l->parts[rank] == NULL) {
 		if (l->nprocs > 4 && open_parts(l) >= max_open())
 			close_parts(l);
-		path = gfs_part_path(l->path, rank);
+		path = gfsp_part_path(l->path, rank);
 		if (path == NULL)
-			return gfs_error_set(err, GFS_ENOMEM,
+			return gfsp_error_set(err, GFSP_ENOMEM,
 			    "out of memory");
-		rc = gfs_open(path, GFS_O_RDONLY, 0, &l->parts[rank], err);
+		rc = gfsp_open(path, GFSP_O_RDONLY, 0, &l->parts[rank], err);
 		free(path);
 		if (rc)
 			return rc;
@@ -412,7 +412,7 @@ gfs_layout_part(struct gfs_layout *l, int rank, struct gfs_file **f,
 /* --------------------------------------------------------------- map */
 
 struct pieces {
-	struct gfs_extent *v;
+	struct gfsp_extent *v;
 	size_t n, cap;
 	size_t max;		/* stop collecting past this many */
 	int32_t part;		/* part being collected */
@@ -424,7 +424,7 @@ static int
 add_piece(void *ctx, uint64_t goff, uint64_t loff, uint64_t len)
 {
 	struct pieces *p = ctx;
-	struct gfs_extent *nv;
+	struct gfsp_extent *nv;
 	size_t ncap;
 
 	if (len == 0)
@@ -435,7 +435,7 @@ add_piece(void *ctx, uint64_t goff, uint64_t loff, uint64_t len)
 		ncap = p->cap ? 2 * p->cap : 64;
 		nv = realloc(p->v, ncap * sizeof(*nv));
 		if (nv == NULL)
-			return GFS_ENOMEM;
+			return GFSP_ENOMEM;
 		p->v = nv;
 		p->cap = ncap;
 	}
@@ -450,7 +450,7 @@ add_piece(void *ctx, uint64_t goff, uint64_t loff, uint64_t len)
 static int
 cmp_piece(const void *a, const void *b)
 {
-	const struct gfs_extent *x = a, *y = b;
+	const struct gfsp_extent *x = a, *y = b;
 
 	if (x->goff != y->goff)
 		return x->goff < y->goff ? -1 : 1;
@@ -459,8 +459,8 @@ cmp_piece(const void *a, const void *b)
 
 /* All parts' pieces inside [a, b), sorted by (goff, part). */
 static int
-collect(const struct gfs_layout *l, uint64_t a, uint64_t b,
-	struct pieces *p, struct gfs_error *err)
+collect(const struct gfsp_layout *l, uint64_t a, uint64_t b,
+	struct pieces *p, struct gfsp_error *err)
 {
 	int r, rc;
 
@@ -469,12 +469,12 @@ collect(const struct gfs_layout *l, uint64_t a, uint64_t b,
 		if (l->part_size[r] == 0)
 			continue;
 		p->part = r;
-		rc = gfs_view_extents(&l->views[r], a, b, l->part_size[r],
+		rc = gfsp_view_extents(&l->views[r], a, b, l->part_size[r],
 		    add_piece, p);
 		if (rc == PIECES_FULL)
 			return rc;
 		if (rc)
-			return gfs_error_set(err, GFS_ENOMEM,
+			return gfsp_error_set(err, GFSP_ENOMEM,
 			    "'%s': out of memory mapping [%llu, %llu)",
 			    l->path, (unsigned long long)a,
 			    (unsigned long long)b);
@@ -485,11 +485,11 @@ collect(const struct gfs_layout *l, uint64_t a, uint64_t b,
 }
 
 int
-gfs_layout_map(const struct gfs_layout *l, uint64_t goff, uint64_t len,
-	       struct gfs_extent **ext, size_t *next, struct gfs_error *err)
+gfsp_layout_map(const struct gfsp_layout *l, uint64_t goff, uint64_t len,
+	       struct gfsp_extent **ext, size_t *next, struct gfsp_error *err)
 {
 	struct pieces p;
-	struct gfs_extent *out = NULL, *e;
+	struct gfsp_extent *out = NULL, *e;
 	uint64_t size = l->marker.logical_size, b, c, skip;
 	size_t n = 0, i;
 	int rc;
@@ -507,7 +507,7 @@ gfs_layout_map(const struct gfs_layout *l, uint64_t goff, uint64_t len,
 	/* at most one hole before each piece, plus one at the end */
 	out = malloc((2 * p.n + 1) * sizeof(*out));
 	if (out == NULL) {
-		rc = gfs_error_set(err, GFS_ENOMEM,
+		rc = gfsp_error_set(err, GFSP_ENOMEM,
 		    "'%s': out of memory mapping %zu extents", l->path, p.n);
 		goto out;
 	}
@@ -548,11 +548,11 @@ out:
 }
 
 int
-gfs_layout_pread(struct gfs_layout *l, void *buf, uint64_t len,
-		 uint64_t goff, uint64_t *got, struct gfs_error *err)
+gfsp_layout_pread(struct gfsp_layout *l, void *buf, uint64_t len,
+		 uint64_t goff, uint64_t *got, struct gfsp_error *err)
 {
-	struct gfs_extent *ext = NULL;
-	struct gfs_file *f;
+	struct gfsp_extent *ext = NULL;
+	struct gfsp_file *f;
 	unsigned char *p = buf;
 	size_t n = 0, i, done;
 	uint64_t size = l->marker.logical_size;
@@ -563,25 +563,25 @@ gfs_layout_pread(struct gfs_layout *l, void *buf, uint64_t len,
 		return 0;
 	if (len > size - goff)
 		len = size - goff;
-	rc = gfs_layout_map(l, goff, len, &ext, &n, err);
+	rc = gfsp_layout_map(l, goff, len, &ext, &n, err);
 	if (rc)
 		return rc;
 	for (i = 0; i < n; i++) {
-		struct gfs_extent *e = &ext[i];
+		struct gfsp_extent *e = &ext[i];
 		unsigned char *dst = p + (e->goff - goff);
 
 		if (e->part < 0) {
 			memset(dst, 0, (size_t)e->len);
 			continue;
 		}
-		rc = gfs_layout_part(l, e->part, &f, err);
+		rc = gfsp_layout_part(l, e->part, &f, err);
 		if (rc)
 			goto out;
-		rc = gfs_pread(f, dst, (size_t)e->len, e->loff, &done, err);
+		rc = gfsp_pread(f, dst, (size_t)e->len, e->loff, &done, err);
 		if (rc)
 			goto out;
 		if (done < e->len) {
-			rc = gfs_error_set(err, GFS_ECORRUPT,
+			rc = gfsp_error_set(err, GFSP_ECORRUPT,
 			    "%s/part.%d: short read at offset %llu: %zu of "
 			    "%llu bytes (part is shorter than recorded)",
 			    l->path, e->part, (unsigned long long)e->loff,
@@ -627,7 +627,7 @@ overlap_bytes(const struct pieces *p, uint64_t *out)
 		return 0;
 	ev = malloc(2 * p->n * sizeof(*ev));
 	if (ev == NULL)
-		return GFS_ENOMEM;
+		return GFSP_ENOMEM;
 	for (i = 0; i < p->n; i++) {
 		ev[2 * i].at = p->v[i].goff;
 		ev[2 * i].delta = 1;
@@ -653,8 +653,8 @@ overlap_bytes(const struct pieces *p, uint64_t *out)
  * the next one grow back.
  */
 int
-gfs_layout_coverage(const struct gfs_layout *l, struct gfs_coverage *c,
-		    struct gfs_error *err)
+gfsp_layout_coverage(const struct gfsp_layout *l, struct gfsp_coverage *c,
+		    struct gfsp_error *err)
 {
 	struct pieces p;
 	uint64_t size = l->marker.logical_size, a = 0, b, win = COVER_WINDOW;
@@ -666,7 +666,7 @@ gfs_layout_coverage(const struct gfs_layout *l, struct gfs_coverage *c,
 	c->first_hole = size;
 	memset(&p, 0, sizeof(p));
 	/* a 1-byte window holds at most one piece per part */
-	p.max = GFS_MAX(COVER_MAXPIECES, (size_t)l->nprocs * 2);
+	p.max = GFSP_MAX(COVER_MAXPIECES, (size_t)l->nprocs * 2);
 	while (a < size) {
 		b = win > size - a ? size : a + win;
 		rc = collect(l, a, b, &p, err);
@@ -676,13 +676,13 @@ gfs_layout_coverage(const struct gfs_layout *l, struct gfs_coverage *c,
 		}
 		if (rc) {
 			if (rc == PIECES_FULL)
-				rc = gfs_error_set(err, GFS_ENOMEM,
+				rc = gfsp_error_set(err, GFSP_ENOMEM,
 				    "'%s': too many pieces at offset %llu",
 				    l->path, (unsigned long long)a);
 			goto out;
 		}
 		if (overlap_bytes(&p, &ov)) {
-			rc = gfs_error_set(err, GFS_ENOMEM,
+			rc = gfsp_error_set(err, GFSP_ENOMEM,
 			    "out of memory computing overlaps");
 			goto out;
 		}
@@ -723,24 +723,24 @@ out:
 /* ------------------------------------------------------------- check */
 
 struct checker {
-	struct gfs_layout *l;
+	struct gfsp_layout *l;
 	void (*report)(void *ctx, const char *msg);
 	void *ctx;
 	int checksum_bad;
 	int other_bad;
-	struct gfs_error first_checksum;	/* first problem of each kind */
-	struct gfs_error first_other;
+	struct gfsp_error first_checksum;	/* first problem of each kind */
+	struct gfsp_error first_other;
 };
 
 static void
-problem(struct checker *ck, int code, const struct gfs_error *e)
+problem(struct checker *ck, int code, const struct gfsp_error *e)
 {
-	if (code == GFS_ECHECKSUM) {
+	if (code == GFSP_ECHECKSUM) {
 		ck->checksum_bad++;
-		gfs_error_set(&ck->first_checksum, code, "%s", e->msg);
+		gfsp_error_set(&ck->first_checksum, code, "%s", e->msg);
 	} else {
 		ck->other_bad++;
-		gfs_error_set(&ck->first_other, GFS_ECORRUPT, "%s", e->msg);
+		gfsp_error_set(&ck->first_other, GFSP_ECORRUPT, "%s", e->msg);
 	}
 	if (ck->report != NULL)
 		ck->report(ck->ctx, e->msg);
@@ -751,40 +751,40 @@ static void
 check_part(struct checker *ck, int r, unsigned char *buf,
 	   uint64_t *hashed, void (*progress)(void *, uint64_t))
 {
-	struct gfs_layout *l = ck->l;
-	struct gfs_phash *h = NULL;
-	struct gfs_file *f;
-	struct gfs_error e;
+	struct gfsp_layout *l = ck->l;
+	struct gfsp_phash *h = NULL;
+	struct gfsp_file *f;
+	struct gfsp_error e;
 	uint64_t off = 0, want = l->part_size[r], sum;
 	size_t n, done;
 	int rc;
 
-	gfs_error_clear(&e);
+	gfsp_error_clear(&e);
 	/* the part may have changed since open: stat it again */
 	rc = check_part_file(l, r, &e);
 	if (rc) {
 		problem(ck, rc, &e);
 		return;
 	}
-	h = gfs_phash_new(l->marker.seg_size);
+	h = gfsp_phash_new(l->marker.seg_size);
 	if (h == NULL) {
-		gfs_error_set(&e, GFS_ENOMEM, "%s/part.%d: out of memory",
+		gfsp_error_set(&e, GFSP_ENOMEM, "%s/part.%d: out of memory",
 		    l->path, r);
-		problem(ck, GFS_ENOMEM, &e);
+		problem(ck, GFSP_ENOMEM, &e);
 		return;
 	}
-	rc = gfs_layout_part(l, r, &f, &e);
+	rc = gfsp_layout_part(l, r, &f, &e);
 	while (rc == 0 && off < want) {
-		n = (size_t)GFS_MIN(want - off, (uint64_t)CHECK_BUF);
-		rc = gfs_pread(f, buf, n, off, &done, &e);
+		n = (size_t)GFSP_MIN(want - off, (uint64_t)CHECK_BUF);
+		rc = gfsp_pread(f, buf, n, off, &done, &e);
 		if (rc == 0 && done < n)
-			rc = gfs_error_set(&e, GFS_ECORRUPT,
+			rc = gfsp_error_set(&e, GFSP_ECORRUPT,
 			    "%s/part.%d: short read at offset %llu (part is "
 			    "shorter than recorded)", l->path, r,
 			    (unsigned long long)(off + done));
 		if (rc)
 			break;
-		gfs_phash_update(h, buf, n);
+		gfsp_phash_update(h, buf, n);
 		off += n;
 		*hashed += n;
 		if (progress != NULL)
@@ -794,28 +794,28 @@ check_part(struct checker *ck, int r, unsigned char *buf,
 		problem(ck, rc, &e);
 		goto out;
 	}
-	sum = gfs_phash_final(h);
+	sum = gfsp_phash_final(h);
 	if (sum != l->part_hash[r]) {
-		gfs_error_set(&e, GFS_ECHECKSUM,
+		gfsp_error_set(&e, GFSP_ECHECKSUM,
 		    "%s/part.%d: checksum mismatch (recorded 0x%016llx, "
 		    "computed 0x%016llx)", l->path, r,
 		    (unsigned long long)l->part_hash[r],
 		    (unsigned long long)sum);
-		problem(ck, GFS_ECHECKSUM, &e);
+		problem(ck, GFSP_ECHECKSUM, &e);
 	}
 out:
-	gfs_phash_free(h);
+	gfsp_phash_free(h);
 }
 
 int
-gfs_layout_check(struct gfs_layout *l,
+gfsp_layout_check(struct gfsp_layout *l,
 		 void (*report)(void *ctx, const char *msg), void *ctx,
 		 void (*progress)(void *ctx, uint64_t bytes),
-		 struct gfs_error *err)
+		 struct gfsp_error *err)
 {
 	struct checker ck;
-	struct gfs_coverage cov;
-	struct gfs_error e;
+	struct gfsp_coverage cov;
+	struct gfsp_error e;
 	unsigned char *buf;
 	uint64_t hashed = 0;
 	int r, rc;
@@ -826,31 +826,31 @@ gfs_layout_check(struct gfs_layout *l,
 	ck.ctx = ctx;
 	buf = malloc(CHECK_BUF);
 	if (buf == NULL)
-		return gfs_error_set(err, GFS_ENOMEM,
+		return gfsp_error_set(err, GFSP_ENOMEM,
 		    "out of memory for the check buffer");
 	for (r = 0; r < l->nprocs; r++) {
-		gfs_error_clear(&e);
+		gfsp_error_clear(&e);
 		if (part_fits(l, r, &e))
-			problem(&ck, GFS_ECORRUPT, &e);
+			problem(&ck, GFSP_ECORRUPT, &e);
 		check_part(&ck, r, buf, &hashed, progress);
 	}
 	free(buf);
-	gfs_error_clear(&e);
-	rc = gfs_layout_coverage(l, &cov, &e);
+	gfsp_error_clear(&e);
+	rc = gfsp_layout_coverage(l, &cov, &e);
 	if (rc) {
 		problem(&ck, rc, &e);
 	} else if (cov.overlap_bytes > 0) {
-		gfs_error_set(&e, GFS_ECORRUPT,
+		gfsp_error_set(&e, GFSP_ECORRUPT,
 		    "'%s': views of different ranks overlap in %llu bytes",
 		    l->path, (unsigned long long)cov.overlap_bytes);
-		problem(&ck, GFS_ECORRUPT, &e);
+		problem(&ck, GFSP_ECORRUPT, &e);
 	}
 	/* the message of the first problem of the kind returned */
 	if (ck.checksum_bad)
-		return gfs_error_set(err, GFS_ECHECKSUM, "%s",
+		return gfsp_error_set(err, GFSP_ECHECKSUM, "%s",
 		    ck.first_checksum.msg);
 	if (ck.other_bad)
-		return gfs_error_set(err, GFS_ECORRUPT, "%s",
+		return gfsp_error_set(err, GFSP_ECORRUPT, "%s",
 		    ck.first_other.msg);
 	return 0;
 }

@@ -1,58 +1,58 @@
 /*
- * layout_impl.h - the inside of struct gfs_layout (an opened split file) and
+ * layout_impl.h - the inside of struct gfsp_layout (an opened split file) and
  * the checks stat-layout runs.  Included by libcore/ and cmd/ only.
  */
-#ifndef GFS_LAYOUT_IMPL_H
-#define GFS_LAYOUT_IMPL_H
+#ifndef GFSP_LAYOUT_IMPL_H
+#define GFSP_LAYOUT_IMPL_H
 
 #include "gfsplit.h"
 #include "splitfile.h"
 #include "store.h"
 
-struct gfs_layout {
+struct gfsp_layout {
 	char *path;			/* the split directory */
-	struct gfs_marker marker;
+	struct gfsp_marker marker;
 	int nprocs;
 	int nnodes;
-	struct gfs_view *views;		/* [nprocs], resolved, disjoint */
+	struct gfsp_view *views;		/* [nprocs], resolved, disjoint */
 	uint64_t *part_size;		/* [nprocs] as recorded */
 	uint64_t *part_hash;		/* [nprocs] as recorded */
 	int *node_of;			/* [nprocs] rank -> location file */
-	char (*host)[GFS_NAME_MAX];	/* [nprocs] where each part was written */
-	char (*node_name)[GFS_NAME_MAX];	/* [nnodes] */
-	struct gfs_file **parts;	/* [nprocs] opened on first use */
+	char (*host)[GFSP_NAME_MAX];	/* [nprocs] where each part was written */
+	char (*node_name)[GFSP_NAME_MAX];	/* [nnodes] */
+	struct gfsp_file **parts;	/* [nprocs] opened on first use */
 };
 
 /* "DIR/part.R", "DIR/loc.K", "DIR/gfsplit.meta" (malloc'd) */
-char *gfs_part_path(const char *dir, int rank);
-char *gfs_loc_path(const char *dir, int node);
-char *gfs_marker_path(const char *dir);
+char *gfsp_part_path(const char *dir, int rank);
+char *gfsp_loc_path(const char *dir, int node);
+char *gfsp_marker_path(const char *dir);
 
 /* Open part `rank` for reading (cached in l->parts). */
-int gfs_layout_part(struct gfs_layout *l, int rank, struct gfs_file **f,
-		    struct gfs_error *err);
+int gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
+		    struct gfsp_error *err);
 
 /* Coverage of [0, logical size) by the parts' data. */
-struct gfs_coverage {
+struct gfsp_coverage {
 	uint64_t data_bytes;	/* bytes backed by some part */
 	uint64_t hole_bytes;	/* bytes no part holds (read as zeros) */
 	uint64_t holes;		/* number of hole runs */
 	uint64_t overlap_bytes;	/* bytes claimed by more than one part */
 	uint64_t first_hole;	/* offset of the first hole, if any */
 };
-int gfs_layout_coverage(const struct gfs_layout *l, struct gfs_coverage *c,
-			struct gfs_error *err);
+int gfsp_layout_coverage(const struct gfsp_layout *l, struct gfsp_coverage *c,
+			struct gfsp_error *err);
 
 /*
  * Full check: every part exists with its recorded size and checksum, views
  * are valid and disjoint, every recorded part byte lies below the logical
  * size.  Calls report(ctx, msg) for each problem found and returns
- * GFS_ECORRUPT / GFS_ECHECKSUM if there was any (0 if clean); progress, if
+ * GFSP_ECORRUPT / GFSP_ECHECKSUM if there was any (0 if clean); progress, if
  * non-NULL, is told the bytes hashed so far.
  */
-int gfs_layout_check(struct gfs_layout *l,
+int gfsp_layout_check(struct gfsp_layout *l,
 		     void (*report)(void *ctx, const char *msg), void *ctx,
 		     void (*progress)(void *ctx, uint64_t bytes),
-		     struct gfs_error *err);
+		     struct gfsp_error *err);
 
-#endif /* GFS_LAYOUT_IMPL_H */
+#endif /* GFSP_LAYOUT_IMPL_H */

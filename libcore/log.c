@@ -18,10 +18,10 @@
 static const char *log_prog = "gfsplit";
 static int log_rank;
 static int log_nprocs = 1;
-static int log_lvl = GFS_LOG_NORMAL;
+static int log_lvl = GFSP_LOG_NORMAL;
 
 void
-gfs_log_setup(const char *prog, int rank, int nprocs, int level)
+gfsp_log_setup(const char *prog, int rank, int nprocs, int level)
 {
 	const char *slash;
 
@@ -35,7 +35,7 @@ gfs_log_setup(const char *prog, int rank, int nprocs, int level)
 }
 
 int
-gfs_log_level(void)
+gfsp_log_level(void)
 {
 	return log_lvl;
 }
@@ -43,7 +43,7 @@ gfs_log_level(void)
 static void
 log_emit(int tag_rank, const char *kind, const char *fmt, va_list ap)
 {
-	char buf[GFS_ERRMSG_MAX + 256];
+	char buf[GFSP_ERRMSG_MAX + 256];
 	size_t n = 0;
 	int r;
 
@@ -53,10 +53,10 @@ log_emit(int tag_rank, const char *kind, const char *fmt, va_list ap)
 	else
 		r = snprintf(buf, sizeof(buf), "%s: %s", log_prog, kind);
 	if (r > 0)
-		n = GFS_MIN((size_t)r, sizeof(buf) - 1);
+		n = GFSP_MIN((size_t)r, sizeof(buf) - 1);
 	r = vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
 	if (r > 0)
-		n = GFS_MIN(n + (size_t)r, sizeof(buf) - 2);
+		n = GFSP_MIN(n + (size_t)r, sizeof(buf) - 2);
 	buf[n++] = '\n';
 	buf[n] = '\0';
 	/* stderr is unbuffered: one fputs is one write for a short line */
@@ -66,7 +66,7 @@ log_emit(int tag_rank, const char *kind, const char *fmt, va_list ap)
 }
 
 void
-gfs_log_error(const char *fmt, ...)
+gfsp_log_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -76,7 +76,7 @@ gfs_log_error(const char *fmt, ...)
 }
 
 void
-gfs_log_warn(const char *fmt, ...)
+gfsp_log_warn(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -86,11 +86,11 @@ gfs_log_warn(const char *fmt, ...)
 }
 
 void
-gfs_log_info(const char *fmt, ...)
+gfsp_log_info(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (log_rank != 0 || log_lvl < GFS_LOG_NORMAL)
+	if (log_rank != 0 || log_lvl < GFSP_LOG_NORMAL)
 		return;
 	va_start(ap, fmt);
 	log_emit(0, "", fmt, ap);
@@ -98,11 +98,11 @@ gfs_log_info(const char *fmt, ...)
 }
 
 void
-gfs_log_verbose(const char *fmt, ...)
+gfsp_log_verbose(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (log_rank != 0 || log_lvl < GFS_LOG_VERBOSE)
+	if (log_rank != 0 || log_lvl < GFSP_LOG_VERBOSE)
 		return;
 	va_start(ap, fmt);
 	log_emit(0, "", fmt, ap);
@@ -110,16 +110,16 @@ gfs_log_verbose(const char *fmt, ...)
 }
 
 /*
- * A failure on one rank makes every other rank return GFS_EPEER; printing
+ * A failure on one rank makes every other rank return GFSP_EPEER; printing
  * those echoes by default would bury the one message that matters.
  */
 void
-gfs_log_gfs_error(const struct gfs_error *err)
+gfsp_log_gfs_error(const struct gfsp_error *err)
 {
-	if (err == NULL || err->code == GFS_OK)
+	if (err == NULL || err->code == GFSP_OK)
 		return;
-	if (err->code == GFS_EPEER && log_lvl < GFS_LOG_VERBOSE)
+	if (err->code == GFSP_EPEER && log_lvl < GFSP_LOG_VERBOSE)
 		return;
-	gfs_log_error("%s", err->msg[0] != '\0' ? err->msg :
-		      gfs_strerror(err->code));
+	gfsp_log_error("%s", err->msg[0] != '\0' ? err->msg :
+		      gfsp_strerror(err->code));
 }

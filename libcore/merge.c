@@ -59,7 +59,7 @@ struct seghash {
  * A part touched by the current stripe and its segment being hashed.  A
  * segment arrives in pieces (buffers, and the tail past the stripe), so it
  * is hashed with the streaming XXH3, which gives the same value as the
- * one-shot gfs_seg_hash() (XXH3_64bits) the writer used.
+ * one-shot gfsp_seg_hash() (XXH3_64bits) the writer used.
  */
 struct open_part {
 	int part;
@@ -74,14 +74,14 @@ struct open_part {
  * has two buffers, so a chunk is identified by its buffer. */
 struct chunk_map {
 	void *buf;
-	struct gfs_extent *ext;
+	struct gfsp_extent *ext;
 	size_t n;
 };
 
 struct merge_ctx {
 	const char *src;
-	struct gfs_layout *l;
-	struct gfs_file *out;
+	struct gfsp_layout *l;
+	struct gfsp_file *out;
 	int rank, nranks;
 	uint64_t size, stripe, nstripes;
 	uint64_t k;			/* current stripe */
@@ -97,7 +97,7 @@ struct merge_ctx {
 	unsigned char *tail;		/* TAIL_BUF scratch */
 
 	struct chunk_map map[2];
-	struct gfs_progress *prog;
+	struct gfsp_progress *prog;
 	uint64_t done, data_bytes;
 };
 
@@ -105,7 +105,7 @@ struct merge_ctx {
 
 static int
 add_seghash(struct merge_ctx *x, uint64_t part, uint64_t seg, uint64_t hash,
-	    struct gfs_error *err)
+	    struct gfsp_error *err)
 {
 	struct seghash *n;
 	size_t cap;
@@ -114,7 +114,7 @@ add_seghash(struct merge_ctx *x, uint64_t part, uint64_t seg, uint64_t hash,
 		cap = x->capsh ? 2 * x->capsh : 1024;
 		n = realloc(x->sh, cap * sizeof(*n));
 		if (n == NULL)
-			return gfs_error_set(err, GFS_ENOMEM,
+			return gfsp_error_set(err, GFSP_ENOMEM,
 			    "out of memory for segment checksums");
 		x->sh = n;
 		x->capsh = cap;
@@ -125,7 +125,7 @@ add_seghash(struct merge_ctx *x, uint64_t part, uint64_t seg, uint64_t hash,
 
 static int
 part_slot(struct merge_ctx *x, int part, uint64_t loff,
-	  struct open_part **out, struct gfs_error *err)
+	  struct open_part **out, struct gfsp_error *err)
 {
 	struct open_part *p;
 	int cap;
@@ -138,7 +138,7 @@ part_slot(struct merge_ctx *x, int part, uint64_t loff,
 		cap = x->capop ? 2 * x->capop : 8;
 		p = realloc(x->op, (size_t)cap * sizeof(*p));
 		if (p == NULL)
-			return gfs_error_set(err, GFS_ENOMEM,
+			return gfsp_error_set(err, GFSP_ENOMEM,
 			    "out of memory for checksum states");
 		memset(p + x->capop, 0, (size_t)(cap - x->capop) * sizeof(*p));
 		x->op = p;
@@ -146,7 +146,7 @@ part_slot(struct merge_ctx *x, int part, uint64_t loff,
 	}
 	p = &x->op[x->nop];
 	if (p->st == NULL && (p->st = XXH3_createState()) == NULL)
-		return gfs_error_set(err, GFS_ENOMEM,
+		return gfsp_error_set(err, GFSP_ENOMEM,
 				     "out of memory for checksum states");
 	p->part = part;
 	p->open = 0;
@@ -163,7 +163,7 @@ part_slot(struct merge_ctx *x, int part, uint64_t loff,
  */
 static int
 hash_feed(struct merge_ctx *x, int part, uint64_t loff, const void *buf,
-	  uint64_t len, struct gfs_error *err)
+	  uint64_t len, struct gfsp_error *err)
 {
 	const unsigned char *p = buf;
 	uint64_t psize = x->l->part_size[part], seg = x->seg_size;
@@ -175,21 +175,21 @@ hash_feed(struct merge_ctx *x, int part, uint64_t loff, const void *buf,
 	if (rc)
 		return rc;
 	if (o->pos != loff)
-		return gfs_error_set(err, GFS_ECORRUPT,
+		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s/part.%d: stripe maps to a non-contiguous part range",
 		    x->src, part);
 	while (q < end) {
 		if (!o->open) {
 			if (q % seg != 0) {
-				q = GFS_MIN(end, (q / seg + 1) * seg);
+				q = GFSP_MIN(end, (q / seg + 1) * seg);
 				continue;
 			}
 			o->open = 1;
 			o->seg = q / seg;
-			o->segend = GFS_MIN(q + seg, psize);
+			o->segend = GFSP_MIN(q + seg, psize);
 			XXH3_64bits_reset(o->st);
 		}
-		n = GFS_MIN(end, o->segend) - q;
+		n = GFSP_MIN(end, o->segend) - q;
 		XXH3_64bits_update(o->st, p + (q - loff), (size_t)n);
 		q += n;
 		if (q == o->segend) {
@@ -206,9 +206,9 @@ hash_feed(struct merge_ctx *x, int part, uint64_t loff, const void *buf,
 
 static int
 short_part(struct merge_ctx *x, int part, uint64_t off,
-	   struct gfs_error *err)
+	   struct gfsp_error *err)
 {
-	return gfs_error_set(err, GFS_ECORRUPT,
+	return gfsp_error_set(err, GFSP_ECORRUPT,
 	    "%s/part.%d: part is shorter than recorded (%" PRIu64
 	    " bytes, no data at offset %" PRIu64 ")", x->src, part,
 	    x->l->part_size[part], off);
@@ -216,9 +216,9 @@ short_part(struct merge_ctx *x, int part, uint64_t off,
 
 /* End of a stripe: complete the segments that run past it. */
 static int
-hash_stripe_done(struct merge_ctx *x, struct gfs_error *err)
+hash_stripe_done(struct merge_ctx *x, struct gfsp_error *err)
 {
-	struct gfs_file *f;
+	struct gfsp_file *f;
 	struct open_part *o;
 	uint64_t n;
 	size_t got;
@@ -228,10 +228,10 @@ hash_stripe_done(struct merge_ctx *x, struct gfs_error *err)
 		o = &x->op[i];
 		if (!o->open)
 			continue;
-		rc = gfs_layout_part(x->l, o->part, &f, err);
+		rc = gfsp_layout_part(x->l, o->part, &f, err);
 		while (rc == 0 && o->pos < o->segend) {
-			n = GFS_MIN(o->segend - o->pos, (uint64_t)TAIL_BUF);
-			rc = gfs_pread(f, x->tail, (size_t)n, o->pos, &got,
+			n = GFSP_MIN(o->segend - o->pos, (uint64_t)TAIL_BUF);
+			rc = gfsp_pread(f, x->tail, (size_t)n, o->pos, &got,
 				       err);
 			if (rc == 0 && got < n)
 				rc = short_part(x, o->part, o->pos + got, err);
@@ -271,14 +271,14 @@ chunk_map_for(struct merge_ctx *x, void *buf)
 }
 
 static int
-merge_produce(void *arg, struct gfs_chunk *c, int *done,
-	      struct gfs_error *err)
+merge_produce(void *arg, struct gfsp_chunk *c, int *done,
+	      struct gfsp_error *err)
 {
 	struct merge_ctx *x = arg;
 	unsigned char *buf = c->buf;
 	struct chunk_map *m;
-	struct gfs_extent *e;
-	struct gfs_file *f;
+	struct gfsp_extent *e;
+	struct gfsp_file *f;
 	uint64_t stripe_end, n;
 	size_t i, got;
 	int rc;
@@ -289,25 +289,25 @@ merge_produce(void *arg, struct gfs_chunk *c, int *done,
 	}
 	m = chunk_map_for(x, c->buf);
 	if (m == NULL)
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 		    "merge: more pipeline buffers than expected");
 	free(m->ext);
 	m->ext = NULL;
 	m->n = 0;
 
-	stripe_end = GFS_MIN((x->k + 1) * x->stripe, x->size);
-	n = GFS_MIN((uint64_t)c->cap, stripe_end - x->g);
-	rc = gfs_layout_map(x->l, x->g, n, &m->ext, &m->n, err);
+	stripe_end = GFSP_MIN((x->k + 1) * x->stripe, x->size);
+	n = GFSP_MIN((uint64_t)c->cap, stripe_end - x->g);
+	rc = gfsp_layout_map(x->l, x->g, n, &m->ext, &m->n, err);
 	if (rc)
 		return rc;
 	for (i = 0; i < m->n; i++) {
 		e = &m->ext[i];
 		if (e->part < 0)
 			continue;
-		rc = gfs_layout_part(x->l, e->part, &f, err);
+		rc = gfsp_layout_part(x->l, e->part, &f, err);
 		if (rc)
 			return rc;
-		rc = gfs_pread(f, buf + (e->goff - x->g), (size_t)e->len,
+		rc = gfsp_pread(f, buf + (e->goff - x->g), (size_t)e->len,
 			       e->loff, &got, err);
 		if (rc)
 			return rc;
@@ -337,7 +337,7 @@ merge_produce(void *arg, struct gfs_chunk *c, int *done,
 
 /* Write the data extents, coalescing neighbours; holes are skipped. */
 static int
-merge_consume(void *arg, const struct gfs_chunk *c, struct gfs_error *err)
+merge_consume(void *arg, const struct gfsp_chunk *c, struct gfsp_error *err)
 {
 	struct merge_ctx *x = arg;
 	const unsigned char *buf = c->buf;
@@ -347,7 +347,7 @@ merge_consume(void *arg, const struct gfs_chunk *c, struct gfs_error *err)
 	int rc;
 
 	if (m == NULL)
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 		    "merge: chunk without a map");
 	for (i = 0; i < m->n; i = j) {
 		if (m->ext[i].part < 0) {
@@ -358,18 +358,18 @@ merge_consume(void *arg, const struct gfs_chunk *c, struct gfs_error *err)
 		len = m->ext[i].len;
 		for (j = i + 1; j < m->n && m->ext[j].part >= 0; j++)
 			len += m->ext[j].len;
-		rc = gfs_pwrite(x->out, buf + (start - g0), (size_t)len, start,
+		rc = gfsp_pwrite(x->out, buf + (start - g0), (size_t)len, start,
 				err);
 		if (rc)
 			return rc;
 		x->data_bytes += len;
 	}
 	x->done += c->len;
-	gfs_progress_update(x->prog, x->done);
+	gfsp_progress_update(x->prog, x->done);
 	return 0;
 }
 
-static const struct gfs_pipe_ops merge_pipe_ops = {
+static const struct gfsp_pipe_ops merge_pipe_ops = {
 	.produce = merge_produce,
 	.consume = merge_consume,
 };
@@ -391,9 +391,9 @@ cmp_seghash(const void *a, const void *b)
 /* Check the parts this rank owns from the (part, segment)-sorted triples. */
 static int
 check_parts(struct merge_ctx *x, struct seghash *t, size_t nt,
-	    struct gfs_error *err)
+	    struct gfsp_error *err)
 {
-	const struct gfs_layout *l = x->l;
+	const struct gfsp_layout *l = x->l;
 	uint64_t *h, nseg, s, root;
 	size_t i = 0;
 	int p;
@@ -406,7 +406,7 @@ check_parts(struct merge_ctx *x, struct seghash *t, size_t nt,
 		for (s = 0; s < nseg; s++) {
 			if (i + s >= nt || t[i + s].part != (uint64_t)p ||
 			    t[i + s].seg != s)
-				return gfs_error_set(err, GFS_ECORRUPT,
+				return gfsp_error_set(err, GFSP_ECORRUPT,
 				    "%s/part.%d: segment %" PRIu64 " of %"
 				    PRIu64 " is not covered by the layout",
 				    x->src, p, s, nseg);
@@ -414,18 +414,18 @@ check_parts(struct merge_ctx *x, struct seghash *t, size_t nt,
 		}
 		i += nseg;
 		if (i < nt && t[i].part == (uint64_t)p)
-			return gfs_error_set(err, GFS_ECORRUPT,
+			return gfsp_error_set(err, GFSP_ECORRUPT,
 			    "%s/part.%d: segment %" PRIu64 " read twice or "
 			    "past the part's end", x->src, p, t[i].seg);
-		root = gfs_phash_root(h, nseg);
+		root = gfsp_phash_root(h, nseg);
 		if (root != l->part_hash[p])
-			return gfs_error_set(err, GFS_ECHECKSUM,
+			return gfsp_error_set(err, GFSP_ECHECKSUM,
 			    "%s/part.%d: checksum mismatch (recorded 0x%016"
 			    PRIx64 ", computed 0x%016" PRIx64 ")", x->src, p,
 			    l->part_hash[p], root);
 	}
 	if (i < nt)
-		return gfs_error_set(err, GFS_ECORRUPT,
+		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s/part.%" PRIu64 ": unexpected segment %" PRIu64,
 		    x->src, t[i].part, t[i].seg);
 	return 0;
@@ -434,7 +434,7 @@ check_parts(struct merge_ctx *x, struct seghash *t, size_t nt,
 /* Collective: ship every triple to its part's checker (rank part mod M),
  * then check. */
 static int
-verify_exchange(MPI_Comm comm, struct merge_ctx *x, struct gfs_error *err)
+verify_exchange(MPI_Comm comm, struct merge_ctx *x, struct gfsp_error *err)
 {
 	MPI_Datatype triple = MPI_DATATYPE_NULL;
 	struct seghash *send = NULL, *recv = NULL;
@@ -445,10 +445,10 @@ verify_exchange(MPI_Comm comm, struct merge_ctx *x, struct gfs_error *err)
 	cnt = calloc((size_t)m * 4, sizeof(*cnt));
 	send = malloc((x->nsh ? x->nsh : 1) * sizeof(*send));
 	if (cnt == NULL || send == NULL)
-		rc = gfs_error_set(err, GFS_ENOMEM,
+		rc = gfsp_error_set(err, GFSP_ENOMEM,
 				   "out of memory for checksum exchange");
 	else if (x->nsh > INT_MAX)
-		rc = gfs_error_set(err, GFS_EINVAL,
+		rc = gfsp_error_set(err, GFSP_EINVAL,
 				   "too many checksum segments on one rank");
 	if (rc == 0) {
 		rcnt = cnt + m;
@@ -466,35 +466,35 @@ verify_exchange(MPI_Comm comm, struct merge_ctx *x, struct gfs_error *err)
 		free(x->sh);
 		x->sh = NULL;
 		x->nsh = x->capsh = 0;
-		rc = gfs_mpi_check(MPI_Type_contiguous(3, MPI_UINT64_T,
+		rc = gfsp_mpi_check(MPI_Type_contiguous(3, MPI_UINT64_T,
 		    &triple), "MPI_Type_contiguous", err);
 	}
 	if (rc == 0)
-		rc = gfs_mpi_check(MPI_Type_commit(&triple), "MPI_Type_commit",
+		rc = gfsp_mpi_check(MPI_Type_commit(&triple), "MPI_Type_commit",
 				   err);
-	rc = gfs_agree(comm, rc, err);
+	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		goto out;
 
-	rc = gfs_mpi_check(MPI_Alltoall(cnt, 1, MPI_INT, rcnt, 1, MPI_INT,
+	rc = gfsp_mpi_check(MPI_Alltoall(cnt, 1, MPI_INT, rcnt, 1, MPI_INT,
 	    comm), "MPI_Alltoall", err);
 	for (d = 0; rc == 0 && d < m; d++) {
 		if (nrecv + (size_t)rcnt[d] > INT_MAX)
-			rc = gfs_error_set(err, GFS_EINVAL,
+			rc = gfsp_error_set(err, GFSP_EINVAL,
 			    "too many checksum segments for one rank");
 		rdsp[d] = (int)nrecv;
 		nrecv += (size_t)rcnt[d];
 	}
 	if (rc == 0 && (recv = malloc((nrecv ? nrecv : 1) *
 				      sizeof(*recv))) == NULL)
-		rc = gfs_error_set(err, GFS_ENOMEM,
+		rc = gfsp_error_set(err, GFSP_ENOMEM,
 				   "out of memory for checksum exchange");
-	rc = gfs_agree(comm, rc, err);
+	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		goto out;
-	rc = gfs_mpi_check(MPI_Alltoallv(send, cnt, sdsp, triple, recv, rcnt,
+	rc = gfsp_mpi_check(MPI_Alltoallv(send, cnt, sdsp, triple, recv, rcnt,
 	    rdsp, triple, comm), "MPI_Alltoallv", err);
-	rc = gfs_agree(comm, rc, err);
+	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		goto out;
 	free(send);
@@ -502,7 +502,7 @@ verify_exchange(MPI_Comm comm, struct merge_ctx *x, struct gfs_error *err)
 
 	qsort(recv, nrecv, sizeof(*recv), cmp_seghash);
 	rc = check_parts(x, recv, nrecv, err);
-	rc = gfs_agree(comm, rc, err);
+	rc = gfsp_agree(comm, rc, err);
 out:
 	if (triple != MPI_DATATYPE_NULL)
 		MPI_Type_free(&triple);
@@ -515,12 +515,12 @@ out:
 /* ------------------------------------------------------------ phases */
 
 static void
-merge_plan(const struct merge_ctx *x, struct gfs_plan_rank *plan)
+merge_plan(const struct merge_ctx *x, struct gfsp_plan_rank *plan)
 {
 	uint64_t r, cnt, lastk;
 
 	for (r = 0; r < (uint64_t)x->nranks; r++) {
-		struct gfs_plan_rank *p = &plan[r];
+		struct gfsp_plan_rank *p = &plan[r];
 
 		memset(p, 0, sizeof(*p));
 		if (r >= x->nstripes)
@@ -532,30 +532,30 @@ merge_plan(const struct merge_ctx *x, struct gfs_plan_rank *plan)
 		if (lastk == x->nstripes - 1)
 			p->bytes -= x->nstripes * x->stripe - x->size;
 		p->first = r * x->stripe;
-		p->last = GFS_MIN((lastk + 1) * x->stripe, x->size);
+		p->last = GFSP_MIN((lastk + 1) * x->stripe, x->size);
 	}
 }
 
 /* Collective: every rank opens SRC (rank 0 first, so that a bad SRC is
  * reported once rather than by every rank); rank 0 checks DST. */
 static int
-merge_open(MPI_Comm comm, struct merge_ctx *x, const struct gfs_merge_args *a,
-	   const struct gfs_dst *dst, struct gfs_copy_result *res,
-	   struct gfs_error *err)
+merge_open(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_merge_args *a,
+	   const struct gfsp_dst *dst, struct gfsp_copy_result *res,
+	   struct gfsp_error *err)
 {
 	int rc = 0;
 
 	if (x->rank == 0)
-		rc = gfs_layout_open(a->src, &x->l, err);
-	rc = gfs_agree(comm, rc, err);
+		rc = gfsp_layout_open(a->src, &x->l, err);
+	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		return rc;
 	if (x->rank != 0)
-		rc = gfs_layout_open(a->src, &x->l, err);
-	rc = gfs_agree(comm, rc, err);
+		rc = gfsp_layout_open(a->src, &x->l, err);
+	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		return rc;
-	x->size = gfs_layout_size(x->l);
+	x->size = gfsp_layout_size(x->l);
 	x->nstripes = x->size / x->stripe + (x->size % x->stripe != 0);
 	x->seg_size = x->l->marker.seg_size;
 	res->bytes = x->size;
@@ -563,88 +563,88 @@ merge_open(MPI_Comm comm, struct merge_ctx *x, const struct gfs_merge_args *a,
 	res->stripe_size = x->stripe;
 	snprintf(res->layout, sizeof(res->layout), "%s", x->l->marker.layout);
 	if (x->verify && x->seg_size == 0)
-		rc = gfs_error_set(err, GFS_ECORRUPT,
-		    "%s/%s: segment size is zero", a->src, GFS_MARKER_NAME);
+		rc = gfsp_error_set(err, GFSP_ECORRUPT,
+		    "%s/%s: segment size is zero", a->src, GFSP_MARKER_NAME);
 	if (rc == 0 && x->rank == 0)
-		rc = gfs_dst_check(dst, a->force, err);
+		rc = gfsp_dst_check(dst, a->force, err);
 	if (rc == 0 && a->dry_run && x->rank == 0) {
 		res->plan = calloc((size_t)x->nranks, sizeof(*res->plan));
 		if (res->plan == NULL)
-			rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		else
 			merge_plan(x, res->plan);
 	}
-	return gfs_agree(comm, rc, err);
+	return gfsp_agree(comm, rc, err);
 }
 
 /* Collective: rank 0 creates the temporary file (exclusively) and names
  * it to the others, who open it; and the per-rank buffers of the
  * pipeline's helpers. */
 static int
-merge_create(MPI_Comm comm, struct merge_ctx *x, const struct gfs_dst *dst,
-	     char **tmp, int *created, struct gfs_error *err)
+merge_create(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_dst *dst,
+	     char **tmp, int *created, struct gfsp_error *err)
 {
 	int rc = 0, i;
 
 	if (x->rank == 0) {
-		*tmp = gfs_dst_sibling(dst, "tmp");
+		*tmp = gfsp_dst_sibling(dst, "tmp");
 		if (*tmp == NULL)
-			rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		else
-			rc = gfs_open(*tmp, GFS_O_WRONLY | GFS_O_CREAT |
-				      GFS_O_EXCL, 0666, &x->out, err);
+			rc = gfsp_open(*tmp, GFSP_O_WRONLY | GFSP_O_CREAT |
+				      GFSP_O_EXCL, 0666, &x->out, err);
 		*created = rc == 0;
 	}
-	rc = gfs_agree(comm, rc, err);
+	rc = gfsp_agree(comm, rc, err);
 	if (rc == 0)
-		rc = gfs_bcast_string(comm, tmp, err);
-	rc = gfs_agree(comm, rc, err);
+		rc = gfsp_bcast_string(comm, tmp, err);
+	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		return rc;
 	if (x->rank != 0)
-		rc = gfs_open(*tmp, GFS_O_WRONLY, 0, &x->out, err);
+		rc = gfsp_open(*tmp, GFSP_O_WRONLY, 0, &x->out, err);
 	x->slot_of = malloc((size_t)x->l->nprocs * sizeof(*x->slot_of));
 	x->tail = malloc(TAIL_BUF);
 	if (rc == 0 && (x->slot_of == NULL || x->tail == NULL))
-		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	for (i = 0; rc == 0 && i < x->l->nprocs; i++)
 		x->slot_of[i] = -1;
-	return gfs_agree(comm, rc, err);
+	return gfsp_agree(comm, rc, err);
 }
 
 /* Close this rank's handle of DST; the first error wins. */
 static int
-close_out(struct merge_ctx *x, int rc, struct gfs_error *err)
+close_out(struct merge_ctx *x, int rc, struct gfsp_error *err)
 {
-	int crc = gfs_close(x->out, rc ? NULL : err);
+	int crc = gfsp_close(x->out, rc ? NULL : err);
 
 	x->out = NULL;
 	return rc ? rc : crc;
 }
 
 int
-gfs_merge(MPI_Comm comm, const struct gfs_merge_args *a,
-	  struct gfs_copy_result *res, struct gfs_error *err)
+gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
+	  struct gfsp_copy_result *res, struct gfsp_error *err)
 {
 	struct merge_ctx x = { 0 };
-	struct gfs_dst dst = { 0 };
+	struct gfsp_dst dst = { 0 };
 	char *tmp = NULL;
 	int created = 0, rc, i;
 	uint64_t bufsize, data;
-	double t0 = gfs_now();
+	double t0 = gfsp_now();
 
 	memset(res, 0, sizeof(*res));
 	MPI_Comm_rank(comm, &x.rank);
 	MPI_Comm_size(comm, &x.nranks);
 	res->ranks = x.nranks;
 	x.src = a->src;
-	x.stripe = a->stripe_size ? a->stripe_size : GFS_MERGE_STRIPE_DEFAULT;
+	x.stripe = a->stripe_size ? a->stripe_size : GFSP_MERGE_STRIPE_DEFAULT;
 	x.verify = a->verify;
-	bufsize = a->buffer_size ? a->buffer_size : GFS_COPY_BUFFER_DEFAULT;
+	bufsize = a->buffer_size ? a->buffer_size : GFSP_COPY_BUFFER_DEFAULT;
 	if (bufsize > SIZE_MAX / 2)
 		bufsize = SIZE_MAX / 2;
 
-	rc = gfs_agree(comm, gfs_dst_parse(&dst, a->dst, err), err);
+	rc = gfsp_agree(comm, gfsp_dst_parse(&dst, a->dst, err), err);
 	if (rc == 0)
 		rc = merge_open(comm, &x, a, &dst, res, err);
 	if (rc || a->dry_run)
@@ -655,16 +655,16 @@ gfs_merge(MPI_Comm comm, const struct gfs_merge_args *a,
 
 	x.k = (uint64_t)x.rank;
 	x.g = x.k * x.stripe;
-	x.prog = gfs_progress_start(comm, "gfsplit-merge", x.size);
+	x.prog = gfsp_progress_start(comm, "gfsplit-merge", x.size);
 	/* a chunk never spans stripes, nor the file */
-	bufsize = GFS_MAX(GFS_MIN(bufsize, GFS_MIN(x.stripe, x.size)), 4096);
-	rc = gfs_pipe_run(&merge_pipe_ops, &x, (size_t)bufsize, err);
-	gfs_progress_finish(x.prog);
+	bufsize = GFSP_MAX(GFSP_MIN(bufsize, GFSP_MIN(x.stripe, x.size)), 4096);
+	rc = gfsp_pipe_run(&merge_pipe_ops, &x, (size_t)bufsize, err);
+	gfsp_progress_finish(x.prog);
 	if (rc == 0 && a->sync)
-		rc = gfs_fsync(x.out, err);
+		rc = gfsp_fsync(x.out, err);
 	if (x.rank != 0)
 		rc = close_out(&x, rc, err);
-	rc = gfs_agree(comm, rc, err);
+	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		goto out;
 
@@ -678,32 +678,32 @@ gfs_merge(MPI_Comm comm, const struct gfs_merge_args *a,
 	/* rank 0: the tail of the logical file may be a hole, so set the
 	 * size; then move the finished file into place */
 	if (x.rank == 0) {
-		rc = gfs_ftruncate(x.out, x.size, err);
+		rc = gfsp_ftruncate(x.out, x.size, err);
 		if (rc == 0 && a->sync)
-			rc = gfs_fsync(x.out, err);
+			rc = gfsp_fsync(x.out, err);
 		rc = close_out(&x, rc, err);
 		if (rc == 0)
-			rc = gfs_dst_install(&dst, tmp, a->force, err);
+			rc = gfsp_dst_install(&dst, tmp, a->force, err);
 		if (rc == 0)
 			created = 0;
 	}
-	rc = gfs_agree(comm, rc, err);
+	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		goto out;
 
 	data = x.data_bytes;
-	rc = gfs_mpi_check(MPI_Reduce(&data, &res->data_bytes, 1,
+	rc = gfsp_mpi_check(MPI_Reduce(&data, &res->data_bytes, 1,
 	    MPI_UINT64_T, MPI_SUM, 0, comm), "MPI_Reduce", err);
-	rc = gfs_agree(comm, rc, err);
+	rc = gfsp_agree(comm, rc, err);
 	if (rc == 0) {
-		res->seconds = gfs_now() - t0;
-		rc = gfs_copy_usage(comm, res, err);
+		res->seconds = gfsp_now() - t0;
+		rc = gfsp_copy_usage(comm, res, err);
 	}
 out:
 	if (x.out != NULL)
-		gfs_close(x.out, NULL);
+		gfsp_close(x.out, NULL);
 	if (created)
-		gfs_unlink(tmp, NULL);
+		gfsp_unlink(tmp, NULL);
 	for (i = 0; i < 2; i++)
 		free(x.map[i].ext);
 	for (i = 0; i < x.capop; i++)
@@ -714,9 +714,9 @@ out:
 	free(x.tail);
 	free(x.slot_of);
 	free(tmp);
-	gfs_dst_free(&dst);
+	gfsp_dst_free(&dst);
 	if (x.l != NULL)
-		gfs_layout_close(x.l);
+		gfsp_layout_close(x.l);
 	if (rc) {
 		free(res->plan);
 		res->plan = NULL;

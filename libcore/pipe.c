@@ -24,25 +24,25 @@
 enum { WHO_NONE, WHO_PRODUCER, WHO_CONSUMER };
 
 struct pipe_state {
-	const struct gfs_pipe_ops *ops;
+	const struct gfsp_pipe_ops *ops;
 	void *ctx;
 	pthread_mutex_t lock;
 	pthread_cond_t filled;		/* a slot became FULL, or eof/stop */
 	pthread_cond_t emptied;		/* a slot became EMPTY, or stop */
-	struct gfs_chunk chunk[2];
+	struct gfsp_chunk chunk[2];
 	int full[2];
 	int eof;			/* the helper has nothing more */
 	int stop;			/* an error happened or caller left */
 	int failed;			/* WHO_*: whose error is first */
 	int prc;			/* the helper's return code */
-	struct gfs_error perr;		/* the helper's error */
+	struct gfsp_error perr;		/* the helper's error */
 };
 
 static void *
 pipe_producer(void *arg)
 {
 	struct pipe_state *ps = arg;
-	struct gfs_chunk *c;
+	struct gfsp_chunk *c;
 	int slot = 0, done, rc;
 
 	for (;;) {
@@ -62,7 +62,7 @@ pipe_producer(void *arg)
 		done = 0;
 		rc = ps->ops->produce(ps->ctx, c, &done, &ps->perr);
 		if (rc == 0 && !done && c->len > c->cap)
-			rc = gfs_error_set(&ps->perr, GFS_EINVAL, "pipeline: "
+			rc = gfsp_error_set(&ps->perr, GFSP_EINVAL, "pipeline: "
 					   "chunk of %zu bytes overflows its "
 					   "%zu-byte buffer", c->len, c->cap);
 
@@ -109,18 +109,18 @@ buffer_alloc(void **buf, size_t size)
 }
 
 int
-gfs_pipe_run(const struct gfs_pipe_ops *ops, void *ctx, size_t bufsize,
-	     struct gfs_error *err)
+gfsp_pipe_run(const struct gfsp_pipe_ops *ops, void *ctx, size_t bufsize,
+	     struct gfsp_error *err)
 {
 	struct pipe_state ps;
-	struct gfs_error cerr;
+	struct gfsp_error cerr;
 	pthread_t th;
 	int slot = 0, rc = 0, prc, i;
 
 	memset(&ps, 0, sizeof(ps));
-	gfs_error_clear(&cerr);
+	gfsp_error_clear(&cerr);
 	if (bufsize == 0)
-		return gfs_error_set(err, GFS_EINVAL, "pipeline: zero buffer "
+		return gfsp_error_set(err, GFSP_EINVAL, "pipeline: zero buffer "
 				     "size");
 	ps.ops = ops;
 	ps.ctx = ctx;
@@ -130,7 +130,7 @@ gfs_pipe_run(const struct gfs_pipe_ops *ops, void *ctx, size_t bufsize,
 	for (i = 0; i < 2; i++) {
 		if (buffer_alloc(&ps.chunk[i].buf, bufsize) != 0) {
 			ps.chunk[i].buf = NULL;
-			rc = gfs_error_set(err, GFS_ENOMEM, "pipeline: cannot "
+			rc = gfsp_error_set(err, GFSP_ENOMEM, "pipeline: cannot "
 					   "allocate two buffers of %zu bytes",
 					   bufsize);
 			goto out;
@@ -139,7 +139,7 @@ gfs_pipe_run(const struct gfs_pipe_ops *ops, void *ctx, size_t bufsize,
 	}
 	prc = pthread_create(&th, NULL, pipe_producer, &ps);
 	if (prc != 0) {
-		rc = gfs_error_errno(err, prc, "pipeline: cannot start the "
+		rc = gfsp_error_errno(err, prc, "pipeline: cannot start the "
 				     "reader thread");
 		goto out;
 	}
@@ -183,19 +183,19 @@ gfs_pipe_run(const struct gfs_pipe_ops *ops, void *ctx, size_t bufsize,
 	/* after the join, perr is ours to read */
 	if (ps.failed == WHO_PRODUCER) {
 		rc = ps.prc;
-		if (err != NULL && err->code == GFS_OK) {
-			if (ps.perr.code != GFS_OK)
+		if (err != NULL && err->code == GFSP_OK) {
+			if (ps.perr.code != GFSP_OK)
 				*err = ps.perr;
 			else
-				gfs_error_set(err, rc, "pipeline: reader "
+				gfsp_error_set(err, rc, "pipeline: reader "
 					      "failed");
 		}
 	} else if (ps.failed == WHO_CONSUMER) {
-		if (err != NULL && err->code == GFS_OK) {
-			if (cerr.code != GFS_OK)
+		if (err != NULL && err->code == GFSP_OK) {
+			if (cerr.code != GFSP_OK)
 				*err = cerr;
 			else
-				gfs_error_set(err, rc, "pipeline: writer "
+				gfsp_error_set(err, rc, "pipeline: writer "
 					      "failed");
 		}
 	} else {

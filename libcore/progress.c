@@ -41,7 +41,7 @@
 
 enum { SHOW_NONE, SHOW_TTY, SHOW_LINES };
 
-struct gfs_progress {
+struct gfsp_progress {
 	MPI_Comm comm;		/* private dup, or MPI_COMM_NULL */
 	int rank, nprocs;
 	char *label;
@@ -137,7 +137,7 @@ progress_show_mode(void)
 {
 	const char *env = getenv("GFSPLIT_PROGRESS");
 
-	if (gfs_log_level() <= GFS_LOG_QUIET)
+	if (gfsp_log_level() <= GFSP_LOG_QUIET)
 		return SHOW_NONE;
 	if (env != NULL && strcmp(env, "0") == 0)
 		return SHOW_NONE;
@@ -169,7 +169,7 @@ fmt_duration(double s, char *buf, size_t len)
 }
 
 static uint64_t
-progress_sum(const struct gfs_progress *p)
+progress_sum(const struct gfsp_progress *p)
 {
 	uint64_t sum = p->done;
 	int i;
@@ -181,11 +181,11 @@ progress_sum(const struct gfs_progress *p)
 
 /* "label: 512.0 MiB / 1.00 GiB  50%  812.3 MiB/s  ETA 0:01" */
 static void
-progress_draw(struct gfs_progress *p, int final)
+progress_draw(struct gfsp_progress *p, int final)
 {
 	char dbuf[32], tbuf[32], rbuf[32], ebuf[32], line[512];
 	uint64_t sum = progress_sum(p);
-	double el = gfs_now() - p->start, rate, pct;
+	double el = gfsp_now() - p->start, rate, pct;
 
 	if (p->show == SHOW_NONE)
 		return;
@@ -202,22 +202,22 @@ progress_draw(struct gfs_progress *p, int final)
 		snprintf(ebuf, sizeof(ebuf), sum >= p->total ? "0:00" : "--:--");
 	}
 	snprintf(line, sizeof(line), "%s: %s / %s  %3d%%  %s/s  %s %s",
-		 p->label, gfs_format_size(sum, dbuf, sizeof(dbuf)),
-		 gfs_format_size(p->total, tbuf, sizeof(tbuf)),
+		 p->label, gfsp_format_size(sum, dbuf, sizeof(dbuf)),
+		 gfsp_format_size(p->total, tbuf, sizeof(tbuf)),
 		 /* 99.7% is not done yet: do not round it up to 100 */
-		 (int)pct, gfs_format_size((uint64_t)rate, rbuf, sizeof(rbuf)),
+		 (int)pct, gfsp_format_size((uint64_t)rate, rbuf, sizeof(rbuf)),
 		 final ? "in" : "ETA", ebuf);
 	if (p->show == SHOW_TTY)
 		fprintf(stderr, "\r%s\033[K%s", line, final ? "\n" : "");
 	else
 		fprintf(stderr, "%s\n", line);
 	fflush(stderr);
-	p->last_draw = gfs_now();
+	p->last_draw = gfsp_now();
 }
 
 /* rank 0: receive whatever has arrived, without blocking */
 static void
-progress_drain(struct gfs_progress *p)
+progress_drain(struct gfsp_progress *p)
 {
 	MPI_Status st;
 	uint64_t v;
@@ -238,10 +238,10 @@ progress_drain(struct gfs_progress *p)
 	}
 }
 
-struct gfs_progress *
-gfs_progress_start(MPI_Comm comm, const char *label, uint64_t total)
+struct gfsp_progress *
+gfsp_progress_start(MPI_Comm comm, const char *label, uint64_t total)
 {
-	struct gfs_progress *p;
+	struct gfsp_progress *p;
 
 	p = calloc(1, sizeof(*p));
 	if (p == NULL)
@@ -267,13 +267,13 @@ gfs_progress_start(MPI_Comm comm, const char *label, uint64_t total)
 	/* out of memory: keep the collective shape, silently */
 	if (p->label == NULL || (p->rank == 0 && p->counts == NULL))
 		p->show = SHOW_NONE;
-	p->start = gfs_now();
+	p->start = gfsp_now();
 	p->last_send = p->last_poll = p->last_draw = p->start;
 	return p;
 }
 
 void
-gfs_progress_update(struct gfs_progress *p, uint64_t done)
+gfsp_progress_update(struct gfsp_progress *p, uint64_t done)
 {
 	double now;
 	int flag;
@@ -281,7 +281,7 @@ gfs_progress_update(struct gfs_progress *p, uint64_t done)
 	if (p == NULL)
 		return;
 	p->done = done;
-	now = gfs_now();
+	now = gfsp_now();
 	if (p->rank != 0) {
 		if (p->sreq != MPI_REQUEST_NULL) {
 			flag = 0;
@@ -308,7 +308,7 @@ gfs_progress_update(struct gfs_progress *p, uint64_t done)
 }
 
 void
-gfs_progress_finish(struct gfs_progress *p)
+gfsp_progress_finish(struct gfsp_progress *p)
 {
 	MPI_Request dreq, rreq;
 	MPI_Status st;
@@ -320,15 +320,15 @@ gfs_progress_finish(struct gfs_progress *p)
 		p->sent = p->done;
 		if (MPI_Isend(&p->sent, 1, MPI_UINT64_T, 0, TAG_DONE, p->comm,
 			      &dreq) == MPI_SUCCESS)
-			gfs_mpi_wait(&dreq, NULL);
+			gfsp_mpi_wait(&dreq, NULL);
 		if (p->sreq != MPI_REQUEST_NULL)
-			gfs_mpi_wait(&p->sreq, NULL);
+			gfsp_mpi_wait(&p->sreq, NULL);
 	} else if (p->comm != MPI_COMM_NULL) {
 		/* the others may still be copying: wait without spinning */
 		while (p->ndone < p->nprocs - 1) {
 			if (MPI_Irecv(&v, 1, MPI_UINT64_T, MPI_ANY_SOURCE,
 				      MPI_ANY_TAG, p->comm, &rreq) != MPI_SUCCESS ||
-			    gfs_mpi_wait(&rreq, &st) != MPI_SUCCESS)
+			    gfsp_mpi_wait(&rreq, &st) != MPI_SUCCESS)
 				break;
 			if (p->counts != NULL)
 				p->counts[st.MPI_SOURCE] = v;

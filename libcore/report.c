@@ -13,8 +13,8 @@
 
 
 int
-gfs_copy_usage(MPI_Comm comm, struct gfs_copy_result *res,
-	       struct gfs_error *err)
+gfsp_copy_usage(MPI_Comm comm, struct gfsp_copy_result *res,
+	       struct gfsp_error *err)
 {
 	struct rusage ru;
 	long rss = 0, maxrss = 0;
@@ -26,16 +26,16 @@ gfs_copy_usage(MPI_Comm comm, struct gfs_copy_result *res,
 		cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 		      (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 	}
-	rc = gfs_mpi_check(MPI_Reduce(&rss, &maxrss, 1, MPI_LONG, MPI_MAX, 0,
+	rc = gfsp_mpi_check(MPI_Reduce(&rss, &maxrss, 1, MPI_LONG, MPI_MAX, 0,
 	    comm), "MPI_Reduce", err);
 	if (rc == 0)
-		rc = gfs_mpi_check(MPI_Reduce(&cpu, &sum, 1, MPI_DOUBLE,
+		rc = gfsp_mpi_check(MPI_Reduce(&cpu, &sum, 1, MPI_DOUBLE,
 		    MPI_SUM, 0, comm), "MPI_Reduce", err);
 	/* the slowest rank's time is the job's time */
 	if (rc == 0)
-		rc = gfs_mpi_check(MPI_Allreduce(MPI_IN_PLACE, &secs, 1,
+		rc = gfsp_mpi_check(MPI_Allreduce(MPI_IN_PLACE, &secs, 1,
 		    MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce", err);
-	rc = gfs_agree(comm, rc, err);
+	rc = gfsp_agree(comm, rc, err);
 	if (rc == 0) {
 		res->max_rss_kib = maxrss;
 		res->cpu_seconds = sum;
@@ -51,8 +51,8 @@ add_u64(json_object *o, const char *key, uint64_t v)
 }
 
 json_object *
-gfs_copy_result_json(const char *command, const char *src, const char *dst,
-		     const struct gfs_copy_result *res, int dry_run)
+gfsp_copy_result_json(const char *command, const char *src, const char *dst,
+		     const struct gfsp_copy_result *res, int dry_run)
 {
 	json_object *o = json_object_new_object(), *plan, *p;
 	double secs = res->seconds;
@@ -109,14 +109,14 @@ gfs_copy_result_json(const char *command, const char *src, const char *dst,
 }
 
 const char *
-gfs_copy_result_line(const struct gfs_copy_result *res, char *buf,
+gfsp_copy_result_line(const struct gfsp_copy_result *res, char *buf,
 		     size_t len)
 {
 	char sz[32], rate[32];
 	double secs = res->seconds;
 
-	gfs_format_size(res->bytes, sz, sizeof(sz));
-	gfs_format_size(secs > 0 ? (uint64_t)(res->bytes / secs) : 0, rate,
+	gfsp_format_size(res->bytes, sz, sizeof(sz));
+	gfsp_format_size(secs > 0 ? (uint64_t)(res->bytes / secs) : 0, rate,
 			sizeof(rate));
 	snprintf(buf, len, "%s in %.2f s (%s/s, %d ranks, peak rss %ld KiB)",
 		 sz, secs, rate, res->ranks, res->max_rss_kib);
@@ -124,12 +124,12 @@ gfs_copy_result_line(const struct gfs_copy_result *res, char *buf,
 }
 
 const char *
-gfs_plan_line(const struct gfs_plan_rank *p, int rank, const char *what,
+gfsp_plan_line(const struct gfsp_plan_rank *p, int rank, const char *what,
 	      char *buf, size_t len)
 {
 	char sz[32];
 
-	gfs_format_size(p->bytes, sz, sizeof(sz));
+	gfsp_format_size(p->bytes, sz, sizeof(sz));
 	if (p->bytes == 0)
 		snprintf(buf, len, "rank %d: nothing", rank);
 	else
@@ -141,8 +141,8 @@ gfs_plan_line(const struct gfs_plan_rank *p, int rank, const char *what,
 }
 
 void
-gfs_copy_print(const char *command, const char *src, const char *dst,
-	       const struct gfs_copy_result *res, int json, int dry_run)
+gfsp_copy_print(const char *command, const char *src, const char *dst,
+	       const struct gfsp_copy_result *res, int json, int dry_run)
 {
 	const int merge = res->writers > 0;
 	char line[512];
@@ -150,7 +150,7 @@ gfs_copy_print(const char *command, const char *src, const char *dst,
 	int r;
 
 	if (json) {
-		o = gfs_copy_result_json(command, src, dst, res, dry_run);
+		o = gfsp_copy_result_json(command, src, dst, res, dry_run);
 		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 		json_object_put(o);
 	} else if (dry_run) {
@@ -158,18 +158,18 @@ gfs_copy_print(const char *command, const char *src, const char *dst,
 		       "into '%s' with %d ranks\n", merge ? "merge" : "split",
 		       src, res->bytes, res->layout, dst, res->ranks);
 		for (r = 0; r < res->ranks && res->plan != NULL; r++)
-			printf("  %s\n", gfs_plan_line(&res->plan[r], r,
+			printf("  %s\n", gfsp_plan_line(&res->plan[r], r,
 			       merge ? "stripes" : "blocks", line,
 			       sizeof(line)));
 	}
 	if (!dry_run && res->misplaced > 0)
-		gfs_log_warn("%d part%s did not land on %s rank's node (the "
+		gfsp_log_warn("%d part%s did not land on %s rank's node (the "
 		    "node was down or full); 'stat-layout %s' shows where",
 		    res->misplaced, res->misplaced == 1 ? "" : "s",
 		    res->misplaced == 1 ? "its" : "their", dst);
 	if (!dry_run)
-		gfs_log_info("%s '%s' into '%s': %s%s", merge ? "merged" :
-		    "split", src, dst, gfs_copy_result_line(res, line,
+		gfsp_log_info("%s '%s' into '%s': %s%s", merge ? "merged" :
+		    "split", src, dst, gfsp_copy_result_line(res, line,
 		    sizeof(line)), !merge ? "" : res->verified ?
 		    ", checksums ok" : ", checksums not verified");
 }

@@ -21,9 +21,9 @@
  * end_q >= end_r), so that V_q's pattern applies to every byte V_r can
  * have.  Otherwise (say V_q starts after V_r and overlaps it from there
  * on) the difference has a prefix that differs from the rest, which one
- * view cannot record: that fails with GFS_ENOTSUP naming both ranks.  So
+ * view cannot record: that fails with GFSP_ENOTSUP naming both ranks.  So
  * does a pair whose common period would expand to more than
- * GFS_RESOLVE_MAX_BLOCKS blocks.
+ * GFSP_RESOLVE_MAX_BLOCKS blocks.
  *
  * Each rank r subtracts every original V_q, q < r.  That equals
  * subtracting the resolved ones (the bytes the resolved views lack are
@@ -48,7 +48,7 @@ struct ilist {
 };
 
 static int
-ilist_add(struct ilist *l, uint64_t a, uint64_t b, struct gfs_error *err)
+ilist_add(struct ilist *l, uint64_t a, uint64_t b, struct gfsp_error *err)
 {
 	if (a >= b)
 		return 0;
@@ -61,7 +61,7 @@ ilist_add(struct ilist *l, uint64_t a, uint64_t b, struct gfs_error *err)
 		struct ivl *p = realloc(l->p, cap * sizeof(*p));
 
 		if (p == NULL)
-			return gfs_error_set(err, GFS_ENOMEM,
+			return gfsp_error_set(err, GFSP_ENOMEM,
 					     "cannot resolve view overlaps: out of memory at %zu blocks",
 					     l->n);
 		l->p = p;
@@ -77,7 +77,7 @@ ilist_add(struct ilist *l, uint64_t a, uint64_t b, struct gfs_error *err)
  * the pieces in increasing order, clipped to the window.
  */
 struct gen {
-	const struct gfs_view *v;
+	const struct gfsp_view *v;
 	uint64_t sh, L;
 	uint64_t tile, i;
 };
@@ -85,7 +85,7 @@ struct gen {
 static int
 gen_next(struct gen *g, uint64_t *a, uint64_t *b)
 {
-	const struct gfs_view *v = g->v;
+	const struct gfsp_view *v = g->v;
 
 	for (;;) {
 		uint64_t ys, ye;
@@ -101,8 +101,8 @@ gen_next(struct gen *g, uint64_t *a, uint64_t *b)
 		g->i++;
 		if (ye <= g->sh)
 			continue;
-		*a = GFS_MAX(ys, g->sh) - g->sh;
-		*b = GFS_MIN(ye, g->sh + g->L) - g->sh;
+		*a = GFSP_MAX(ys, g->sh) - g->sh;
+		*b = GFSP_MIN(ye, g->sh + g->L) - g->sh;
 		return 1;
 	}
 }
@@ -137,11 +137,11 @@ has_period(const struct ilist *d, uint64_t L, uint64_t p)
 		uint64_t a = d->p[i].a, b = d->p[i].b;
 
 		while (a < b) {
-			uint64_t w = a / p, e = GFS_MIN(b, (w + 1) * p);
+			uint64_t w = a / p, e = GFSP_MIN(b, (w + 1) * p);
 			const struct ivl *z = &d->p[k % c0];
 
 			if (k / c0 != w || a - w * p != z->a ||
-			    e - w * p != GFS_MIN(z->b, p))
+			    e - w * p != GFSP_MIN(z->b, p))
 				return 0;
 			k++;
 			a = e;
@@ -172,9 +172,9 @@ shrink_period(struct ilist *d, uint64_t *L)
 
 /* "[disp, end)" or "[disp, unbounded)" */
 static const char *
-bounds(const struct gfs_view *v, char *buf, size_t len)
+bounds(const struct gfsp_view *v, char *buf, size_t len)
 {
-	if (v->end == GFS_VIEW_UNBOUNDED)
+	if (v->end == GFSP_VIEW_UNBOUNDED)
 		snprintf(buf, len, "[%llu, unbounded)",
 			 (unsigned long long)v->disp);
 	else
@@ -188,8 +188,8 @@ bounds(const struct gfs_view *v, char *buf, size_t len)
  * *changed tells whether there was anything to drop (out is set only then).
  */
 static int
-subtract(const struct gfs_view *cur, int r, const struct gfs_view *vq, int q,
-	 struct gfs_view *out, int *changed, struct gfs_error *err)
+subtract(const struct gfsp_view *cur, int r, const struct gfsp_view *vq, int q,
+	 struct gfsp_view *out, int *changed, struct gfsp_error *err)
 {
 	struct ilist d = { 0 };
 	struct gen R, Q;
@@ -201,26 +201,26 @@ subtract(const struct gfs_view *cur, int r, const struct gfs_view *vq, int q,
 	*changed = 0;
 	if (cur->nblocks == 0 || vq->nblocks == 0)
 		return 0;
-	lo = GFS_MAX(cur->disp, vq->disp);
-	hi = GFS_MIN(cur->end, vq->end);
+	lo = GFSP_MAX(cur->disp, vq->disp);
+	hi = GFSP_MIN(cur->end, vq->end);
 	if (lo >= hi)
 		return 0;	/* bound ranges apart: nothing shared */
 
 	g = gcd64(cur->extent, vq->extent);
 	if (__builtin_mul_overflow(cur->extent / g, vq->extent, &L) ||
-	    L > UINT64_MAX - 2 * GFS_MAX(cur->extent, vq->extent))
-		return gfs_error_set(err, GFS_ENOTSUP,
+	    L > UINT64_MAX - 2 * GFSP_MAX(cur->extent, vq->extent))
+		return gfsp_error_set(err, GFSP_ENOTSUP,
 				     "cannot resolve the overlap of the views of ranks %d and %d: their periods %llu and %llu have no common period below 2^64",
 				     q, r, (unsigned long long)vq->extent,
 				     (unsigned long long)cur->extent);
 	if (__builtin_mul_overflow(cur->nblocks, L / cur->extent, &cost_r) ||
 	    __builtin_mul_overflow(vq->nblocks, L / vq->extent + 1, &cost_q) ||
 	    __builtin_add_overflow(cost_r, cost_q, &cost_r) ||
-	    cost_r > GFS_RESOLVE_MAX_BLOCKS)
-		return gfs_error_set(err, GFS_ENOTSUP,
+	    cost_r > GFSP_RESOLVE_MAX_BLOCKS)
+		return gfsp_error_set(err, GFSP_ENOTSUP,
 				     "cannot resolve the overlap of the views of ranks %d and %d: their common period of %llu bytes holds more than %u blocks",
 				     q, r, (unsigned long long)L,
-				     GFS_RESOLVE_MAX_BLOCKS);
+				     GFSP_RESOLVE_MAX_BLOCKS);
 
 	if (cur->disp >= vq->disp)
 		sh = (cur->disp - vq->disp) % vq->extent;
@@ -258,8 +258,8 @@ subtract(const struct gfs_view *cur, int r, const struct gfs_view *vq, int q,
 			}
 			if (qa > x)
 				rc = ilist_add(&d, x, qa, err);
-			ia = GFS_MAX(qa, x);
-			ib = GFS_MIN(qb, rb);
+			ia = GFSP_MAX(qa, x);
+			ib = GFSP_MIN(qb, rb);
 			/* shared bytes: real if some lie in [lo, hi) */
 			if (whole || (ia < w1 && ib > w0) || ia < wrap)
 				real = 1;
@@ -274,7 +274,7 @@ subtract(const struct gfs_view *cur, int r, const struct gfs_view *vq, int q,
 	if (vq->disp > cur->disp || vq->end < cur->end) {
 		char bq[64], br[64];
 
-		rc = gfs_error_set(err, GFS_ENOTSUP,
+		rc = gfsp_error_set(err, GFSP_ENOTSUP,
 				   "views of ranks %d and %d overlap in a way a single periodic view cannot record (rank %d spans %s, rank %d spans %s)",
 				   q, r, q, bounds(vq, bq, sizeof(bq)), r,
 				   bounds(cur, br, sizeof(br)));
@@ -285,7 +285,7 @@ subtract(const struct gfs_view *cur, int r, const struct gfs_view *vq, int q,
 		off = malloc(d.n * sizeof(*off));
 		len = malloc(d.n * sizeof(*len));
 		if (off == NULL || len == NULL) {
-			rc = gfs_error_set(err, GFS_ENOMEM,
+			rc = gfsp_error_set(err, GFSP_ENOMEM,
 					   "cannot resolve view overlaps: out of memory at %zu blocks",
 					   d.n);
 			goto out;
@@ -295,7 +295,7 @@ subtract(const struct gfs_view *cur, int r, const struct gfs_view *vq, int q,
 		off[i] = d.p[i].a;
 		len[i] = d.p[i].b - d.p[i].a;
 	}
-	rc = gfs_view_init(out, cur->disp, L, cur->end, d.n, off, len, err);
+	rc = gfsp_view_init(out, cur->disp, L, cur->end, d.n, off, len, err);
 	if (rc == 0)
 		*changed = 1;
 out:
@@ -306,9 +306,9 @@ out:
 }
 
 int
-gfs_views_resolve(struct gfs_view *views, int n, struct gfs_error *err)
+gfsp_views_resolve(struct gfsp_view *views, int n, struct gfsp_error *err)
 {
-	struct gfs_view *res = NULL;
+	struct gfsp_view *res = NULL;
 	char *changed = NULL;
 	int r, q, rc = 0;
 
@@ -317,7 +317,7 @@ gfs_views_resolve(struct gfs_view *views, int n, struct gfs_error *err)
 	res = calloc((size_t)n, sizeof(*res));
 	changed = calloc((size_t)n, 1);
 	if (res == NULL || changed == NULL) {
-		rc = gfs_error_set(err, GFS_ENOMEM,
+		rc = gfsp_error_set(err, GFSP_ENOMEM,
 				   "cannot resolve view overlaps of %d ranks: out of memory",
 				   n);
 		goto out;
@@ -325,13 +325,13 @@ gfs_views_resolve(struct gfs_view *views, int n, struct gfs_error *err)
 	/* results go aside and replace the views only if all succeed */
 	for (r = n - 1; r >= 1 && rc == 0; r--) {
 		for (q = 0; q < r && rc == 0; q++) {
-			struct gfs_view next;
+			struct gfsp_view next;
 			int ch;
 
 			rc = subtract(changed[r] ? &res[r] : &views[r], r,
 				      &views[q], q, &next, &ch, err);
 			if (rc == 0 && ch) {
-				gfs_view_free(&res[r]);
+				gfsp_view_free(&res[r]);
 				res[r] = next;
 				changed[r] = 1;
 			}
@@ -341,14 +341,14 @@ gfs_views_resolve(struct gfs_view *views, int n, struct gfs_error *err)
 		for (r = 0; r < n; r++) {
 			if (!changed[r])
 				continue;
-			gfs_view_free(&views[r]);
+			gfsp_view_free(&views[r]);
 			views[r] = res[r];
 			memset(&res[r], 0, sizeof(res[r]));
 		}
 	}
 out:
 	for (r = 0; res != NULL && r < n; r++)
-		gfs_view_free(&res[r]);
+		gfsp_view_free(&res[r]);
 	free(res);
 	free(changed);
 	return rc;
@@ -361,24 +361,24 @@ out:
 #define WIRE_HDR 4
 
 int
-gfs_views_allgather(MPI_Comm comm, const struct gfs_view *mine,
-		    struct gfs_view **all, struct gfs_error *err)
+gfsp_views_allgather(MPI_Comm comm, const struct gfsp_view *mine,
+		    struct gfsp_view **all, struct gfsp_error *err)
 {
 	uint64_t *send = NULL, *recv = NULL, words = 0, total = 0;
 	int *counts = NULL, *displs = NULL, nprocs = 0, me, i, rc = 0;
-	struct gfs_view *views = NULL;
+	struct gfsp_view *views = NULL;
 
 	*all = NULL;
-	rc = gfs_mpi_check(MPI_Comm_size(comm, &nprocs),
+	rc = gfsp_mpi_check(MPI_Comm_size(comm, &nprocs),
 			   "cannot exchange views", err);
 	if (rc == 0)
-		rc = gfs_mpi_check(MPI_Comm_rank(comm, &me),
+		rc = gfsp_mpi_check(MPI_Comm_rank(comm, &me),
 				   "cannot exchange views", err);
 	if (rc != 0)
 		return rc;	/* comm is unusable: nothing to agree with */
 
 	if (mine->nblocks > (INT_MAX - WIRE_HDR) / 2) {
-		rc = gfs_error_set(err, GFS_ENOTSUP,
+		rc = gfsp_error_set(err, GFSP_ENOTSUP,
 				   "cannot exchange a view of %llu blocks",
 				   (unsigned long long)mine->nblocks);
 	} else {
@@ -389,7 +389,7 @@ gfs_views_allgather(MPI_Comm comm, const struct gfs_view *mine,
 		views = calloc((size_t)nprocs, sizeof(*views));
 		if (send == NULL || counts == NULL || displs == NULL ||
 		    views == NULL) {
-			rc = gfs_error_set(err, GFS_ENOMEM,
+			rc = gfsp_error_set(err, GFSP_ENOMEM,
 					   "cannot exchange views: out of memory");
 		} else {
 			send[0] = mine->disp;
@@ -405,13 +405,13 @@ gfs_views_allgather(MPI_Comm comm, const struct gfs_view *mine,
 			}
 		}
 	}
-	if ((rc = gfs_agree(comm, rc, err)) != 0)
+	if ((rc = gfsp_agree(comm, rc, err)) != 0)
 		goto out;
 
 	i = (int)words;
-	rc = gfs_mpi_check(MPI_Allgather(&i, 1, MPI_INT, counts, 1, MPI_INT,
+	rc = gfsp_mpi_check(MPI_Allgather(&i, 1, MPI_INT, counts, 1, MPI_INT,
 					 comm), "cannot exchange views", err);
-	if ((rc = gfs_agree(comm, rc, err)) != 0)
+	if ((rc = gfsp_agree(comm, rc, err)) != 0)
 		goto out;
 	for (i = 0; i < nprocs; i++) {
 		displs[i] = (int)total;
@@ -421,19 +421,19 @@ gfs_views_allgather(MPI_Comm comm, const struct gfs_view *mine,
 	}
 	/* every rank sees the same counts, so every rank decides the same */
 	if (total > INT_MAX)
-		rc = gfs_error_set(err, GFS_ENOTSUP,
+		rc = gfsp_error_set(err, GFSP_ENOTSUP,
 				   "cannot exchange views: %d ranks' views exceed %d words",
 				   nprocs, INT_MAX);
 	else if ((recv = malloc(total * sizeof(*recv))) == NULL)
-		rc = gfs_error_set(err, GFS_ENOMEM,
+		rc = gfsp_error_set(err, GFSP_ENOMEM,
 				   "cannot exchange views: out of memory for %llu words",
 				   (unsigned long long)total);
-	if ((rc = gfs_agree(comm, rc, err)) != 0)
+	if ((rc = gfsp_agree(comm, rc, err)) != 0)
 		goto out;
-	rc = gfs_mpi_check(MPI_Allgatherv(send, (int)words, MPI_UINT64_T,
+	rc = gfsp_mpi_check(MPI_Allgatherv(send, (int)words, MPI_UINT64_T,
 					  recv, counts, displs, MPI_UINT64_T,
 					  comm), "cannot exchange views", err);
-	if ((rc = gfs_agree(comm, rc, err)) != 0)
+	if ((rc = gfsp_agree(comm, rc, err)) != 0)
 		goto out;
 
 	for (i = 0; i < nprocs && rc == 0; i++) {
@@ -443,25 +443,25 @@ gfs_views_allgather(MPI_Comm comm, const struct gfs_view *mine,
 		if (counts[i] < WIRE_HDR ||
 		    nb != ((uint64_t)counts[i] - WIRE_HDR) / 2 ||
 		    WIRE_HDR + 2 * nb != (uint64_t)counts[i]) {
-			rc = gfs_error_set(err, GFS_ECORRUPT,
+			rc = gfsp_error_set(err, GFSP_ECORRUPT,
 					   "view of rank %d arrived garbled (%d words)",
 					   i, counts[i]);
 			break;
 		}
-		rc = gfs_view_init(&views[i], w[0], w[1], w[2], nb,
+		rc = gfsp_view_init(&views[i], w[0], w[1], w[2], nb,
 				   w + WIRE_HDR, w + WIRE_HDR + nb, err);
 	}
 	if (rc == 0)
-		rc = gfs_views_resolve(views, nprocs, err);
+		rc = gfsp_views_resolve(views, nprocs, err);
 	/* the same data gives the same verdict; this only covers ENOMEM */
-	rc = gfs_agree(comm, rc, err);
+	rc = gfsp_agree(comm, rc, err);
 out:
 	if (rc == 0) {
 		*all = views;
 		views = NULL;
 	}
 	for (i = 0; views != NULL && i < nprocs; i++)
-		gfs_view_free(&views[i]);
+		gfsp_view_free(&views[i]);
 	free(views);
 	free(send);
 	free(recv);

@@ -19,7 +19,7 @@
  * overflow past 2^64-1 is detected rather than wrapped.
  */
 int
-gfs_parse_size(const char *s, uint64_t *out, struct gfs_error *err)
+gfsp_parse_size(const char *s, uint64_t *out, struct gfsp_error *err)
 {
 	static const char units[] = "kmgtpe";
 	unsigned __int128 ip = 0, frac = 0, fscale = 1, mult = 1, v;
@@ -27,7 +27,7 @@ gfs_parse_size(const char *s, uint64_t *out, struct gfs_error *err)
 	int ndig = 0, nfrac = 0;
 
 	if (s == NULL || *s == '\0')
-		return gfs_error_set(err, GFS_EINVAL, "invalid size '': empty");
+		return gfsp_error_set(err, GFSP_EINVAL, "invalid size '': empty");
 	for (; *p >= '0' && *p <= '9'; p++, ndig++) {
 		ip = ip * 10 + (unsigned)(*p - '0');
 		if (ip > UINT64_MAX)
@@ -61,7 +61,7 @@ gfs_parse_size(const char *s, uint64_t *out, struct gfs_error *err)
 	if (*p != '\0')
 		goto invalid;
 	if (nfrac > 0 && mult == 1)
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 				     "invalid size '%s': fraction of a byte", s);
 
 	v = ip * mult + frac * mult / fscale;
@@ -70,16 +70,16 @@ gfs_parse_size(const char *s, uint64_t *out, struct gfs_error *err)
 	*out = (uint64_t)v;
 	return 0;
 too_large:
-	return gfs_error_set(err, GFS_EINVAL, "invalid size '%s': too large", s);
+	return gfsp_error_set(err, GFSP_EINVAL, "invalid size '%s': too large", s);
 invalid:
-	return gfs_error_set(err, GFS_EINVAL,
+	return gfsp_error_set(err, GFSP_EINVAL,
 			     "invalid size '%s' (expected a number with an "
 			     "optional suffix K, M, G, T, P or E)", s);
 }
 
 /* "512 B", "1.50 GiB", "512.0 MiB": three or four significant digits */
 const char *
-gfs_format_size(uint64_t n, char *buf, size_t len)
+gfsp_format_size(uint64_t n, char *buf, size_t len)
 {
 	static const char *const units[] = {
 		"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"
@@ -92,14 +92,14 @@ gfs_format_size(uint64_t n, char *buf, size_t len)
 		return buf;
 	}
 	v = (double)n / 1024;
-	for (i = 0; i + 1 < GFS_ARRAY_SIZE(units) && v >= 1023.95; i++)
+	for (i = 0; i + 1 < GFSP_ARRAY_SIZE(units) && v >= 1023.95; i++)
 		v /= 1024;
 	snprintf(buf, len, v < 99.995 ? "%.2f %s" : "%.1f %s", v, units[i]);
 	return buf;
 }
 
 double
-gfs_now(void)
+gfsp_now(void)
 {
 	struct timespec ts;
 

@@ -9,7 +9,7 @@
  *   SRC (cyclic, 3 ranks):  | r0 | r1 | r2 | r0 | r1 | r2 | r0 |..
  *   part.0 = r0's blocks in global order: | r0 | r0 | r0 |..
  *
- * Reading and appending overlap through gfs_pipe_run (the helper thread
+ * Reading and appending overlap through gfsp_pipe_run (the helper thread
  * reads the next buffer, gathering several view blocks into it, while this
  * thread appends the previous one).
  */
@@ -30,7 +30,7 @@
 #define SMALL_ALIGN UINT64_C(4096)
 
 uint64_t
-gfs_split_chunk(uint64_t size, int nprocs)
+gfsp_split_chunk(uint64_t size, int nprocs)
 {
 	uint64_t chunk, align;
 
@@ -44,7 +44,7 @@ gfs_split_chunk(uint64_t size, int nprocs)
 
 /* Number of view blocks below `end` (blocks cut by `end` count once). */
 static uint64_t
-view_blocks_below(const struct gfs_view *v, uint64_t end)
+view_blocks_below(const struct gfsp_view *v, uint64_t end)
 {
 	uint64_t span, n, rem, i;
 
@@ -66,7 +66,7 @@ view_blocks_below(const struct gfs_view *v, uint64_t end)
  */
 static int
 host_for_rank(const char *list, int rank, char *buf, size_t len,
-	      struct gfs_error *err)
+	      struct gfsp_error *err)
 {
 	const char *p, *comma;
 	int k = 0, i;
@@ -82,7 +82,7 @@ host_for_rank(const char *list, int rank, char *buf, size_t len,
 	comma = strchr(p, ',');
 	n = comma ? (size_t)(comma - p) : strlen(p);
 	if (n == 0 || n >= len)
-		return gfs_error_set(err, GFS_EINVAL, "host list '%s': entry "
+		return gfsp_error_set(err, GFSP_EINVAL, "host list '%s': entry "
 		    "%d is %s", list, rank % k, n ? "too long" : "empty");
 	memcpy(buf, p, n);
 	buf[n] = '\0';
@@ -93,12 +93,12 @@ host_for_rank(const char *list, int rank, char *buf, size_t len,
 
 struct split_ctx {
 	const char *srcpath;
-	struct gfs_file *src;
-	const struct gfs_view *view;
+	struct gfsp_file *src;
+	const struct gfsp_view *view;
 	uint64_t lpos;			/* next local offset to read */
 	uint64_t ltotal;		/* view bytes below the file size */
-	struct gfs_split_writer *w;
-	struct gfs_progress *prog;
+	struct gfsp_split_writer *w;
+	struct gfsp_progress *prog;
 	uint64_t done;
 };
 
@@ -108,8 +108,8 @@ struct split_ctx {
  * read that much (clamped to what remains of the buffer and the view).
  */
 static int
-split_produce(void *arg, struct gfs_chunk *c, int *done,
-	      struct gfs_error *err)
+split_produce(void *arg, struct gfsp_chunk *c, int *done,
+	      struct gfsp_error *err)
 {
 	struct split_ctx *x = arg;
 	unsigned char *buf = c->buf;
@@ -122,19 +122,19 @@ split_produce(void *arg, struct gfs_chunk *c, int *done,
 		return 0;
 	}
 	while (fill < c->cap && x->lpos < x->ltotal) {
-		g = gfs_view_global(x->view, x->lpos);
-		if (!gfs_view_lookup(x->view, g, &loff, &count) ||
+		g = gfsp_view_global(x->view, x->lpos);
+		if (!gfsp_view_lookup(x->view, g, &loff, &count) ||
 		    loff != x->lpos)
-			return gfs_error_set(err, GFS_EINVAL,
+			return gfsp_error_set(err, GFSP_EINVAL,
 			    "%s: view maps local offset %" PRIu64
 			    " inconsistently", x->srcpath, x->lpos);
-		n = GFS_MIN(count, (uint64_t)(c->cap - fill));
-		n = GFS_MIN(n, x->ltotal - x->lpos);
-		rc = gfs_pread(x->src, buf + fill, (size_t)n, g, &got, err);
+		n = GFSP_MIN(count, (uint64_t)(c->cap - fill));
+		n = GFSP_MIN(n, x->ltotal - x->lpos);
+		rc = gfsp_pread(x->src, buf + fill, (size_t)n, g, &got, err);
 		if (rc)
 			return rc;
 		if (got < n)
-			return gfs_error_set(err, GFS_EIO,
+			return gfsp_error_set(err, GFSP_EIO,
 			    "%s: file shrank while copying (no data at offset %"
 			    PRIu64 ")", x->srcpath, g + got);
 		fill += (size_t)n;
@@ -145,20 +145,20 @@ split_produce(void *arg, struct gfs_chunk *c, int *done,
 }
 
 static int
-split_consume(void *arg, const struct gfs_chunk *c, struct gfs_error *err)
+split_consume(void *arg, const struct gfsp_chunk *c, struct gfsp_error *err)
 {
 	struct split_ctx *x = arg;
 	int rc;
 
-	rc = gfs_split_append(x->w, c->buf, c->len, err);
+	rc = gfsp_split_append(x->w, c->buf, c->len, err);
 	if (rc)
 		return rc;
 	x->done += c->len;
-	gfs_progress_update(x->prog, x->done);
+	gfsp_progress_update(x->prog, x->done);
 	return 0;
 }
 
-static const struct gfs_pipe_ops split_pipe_ops = {
+static const struct gfsp_pipe_ops split_pipe_ops = {
 	.produce = split_produce,
 	.consume = split_consume,
 };
@@ -166,21 +166,21 @@ static const struct gfs_pipe_ops split_pipe_ops = {
 /* ------------------------------------------------------------ phases */
 
 static int
-stat_open(const char *path, struct gfs_file **src, uint64_t *size,
-	  struct gfs_error *err)
+stat_open(const char *path, struct gfsp_file **src, uint64_t *size,
+	  struct gfsp_error *err)
 {
-	struct gfs_stat st;
+	struct gfsp_stat st;
 	int rc;
 
-	rc = gfs_stat(path, &st, err);
+	rc = gfsp_stat(path, &st, err);
 	if (rc == 0 && S_ISDIR(st.mode))
-		rc = gfs_error_set(err, GFS_EINVAL, "'%s' is a directory",
+		rc = gfsp_error_set(err, GFSP_EINVAL, "'%s' is a directory",
 				   path);
 	else if (rc == 0 && !S_ISREG(st.mode))
-		rc = gfs_error_set(err, GFS_EINVAL,
+		rc = gfsp_error_set(err, GFSP_EINVAL,
 				   "'%s' is not a regular file", path);
 	if (rc == 0)
-		rc = gfs_open(path, GFS_O_RDONLY, 0, src, err);
+		rc = gfsp_open(path, GFSP_O_RDONLY, 0, src, err);
 	if (rc == 0)
 		*size = st.size;
 	return rc;
@@ -192,75 +192,75 @@ stat_open(const char *path, struct gfs_file **src, uint64_t *size,
  * used by all.
  */
 static int
-open_source(MPI_Comm comm, const char *path, struct gfs_file **src,
-	    uint64_t *size, struct gfs_error *err)
+open_source(MPI_Comm comm, const char *path, struct gfsp_file **src,
+	    uint64_t *size, struct gfsp_error *err)
 {
 	int rank, rc = 0;
 
 	MPI_Comm_rank(comm, &rank);
 	if (rank == 0)
 		rc = stat_open(path, src, size, err);
-	rc = gfs_agree(comm, rc, err);
+	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		return rc;
 	if (rank != 0)
 		rc = stat_open(path, src, size, err);
-	rc = gfs_agree(comm, rc, err);
+	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		return rc;
-	rc = gfs_mpi_check(MPI_Bcast(size, 1, MPI_UINT64_T, 0, comm),
+	rc = gfsp_mpi_check(MPI_Bcast(size, 1, MPI_UINT64_T, 0, comm),
 			   "MPI_Bcast", err);
-	return gfs_agree(comm, rc, err);
+	return gfsp_agree(comm, rc, err);
 }
 
 /* --dry-run: gather every rank's share at rank 0; check DST as a real run
  * would, but create nothing. */
 static int
-split_plan(MPI_Comm comm, const struct gfs_split_args *a,
-	   const struct gfs_view *v, uint64_t size,
-	   struct gfs_copy_result *res, struct gfs_error *err)
+split_plan(MPI_Comm comm, const struct gfsp_split_args *a,
+	   const struct gfsp_view *v, uint64_t size,
+	   struct gfsp_copy_result *res, struct gfsp_error *err)
 {
-	struct gfs_plan_rank mine = { 0 };
-	struct gfs_stat st;
+	struct gfsp_plan_rank mine = { 0 };
+	struct gfsp_stat st;
 	int rank, nprocs, rc = 0;
 
 	MPI_Comm_rank(comm, &rank);
 	MPI_Comm_size(comm, &nprocs);
-	mine.bytes = gfs_view_bytes_below(v, size);
+	mine.bytes = gfsp_view_bytes_below(v, size);
 	mine.pieces = view_blocks_below(v, size);
 	if (mine.bytes > 0) {
-		mine.first = gfs_view_global(v, 0);
-		mine.last = gfs_view_global(v, mine.bytes - 1) + 1;
+		mine.first = gfsp_view_global(v, 0);
+		mine.last = gfsp_view_global(v, mine.bytes - 1) + 1;
 	}
 	if (rank == 0) {
 		res->plan = calloc((size_t)nprocs, sizeof(*res->plan));
 		if (res->plan == NULL)
-			rc = gfs_error_set(err, GFS_ENOMEM,
+			rc = gfsp_error_set(err, GFSP_ENOMEM,
 					   "out of memory for the plan");
-		else if (gfs_stat(a->dst, &st, NULL) == 0 && !a->force)
-			rc = gfs_error_set(err, GFS_EEXIST,
+		else if (gfsp_stat(a->dst, &st, NULL) == 0 && !a->force)
+			rc = gfsp_error_set(err, GFSP_EEXIST,
 			    "'%s' exists (use --force to replace it)", a->dst);
 	}
-	rc = gfs_agree(comm, rc, err);
+	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		return rc;
-	rc = gfs_mpi_check(MPI_Gather(&mine, 4, MPI_UINT64_T, res->plan, 4,
+	rc = gfsp_mpi_check(MPI_Gather(&mine, 4, MPI_UINT64_T, res->plan, 4,
 	    MPI_UINT64_T, 0, comm), "MPI_Gather", err);
-	return gfs_agree(comm, rc, err);
+	return gfsp_agree(comm, rc, err);
 }
 
 int
-gfs_pcp_split(MPI_Comm comm, const struct gfs_split_args *a,
-	      struct gfs_copy_result *res, struct gfs_error *err)
+gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
+	      struct gfsp_copy_result *res, struct gfsp_error *err)
 {
-	struct gfs_split_opts opts = { 0 };
-	struct gfs_split_writer *w = NULL;
-	const struct gfs_view *resolved = NULL;
-	struct gfs_view view = { 0 };
-	struct gfs_file *src = NULL;
+	struct gfsp_split_opts opts = { 0 };
+	struct gfsp_split_writer *w = NULL;
+	const struct gfsp_view *resolved = NULL;
+	struct gfsp_view view = { 0 };
+	struct gfsp_file *src = NULL;
 	struct split_ctx x = { 0 };
 	uint64_t size = 0, bufsize;
-	char host[GFS_NAME_MAX];
+	char host[GFSP_NAME_MAX];
 	int rank, nprocs, rc;
 	double t0;
 
@@ -268,13 +268,13 @@ gfs_pcp_split(MPI_Comm comm, const struct gfs_split_args *a,
 	MPI_Comm_size(comm, &nprocs);
 	memset(res, 0, sizeof(*res));
 	res->ranks = nprocs;
-	bufsize = a->buffer_size ? a->buffer_size : GFS_COPY_BUFFER_DEFAULT;
+	bufsize = a->buffer_size ? a->buffer_size : GFSP_COPY_BUFFER_DEFAULT;
 	if (bufsize > SIZE_MAX / 2)
 		bufsize = SIZE_MAX / 2;
 
-	t0 = gfs_now();
+	t0 = gfsp_now();
 	/* entries differ by rank, so may their errors: agree first */
-	rc = gfs_agree(comm, host_for_rank(a->hosts, rank, host, sizeof(host),
+	rc = gfsp_agree(comm, host_for_rank(a->hosts, rank, host, sizeof(host),
 					   err), err);
 	if (rc == 0)
 		rc = open_source(comm, a->src, &src, &size, err);
@@ -285,14 +285,14 @@ gfs_pcp_split(MPI_Comm comm, const struct gfs_split_args *a,
 	if (a->block_size) {
 		snprintf(res->layout, sizeof(res->layout), "cyclic:%" PRIu64,
 			 a->block_size);
-		rc = gfs_view_cyclic(&view, rank, nprocs, a->block_size, size,
+		rc = gfsp_view_cyclic(&view, rank, nprocs, a->block_size, size,
 				     err);
 	} else {
 		snprintf(res->layout, sizeof(res->layout), "contiguous");
-		rc = gfs_view_contiguous(&view, rank, nprocs, size,
-					 gfs_split_chunk(size, nprocs), err);
+		rc = gfsp_view_contiguous(&view, rank, nprocs, size,
+					 gfsp_split_chunk(size, nprocs), err);
 	}
-	rc = gfs_agree(comm, rc, err);
+	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		goto out;
 
@@ -307,32 +307,32 @@ gfs_pcp_split(MPI_Comm comm, const struct gfs_split_args *a,
 	opts.host = host[0] != '\0' ? host : NULL;
 	opts.policy = a->placement;
 	opts.misplaced = &res->misplaced;
-	rc = gfs_split_create(comm, a->dst, &view, &opts, &w, &resolved, err);
+	rc = gfsp_split_create(comm, a->dst, &view, &opts, &w, &resolved, err);
 	if (rc)
 		goto out;	/* the writer agreed and cleaned up */
 
 	x.srcpath = a->src;
 	x.src = src;
 	x.view = resolved ? resolved : &view;
-	x.ltotal = gfs_view_bytes_below(x.view, size);
+	x.ltotal = gfsp_view_bytes_below(x.view, size);
 	x.w = w;
-	x.prog = gfs_progress_start(comm, "pcp-split", size);
+	x.prog = gfsp_progress_start(comm, "pcp-split", size);
 	/* no buffer larger than what this rank moves: touching pages it
 	 * never fills is most of the cost of a small copy */
-	bufsize = GFS_MAX(GFS_MIN(bufsize, x.ltotal), 4096);
-	rc = gfs_pipe_run(&split_pipe_ops, &x, (size_t)bufsize, err);
-	gfs_progress_finish(x.prog);
+	bufsize = GFSP_MAX(GFSP_MIN(bufsize, x.ltotal), 4096);
+	rc = gfsp_pipe_run(&split_pipe_ops, &x, (size_t)bufsize, err);
+	gfsp_progress_finish(x.prog);
 
 	/* collective: commits if every rank succeeded, else removes all */
-	rc = gfs_split_finish(w, rc, size, err);
+	rc = gfsp_split_finish(w, rc, size, err);
 	if (rc)
 		goto out;
-	res->seconds = gfs_now() - t0;
-	rc = gfs_copy_usage(comm, res, err);
+	res->seconds = gfsp_now() - t0;
+	rc = gfsp_copy_usage(comm, res, err);
 out:
 	if (src != NULL)
-		gfs_close(src, NULL);
-	gfs_view_free(&view);
+		gfsp_close(src, NULL);
+	gfsp_view_free(&view);
 	if (rc) {
 		free(res->plan);
 		res->plan = NULL;

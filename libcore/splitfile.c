@@ -2,7 +2,7 @@
  * splitfile.c - the collective writer of a split file and its commit rule
  * (splitfile.h, man/gfsplit.5 "COMMIT").
  *
- * Phases, each closed by gfs_agree() so that a failing rank never leaves
+ * Phases, each closed by gfsp_agree() so that a failing rank never leaves
  * the others waiting and every rank returns the same verdict:
  *
  *   create:  rank 0 checks DST            -> agree
@@ -37,31 +37,31 @@
 #include "layout_impl.h"
 #include "splitfile.h"
 
-struct gfs_split_writer {
+struct gfsp_split_writer {
 	MPI_Comm comm;		/* private duplicate of the caller's comm */
 	int rank, nprocs;
-	struct gfs_dst dst;
-	char *tmp;		/* gfs_dst_sibling(dst, "tmp") */
+	struct gfsp_dst dst;
+	char *tmp;		/* gfsp_dst_sibling(dst, "tmp") */
 	int tmp_made;
 	int force, sync;
 	uint64_t seg_size;
 	char layout[32];
-	struct gfs_view *views;	/* [nprocs], resolved */
-	char (*names)[GFS_NAME_MAX];	/* [nprocs] node of each rank */
+	struct gfsp_view *views;	/* [nprocs], resolved */
+	char (*names)[GFSP_NAME_MAX];	/* [nprocs] node of each rank */
 	int *node_of;		/* [nprocs] */
 	int nnodes;
 	char *part_path;
-	struct gfs_file *part;	/* open until finish */
+	struct gfsp_file *part;	/* open until finish */
 	int part_made;		/* this rank created part_path */
-	struct gfs_phash *hash;
+	struct gfsp_phash *hash;
 	uint64_t size;		/* bytes appended */
-	struct gfs_place place;	/* where the part should land */
-	char (*landed)[GFS_NAME_MAX];	/* [nprocs] where each part went */
+	struct gfsp_place place;	/* where the part should land */
+	char (*landed)[GFSP_NAME_MAX];	/* [nprocs] where each part went */
 	int *misplaced;		/* OUT of opts */
 };
 
 void
-gfs_node_name(char *buf, size_t len)
+gfsp_node_name(char *buf, size_t len)
 {
 	char name[MPI_MAX_PROCESSOR_NAME + 1];
 	const char *env;
@@ -78,7 +78,7 @@ gfs_node_name(char *buf, size_t len)
 	MPI_Initialized(&inited);
 	if (inited && MPI_Get_processor_name(name, &n) == MPI_SUCCESS &&
 	    n > 0)
-		name[GFS_MIN(n, MPI_MAX_PROCESSOR_NAME)] = '\0';
+		name[GFSP_MIN(n, MPI_MAX_PROCESSOR_NAME)] = '\0';
 	else if (gethostname(name, sizeof(name) - 1) != 0)
 		snprintf(name, sizeof(name), "localhost");
 	name[sizeof(name) - 1] = '\0';
@@ -89,26 +89,26 @@ gfs_node_name(char *buf, size_t len)
 
 static int
 write_meta(const char *path, const void *buf, size_t len, int sync,
-	   struct gfs_error *err)
+	   struct gfsp_error *err)
 {
-	struct gfs_file *f;
-	struct gfs_error cerr;
+	struct gfsp_file *f;
+	struct gfsp_error cerr;
 	int rc, crc;
 
-	rc = gfs_open(path, GFS_O_WRONLY | GFS_O_CREAT | GFS_O_EXCL, 0644, &f,
+	rc = gfsp_open(path, GFSP_O_WRONLY | GFSP_O_CREAT | GFSP_O_EXCL, 0644, &f,
 	    err);
 	if (rc)
 		return rc;
-	rc = gfs_pwrite(f, buf, len, 0, err);
+	rc = gfsp_pwrite(f, buf, len, 0, err);
 	if (rc == 0 && sync)
-		rc = gfs_fsync(f, err);
-	gfs_error_clear(&cerr);
-	crc = gfs_close(f, rc ? &cerr : err);
+		rc = gfsp_fsync(f, err);
+	gfsp_error_clear(&cerr);
+	crc = gfsp_close(f, rc ? &cerr : err);
 	return rc ? rc : crc;
 }
 
 static void
-free_writer(struct gfs_split_writer *w)
+free_writer(struct gfsp_split_writer *w)
 {
 	int i;
 
@@ -116,16 +116,16 @@ free_writer(struct gfs_split_writer *w)
 		return;
 	if (w->views != NULL) {
 		for (i = 0; i < w->nprocs; i++)
-			gfs_view_free(&w->views[i]);
+			gfsp_view_free(&w->views[i]);
 		free(w->views);
 	}
 	free(w->names);
 	free(w->landed);
 	free(w->node_of);
-	gfs_phash_free(w->hash);
+	gfsp_phash_free(w->hash);
 	free(w->part_path);
 	free(w->tmp);
-	gfs_dst_free(&w->dst);
+	gfsp_dst_free(&w->dst);
 	if (w->comm != MPI_COMM_NULL)
 		MPI_Comm_free(&w->comm);
 	free(w);
@@ -137,26 +137,26 @@ free_writer(struct gfs_split_writer *w)
  * and TMP itself.  Errors here do not replace the error being reported.
  */
 static void
-abort_all(struct gfs_split_writer *w)
+abort_all(struct gfsp_split_writer *w)
 {
-	struct gfs_error e;
+	struct gfsp_error e;
 	int made;
 
-	gfs_error_clear(&e);
+	gfsp_error_clear(&e);
 	if (w->part != NULL) {
-		gfs_close(w->part, &e);
+		gfsp_close(w->part, &e);
 		w->part = NULL;
 	}
 	if (w->part_made) {
-		gfs_unlink(w->part_path, &e);
+		gfsp_unlink(w->part_path, &e);
 		w->part_made = 0;
 	}
 	/* tmp_made is rank 0's knowledge; everyone must take part in the
 	 * agreement below either way */
 	made = w->tmp_made;
-	gfs_agree(w->comm, 0, &e);
+	gfsp_agree(w->comm, 0, &e);
 	if (w->rank == 0 && made) {
-		gfs_remove_tree(w->tmp, &e);
+		gfsp_remove_tree(w->tmp, &e);
 		w->tmp_made = 0;
 	}
 }
@@ -169,9 +169,9 @@ abort_all(struct gfs_split_writer *w)
  * alone.
  */
 static int
-group_nodes(struct gfs_split_writer *w, struct gfs_error *err)
+group_nodes(struct gfsp_split_writer *w, struct gfsp_error *err)
 {
-	char name[GFS_NAME_MAX];
+	char name[GFSP_NAME_MAX];
 	int *first = NULL;
 	int r, k, rc = 0, mrc;
 
@@ -179,23 +179,23 @@ group_nodes(struct gfs_split_writer *w, struct gfs_error *err)
 	if (w->place.host != NULL)
 		snprintf(name, sizeof(name), "%s", w->place.host);
 	else
-		gfs_node_name(name, sizeof(name));
+		gfsp_node_name(name, sizeof(name));
 	w->names = calloc(w->nprocs, sizeof(*w->names));
 	w->node_of = calloc(w->nprocs, sizeof(*w->node_of));
 	first = calloc(w->nprocs, sizeof(*first));
 	if (w->names == NULL || w->node_of == NULL || first == NULL)
-		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	rc = gfs_agree(w->comm, rc, err);
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto out;
-	mrc = MPI_Allgather(name, GFS_NAME_MAX, MPI_CHAR, w->names,
-	    GFS_NAME_MAX, MPI_CHAR, w->comm);
-	rc = gfs_mpi_check(mrc, "cannot exchange node names", err);
+	mrc = MPI_Allgather(name, GFSP_NAME_MAX, MPI_CHAR, w->names,
+	    GFSP_NAME_MAX, MPI_CHAR, w->comm);
+	rc = gfsp_mpi_check(mrc, "cannot exchange node names", err);
 	if (rc)
 		goto out;
 	w->nnodes = 0;
 	for (r = 0; r < w->nprocs; r++) {
-		w->names[r][GFS_NAME_MAX - 1] = '\0';
+		w->names[r][GFSP_NAME_MAX - 1] = '\0';
 		for (k = 0; k < w->nnodes; k++)
 			if (strcmp(w->names[first[k]], w->names[r]) == 0)
 				break;
@@ -209,13 +209,13 @@ out:
 }
 
 int
-gfs_split_create(MPI_Comm comm, const char *dst, const struct gfs_view *view,
-		 const struct gfs_split_opts *opts,
-		 struct gfs_split_writer **out, const struct gfs_view **resolved,
-		 struct gfs_error *err)
+gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
+		 const struct gfsp_split_opts *opts,
+		 struct gfsp_split_writer **out, const struct gfsp_view **resolved,
+		 struct gfsp_error *err)
 {
-	struct gfs_split_writer *w;
-	struct gfs_split_opts none;
+	struct gfsp_split_writer *w;
+	struct gfsp_split_opts none;
 	int rc = 0, mrc;
 
 	*out = NULL;
@@ -227,7 +227,7 @@ gfs_split_create(MPI_Comm comm, const char *dst, const struct gfs_view *view,
 	}
 	/* agreed before the first collective, which every rank must enter */
 	w = calloc(1, sizeof(*w));
-	rc = gfs_agree(comm, w ? 0 : gfs_error_set(err, GFS_ENOMEM,
+	rc = gfsp_agree(comm, w ? 0 : gfsp_error_set(err, GFSP_ENOMEM,
 	    "out of memory"), err);
 	if (rc) {
 		free(w);
@@ -237,7 +237,7 @@ gfs_split_create(MPI_Comm comm, const char *dst, const struct gfs_view *view,
 	mrc = MPI_Comm_dup(comm, &w->comm);
 	if (mrc != MPI_SUCCESS) {
 		w->comm = MPI_COMM_NULL;
-		rc = gfs_mpi_check(mrc, "cannot duplicate the communicator",
+		rc = gfsp_mpi_check(mrc, "cannot duplicate the communicator",
 		    err);
 		free_writer(w);
 		return rc;
@@ -249,64 +249,64 @@ gfs_split_create(MPI_Comm comm, const char *dst, const struct gfs_view *view,
 	w->place.host = opts->host;	/* the caller's, alive until finish */
 	w->place.policy = opts->policy;
 	w->misplaced = opts->misplaced;
-	w->seg_size = opts->seg_size ? opts->seg_size : GFS_SEG_SIZE_DEFAULT;
+	w->seg_size = opts->seg_size ? opts->seg_size : GFSP_SEG_SIZE_DEFAULT;
 	if (opts->layout != NULL && strlen(opts->layout) >= sizeof(w->layout))
-		rc = gfs_error_set(err, GFS_EINVAL,
+		rc = gfsp_error_set(err, GFSP_EINVAL,
 		    "layout name '%s' is too long", opts->layout);
 	else
 		snprintf(w->layout, sizeof(w->layout), "%s",
 		    opts->layout ? opts->layout : "view");
 	if (rc == 0)
-		rc = gfs_dst_parse(&w->dst, dst, err);
+		rc = gfsp_dst_parse(&w->dst, dst, err);
 
 	/* phase 1: is DST free (or replaceable)? */
 	if (rc == 0 && w->rank == 0)
-		rc = gfs_dst_check(&w->dst, w->force, err);
-	rc = gfs_agree(w->comm, rc, err);
+		rc = gfsp_dst_check(&w->dst, w->force, err);
+	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto fail;
 
 	/* phase 2: views, resolved the same way on every rank */
-	rc = gfs_views_allgather(w->comm, view, &w->views, err);
-	rc = gfs_agree(w->comm, rc, err);
+	rc = gfsp_views_allgather(w->comm, view, &w->views, err);
+	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto fail;
 
 	/* phase 3: which ranks share a node (one location file each) */
 	rc = group_nodes(w, err);
-	rc = gfs_agree(w->comm, rc, err);
+	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto fail;
 
 	/* phase 4: the temporary directory, named by rank 0 */
 	if (w->rank == 0) {
-		w->tmp = gfs_dst_sibling(&w->dst, "tmp");
+		w->tmp = gfsp_dst_sibling(&w->dst, "tmp");
 		if (w->tmp == NULL)
-			rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		else
-			rc = gfs_mkdir(w->tmp, 0755, err);
+			rc = gfsp_mkdir(w->tmp, 0755, err);
 		if (rc == 0)
 			w->tmp_made = 1;
 	}
-	rc = gfs_agree(w->comm, rc, err);
+	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto fail;
 	if (rc == 0)
-		rc = gfs_bcast_string(w->comm, &w->tmp, err);
+		rc = gfsp_bcast_string(w->comm, &w->tmp, err);
 
 	/* phase 5: this rank's part */
 	if (rc == 0) {
-		w->part_path = gfs_part_path(w->tmp, w->rank);
-		w->hash = gfs_phash_new(w->seg_size);
+		w->part_path = gfsp_part_path(w->tmp, w->rank);
+		w->hash = gfsp_phash_new(w->seg_size);
 		if (w->part_path == NULL || w->hash == NULL)
-			rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	}
 	if (rc == 0) {
-		rc = gfs_create(w->part_path, 0644, &w->place, &w->part, err);
+		rc = gfsp_create(w->part_path, 0644, &w->place, &w->part, err);
 		if (rc == 0)
 			w->part_made = 1;
 	}
-	rc = gfs_agree(w->comm, rc, err);
+	rc = gfsp_agree(w->comm, rc, err);
 	if (rc) {
 		abort_all(w);
 		goto fail;
@@ -323,26 +323,26 @@ fail:
 /* ------------------------------------------------------------ append */
 
 int
-gfs_split_append(struct gfs_split_writer *w, const void *buf, size_t len,
-		 struct gfs_error *err)
+gfsp_split_append(struct gfsp_split_writer *w, const void *buf, size_t len,
+		 struct gfsp_error *err)
 {
 	int rc;
 
 	if (w == NULL || w->part == NULL)
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 		    "append to a split file that is not open");
 	if (len == 0)
 		return 0;
-	rc = gfs_pwrite(w->part, buf, len, w->size, err);
+	rc = gfsp_pwrite(w->part, buf, len, w->size, err);
 	if (rc)
 		return rc;
-	gfs_phash_update(w->hash, buf, len);
+	gfsp_phash_update(w->hash, buf, len);
 	w->size += len;
 	return 0;
 }
 
 uint64_t
-gfs_split_part_size(const struct gfs_split_writer *w)
+gfsp_split_part_size(const struct gfsp_split_writer *w)
 {
 	return w ? w->size : 0;
 }
@@ -351,10 +351,10 @@ gfs_split_part_size(const struct gfs_split_writer *w)
 
 /* The lowest rank of node k writes loc.<k> for all of k's ranks. */
 static int
-write_locfile(struct gfs_split_writer *w, int k, const uint64_t *sz_hash,
-	      struct gfs_error *err)
+write_locfile(struct gfsp_split_writer *w, int k, const uint64_t *sz_hash,
+	      struct gfsp_error *err)
 {
-	struct gfs_locfile lf;
+	struct gfsp_locfile lf;
 	unsigned char *buf = NULL;
 	size_t len = 0;
 	char *path = NULL;
@@ -368,13 +368,13 @@ write_locfile(struct gfs_split_writer *w, int k, const uint64_t *sz_hash,
 	    w->names[w->rank]);
 	lf.recs = calloc(w->nprocs, sizeof(*lf.recs));
 	if (lf.recs == NULL) {
-		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		goto out;
 	}
 	/* views are borrowed, not copied: lf is never freed with
-	 * gfs_locfile_free() */
+	 * gfsp_locfile_free() */
 	for (r = 0; r < w->nprocs; r++) {
-		struct gfs_locrec *rec;
+		struct gfsp_locrec *rec;
 
 		if (w->node_of[r] != k)
 			continue;
@@ -385,12 +385,12 @@ write_locfile(struct gfs_split_writer *w, int k, const uint64_t *sz_hash,
 		rec->part_hash = sz_hash[2 * r + 1];
 		snprintf(rec->host, sizeof(rec->host), "%s", w->landed[r]);
 	}
-	rc = gfs_locfile_encode(&lf, &buf, &len, err);
+	rc = gfsp_locfile_encode(&lf, &buf, &len, err);
 	if (rc)
 		goto out;
-	path = gfs_loc_path(w->tmp, k);
+	path = gfsp_loc_path(w->tmp, k);
 	if (path == NULL) {
-		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		goto out;
 	}
 	rc = write_meta(path, buf, len, w->sync, err);
@@ -402,7 +402,7 @@ out:
 }
 
 static int
-same_view(const struct gfs_view *a, const struct gfs_view *b)
+same_view(const struct gfsp_view *a, const struct gfsp_view *b)
 {
 	if (a->disp != b->disp || a->extent != b->extent ||
 	    a->size != b->size || a->end != b->end ||
@@ -420,17 +420,17 @@ same_view(const struct gfs_view *a, const struct gfs_view *b)
  * what the ranks reported.  Nothing is renamed into place unverified.
  */
 static int
-verify(struct gfs_split_writer *w, const struct gfs_marker *m,
-       const uint64_t *sz_hash, struct gfs_error *err)
+verify(struct gfsp_split_writer *w, const struct gfsp_marker *m,
+       const uint64_t *sz_hash, struct gfsp_error *err)
 {
-	struct gfs_layout *l = NULL;
-	struct gfs_error lerr;
+	struct gfsp_layout *l = NULL;
+	struct gfsp_error lerr;
 	int r, rc;
 
-	gfs_error_clear(&lerr);
-	rc = gfs_layout_open(w->tmp, &l, &lerr);
+	gfsp_error_clear(&lerr);
+	rc = gfsp_layout_open(w->tmp, &l, &lerr);
 	if (rc)
-		return gfs_error_set(err, rc,
+		return gfsp_error_set(err, rc,
 		    "cannot commit '%s': read-back check failed: %s", w->dst.path,
 		    lerr.msg);
 	rc = 0;
@@ -438,7 +438,7 @@ verify(struct gfs_split_writer *w, const struct gfs_marker *m,
 	    l->marker.logical_size != m->logical_size ||
 	    l->marker.seg_size != m->seg_size ||
 	    strcmp(l->marker.layout, m->layout) != 0) {
-		rc = gfs_error_set(err, GFS_ECORRUPT,
+		rc = gfsp_error_set(err, GFSP_ECORRUPT,
 		    "cannot commit '%s': the marker reads back differently "
 		    "from what was written", w->dst.path);
 		goto out;
@@ -448,7 +448,7 @@ verify(struct gfs_split_writer *w, const struct gfs_marker *m,
 		    l->part_hash[r] != sz_hash[2 * r + 1] ||
 		    l->node_of[r] != w->node_of[r] ||
 		    !same_view(&l->views[r], &w->views[r])) {
-			rc = gfs_error_set(err, GFS_ECORRUPT,
+			rc = gfsp_error_set(err, GFSP_ECORRUPT,
 			    "cannot commit '%s': the record of rank %d reads "
 			    "back differently from what was written", w->dst.path,
 			    r);
@@ -456,52 +456,52 @@ verify(struct gfs_split_writer *w, const struct gfs_marker *m,
 		}
 	}
 out:
-	gfs_layout_close(l);
+	gfsp_layout_close(l);
 	return rc;
 }
 
 static int
-commit(struct gfs_split_writer *w, uint64_t lsize, const uint64_t *sz_hash,
-       struct gfs_error *err)
+commit(struct gfsp_split_writer *w, uint64_t lsize, const uint64_t *sz_hash,
+       struct gfsp_error *err)
 {
-	struct gfs_marker m;
-	struct gfs_error xerr;
+	struct gfsp_marker m;
+	struct gfsp_error xerr;
 	unsigned char *buf = NULL;
 	size_t len = 0;
 	char *path = NULL;
 	int rc;
 
 	memset(&m, 0, sizeof(m));
-	m.version = GFS_FORMAT_VERSION;
+	m.version = GFSP_FORMAT_VERSION;
 	m.nprocs = (uint32_t)w->nprocs;
 	m.nnodes = (uint32_t)w->nnodes;
 	m.logical_size = lsize;
 	m.seg_size = w->seg_size;
 	m.ctime = (int64_t)time(NULL);
 	snprintf(m.layout, sizeof(m.layout), "%s", w->layout);
-	rc = gfs_marker_encode(&m, &buf, &len, err);
+	rc = gfsp_marker_encode(&m, &buf, &len, err);
 	if (rc)
 		goto out;
-	path = gfs_marker_path(w->tmp);
+	path = gfsp_marker_path(w->tmp);
 	if (path == NULL) {
-		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		goto out;
 	}
 	rc = write_meta(path, buf, len, w->sync, err);
 	if (rc)
 		goto out;
-	gfs_error_clear(&xerr);
-	rc = gfs_setxattr(w->tmp, GFS_XATTR_NAME, "1", 1, &xerr);
-	if (rc == GFS_ENOTSUP)
+	gfsp_error_clear(&xerr);
+	rc = gfsp_setxattr(w->tmp, GFSP_XATTR_NAME, "1", 1, &xerr);
+	if (rc == GFSP_ENOTSUP)
 		rc = 0;
 	else if (rc) {
-		rc = gfs_error_set(err, rc, "%s", xerr.msg);
+		rc = gfsp_error_set(err, rc, "%s", xerr.msg);
 		goto out;
 	}
 	rc = verify(w, &m, sz_hash, err);
 	if (rc)
 		goto out;
-	rc = gfs_dst_install(&w->dst, w->tmp, w->force, err);
+	rc = gfsp_dst_install(&w->dst, w->tmp, w->force, err);
 	if (rc == 0)
 		w->tmp_made = 0;
 out:
@@ -517,28 +517,28 @@ out:
  * under its rank's node name.
  */
 static int
-gather_landed(struct gfs_split_writer *w, struct gfs_error *err)
+gather_landed(struct gfsp_split_writer *w, struct gfsp_error *err)
 {
-	char mine[GFS_NAME_MAX];
+	char mine[GFSP_NAME_MAX];
 	char **hosts = NULL;
 	size_t n = 0;
 	int r, rc, moved = 0;
 
 	memset(mine, 0, sizeof(mine));
-	rc = gfs_where(w->part_path, &hosts, &n, err);
+	rc = gfsp_where(w->part_path, &hosts, &n, err);
 	snprintf(mine, sizeof(mine), "%s", n > 0 ? hosts[0] : w->names[w->rank]);
-	gfs_strv_free(hosts, n);
+	gfsp_strv_free(hosts, n);
 	w->landed = calloc(w->nprocs, sizeof(*w->landed));
 	if (rc == 0 && w->landed == NULL)
-		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	rc = gfs_agree(w->comm, rc, err);
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		return rc;
-	rc = gfs_mpi_check(MPI_Allgather(mine, GFS_NAME_MAX, MPI_CHAR,
-	    w->landed, GFS_NAME_MAX, MPI_CHAR, w->comm),
+	rc = gfsp_mpi_check(MPI_Allgather(mine, GFSP_NAME_MAX, MPI_CHAR,
+	    w->landed, GFSP_NAME_MAX, MPI_CHAR, w->comm),
 	    "cannot exchange part locations", err);
 	for (r = 0; rc == 0 && r < w->nprocs; r++) {
-		w->landed[r][GFS_NAME_MAX - 1] = '\0';
+		w->landed[r][GFSP_NAME_MAX - 1] = '\0';
 		if (w->place.host != NULL &&
 		    strcmp(w->landed[r], w->names[r]) != 0)
 			moved++;
@@ -549,34 +549,34 @@ gather_landed(struct gfs_split_writer *w, struct gfs_error *err)
 }
 
 int
-gfs_split_finish(struct gfs_split_writer *w, int rc, uint64_t logical_size,
-		 struct gfs_error *err)
+gfsp_split_finish(struct gfsp_split_writer *w, int rc, uint64_t logical_size,
+		 struct gfsp_error *err)
 {
-	struct gfs_error cerr;
+	struct gfsp_error cerr;
 	uint64_t lsize = 0, mine[2], *sz_hash = NULL, below;
 	int mrc, r, k, crc;
 
 	if (w == NULL)
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 		    "finish of a split file that is not open");
-	rc = gfs_agree(w->comm, rc, err);
+	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto abort;
 
 	/* the part is complete: its size and checksum are final */
 	if (w->sync)
-		rc = gfs_fsync(w->part, err);
-	gfs_error_clear(&cerr);
-	crc = gfs_close(w->part, rc ? &cerr : err);
+		rc = gfsp_fsync(w->part, err);
+	gfsp_error_clear(&cerr);
+	crc = gfsp_close(w->part, rc ? &cerr : err);
 	w->part = NULL;
 	if (rc == 0)
 		rc = crc;
 	mine[0] = w->size;
-	mine[1] = gfs_phash_final(w->hash);
+	mine[1] = gfsp_phash_final(w->hash);
 	sz_hash = malloc(2 * sizeof(*sz_hash) * (size_t)w->nprocs);
 	if (sz_hash == NULL && rc == 0)
-		rc = gfs_error_set(err, GFS_ENOMEM, "out of memory");
-	rc = gfs_agree(w->comm, rc, err);
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto abort;
 	mrc = MPI_Allreduce(&logical_size, &lsize, 1, MPI_UINT64_T, MPI_MAX,
@@ -584,17 +584,17 @@ gfs_split_finish(struct gfs_split_writer *w, int rc, uint64_t logical_size,
 	if (mrc == MPI_SUCCESS)
 		mrc = MPI_Allgather(mine, 2, MPI_UINT64_T, sz_hash, 2,
 		    MPI_UINT64_T, w->comm);
-	rc = gfs_mpi_check(mrc, "cannot exchange part sizes", err);
+	rc = gfsp_mpi_check(mrc, "cannot exchange part sizes", err);
 	/* a part longer than its view below the logical size would be
 	 * rejected by every reader: refuse to commit it */
-	below = gfs_view_bytes_below(&w->views[w->rank], lsize);
+	below = gfsp_view_bytes_below(&w->views[w->rank], lsize);
 	if (rc == 0 && w->size > below)
-		rc = gfs_error_set(err, GFS_EINVAL,
+		rc = gfsp_error_set(err, GFSP_EINVAL,
 		    "part.%d: %llu bytes written but the view of rank %d "
 		    "holds only %llu below the logical size %llu", w->rank,
 		    (unsigned long long)w->size, w->rank,
 		    (unsigned long long)below, (unsigned long long)lsize);
-	rc = gfs_agree(w->comm, rc, err);
+	rc = gfsp_agree(w->comm, rc, err);
 	if (rc == 0)
 		rc = gather_landed(w, err);
 	if (rc)
@@ -607,14 +607,14 @@ gfs_split_finish(struct gfs_split_writer *w, int rc, uint64_t logical_size,
 			break;
 	if (r == w->rank)
 		rc = write_locfile(w, k, sz_hash, err);
-	rc = gfs_agree(w->comm, rc, err);
+	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto abort;
 
 	/* marker, read-back, rename: the commit */
 	if (w->rank == 0)
 		rc = commit(w, lsize, sz_hash, err);
-	rc = gfs_agree(w->comm, rc, err);
+	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto abort;
 	/* DST is in place: nothing of ours to remove any more */

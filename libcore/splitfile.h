@@ -22,19 +22,19 @@
  * temporary directory are removed.  A crash can leave the temporary
  * directory behind but never an F that looks complete.
  */
-#ifndef GFS_SPLITFILE_H
-#define GFS_SPLITFILE_H
+#ifndef GFSP_SPLITFILE_H
+#define GFSP_SPLITFILE_H
 
 #include <stdint.h>
 #include <stddef.h>
 #include "gfsplit.h"
 #include "store.h"
 
-#define GFS_FORMAT_VERSION	1
-#define GFS_MARKER_NAME		"gfsplit.meta"
-#define GFS_XATTR_NAME		"user.gfsplit"
-#define GFS_SEG_SIZE_DEFAULT	(1u << 20)	/* checksum segment: 1 MiB */
-#define GFS_NAME_MAX		256
+#define GFSP_FORMAT_VERSION	1
+#define GFSP_MARKER_NAME		"gfsplit.meta"
+#define GFSP_XATTR_NAME		"user.gfsplit"
+#define GFSP_SEG_SIZE_DEFAULT	(1u << 20)	/* checksum segment: 1 MiB */
+#define GFSP_NAME_MAX		256
 
 /* ----------------------------------------------------- part checksums */
 
@@ -45,20 +45,20 @@
  * XXH3-64 of nothing).  Segment hashes let a part be verified by several
  * ranks that each read whole segments, in any order.
  */
-struct gfs_phash;
-struct gfs_phash *gfs_phash_new(uint64_t seg_size);
-void gfs_phash_update(struct gfs_phash *h, const void *buf, size_t len);
-uint64_t gfs_phash_final(struct gfs_phash *h);	/* does not free */
-void gfs_phash_free(struct gfs_phash *h);
-uint64_t gfs_seg_hash(const void *buf, size_t len);
+struct gfsp_phash;
+struct gfsp_phash *gfsp_phash_new(uint64_t seg_size);
+void gfsp_phash_update(struct gfsp_phash *h, const void *buf, size_t len);
+uint64_t gfsp_phash_final(struct gfsp_phash *h);	/* does not free */
+void gfsp_phash_free(struct gfsp_phash *h);
+uint64_t gfsp_seg_hash(const void *buf, size_t len);
 /* Root from segment hashes in order. */
-uint64_t gfs_phash_root(const uint64_t *seg, uint64_t nseg);
+uint64_t gfsp_phash_root(const uint64_t *seg, uint64_t nseg);
 /* General-purpose XXH3-64 (metadata trailers). */
-uint64_t gfs_hash64(const void *buf, size_t len);
+uint64_t gfsp_hash64(const void *buf, size_t len);
 
 /* ------------------------------------------------- metadata encodings */
 
-struct gfs_marker {
+struct gfsp_marker {
 	uint32_t version;
 	uint32_t nprocs;	/* writer ranks = part files */
 	uint32_t nnodes;	/* location files */
@@ -68,59 +68,59 @@ struct gfs_marker {
 	char layout[32];	/* "contiguous", "cyclic:4194304", "view" */
 };
 
-struct gfs_locrec {
+struct gfsp_locrec {
 	uint32_t rank;
-	struct gfs_view view;	/* after overlap resolution */
+	struct gfsp_view view;	/* after overlap resolution */
 	uint64_t part_size;	/* bytes in part.<rank> */
-	uint64_t part_hash;	/* see gfs_phash */
-	char host[GFS_NAME_MAX];	/* where the part was written */
+	uint64_t part_hash;	/* see gfsp_phash */
+	char host[GFSP_NAME_MAX];	/* where the part was written */
 };
 
-struct gfs_locfile {
+struct gfsp_locfile {
 	uint32_t nprocs;	/* ranks of the whole job */
 	uint32_t nnodes;
 	uint32_t node;		/* this file's index */
-	char node_name[GFS_NAME_MAX];
+	char node_name[GFSP_NAME_MAX];
 	uint32_t nrecs;
-	struct gfs_locrec *recs;	/* sorted by rank */
+	struct gfsp_locrec *recs;	/* sorted by rank */
 };
 
 /* Pure encoders/decoders: no I/O, no MPI.  `name` is used in messages
  * ("loc.1: checksum mismatch (file is corrupt or truncated)"). */
-int gfs_marker_encode(const struct gfs_marker *m, unsigned char **buf,
-		      size_t *len, struct gfs_error *err);
-int gfs_marker_decode(const unsigned char *buf, size_t len, const char *name,
-		      struct gfs_marker *m, struct gfs_error *err);
-int gfs_locfile_encode(const struct gfs_locfile *lf, unsigned char **buf,
-		       size_t *len, struct gfs_error *err);
-int gfs_locfile_decode(const unsigned char *buf, size_t len, const char *name,
-		       struct gfs_locfile *lf, struct gfs_error *err);
-void gfs_locfile_free(struct gfs_locfile *lf);
+int gfsp_marker_encode(const struct gfsp_marker *m, unsigned char **buf,
+		      size_t *len, struct gfsp_error *err);
+int gfsp_marker_decode(const unsigned char *buf, size_t len, const char *name,
+		      struct gfsp_marker *m, struct gfsp_error *err);
+int gfsp_locfile_encode(const struct gfsp_locfile *lf, unsigned char **buf,
+		       size_t *len, struct gfsp_error *err);
+int gfsp_locfile_decode(const unsigned char *buf, size_t len, const char *name,
+		       struct gfsp_locfile *lf, struct gfsp_error *err);
+void gfsp_locfile_free(struct gfsp_locfile *lf);
 
 /* Whole-file helpers over the store interface. */
-int gfs_read_whole(const char *path, unsigned char **buf, size_t *len,
-		   struct gfs_error *err);
-int gfs_write_whole(const char *path, const void *buf, size_t len,
-		    struct gfs_error *err);
+int gfsp_read_whole(const char *path, unsigned char **buf, size_t *len,
+		   struct gfsp_error *err);
+int gfsp_write_whole(const char *path, const void *buf, size_t len,
+		    struct gfsp_error *err);
 
 /* ------------------------------------------------------------ writer */
 
-struct gfs_split_opts {
+struct gfsp_split_opts {
 	int force;		/* replace an existing DST (only after commit) */
 	uint64_t seg_size;	/* 0: default */
 	const char *layout;	/* marker's layout string */
 	int sync;		/* fsync parts and metadata before commit */
 	/* this rank's storage node (Gfarm: the gfsd its part must land on;
 	 * it also names the rank's node, so one location file per storage
-	 * node); NULL: the backend's choice and gfs_node_name() */
+	 * node); NULL: the backend's choice and gfsp_node_name() */
 	const char *host;
-	enum gfs_place_policy policy;	/* when that node is down or full */
+	enum gfsp_place_policy policy;	/* when that node is down or full */
 	/* OUT, if non-NULL, on every rank after a commit: parts that did
 	 * not land on their rank's host (a fallback happened) */
 	int *misplaced;
 };
 
-struct gfs_split_writer;
+struct gfsp_split_writer;
 
 /*
  * Collective over comm.  Checks that DST does not exist (or opts->force),
@@ -129,18 +129,18 @@ struct gfs_split_writer;
  * OUT *resolved (may be NULL): this rank's view after overlap resolution,
  * owned by the writer.
  */
-int gfs_split_create(MPI_Comm comm, const char *dst,
-		     const struct gfs_view *view,
-		     const struct gfs_split_opts *opts,
-		     struct gfs_split_writer **out,
-		     const struct gfs_view **resolved, struct gfs_error *err);
+int gfsp_split_create(MPI_Comm comm, const char *dst,
+		     const struct gfsp_view *view,
+		     const struct gfsp_split_opts *opts,
+		     struct gfsp_split_writer **out,
+		     const struct gfsp_view **resolved, struct gfsp_error *err);
 
 /* Append to this rank's part (local offsets increase); hashes on the way. */
-int gfs_split_append(struct gfs_split_writer *w, const void *buf, size_t len,
-		     struct gfs_error *err);
+int gfsp_split_append(struct gfsp_split_writer *w, const void *buf, size_t len,
+		     struct gfsp_error *err);
 
 /* Current part size (local bytes appended so far). */
-uint64_t gfs_split_part_size(const struct gfs_split_writer *w);
+uint64_t gfsp_split_part_size(const struct gfsp_split_writer *w);
 
 /*
  * Collective.  rc is this rank's outcome so far.  If every rank succeeded:
@@ -150,11 +150,11 @@ uint64_t gfs_split_part_size(const struct gfs_split_writer *w);
  * idea of the logical size (the maximum is taken).  Frees w.  Returns the
  * agreed outcome.
  */
-int gfs_split_finish(struct gfs_split_writer *w, int rc,
-		     uint64_t logical_size, struct gfs_error *err);
+int gfsp_split_finish(struct gfsp_split_writer *w, int rc,
+		     uint64_t logical_size, struct gfsp_error *err);
 
 /* The node name grouping ranks into location files when no storage host is
  * given: $GFSPLIT_NODE if set, else MPI_Get_processor_name. */
-void gfs_node_name(char *buf, size_t len);
+void gfsp_node_name(char *buf, size_t len);
 
-#endif /* GFS_SPLITFILE_H */
+#endif /* GFSP_SPLITFILE_H */

@@ -44,7 +44,7 @@ add_str(json_object *o, const char *key, const char *v)
 }
 
 static json_object *
-view_json(const struct gfs_view *v)
+view_json(const struct gfsp_view *v)
 {
 	json_object *o = json_object_new_object();
 
@@ -52,7 +52,7 @@ view_json(const struct gfs_view *v)
 	add_u64(o, "extent", v->extent);
 	add_u64(o, "size", v->size);
 	add_u64(o, "blocks", v->nblocks);
-	if (v->end == GFS_VIEW_UNBOUNDED)
+	if (v->end == GFSP_VIEW_UNBOUNDED)
 		json_object_object_add(o, "end", NULL);
 	else
 		add_u64(o, "end", v->end);
@@ -66,24 +66,24 @@ view_json(const struct gfs_view *v)
  * the logical file; a hole runs to the next byte any part holds.
  */
 static json_object *
-map_json(const struct gfs_layout *l, uint64_t g)
+map_json(const struct gfsp_layout *l, uint64_t g)
 {
 	json_object *o = json_object_new_object();
-	uint64_t size = gfs_layout_size(l), loff, count, next = size - g;
+	uint64_t size = gfsp_layout_size(l), loff, count, next = size - g;
 	char name[32];
 	int r;
 
 	add_u64(o, "offset", g);
 	for (r = 0; r < l->nprocs; r++) {
-		if (!gfs_view_lookup(&l->views[r], g, &loff, &count)) {
+		if (!gfsp_view_lookup(&l->views[r], g, &loff, &count)) {
 			if (loff < l->part_size[r])
-				next = GFS_MIN(next, count);
+				next = GFSP_MIN(next, count);
 			continue;
 		}
 		if (loff >= l->part_size[r])
 			continue;
-		count = GFS_MIN(count, l->part_size[r] - loff);
-		count = GFS_MIN(count, size - g);
+		count = GFSP_MIN(count, l->part_size[r] - loff);
+		count = GFSP_MIN(count, size - g);
 		snprintf(name, sizeof(name), "part.%d", r);
 		json_object_object_add(o, "hole", json_object_new_boolean(0));
 		json_object_object_add(o, "part", json_object_new_int(r));
@@ -99,7 +99,7 @@ map_json(const struct gfs_layout *l, uint64_t g)
 
 struct check_ctx {
 	json_object *problems;
-	struct gfs_progress *prog;
+	struct gfsp_progress *prog;
 };
 
 static void
@@ -115,7 +115,7 @@ check_progress(void *arg, uint64_t bytes)
 {
 	struct check_ctx *c = arg;
 
-	gfs_progress_update(c->prog, bytes);
+	gfsp_progress_update(c->prog, bytes);
 }
 
 /*
@@ -124,17 +124,17 @@ check_progress(void *arg, uint64_t bytes)
  * (POSIX) add nothing.  Returns 1 if the part is not on its writer's node.
  */
 static int
-replicas_json(const struct gfs_layout *l, int r, json_object *n)
+replicas_json(const struct gfsp_layout *l, int r, json_object *n)
 {
 	const char *node = l->node_name[l->node_of[r]];
-	struct gfs_error e = { 0 };
+	struct gfsp_error e = { 0 };
 	json_object *arr;
 	char **hosts = NULL, *path;
 	size_t nh = 0, i;
 	int local = 0;
 
-	path = gfs_part_path(l->path, r);
-	if (path == NULL || gfs_where(path, &hosts, &nh, &e) != 0) {
+	path = gfsp_part_path(l->path, r);
+	if (path == NULL || gfsp_where(path, &hosts, &nh, &e) != 0) {
 		add_str(n, "replicas_error", path ? e.msg : "out of memory");
 		free(path);
 		return 0;
@@ -150,16 +150,16 @@ replicas_json(const struct gfs_layout *l, int r, json_object *n)
 	json_object_object_add(n, "replicas", arr);
 	json_object_object_add(n, "on_writer_node",
 			       json_object_new_boolean(local));
-	gfs_strv_free(hosts, nh);
+	gfsp_strv_free(hosts, nh);
 	return !local;
 }
 
 int
-gfs_statinfo(const char *path, const struct gfs_statinfo_opts *opt,
-	     json_object **out, struct gfs_error *err)
+gfsp_statinfo(const char *path, const struct gfsp_statinfo_opts *opt,
+	     json_object **out, struct gfsp_error *err)
 {
-	struct gfs_layout *l = NULL;
-	struct gfs_coverage cov;
+	struct gfsp_layout *l = NULL;
+	struct gfsp_coverage cov;
 	struct check_ctx cc = { 0 };
 	json_object *o = NULL, *arr, *n, *ranks, *c;
 	uint64_t total = 0;
@@ -168,16 +168,16 @@ gfs_statinfo(const char *path, const struct gfs_statinfo_opts *opt,
 	int rc, r, k;
 
 	*out = NULL;
-	rc = gfs_layout_open(path, &l, err);
+	rc = gfsp_layout_open(path, &l, err);
 	if (rc)
 		return rc;
-	if (opt->map && opt->map_offset >= gfs_layout_size(l)) {
-		rc = gfs_error_set(err, GFS_EINVAL,
+	if (opt->map && opt->map_offset >= gfsp_layout_size(l)) {
+		rc = gfsp_error_set(err, GFSP_EINVAL,
 		    "offset %" PRIu64 " is not inside '%s' (logical size %"
-		    PRIu64 ")", opt->map_offset, path, gfs_layout_size(l));
+		    PRIu64 ")", opt->map_offset, path, gfsp_layout_size(l));
 		goto out;
 	}
-	rc = gfs_layout_coverage(l, &cov, err);
+	rc = gfsp_layout_coverage(l, &cov, err);
 	if (rc)
 		goto out;
 
@@ -185,7 +185,7 @@ gfs_statinfo(const char *path, const struct gfs_statinfo_opts *opt,
 	add_str(o, "path", path);
 	json_object_object_add(o, "format_version",
 			       json_object_new_int((int)l->marker.version));
-	add_u64(o, "logical_size", gfs_layout_size(l));
+	add_u64(o, "logical_size", gfsp_layout_size(l));
 	add_str(o, "layout", l->marker.layout);
 	add_u64(o, "seg_size", l->marker.seg_size);
 	json_object_object_add(o, "ctime",
@@ -247,11 +247,11 @@ gfs_statinfo(const char *path, const struct gfs_statinfo_opts *opt,
 
 	if (opt->check) {
 		cc.problems = json_object_new_array();
-		cc.prog = gfs_progress_start(MPI_COMM_NULL, "stat-layout",
+		cc.prog = gfsp_progress_start(MPI_COMM_NULL, "stat-layout",
 					     total);
-		rc = gfs_layout_check(l, check_report, &cc, check_progress,
+		rc = gfsp_layout_check(l, check_report, &cc, check_progress,
 				      err);
-		gfs_progress_finish(cc.prog);
+		gfsp_progress_finish(cc.prog);
 		/* an error the check could not turn into a problem */
 		if (rc && json_object_array_length(cc.problems) == 0)
 			check_report(&cc, err->msg);
@@ -261,7 +261,7 @@ gfs_statinfo(const char *path, const struct gfs_statinfo_opts *opt,
 		json_object_object_add(c, "problems", cc.problems);
 		json_object_object_add(o, "check", c);
 		if (rc == 0 && json_object_array_length(cc.problems) > 0)
-			rc = gfs_error_set(err, GFS_ECORRUPT,
+			rc = gfsp_error_set(err, GFSP_ECORRUPT,
 			    "'%s': check found %zu problems", path,
 			    json_object_array_length(cc.problems));
 	}
@@ -269,7 +269,7 @@ gfs_statinfo(const char *path, const struct gfs_statinfo_opts *opt,
 	o = NULL;
 out:
 	json_object_put(o);
-	gfs_layout_close(l);
+	gfsp_layout_close(l);
 	return rc;
 }
 
@@ -344,14 +344,14 @@ text_ranks(FILE *f, json_object *info)
 			fprintf(f, "%" PRIu64 "\n", u64(v, "end"));
 		fprintf(f, "    part: %s, %" PRIu64 " bytes (%s), "
 			"checksum %s\n", str(r, "part"), u64(r, "part_size"),
-			gfs_format_size(u64(r, "part_size"), sz, sizeof(sz)),
+			gfsp_format_size(u64(r, "part_size"), sz, sizeof(sz)),
 			str(r, "part_hash"));
 		text_replicas(f, r);
 	}
 }
 
 char *
-gfs_statinfo_text(json_object *info)
+gfsp_statinfo_text(json_object *info)
 {
 	json_object *arr, *n, *c, *m, *ranks;
 	char *text = NULL, sz[32], when[64];
@@ -373,7 +373,7 @@ gfs_statinfo_text(json_object *info)
 		fprintf(f, "created:      %s\n", when);
 	fprintf(f, "logical size: %" PRIu64 " bytes (%s)\n",
 		u64(info, "logical_size"),
-		gfs_format_size(u64(info, "logical_size"), sz, sizeof(sz)));
+		gfsp_format_size(u64(info, "logical_size"), sz, sizeof(sz)));
 	fprintf(f, "writers:      %" PRIu64 " ranks\n", u64(info, "nprocs"));
 	fprintf(f, "nodes:        %" PRIu64 "\n", u64(info, "nnodes"));
 	arr = get(info, "nodes");

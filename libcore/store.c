@@ -11,7 +11,7 @@
 #include "store.h"
 
 #ifdef HAVE_GFARM
-extern const struct gfs_store_ops gfs_store_gfarm;
+extern const struct gfsp_store_ops gfsp_store_gfarm;
 #endif
 
 /* length of a URL scheme ("foo" in "foo://x"), 0 if path has none */
@@ -35,19 +35,19 @@ scheme_len(const char *path)
 }
 
 int
-gfs_store_for(const char *path, const struct gfs_store_ops **ops,
-	      struct gfs_error *err)
+gfsp_store_for(const char *path, const struct gfsp_store_ops **ops,
+	      struct gfsp_error *err)
 {
 	size_t n;
 
 	if (path == NULL || path[0] == '\0')
-		return gfs_error_set(err, GFS_EINVAL, "empty path");
+		return gfsp_error_set(err, GFSP_EINVAL, "empty path");
 	if (strncmp(path, "gfarm:", 6) == 0) {
 #ifdef HAVE_GFARM
-		*ops = &gfs_store_gfarm;
+		*ops = &gfsp_store_gfarm;
 		return 0;
 #else
-		return gfs_error_set(err, GFS_ENOTSUP,
+		return gfsp_error_set(err, GFSP_ENOTSUP,
 				     "'%s': this gfsplit was built without "
 				     "Gfarm support (configure --with-gfarm)",
 				     path);
@@ -55,10 +55,10 @@ gfs_store_for(const char *path, const struct gfs_store_ops **ops,
 	}
 	n = scheme_len(path);
 	if (n > 0)
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 				     "'%s': unknown scheme '%.*s'", path,
 				     (int)n, path);
-	*ops = &gfs_store_posix;
+	*ops = &gfsp_store_posix;
 	return 0;
 }
 
@@ -74,7 +74,7 @@ static int fault_ready;
 /* GFSPLIT_FAULT="pwrite:RANK:AFTER" or "crash:RANK:AFTER"; AFTER may
  * carry a size suffix.  A malformed value injects nothing. */
 void
-gfs_fault_init(int rank)
+gfsp_fault_init(int rank)
 {
 	const char *env, *s;
 	char *end;
@@ -100,7 +100,7 @@ gfs_fault_init(int rank)
 	r = strtol(s, &end, 10);
 	if (end == s || *end != ':' || r != rank)
 		return;
-	if (gfs_parse_size(end + 1, &after, NULL) != 0)
+	if (gfsp_parse_size(end + 1, &after, NULL) != 0)
 		return;
 	fault_after = after;
 	fault_kind = kind;
@@ -108,7 +108,7 @@ gfs_fault_init(int rank)
 
 /* Nonzero if this pwrite of len bytes is the injected failure. */
 static int
-fault_check(const struct gfs_file *f, size_t len, struct gfs_error *err)
+fault_check(const struct gfsp_file *f, size_t len, struct gfsp_error *err)
 {
 	uint64_t before;
 
@@ -120,41 +120,41 @@ fault_check(const struct gfs_file *f, size_t len, struct gfs_error *err)
 		return 0;
 	if (fault_kind == FAULT_CRASH)
 		raise(SIGKILL);
-	return gfs_error_set(err, GFS_EIO,
+	return gfsp_error_set(err, GFSP_EIO,
 			     "injected fault: cannot write '%s': "
-			     "Input/output error", gfs_file_path(f));
+			     "Input/output error", gfsp_file_path(f));
 }
 
 /* ---------------------------------------------------------------- wrappers */
 
-static const struct gfs_store_ops *
-file_ops(const struct gfs_file *f)
+static const struct gfsp_store_ops *
+file_ops(const struct gfsp_file *f)
 {
-	return ((const struct gfs_file_hdr *)f)->ops;
+	return ((const struct gfsp_file_hdr *)f)->ops;
 }
 
 const char *
-gfs_file_path(const struct gfs_file *f)
+gfsp_file_path(const struct gfsp_file *f)
 {
-	return f != NULL ? ((const struct gfs_file_hdr *)f)->path : "(none)";
+	return f != NULL ? ((const struct gfsp_file_hdr *)f)->path : "(none)";
 }
 
 int
-gfs_open(const char *path, int flags, uint32_t mode, struct gfs_file **out,
-	 struct gfs_error *err)
+gfsp_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
+	 struct gfsp_error *err)
 {
-	const struct gfs_store_ops *ops;
+	const struct gfsp_store_ops *ops;
 	int rc;
 
 	*out = NULL;
-	rc = gfs_store_for(path, &ops, err);
+	rc = gfsp_store_for(path, &ops, err);
 	if (rc != 0)
 		return rc;
 	return ops->open(path, flags, mode, out, err);
 }
 
 int
-gfs_close(struct gfs_file *f, struct gfs_error *err)
+gfsp_close(struct gfsp_file *f, struct gfsp_error *err)
 {
 	if (f == NULL)
 		return 0;
@@ -162,15 +162,15 @@ gfs_close(struct gfs_file *f, struct gfs_error *err)
 }
 
 int
-gfs_pread(struct gfs_file *f, void *buf, size_t len, uint64_t off,
-	  size_t *done, struct gfs_error *err)
+gfsp_pread(struct gfsp_file *f, void *buf, size_t len, uint64_t off,
+	  size_t *done, struct gfsp_error *err)
 {
 	return file_ops(f)->pread(f, buf, len, off, done, err);
 }
 
 int
-gfs_pwrite(struct gfs_file *f, const void *buf, size_t len, uint64_t off,
-	   struct gfs_error *err)
+gfsp_pwrite(struct gfsp_file *f, const void *buf, size_t len, uint64_t off,
+	   struct gfsp_error *err)
 {
 	int rc = fault_check(f, len, err);
 
@@ -180,27 +180,27 @@ gfs_pwrite(struct gfs_file *f, const void *buf, size_t len, uint64_t off,
 }
 
 int
-gfs_fstat(struct gfs_file *f, struct gfs_stat *st, struct gfs_error *err)
+gfsp_fstat(struct gfsp_file *f, struct gfsp_stat *st, struct gfsp_error *err)
 {
 	return file_ops(f)->fstat(f, st, err);
 }
 
 int
-gfs_ftruncate(struct gfs_file *f, uint64_t size, struct gfs_error *err)
+gfsp_ftruncate(struct gfsp_file *f, uint64_t size, struct gfsp_error *err)
 {
 	return file_ops(f)->ftruncate(f, size, err);
 }
 
 int
-gfs_fsync(struct gfs_file *f, struct gfs_error *err)
+gfsp_fsync(struct gfsp_file *f, struct gfsp_error *err)
 {
 	return file_ops(f)->fsync(f, err);
 }
 
 /* path operations: look the backend up, then call its slot */
 #define PATH_OP(path, call) do {					\
-	const struct gfs_store_ops *ops;				\
-	int rc_ = gfs_store_for((path), &ops, err);			\
+	const struct gfsp_store_ops *ops;				\
+	int rc_ = gfsp_store_for((path), &ops, err);			\
 									\
 	if (rc_ != 0)							\
 		return rc_;						\
@@ -208,49 +208,49 @@ gfs_fsync(struct gfs_file *f, struct gfs_error *err)
 } while (0)
 
 int
-gfs_stat(const char *path, struct gfs_stat *st, struct gfs_error *err)
+gfsp_stat(const char *path, struct gfsp_stat *st, struct gfsp_error *err)
 {
 	PATH_OP(path, stat(path, st, err));
 }
 
 int
-gfs_mkdir(const char *path, uint32_t mode, struct gfs_error *err)
+gfsp_mkdir(const char *path, uint32_t mode, struct gfsp_error *err)
 {
 	PATH_OP(path, mkdir(path, mode, err));
 }
 
 int
-gfs_rmdir(const char *path, struct gfs_error *err)
+gfsp_rmdir(const char *path, struct gfsp_error *err)
 {
 	PATH_OP(path, rmdir(path, err));
 }
 
 int
-gfs_unlink(const char *path, struct gfs_error *err)
+gfsp_unlink(const char *path, struct gfsp_error *err)
 {
 	PATH_OP(path, unlink(path, err));
 }
 
 int
-gfs_rename(const char *from, const char *to, struct gfs_error *err)
+gfsp_rename(const char *from, const char *to, struct gfsp_error *err)
 {
-	const struct gfs_store_ops *ops, *tops;
+	const struct gfsp_store_ops *ops, *tops;
 	int rc;
 
-	rc = gfs_store_for(from, &ops, err);
+	rc = gfsp_store_for(from, &ops, err);
 	if (rc == 0)
-		rc = gfs_store_for(to, &tops, err);
+		rc = gfsp_store_for(to, &tops, err);
 	if (rc != 0)
 		return rc;
 	if (ops != tops)
-		return gfs_error_set(err, GFS_ENOTSUP,
+		return gfsp_error_set(err, GFSP_ENOTSUP,
 				     "cannot rename '%s' to '%s': different "
 				     "storage backends", from, to);
 	return ops->rename(from, to, err);
 }
 
 int
-gfs_readdir(const char *path, char ***names, size_t *n, struct gfs_error *err)
+gfsp_readdir(const char *path, char ***names, size_t *n, struct gfsp_error *err)
 {
 	*names = NULL;
 	*n = 0;
@@ -258,29 +258,29 @@ gfs_readdir(const char *path, char ***names, size_t *n, struct gfs_error *err)
 }
 
 int
-gfs_setxattr(const char *path, const char *name, const void *val, size_t len,
-	     struct gfs_error *err)
+gfsp_setxattr(const char *path, const char *name, const void *val, size_t len,
+	     struct gfsp_error *err)
 {
 	PATH_OP(path, setxattr(path, name, val, len, err));
 }
 
 int
-gfs_getxattr(const char *path, const char *name, void *val, size_t *len,
-	     struct gfs_error *err)
+gfsp_getxattr(const char *path, const char *name, void *val, size_t *len,
+	     struct gfsp_error *err)
 {
 	PATH_OP(path, getxattr(path, name, val, len, err));
 }
 
 int
-gfs_create(const char *path, uint32_t mode, const struct gfs_place *place,
-	   struct gfs_file **out, struct gfs_error *err)
+gfsp_create(const char *path, uint32_t mode, const struct gfsp_place *place,
+	   struct gfsp_file **out, struct gfsp_error *err)
 {
 	*out = NULL;
 	PATH_OP(path, create(path, mode, place, out, err));
 }
 
 int
-gfs_where(const char *path, char ***hosts, size_t *n, struct gfs_error *err)
+gfsp_where(const char *path, char ***hosts, size_t *n, struct gfsp_error *err)
 {
 	*hosts = NULL;
 	*n = 0;
@@ -288,7 +288,7 @@ gfs_where(const char *path, char ***hosts, size_t *n, struct gfs_error *err)
 }
 
 void
-gfs_strv_free(char **v, size_t n)
+gfsp_strv_free(char **v, size_t n)
 {
 	size_t i;
 

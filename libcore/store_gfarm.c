@@ -5,21 +5,8 @@
  * The URL goes to libgfarm as written; gfarm_error_t is translated here,
  * its gfarm_error_string() text kept in the message.
  *
- * Two names clash between this library and libgfarm, and both matter:
- *
- *  - source: store.h's struct gfs_stat, struct gfs_file and the wrappers
- *    gfs_stat(), gfs_mkdir(), ... have the names of libgfarm's own types
- *    and functions.  store.h is included below with those names renamed
- *    to gfsplit_*, so that in this file gfs_* is always libgfarm's.
- *
- *  - link: a program holding store.c's wrappers binds every reference to
- *    "gfs_stat", "gfs_mkdir", ... to them, including this file's.  The
- *    clashing libgfarm functions are therefore called through pointers
- *    taken from libgfarm's own symbol table (dlsym on its handle), never
- *    by name.  While the wrappers are exported from the program they also
- *    take libgfarm's internal calls of those names: gfs_pio_stat() calls
- *    gfs_fstat() that way, so it is used only when the lookup shows
- *    libgfarm's gfs_fstat() is the one its calls reach (see fstat below).
+ * gfsplit's names all start with gfsp_/GFSP_; libgfarm owns gfs_/GFS_, so
+ * every gfs_* below is libgfarm's.
  *
  * libgfarm 2.7 does not document thread safety, and the pipeline reads in
  * a helper thread while the caller writes, so every call into libgfarm is
@@ -30,7 +17,6 @@
 #ifdef HAVE_GFARM
 
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -42,28 +28,8 @@
 #include <sys/types.h>
 #include <time.h>
 
-#define gfs_stat	gfsplit_stat
-#define gfs_file	gfsplit_file
-#define gfs_fstat	gfsplit_fstat
-#define gfs_mkdir	gfsplit_mkdir
-#define gfs_rmdir	gfsplit_rmdir
-#define gfs_unlink	gfsplit_unlink
-#define gfs_rename	gfsplit_rename
-#define gfs_readdir	gfsplit_readdir
-#define gfs_setxattr	gfsplit_setxattr
-#define gfs_getxattr	gfsplit_getxattr
 #include "core.h"
 #include "store.h"
-#undef gfs_stat
-#undef gfs_file
-#undef gfs_fstat
-#undef gfs_mkdir
-#undef gfs_rmdir
-#undef gfs_unlink
-#undef gfs_rename
-#undef gfs_readdir
-#undef gfs_setxattr
-#undef gfs_getxattr
 
 #include <gfarm/gfarm.h>
 
@@ -75,7 +41,7 @@
  */
 gfarm_error_t gfs_pio_internal_set_view_section(GFS_File, char *);
 
-extern const struct gfs_store_ops gfs_store_gfarm;	/* store.c uses it */
+extern const struct gfsp_store_ops gfsp_store_gfarm;	/* store.c uses it */
 
 /* gfs_pio_pread/pwrite take an int: move at most this much per call */
 #define GF_IO_MAX	((size_t)1 << 30)
@@ -83,79 +49,23 @@ extern const struct gfs_store_ops gfs_store_gfarm;	/* store.c uses it */
 #define GF_HOST_MAX	255
 
 struct gf_file {
-	struct gfs_file_hdr hdr;	/* first: see store.h */
+	struct gfsp_file_hdr hdr;	/* first: see store.h */
 	GFS_File gf;
 	int writable;
-	/* Size as this handle made it: the size at open, then every pwrite
-	 * end past it and every truncate.  fstat reports it for a writable
-	 * file when gfs_pio_stat() cannot be used; gfmd's size is stale
-	 * until close. */
-	uint64_t size;
 };
-
-/* libgfarm functions whose names clash with store.c's (see top) */
-static struct {
-	gfarm_error_t (*stat)(const char *, struct gfs_stat *);
-	gfarm_error_t (*fstat)(GFS_File, struct gfs_stat *);
-	gfarm_error_t (*mkdir)(const char *, gfarm_mode_t);
-	gfarm_error_t (*rmdir)(const char *);
-	gfarm_error_t (*unlink)(const char *);
-	gfarm_error_t (*rename)(const char *, const char *);
-	gfarm_error_t (*readdir)(GFS_Dir, struct gfs_dirent **);
-	gfarm_error_t (*setxattr)(const char *, const char *, const void *,
-				  size_t, int);
-	gfarm_error_t (*getxattr)(const char *, const char *, void *,
-				  size_t *);
-} gf_fn;
 
 static pthread_once_t gf_once = PTHREAD_ONCE_INIT;
 static gfarm_error_t gf_init_error;	/* of gfarm_initialize() */
-static const char *gf_init_missing;	/* a clashing symbol not found */
-static int gf_pio_stat_ok;		/* gfs_pio_stat() reaches libgfarm's
-					 * own gfs_fstat() */
 static pthread_mutex_t gf_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void
 gf_init(void)
 {
-	static const struct {
-		const char *name;
-		void **slot;
-	} syms[] = {
-		{ "gfs_stat",		(void **)&gf_fn.stat },
-		{ "gfs_fstat",		(void **)&gf_fn.fstat },
-		{ "gfs_mkdir",		(void **)&gf_fn.mkdir },
-		{ "gfs_rmdir",		(void **)&gf_fn.rmdir },
-		{ "gfs_unlink",		(void **)&gf_fn.unlink },
-		{ "gfs_rename",		(void **)&gf_fn.rename },
-		{ "gfs_readdir",	(void **)&gf_fn.readdir },
-		{ "gfs_setxattr",	(void **)&gf_fn.setxattr },
-		{ "gfs_getxattr",	(void **)&gf_fn.getxattr },
-	};
-	Dl_info info;
-	void *h = NULL;
-	size_t i;
-
-	/* libgfarm's handle, found from one of its unambiguous functions */
-	if (dladdr((void *)gfs_pio_create, &info) != 0 &&
-	    info.dli_fname != NULL)
-		h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-	for (i = 0; i < GFS_ARRAY_SIZE(syms); i++) {
-		*syms[i].slot = h != NULL ? dlsym(h, syms[i].name) : NULL;
-		if (*syms[i].slot == NULL) {
-			gf_init_missing = syms[i].name;
-			return;
-		}
-	}
-	/* the global lookup is the one libgfarm's own calls go through */
-	gf_pio_stat_ok = dlsym(RTLD_DEFAULT, "gfs_fstat") ==
-			 (void *)gf_fn.fstat;
-
 	gf_init_error = gfarm_initialize(NULL, NULL);
 	/* libgfarm logs to stderr (reconnection attempts, ...); the library
 	 * does not print, so only -v lets those notices through */
 	if (gf_init_error == GFARM_ERR_NO_ERROR &&
-	    gfs_log_level() < GFS_LOG_VERBOSE)
+	    gfsp_log_level() < GFSP_LOG_VERBOSE)
 		gflog_set_priority_level(LOG_CRIT);
 }
 
@@ -166,15 +76,15 @@ gf_code(gfarm_error_t e)
 {
 	switch (e) {
 	case GFARM_ERR_NO_ERROR:
-		return GFS_OK;
+		return GFSP_OK;
 	case GFARM_ERR_NO_SUCH_FILE_OR_DIRECTORY:
 	case GFARM_ERR_NOT_A_DIRECTORY:
 	case GFARM_ERR_NO_SUCH_OBJECT:		/* a missing xattr */
 	case GFARM_ERR_TOO_MANY_LEVELS_OF_SYMBOLIC_LINK:
-		return GFS_ENOENT;
+		return GFSP_ENOENT;
 	case GFARM_ERR_ALREADY_EXISTS:
 	case GFARM_ERR_DIRECTORY_NOT_EMPTY:
-		return GFS_EEXIST;
+		return GFSP_EEXIST;
 	case GFARM_ERR_OPERATION_NOT_PERMITTED:
 	case GFARM_ERR_PERMISSION_DENIED:
 	case GFARM_ERR_READ_ONLY_FILE_SYSTEM:
@@ -184,20 +94,20 @@ gf_code(gfarm_error_t e)
 	case GFARM_ERR_INVALID_CREDENTIAL:
 	case GFARM_ERR_NO_SUCH_USER:
 	case GFARM_ERR_NO_SUCH_GROUP:
-		return GFS_EACCES;
+		return GFSP_EACCES;
 	case GFARM_ERR_NO_SPACE:
 	case GFARM_ERR_DISK_QUOTA_EXCEEDED:
 	case GFARM_ERR_FILE_TOO_LARGE:
-		return GFS_ENOSPC;
+		return GFSP_ENOSPC;
 	case GFARM_ERR_NO_MEMORY:
 	case GFARM_ERR_NO_BUFFER_SPACE_AVAILABLE:
-		return GFS_ENOMEM;
+		return GFSP_ENOMEM;
 	case GFARM_ERR_OPERATION_NOT_SUPPORTED:
 	case GFARM_ERR_OPERATION_NOT_SUPPORTED_BY_DEVICE:
 	case GFARM_ERR_FUNCTION_NOT_IMPLEMENTED:
 	case GFARM_ERR_PROTOCOL_NOT_SUPPORTED:
 	case GFARM_ERR_CROSS_DEVICE_LINK:	/* rename across gfmds */
-		return GFS_ENOTSUP;
+		return GFSP_ENOTSUP;
 	case GFARM_ERR_INVALID_ARGUMENT:
 	case GFARM_ERR_IS_A_DIRECTORY:
 	case GFARM_ERR_NOT_A_REGULAR_FILE:
@@ -211,7 +121,7 @@ gf_code(gfarm_error_t e)
 	case GFARM_ERR_GFARM_URL_HOST_IS_MISSING:
 	case GFARM_ERR_GFARM_URL_PORT_IS_MISSING:
 	case GFARM_ERR_GFARM_URL_PORT_IS_INVALID:
-		return GFS_EINVAL;
+		return GFSP_EINVAL;
 	/* the metadata server or a file system node cannot be reached;
 	 * "no filesystem node": none is up (or none has room) to write to */
 	case GFARM_ERR_NETWORK_IS_DOWN:
@@ -229,29 +139,29 @@ gf_code(gfarm_error_t e)
 	case GFARM_ERR_CANNOT_ASSIGN_REQUESTED_ADDRESS:
 	case GFARM_ERR_GFMD_FAILED_OVER:
 	case GFARM_ERR_NO_FILESYSTEM_NODE:
-		return GFS_ENET;
+		return GFSP_ENET;
 	case GFARM_ERR_INTERRUPTED_SYSTEM_CALL:
-		return GFS_ECANCELED;
+		return GFSP_ECANCELED;
 	default:
-		return GFS_EIO;
+		return GFSP_EIO;
 	}
 }
 
 /* Set err from e: "<fmt...>: <gfarm_error_string(e)>"; err->sys = e. */
 static int __attribute__((format(printf, 3, 4)))
-gf_error(struct gfs_error *err, gfarm_error_t e, const char *fmt, ...)
+gf_error(struct gfsp_error *err, gfarm_error_t e, const char *fmt, ...)
 {
-	char what[GFS_ERRMSG_MAX];
+	char what[GFSP_ERRMSG_MAX];
 	int code = gf_code(e), fresh;
 	va_list ap;
 
-	if (code == GFS_OK)	/* never report a failure as success */
-		code = GFS_EIO;
-	fresh = err != NULL && err->code == GFS_OK;
+	if (code == GFSP_OK)	/* never report a failure as success */
+		code = GFSP_EIO;
+	fresh = err != NULL && err->code == GFSP_OK;
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	gfs_error_set(err, code, "%s: %s", what, gfarm_error_string(e));
+	gfsp_error_set(err, code, "%s: %s", what, gfarm_error_string(e));
 	if (fresh)
 		err->sys = (int)e;
 	return code;
@@ -299,13 +209,9 @@ gf_leave(struct gf_guard *g)
 
 /* Initialise libgfarm once per process; on failure say so for path. */
 static int
-gf_ready(const char *path, struct gfs_error *err)
+gf_ready(const char *path, struct gfsp_error *err)
 {
 	pthread_once(&gf_once, gf_init);
-	if (gf_init_missing != NULL)
-		return gfs_error_set(err, GFS_ENOTSUP, "cannot use '%s': "
-				     "libgfarm has no function %s", path,
-				     gf_init_missing);
 	if (gf_init_error != GFARM_ERR_NO_ERROR)
 		return gf_error(err, gf_init_error, "cannot use '%s': "
 				"cannot initialize Gfarm", path);
@@ -315,7 +221,7 @@ gf_ready(const char *path, struct gfs_error *err)
 /* ------------------------------------------------------------ files */
 
 static void
-stat_fill(struct gfsplit_stat *st, const struct gfs_stat *gs)
+stat_fill(struct gfsp_stat *st, const struct gfs_stat *gs)
 {
 	st->size = gs->st_size > 0 ? (uint64_t)gs->st_size : 0;
 	/* GFARM_S_IF* and the permission bits have the POSIX values */
@@ -326,17 +232,17 @@ stat_fill(struct gfsplit_stat *st, const struct gfs_stat *gs)
 }
 
 static struct gf_file *
-gf_file_new(const char *path, struct gfs_error *err)
+gf_file_new(const char *path, struct gfsp_error *err)
 {
 	struct gf_file *f = calloc(1, sizeof(*f));
 
 	if (f == NULL || (f->hdr.path = strdup(path)) == NULL) {
 		free(f);
-		gfs_error_set(err, GFS_ENOMEM, "cannot open '%s': out of "
+		gfsp_error_set(err, GFSP_ENOMEM, "cannot open '%s': out of "
 			      "memory", path);
 		return NULL;
 	}
-	f->hdr.ops = &gfs_store_gfarm;
+	f->hdr.ops = &gfsp_store_gfarm;
 	return f;
 }
 
@@ -350,12 +256,11 @@ gf_file_free(struct gf_file *f)
 }
 
 static int
-gf_open(const char *path, int flags, uint32_t mode, struct gfsplit_file **out,
-	struct gfs_error *err)
+gf_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
+	struct gfsp_error *err)
 {
 	struct gf_guard g;
 	struct gf_file *f = NULL;
-	struct gfs_stat gs;
 	gfarm_error_t e;
 	int gflags, rc;
 
@@ -364,10 +269,10 @@ gf_open(const char *path, int flags, uint32_t mode, struct gfsplit_file **out,
 	if (rc != 0)
 		return rc;
 	switch (flags & 0x3) {
-	case GFS_O_WRONLY:
+	case GFSP_O_WRONLY:
 		gflags = GFARM_FILE_WRONLY;
 		break;
-	case GFS_O_RDWR:
+	case GFSP_O_RDWR:
 		gflags = GFARM_FILE_RDWR;
 		break;
 	default:
@@ -375,39 +280,28 @@ gf_open(const char *path, int flags, uint32_t mode, struct gfsplit_file **out,
 		break;
 	}
 	/* libgfarm truncates only when asked, even on create */
-	if (flags & GFS_O_TRUNC)
+	if (flags & GFSP_O_TRUNC)
 		gflags |= GFARM_FILE_TRUNC;
-	if ((flags & GFS_O_CREAT) && (flags & GFS_O_EXCL))
+	if ((flags & GFSP_O_CREAT) && (flags & GFSP_O_EXCL))
 		gflags |= GFARM_FILE_EXCLUSIVE;
 	f = gf_file_new(path, err);
 	if (f == NULL)
-		return GFS_ENOMEM;
-	f->writable = (flags & 0x3) != GFS_O_RDONLY;
+		return GFSP_ENOMEM;
+	f->writable = (flags & 0x3) != GFSP_O_RDONLY;
 
 	gf_enter(&g);
-	if (flags & GFS_O_CREAT)
+	if (flags & GFSP_O_CREAT)
 		e = gfs_pio_create(path, gflags, (gfarm_mode_t)mode, &f->gf);
 	else
 		e = gfs_pio_open(path, gflags, &f->gf);
-	if (e == GFARM_ERR_NO_ERROR && f->writable && !gf_pio_stat_ok &&
-	    !(flags & GFS_O_TRUNC)) {
-		/* the starting point of the tracked size (see gf_file) */
-		e = gf_fn.fstat(f->gf, &gs);
-		if (e == GFARM_ERR_NO_ERROR) {
-			f->size = gs.st_size > 0 ? (uint64_t)gs.st_size : 0;
-			gfs_stat_free(&gs);
-		} else {
-			gfs_pio_close(f->gf);
-		}
-	}
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR) {
 		gf_file_free(f);
 		return gf_error(err, e, "cannot %s '%s'",
-				(flags & GFS_O_CREAT) ? "create" : "open",
+				(flags & GFSP_O_CREAT) ? "create" : "open",
 				path);
 	}
-	*out = (struct gfsplit_file *)f;
+	*out = (struct gfsp_file *)f;
 	return 0;
 }
 
@@ -431,7 +325,7 @@ gf_create_on(const char *path, uint32_t mode, const char *host, GFS_File *gfp,
 		/* the handle is unusable now and the empty file exists */
 		*pin_failed = 1;
 		gfs_pio_close(*gfp);
-		gf_fn.unlink(path);
+		gfs_unlink(path);
 		*gfp = NULL;
 	}
 	return e;
@@ -445,8 +339,8 @@ gf_create_on(const char *path, uint32_t mode, const char *host, GFS_File *gfp,
  * lets Gfarm choose a node (where() reports it once data is written).
  */
 static int
-gf_create(const char *path, uint32_t mode, const struct gfs_place *place,
-	  struct gfsplit_file **out, struct gfs_error *err)
+gf_create(const char *path, uint32_t mode, const struct gfsp_place *place,
+	  struct gfsp_file **out, struct gfsp_error *err)
 {
 	const char *host = place != NULL ? place->host : NULL;
 	struct gf_guard g;
@@ -458,7 +352,7 @@ gf_create(const char *path, uint32_t mode, const struct gfs_place *place,
 	if (host != NULL && host[0] == '\0')
 		host = NULL;
 	if (host != NULL && strlen(host) > GF_HOST_MAX)
-		return gfs_error_set(err, GFS_EINVAL, "cannot create '%s' on "
+		return gfsp_error_set(err, GFSP_EINVAL, "cannot create '%s' on "
 				     "node '%.40s...': host name too long",
 				     path, host);
 	rc = gf_ready(path, err);
@@ -466,12 +360,12 @@ gf_create(const char *path, uint32_t mode, const struct gfs_place *place,
 		return rc;
 	f = gf_file_new(path, err);
 	if (f == NULL)
-		return GFS_ENOMEM;
+		return GFSP_ENOMEM;
 	f->writable = 1;
 
 	gf_enter(&g);
 	e = gf_create_on(path, mode, host, &f->gf, &pin_failed);
-	if (pin_failed && place->policy == GFS_PLACE_FALLBACK)
+	if (pin_failed && place->policy == GFSP_PLACE_FALLBACK)
 		e = gf_create_on(path, mode, NULL, &f->gf, &pin_failed);
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR) {
@@ -481,12 +375,12 @@ gf_create(const char *path, uint32_t mode, const struct gfs_place *place,
 					"'%s'", path, host);
 		return gf_error(err, e, "cannot create '%s'", path);
 	}
-	*out = (struct gfsplit_file *)f;
+	*out = (struct gfsp_file *)f;
 	return 0;
 }
 
 static int
-gf_close(struct gfsplit_file *file, struct gfs_error *err)
+gf_close(struct gfsp_file *file, struct gfsp_error *err)
 {
 	struct gf_file *f = (struct gf_file *)file;
 	struct gf_guard g;
@@ -503,8 +397,8 @@ gf_close(struct gfsplit_file *file, struct gfs_error *err)
 }
 
 static int
-gf_pread(struct gfsplit_file *file, void *buf, size_t len, uint64_t off,
-	 size_t *done, struct gfs_error *err)
+gf_pread(struct gfsp_file *file, void *buf, size_t len, uint64_t off,
+	 size_t *done, struct gfsp_error *err)
 {
 	struct gf_file *f = (struct gf_file *)file;
 	struct gf_guard g;
@@ -513,7 +407,7 @@ gf_pread(struct gfsplit_file *file, void *buf, size_t len, uint64_t off,
 	int n, rc = 0;
 
 	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off) {
-		rc = gfs_error_set(err, GFS_EINVAL, "cannot read '%s': offset "
+		rc = gfsp_error_set(err, GFSP_EINVAL, "cannot read '%s': offset "
 				   "%llu out of range", f->hdr.path,
 				   (unsigned long long)off);
 		goto out;
@@ -521,7 +415,7 @@ gf_pread(struct gfsplit_file *file, void *buf, size_t len, uint64_t off,
 	gf_enter(&g);
 	while (got < len) {
 		e = gfs_pio_pread(f->gf, (char *)buf + got,
-				  (int)GFS_MIN(len - got, GF_IO_MAX),
+				  (int)GFSP_MIN(len - got, GF_IO_MAX),
 				  (gfarm_off_t)(off + got), &n);
 		if (e != GFARM_ERR_NO_ERROR || n <= 0)
 			break;		/* an error, or end of file */
@@ -538,8 +432,8 @@ out:
 }
 
 static int
-gf_pwrite(struct gfsplit_file *file, const void *buf, size_t len,
-	  uint64_t off, struct gfs_error *err)
+gf_pwrite(struct gfsp_file *file, const void *buf, size_t len,
+	  uint64_t off, struct gfsp_error *err)
 {
 	struct gf_file *f = (struct gf_file *)file;
 	struct gf_guard g;
@@ -548,26 +442,24 @@ gf_pwrite(struct gfsplit_file *file, const void *buf, size_t len,
 	int n = 0;
 
 	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
-		return gfs_error_set(err, GFS_EINVAL, "cannot write '%s': "
+		return gfsp_error_set(err, GFSP_EINVAL, "cannot write '%s': "
 				     "offset %llu out of range", f->hdr.path,
 				     (unsigned long long)off);
 	gf_enter(&g);
 	while (put < len) {
 		e = gfs_pio_pwrite(f->gf, (const char *)buf + put,
-				   (int)GFS_MIN(len - put, GF_IO_MAX),
+				   (int)GFSP_MIN(len - put, GF_IO_MAX),
 				   (gfarm_off_t)(off + put), &n);
 		if (e != GFARM_ERR_NO_ERROR || n <= 0)
 			break;
 		put += (size_t)n;
 	}
 	gf_leave(&g);
-	if (off + put > f->size)
-		f->size = off + put;
 	if (e != GFARM_ERR_NO_ERROR)
 		return gf_error(err, e, "cannot write '%s' at offset %llu",
 				f->hdr.path, (unsigned long long)(off + put));
 	if (put < len)	/* no progress and no error: do not spin */
-		return gfs_error_set(err, GFS_EIO, "cannot write '%s': short "
+		return gfsp_error_set(err, GFSP_EIO, "cannot write '%s': short "
 				     "write at offset %llu", f->hdr.path,
 				     (unsigned long long)(off + put));
 	return 0;
@@ -581,8 +473,8 @@ gf_pwrite(struct gfsplit_file *file, const void *buf, size_t len,
  * this handle tracked, exact as long as nobody else writes the file.
  */
 static int
-gf_fstat(struct gfsplit_file *file, struct gfsplit_stat *st,
-	 struct gfs_error *err)
+gf_fstat(struct gfsp_file *file, struct gfsp_stat *st,
+	 struct gfsp_error *err)
 {
 	struct gf_file *f = (struct gf_file *)file;
 	struct gf_guard g;
@@ -590,29 +482,25 @@ gf_fstat(struct gfsplit_file *file, struct gfsplit_stat *st,
 	gfarm_error_t e;
 
 	gf_enter(&g);
-	if (gf_pio_stat_ok)
-		e = gfs_pio_stat(f->gf, &gs);
-	else
-		e = gf_fn.fstat(f->gf, &gs);
+	/* gfs_fstat() would return gfmd's size, stale until close */
+	e = gfs_pio_stat(f->gf, &gs);
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR)
 		return gf_error(err, e, "cannot stat '%s'", f->hdr.path);
 	stat_fill(st, &gs);
 	gfs_stat_free(&gs);
-	if (!gf_pio_stat_ok && f->writable)
-		st->size = st->blocks_bytes = f->size;
 	return 0;
 }
 
 static int
-gf_ftruncate(struct gfsplit_file *file, uint64_t size, struct gfs_error *err)
+gf_ftruncate(struct gfsp_file *file, uint64_t size, struct gfsp_error *err)
 {
 	struct gf_file *f = (struct gf_file *)file;
 	struct gf_guard g;
 	gfarm_error_t e;
 
 	if (size > (uint64_t)INT64_MAX)
-		return gfs_error_set(err, GFS_EINVAL, "cannot truncate '%s': "
+		return gfsp_error_set(err, GFSP_EINVAL, "cannot truncate '%s': "
 				     "size %llu out of range", f->hdr.path,
 				     (unsigned long long)size);
 	gf_enter(&g);
@@ -620,12 +508,11 @@ gf_ftruncate(struct gfsplit_file *file, uint64_t size, struct gfs_error *err)
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR)
 		return gf_error(err, e, "cannot truncate '%s'", f->hdr.path);
-	f->size = size;
 	return 0;
 }
 
 static int
-gf_fsync(struct gfsplit_file *file, struct gfs_error *err)
+gf_fsync(struct gfsp_file *file, struct gfsp_error *err)
 {
 	struct gf_file *f = (struct gf_file *)file;
 	struct gf_guard g;
@@ -645,7 +532,7 @@ gf_fsync(struct gfsplit_file *file, struct gfs_error *err)
 /* ------------------------------------------------------------- paths */
 
 static int
-gf_stat(const char *path, struct gfsplit_stat *st, struct gfs_error *err)
+gf_stat(const char *path, struct gfsp_stat *st, struct gfsp_error *err)
 {
 	struct gf_guard g;
 	struct gfs_stat gs;
@@ -655,7 +542,7 @@ gf_stat(const char *path, struct gfsplit_stat *st, struct gfs_error *err)
 	if (rc != 0)
 		return rc;
 	gf_enter(&g);
-	e = gf_fn.stat(path, &gs);
+	e = gfs_stat(path, &gs);
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR)
 		return gf_error(err, e, "cannot stat '%s'", path);
@@ -665,7 +552,7 @@ gf_stat(const char *path, struct gfsplit_stat *st, struct gfs_error *err)
 }
 
 static int
-gf_mkdir(const char *path, uint32_t mode, struct gfs_error *err)
+gf_mkdir(const char *path, uint32_t mode, struct gfsp_error *err)
 {
 	struct gf_guard g;
 	gfarm_error_t e;
@@ -674,7 +561,7 @@ gf_mkdir(const char *path, uint32_t mode, struct gfs_error *err)
 	if (rc != 0)
 		return rc;
 	gf_enter(&g);
-	e = gf_fn.mkdir(path, (gfarm_mode_t)mode);
+	e = gfs_mkdir(path, (gfarm_mode_t)mode);
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR)
 		return gf_error(err, e, "cannot create directory '%s'", path);
@@ -682,7 +569,7 @@ gf_mkdir(const char *path, uint32_t mode, struct gfs_error *err)
 }
 
 static int
-gf_rmdir(const char *path, struct gfs_error *err)
+gf_rmdir(const char *path, struct gfsp_error *err)
 {
 	struct gf_guard g;
 	gfarm_error_t e;
@@ -691,7 +578,7 @@ gf_rmdir(const char *path, struct gfs_error *err)
 	if (rc != 0)
 		return rc;
 	gf_enter(&g);
-	e = gf_fn.rmdir(path);
+	e = gfs_rmdir(path);
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR)
 		return gf_error(err, e, "cannot remove directory '%s'", path);
@@ -699,7 +586,7 @@ gf_rmdir(const char *path, struct gfs_error *err)
 }
 
 static int
-gf_unlink(const char *path, struct gfs_error *err)
+gf_unlink(const char *path, struct gfsp_error *err)
 {
 	struct gf_guard g;
 	gfarm_error_t e;
@@ -708,7 +595,7 @@ gf_unlink(const char *path, struct gfs_error *err)
 	if (rc != 0)
 		return rc;
 	gf_enter(&g);
-	e = gf_fn.unlink(path);
+	e = gfs_unlink(path);
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR)
 		return gf_error(err, e, "cannot remove '%s'", path);
@@ -723,7 +610,7 @@ gf_unlink(const char *path, struct gfs_error *err)
  * another writer of the same name, as with posix_rename's fallback.
  */
 static int
-gf_rename(const char *from, const char *to, struct gfs_error *err)
+gf_rename(const char *from, const char *to, struct gfsp_error *err)
 {
 	struct gf_guard g;
 	struct gfs_stat gs;
@@ -738,7 +625,7 @@ gf_rename(const char *from, const char *to, struct gfs_error *err)
 		gfs_stat_free(&gs);
 		e = GFARM_ERR_ALREADY_EXISTS;
 	} else if (e == GFARM_ERR_NO_SUCH_FILE_OR_DIRECTORY) {
-		e = gf_fn.rename(from, to);
+		e = gfs_rename(from, to);
 	}
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR)
@@ -754,7 +641,7 @@ name_cmp(const void *a, const void *b)
 
 /* names come back sorted, as from posix_readdir */
 static int
-gf_readdir(const char *path, char ***names, size_t *n, struct gfs_error *err)
+gf_readdir(const char *path, char ***names, size_t *n, struct gfsp_error *err)
 {
 	struct gf_guard g;
 	struct gfs_dirent *de;
@@ -776,7 +663,7 @@ gf_readdir(const char *path, char ***names, size_t *n, struct gfs_error *err)
 		return gf_error(err, e, "cannot open directory '%s'", path);
 	}
 	for (;;) {
-		e = gf_fn.readdir(d, &de);
+		e = gfs_readdir(d, &de);
 		if (e != GFARM_ERR_NO_ERROR || de == NULL)
 			break;
 		if (strcmp(de->d_name, ".") == 0 ||
@@ -801,7 +688,7 @@ gf_readdir(const char *path, char ***names, size_t *n, struct gfs_error *err)
 	gfs_closedir(d);
 	gf_leave(&g);
 	if (nomem)
-		rc = gfs_error_set(err, GFS_ENOMEM, "cannot read directory "
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "cannot read directory "
 				   "'%s': out of memory", path);
 	else if (e != GFARM_ERR_NO_ERROR)
 		rc = gf_error(err, e, "cannot read directory '%s'", path);
@@ -821,7 +708,7 @@ gf_readdir(const char *path, char ***names, size_t *n, struct gfs_error *err)
 /* Gfarm takes "user.*" and "gfarm.*" names, on files and directories */
 static int
 gf_setxattr(const char *path, const char *name, const void *val, size_t len,
-	    struct gfs_error *err)
+	    struct gfsp_error *err)
 {
 	struct gf_guard g;
 	gfarm_error_t e;
@@ -830,7 +717,7 @@ gf_setxattr(const char *path, const char *name, const void *val, size_t len,
 	if (rc != 0)
 		return rc;
 	gf_enter(&g);
-	e = gf_fn.setxattr(path, name, val, len, 0);
+	e = gfs_setxattr(path, name, val, len, 0);
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR)
 		return gf_error(err, e, "cannot set attribute '%s' of '%s'",
@@ -839,13 +726,13 @@ gf_setxattr(const char *path, const char *name, const void *val, size_t len,
 }
 
 /*
- * A missing attribute is GFARM_ERR_NO_SUCH_OBJECT (GFS_ENOENT here).  A
+ * A missing attribute is GFARM_ERR_NO_SUCH_OBJECT (GFSP_ENOENT here).  A
  * value larger than the buffer is GFARM_ERR_RESULT_OUT_OF_RANGE with
  * *len set to its size, reported as posix_getxattr reports ERANGE.
  */
 static int
 gf_getxattr(const char *path, const char *name, void *val, size_t *len,
-	    struct gfs_error *err)
+	    struct gfsp_error *err)
 {
 	struct gf_guard g;
 	gfarm_error_t e;
@@ -855,11 +742,11 @@ gf_getxattr(const char *path, const char *name, void *val, size_t *len,
 	if (rc != 0)
 		return rc;
 	gf_enter(&g);
-	e = gf_fn.getxattr(path, name, val, &size);
+	e = gfs_getxattr(path, name, val, &size);
 	gf_leave(&g);
 	if (e == GFARM_ERR_RESULT_OUT_OF_RANGE) {
 		*len = size;
-		return gfs_error_set(err, GFS_EINVAL, "cannot get attribute "
+		return gfsp_error_set(err, GFSP_EINVAL, "cannot get attribute "
 				     "'%s' of '%s': value larger than %zu "
 				     "bytes", name, path, cap);
 	}
@@ -876,7 +763,7 @@ gf_getxattr(const char *path, const char *name, void *val, size_t *len,
  * directory has no data and so no host, as in posix_where.
  */
 static int
-gf_where(const char *path, char ***hosts, size_t *n, struct gfs_error *err)
+gf_where(const char *path, char ***hosts, size_t *n, struct gfsp_error *err)
 {
 	struct gf_guard g;
 	struct gfs_replica_info *ri = NULL;
@@ -896,11 +783,11 @@ gf_where(const char *path, char ***hosts, size_t *n, struct gfs_error *err)
 	if (e == GFARM_ERR_NO_ERROR) {
 		num = gfs_replica_info_number(ri);
 		if (num > 0 && (v = calloc((size_t)num, sizeof(*v))) == NULL)
-			rc = GFS_ENOMEM;
+			rc = GFSP_ENOMEM;
 		for (i = 0; rc == 0 && i < (size_t)num; i++) {
 			v[cnt] = strdup(gfs_replica_info_nth_host(ri, (int)i));
 			if (v[cnt] == NULL)
-				rc = GFS_ENOMEM;
+				rc = GFSP_ENOMEM;
 			else
 				cnt++;
 		}
@@ -913,8 +800,8 @@ gf_where(const char *path, char ***hosts, size_t *n, struct gfs_error *err)
 		return gf_error(err, e, "cannot find the replicas of '%s'",
 				path);
 	if (rc != 0) {
-		gfs_strv_free(v, cnt);
-		return gfs_error_set(err, GFS_ENOMEM, "cannot find the replicas "
+		gfsp_strv_free(v, cnt);
+		return gfsp_error_set(err, GFSP_ENOMEM, "cannot find the replicas "
 				     "of '%s': out of memory", path);
 	}
 	*hosts = v;
@@ -922,7 +809,7 @@ gf_where(const char *path, char ***hosts, size_t *n, struct gfs_error *err)
 	return 0;
 }
 
-const struct gfs_store_ops gfs_store_gfarm = {
+const struct gfsp_store_ops gfsp_store_gfarm = {
 	.name		= "gfarm",
 	.open		= gf_open,
 	.create		= gf_create,

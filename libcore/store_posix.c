@@ -26,39 +26,39 @@
 #define POSIX_IO_MAX	((size_t)1 << 30)
 
 struct posix_file {
-	struct gfs_file_hdr hdr;	/* first: see store.h */
+	struct gfsp_file_hdr hdr;	/* first: see store.h */
 	int fd;
 };
 
 static int
-posix_open(const char *path, int flags, uint32_t mode, struct gfs_file **out,
-	   struct gfs_error *err)
+posix_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
+	   struct gfsp_error *err)
 {
 	struct posix_file *pf;
 	int oflags = O_CLOEXEC, fd, rc = 0;
 
 	*out = NULL;
 	switch (flags & 0x3) {
-	case GFS_O_WRONLY:
+	case GFSP_O_WRONLY:
 		oflags |= O_WRONLY;
 		break;
-	case GFS_O_RDWR:
+	case GFSP_O_RDWR:
 		oflags |= O_RDWR;
 		break;
 	default:
 		oflags |= O_RDONLY;
 		break;
 	}
-	if (flags & GFS_O_CREAT)
+	if (flags & GFSP_O_CREAT)
 		oflags |= O_CREAT;
-	if (flags & GFS_O_EXCL)
+	if (flags & GFSP_O_EXCL)
 		oflags |= O_EXCL;
-	if (flags & GFS_O_TRUNC)
+	if (flags & GFSP_O_TRUNC)
 		oflags |= O_TRUNC;
 
 	pf = calloc(1, sizeof(*pf));
 	if (pf == NULL || (pf->hdr.path = strdup(path)) == NULL) {
-		rc = gfs_error_set(err, GFS_ENOMEM, "cannot open '%s': out of "
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "cannot open '%s': out of "
 				   "memory", path);
 		goto out;
 	}
@@ -66,14 +66,14 @@ posix_open(const char *path, int flags, uint32_t mode, struct gfs_file **out,
 		fd = open(path, oflags, (mode_t)mode);
 	} while (fd < 0 && errno == EINTR);
 	if (fd < 0) {
-		rc = gfs_error_errno(err, errno, "cannot %s '%s'",
-				     (flags & GFS_O_CREAT) ? "create" : "open",
+		rc = gfsp_error_errno(err, errno, "cannot %s '%s'",
+				     (flags & GFSP_O_CREAT) ? "create" : "open",
 				     path);
 		goto out;
 	}
-	pf->hdr.ops = &gfs_store_posix;
+	pf->hdr.ops = &gfsp_store_posix;
 	pf->fd = fd;
-	*out = (struct gfs_file *)pf;
+	*out = (struct gfsp_file *)pf;
 	pf = NULL;
 out:
 	if (pf != NULL) {
@@ -84,14 +84,14 @@ out:
 }
 
 static int
-posix_close(struct gfs_file *f, struct gfs_error *err)
+posix_close(struct gfsp_file *f, struct gfsp_error *err)
 {
 	struct posix_file *pf = (struct posix_file *)f;
 	int rc = 0;
 
 	/* no retry on EINTR: on Linux the descriptor is gone either way */
 	if (close(pf->fd) != 0 && errno != EINTR)
-		rc = gfs_error_errno(err, errno, "cannot close '%s'",
+		rc = gfsp_error_errno(err, errno, "cannot close '%s'",
 				     pf->hdr.path);
 	free(pf->hdr.path);
 	free(pf);
@@ -99,8 +99,8 @@ posix_close(struct gfs_file *f, struct gfs_error *err)
 }
 
 static int
-posix_pread(struct gfs_file *f, void *buf, size_t len, uint64_t off,
-	    size_t *done, struct gfs_error *err)
+posix_pread(struct gfsp_file *f, void *buf, size_t len, uint64_t off,
+	    size_t *done, struct gfsp_error *err)
 {
 	struct posix_file *pf = (struct posix_file *)f;
 	size_t got = 0;
@@ -108,19 +108,19 @@ posix_pread(struct gfs_file *f, void *buf, size_t len, uint64_t off,
 	int rc = 0;
 
 	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off) {
-		rc = gfs_error_set(err, GFS_EINVAL, "cannot read '%s': offset "
+		rc = gfsp_error_set(err, GFSP_EINVAL, "cannot read '%s': offset "
 				   "%llu out of range", pf->hdr.path,
 				   (unsigned long long)off);
 		goto out;
 	}
 	while (got < len) {
 		n = pread(pf->fd, (char *)buf + got,
-			  GFS_MIN(len - got, POSIX_IO_MAX),
+			  GFSP_MIN(len - got, POSIX_IO_MAX),
 			  (off_t)(off + got));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			rc = gfs_error_errno(err, errno, "cannot read '%s'",
+			rc = gfsp_error_errno(err, errno, "cannot read '%s'",
 					     pf->hdr.path);
 			goto out;
 		}
@@ -135,29 +135,29 @@ out:
 }
 
 static int
-posix_pwrite(struct gfs_file *f, const void *buf, size_t len, uint64_t off,
-	     struct gfs_error *err)
+posix_pwrite(struct gfsp_file *f, const void *buf, size_t len, uint64_t off,
+	     struct gfsp_error *err)
 {
 	struct posix_file *pf = (struct posix_file *)f;
 	size_t put = 0;
 	ssize_t n;
 
 	if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
-		return gfs_error_set(err, GFS_EINVAL, "cannot write '%s': "
+		return gfsp_error_set(err, GFSP_EINVAL, "cannot write '%s': "
 				     "offset %llu out of range", pf->hdr.path,
 				     (unsigned long long)off);
 	while (put < len) {
 		n = pwrite(pf->fd, (const char *)buf + put,
-			   GFS_MIN(len - put, POSIX_IO_MAX),
+			   GFSP_MIN(len - put, POSIX_IO_MAX),
 			   (off_t)(off + put));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return gfs_error_errno(err, errno, "cannot write '%s'",
+			return gfsp_error_errno(err, errno, "cannot write '%s'",
 					       pf->hdr.path);
 		}
 		if (n == 0)	/* no progress and no errno: do not spin */
-			return gfs_error_set(err, GFS_EIO, "cannot write '%s': "
+			return gfsp_error_set(err, GFSP_EIO, "cannot write '%s': "
 					     "short write at offset %llu",
 					     pf->hdr.path,
 					     (unsigned long long)(off + put));
@@ -167,7 +167,7 @@ posix_pwrite(struct gfs_file *f, const void *buf, size_t len, uint64_t off,
 }
 
 static void
-stat_fill(struct gfs_stat *st, const struct stat *sb)
+stat_fill(struct gfsp_stat *st, const struct stat *sb)
 {
 	st->size = (uint64_t)sb->st_size;
 	st->mode = (uint32_t)sb->st_mode;
@@ -176,83 +176,83 @@ stat_fill(struct gfs_stat *st, const struct stat *sb)
 }
 
 static int
-posix_fstat(struct gfs_file *f, struct gfs_stat *st, struct gfs_error *err)
+posix_fstat(struct gfsp_file *f, struct gfsp_stat *st, struct gfsp_error *err)
 {
 	struct posix_file *pf = (struct posix_file *)f;
 	struct stat sb;
 
 	if (fstat(pf->fd, &sb) != 0)
-		return gfs_error_errno(err, errno, "cannot stat '%s'",
+		return gfsp_error_errno(err, errno, "cannot stat '%s'",
 				       pf->hdr.path);
 	stat_fill(st, &sb);
 	return 0;
 }
 
 static int
-posix_ftruncate(struct gfs_file *f, uint64_t size, struct gfs_error *err)
+posix_ftruncate(struct gfsp_file *f, uint64_t size, struct gfsp_error *err)
 {
 	struct posix_file *pf = (struct posix_file *)f;
 	int r;
 
 	if (size > (uint64_t)INT64_MAX)
-		return gfs_error_set(err, GFS_EINVAL, "cannot truncate '%s': "
+		return gfsp_error_set(err, GFSP_EINVAL, "cannot truncate '%s': "
 				     "size %llu out of range", pf->hdr.path,
 				     (unsigned long long)size);
 	do {
 		r = ftruncate(pf->fd, (off_t)size);
 	} while (r != 0 && errno == EINTR);
 	if (r != 0)
-		return gfs_error_errno(err, errno, "cannot truncate '%s'",
+		return gfsp_error_errno(err, errno, "cannot truncate '%s'",
 				       pf->hdr.path);
 	return 0;
 }
 
 static int
-posix_fsync(struct gfs_file *f, struct gfs_error *err)
+posix_fsync(struct gfsp_file *f, struct gfsp_error *err)
 {
 	struct posix_file *pf = (struct posix_file *)f;
 
 	/* EINVAL/EROFS: a pipe or device that has nothing to sync */
 	if (fsync(pf->fd) != 0 && errno != EINVAL && errno != EROFS)
-		return gfs_error_errno(err, errno, "cannot sync '%s'",
+		return gfsp_error_errno(err, errno, "cannot sync '%s'",
 				       pf->hdr.path);
 	return 0;
 }
 
 static int
-posix_stat(const char *path, struct gfs_stat *st, struct gfs_error *err)
+posix_stat(const char *path, struct gfsp_stat *st, struct gfsp_error *err)
 {
 	struct stat sb;
 
 	if (stat(path, &sb) != 0)
-		return gfs_error_errno(err, errno, "cannot stat '%s'", path);
+		return gfsp_error_errno(err, errno, "cannot stat '%s'", path);
 	stat_fill(st, &sb);
 	return 0;
 }
 
 static int
-posix_mkdir(const char *path, uint32_t mode, struct gfs_error *err)
+posix_mkdir(const char *path, uint32_t mode, struct gfsp_error *err)
 {
 	if (mkdir(path, (mode_t)mode) != 0)
-		return gfs_error_errno(err, errno,
+		return gfsp_error_errno(err, errno,
 				       "cannot create directory '%s'", path);
 	return 0;
 }
 
 static int
-posix_rmdir(const char *path, struct gfs_error *err)
+posix_rmdir(const char *path, struct gfsp_error *err)
 {
 	if (rmdir(path) != 0)
-		return gfs_error_errno(err, errno,
+		return gfsp_error_errno(err, errno,
 				       "cannot remove directory '%s'", path);
 	return 0;
 }
 
 static int
-posix_unlink(const char *path, struct gfs_error *err)
+posix_unlink(const char *path, struct gfsp_error *err)
 {
 	if (unlink(path) != 0)
-		return gfs_error_errno(err, errno, "cannot remove '%s'", path);
+		return gfsp_error_errno(err, errno, "cannot remove '%s'", path);
 	return 0;
 }
 
@@ -265,7 +265,7 @@ posix_unlink(const char *path, struct gfs_error *err)
  * another writer of the same name.
  */
 static int
-posix_rename(const char *from, const char *to, struct gfs_error *err)
+posix_rename(const char *from, const char *to, struct gfsp_error *err)
 {
 	struct stat sb;
 	int e;
@@ -303,7 +303,7 @@ posix_rename(const char *from, const char *to, struct gfs_error *err)
 		return 0;
 	e = errno;
 fail:
-	return gfs_error_errno(err, e, "cannot rename '%s' to '%s'", from, to);
+	return gfsp_error_errno(err, e, "cannot rename '%s' to '%s'", from, to);
 }
 
 static int
@@ -314,7 +314,7 @@ name_cmp(const void *a, const void *b)
 
 /* names come back sorted, so callers see the same order everywhere */
 static int
-posix_readdir(const char *path, char ***names, size_t *n, struct gfs_error *err)
+posix_readdir(const char *path, char ***names, size_t *n, struct gfsp_error *err)
 {
 	DIR *d;
 	struct dirent *de;
@@ -326,14 +326,14 @@ posix_readdir(const char *path, char ***names, size_t *n, struct gfs_error *err)
 	*n = 0;
 	d = opendir(path);
 	if (d == NULL)
-		return gfs_error_errno(err, errno,
+		return gfsp_error_errno(err, errno,
 				       "cannot open directory '%s'", path);
 	for (;;) {
 		errno = 0;
 		de = readdir(d);
 		if (de == NULL) {
 			if (errno != 0)
-				rc = gfs_error_errno(err, errno,
+				rc = gfsp_error_errno(err, errno,
 						     "cannot read directory "
 						     "'%s'", path);
 			break;
@@ -355,7 +355,7 @@ posix_readdir(const char *path, char ***names, size_t *n, struct gfs_error *err)
 	}
 	goto out;
 nomem:
-	rc = gfs_error_set(err, GFS_ENOMEM, "cannot read directory '%s': out "
+	rc = gfsp_error_set(err, GFSP_ENOMEM, "cannot read directory '%s': out "
 			   "of memory", path);
 out:
 	closedir(d);
@@ -374,17 +374,17 @@ out:
 
 static int
 posix_setxattr(const char *path, const char *name, const void *val,
-	       size_t len, struct gfs_error *err)
+	       size_t len, struct gfsp_error *err)
 {
 	if (setxattr(path, name, val, len, 0) != 0)
-		return gfs_error_errno(err, errno, "cannot set attribute '%s' "
+		return gfsp_error_errno(err, errno, "cannot set attribute '%s' "
 				       "of '%s'", name, path);
 	return 0;
 }
 
 static int
 posix_getxattr(const char *path, const char *name, void *val, size_t *len,
-	       struct gfs_error *err)
+	       struct gfsp_error *err)
 {
 	size_t cap = *len;
 	ssize_t r = getxattr(path, name, val, cap);
@@ -394,12 +394,12 @@ posix_getxattr(const char *path, const char *name, void *val, size_t *len,
 			r = getxattr(path, name, NULL, 0);
 			if (r >= 0)
 				*len = (size_t)r;
-			return gfs_error_set(err, GFS_EINVAL, "cannot get "
+			return gfsp_error_set(err, GFSP_EINVAL, "cannot get "
 					     "attribute '%s' of '%s': value "
 					     "larger than %zu bytes", name,
 					     path, cap);
 		}
-		return gfs_error_errno(err, errno, "cannot get attribute '%s' "
+		return gfsp_error_errno(err, errno, "cannot get attribute '%s' "
 				       "of '%s'", name, path);
 	}
 	*len = (size_t)r;
@@ -408,27 +408,27 @@ posix_getxattr(const char *path, const char *name, void *val, size_t *len,
 
 /* POSIX has no per-file storage nodes: placement is the file system's */
 static int
-posix_create(const char *path, uint32_t mode, const struct gfs_place *place,
-	     struct gfs_file **out, struct gfs_error *err)
+posix_create(const char *path, uint32_t mode, const struct gfsp_place *place,
+	     struct gfsp_file **out, struct gfsp_error *err)
 {
 	(void)place;
-	return posix_open(path, GFS_O_WRONLY | GFS_O_CREAT | GFS_O_EXCL, mode,
+	return posix_open(path, GFSP_O_WRONLY | GFSP_O_CREAT | GFSP_O_EXCL, mode,
 			  out, err);
 }
 
 static int
-posix_where(const char *path, char ***hosts, size_t *n, struct gfs_error *err)
+posix_where(const char *path, char ***hosts, size_t *n, struct gfsp_error *err)
 {
 	struct stat st;
 
 	*hosts = NULL;
 	*n = 0;
 	if (stat(path, &st) != 0)
-		return gfs_error_errno(err, errno, "cannot stat '%s'", path);
+		return gfsp_error_errno(err, errno, "cannot stat '%s'", path);
 	return 0;
 }
 
-const struct gfs_store_ops gfs_store_posix = {
+const struct gfsp_store_ops gfsp_store_posix = {
 	.name		= "posix",
 	.open		= posix_open,
 	.create		= posix_create,

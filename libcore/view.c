@@ -59,7 +59,7 @@ count_le(const uint64_t *a, uint64_t n, uint64_t x)
 /*
  * Number of entries of sorted a[0..n) that are <= x, where x / span is a
  * good guess of the answer's position (here prefix sums against the size,
- * for gfs_view_global(); offsets go through the index below).  Views are
+ * for gfsp_view_global(); offsets go through the index below).  Views are
  * mostly regular (cyclic,
  * subarray, darray), so the guess lands on or next to the answer: the
  * WINDOW entries around it are counted without branches (a cache line,
@@ -123,8 +123,8 @@ search(const uint64_t *a, uint64_t n, uint64_t x, uint64_t guess)
 /* ------------------------------------------------------- search index */
 
 /*
- * The search index (struct gfs_view_index), derived from off[] and pre[]
- * by gfs_view_init() and gfs_view_copy(), never stored.  In a view of a
+ * The search index (struct gfsp_view_index), derived from off[] and pre[]
+ * by gfsp_view_init() and gfsp_view_copy(), never stored.  In a view of a
  * million blocks a lookup is bound by memory latency, not by compares: a
  * binary search over off[] is some 20 dependent cache misses, and off[]
  * and pre[] apart are two lines per probe.  The index answers from one
@@ -186,7 +186,7 @@ struct idx_bucket {
 	uint64_t base, slope;
 };
 
-struct gfs_view_index {
+struct gfsp_view_index {
 	uint64_t mult;			/* bucket(o) = o * mult >> 64 */
 	const struct idx_bucket *bucket;
 	const struct idx_leaf *leaf;	/* [-1 .. nleaf]: a spare each end */
@@ -208,27 +208,27 @@ mulhi(uint64_t a, uint64_t b)
 
 /* Off and pre of block i, with the sentinel past the last. */
 static inline uint64_t
-blk_off(const struct gfs_view *v, uint64_t i)
+blk_off(const struct gfsp_view *v, uint64_t i)
 {
 	return i < v->nblocks ? v->off[i] : sat_add(v->extent, v->off[0]);
 }
 
 static inline uint64_t
-blk_pre(const struct gfs_view *v, uint64_t i)
+blk_pre(const struct gfsp_view *v, uint64_t i)
 {
 	return i < v->nblocks ? v->pre[i] : v->size;
 }
 
 /* Separator of leaf j >= 1. */
 static inline uint64_t
-sep(const struct gfs_view *v, uint64_t j)
+sep(const struct gfsp_view *v, uint64_t j)
 {
 	return v->off[IDX_SLOTS * j - 1];
 }
 
 /* Leaf j when one of the deltas it needs does not fit: from the arrays. */
 static __attribute__((noinline, cold)) struct idx_hit
-idx_slow(const struct gfs_view *v, uint64_t j, uint64_t o)
+idx_slow(const struct gfsp_view *v, uint64_t j, uint64_t o)
 {
 	uint64_t i = IDX_SLOTS * j, s;	/* slot s is block i + s - 1 */
 	struct idx_hit r;
@@ -246,7 +246,7 @@ idx_slow(const struct gfs_view *v, uint64_t j, uint64_t o)
 
 /* The leaf of o is w or w + 1. */
 static inline __attribute__((always_inline)) int64_t
-idx_window(const struct gfs_view_index *ix, uint64_t o)
+idx_window(const struct gfsp_view_index *ix, uint64_t o)
 {
 	unsigned __int128 x = (unsigned __int128)o * ix->mult;
 	const struct idx_bucket *bk = ix->bucket + (uint64_t)(x >> 64);
@@ -269,9 +269,9 @@ idx_window(const struct gfs_view_index *ix, uint64_t o)
 
 /* The block at or before o, 0 <= o < extent, of a view with blocks. */
 static inline __attribute__((always_inline)) struct idx_hit
-idx_find(const struct gfs_view *v, uint64_t o)
+idx_find(const struct gfsp_view *v, uint64_t o)
 {
-	const struct gfs_view_index *ix = v->index;
+	const struct gfsp_view_index *ix = v->index;
 	const struct idx_leaf *lf = ix->leaf + idx_window(ix, o);
 	struct idx_hit r;
 	uint64_t d, j;
@@ -303,11 +303,11 @@ idx_find(const struct gfs_view *v, uint64_t o)
 
 /* View bytes in [0, o) of one tile, 0 <= o < extent. */
 static uint64_t
-tile_local(const struct gfs_view *v, uint64_t o)
+tile_local(const struct gfsp_view *v, uint64_t o)
 {
 	struct idx_hit r = idx_find(v, o);
 
-	return r.bp + GFS_MIN(o - r.bo, r.bl);
+	return r.bp + GFSP_MIN(o - r.bo, r.bl);
 }
 
 static inline uint64_t
@@ -380,7 +380,7 @@ bucket_w(const struct idx_bucket *bk, uint64_t o, uint64_t mult)
  * for every o.  0 if the line does not fit.
  */
 static int
-bucket_fit(struct idx_bucket *bk, const struct gfs_view *v, uint64_t mult,
+bucket_fit(struct idx_bucket *bk, const struct gfsp_view *v, uint64_t mult,
 	   uint64_t lo, uint64_t hi, uint64_t j1, uint64_t j2)
 {
 	unsigned __int128 s;
@@ -419,7 +419,7 @@ bucket_fit(struct idx_bucket *bk, const struct gfs_view *v, uint64_t mult,
  */
 static uint64_t
 bucket_fill(struct idx_bucket *bucket, uint64_t nbucket, uint64_t mult,
-	    const struct gfs_view *v, uint64_t nleaf)
+	    const struct gfsp_view *v, uint64_t nleaf)
 {
 	uint64_t b, j = 1, j1, lo, hi = 0, l1, l2, nslow = 0;
 	unsigned h;
@@ -456,13 +456,13 @@ bucket_fill(struct idx_bucket *bucket, uint64_t nbucket, uint64_t mult,
  * searches.
  */
 static int
-idx_build(struct gfs_view *v, struct gfs_error *err)
+idx_build(struct gfsp_view *v, struct gfsp_error *err)
 {
 	static const uint64_t width[] = { 32, 8, 2 };
 	uint64_t n = v->nblocks, nleaf, nnode = 0, nbucket = 0, mult = 0;
 	uint64_t cnt[IDX_LEVELS], span, j, k, t, l;
 	struct idx_bucket *bucket = NULL;
-	struct gfs_view_index *ix;
+	struct gfsp_view_index *ix;
 	struct idx_leaf *leaf;
 	unsigned depth, h, w;
 	uint64_t *node;
@@ -483,11 +483,11 @@ idx_build(struct gfs_view *v, struct gfs_error *err)
 	}
 
 	for (w = 0; w < sizeof(width) / sizeof(width[0]); w++) {
-		uint64_t nb = GFS_MAX((nleaf + width[w] - 1) / width[w],
-				      GFS_MIN(nleaf, IDX_MINBUCKET));
+		uint64_t nb = GFSP_MAX((nleaf + width[w] - 1) / width[w],
+				      GFSP_MIN(nleaf, IDX_MINBUCKET));
 
 		/* bucket(o) < nbucket for o < extent needs mult < 2^64 */
-		nb = GFS_MIN(nb, v->extent - 1);
+		nb = GFSP_MIN(nb, v->extent - 1);
 		if (nleaf > IDX_MAXLEAF || nb == 0)
 			nb = 1;
 		if (nb == nbucket)
@@ -508,7 +508,7 @@ idx_build(struct gfs_view *v, struct gfs_error *err)
 	bytes = round_up(bytes, 64) + (nleaf + 2) * sizeof(*leaf);
 	if ((p = big_alloc(bytes)) == NULL)
 		goto nomem;
-	ix = (struct gfs_view_index *)p;
+	ix = (struct gfsp_view_index *)p;
 	memset(ix, 0, sizeof(*ix));
 	ix->mult = mult;
 	p += round_up(sizeof(*ix), 64);
@@ -553,7 +553,7 @@ idx_build(struct gfs_view *v, struct gfs_error *err)
 	v->index = ix;
 	goto out;
 nomem:
-	rc = gfs_error_set(err, GFS_ENOMEM,
+	rc = gfsp_error_set(err, GFSP_ENOMEM,
 			   "cannot allocate the index of a view of %llu blocks: out of memory",
 			   (unsigned long long)n);
 out:
@@ -562,7 +562,7 @@ out:
 }
 
 void
-gfs_view_empty(struct gfs_view *v, uint64_t disp, uint64_t extent)
+gfsp_view_empty(struct gfsp_view *v, uint64_t disp, uint64_t extent)
 {
 	memset(v, 0, sizeof(*v));
 	v->disp = disp;
@@ -571,7 +571,7 @@ gfs_view_empty(struct gfs_view *v, uint64_t disp, uint64_t extent)
 }
 
 void
-gfs_view_free(struct gfs_view *v)
+gfsp_view_free(struct gfsp_view *v)
 {
 	if (v == NULL)
 		return;
@@ -596,7 +596,7 @@ blk_cmp(const void *pa, const void *pb)
 
 /* Allocate the three arrays of v for n blocks (none for n == 0). */
 static int
-view_alloc(struct gfs_view *v, uint64_t n, struct gfs_error *err)
+view_alloc(struct gfsp_view *v, uint64_t n, struct gfsp_error *err)
 {
 	if (n == 0)
 		return 0;
@@ -607,17 +607,17 @@ view_alloc(struct gfs_view *v, uint64_t n, struct gfs_error *err)
 	v->pre = big_alloc(n * sizeof(uint64_t));
 	if (v->off != NULL && v->len != NULL && v->pre != NULL)
 		return 0;
-	gfs_view_free(v);
+	gfsp_view_free(v);
 nomem:
-	return gfs_error_set(err, GFS_ENOMEM,
+	return gfsp_error_set(err, GFSP_ENOMEM,
 			     "cannot allocate a view of %llu blocks: out of memory",
 			     (unsigned long long)n);
 }
 
 int
-gfs_view_init(struct gfs_view *v, uint64_t disp, uint64_t extent,
+gfsp_view_init(struct gfsp_view *v, uint64_t disp, uint64_t extent,
 	      uint64_t end, uint64_t nblocks, const uint64_t *off,
-	      const uint64_t *len, struct gfs_error *err)
+	      const uint64_t *len, struct gfsp_error *err)
 {
 	struct blk *b = NULL;
 	uint64_t i, n = 0, m, size = 0;
@@ -625,14 +625,14 @@ gfs_view_init(struct gfs_view *v, uint64_t disp, uint64_t extent,
 
 	memset(v, 0, sizeof(*v));
 	if (end < disp) {
-		rc = gfs_error_set(err, GFS_EINVAL,
+		rc = gfsp_error_set(err, GFSP_EINVAL,
 				   "invalid view: end %llu is below the displacement %llu",
 				   (unsigned long long)end,
 				   (unsigned long long)disp);
 		goto out;
 	}
 	if (nblocks > 0 && (off == NULL || len == NULL)) {
-		rc = gfs_error_set(err, GFS_EINVAL,
+		rc = gfsp_error_set(err, GFSP_EINVAL,
 				   "invalid view: %llu blocks but no block arrays",
 				   (unsigned long long)nblocks);
 		goto out;
@@ -643,13 +643,13 @@ gfs_view_init(struct gfs_view *v, uint64_t disp, uint64_t extent,
 		if (len[i] == 0)
 			continue;
 		if (extent == 0) {
-			rc = gfs_error_set(err, GFS_EINVAL,
+			rc = gfsp_error_set(err, GFSP_EINVAL,
 					   "invalid view: extent 0 with a block of %llu bytes",
 					   (unsigned long long)len[i]);
 			goto out;
 		}
 		if (off[i] >= extent || len[i] > extent - off[i]) {
-			rc = gfs_error_set(err, GFS_EINVAL,
+			rc = gfsp_error_set(err, GFSP_EINVAL,
 					   "invalid view: block [%llu, +%llu) lies outside the extent %llu",
 					   (unsigned long long)off[i],
 					   (unsigned long long)len[i],
@@ -661,7 +661,7 @@ gfs_view_init(struct gfs_view *v, uint64_t disp, uint64_t extent,
 	if (n > 0) {
 		if (n > SIZE_MAX / sizeof(*b) ||
 		    (b = malloc(n * sizeof(*b))) == NULL) {
-			rc = gfs_error_set(err, GFS_ENOMEM,
+			rc = gfsp_error_set(err, GFSP_ENOMEM,
 					   "cannot allocate a view of %llu blocks: out of memory",
 					   (unsigned long long)n);
 			goto out;
@@ -684,7 +684,7 @@ gfs_view_init(struct gfs_view *v, uint64_t disp, uint64_t extent,
 		uint64_t e = b[m].off + b[m].len;
 
 		if (b[i].off < e) {
-			rc = gfs_error_set(err, GFS_EINVAL,
+			rc = gfsp_error_set(err, GFSP_EINVAL,
 					   "invalid view: blocks [%llu, +%llu) and [%llu, +%llu) overlap",
 					   (unsigned long long)b[m].off,
 					   (unsigned long long)b[m].len,
@@ -714,67 +714,67 @@ gfs_view_init(struct gfs_view *v, uint64_t disp, uint64_t extent,
 	v->size = size;
 	v->nblocks = n;
 	if ((rc = idx_build(v, err)) != 0)
-		gfs_view_free(v);
+		gfsp_view_free(v);
 out:
 	free(b);
 	return rc;
 }
 
 int
-gfs_view_contiguous(struct gfs_view *v, int rank, int nprocs, uint64_t total,
-		    uint64_t chunk, struct gfs_error *err)
+gfsp_view_contiguous(struct gfsp_view *v, int rank, int nprocs, uint64_t total,
+		    uint64_t chunk, struct gfsp_error *err)
 {
 	uint64_t start, zero = 0;
 
 	memset(v, 0, sizeof(*v));
 	if (nprocs <= 0 || rank < 0 || rank >= nprocs)
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 				     "invalid contiguous layout: rank %d of %d",
 				     rank, nprocs);
 	if (chunk == 0 && total > 0)
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 				     "invalid contiguous layout: chunk size 0 for %llu bytes",
 				     (unsigned long long)total);
 	/* a rank whose chunk starts at or past the end owns nothing */
 	if (__builtin_mul_overflow((uint64_t)rank, chunk, &start) ||
 	    start >= total) {
-		gfs_view_empty(v, total, chunk);
+		gfsp_view_empty(v, total, chunk);
 		return 0;
 	}
-	return gfs_view_init(v, start, chunk,
-			     GFS_MIN(sat_add(start, chunk), total), 1, &zero,
+	return gfsp_view_init(v, start, chunk,
+			     GFSP_MIN(sat_add(start, chunk), total), 1, &zero,
 			     &chunk, err);
 }
 
 int
-gfs_view_cyclic(struct gfs_view *v, int rank, int nprocs, uint64_t block,
-		uint64_t total, struct gfs_error *err)
+gfsp_view_cyclic(struct gfsp_view *v, int rank, int nprocs, uint64_t block,
+		uint64_t total, struct gfsp_error *err)
 {
 	uint64_t start, extent, zero = 0;
 
 	memset(v, 0, sizeof(*v));
 	if (nprocs <= 0 || rank < 0 || rank >= nprocs)
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 				     "invalid cyclic layout: rank %d of %d",
 				     rank, nprocs);
 	if (block == 0)
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 				     "invalid cyclic layout: block size 0");
 	if (__builtin_mul_overflow((uint64_t)nprocs, block, &extent))
-		return gfs_error_set(err, GFS_EINVAL,
+		return gfsp_error_set(err, GFSP_EINVAL,
 				     "invalid cyclic layout: %d blocks of %llu bytes overflow 64 bits",
 				     nprocs, (unsigned long long)block);
 	start = (uint64_t)rank * block;		/* < extent */
 	if (start >= total) {
-		gfs_view_empty(v, total, extent);
+		gfsp_view_empty(v, total, extent);
 		return 0;
 	}
-	return gfs_view_init(v, start, extent, total, 1, &zero, &block, err);
+	return gfsp_view_init(v, start, extent, total, 1, &zero, &block, err);
 }
 
 int
-gfs_view_copy(struct gfs_view *dst, const struct gfs_view *src,
-	      struct gfs_error *err)
+gfsp_view_copy(struct gfsp_view *dst, const struct gfsp_view *src,
+	      struct gfsp_error *err)
 {
 	int rc;
 
@@ -792,12 +792,12 @@ gfs_view_copy(struct gfs_view *dst, const struct gfs_view *src,
 	dst->end = src->end;
 	dst->nblocks = src->nblocks;
 	if ((rc = idx_build(dst, err)) != 0)
-		gfs_view_free(dst);
+		gfsp_view_free(dst);
 	return rc;
 }
 
 uint64_t
-gfs_view_local(const struct gfs_view *v, uint64_t g)
+gfsp_view_local(const struct gfsp_view *v, uint64_t g)
 {
 	uint64_t x;
 
@@ -810,31 +810,31 @@ gfs_view_local(const struct gfs_view *v, uint64_t g)
 }
 
 uint64_t
-gfs_view_bytes_below(const struct gfs_view *v, uint64_t g)
+gfsp_view_bytes_below(const struct gfsp_view *v, uint64_t g)
 {
 	/* local() already stops counting at end */
-	return gfs_view_local(v, g);
+	return gfsp_view_local(v, g);
 }
 
 uint64_t
-gfs_view_total(const struct gfs_view *v)
+gfsp_view_total(const struct gfsp_view *v)
 {
 	if (v->nblocks == 0)
 		return 0;
-	if (v->end == GFS_VIEW_UNBOUNDED)
+	if (v->end == GFSP_VIEW_UNBOUNDED)
 		return UINT64_MAX;
-	return gfs_view_local(v, v->end);
+	return gfsp_view_local(v, v->end);
 }
 
 /* A single block covering the whole tile: the view is one run [disp, end). */
 static inline int
-view_dense(const struct gfs_view *v)
+view_dense(const struct gfsp_view *v)
 {
 	return v->nblocks == 1 && v->len[0] == v->extent;
 }
 
 int
-gfs_view_lookup(const struct gfs_view *v, uint64_t g, uint64_t *loff,
+gfsp_view_lookup(const struct gfsp_view *v, uint64_t g, uint64_t *loff,
 		uint64_t *count)
 {
 	uint64_t x, k, o, tile, next, run, bo, bp, bl;
@@ -847,7 +847,7 @@ gfs_view_lookup(const struct gfs_view *v, uint64_t g, uint64_t *loff,
 		return 0;
 	}
 	if (g >= v->end) {
-		*loff = gfs_view_local(v, v->end);
+		*loff = gfsp_view_local(v, v->end);
 		*count = UINT64_MAX;
 		return 0;
 	}
@@ -874,14 +874,14 @@ gfs_view_lookup(const struct gfs_view *v, uint64_t g, uint64_t *loff,
 	bp = r.bp;
 	bl = r.bl;
 	in = o - bo < bl;
-	*loff = k * v->size + bp + GFS_MIN(o - bo, bl);
+	*loff = k * v->size + bp + GFSP_MIN(o - bo, bl);
 
 	run = bo + bl - o;
 	/* a block ending the tile continues into the next tile's first
 	 * block when that one starts the tile */
 	if (bo + bl == v->extent && v->off[0] == 0)
 		run = view_dense(v) ? UINT64_MAX : sat_add(run, v->len[0]);
-	run = GFS_MIN(run, v->end - g);
+	run = GFSP_MIN(run, v->end - g);
 
 	/* the next block, maybe the next tile's first (r.next >= extent) */
 	next = sat_add(tile, r.next);
@@ -892,7 +892,7 @@ gfs_view_lookup(const struct gfs_view *v, uint64_t g, uint64_t *loff,
 }
 
 uint64_t
-gfs_view_global(const struct gfs_view *v, uint64_t l)
+gfsp_view_global(const struct gfsp_view *v, uint64_t l)
 {
 	uint64_t k, r, i, g;
 
@@ -910,7 +910,7 @@ gfs_view_global(const struct gfs_view *v, uint64_t l)
 }
 
 int
-gfs_view_extents(const struct gfs_view *v, uint64_t a, uint64_t b,
+gfsp_view_extents(const struct gfsp_view *v, uint64_t a, uint64_t b,
 		 uint64_t lmax,
 		 int (*cb)(void *ctx, uint64_t goff, uint64_t loff,
 			   uint64_t len),
@@ -923,7 +923,7 @@ gfs_view_extents(const struct gfs_view *v, uint64_t a, uint64_t b,
 
 	if (v->nblocks == 0 || lmax == 0)
 		return 0;
-	hi = GFS_MIN(b, v->end);
+	hi = GFSP_MIN(b, v->end);
 	if (a < v->disp)
 		a = v->disp;
 	if (a >= hi)
@@ -932,7 +932,7 @@ gfs_view_extents(const struct gfs_view *v, uint64_t a, uint64_t b,
 		l = a - v->disp;
 		if (l >= lmax)
 			return 0;
-		return cb(ctx, a, l, GFS_MIN(hi - a, lmax - l));
+		return cb(ctx, a, l, GFSP_MIN(hi - a, lmax - l));
 	}
 
 	/*
@@ -959,13 +959,13 @@ gfs_view_extents(const struct gfs_view *v, uint64_t a, uint64_t b,
 		s = sat_add(tile, v->off[i]);
 		if (s >= hi)
 			break;
-		e = GFS_MIN(sat_add(s, v->len[i]), hi);
+		e = GFSP_MIN(sat_add(s, v->len[i]), hi);
 		if (s < a)
 			s = a;
 		l = k * v->size + v->pre[i] + (s - tile - v->off[i]);
 		if (l >= lmax)
 			break;
-		n = GFS_MIN(e - s, lmax - l);
+		n = GFSP_MIN(e - s, lmax - l);
 		if (plen > 0 && pg + plen == s) {
 			plen += n;
 		} else {

@@ -3,7 +3,7 @@
  * reader and the writer walk views piece by piece).  Included by libcore/
  * and cmd/ only; not installed.
  *
- * A view (struct gfs_view, gfsplit.h) is the set of global bytes
+ * A view (struct gfsp_view, gfsplit.h) is the set of global bytes
  *
  *   { g : disp <= g < end, (g - disp) mod extent lies in some block }
  *
@@ -13,7 +13,7 @@
  *   part          |#####    #####    ##
  *                  local offset = view bytes below g
  *
- * Invariants kept by gfs_view_init() (every view is built by it or copied
+ * Invariants kept by gfsp_view_init() (every view is built by it or copied
  * from one that was): blocks sorted, disjoint, non-adjacent (merged),
  * non-empty, inside [0, extent); extent > 0 when nblocks > 0; disp <= end;
  * pre[] holds the prefix sums of len[]; size = sum of len[]; index is the
@@ -21,8 +21,8 @@
  * are never changed in place (disp and end may be).  An empty view has
  * nblocks == 0 and NULL arrays and index.
  */
-#ifndef GFS_VIEW_IMPL_H
-#define GFS_VIEW_IMPL_H
+#ifndef GFSP_VIEW_IMPL_H
+#define GFSP_VIEW_IMPL_H
 
 #include <stdint.h>
 #include "gfsplit.h"
@@ -36,7 +36,7 @@
  * is cut where the local offset reaches lmax.  Stops at the first nonzero
  * return of cb and returns it; 0 otherwise.  O(log nblocks + pieces).
  */
-int gfs_view_extents(const struct gfs_view *v, uint64_t a, uint64_t b,
+int gfsp_view_extents(const struct gfsp_view *v, uint64_t a, uint64_t b,
 		     uint64_t lmax,
 		     int (*cb)(void *ctx, uint64_t goff, uint64_t loff,
 			       uint64_t len),
@@ -46,12 +46,12 @@ int gfs_view_extents(const struct gfs_view *v, uint64_t a, uint64_t b,
  * Total bytes of the view: local(end).  UINT64_MAX for an unbounded view
  * with at least one block (it has no total).
  */
-uint64_t gfs_view_total(const struct gfs_view *v);
+uint64_t gfsp_view_total(const struct gfsp_view *v);
 
 /* Set v to the empty view (no blocks) at disp, keeping extent for show. */
-void gfs_view_empty(struct gfs_view *v, uint64_t disp, uint64_t extent);
+void gfsp_view_empty(struct gfsp_view *v, uint64_t disp, uint64_t extent);
 
 /* Most blocks one overlap resolution may expand a pair of views to. */
-#define GFS_RESOLVE_MAX_BLOCKS	(4u << 20)
+#define GFSP_RESOLVE_MAX_BLOCKS	(4u << 20)
 
-#endif /* GFS_VIEW_IMPL_H */
+#endif /* GFSP_VIEW_IMPL_H */

@@ -2,8 +2,10 @@
 # tools/install-deps.sh - install the Debian 12 packages gfsplit needs (as root).
 # Idempotent: does nothing when everything is already installed.
 set -eu
+# gfmd gfsd gfarm-client: the real Gfarm the tests start (tests/gfarm/);
+# libgfarm-dev: the Gfarm backend (configure --with-gfarm)
 PKGS="build-essential pkg-config python3 mpich libmpich-dev libjson-c-dev libxxhash-dev
-libzstd-dev libibverbs-dev util-linux"
+libzstd-dev libibverbs-dev util-linux gfmd gfsd gfarm-client libgfarm-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

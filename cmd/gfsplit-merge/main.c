@@ -12,27 +12,27 @@
 #include "core.h"
 #include "copy.h"
 
-static uint64_t opt_stripe = GFS_MERGE_STRIPE_DEFAULT;
-static uint64_t opt_buffer = GFS_COPY_BUFFER_DEFAULT;
+static uint64_t opt_stripe = GFSP_MERGE_STRIPE_DEFAULT;
+static uint64_t opt_buffer = GFSP_COPY_BUFFER_DEFAULT;
 static int opt_no_verify, opt_force, opt_dry_run, opt_json, opt_sync;
 
-static const struct gfs_opt opts[] = {
-	{ "stripe-size", 0, GFS_OPT_SIZE, "SIZE",
+static const struct gfsp_opt opts[] = {
+	{ "stripe-size", 0, GFSP_OPT_SIZE, "SIZE",
 	  "output stripe dealt to one rank at a time (default 64M)",
 	  &opt_stripe, NULL },
-	{ "buffer-size", 0, GFS_OPT_SIZE, "SIZE",
+	{ "buffer-size", 0, GFSP_OPT_SIZE, "SIZE",
 	  "transfer buffer, two per rank (default 8M)", &opt_buffer, NULL },
-	{ "no-verify", 0, GFS_OPT_FLAG, NULL,
+	{ "no-verify", 0, GFSP_OPT_FLAG, NULL,
 	  "do not check the part checksums", &opt_no_verify, NULL },
-	{ "force", 0, GFS_OPT_FLAG, NULL,
+	{ "force", 0, GFSP_OPT_FLAG, NULL,
 	  "replace an existing DST, only once the new one is complete",
 	  &opt_force, NULL },
-	{ "dry-run", 0, GFS_OPT_FLAG, NULL,
+	{ "dry-run", 0, GFSP_OPT_FLAG, NULL,
 	  "print what each rank would write; write nothing", &opt_dry_run,
 	  NULL },
-	{ "json", 0, GFS_OPT_FLAG, NULL,
+	{ "json", 0, GFSP_OPT_FLAG, NULL,
 	  "print a JSON summary on stdout", &opt_json, NULL },
-	{ "sync", 0, GFS_OPT_FLAG, NULL,
+	{ "sync", 0, GFSP_OPT_FLAG, NULL,
 	  "fsync DST before it is renamed into place", &opt_sync, NULL },
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
 };
@@ -40,9 +40,9 @@ static const struct gfs_opt opts[] = {
 static int
 run(int argc, char **argv, MPI_Comm comm)
 {
-	struct gfs_merge_args a = { 0 };
-	struct gfs_copy_result res;
-	struct gfs_error err = { 0 };
+	struct gfsp_merge_args a = { 0 };
+	struct gfsp_copy_result res;
+	struct gfsp_error err = { 0 };
 	int rank;
 
 	(void)argc;
@@ -56,18 +56,18 @@ run(int argc, char **argv, MPI_Comm comm)
 	a.dry_run = opt_dry_run;
 	a.sync = opt_sync;
 
-	if (gfs_merge(comm, &a, &res, &err) != 0) {
-		gfs_log_gfs_error(&err);
+	if (gfsp_merge(comm, &a, &res, &err) != 0) {
+		gfsp_log_gfs_error(&err);
 		return 1;
 	}
 	if (rank == 0)
-		gfs_copy_print("gfsplit-merge", a.src, a.dst, &res, opt_json,
+		gfsp_copy_print("gfsplit-merge", a.src, a.dst, &res, opt_json,
 			       a.dry_run);
 	free(res.plan);
 	return 0;
 }
 
-static const struct gfs_cmd cmd = {
+static const struct gfsp_cmd cmd = {
 	.name = "gfsplit-merge",
 	.usage = "[OPTIONS] SRC DST",
 	.summary = "Reassemble the split file SRC into the ordinary file DST "
@@ -82,5 +82,5 @@ static const struct gfs_cmd cmd = {
 int
 main(int argc, char **argv)
 {
-	return gfs_cmd_main(&cmd, argc, argv);
+	return gfsp_cmd_main(&cmd, argc, argv);
 }

@@ -16,33 +16,33 @@
 #define UNSET UINT64_MAX
 
 static uint64_t opt_block = UNSET;
-static uint64_t opt_buffer = GFS_COPY_BUFFER_DEFAULT;
+static uint64_t opt_buffer = GFSP_COPY_BUFFER_DEFAULT;
 static int opt_force, opt_dry_run, opt_json, opt_sync;
 static const char *opt_hosts;
 static const char *opt_placement = "fallback";
 
-static const struct gfs_opt opts[] = {
-	{ "block-size", 'b', GFS_OPT_SIZE, "SIZE",
+static const struct gfsp_opt opts[] = {
+	{ "block-size", 'b', GFSP_OPT_SIZE, "SIZE",
 	  "cyclic layout: rank r owns blocks r, r+N, ... of SIZE bytes "
 	  "(default: one contiguous range per rank)", &opt_block, NULL },
-	{ "buffer-size", 0, GFS_OPT_SIZE, "SIZE",
+	{ "buffer-size", 0, GFSP_OPT_SIZE, "SIZE",
 	  "transfer buffer, two per rank (default 8M)", &opt_buffer, NULL },
-	{ "force", 0, GFS_OPT_FLAG, NULL,
+	{ "force", 0, GFSP_OPT_FLAG, NULL,
 	  "replace an existing DST, only once the new one is complete",
 	  &opt_force, NULL },
-	{ "dry-run", 0, GFS_OPT_FLAG, NULL,
+	{ "dry-run", 0, GFSP_OPT_FLAG, NULL,
 	  "print what each rank would copy; write nothing", &opt_dry_run,
 	  NULL },
-	{ "json", 0, GFS_OPT_FLAG, NULL,
+	{ "json", 0, GFSP_OPT_FLAG, NULL,
 	  "print a JSON summary on stdout", &opt_json, NULL },
-	{ "hosts", 0, GFS_OPT_STRING, "LIST",
+	{ "hosts", 0, GFSP_OPT_STRING, "LIST",
 	  "storage nodes, comma-separated: rank r's part goes to entry r mod K "
 	  "(default: $GFSPLIT_GFARM_HOSTS, else each rank's own node)",
 	  &opt_hosts, NULL },
-	{ "placement", 0, GFS_OPT_STRING, "POLICY",
+	{ "placement", 0, GFSP_OPT_STRING, "POLICY",
 	  "when a rank's node is down or full: 'fallback' to another node "
 	  "(default) or fail ('strict')", &opt_placement, "strict|fallback" },
-	{ "sync", 0, GFS_OPT_FLAG, NULL,
+	{ "sync", 0, GFSP_OPT_FLAG, NULL,
 	  "fsync parts and metadata before the commit", &opt_sync, NULL },
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
 };
@@ -50,9 +50,9 @@ static const struct gfs_opt opts[] = {
 static int
 run(int argc, char **argv, MPI_Comm comm)
 {
-	struct gfs_split_args a = { 0 };
-	struct gfs_copy_result res;
-	struct gfs_error err = { 0 };
+	struct gfsp_split_args a = { 0 };
+	struct gfsp_copy_result res;
+	struct gfsp_error err = { 0 };
 	int rank;
 
 	(void)argc;
@@ -66,20 +66,20 @@ run(int argc, char **argv, MPI_Comm comm)
 	a.sync = opt_sync;
 	a.hosts = opt_hosts ? opt_hosts : getenv("GFSPLIT_GFARM_HOSTS");
 	a.placement = strcmp(opt_placement, "strict") == 0 ?
-		      GFS_PLACE_STRICT : GFS_PLACE_FALLBACK;
+		      GFSP_PLACE_STRICT : GFSP_PLACE_FALLBACK;
 
-	if (gfs_pcp_split(comm, &a, &res, &err) != 0) {
-		gfs_log_gfs_error(&err);
+	if (gfsp_pcp_split(comm, &a, &res, &err) != 0) {
+		gfsp_log_gfs_error(&err);
 		return 1;
 	}
 	if (rank == 0)
-		gfs_copy_print("pcp-split", a.src, a.dst, &res, opt_json,
+		gfsp_copy_print("pcp-split", a.src, a.dst, &res, opt_json,
 			       a.dry_run);
 	free(res.plan);
 	return 0;
 }
 
-static const struct gfs_cmd cmd = {
+static const struct gfsp_cmd cmd = {
 	.name = "pcp-split",
 	.usage = "[OPTIONS] SRC DST",
 	.summary = "Copy the ordinary file SRC into a new split file DST, "
@@ -94,5 +94,5 @@ static const struct gfs_cmd cmd = {
 int
 main(int argc, char **argv)
 {
-	return gfs_cmd_main(&cmd, argc, argv);
+	return gfsp_cmd_main(&cmd, argc, argv);
 }

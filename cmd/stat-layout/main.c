@@ -18,13 +18,13 @@
 static int opt_json, opt_check;
 static uint64_t opt_map = UNSET;
 
-static const struct gfs_opt opts[] = {
-	{ "json", 0, GFS_OPT_FLAG, NULL,
+static const struct gfsp_opt opts[] = {
+	{ "json", 0, GFSP_OPT_FLAG, NULL,
 	  "print one JSON object instead of text", &opt_json, NULL },
-	{ "check", 0, GFS_OPT_FLAG, NULL,
+	{ "check", 0, GFSP_OPT_FLAG, NULL,
 	  "verify every checksum and invariant; exit 1 on any problem",
 	  &opt_check, NULL },
-	{ "map", 0, GFS_OPT_OFFSET, "OFFSET",
+	{ "map", 0, GFSP_OPT_OFFSET, "OFFSET",
 	  "tell which part and local offset hold global OFFSET", &opt_map,
 	  NULL },
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
@@ -33,8 +33,8 @@ static const struct gfs_opt opts[] = {
 static int
 run(int argc, char **argv, MPI_Comm comm)
 {
-	struct gfs_statinfo_opts o = { 0 };
-	struct gfs_error err = { 0 };
+	struct gfsp_statinfo_opts o = { 0 };
+	struct gfsp_error err = { 0 };
 	json_object *info = NULL;
 	char *text;
 	int rc;
@@ -44,30 +44,30 @@ run(int argc, char **argv, MPI_Comm comm)
 	o.check = opt_check;
 	o.map = opt_map != UNSET;
 	o.map_offset = opt_map;
-	rc = gfs_statinfo(argv[0], &o, &info, &err);
+	rc = gfsp_statinfo(argv[0], &o, &info, &err);
 	if (info != NULL) {
 		if (opt_json) {
 			puts(json_object_to_json_string_ext(info,
 			    JSON_C_TO_STRING_PRETTY |
 			    JSON_C_TO_STRING_NOSLASHESCAPE));
 		} else {
-			text = gfs_statinfo_text(info);
+			text = gfsp_statinfo_text(info);
 			if (text != NULL)
 				fputs(text, stdout);
 			else
-				gfs_log_error("out of memory");
+				gfsp_log_error("out of memory");
 			free(text);
 		}
 		json_object_put(info);
 	}
 	if (rc) {
-		gfs_log_gfs_error(&err);
+		gfsp_log_gfs_error(&err);
 		return 1;
 	}
 	return 0;
 }
 
-static const struct gfs_cmd cmd = {
+static const struct gfsp_cmd cmd = {
 	.name = "stat-layout",
 	.usage = "[OPTIONS] SPLITFILE",
 	.summary = "Show the layout of a split file: writers, views, parts, "
@@ -82,5 +82,5 @@ static const struct gfs_cmd cmd = {
 int
 main(int argc, char **argv)
 {
-	return gfs_cmd_main(&cmd, argc, argv);
+	return gfsp_cmd_main(&cmd, argc, argv);
 }

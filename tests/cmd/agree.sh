@@ -25,7 +25,7 @@ else
 fi
 
 # 2. the one real failure is printed, tagged with its rank; the echoes
-#    (GFS_EPEER on ranks 0 and 2) are not, at the normal level
+#    (GFSP_EPEER on ranks 0 and 2) are not, at the normal level
 want="mpi_agree: rank 1: cannot write 'x.split/part.1': No space left on device"
 n=$(grep -cxF "$want" "$TMPD/err")
 if [ "$n" -eq 1 ]; then ok "rank 1's error printed once with its rank"

@@ -29,7 +29,7 @@ fi
 
 expect_exit "--with-gfarm=DIR with no libgfarm there is an error" 1 \
 	cfg --with-gfarm="$TMPD/no-such-prefix"
-output_has "the error names the library" 'with-gfarm given but gfarm was not found'
+output_has "the error names the library" 'with-gfarm.* given but gfarm was not found'
 
 expect_exit "MPICC that does not exist is an error" 1 cfg MPICC=/nonexistent/mpicc
 output_has "the error says MPI is required" 'MPI C compiler is required'
@@ -62,15 +62,15 @@ cat >"$TMPD/app.c" <<'C'
 #include <stdio.h>
 int main(void)
 {
-	struct gfs_view v;
+	struct gfsp_view v;
 	uint64_t loff, count;
-	if (gfs_view_cyclic(&v, 1, 4, 100, GFS_VIEW_UNBOUNDED, NULL))
+	if (gfsp_view_cyclic(&v, 1, 4, 100, GFSP_VIEW_UNBOUNDED, NULL))
 		return 1;
 	/* offset 450 is in block 4 (rank 0's), 150 in block 1 (rank 1's) */
-	int a = gfs_view_lookup(&v, 450, &loff, &count);
-	int b = gfs_view_lookup(&v, 150, &loff, &count);
+	int a = gfsp_view_lookup(&v, 450, &loff, &count);
+	int b = gfsp_view_lookup(&v, 150, &loff, &count);
 	printf("%d %d %llu\n", a, b, (unsigned long long)loff);
-	gfs_view_free(&v);
+	gfsp_view_free(&v);
 	return 0;
 }
 C

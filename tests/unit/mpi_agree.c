@@ -1,5 +1,5 @@
 /*
- * mpi_agree.c - gfs_agree, gfs_mpi_check, error logging and the progress
+ * mpi_agree.c - gfsp_agree, gfsp_mpi_check, error logging and the progress
  * engine across ranks.  Run by tests/cmd/agree.sh under mpiexec -n 3
  * (any n >= 2 works); "-v" sets the verbose log level.
  *
@@ -43,63 +43,63 @@ static const char part1_msg[] =
 static void
 mpi_agree(void)
 {
-	struct gfs_error err;
+	struct gfsp_error err;
 	int rc, round, bad, want, last = nprocs - 1;
 
-	gfs_error_clear(&err);
-	rc = gfs_agree(MPI_COMM_WORLD, 0, &err);
+	gfsp_error_clear(&err);
+	rc = gfsp_agree(MPI_COMM_WORLD, 0, &err);
 	ok_all(rc == 0 && err.code == 0, "nobody fails: every rank gets 0");
 
 	/* rank 1 fails */
-	gfs_error_clear(&err);
+	gfsp_error_clear(&err);
 	if (rank == 1)
-		rc = gfs_error_set(&err, GFS_ENOSPC, "%s", part1_msg);
+		rc = gfsp_error_set(&err, GFSP_ENOSPC, "%s", part1_msg);
 	else
 		rc = 0;
-	rc = gfs_agree(MPI_COMM_WORLD, rc, &err);
+	rc = gfsp_agree(MPI_COMM_WORLD, rc, &err);
 	ok_all(rc != 0, "rank 1 fails: every rank gets nonzero");
 	if (rank == 1)
-		ok_all(rc == GFS_ENOSPC && err.code == GFS_ENOSPC &&
+		ok_all(rc == GFSP_ENOSPC && err.code == GFSP_ENOSPC &&
 		       strcmp(err.msg, part1_msg) == 0,
 		       "the failed rank keeps its code and message");
 	else
-		ok_all(rc == GFS_EPEER && err.code == GFS_EPEER &&
+		ok_all(rc == GFSP_EPEER && err.code == GFSP_EPEER &&
 		       strstr(err.msg, "rank 1 failed") != NULL &&
 		       strstr(err.msg, "no space left") != NULL,
-		       "the others get GFS_EPEER naming rank 1: %s", err.msg);
+		       "the others get GFSP_EPEER naming rank 1: %s", err.msg);
 	/* rank 1's message on stderr, not the echoes (checked by agree.sh) */
-	gfs_log_gfs_error(&err);
+	gfsp_log_gfs_error(&err);
 
 	/* rank 1 and the last rank fail with different codes: the lowest
 	 * is named */
-	gfs_error_clear(&err);
+	gfsp_error_clear(&err);
 	rc = 0;
 	if (rank == last)
-		rc = gfs_error_set(&err, GFS_ECHECKSUM, "part %d is bad", rank);
+		rc = gfsp_error_set(&err, GFSP_ECHECKSUM, "part %d is bad", rank);
 	if (rank == 1)
-		rc = gfs_error_set(&err, GFS_ENOENT, "part 1 is missing");
-	rc = gfs_agree(MPI_COMM_WORLD, rc, &err);
+		rc = gfsp_error_set(&err, GFSP_ENOENT, "part 1 is missing");
+	rc = gfsp_agree(MPI_COMM_WORLD, rc, &err);
 	if (rank == 1)
-		ok_all(rc == GFS_ENOENT && strcmp(err.msg, "part 1 is missing")
+		ok_all(rc == GFSP_ENOENT && strcmp(err.msg, "part 1 is missing")
 		       == 0, "two failures: rank 1 keeps its own error");
 	else if (rank == last)
-		ok_all(rc == GFS_ECHECKSUM && strstr(err.msg, "is bad"),
+		ok_all(rc == GFSP_ECHECKSUM && strstr(err.msg, "is bad"),
 		       "two failures: the last rank keeps its own error");
 	else
-		ok_all(rc == GFS_EPEER && strstr(err.msg, "rank 1 failed: no "
+		ok_all(rc == GFSP_EPEER && strstr(err.msg, "rank 1 failed: no "
 						 "such file or directory"),
 		       "two failures: the lowest failed rank is named: %s",
 		       err.msg);
 
 	/* rank 0 fails; a stale message on the others is replaced */
-	gfs_error_clear(&err);
+	gfsp_error_clear(&err);
 	if (rank == 0)
-		rc = gfs_error_set(&err, GFS_EIO, "rank 0 broke");
+		rc = gfsp_error_set(&err, GFSP_EIO, "rank 0 broke");
 	else
-		rc = 0, gfs_error_set(&err, GFS_EIO, "stale");
-	rc = gfs_agree(MPI_COMM_WORLD, rc, &err);
-	ok_all(rank == 0 ? rc == GFS_EIO && strcmp(err.msg, "rank 0 broke") == 0
-	       : rc == GFS_EPEER && strncmp(err.msg, "rank 0 failed", 13) == 0,
+		rc = 0, gfsp_error_set(&err, GFSP_EIO, "stale");
+	rc = gfsp_agree(MPI_COMM_WORLD, rc, &err);
+	ok_all(rank == 0 ? rc == GFSP_EIO && strcmp(err.msg, "rank 0 broke") == 0
+	       : rc == GFSP_EPEER && strncmp(err.msg, "rank 0 failed", 13) == 0,
 	       "rank 0 fails: %s", err.msg);
 
 	/* many rounds, rotating culprit: same verdict everywhere */
@@ -107,15 +107,15 @@ mpi_agree(void)
 	for (round = 0; round < 300; round++) {
 		int culprit = round % (nprocs + 1);	/* nprocs: nobody */
 
-		gfs_error_clear(&err);
-		rc = rank == culprit ? gfs_error_set(&err, GFS_EIO, "r%d",
+		gfsp_error_clear(&err);
+		rc = rank == culprit ? gfsp_error_set(&err, GFSP_EIO, "r%d",
 						     round) : 0;
-		rc = gfs_agree(MPI_COMM_WORLD, rc, &err);
-		want = culprit == nprocs ? 0 : rank == culprit ? GFS_EIO :
-			GFS_EPEER;
+		rc = gfsp_agree(MPI_COMM_WORLD, rc, &err);
+		want = culprit == nprocs ? 0 : rank == culprit ? GFSP_EIO :
+			GFSP_EPEER;
 		if (rc != want)
 			bad++;
-		if (want == GFS_EPEER) {
+		if (want == GFSP_EPEER) {
 			char s[32];
 
 			snprintf(s, sizeof(s), "rank %d failed", culprit);
@@ -125,11 +125,11 @@ mpi_agree(void)
 	}
 	ok_all(bad == 0, "300 rounds with a rotating failed rank");
 
-	gfs_error_clear(&err);
-	ok_all(gfs_agree(MPI_COMM_NULL, GFS_ENOSPC, &err) == GFS_ENOSPC &&
-	       gfs_agree(MPI_COMM_NULL, 0, &err) == 0 && err.code == 0,
+	gfsp_error_clear(&err);
+	ok_all(gfsp_agree(MPI_COMM_NULL, GFSP_ENOSPC, &err) == GFSP_ENOSPC &&
+	       gfsp_agree(MPI_COMM_NULL, 0, &err) == 0 && err.code == 0,
 	       "without MPI, agree returns the rank's own rc");
-	ok_all(gfs_agree(MPI_COMM_WORLD, rank == 1 ? GFS_EIO : 0, NULL) != 0,
+	ok_all(gfsp_agree(MPI_COMM_WORLD, rank == 1 ? GFSP_EIO : 0, NULL) != 0,
 	       "agree with a NULL error");
 }
 
@@ -137,15 +137,15 @@ mpi_agree(void)
 static void
 mpi_agree_single(void)
 {
-	struct gfs_error err;
+	struct gfsp_error err;
 	int rc;
 
-	gfs_error_clear(&err);
-	rc = gfs_agree(MPI_COMM_WORLD, 0, &err);
+	gfsp_error_clear(&err);
+	rc = gfsp_agree(MPI_COMM_WORLD, 0, &err);
 	ok_all(rc == 0 && err.code == 0, "one rank, success: 0");
-	gfs_error_set(&err, GFS_ENOSPC, "%s", part1_msg);
-	rc = gfs_agree(MPI_COMM_WORLD, GFS_ENOSPC, &err);
-	ok_all(rc == GFS_ENOSPC && strcmp(err.msg, part1_msg) == 0,
+	gfsp_error_set(&err, GFSP_ENOSPC, "%s", part1_msg);
+	rc = gfsp_agree(MPI_COMM_WORLD, GFSP_ENOSPC, &err);
+	ok_all(rc == GFSP_ENOSPC && strcmp(err.msg, part1_msg) == 0,
 	       "one rank, failure: its own code and message");
 	skip("failures seen from other ranks: needs mpiexec -n 3 "
 	     "(tests/cmd/agree.sh)");
@@ -154,23 +154,23 @@ mpi_agree_single(void)
 static void
 test_mpi_check(void)
 {
-	struct gfs_error err;
+	struct gfsp_error err;
 	int x = 1, mrc;
 
-	gfs_error_clear(&err);
-	ok_all(gfs_mpi_check(MPI_SUCCESS, "nothing", &err) == 0 &&
+	gfsp_error_clear(&err);
+	ok_all(gfsp_mpi_check(MPI_SUCCESS, "nothing", &err) == 0 &&
 	       err.code == 0, "mpi_check of MPI_SUCCESS");
-	ok_all(gfs_mpi_check(MPI_ERR_COMM, "cannot frob", &err) == GFS_EMPI &&
-	       err.code == GFS_EMPI && err.sys == MPI_ERR_COMM &&
+	ok_all(gfsp_mpi_check(MPI_ERR_COMM, "cannot frob", &err) == GFSP_EMPI &&
+	       err.code == GFSP_EMPI && err.sys == MPI_ERR_COMM &&
 	       strncmp(err.msg, "cannot frob: ", 13) == 0 &&
 	       strlen(err.msg) > 13, "mpi_check: %s", err.msg);
 
 	/* a real failing call under MPI_ERRORS_RETURN */
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	mrc = MPI_Send(&x, 1, MPI_INT, nprocs + 7, 0, MPI_COMM_WORLD);
-	gfs_error_clear(&err);
+	gfsp_error_clear(&err);
 	ok_all(mrc != MPI_SUCCESS &&
-	       gfs_mpi_check(mrc, "cannot send", &err) == GFS_EMPI &&
+	       gfsp_mpi_check(mrc, "cannot send", &err) == GFSP_EMPI &&
 	       strncmp(err.msg, "cannot send: ", 13) == 0 &&
 	       strlen(err.msg) > 13 && strchr(err.msg, '\n') == NULL,
 	       "mpi_check of a failed send, one line: %s", err.msg);
@@ -179,7 +179,7 @@ test_mpi_check(void)
 static void
 test_progress(void)
 {
-	struct gfs_progress *p;
+	struct gfsp_progress *p;
 	const uint64_t n = 1024;
 	uint64_t i;
 	int bad = 0, got, want, left, right, started;
@@ -190,13 +190,13 @@ test_progress(void)
 	 * with the job's own traffic on MPI_COMM_WORLD (a wildcard receive
 	 * and a collective), which progress messages must never meet.
 	 */
-	p = gfs_progress_start(MPI_COMM_WORLD, "mpi_agree progress",
+	p = gfsp_progress_start(MPI_COMM_WORLD, "mpi_agree progress",
 			       n * (uint64_t)nprocs);
 	started = p != NULL;
 	left = (rank + nprocs - 1) % nprocs;
 	right = (rank + 1) % nprocs;
 	for (i = 1; i <= n; i++) {
-		gfs_progress_update(p, i);
+		gfsp_progress_update(p, i);
 		usleep(1000);
 		if (i % 128 == 0) {
 			want = (int)i * 1000 + left;
@@ -215,30 +215,30 @@ test_progress(void)
 				bad++;
 		}
 	}
-	gfs_progress_finish(p);
+	gfsp_progress_finish(p);
 	ok_all(started && bad == 0, "progress beside the job's own "
 	       "point-to-point and collectives, finish returns");
 
 	/* ranks that never report: only the last rank updates, once */
-	p = gfs_progress_start(MPI_COMM_WORLD, "idle", 100);
+	p = gfsp_progress_start(MPI_COMM_WORLD, "idle", 100);
 	if (rank == nprocs - 1)
-		gfs_progress_update(p, 50);
-	gfs_progress_finish(p);
+		gfsp_progress_update(p, 50);
+	gfsp_progress_finish(p);
 	ok_all(1, "progress where most ranks never call update");
 
 	/* progress finished at different times: rank 0 last */
-	p = gfs_progress_start(MPI_COMM_WORLD, "staggered", 10);
+	p = gfsp_progress_start(MPI_COMM_WORLD, "staggered", 10);
 	usleep(rank == 0 ? 700000 : 0);
-	gfs_progress_update(p, rank == 0 ? 10 : 0);
-	gfs_progress_finish(p);
+	gfsp_progress_update(p, rank == 0 ? 10 : 0);
+	gfsp_progress_finish(p);
 	ok_all(1, "progress with rank 0 arriving late");
 
 	/* single process, no MPI communicator */
 	if (rank == 0) {
-		p = gfs_progress_start(MPI_COMM_NULL, "local", 4096);
+		p = gfsp_progress_start(MPI_COMM_NULL, "local", 4096);
 		for (i = 0; i <= 4096; i += 512)
-			gfs_progress_update(p, i);
-		gfs_progress_finish(p);
+			gfsp_progress_update(p, i);
+		gfsp_progress_finish(p);
 	}
 	ok_all(1, "progress without a communicator");
 }
@@ -254,9 +254,9 @@ main(int argc, char **argv)
 	tap_silent = rank != 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	alarm(120);	/* a hang is a failure */
-	gfs_log_setup("mpi_agree", rank, nprocs,
+	gfsp_log_setup("mpi_agree", rank, nprocs,
 		      argc > 1 && strcmp(argv[1], "-v") == 0 ?
-		      GFS_LOG_VERBOSE : GFS_LOG_NORMAL);
+		      GFSP_LOG_VERBOSE : GFSP_LOG_NORMAL);
 	if (nprocs >= 2)
 		mpi_agree();
 	else

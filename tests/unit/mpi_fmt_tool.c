@@ -60,7 +60,7 @@ resign(const char *path, long off, long val)
 			buf[off + i] = (unsigned char)((unsigned long)val >>
 						       (8 * i));
 	}
-	h = gfs_hash64(buf, (size_t)len - 8);
+	h = gfsp_hash64(buf, (size_t)len - 8);
 	for (i = 0; i < 8; i++)
 		buf[len - 8 + i] = (unsigned char)(h >> (8 * i));
 	rewind(f);
@@ -75,10 +75,10 @@ resign(const char *path, long off, long val)
 static int
 holes(const char *dst, const char *sizearg)
 {
-	struct gfs_split_opts opts = { 0 };
-	struct gfs_split_writer *w = NULL;
-	struct gfs_error err = { 0 };
-	struct gfs_view v = { 0 };
+	struct gfsp_split_opts opts = { 0 };
+	struct gfsp_split_writer *w = NULL;
+	struct gfsp_error err = { 0 };
+	struct gfsp_view v = { 0 };
 	unsigned char *buf = NULL;
 	uint64_t off, len = BLK, size, g;
 	int rank, n, rc;
@@ -90,24 +90,24 @@ holes(const char *dst, const char *sizearg)
 	off = (uint64_t)rank * 2 * BLK;
 	buf = malloc(BLK);
 	opts.layout = "view";
-	rc = gfs_view_init(&v, 0, (uint64_t)n * 2 * BLK, VEND, 1, &off, &len,
+	rc = gfsp_view_init(&v, 0, (uint64_t)n * 2 * BLK, VEND, 1, &off, &len,
 			   &err);
-	rc = gfs_agree(MPI_COMM_WORLD, rc, &err);
+	rc = gfsp_agree(MPI_COMM_WORLD, rc, &err);
 	if (rc == 0)
-		rc = gfs_split_create(MPI_COMM_WORLD, dst, &v, &opts, &w, NULL,
+		rc = gfsp_split_create(MPI_COMM_WORLD, dst, &v, &opts, &w, NULL,
 				      &err);
 	if (rc == 0) {
 		/* the view's bytes in global order, one block at a time */
 		for (g = off; rc == 0 && g < VEND; g += (uint64_t)n * 2 * BLK) {
 			for (uint64_t i = 0; i < BLK; i++)
 				buf[i] = data(g + i);
-			rc = gfs_split_append(w, buf, BLK, &err);
+			rc = gfsp_split_append(w, buf, BLK, &err);
 		}
-		rc = gfs_split_finish(w, rc, size, &err);
+		rc = gfsp_split_finish(w, rc, size, &err);
 	}
 	if (rc)
 		fprintf(stderr, "mpi_fmt_tool: rank %d: %s\n", rank, err.msg);
-	gfs_view_free(&v);
+	gfsp_view_free(&v);
 	free(buf);
 	MPI_Finalize();
 	return rc ? 1 : 0;

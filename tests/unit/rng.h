@@ -5,8 +5,8 @@
  * same reason as tap.h.  bench/map_bench.c includes it as
  * "../tests/unit/rng.h".
  */
-#ifndef GFS_TESTS_RNG_H
-#define GFS_TESTS_RNG_H
+#ifndef GFSP_TESTS_RNG_H
+#define GFSP_TESTS_RNG_H
 
 #include <stdint.h>
 
@@ -40,4 +40,4 @@ rnd(uint64_t n)
 	return n != 0 ? x % n : 0;
 }
 
-#endif /* GFS_TESTS_RNG_H */
+#endif /* GFSP_TESTS_RNG_H */

@@ -23,8 +23,8 @@
  * ranks: their ok() and skip() still count, for the exit status, but
  * print nothing, and done_testing() prints no plan.
  */
-#ifndef GFS_TESTS_TAP_H
-#define GFS_TESTS_TAP_H
+#ifndef GFSP_TESTS_TAP_H
+#define GFSP_TESTS_TAP_H
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -155,4 +155,4 @@ done_testing(void)
 	return tap_nfail != 0;
 }
 
-#endif /* GFS_TESTS_TAP_H */
+#endif /* GFSP_TESTS_TAP_H */

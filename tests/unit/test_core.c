@@ -36,31 +36,31 @@ test_sizes(void)
 		"18446744073709551616", "16E", "99999999999999999999999",
 		"1e3", "0x10",
 	};
-	struct gfs_error err;
+	struct gfsp_error err;
 	uint64_t v;
 	size_t i;
 	char buf[64];
 
-	for (i = 0; i < GFS_ARRAY_SIZE(good); i++) {
+	for (i = 0; i < GFSP_ARRAY_SIZE(good); i++) {
 		v = 12345;
-		gfs_error_clear(&err);
-		ok(gfs_parse_size(good[i].s, &v, &err) == 0 &&
+		gfsp_error_clear(&err);
+		ok(gfsp_parse_size(good[i].s, &v, &err) == 0 &&
 		   v == good[i].v, "parse_size '%s' = %llu (got %llu)",
 		   good[i].s, (unsigned long long)good[i].v,
 		   (unsigned long long)v);
 	}
-	for (i = 0; i < GFS_ARRAY_SIZE(bad); i++) {
+	for (i = 0; i < GFSP_ARRAY_SIZE(bad); i++) {
 		char quoted[64];
 
 		v = 12345;
-		gfs_error_clear(&err);
+		gfsp_error_clear(&err);
 		snprintf(quoted, sizeof(quoted), "'%s'", bad[i]);
-		ok(gfs_parse_size(bad[i], &v, &err) == GFS_EINVAL &&
-		   err.code == GFS_EINVAL && v == 12345 &&
+		ok(gfsp_parse_size(bad[i], &v, &err) == GFSP_EINVAL &&
+		   err.code == GFSP_EINVAL && v == 12345 &&
 		   strstr(err.msg, quoted) != NULL,
 		   "parse_size rejects '%s': %s", bad[i], err.msg);
 	}
-	ok(gfs_parse_size("x", &v, NULL) == GFS_EINVAL,
+	ok(gfsp_parse_size("x", &v, NULL) == GFSP_EINVAL,
 	   "parse_size with a NULL error");
 
 	static const struct { uint64_t n; const char *s; } fmt[] = {
@@ -70,93 +70,93 @@ test_sizes(void)
 		{ 100ULL << 10, "100.0 KiB" }, { (1ULL << 20) - 1, "1.00 MiB" },
 		{ 1ULL << 40, "1.00 TiB" }, { UINT64_MAX, "16.00 EiB" },
 	};
-	for (i = 0; i < GFS_ARRAY_SIZE(fmt); i++) {
-		gfs_format_size(fmt[i].n, buf, sizeof(buf));
+	for (i = 0; i < GFSP_ARRAY_SIZE(fmt); i++) {
+		gfsp_format_size(fmt[i].n, buf, sizeof(buf));
 		ok(strcmp(buf, fmt[i].s) == 0, "format_size %llu = '%s' "
 		   "(got '%s')", (unsigned long long)fmt[i].n, fmt[i].s,
 		   buf);
 	}
-	gfs_format_size(1ULL << 30, buf, 4);
+	gfsp_format_size(1ULL << 30, buf, 4);
 	ok(strlen(buf) == 3, "format_size truncates to its buffer");
 
-	double t0 = gfs_now();
+	double t0 = gfsp_now();
 	usleep(20000);
-	double t1 = gfs_now();
-	ok(t1 - t0 >= 0.019 && t1 - t0 < 5, "gfs_now is monotonic "
+	double t1 = gfsp_now();
+	ok(t1 - t0 >= 0.019 && t1 - t0 < 5, "gfsp_now is monotonic "
 	   "seconds (%.4f)", t1 - t0);
 }
 
 static void
 test_errors(void)
 {
-	struct gfs_error err;
+	struct gfsp_error err;
 	int code, distinct = 1, i, j;
 
-	for (code = 0; code < GFS_NERRCODES; code++) {
-		const char *s = gfs_strerror(code);
+	for (code = 0; code < GFSP_NERRCODES; code++) {
+		const char *s = gfsp_strerror(code);
 
 		ok(s != NULL && s[0] != '\0' &&
 		   strcmp(s, "unknown error") != 0,
 		   "strerror(%d) = '%s'", code, s);
 		for (j = 0; j < code; j++)
-			if (strcmp(s, gfs_strerror(j)) == 0)
+			if (strcmp(s, gfsp_strerror(j)) == 0)
 				distinct = 0;
 	}
 	ok(distinct, "strerror texts are distinct");
-	ok(strcmp(gfs_strerror(GFS_NERRCODES), "unknown error") == 0 &&
-	   strcmp(gfs_strerror(-1), "unknown error") == 0,
+	ok(strcmp(gfsp_strerror(GFSP_NERRCODES), "unknown error") == 0 &&
+	   strcmp(gfsp_strerror(-1), "unknown error") == 0,
 	   "strerror of an out-of-range code");
 
-	gfs_error_clear(&err);
-	ok(gfs_error_set(&err, GFS_ENOENT, "cannot open '%s'", "a") ==
-	   GFS_ENOENT && err.code == GFS_ENOENT &&
+	gfsp_error_clear(&err);
+	ok(gfsp_error_set(&err, GFSP_ENOENT, "cannot open '%s'", "a") ==
+	   GFSP_ENOENT && err.code == GFSP_ENOENT &&
 	   strcmp(err.msg, "cannot open 'a'") == 0,
 	   "error_set formats: %s", err.msg);
-	ok(gfs_error_set(&err, GFS_EIO, "second") == GFS_EIO &&
-	   err.code == GFS_ENOENT && strcmp(err.msg, "cannot open 'a'") == 0,
+	ok(gfsp_error_set(&err, GFSP_EIO, "second") == GFSP_EIO &&
+	   err.code == GFSP_ENOENT && strcmp(err.msg, "cannot open 'a'") == 0,
 	   "error_set: first error wins, returns the new code");
-	ok(gfs_error_set(NULL, GFS_EIO, "x") == GFS_EIO,
+	ok(gfsp_error_set(NULL, GFSP_EIO, "x") == GFSP_EIO,
 	   "error_set with NULL returns the code");
-	gfs_error_clear(&err);
+	gfsp_error_clear(&err);
 	ok(err.code == 0 && err.msg[0] == '\0', "error_clear");
-	gfs_error_set(&err, GFS_EIO, "inner");
-	gfs_error_clear(&err);
+	gfsp_error_set(&err, GFSP_EIO, "inner");
+	gfsp_error_clear(&err);
 	strcpy(err.msg, "inner");
-	gfs_error_set(&err, GFS_EIO, "outer: %s", err.msg);
+	gfsp_error_set(&err, GFSP_EIO, "outer: %s", err.msg);
 	ok(strcmp(err.msg, "outer: inner") == 0,
 	   "error_set may wrap its own message");
 
 	char big[3000];
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	gfs_error_clear(&err);
-	gfs_error_set(&err, GFS_EIO, "%s", big);
-	ok(strlen(err.msg) == GFS_ERRMSG_MAX - 1, "long message truncated");
+	gfsp_error_clear(&err);
+	gfsp_error_set(&err, GFSP_EIO, "%s", big);
+	ok(strlen(err.msg) == GFSP_ERRMSG_MAX - 1, "long message truncated");
 
-	gfs_error_clear(&err);
-	ok(gfs_error_errno(&err, ENOSPC, "cannot write '%s'", "p") ==
-	   GFS_ENOSPC && err.sys == ENOSPC &&
+	gfsp_error_clear(&err);
+	ok(gfsp_error_errno(&err, ENOSPC, "cannot write '%s'", "p") ==
+	   GFSP_ENOSPC && err.sys == ENOSPC &&
 	   strcmp(err.msg, "cannot write 'p': No space left on device") == 0,
 	   "error_errno: %s", err.msg);
 
 	static const struct { int e, code; } map[] = {
-		{ ENOENT, GFS_ENOENT }, { ENOTDIR, GFS_ENOENT },
-		{ ENODATA, GFS_ENOENT },
-		{ EEXIST, GFS_EEXIST }, { ENOTEMPTY, GFS_EEXIST },
-		{ EACCES, GFS_EACCES }, { EPERM, GFS_EACCES },
-		{ EROFS, GFS_EACCES }, { ENOSPC, GFS_ENOSPC },
-		{ EDQUOT, GFS_ENOSPC }, { EFBIG, GFS_ENOSPC },
-		{ ENOMEM, GFS_ENOMEM }, { ENOTSUP, GFS_ENOTSUP },
-		{ EOPNOTSUPP, GFS_ENOTSUP }, { ENOSYS, GFS_ENOTSUP },
-		{ ECONNREFUSED, GFS_ENET }, { ETIMEDOUT, GFS_ENET },
-		{ EHOSTUNREACH, GFS_ENET }, { EINTR, GFS_ECANCELED },
-		{ EINVAL, GFS_EINVAL }, { EIO, GFS_EIO }, { 0, GFS_EIO },
-		{ EBUSY, GFS_EIO },
+		{ ENOENT, GFSP_ENOENT }, { ENOTDIR, GFSP_ENOENT },
+		{ ENODATA, GFSP_ENOENT },
+		{ EEXIST, GFSP_EEXIST }, { ENOTEMPTY, GFSP_EEXIST },
+		{ EACCES, GFSP_EACCES }, { EPERM, GFSP_EACCES },
+		{ EROFS, GFSP_EACCES }, { ENOSPC, GFSP_ENOSPC },
+		{ EDQUOT, GFSP_ENOSPC }, { EFBIG, GFSP_ENOSPC },
+		{ ENOMEM, GFSP_ENOMEM }, { ENOTSUP, GFSP_ENOTSUP },
+		{ EOPNOTSUPP, GFSP_ENOTSUP }, { ENOSYS, GFSP_ENOTSUP },
+		{ ECONNREFUSED, GFSP_ENET }, { ETIMEDOUT, GFSP_ENET },
+		{ EHOSTUNREACH, GFSP_ENET }, { EINTR, GFSP_ECANCELED },
+		{ EINVAL, GFSP_EINVAL }, { EIO, GFSP_EIO }, { 0, GFSP_EIO },
+		{ EBUSY, GFSP_EIO },
 	};
-	for (i = 0; i < (int)GFS_ARRAY_SIZE(map); i++)
-		ok(gfs_errcode_from_errno(map[i].e) == map[i].code,
+	for (i = 0; i < (int)GFSP_ARRAY_SIZE(map); i++)
+		ok(gfsp_errcode_from_errno(map[i].e) == map[i].code,
 		   "errno %d (%s) -> %s", map[i].e, strerror(map[i].e),
-		   gfs_strerror(map[i].code));
+		   gfsp_strerror(map[i].code));
 }
 
 static char tdir[256];
@@ -175,10 +175,10 @@ tpath(const char *name)
 static void
 test_store(void)
 {
-	const struct gfs_store_ops *ops = NULL;
-	struct gfs_error err;
-	struct gfs_file *f = NULL;
-	struct gfs_stat st;
+	const struct gfsp_store_ops *ops = NULL;
+	struct gfsp_error err;
+	struct gfsp_file *f = NULL;
+	struct gfsp_stat st;
 	unsigned char wbuf[10000], rbuf[12000];
 	size_t done, i, n;
 	char **names;
@@ -191,23 +191,23 @@ test_store(void)
 		return;
 	}
 
-	gfs_error_clear(&err);
-	ok(gfs_store_for("/a/b", &ops, &err) == 0 && ops == &gfs_store_posix,
+	gfsp_error_clear(&err);
+	ok(gfsp_store_for("/a/b", &ops, &err) == 0 && ops == &gfsp_store_posix,
 	   "store_for plain path is posix");
-	ok(gfs_store_for("rel/x:y", &ops, &err) == 0 &&
-	   ops == &gfs_store_posix, "store_for relative path with ':'");
-	gfs_error_clear(&err);
-	rc = gfs_store_for("gfarm:///x", &ops, &err);
+	ok(gfsp_store_for("rel/x:y", &ops, &err) == 0 &&
+	   ops == &gfsp_store_posix, "store_for relative path with ':'");
+	gfsp_error_clear(&err);
+	rc = gfsp_store_for("gfarm:///x", &ops, &err);
 #ifdef HAVE_GFARM
 	ok(rc == 0 && strcmp(ops->name, "gfarm") == 0, "store_for gfarm");
 #else
-	ok(rc == GFS_ENOTSUP && strstr(err.msg, "'gfarm:///x'") &&
+	ok(rc == GFSP_ENOTSUP && strstr(err.msg, "'gfarm:///x'") &&
 	   strstr(err.msg, "without Gfarm support"),
 	   "store_for gfarm without gfarm: %s", err.msg);
 #endif
-	gfs_error_clear(&err);
-	rc = gfs_store_for("foo://x", &ops, &err);
-	ok(rc == GFS_EINVAL && strstr(err.msg, "'foo://x'") &&
+	gfsp_error_clear(&err);
+	rc = gfsp_store_for("foo://x", &ops, &err);
+	ok(rc == GFSP_EINVAL && strstr(err.msg, "'foo://x'") &&
 	   strstr(err.msg, "unknown scheme 'foo'"),
 	   "store_for unknown scheme: %s", err.msg);
 
@@ -215,126 +215,126 @@ test_store(void)
 		wbuf[i] = (unsigned char)(i * 7 + i / 251);
 
 	/* create, write, read back */
-	gfs_error_clear(&err);
-	rc = gfs_open(tpath("f1"), GFS_O_WRONLY | GFS_O_CREAT | GFS_O_EXCL,
+	gfsp_error_clear(&err);
+	rc = gfsp_open(tpath("f1"), GFSP_O_WRONLY | GFSP_O_CREAT | GFSP_O_EXCL,
 		      0644, &f, &err);
 	ok(rc == 0 && f != NULL, "create f1: %s", err.msg);
 	if (f == NULL)
 		return;
-	ok(strcmp(gfs_file_path(f), tpath("f1")) == 0, "file_path");
-	rc = gfs_pwrite(f, wbuf, sizeof(wbuf), 0, &err);
-	rc |= gfs_pwrite(f, wbuf, 100, 20000, &err);	/* leaves a hole */
+	ok(strcmp(gfsp_file_path(f), tpath("f1")) == 0, "file_path");
+	rc = gfsp_pwrite(f, wbuf, sizeof(wbuf), 0, &err);
+	rc |= gfsp_pwrite(f, wbuf, 100, 20000, &err);	/* leaves a hole */
 	ok(rc == 0, "pwrite: %s", err.msg);
-	rc = gfs_fstat(f, &st, &err);
+	rc = gfsp_fstat(f, &st, &err);
 	ok(rc == 0 && st.size == 20100 && S_ISREG(st.mode),
 	   "fstat size %llu", (unsigned long long)st.size);
-	ok(gfs_fsync(f, &err) == 0, "fsync");
+	ok(gfsp_fsync(f, &err) == 0, "fsync");
 	/* reading a write-only file fails with the path in the message */
-	gfs_error_clear(&err);
-	rc = gfs_pread(f, rbuf, 10, 0, &done, &err);
-	ok(rc == GFS_EINVAL && done == 0 &&
+	gfsp_error_clear(&err);
+	rc = gfsp_pread(f, rbuf, 10, 0, &done, &err);
+	ok(rc == GFSP_EINVAL && done == 0 &&
 	   strstr(err.msg, tpath("f1")) != NULL,
 	   "pread on write-only file: %s", err.msg);
-	ok(gfs_close(f, &err) == 0, "close");
+	ok(gfsp_close(f, &err) == 0, "close");
 
-	gfs_error_clear(&err);
-	rc = gfs_open(tpath("f1"), GFS_O_RDONLY, 0, &f, &err);
+	gfsp_error_clear(&err);
+	rc = gfsp_open(tpath("f1"), GFSP_O_RDONLY, 0, &f, &err);
 	ok(rc == 0, "open f1");
 	if (f == NULL)
 		return;
 	memset(rbuf, 0xee, sizeof(rbuf));
-	rc = gfs_pread(f, rbuf, sizeof(wbuf), 0, &done, &err);
+	rc = gfsp_pread(f, rbuf, sizeof(wbuf), 0, &done, &err);
 	ok(rc == 0 && done == sizeof(wbuf) &&
 	   memcmp(rbuf, wbuf, sizeof(wbuf)) == 0, "pread full");
-	rc = gfs_pread(f, rbuf, 5000, 12345, &done, &err);
+	rc = gfsp_pread(f, rbuf, 5000, 12345, &done, &err);
 	for (i = 0; i < 5000 && rbuf[i] == 0; i++)
 		;
 	ok(rc == 0 && done == 5000 && i == 5000, "pread of a hole is zeros");
 	memset(rbuf, 0xee, sizeof(rbuf));
-	rc = gfs_pread(f, rbuf, 1000, 20000, &done, &err);
+	rc = gfsp_pread(f, rbuf, 1000, 20000, &done, &err);
 	ok(rc == 0 && done == 100 && memcmp(rbuf, wbuf, 100) == 0 &&
 	   rbuf[100] == 0xee, "pread short at EOF (%zu)", done);
-	rc = gfs_pread(f, rbuf, 1000, 30000, &done, &err);
+	rc = gfsp_pread(f, rbuf, 1000, 30000, &done, &err);
 	ok(rc == 0 && done == 0, "pread past EOF");
-	gfs_close(f, &err);
+	gfsp_close(f, &err);
 
 	/* O_EXCL on an existing file */
-	gfs_error_clear(&err);
-	rc = gfs_open(tpath("f1"), GFS_O_WRONLY | GFS_O_CREAT | GFS_O_EXCL,
+	gfsp_error_clear(&err);
+	rc = gfsp_open(tpath("f1"), GFSP_O_WRONLY | GFSP_O_CREAT | GFSP_O_EXCL,
 		      0644, &f, &err);
-	ok(rc == GFS_EEXIST && f == NULL && strstr(err.msg, tpath("f1")) &&
+	ok(rc == GFSP_EEXIST && f == NULL && strstr(err.msg, tpath("f1")) &&
 	   strstr(err.msg, "File exists"), "create excl: %s", err.msg);
 
 	/* missing file */
-	gfs_error_clear(&err);
-	rc = gfs_open(tpath("nope"), GFS_O_RDONLY, 0, &f, &err);
-	ok(rc == GFS_ENOENT && err.sys == ENOENT &&
+	gfsp_error_clear(&err);
+	rc = gfsp_open(tpath("nope"), GFSP_O_RDONLY, 0, &f, &err);
+	ok(rc == GFSP_ENOENT && err.sys == ENOENT &&
 	   strstr(err.msg, "cannot open '") &&
 	   strstr(err.msg, tpath("nope")) &&
 	   strstr(err.msg, "No such file or directory"),
 	   "open missing: %s", err.msg);
-	gfs_error_clear(&err);
-	rc = gfs_stat(tpath("nope"), &st, &err);
-	ok(rc == GFS_ENOENT && strstr(err.msg, tpath("nope")),
+	gfsp_error_clear(&err);
+	rc = gfsp_stat(tpath("nope"), &st, &err);
+	ok(rc == GFSP_ENOENT && strstr(err.msg, tpath("nope")),
 	   "stat missing: %s", err.msg);
 
 	/* truncate */
-	rc = gfs_open(tpath("f1"), GFS_O_RDWR, 0, &f, &err);
-	rc |= gfs_ftruncate(f, 3000, &err);
-	rc |= gfs_fstat(f, &st, &err);
+	rc = gfsp_open(tpath("f1"), GFSP_O_RDWR, 0, &f, &err);
+	rc |= gfsp_ftruncate(f, 3000, &err);
+	rc |= gfsp_fstat(f, &st, &err);
 	ok(rc == 0 && st.size == 3000, "ftruncate to 3000");
-	rc = gfs_pread(f, rbuf, sizeof(rbuf), 0, &done, &err);
+	rc = gfsp_pread(f, rbuf, sizeof(rbuf), 0, &done, &err);
 	ok(rc == 0 && done == 3000 && memcmp(rbuf, wbuf, 3000) == 0,
 	   "ftruncate keeps the head");
-	gfs_close(f, &err);
-	rc = gfs_stat(tpath("f1"), &st, &err);
+	gfsp_close(f, &err);
+	rc = gfsp_stat(tpath("f1"), &st, &err);
 	ok(rc == 0 && st.size == 3000 && S_ISREG(st.mode), "stat");
 
 	/* rename never replaces */
-	rc = gfs_open(tpath("f2"), GFS_O_WRONLY | GFS_O_CREAT | GFS_O_TRUNC,
+	rc = gfsp_open(tpath("f2"), GFSP_O_WRONLY | GFSP_O_CREAT | GFSP_O_TRUNC,
 		      0644, &f, &err);
-	rc |= gfs_pwrite(f, "target", 6, 0, &err);
-	rc |= gfs_close(f, &err);
+	rc |= gfsp_pwrite(f, "target", 6, 0, &err);
+	rc |= gfsp_close(f, &err);
 	ok(rc == 0, "create f2");
-	gfs_error_clear(&err);
-	rc = gfs_rename(tpath("f1"), tpath("f2"), &err);
-	ok(rc == GFS_EEXIST && strstr(err.msg, tpath("f1")) &&
+	gfsp_error_clear(&err);
+	rc = gfsp_rename(tpath("f1"), tpath("f2"), &err);
+	ok(rc == GFSP_EEXIST && strstr(err.msg, tpath("f1")) &&
 	   strstr(err.msg, tpath("f2")), "rename onto existing: %s",
 	   err.msg);
-	rc = gfs_open(tpath("f2"), GFS_O_RDONLY, 0, &f, &err);
-	rc |= gfs_pread(f, rbuf, sizeof(rbuf), 0, &done, &err);
-	gfs_close(f, &err);
+	rc = gfsp_open(tpath("f2"), GFSP_O_RDONLY, 0, &f, &err);
+	rc |= gfsp_pread(f, rbuf, sizeof(rbuf), 0, &done, &err);
+	gfsp_close(f, &err);
 	ok(rc == 0 && done == 6 && memcmp(rbuf, "target", 6) == 0,
 	   "rename left the target unchanged");
-	ok(gfs_stat(tpath("f1"), &st, &err) == 0 && st.size == 3000,
+	ok(gfsp_stat(tpath("f1"), &st, &err) == 0 && st.size == 3000,
 	   "rename left the source in place");
-	gfs_error_clear(&err);
-	rc = gfs_rename(tpath("f1"), tpath("f3"), &err);
-	ok(rc == 0 && gfs_stat(tpath("f3"), &st, &err) == 0 &&
-	   st.size == 3000 && gfs_stat(tpath("f1"), &st, NULL) ==
-	   GFS_ENOENT, "rename to a new name: %s", err.msg);
+	gfsp_error_clear(&err);
+	rc = gfsp_rename(tpath("f1"), tpath("f3"), &err);
+	ok(rc == 0 && gfsp_stat(tpath("f3"), &st, &err) == 0 &&
+	   st.size == 3000 && gfsp_stat(tpath("f1"), &st, NULL) ==
+	   GFSP_ENOENT, "rename to a new name: %s", err.msg);
 
 	/* directories */
-	gfs_error_clear(&err);
-	ok(gfs_mkdir(tpath("d"), 0755, &err) == 0, "mkdir");
-	gfs_error_clear(&err);
-	rc = gfs_mkdir(tpath("d"), 0755, &err);
-	ok(rc == GFS_EEXIST && strstr(err.msg, "cannot create directory") &&
+	gfsp_error_clear(&err);
+	ok(gfsp_mkdir(tpath("d"), 0755, &err) == 0, "mkdir");
+	gfsp_error_clear(&err);
+	rc = gfsp_mkdir(tpath("d"), 0755, &err);
+	ok(rc == GFSP_EEXIST && strstr(err.msg, "cannot create directory") &&
 	   strstr(err.msg, tpath("d")), "mkdir existing: %s", err.msg);
-	gfs_error_clear(&err);
-	rc = gfs_rename(tpath("f3"), tpath("d"), &err);
-	ok(rc == GFS_EEXIST, "rename file onto a directory: %s", err.msg);
-	gfs_error_clear(&err);
-	ok(gfs_mkdir(tpath("d2"), 0755, &err) == 0 &&
-	   gfs_rename(tpath("d2"), tpath("d"), &err) == GFS_EEXIST,
+	gfsp_error_clear(&err);
+	rc = gfsp_rename(tpath("f3"), tpath("d"), &err);
+	ok(rc == GFSP_EEXIST, "rename file onto a directory: %s", err.msg);
+	gfsp_error_clear(&err);
+	ok(gfsp_mkdir(tpath("d2"), 0755, &err) == 0 &&
+	   gfsp_rename(tpath("d2"), tpath("d"), &err) == GFSP_EEXIST,
 	   "rename directory onto a directory: %s", err.msg);
-	gfs_error_clear(&err);
-	ok(gfs_rename(tpath("d2"), tpath("d3"), &err) == 0 &&
-	   gfs_stat(tpath("d3"), &st, &err) == 0 && S_ISDIR(st.mode),
+	gfsp_error_clear(&err);
+	ok(gfsp_rename(tpath("d2"), tpath("d3"), &err) == 0 &&
+	   gfsp_stat(tpath("d3"), &st, &err) == 0 && S_ISDIR(st.mode),
 	   "rename directory");
 
 	names = NULL;
-	rc = gfs_readdir(tdir, &names, &n, &err);
+	rc = gfsp_readdir(tdir, &names, &n, &err);
 	ok(rc == 0 && n == 4 && strcmp(names[0], "d") == 0 &&
 	   strcmp(names[1], "d3") == 0 && strcmp(names[2], "f2") == 0 &&
 	   strcmp(names[3], "f3") == 0, "readdir: %zu names, sorted, "
@@ -342,67 +342,67 @@ test_store(void)
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	rc = gfs_readdir(tpath("d"), &names, &n, &err);
+	rc = gfsp_readdir(tpath("d"), &names, &n, &err);
 	ok(rc == 0 && n == 0, "readdir of an empty directory");
 	free(names);
-	gfs_error_clear(&err);
-	rc = gfs_readdir(tpath("nope"), &names, &n, &err);
-	ok(rc == GFS_ENOENT && names == NULL && strstr(err.msg, tpath("nope")),
+	gfsp_error_clear(&err);
+	rc = gfsp_readdir(tpath("nope"), &names, &n, &err);
+	ok(rc == GFSP_ENOENT && names == NULL && strstr(err.msg, tpath("nope")),
 	   "readdir missing: %s", err.msg);
 
 	/* xattrs: supported, or a clean ENOTSUP */
-	gfs_error_clear(&err);
-	rc = gfs_setxattr(tpath("f2"), "user.gfsplit.test", "v1234", 5, &err);
-	if (rc == GFS_ENOTSUP) {
+	gfsp_error_clear(&err);
+	rc = gfsp_setxattr(tpath("f2"), "user.gfsplit.test", "v1234", 5, &err);
+	if (rc == GFSP_ENOTSUP) {
 		skip("xattr: %s", err.msg);
 	} else {
 		char val[16];
 		size_t len = sizeof(val);
 
 		ok(rc == 0, "setxattr: %s", err.msg);
-		rc = gfs_getxattr(tpath("f2"), "user.gfsplit.test", val, &len,
+		rc = gfsp_getxattr(tpath("f2"), "user.gfsplit.test", val, &len,
 				  &err);
 		ok(rc == 0 && len == 5 && memcmp(val, "v1234", 5) == 0,
 		   "getxattr round trip");
 		len = 2;
-		gfs_error_clear(&err);
-		rc = gfs_getxattr(tpath("f2"), "user.gfsplit.test", val, &len,
+		gfsp_error_clear(&err);
+		rc = gfsp_getxattr(tpath("f2"), "user.gfsplit.test", val, &len,
 				  &err);
-		ok(rc == GFS_EINVAL && len == 5, "getxattr small buffer: "
+		ok(rc == GFSP_EINVAL && len == 5, "getxattr small buffer: "
 		   "%s", err.msg);
 		len = sizeof(val);
-		gfs_error_clear(&err);
-		rc = gfs_getxattr(tpath("f2"), "user.gfsplit.none", val, &len,
+		gfsp_error_clear(&err);
+		rc = gfsp_getxattr(tpath("f2"), "user.gfsplit.none", val, &len,
 				  &err);
-		ok(rc == GFS_ENOENT && strstr(err.msg, "user.gfsplit.none") &&
+		ok(rc == GFSP_ENOENT && strstr(err.msg, "user.gfsplit.none") &&
 		   strstr(err.msg, tpath("f2")), "getxattr missing: %s",
 		   err.msg);
 	}
 
 	/* removal */
-	gfs_error_clear(&err);
-	rc = gfs_rmdir(tdir, &err);
-	ok(rc == GFS_EEXIST && strstr(err.msg, tdir),
+	gfsp_error_clear(&err);
+	rc = gfsp_rmdir(tdir, &err);
+	ok(rc == GFSP_EEXIST && strstr(err.msg, tdir),
 	   "rmdir non-empty: %s", err.msg);
-	gfs_error_clear(&err);
-	rc = gfs_unlink(tpath("f2"), &err);
-	rc |= gfs_unlink(tpath("f3"), &err);
-	rc |= gfs_rmdir(tpath("d"), &err);
-	rc |= gfs_rmdir(tpath("d3"), &err);
+	gfsp_error_clear(&err);
+	rc = gfsp_unlink(tpath("f2"), &err);
+	rc |= gfsp_unlink(tpath("f3"), &err);
+	rc |= gfsp_rmdir(tpath("d"), &err);
+	rc |= gfsp_rmdir(tpath("d3"), &err);
 	ok(rc == 0, "unlink and rmdir: %s", err.msg);
-	gfs_error_clear(&err);
-	rc = gfs_unlink(tpath("f2"), &err);
-	ok(rc == GFS_ENOENT && strstr(err.msg, "cannot remove") &&
+	gfsp_error_clear(&err);
+	rc = gfsp_unlink(tpath("f2"), &err);
+	ok(rc == GFSP_ENOENT && strstr(err.msg, "cannot remove") &&
 	   strstr(err.msg, tpath("f2")), "unlink missing: %s", err.msg);
-	ok(gfs_rmdir(tdir, &err) == 0, "rmdir");
+	ok(gfsp_rmdir(tdir, &err) == 0, "rmdir");
 
 	/* wrappers refuse schemes before touching anything */
-	gfs_error_clear(&err);
-	rc = gfs_open("foo://x", GFS_O_RDONLY, 0, &f, &err);
-	ok(rc == GFS_EINVAL && f == NULL, "open foo://x");
-	gfs_error_clear(&err);
-	rc = gfs_rename("/tmp/x", "foo://y", &err);
-	ok(rc == GFS_EINVAL, "rename to an unknown scheme");
+	gfsp_error_clear(&err);
+	rc = gfsp_open("foo://x", GFSP_O_RDONLY, 0, &f, &err);
+	ok(rc == GFSP_EINVAL && f == NULL, "open foo://x");
+	gfsp_error_clear(&err);
+	rc = gfsp_rename("/tmp/x", "foo://y", &err);
+	ok(rc == GFSP_EINVAL, "rename to an unknown scheme");
 }
 
 
@@ -414,13 +414,13 @@ static const char *o_name;
 static int run_argc;
 static char run_args[256];
 
-static const struct gfs_opt tcmd_opts[] = {
-	{ "block-size", 'b', GFS_OPT_SIZE, "SIZE", "cyclic block size",
+static const struct gfsp_opt tcmd_opts[] = {
+	{ "block-size", 'b', GFSP_OPT_SIZE, "SIZE", "cyclic block size",
 	  &o_bsize, NULL },
-	{ "json", 0, GFS_OPT_FLAG, NULL, "print a JSON summary", &o_json, NULL },
-	{ "force", 'f', GFS_OPT_FLAG, NULL, "replace DST", &o_force, NULL },
-	{ "count", 'n', GFS_OPT_UINT, "N", "how many", &o_n, NULL },
-	{ "name", 0, GFS_OPT_STRING, "NAME", "a name", &o_name, NULL },
+	{ "json", 0, GFSP_OPT_FLAG, NULL, "print a JSON summary", &o_json, NULL },
+	{ "force", 'f', GFSP_OPT_FLAG, NULL, "replace DST", &o_force, NULL },
+	{ "count", 'n', GFSP_OPT_UINT, "N", "how many", &o_n, NULL },
+	{ "name", 0, GFSP_OPT_STRING, "NAME", "a name", &o_name, NULL },
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
 };
 
@@ -440,16 +440,16 @@ tcmd_run(int argc, char **argv, MPI_Comm comm)
 	       "name=%s null=%d verbose=%d quiet=%d level=%d\n", argc,
 	       run_args, (unsigned long long)o_bsize, o_json, o_force,
 	       (unsigned long long)o_n, o_name ? o_name : "-",
-	       comm == MPI_COMM_NULL, gfs_opt_verbose, gfs_opt_quiet,
-	       gfs_log_level());
+	       comm == MPI_COMM_NULL, gfsp_opt_verbose, gfsp_opt_quiet,
+	       gfsp_log_level());
 	if (argc > 0 && strcmp(argv[0], "fail") == 0) {
-		gfs_log_error("cannot frob '%s': it failed", argv[0]);
+		gfsp_log_error("cannot frob '%s': it failed", argv[0]);
 		return 1;
 	}
 	return 0;
 }
 
-static const struct gfs_cmd tcmd = {
+static const struct gfsp_cmd tcmd = {
 	.name = "tcmd", .usage = "[OPTIONS] A B", .summary = "Test the "
 	"command driver.", .opts = tcmd_opts, .min_args = 2, .max_args = 2,
 	.uses_mpi = 0, .run = tcmd_run,
@@ -457,7 +457,7 @@ static const struct gfs_cmd tcmd = {
 
 static char drv_out[8192], drv_err[8192];
 
-/* run gfs_cmd_main in a child, stdout/stderr captured; exit status */
+/* run gfsp_cmd_main in a child, stdout/stderr captured; exit status */
 static int
 drive(const char *stdout_path, ...)
 {
@@ -484,7 +484,7 @@ drive(const char *stdout_path, ...)
 		dup2(fd, 1);
 		fd = open(path_e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(fd, 2);
-		_exit(gfs_cmd_main(&tcmd, argc, argv));
+		_exit(gfsp_cmd_main(&tcmd, argc, argv));
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
 		return -1;
@@ -542,7 +542,7 @@ test_driver(void)
 	rc = drive(NULL, "--help", NULL);
 	good = rc == 0 && drv_err[0] == '\0' &&
 		strncmp(drv_out, help_lines[0], strlen(help_lines[0])) == 0;
-	for (i = 1; i < GFS_ARRAY_SIZE(help_lines); i++)
+	for (i = 1; i < GFSP_ARRAY_SIZE(help_lines); i++)
 		good = good && strstr(drv_out, help_lines[i]) != NULL;
 	ok(good, "--help: usage, summary, aligned options with the "
 	   "common ones");
@@ -631,10 +631,10 @@ test_driver(void)
 static void
 test_fault(void)
 {
-	struct gfs_error err;
-	struct gfs_file *f = NULL;
+	struct gfsp_error err;
+	struct gfsp_file *f = NULL;
 	char buf[1000];
-	struct gfs_stat st;
+	struct gfsp_stat st;
 	int rc1, rc2, rc3;
 
 	snprintf(tdir, sizeof(tdir), "%s/test_core.XXXXXX",
@@ -643,20 +643,20 @@ test_fault(void)
 		return;
 	memset(buf, 'a', sizeof(buf));
 	setenv("GFSPLIT_FAULT", "pwrite:0:2500", 1);
-	gfs_fault_init(0);
-	gfs_error_clear(&err);
-	gfs_open(tpath("ff"), GFS_O_WRONLY | GFS_O_CREAT, 0644, &f, &err);
-	rc1 = gfs_pwrite(f, buf, 1000, 0, &err);
-	rc2 = gfs_pwrite(f, buf, 1000, 1000, &err);
-	rc3 = gfs_pwrite(f, buf, 1000, 2000, &err);
-	gfs_close(f, NULL);
-	ok(rc1 == 0 && rc2 == 0 && rc3 == GFS_EIO &&
+	gfsp_fault_init(0);
+	gfsp_error_clear(&err);
+	gfsp_open(tpath("ff"), GFSP_O_WRONLY | GFSP_O_CREAT, 0644, &f, &err);
+	rc1 = gfsp_pwrite(f, buf, 1000, 0, &err);
+	rc2 = gfsp_pwrite(f, buf, 1000, 1000, &err);
+	rc3 = gfsp_pwrite(f, buf, 1000, 2000, &err);
+	gfsp_close(f, NULL);
+	ok(rc1 == 0 && rc2 == 0 && rc3 == GFSP_EIO &&
 	   strstr(err.msg, "injected fault") && strstr(err.msg, tpath("ff")),
 	   "fault injection at the third pwrite: %s", err.msg);
-	ok(gfs_stat(tpath("ff"), &st, NULL) == 0 && st.size == 2000,
+	ok(gfsp_stat(tpath("ff"), &st, NULL) == 0 && st.size == 2000,
 	   "the faulty pwrite wrote nothing");
-	gfs_unlink(tpath("ff"), NULL);
-	gfs_rmdir(tdir, NULL);
+	gfsp_unlink(tpath("ff"), NULL);
+	gfsp_rmdir(tdir, NULL);
 }
 
 int

@@ -1,5 +1,5 @@
 /*
- * test_flatten.c - gfs_view_from_mpi against MPICH itself.  One process,
+ * test_flatten.c - gfsp_view_from_mpi against MPICH itself.  One process,
  * MPI_Init without mpiexec.
  *
  * The oracle: a source buffer full of 0xFF is packed with K elements of
@@ -25,8 +25,8 @@ same_bytes(MPI_Datatype t, MPI_Offset disp, int exact_size, char *why,
 	   size_t whylen)
 {
 	MPI_Aint lb, ext, tlb, text, span, w, g;
-	struct gfs_error err = { 0 };
-	struct gfs_view v;
+	struct gfsp_error err = { 0 };
+	struct gfsp_view v;
 	unsigned char *src = NULL, *dst = NULL, *pack = NULL;
 	int size, psize, pos = 0, okay = 0;
 
@@ -49,8 +49,8 @@ same_bytes(MPI_Datatype t, MPI_Offset disp, int exact_size, char *why,
 	pos = 0;
 	MPI_Unpack(pack, psize, &pos, dst - tlb, K, t, MPI_COMM_WORLD);
 
-	if (gfs_view_from_mpi(disp, MPI_BYTE, t, &v, &err) != 0) {
-		snprintf(why, whylen, "gfs_view_from_mpi: %s", err.msg);
+	if (gfsp_view_from_mpi(disp, MPI_BYTE, t, &v, &err) != 0) {
+		snprintf(why, whylen, "gfsp_view_from_mpi: %s", err.msg);
 		goto out;
 	}
 	if (v.nblocks > 0 && v.extent != (uint64_t)ext) {
@@ -68,7 +68,7 @@ same_bytes(MPI_Datatype t, MPI_Offset disp, int exact_size, char *why,
 		MPI_Aint x = g - disp - tlb;
 		int want = x >= 0 && x < span && dst[x] == 0xff;
 		uint64_t loff, count;
-		int got = gfs_view_lookup(&v, g, &loff, &count);
+		int got = gfsp_view_lookup(&v, g, &loff, &count);
 
 		if (got != want) {
 			snprintf(why, whylen,
@@ -83,7 +83,7 @@ same_bytes(MPI_Datatype t, MPI_Offset disp, int exact_size, char *why,
 		 (unsigned long long)v.nblocks, (unsigned long long)v.size);
 	okay = 1;
 out:
-	gfs_view_free(&v);
+	gfsp_view_free(&v);
 	free(src);
 	free(dst);
 	free(pack);
@@ -100,7 +100,7 @@ check_type(MPI_Datatype t, const char *name, int exact_size)
 	int okay = 1;
 
 	MPI_Type_commit(&t);
-	for (i = 0; i < GFS_ARRAY_SIZE(disps) && okay; i++)
+	for (i = 0; i < GFSP_ARRAY_SIZE(disps) && okay; i++)
 		okay = same_bytes(t, disps[i], exact_size, why, sizeof(why));
 	ok(okay, "%s: %s", name, why);
 	MPI_Type_free(&t);
@@ -152,7 +152,7 @@ test_named(void)
 	size_t i;
 
 	/* named types cannot be freed: check them through a dup */
-	for (i = 0; i < GFS_ARRAY_SIZE(n); i++)
+	for (i = 0; i < GFSP_ARRAY_SIZE(n); i++)
 		check_type(dup(n[i].t), n[i].name, 1);
 }
 
@@ -259,13 +259,13 @@ test_constructors(void)
 	MPI_Type_contiguous(0, MPI_INT, &t);
 	MPI_Type_commit(&t);
 	{
-		struct gfs_error err = { 0 };
-		struct gfs_view v;
-		int rc = gfs_view_from_mpi(0, MPI_BYTE, t, &v, &err);
+		struct gfsp_error err = { 0 };
+		struct gfsp_view v;
+		int rc = gfsp_view_from_mpi(0, MPI_BYTE, t, &v, &err);
 
 		ok(rc == 0 && v.nblocks == 0 && v.size == 0,
 		   "contiguous(0): empty view");
-		gfs_view_free(&v);
+		gfsp_view_free(&v);
 	}
 	MPI_Type_free(&t);
 
@@ -348,7 +348,7 @@ test_subarray(void)
 	old[0] = MPI_INT;
 	old[1] = resized(MPI_INT, 0, 12);
 	old[2] = char_int();
-	for (i = 0; i < GFS_ARRAY_SIZE(s); i++) {
+	for (i = 0; i < GFSP_ARRAY_SIZE(s); i++) {
 		for (o = 0; o < 3; o++) {
 			for (ord = 0; ord < 2; ord++) {
 				MPI_Type_create_subarray(s[i].nd, s[i].sizes,
@@ -359,15 +359,15 @@ test_subarray(void)
 					 "subarray %zu, %s order, of %s", i,
 					 ord ? "Fortran" : "C", oldname[o]);
 				if (s[i].sub[0] == 0) {
-					struct gfs_error err = { 0 };
-					struct gfs_view v;
+					struct gfsp_error err = { 0 };
+					struct gfsp_view v;
 					int rc;
 
 					MPI_Type_commit(&t);
-					rc = gfs_view_from_mpi(0, MPI_BYTE, t, &v, &err);
+					rc = gfsp_view_from_mpi(0, MPI_BYTE, t, &v, &err);
 					ok(rc == 0 && v.nblocks == 0,
 					   "%s: empty", name);
-					gfs_view_free(&v);
+					gfsp_view_free(&v);
 					MPI_Type_free(&t);
 				} else {
 					check_type(t, name, 1);
@@ -421,7 +421,7 @@ test_darray(void)
 
 	old[0] = MPI_INT;
 	old[1] = MPI_SHORT_INT;
-	for (i = 0; i < GFS_ARRAY_SIZE(d); i++) {
+	for (i = 0; i < GFSP_ARRAY_SIZE(d); i++) {
 		for (o = 0; o < 2; o++) {
 			for (ord = 0; ord < 2; ord++) {
 				char why[1200] = "", name[200];
@@ -444,13 +444,13 @@ test_darray(void)
 					MPI_Type_get_true_extent(t, &tlb, &text);
 					if (text == 0) {
 						/* no elements: the view must be empty */
-						struct gfs_error err = { 0 };
-						struct gfs_view v;
+						struct gfsp_error err = { 0 };
+						struct gfsp_view v;
 
-						okay = gfs_view_from_mpi(0, MPI_BYTE, t, &v, &err) == 0 &&
+						okay = gfsp_view_from_mpi(0, MPI_BYTE, t, &v, &err) == 0 &&
 						       v.nblocks == 0;
 						snprintf(why, sizeof(why), "rank %d: empty", rank);
-						gfs_view_free(&v);
+						gfsp_view_free(&v);
 					} else {
 						okay = same_bytes(t, 3, 1, why, sizeof(why));
 					}
@@ -473,21 +473,21 @@ test_table1(void)
 	int bl[4] = { 8, 4, 4, 4 };
 	MPI_Aint d[4] = { 4, 16, 28, 40 };
 	static const uint64_t off[4] = { 4, 16, 28, 40 }, len[4] = { 8, 4, 4, 4 };
-	struct gfs_error err = { 0 };
-	struct gfs_view v;
+	struct gfsp_error err = { 0 };
+	struct gfsp_view v;
 	MPI_Datatype u, t;
 	int rc, same = 1, i;
 
 	MPI_Type_create_hindexed(4, bl, d, MPI_BYTE, &u);
 	MPI_Type_create_resized(u, 0, 48, &t);
 	MPI_Type_commit(&t);
-	rc = gfs_view_from_mpi(96, MPI_BYTE, t, &v, &err);
+	rc = gfsp_view_from_mpi(96, MPI_BYTE, t, &v, &err);
 	same = rc == 0 && v.disp == 96 && v.extent == 48 && v.size == 20 &&
-	       v.nblocks == 4 && v.end == GFS_VIEW_UNBOUNDED;
+	       v.nblocks == 4 && v.end == GFSP_VIEW_UNBOUNDED;
 	for (i = 0; same && i < 4; i++)
 		same = v.off[i] == off[i] && v.len[i] == len[i];
 	ok(same, "seed table 1 rank 1 as hindexed+resized gives its record");
-	gfs_view_free(&v);
+	gfsp_view_free(&v);
 	MPI_Type_free(&u);
 	MPI_Type_free(&t);
 }
@@ -495,22 +495,22 @@ test_table1(void)
 static void
 test_errors(void)
 {
-	struct gfs_error err = { 0 };
-	struct gfs_view v;
+	struct gfsp_error err = { 0 };
+	struct gfsp_view v;
 	MPI_Datatype t, u;
 	int rc, bl = 1;
 	MPI_Aint d = -8;
 
 	MPI_Type_create_hindexed(1, &bl, &d, MPI_INT, &t);
 	MPI_Type_commit(&t);
-	rc = gfs_view_from_mpi(0, MPI_BYTE, t, &v, &err);
-	ok(rc == GFS_EINVAL && strstr(err.msg, "negative") != NULL,
+	rc = gfsp_view_from_mpi(0, MPI_BYTE, t, &v, &err);
+	ok(rc == GFSP_EINVAL && strstr(err.msg, "negative") != NULL,
 	   "negative typemap displacement rejected: \"%s\"", err.msg);
 	MPI_Type_free(&t);
 
 	memset(&err, 0, sizeof(err));
-	rc = gfs_view_from_mpi(-1, MPI_BYTE, MPI_INT, &v, &err);
-	ok(rc == GFS_EINVAL && strstr(err.msg, "displacement -1") != NULL,
+	rc = gfsp_view_from_mpi(-1, MPI_BYTE, MPI_INT, &v, &err);
+	ok(rc == GFSP_EINVAL && strstr(err.msg, "displacement -1") != NULL,
 	   "negative file displacement rejected: \"%s\"", err.msg);
 
 	/* tile 0 has a gap at [4,8)+... that tile 1 would fill: not periodic
@@ -524,16 +524,16 @@ test_errors(void)
 		MPI_Type_create_resized(u, 0, 16, &t);
 		MPI_Type_commit(&t);
 		memset(&err, 0, sizeof(err));
-		rc = gfs_view_from_mpi(0, MPI_BYTE, t, &v, &err);
-		ok(rc == GFS_ENOTSUP && strstr(err.msg, "extent 16") != NULL,
+		rc = gfsp_view_from_mpi(0, MPI_BYTE, t, &v, &err);
+		ok(rc == GFSP_ENOTSUP && strstr(err.msg, "extent 16") != NULL,
 		   "typemap wider than the extent with gaps: \"%s\"",
 		   err.msg);
 		MPI_Type_free(&u);
 		MPI_Type_free(&t);
 	}
 	memset(&err, 0, sizeof(err));
-	rc = gfs_view_from_mpi(0, MPI_LB, MPI_INT, &v, &err);
-	ok(rc == GFS_EINVAL && strstr(err.msg, "etype") != NULL,
+	rc = gfsp_view_from_mpi(0, MPI_LB, MPI_INT, &v, &err);
+	ok(rc == GFSP_EINVAL && strstr(err.msg, "etype") != NULL,
 	   "etype of size 0 rejected: \"%s\"", err.msg);
 }
 

@@ -66,7 +66,7 @@ resign(unsigned char *buf, size_t len)
 }
 
 static int
-same_view(const struct gfs_view *a, const struct gfs_view *b)
+same_view(const struct gfsp_view *a, const struct gfsp_view *b)
 {
 	uint64_t i;
 
@@ -90,27 +90,27 @@ test_marker(void)
 		"", "contiguous", "cyclic:4194304", "view",
 		"0123456789012345678901234567890",	/* 31: the maximum */
 	};
-	struct gfs_marker m, d;
-	struct gfs_error err;
+	struct gfsp_marker m, d;
+	struct gfsp_error err;
 	unsigned char *buf = NULL, *copy;
 	size_t len = 0, i, l, bad;
 	int rc, allok;
 
-	for (i = 0; i < GFS_ARRAY_SIZE(layouts); i++) {
+	for (i = 0; i < GFSP_ARRAY_SIZE(layouts); i++) {
 		memset(&m, 0, sizeof(m));
-		m.version = GFS_FORMAT_VERSION;
+		m.version = GFSP_FORMAT_VERSION;
 		m.nprocs = 64 + (uint32_t)i;
 		m.nnodes = 4;
 		m.logical_size = 0x0102030405060708ull + i;
-		m.seg_size = GFS_SEG_SIZE_DEFAULT;
+		m.seg_size = GFSP_SEG_SIZE_DEFAULT;
 		m.ctime = -5 + (int64_t)i * 1700000000;
 		snprintf(m.layout, sizeof(m.layout), "%s", layouts[i]);
-		gfs_error_clear(&err);
-		rc = gfs_marker_encode(&m, &buf, &len, &err);
+		gfsp_error_clear(&err);
+		rc = gfsp_marker_encode(&m, &buf, &len, &err);
 		ok(rc == 0 && len == 56 + strlen(layouts[i]),
 		    "marker '%s' encodes to %zu bytes", layouts[i], len);
 		memset(&d, 0xa5, sizeof(d));
-		rc = gfs_marker_decode(buf, len, "gfsplit.meta", &d, &err);
+		rc = gfsp_marker_decode(buf, len, "gfsplit.meta", &d, &err);
 		ok(rc == 0 && d.version == 1 && d.nprocs == m.nprocs &&
 		    d.nnodes == 4 && d.logical_size == m.logical_size &&
 		    d.seg_size == m.seg_size && d.ctime == m.ctime &&
@@ -127,7 +127,7 @@ test_marker(void)
 	m.seg_size = 4096;
 	m.ctime = 1700000000;
 	strcpy(m.layout, "cyclic:4");
-	rc = gfs_marker_encode(&m, &buf, &len, &err);
+	rc = gfsp_marker_encode(&m, &buf, &len, &err);
 	ok(rc == 0 && len == 64 && memcmp(buf, "GFSPLITM", 8) == 0 &&
 	    rd32(buf + 8) == 1 && rd32(buf + 12) == 3 && rd32(buf + 16) == 2 &&
 	    rd64(buf + 20) == 100000 && rd64(buf + 28) == 4096 &&
@@ -139,9 +139,9 @@ test_marker(void)
 	/* every truncation */
 	allok = 1;
 	for (l = 0; l < len; l++) {
-		gfs_error_clear(&err);
-		rc = gfs_marker_decode(buf, l, "gfsplit.meta", &d, &err);
-		if (rc != GFS_ECORRUPT ||
+		gfsp_error_clear(&err);
+		rc = gfsp_marker_decode(buf, l, "gfsplit.meta", &d, &err);
+		if (rc != GFSP_ECORRUPT ||
 		    strncmp(err.msg, "gfsplit.meta: ", 14) != 0)
 			allok = 0;
 	}
@@ -157,10 +157,10 @@ test_marker(void)
 		for (x = 0x01; x; x = x == 0x01 ? 0xff : 0) {
 			memcpy(copy, buf, len);
 			copy[i] ^= x;
-			gfs_error_clear(&err);
-			rc = gfs_marker_decode(copy, len, "gfsplit.meta", &d,
+			gfsp_error_clear(&err);
+			rc = gfsp_marker_decode(copy, len, "gfsplit.meta", &d,
 			    &err);
-			if (rc != GFS_ECORRUPT) {
+			if (rc != GFSP_ECORRUPT) {
 				allok = 0;
 				bad = i;
 			}
@@ -171,9 +171,9 @@ test_marker(void)
 
 	memcpy(copy, buf, len);
 	copy[len - 1] ^= 0x40;
-	gfs_error_clear(&err);
-	rc = gfs_marker_decode(copy, len, "x/gfsplit.meta", &d, &err);
-	ok(rc == GFS_ECORRUPT && strcmp(err.msg, "x/gfsplit.meta: checksum "
+	gfsp_error_clear(&err);
+	rc = gfsp_marker_decode(copy, len, "x/gfsplit.meta", &d, &err);
+	ok(rc == GFSP_ECORRUPT && strcmp(err.msg, "x/gfsplit.meta: checksum "
 	    "mismatch (file is corrupt or truncated)") == 0,
 	    "checksum message: %s", err.msg);
 
@@ -181,9 +181,9 @@ test_marker(void)
 	memcpy(copy, buf, len);
 	wr32(copy + 8, 9);
 	resign(copy, len);
-	gfs_error_clear(&err);
-	rc = gfs_marker_decode(copy, len, "gfsplit.meta", &d, &err);
-	ok(rc == GFS_EVERSION && strcmp(err.msg, "gfsplit.meta: format "
+	gfsp_error_clear(&err);
+	rc = gfsp_marker_decode(copy, len, "gfsplit.meta", &d, &err);
+	ok(rc == GFSP_EVERSION && strcmp(err.msg, "gfsplit.meta: format "
 	    "version 9 is not supported by this gfsplit (reads version 1)")
 	    == 0, "newer marker version: %s", err.msg);
 
@@ -191,30 +191,30 @@ test_marker(void)
 	memcpy(copy, buf, len);
 	wr32(copy + 16, 4);		/* nnodes 4 > nprocs 3 */
 	resign(copy, len);
-	gfs_error_clear(&err);
-	rc = gfs_marker_decode(copy, len, "gfsplit.meta", &d, &err);
-	ok(rc == GFS_ECORRUPT && strstr(err.msg, "node count") != NULL,
+	gfsp_error_clear(&err);
+	rc = gfsp_marker_decode(copy, len, "gfsplit.meta", &d, &err);
+	ok(rc == GFSP_ECORRUPT && strstr(err.msg, "node count") != NULL,
 	    "more nodes than processes: %s", err.msg);
 	memcpy(copy, buf, len);
 	wr32(copy + 44, 0xfffffff0u);	/* layout length */
 	resign(copy, len);
-	gfs_error_clear(&err);
-	rc = gfs_marker_decode(copy, len, "gfsplit.meta", &d, &err);
-	ok(rc == GFS_ECORRUPT, "huge layout length: %s", err.msg);
+	gfsp_error_clear(&err);
+	rc = gfsp_marker_decode(copy, len, "gfsplit.meta", &d, &err);
+	ok(rc == GFSP_ECORRUPT, "huge layout length: %s", err.msg);
 	memcpy(copy, buf, len);
 	wr32(copy + 12, 0);
 	resign(copy, len);
-	gfs_error_clear(&err);
-	rc = gfs_marker_decode(copy, len, "gfsplit.meta", &d, &err);
-	ok(rc == GFS_ECORRUPT && strstr(err.msg, "process count") != NULL,
+	gfsp_error_clear(&err);
+	rc = gfsp_marker_decode(copy, len, "gfsplit.meta", &d, &err);
+	ok(rc == GFSP_ECORRUPT && strstr(err.msg, "process count") != NULL,
 	    "zero processes: %s", err.msg);
 
 	/* a location file is not a marker */
 	memcpy(copy, buf, len);
 	memcpy(copy, "GFSPLITL", 8);
-	gfs_error_clear(&err);
-	rc = gfs_marker_decode(copy, len, "gfsplit.meta", &d, &err);
-	ok(rc == GFS_ECORRUPT && strcmp(err.msg, "gfsplit.meta: bad magic: "
+	gfsp_error_clear(&err);
+	rc = gfsp_marker_decode(copy, len, "gfsplit.meta", &d, &err);
+	ok(rc == GFSP_ECORRUPT && strcmp(err.msg, "gfsplit.meta: bad magic: "
 	    "not a gfsplit split-file marker") == 0,
 	    "wrong magic: %s", err.msg);
 	free(copy);
@@ -225,8 +225,8 @@ test_marker(void)
 	m.nprocs = 1;
 	m.nnodes = 2;
 	m.seg_size = 1;
-	gfs_error_clear(&err);
-	ok(gfs_marker_encode(&m, &buf, &len, &err) == GFS_EINVAL,
+	gfsp_error_clear(&err);
+	ok(gfsp_marker_encode(&m, &buf, &len, &err) == GFSP_EINVAL,
 	    "encoder refuses nnodes > nprocs");
 }
 
@@ -241,17 +241,17 @@ static const uint64_t t1_n[3] = { 4, 6, 4 };
 static const uint64_t t1_size[3] = { 12, 20, 16 };
 
 static void
-free_recs(struct gfs_locrec *recs, uint32_t n)
+free_recs(struct gfsp_locrec *recs, uint32_t n)
 {
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		gfs_view_free(&recs[i].view);
+		gfsp_view_free(&recs[i].view);
 	free(recs);
 }
 
 static int
-same_locfile(const struct gfs_locfile *a, const struct gfs_locfile *b)
+same_locfile(const struct gfsp_locfile *a, const struct gfsp_locfile *b)
 {
 	uint32_t i;
 
@@ -260,7 +260,7 @@ same_locfile(const struct gfs_locfile *a, const struct gfs_locfile *b)
 	    a->nrecs != b->nrecs)
 		return 0;
 	for (i = 0; i < a->nrecs; i++) {
-		const struct gfs_locrec *x = &a->recs[i], *y = &b->recs[i];
+		const struct gfsp_locrec *x = &a->recs[i], *y = &b->recs[i];
 
 		if (x->rank != y->rank || x->part_size != y->part_size ||
 		    x->part_hash != y->part_hash ||
@@ -291,9 +291,9 @@ rec_offset(const unsigned char *buf, uint32_t i)
 
 /* The three records of Table 1 as the location file of node 1 of 2. */
 static void
-table1_locfile(struct gfs_locfile *lf)
+table1_locfile(struct gfsp_locfile *lf)
 {
-	struct gfs_error err;
+	struct gfsp_error err;
 	uint32_t i;
 
 	memset(lf, 0, sizeof(*lf));
@@ -305,21 +305,21 @@ table1_locfile(struct gfs_locfile *lf)
 	lf->recs = calloc(3, sizeof(*lf->recs));
 	for (i = 0; i < 3; i++) {
 		lf->recs[i].rank = i + 2;
-		gfs_error_clear(&err);
-		if (gfs_view_init(&lf->recs[i].view, 0, 48,
-		    GFS_VIEW_UNBOUNDED, t1_n[i], t1_off[i], t1_len[i], &err))
+		gfsp_error_clear(&err);
+		if (gfsp_view_init(&lf->recs[i].view, 0, 48,
+		    GFSP_VIEW_UNBOUNDED, t1_n[i], t1_off[i], t1_len[i], &err))
 			diag("view init: %s", err.msg);
 		lf->recs[i].part_size = 1000 * i;
 		lf->recs[i].part_hash = 0xfedcba9876543210ull ^ i;
-		snprintf(lf->recs[i].host, GFS_NAME_MAX, "host-%u", i);
+		snprintf(lf->recs[i].host, GFSP_NAME_MAX, "host-%u", i);
 	}
 }
 
 static void
 test_locfile_roundtrips(void)
 {
-	struct gfs_locfile lf, d;
-	struct gfs_error err;
+	struct gfsp_locfile lf, d;
+	struct gfsp_error err;
 	unsigned char *buf = NULL;
 	size_t len = 0, p;
 	uint64_t *off, *lens, i, n;
@@ -329,10 +329,10 @@ test_locfile_roundtrips(void)
 	ok(lf.recs[0].view.size == 12 && lf.recs[1].view.size == 20 &&
 	    lf.recs[2].view.size == 16 && lf.recs[0].view.nblocks == 3,
 	    "seed Table 1 views: filetype sizes 12, 20, 16");
-	gfs_error_clear(&err);
-	rc = gfs_locfile_encode(&lf, &buf, &len, &err);
+	gfsp_error_clear(&err);
+	rc = gfsp_locfile_encode(&lf, &buf, &len, &err);
 	ok(rc == 0, "Table 1 location file encodes (%zu bytes)", len);
-	rc = gfs_locfile_decode(buf, len, "loc.1", &d, &err);
+	rc = gfsp_locfile_decode(buf, len, "loc.1", &d, &err);
 	ok(rc == 0 && same_locfile(&lf, &d), "Table 1 round trip");
 	/* fields of the first record where gfsplit(5) puts them */
 	p = rec_offset(buf, 0);
@@ -342,7 +342,7 @@ test_locfile_roundtrips(void)
 	    && rd32(buf + 42) == 3 && p == 46 && rd32(buf + p) == 2 &&
 	    rd64(buf + p + 4) == 0 && rd64(buf + p + 12) == 48 &&
 	    rd64(buf + p + 20) == t1_size[0] &&
-	    rd64(buf + p + 28) == GFS_VIEW_UNBOUNDED &&
+	    rd64(buf + p + 28) == GFSP_VIEW_UNBOUNDED &&
 	    rd64(buf + p + 36) == 3 && rd64(buf + p + 44) == 0 &&
 	    rd64(buf + p + 52) == 0xfedcba9876543210ull &&
 	    rd32(buf + p + 60) == 6 && memcmp(buf + p + 64, "host-0", 6) == 0
@@ -350,8 +350,8 @@ test_locfile_roundtrips(void)
 	    rd64(buf + p + 70 + 32) == 12 && rd64(buf + p + 70 + 40) == 36 &&
 	    rd64(buf + len - 8) == XXH3_64bits(buf, len - 8),
 	    "location file bytes match the documented layout");
-	gfs_locfile_free(&d);
-	ok(d.recs == NULL && d.nrecs == 0, "gfs_locfile_free clears");
+	gfsp_locfile_free(&d);
+	ok(d.recs == NULL && d.nrecs == 0, "gfsp_locfile_free clears");
 	free(buf);
 
 	/* an empty view, a bounded view, and a big arr_len */
@@ -363,12 +363,12 @@ test_locfile_roundtrips(void)
 	lf.nrecs = 3;
 	lf.recs = calloc(3, sizeof(*lf.recs));
 	lf.recs[0].rank = 0;
-	gfs_view_init(&lf.recs[0].view, 77, 10, 1000, 0, NULL, NULL, &err);
+	gfsp_view_init(&lf.recs[0].view, 77, 10, 1000, 0, NULL, NULL, &err);
 	lf.recs[1].rank = 1;
 	{
 		uint64_t o[2] = { 3, 0 }, l[2] = { 4, 2 };
 
-		gfs_view_init(&lf.recs[1].view, 5, 9, 500, 2, o, l, &err);
+		gfsp_view_init(&lf.recs[1].view, 5, 9, 500, 2, o, l, &err);
 	}
 	n = 200000;
 	off = malloc(n * sizeof(*off));
@@ -378,8 +378,8 @@ test_locfile_roundtrips(void)
 		lens[i] = 1 + (i & 1);
 	}
 	lf.recs[2].rank = 2;
-	gfs_error_clear(&err);
-	rc = gfs_view_init(&lf.recs[2].view, 1, 3 * n, GFS_VIEW_UNBOUNDED, n,
+	gfsp_error_clear(&err);
+	rc = gfsp_view_init(&lf.recs[2].view, 1, 3 * n, GFSP_VIEW_UNBOUNDED, n,
 	    off, lens, &err);
 	lf.recs[2].part_size = UINT64_MAX;
 	strcpy(lf.recs[2].host, "h\xc3\xa9te");
@@ -387,38 +387,38 @@ test_locfile_roundtrips(void)
 	free(lens);
 	ok(rc == 0 && lf.recs[2].view.nblocks == n, "big view: %llu blocks",
 	    (unsigned long long)n);
-	gfs_error_clear(&err);
-	rc = gfs_locfile_encode(&lf, &buf, &len, &err);
+	gfsp_error_clear(&err);
+	rc = gfsp_locfile_encode(&lf, &buf, &len, &err);
 	ok(rc == 0 && len > 16 * n, "location file with a big view encodes "
 	    "(%zu bytes)", len);
-	rc = gfs_locfile_decode(buf, len, "loc.0", &d, &err);
+	rc = gfsp_locfile_decode(buf, len, "loc.0", &d, &err);
 	ok(rc == 0 && same_locfile(&lf, &d) && d.recs[0].view.nblocks == 0 &&
 	    d.recs[0].view.disp == 77 && d.recs[1].view.end == 500,
 	    "empty, bounded and big views round trip");
-	gfs_locfile_free(&d);
+	gfsp_locfile_free(&d);
 	free(buf);
 	free_recs(lf.recs, lf.nrecs);
 
 	/* encoder refuses unsorted records */
 	table1_locfile(&lf);
 	lf.recs[1].rank = 2;
-	gfs_error_clear(&err);
-	ok(gfs_locfile_encode(&lf, &buf, &len, &err) == GFS_EINVAL,
+	gfsp_error_clear(&err);
+	ok(gfsp_locfile_encode(&lf, &buf, &len, &err) == GFSP_EINVAL,
 	    "encoder refuses duplicate ranks");
 	free_recs(lf.recs, lf.nrecs);
 }
 
 static int
-decode_code(const unsigned char *buf, size_t len, struct gfs_error *err)
+decode_code(const unsigned char *buf, size_t len, struct gfsp_error *err)
 {
-	struct gfs_locfile d;
+	struct gfsp_locfile d;
 	int rc;
 
-	gfs_error_clear(err);
+	gfsp_error_clear(err);
 	memset(&d, 0x5a, sizeof(d));
-	rc = gfs_locfile_decode(buf, len, "loc.1", &d, err);
+	rc = gfsp_locfile_decode(buf, len, "loc.1", &d, err);
 	if (rc == 0)
-		gfs_locfile_free(&d);
+		gfsp_locfile_free(&d);
 	else if (d.recs != NULL || d.nrecs != 0)
 		return -1;	/* a failed decode must leave nothing */
 	return rc;
@@ -427,21 +427,21 @@ decode_code(const unsigned char *buf, size_t len, struct gfs_error *err)
 static void
 test_locfile_corrupt(void)
 {
-	struct gfs_locfile lf;
-	struct gfs_error err;
+	struct gfsp_locfile lf;
+	struct gfsp_error err;
 	unsigned char *buf = NULL, *copy;
 	size_t len = 0, l, i, p0, p1, p2, miss = 0;
 	int rc, allok;
 
 	table1_locfile(&lf);
-	gfs_locfile_encode(&lf, &buf, &len, &err);
+	gfsp_locfile_encode(&lf, &buf, &len, &err);
 	free_recs(lf.recs, lf.nrecs);
 	copy = malloc(len);
 
 	allok = 1;
 	for (l = 0; l < len; l++) {
 		rc = decode_code(buf, l, &err);
-		if (rc != GFS_ECORRUPT || strncmp(err.msg, "loc.1: ", 7) != 0) {
+		if (rc != GFSP_ECORRUPT || strncmp(err.msg, "loc.1: ", 7) != 0) {
 			allok = 0;
 			miss = l;
 		}
@@ -453,13 +453,13 @@ test_locfile_corrupt(void)
 	for (i = 0; i < len; i++) {
 		memcpy(copy, buf, len);
 		copy[i] ^= 0x80;
-		if (decode_code(copy, len, &err) != GFS_ECORRUPT) {
+		if (decode_code(copy, len, &err) != GFSP_ECORRUPT) {
 			allok = 0;
 			miss = i;
 		}
 		memcpy(copy, buf, len);
 		copy[i] = (unsigned char)~copy[i];
-		if (decode_code(copy, len, &err) != GFS_ECORRUPT) {
+		if (decode_code(copy, len, &err) != GFSP_ECORRUPT) {
 			allok = 0;
 			miss = i;
 		}
@@ -474,29 +474,29 @@ test_locfile_corrupt(void)
 		memcpy(big, buf, len);
 		memset(big + len, 0, 3);
 		rc = decode_code(big, len + 3, &err);
-		ok(rc == GFS_ECORRUPT, "appended bytes rejected: %s", err.msg);
+		ok(rc == GFSP_ECORRUPT, "appended bytes rejected: %s", err.msg);
 		free(big);
 	}
 
 	memcpy(copy, buf, len);
 	memcpy(copy, "GFSPLITM", 8);
 	rc = decode_code(copy, len, &err);
-	ok(rc == GFS_ECORRUPT && strcmp(err.msg, "loc.1: bad magic: not a "
+	ok(rc == GFSP_ECORRUPT && strcmp(err.msg, "loc.1: bad magic: not a "
 	    "gfsplit location file") == 0, "wrong magic: %s", err.msg);
 	memcpy(copy, buf, len);
 	memcpy(copy, "\x7f" "ELF", 4);
 	rc = decode_code(copy, 3, &err);
-	ok(rc == GFS_ECORRUPT && strstr(err.msg, "bad magic") != NULL,
+	ok(rc == GFSP_ECORRUPT && strstr(err.msg, "bad magic") != NULL,
 	    "short foreign file: %s", err.msg);
 	rc = decode_code(buf, 5, &err);
-	ok(rc == GFS_ECORRUPT && strstr(err.msg, "truncated") != NULL,
+	ok(rc == GFSP_ECORRUPT && strstr(err.msg, "truncated") != NULL,
 	    "5 bytes of a location file: %s", err.msg);
 
 	memcpy(copy, buf, len);
 	wr32(copy + 8, 9);
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
-	ok(rc == GFS_EVERSION && strcmp(err.msg, "loc.1: format version 9 is "
+	ok(rc == GFSP_EVERSION && strcmp(err.msg, "loc.1: format version 9 is "
 	    "not supported by this gfsplit (reads version 1)") == 0,
 	    "newer version: %s", err.msg);
 
@@ -511,12 +511,12 @@ test_locfile_corrupt(void)
 			UINT64_MAX / 16 + 1, UINT64_MAX };
 
 		allok = 1;
-		for (i = 0; i < GFS_ARRAY_SIZE(bad_alen); i++) {
+		for (i = 0; i < GFSP_ARRAY_SIZE(bad_alen); i++) {
 			memcpy(copy, buf, len);
 			wr64(copy + p2 + 36, bad_alen[i]);
 			resign(copy, len);
 			rc = decode_code(copy, len, &err);
-			if (rc != GFS_ECORRUPT) {
+			if (rc != GFSP_ECORRUPT) {
 				diag("arr_len %llu: rc %d %s",
 				    (unsigned long long)bad_alen[i], rc,
 				    err.msg);
@@ -530,82 +530,82 @@ test_locfile_corrupt(void)
 	wr32(copy + 42, 0xffffffffu);	/* nrecs */
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
-	ok(rc == GFS_ECORRUPT, "corrupt record count: %s", err.msg);
+	ok(rc == GFSP_ECORRUPT, "corrupt record count: %s", err.msg);
 	memcpy(copy, buf, len);
 	wr32(copy + 12, 2);		/* nrecs 3 > nprocs 2 */
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
-	ok(rc == GFS_ECORRUPT, "more records than processes: %s", err.msg);
+	ok(rc == GFSP_ECORRUPT, "more records than processes: %s", err.msg);
 	memcpy(copy, buf, len);
 	wr32(copy + 12, 0x7fffffffu);	/* nprocs */
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
-	ok(rc == GFS_ECORRUPT && strstr(err.msg, "process count") != NULL,
+	ok(rc == GFSP_ECORRUPT && strstr(err.msg, "process count") != NULL,
 	    "absurd process count: %s", err.msg);
 	memcpy(copy, buf, len);
 	wr32(copy + 24, 0xfffffff0u);	/* node name length */
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
-	ok(rc == GFS_ECORRUPT, "huge node name length: %s", err.msg);
+	ok(rc == GFSP_ECORRUPT, "huge node name length: %s", err.msg);
 	memcpy(copy, buf, len);
 	wr32(copy + p0 + 60, 200);	/* host length past the record */
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
-	ok(rc == GFS_ECORRUPT, "wrong host length: %s", err.msg);
+	ok(rc == GFSP_ECORRUPT, "wrong host length: %s", err.msg);
 
 	memcpy(copy, buf, len);
 	wr32(copy + p1, 2);		/* rank of record 1 = rank of record 0 */
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
-	ok(rc == GFS_ECORRUPT && strcmp(err.msg, "loc.1: rank 2 is recorded "
+	ok(rc == GFSP_ECORRUPT && strcmp(err.msg, "loc.1: rank 2 is recorded "
 	    "twice") == 0, "duplicate rank: %s", err.msg);
 	memcpy(copy, buf, len);
 	wr32(copy + p2, 0);		/* 0 after 3 */
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
-	ok(rc == GFS_ECORRUPT && strstr(err.msg, "not sorted") != NULL,
+	ok(rc == GFSP_ECORRUPT && strstr(err.msg, "not sorted") != NULL,
 	    "unsorted ranks: %s", err.msg);
 	memcpy(copy, buf, len);
 	wr32(copy + p2, 5);		/* nprocs is 5 */
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
-	ok(rc == GFS_ECORRUPT && strcmp(err.msg, "loc.1: rank 5 is out of "
+	ok(rc == GFSP_ECORRUPT && strcmp(err.msg, "loc.1: rank 5 is out of "
 	    "range (5 processes)") == 0, "rank >= nprocs: %s", err.msg);
 	memcpy(copy, buf, len);
 	wr32(copy + 20, 2);		/* node 2 of 2 */
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
-	ok(rc == GFS_ECORRUPT && strstr(err.msg, "node index 2") != NULL,
+	ok(rc == GFSP_ECORRUPT && strstr(err.msg, "node index 2") != NULL,
 	    "node >= nnodes: %s", err.msg);
 	memcpy(copy, buf, len);
 	wr64(copy + p1 + 20, 21);	/* size field: 20 recomputed */
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
-	ok(rc == GFS_ECORRUPT && strstr(err.msg, "rank 3: filetype size 21")
+	ok(rc == GFSP_ECORRUPT && strstr(err.msg, "rank 3: filetype size 21")
 	    != NULL, "size field != sum of blocks: %s", err.msg);
 	memcpy(copy, buf, len);
 	wr64(copy + p1 + 12, 40);	/* extent 40: block [40,+4) outside */
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
-	ok(rc == GFS_ECORRUPT && strstr(err.msg, "rank 3: invalid view")
+	ok(rc == GFSP_ECORRUPT && strstr(err.msg, "rank 3: invalid view")
 	    != NULL, "block outside the extent: %s", err.msg);
 	memcpy(copy, buf, len);
 	/* overlapping blocks: first block of rank 2 at 10 overlaps [12,+4) */
 	wr64(copy + p0 + 64 + 6 + 24, 10);
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
-	ok(rc == GFS_ECORRUPT, "overlapping blocks: %s", err.msg);
+	ok(rc == GFSP_ECORRUPT, "overlapping blocks: %s", err.msg);
 	memcpy(copy, buf, len);
 	wr64(copy + p0 + 28, 0);	/* end 0 below disp... disp is 0 */
 	wr64(copy + p0 + 4, 5);		/* disp 5 > end 0 */
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
-	ok(rc == GFS_ECORRUPT, "end below disp: %s", err.msg);
+	ok(rc == GFSP_ECORRUPT, "end below disp: %s", err.msg);
 	memcpy(copy, buf, len);
 	copy[p0 + 64 + 2] = '\0';	/* NUL inside the host name */
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
-	ok(rc == GFS_ECORRUPT && strstr(err.msg, "NUL") != NULL,
+	ok(rc == GFSP_ECORRUPT && strstr(err.msg, "NUL") != NULL,
 	    "NUL in a name: %s", err.msg);
 
 	free(copy);
@@ -621,28 +621,28 @@ test_phash(void)
 	size_t n = 3 * 65536 + 123, i, k, off, piece;
 	unsigned char *data = malloc(n);
 	uint64_t *sh, nseg, root, one, stream, mid1, mid2;
-	struct gfs_phash *h;
+	struct gfsp_phash *h;
 	int allok;
 
 	for (i = 0; i < n; i++)
 		data[i] = (unsigned char)rnd();
 
-	h = gfs_phash_new(4096);
-	ok(gfs_phash_final(h) == XXH3_64bits(NULL, 0) &&
-	    gfs_phash_root(NULL, 0) == XXH3_64bits(NULL, 0),
+	h = gfsp_phash_new(4096);
+	ok(gfsp_phash_final(h) == XXH3_64bits(NULL, 0) &&
+	    gfsp_phash_root(NULL, 0) == XXH3_64bits(NULL, 0),
 	    "empty part: XXH3-64 of nothing");
-	gfs_phash_free(h);
+	gfsp_phash_free(h);
 
-	for (k = 0; k < GFS_ARRAY_SIZE(segs); k++) {
+	for (k = 0; k < GFSP_ARRAY_SIZE(segs); k++) {
 		uint64_t seg = segs[k];
 		size_t len = seg == 1 ? 3000 : n;
 
 		nseg = (len + seg - 1) / seg;
 		sh = malloc(nseg * sizeof(*sh));
 		for (i = 0; i < nseg; i++)
-			sh[i] = gfs_seg_hash(data + i * seg,
-			    GFS_MIN(seg, len - i * seg));
-		root = gfs_phash_root(sh, nseg);
+			sh[i] = gfsp_seg_hash(data + i * seg,
+			    GFSP_MIN(seg, len - i * seg));
+		root = gfsp_phash_root(sh, nseg);
 
 		/* independent root: hash of the little-endian concatenation */
 		{
@@ -656,29 +656,29 @@ test_phash(void)
 			free(cat);
 		}
 
-		h = gfs_phash_new(seg);
-		gfs_phash_update(h, data, len);
-		one = gfs_phash_final(h);
-		gfs_phash_free(h);
+		h = gfsp_phash_new(seg);
+		gfsp_phash_update(h, data, len);
+		one = gfsp_phash_final(h);
+		gfsp_phash_free(h);
 
 		allok = 1;
 		for (i = 0; i < 5; i++) {
-			h = gfs_phash_new(seg);
+			h = gfsp_phash_new(seg);
 			mid1 = mid2 = 0;
 			for (off = 0; off < len; off += piece) {
 				piece = (size_t)(rnd() % (3 * seg + 5));
 				if (rnd() % 4 == 0)
 					piece = 0;
-				piece = GFS_MIN(piece, len - off);
-				gfs_phash_update(h, data + off, piece);
+				piece = GFSP_MIN(piece, len - off);
+				gfsp_phash_update(h, data + off, piece);
 				if (mid1 == 0 && off > len / 2) {
 					/* final does not disturb the stream */
-					mid1 = gfs_phash_final(h);
-					mid2 = gfs_phash_final(h);
+					mid1 = gfsp_phash_final(h);
+					mid2 = gfsp_phash_final(h);
 				}
 			}
-			stream = gfs_phash_final(h);
-			gfs_phash_free(h);
+			stream = gfsp_phash_final(h);
+			gfsp_phash_free(h);
 			if (stream != one || mid1 != mid2)
 				allok = 0;
 		}
@@ -689,26 +689,26 @@ test_phash(void)
 	}
 
 	/* exactly one segment: no trailing empty segment hash */
-	h = gfs_phash_new(1000);
-	gfs_phash_update(h, data, 1000);
-	one = gfs_phash_final(h);
+	h = gfsp_phash_new(1000);
+	gfsp_phash_update(h, data, 1000);
+	one = gfsp_phash_final(h);
 	sh = malloc(sizeof(*sh));
-	sh[0] = gfs_seg_hash(data, 1000);
-	ok(one == gfs_phash_root(sh, 1), "a part of exactly one segment");
-	gfs_phash_free(h);
+	sh[0] = gfsp_seg_hash(data, 1000);
+	ok(one == gfsp_phash_root(sh, 1), "a part of exactly one segment");
+	gfsp_phash_free(h);
 	free(sh);
 
 	/* seg_size 0 means the default */
-	h = gfs_phash_new(0);
-	gfs_phash_update(h, data, n);
-	one = gfs_phash_final(h);
-	gfs_phash_free(h);
-	h = gfs_phash_new(GFS_SEG_SIZE_DEFAULT);
-	gfs_phash_update(h, data, n);
-	ok(one == gfs_phash_final(h), "segment size 0 is the default");
-	gfs_phash_free(h);
-	ok(gfs_hash64(data, 100) == XXH3_64bits(data, 100),
-	    "gfs_hash64 is XXH3-64");
+	h = gfsp_phash_new(0);
+	gfsp_phash_update(h, data, n);
+	one = gfsp_phash_final(h);
+	gfsp_phash_free(h);
+	h = gfsp_phash_new(GFSP_SEG_SIZE_DEFAULT);
+	gfsp_phash_update(h, data, n);
+	ok(one == gfsp_phash_final(h), "segment size 0 is the default");
+	gfsp_phash_free(h);
+	ok(gfsp_hash64(data, 100) == XXH3_64bits(data, 100),
+	    "gfsp_hash64 is XXH3-64");
 	free(data);
 }
 

@@ -37,13 +37,13 @@ byte_at(uint64_t i)
 }
 
 static int
-produce(void *arg, struct gfs_chunk *c, int *done, struct gfs_error *err)
+produce(void *arg, struct gfsp_chunk *c, int *done, struct gfsp_error *err)
 {
 	struct ctx *x = arg;
 	size_t len, i;
 
 	if (x->nchunks_p == x->fail_produce_at)
-		return gfs_error_set(err, GFS_EIO, "cannot read 'src' at "
+		return gfsp_error_set(err, GFSP_EIO, "cannot read 'src' at "
 				     "chunk %llu: injected",
 				     (unsigned long long)x->nchunks_p);
 	if (x->produced == x->total) {
@@ -52,7 +52,7 @@ produce(void *arg, struct gfs_chunk *c, int *done, struct gfs_error *err)
 	}
 	/* lengths cycle through 1..cap so chunks are not all full */
 	len = 1 + (size_t)(x->nchunks_p * 7 % c->cap);
-	len = (size_t)GFS_MIN((uint64_t)len, x->total - x->produced);
+	len = (size_t)GFSP_MIN((uint64_t)len, x->total - x->produced);
 	for (i = 0; i < len; i++)
 		((unsigned char *)c->buf)[i] = byte_at(x->produced + i);
 	c->len = len;
@@ -67,14 +67,14 @@ produce(void *arg, struct gfs_chunk *c, int *done, struct gfs_error *err)
 }
 
 static int
-consume(void *arg, const struct gfs_chunk *c, struct gfs_error *err)
+consume(void *arg, const struct gfsp_chunk *c, struct gfsp_error *err)
 {
 	struct ctx *x = arg;
 	size_t i;
 	int k;
 
 	if (x->nchunks_c == x->fail_consume_at)
-		return gfs_error_set(err, GFS_ENOSPC, "cannot write 'dst' at "
+		return gfsp_error_set(err, GFSP_ENOSPC, "cannot write 'dst' at "
 				     "chunk %llu: injected",
 				     (unsigned long long)x->nchunks_c);
 	if (c->tag[0] != x->nchunks_c || c->tag[1] != x->consumed)
@@ -100,7 +100,7 @@ consume(void *arg, const struct gfs_chunk *c, struct gfs_error *err)
 	return 0;
 }
 
-static const struct gfs_pipe_ops ops = { produce, consume };
+static const struct gfsp_pipe_ops ops = { produce, consume };
 
 static void
 ctx_init(struct ctx *x, uint64_t total)
@@ -115,7 +115,7 @@ int
 main(void)
 {
 	static const size_t bufsizes[] = { 1, 3, 16, 4096, 65536 };
-	struct gfs_error err;
+	struct gfsp_error err;
 	struct ctx x;
 	size_t i;
 	int rc, round;
@@ -123,10 +123,10 @@ main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	alarm(60);	/* a hang is a failure */
 
-	for (i = 0; i < GFS_ARRAY_SIZE(bufsizes); i++) {
+	for (i = 0; i < GFSP_ARRAY_SIZE(bufsizes); i++) {
 		ctx_init(&x, 100000);
-		gfs_error_clear(&err);
-		rc = gfs_pipe_run(&ops, &x, bufsizes[i], &err);
+		gfsp_error_clear(&err);
+		rc = gfsp_pipe_run(&ops, &x, bufsizes[i], &err);
 		ok(rc == 0 && x.bad == 0 && x.consumed == x.total &&
 		   x.nchunks_c == x.nchunks_p && x.cap_seen == bufsizes[i],
 		   "bufsize %zu: %llu chunks in order, content checked, "
@@ -134,7 +134,7 @@ main(void)
 		   (unsigned long long)x.nchunks_c);
 	}
 	ctx_init(&x, 0);
-	rc = gfs_pipe_run(&ops, &x, 16, &err);
+	rc = gfsp_pipe_run(&ops, &x, 16, &err);
 	ok(rc == 0 && x.nchunks_c == 0, "empty stream");
 
 	/* slow sides: the other one has to wait on its condition */
@@ -142,25 +142,25 @@ main(void)
 		ctx_init(&x, 20000);
 		x.slow_consumer = round == 0;
 		x.slow_producer = round == 1;
-		gfs_error_clear(&err);
-		rc = gfs_pipe_run(&ops, &x, 64, &err);
+		gfsp_error_clear(&err);
+		rc = gfsp_pipe_run(&ops, &x, 64, &err);
 		ok(rc == 0 && x.bad == 0 && x.consumed == x.total,
 		   "slow %s", round == 0 ? "consumer" : "producer");
 	}
 
 	/* producer errors at the first, a middle, and a late chunk */
 	static const uint64_t at[] = { 0, 1, 2, 57, 1000 };
-	for (i = 0; i < GFS_ARRAY_SIZE(at); i++) {
+	for (i = 0; i < GFSP_ARRAY_SIZE(at); i++) {
 		char want[64];
 
 		ctx_init(&x, 1000000);
 		x.fail_produce_at = at[i];
 		x.slow_consumer = i == 3;
-		gfs_error_clear(&err);
-		rc = gfs_pipe_run(&ops, &x, 100, &err);
+		gfsp_error_clear(&err);
+		rc = gfsp_pipe_run(&ops, &x, 100, &err);
 		snprintf(want, sizeof(want), "at chunk %llu: injected",
 			 (unsigned long long)at[i]);
-		ok(rc == GFS_EIO && err.code == GFS_EIO &&
+		ok(rc == GFSP_EIO && err.code == GFSP_EIO &&
 		   strstr(err.msg, "cannot read 'src'") &&
 		   strstr(err.msg, want) && x.bad == 0 &&
 		   x.nchunks_c <= at[i],
@@ -168,17 +168,17 @@ main(void)
 		   (unsigned long long)at[i], err.msg);
 	}
 	/* consumer errors */
-	for (i = 0; i < GFS_ARRAY_SIZE(at); i++) {
+	for (i = 0; i < GFSP_ARRAY_SIZE(at); i++) {
 		char want[64];
 
 		ctx_init(&x, 1000000);
 		x.fail_consume_at = at[i];
 		x.slow_producer = i == 3;
-		gfs_error_clear(&err);
-		rc = gfs_pipe_run(&ops, &x, 100, &err);
+		gfsp_error_clear(&err);
+		rc = gfsp_pipe_run(&ops, &x, 100, &err);
 		snprintf(want, sizeof(want), "at chunk %llu: injected",
 			 (unsigned long long)at[i]);
-		ok(rc == GFS_ENOSPC && err.code == GFS_ENOSPC &&
+		ok(rc == GFSP_ENOSPC && err.code == GFSP_ENOSPC &&
 		   strstr(err.msg, "cannot write 'dst'") &&
 		   strstr(err.msg, want) && x.bad == 0 &&
 		   x.nchunks_c == at[i] && x.nchunks_p <= at[i] + 2,
@@ -191,15 +191,15 @@ main(void)
 	 * caller's own earlier error is kept, the code is still returned */
 	ctx_init(&x, 1000);
 	x.fail_consume_at = 3;
-	gfs_error_clear(&err);
-	gfs_error_set(&err, GFS_EIO, "earlier");
-	rc = gfs_pipe_run(&ops, &x, 10, &err);
-	ok(rc == GFS_ENOSPC && strcmp(err.msg, "earlier") == 0,
+	gfsp_error_clear(&err);
+	gfsp_error_set(&err, GFSP_EIO, "earlier");
+	rc = gfsp_pipe_run(&ops, &x, 10, &err);
+	ok(rc == GFSP_ENOSPC && strcmp(err.msg, "earlier") == 0,
 	   "an error already in err is kept");
 
-	gfs_error_clear(&err);
-	rc = gfs_pipe_run(&ops, &x, 0, &err);
-	ok(rc == GFS_EINVAL && err.msg[0] != '\0', "zero bufsize: %s",
+	gfsp_error_clear(&err);
+	rc = gfsp_pipe_run(&ops, &x, 0, &err);
+	ok(rc == GFSP_EINVAL && err.msg[0] != '\0', "zero bufsize: %s",
 	   err.msg);
 
 	/* many short runs: thread start/join, errors on either side */
@@ -209,12 +209,12 @@ main(void)
 		ctx_init(&x, (uint64_t)round * 37 + 1);
 		if (round % 3 == 1) {
 			x.fail_produce_at = 0;
-			want = GFS_EIO;
+			want = GFSP_EIO;
 		} else if (round % 3 == 2) {
 			x.fail_consume_at = 0;
-			want = GFS_ENOSPC;
+			want = GFSP_ENOSPC;
 		}
-		got = gfs_pipe_run(&ops, &x, 8, NULL);
+		got = gfsp_pipe_run(&ops, &x, 8, NULL);
 		if (got != want || x.bad != 0 ||
 		    (want == 0 && x.consumed != x.total) ||
 		    (want != 0 && x.consumed != 0))

@@ -1,6 +1,6 @@
 /*
  * test_resolve.c - overlap resolution against a brute-force byte map.  No
- * MPI: gfs_views_resolve works on plain views (gfs_views_allgather needs
+ * MPI: gfsp_views_resolve works on plain views (gfsp_views_allgather needs
  * mpiexec and is exercised by the command tests).
  *
  * Oracle: byte g belongs to the lowest rank whose original view holds it;
@@ -19,16 +19,16 @@
 #define MAXR 6
 
 static int
-has(const struct gfs_view *v, uint64_t g)
+has(const struct gfsp_view *v, uint64_t g)
 {
 	uint64_t loff, count;
 
-	return gfs_view_lookup(v, g, &loff, &count);
+	return gfsp_view_lookup(v, g, &loff, &count);
 }
 
 /* Byte map of views: map[r][g]. */
 static void
-byte_map(const struct gfs_view *v, int n, unsigned char map[][W])
+byte_map(const struct gfsp_view *v, int n, unsigned char map[][W])
 {
 	int r;
 	uint64_t g;
@@ -40,11 +40,11 @@ byte_map(const struct gfs_view *v, int n, unsigned char map[][W])
 
 /* View from a tile bitmap of `extent` bytes. */
 static int
-from_bits(struct gfs_view *v, uint64_t disp, uint64_t extent, uint64_t end,
+from_bits(struct gfsp_view *v, uint64_t disp, uint64_t extent, uint64_t end,
 	  const unsigned char *bit)
 {
 	uint64_t off[64], len[64], n = 0, i = 0, j;
-	struct gfs_error err = { 0 };
+	struct gfsp_error err = { 0 };
 	int rc;
 
 	while (i < extent) {
@@ -58,16 +58,16 @@ from_bits(struct gfs_view *v, uint64_t disp, uint64_t extent, uint64_t end,
 		len[n++] = j - i;
 		i = j;
 	}
-	rc = gfs_view_init(v, disp, extent, end, n, off, len, &err);
+	rc = gfsp_view_init(v, disp, extent, end, n, off, len, &err);
 	if (rc != 0)
-		diag("gfs_view_init: %s", err.msg);
+		diag("gfsp_view_init: %s", err.msg);
 	return rc;
 }
 
 /* Does the resolved view's tile pattern repeat with a smaller period?
  * (the pattern itself, whatever the bounds) */
 static int
-minimal_period(const struct gfs_view *v)
+minimal_period(const struct gfsp_view *v)
 {
 	unsigned char tile[48] = { 0 };
 	uint64_t p, x, i;
@@ -97,15 +97,15 @@ test_random(void)
 
 	group_start();
 	for (t = 0; t < 3000; t++) {
-		struct gfs_view v[MAXR], orig[MAXR];
+		struct gfsp_view v[MAXR], orig[MAXR];
 		static unsigned char before[MAXR][W], after[MAXR][W];
-		struct gfs_error err = { 0 };
+		struct gfsp_error err = { 0 };
 		int n = 2 + (int)rnd(MAXR - 1), r, q, rc, mode = t % 3;
-		uint64_t g, disp = 0, end = GFS_VIEW_UNBOUNDED;
+		uint64_t g, disp = 0, end = GFSP_VIEW_UNBOUNDED;
 
 		for (r = 0; r < n; r++) {
 			unsigned char bit[48];
-			uint64_t e = ext[rnd(GFS_ARRAY_SIZE(ext))], i;
+			uint64_t e = ext[rnd(GFSP_ARRAY_SIZE(ext))], i;
 			uint64_t density = 1 + rnd(5);
 
 			/* mode 0: disps rise and ends fall with the rank (the
@@ -114,13 +114,13 @@ test_random(void)
 			if (mode == 0) {
 				disp += rnd(8);
 				if (rnd(3) == 0)
-					end = (end == GFS_VIEW_UNBOUNDED ? W : end) -
+					end = (end == GFSP_VIEW_UNBOUNDED ? W : end) -
 					      rnd(40);
 				if (end < disp)
 					end = disp;
 			} else {
 				disp = rnd(64);
-				end = mode == 1 || rnd(2) ? GFS_VIEW_UNBOUNDED :
+				end = mode == 1 || rnd(2) ? GFSP_VIEW_UNBOUNDED :
 				      disp + rnd(W - disp);
 			}
 			for (i = 0; i < e; i++)
@@ -132,7 +132,7 @@ test_random(void)
 			}
 		}
 		byte_map(orig, n, before);
-		rc = gfs_views_resolve(v, n, &err);
+		rc = gfsp_views_resolve(v, n, &err);
 		if (rc == 0) {
 			int dropped = 0;
 
@@ -172,7 +172,7 @@ test_random(void)
 			int a, b, shared = 0;
 
 			notsup_runs++;
-			check(rc == GFS_ENOTSUP && err.code == GFS_ENOTSUP,
+			check(rc == GFSP_ENOTSUP && err.code == GFSP_ENOTSUP,
 			      "run %d: rc %d: %s", t, rc, err.msg);
 			if (sscanf(err.msg, "views of ranks %d and %d", &a, &b) != 2 ||
 			    a < 0 || a >= b || b >= n) {
@@ -197,8 +197,8 @@ test_random(void)
 		}
 next:
 		for (q = 0; q < n; q++) {
-			gfs_view_free(&v[q]);
-			gfs_view_free(&orig[q]);
+			gfsp_view_free(&v[q]);
+			gfsp_view_free(&orig[q]);
 		}
 	}
 	ok(group_failures() == 0 && ok_runs > 1000 && dropped_runs > 500,
@@ -218,17 +218,17 @@ static const uint64_t t1_nb[3] = { 4, 6, 4 };
 static void
 test_table1(void)
 {
-	struct gfs_error err = { 0 };
-	struct gfs_view v[3], o[3];
+	struct gfsp_error err = { 0 };
+	struct gfsp_view v[3], o[3];
 	uint64_t all = 0, full = 48, u_off[8], u_len[8], nu = 0, i;
 	int r, rc, same = 1;
 
 	for (r = 0; r < 3; r++) {
-		gfs_view_init(&v[r], 0, 48, GFS_VIEW_UNBOUNDED, t1_nb[r],
+		gfsp_view_init(&v[r], 0, 48, GFSP_VIEW_UNBOUNDED, t1_nb[r],
 			      t1_off[r], t1_len[r], &err);
-		gfs_view_copy(&o[r], &v[r], &err);
+		gfsp_view_copy(&o[r], &v[r], &err);
 	}
-	rc = gfs_views_resolve(v, 3, &err);
+	rc = gfsp_views_resolve(v, 3, &err);
 	for (r = 0; r < 3 && rc == 0; r++) {
 		same &= v[r].nblocks == o[r].nblocks && v[r].extent == 48 &&
 			v[r].size == o[r].size;
@@ -241,16 +241,16 @@ test_table1(void)
 	/* rank 1 claims rank 0's blocks too, rank 2 the whole tile: after
 	 * resolution they are back to table 1 */
 	for (r = 1; r < 3; r++)
-		gfs_view_free(&v[r]);
+		gfsp_view_free(&v[r]);
 	for (r = 0; r < 2; r++)
 		for (i = 0; i < t1_nb[r]; i++)
 			if (t1_len[r][i] > 0) {
 				u_off[nu] = t1_off[r][i];
 				u_len[nu++] = t1_len[r][i];
 			}
-	gfs_view_init(&v[1], 0, 48, GFS_VIEW_UNBOUNDED, nu, u_off, u_len, &err);
-	gfs_view_init(&v[2], 0, 48, GFS_VIEW_UNBOUNDED, 1, &all, &full, &err);
-	rc = gfs_views_resolve(v, 3, &err);
+	gfsp_view_init(&v[1], 0, 48, GFSP_VIEW_UNBOUNDED, nu, u_off, u_len, &err);
+	gfsp_view_init(&v[2], 0, 48, GFSP_VIEW_UNBOUNDED, 1, &all, &full, &err);
+	rc = gfsp_views_resolve(v, 3, &err);
 	same = rc == 0;
 	for (r = 0; r < 3 && same; r++) {
 		same &= v[r].nblocks == o[r].nblocks && v[r].size == o[r].size;
@@ -261,35 +261,35 @@ test_table1(void)
 	ok(same, "seed table 1 with overlapping claims resolves back to table 1%s%s",
 	   rc ? ": " : "", rc ? err.msg : "");
 	for (r = 0; r < 3; r++) {
-		gfs_view_free(&v[r]);
-		gfs_view_free(&o[r]);
+		gfsp_view_free(&v[r]);
+		gfsp_view_free(&o[r]);
 	}
 }
 
 static void
 test_layouts(void)
 {
-	struct gfs_error err = { 0 };
-	struct gfs_view v[64];
+	struct gfsp_error err = { 0 };
+	struct gfsp_view v[64];
 	int r, rc = 0, same = 1;
 
 	for (r = 0; r < 64; r++)
-		gfs_view_contiguous(&v[r], r, 64, (1ull << 40) + 17,
+		gfsp_view_contiguous(&v[r], r, 64, (1ull << 40) + 17,
 				    ((1ull << 40) + 17 + 63) / 64, &err);
-	rc = gfs_views_resolve(v, 64, &err);
+	rc = gfsp_views_resolve(v, 64, &err);
 	for (r = 0; r < 64; r++) {
 		same &= v[r].nblocks == 1 && v[r].size == v[r].extent;
-		gfs_view_free(&v[r]);
+		gfsp_view_free(&v[r]);
 	}
 	ok(rc == 0 && same, "64 contiguous views: nothing to resolve");
 
 	for (r = 0; r < 64; r++)
-		gfs_view_cyclic(&v[r], r, 64, 1 << 20, GFS_VIEW_UNBOUNDED, &err);
-	rc = gfs_views_resolve(v, 64, &err);
+		gfsp_view_cyclic(&v[r], r, 64, 1 << 20, GFSP_VIEW_UNBOUNDED, &err);
+	rc = gfsp_views_resolve(v, 64, &err);
 	same = 1;
 	for (r = 0; r < 64; r++) {
 		same &= v[r].nblocks == 1 && v[r].extent == 64u << 20;
-		gfs_view_free(&v[r]);
+		gfsp_view_free(&v[r]);
 	}
 	ok(rc == 0 && same, "64 cyclic views: nothing to resolve");
 
@@ -297,22 +297,22 @@ test_layouts(void)
 	{
 		uint64_t z = 0, l100 = 100, l30 = 30;
 
-		gfs_view_init(&v[0], 0, 100, 100, 1, &z, &l100, &err);
-		gfs_view_init(&v[1], 50, 30, 80, 1, &z, &l30, &err);
-		rc = gfs_views_resolve(v, 2, &err);
+		gfsp_view_init(&v[0], 0, 100, 100, 1, &z, &l100, &err);
+		gfsp_view_init(&v[1], 50, 30, 80, 1, &z, &l30, &err);
+		rc = gfsp_views_resolve(v, 2, &err);
 		ok(rc == 0 && v[1].nblocks == 0 && v[1].size == 0 &&
-		   gfs_view_local(&v[1], 1000) == 0,
+		   gfsp_view_local(&v[1], 1000) == 0,
 		   "a range inside rank 0's range is dropped");
-		gfs_view_free(&v[0]);
-		gfs_view_free(&v[1]);
+		gfsp_view_free(&v[0]);
+		gfsp_view_free(&v[1]);
 	}
 }
 
 static void
 test_notsup(void)
 {
-	struct gfs_error err = { 0 };
-	struct gfs_view v[3];
+	struct gfsp_error err = { 0 };
+	struct gfsp_view v[3];
 	uint64_t o0 = 0, o4 = 4, l4 = 4, o3[3] = { 0, 100, 200 },
 		 l3[3] = { 10, 10, 10 };
 	int rc;
@@ -321,39 +321,39 @@ test_notsup(void)
 	 * rank 2 would keep [0, 100) in full but only half of every tile
 	 * after, which one periodic view cannot say.  Rank 1 meets
 	 * neither. */
-	gfs_view_init(&v[0], 100, 8, GFS_VIEW_UNBOUNDED, 1, &o0, &l4, &err);
-	gfs_view_init(&v[1], 0, 8, GFS_VIEW_UNBOUNDED, 1, &o0, &l4, &err);
-	gfs_view_init(&v[2], 0, 8, GFS_VIEW_UNBOUNDED, 1, &o4, &l4, &err);
-	rc = gfs_views_resolve(v, 3, &err);
-	ok(rc == GFS_ENOTSUP &&
+	gfsp_view_init(&v[0], 100, 8, GFSP_VIEW_UNBOUNDED, 1, &o0, &l4, &err);
+	gfsp_view_init(&v[1], 0, 8, GFSP_VIEW_UNBOUNDED, 1, &o0, &l4, &err);
+	gfsp_view_init(&v[2], 0, 8, GFSP_VIEW_UNBOUNDED, 1, &o4, &l4, &err);
+	rc = gfsp_views_resolve(v, 3, &err);
+	ok(rc == GFSP_ENOTSUP &&
 	   strstr(err.msg, "views of ranks 0 and 2 overlap in a way a single periodic view cannot record") != NULL &&
 	   v[2].nblocks == 1 && v[2].extent == 8,
 	   "overlap starting late: \"%s\"", err.msg);
-	gfs_view_free(&v[0]);
-	gfs_view_free(&v[1]);
-	gfs_view_free(&v[2]);
+	gfsp_view_free(&v[0]);
+	gfsp_view_free(&v[1]);
+	gfsp_view_free(&v[2]);
 
 	/* periods with a common multiple of ~10^12 bytes */
 	memset(&err, 0, sizeof(err));
-	gfs_view_init(&v[0], 0, 1000003, GFS_VIEW_UNBOUNDED, 3, o3, l3, &err);
-	gfs_view_init(&v[1], 0, 999983, GFS_VIEW_UNBOUNDED, 3, o3, l3, &err);
-	rc = gfs_views_resolve(v, 2, &err);
-	ok(rc == GFS_ENOTSUP && strstr(err.msg, "ranks 0 and 1") != NULL &&
+	gfsp_view_init(&v[0], 0, 1000003, GFSP_VIEW_UNBOUNDED, 3, o3, l3, &err);
+	gfsp_view_init(&v[1], 0, 999983, GFSP_VIEW_UNBOUNDED, 3, o3, l3, &err);
+	rc = gfsp_views_resolve(v, 2, &err);
+	ok(rc == GFSP_ENOTSUP && strstr(err.msg, "ranks 0 and 1") != NULL &&
 	   strstr(err.msg, "blocks") != NULL,
 	   "pattern too large to expand: \"%s\"", err.msg);
-	gfs_view_free(&v[0]);
-	gfs_view_free(&v[1]);
+	gfsp_view_free(&v[0]);
+	gfsp_view_free(&v[1]);
 
 	/* same periods, but bounded apart: no work, no error */
 	memset(&err, 0, sizeof(err));
-	gfs_view_init(&v[0], 0, 1000003, 5000000, 3, o3, l3, &err);
-	gfs_view_init(&v[1], 5000000, 999983, GFS_VIEW_UNBOUNDED, 3, o3, l3,
+	gfsp_view_init(&v[0], 0, 1000003, 5000000, 3, o3, l3, &err);
+	gfsp_view_init(&v[1], 5000000, 999983, GFSP_VIEW_UNBOUNDED, 3, o3, l3,
 		      &err);
-	rc = gfs_views_resolve(v, 2, &err);
+	rc = gfsp_views_resolve(v, 2, &err);
 	ok(rc == 0, "large periods in disjoint ranges are skipped%s%s",
 	   rc ? ": " : "", rc ? err.msg : "");
-	gfs_view_free(&v[0]);
-	gfs_view_free(&v[1]);
+	gfsp_view_free(&v[0]);
+	gfsp_view_free(&v[1]);
 }
 
 int

@@ -197,7 +197,7 @@ struct oracle {
 typedef unsigned char (*byte_fn)(int tag, int r, uint64_t i);
 
 static void
-oracle_build(struct oracle *o, int n, const struct gfs_view *views,
+oracle_build(struct oracle *o, int n, const struct gfsp_view *views,
 	     const uint64_t *psize, uint64_t size, int tag)
 {
 	uint64_t t, i, g, l;
@@ -207,7 +207,7 @@ oracle_build(struct oracle *o, int n, const struct gfs_view *views,
 	o->expect = calloc(size + 1, 1);
 	o->cover = calloc(size + 1, 1);
 	for (r = 0; r < n; r++) {
-		const struct gfs_view *v = &views[r];
+		const struct gfsp_view *v = &views[r];
 
 		l = 0;
 		for (t = 0; v->nblocks > 0; t++) {
@@ -238,15 +238,15 @@ oracle_free(struct oracle *o)
 
 /* pread of the whole file, of random ranges, of ranges past the end */
 static int
-check_reads(struct gfs_layout *l, const struct oracle *o, const char *what)
+check_reads(struct gfsp_layout *l, const struct oracle *o, const char *what)
 {
-	struct gfs_error err;
+	struct gfsp_error err;
 	unsigned char *buf = malloc(o->size + 64);
 	uint64_t got, a, n;
 	int i, good = 1, rc;
 
-	gfs_error_clear(&err);
-	rc = gfs_layout_pread(l, buf, o->size, 0, &got, &err);
+	gfsp_error_clear(&err);
+	rc = gfsp_layout_pread(l, buf, o->size, 0, &got, &err);
 	if (rc || got != o->size || memcmp(buf, o->expect, o->size) != 0) {
 		diag("%s: whole read rc %d got %llu: %s", what, rc,
 		    (unsigned long long)got, err.msg);
@@ -256,8 +256,8 @@ check_reads(struct gfs_layout *l, const struct oracle *o, const char *what)
 		a = rnd(o->size + 1);
 		n = rnd(i % 3 == 0 ? o->size + 1 : 40);
 		memset(buf, 0xee, o->size + 64);
-		rc = gfs_layout_pread(l, buf, n, a, &got, &err);
-		if (rc || got != GFS_MIN(n, o->size - a) ||
+		rc = gfsp_layout_pread(l, buf, n, a, &got, &err);
+		if (rc || got != GFSP_MIN(n, o->size - a) ||
 		    memcmp(buf, o->expect + a, got) != 0 ||
 		    buf[got] != 0xee) {
 			diag("%s: pread(%llu, %llu) rc %d got %llu",
@@ -267,7 +267,7 @@ check_reads(struct gfs_layout *l, const struct oracle *o, const char *what)
 			good = 0;
 		}
 	}
-	rc = gfs_layout_pread(l, buf, 10, o->size + 5, &got, &err);
+	rc = gfsp_layout_pread(l, buf, 10, o->size + 5, &got, &err);
 	if (rc || got != 0)
 		good = 0;
 	free(buf);
@@ -276,10 +276,10 @@ check_reads(struct gfs_layout *l, const struct oracle *o, const char *what)
 
 /* map: a partition of [a, b) in order; data extents inside the parts */
 static int
-check_map(struct gfs_layout *l, const struct oracle *o)
+check_map(struct gfsp_layout *l, const struct oracle *o)
 {
-	struct gfs_extent *ext;
-	struct gfs_error err;
+	struct gfsp_extent *ext;
+	struct gfsp_error err;
 	size_t n, i;
 	uint64_t a, len, c;
 	int k, good = 1;
@@ -287,8 +287,8 @@ check_map(struct gfs_layout *l, const struct oracle *o)
 	for (k = 0; k < 200 && good; k++) {
 		a = rnd(o->size + 1);
 		len = rnd(o->size + 1);
-		gfs_error_clear(&err);
-		if (gfs_layout_map(l, a, len, &ext, &n, &err) != 0)
+		gfsp_error_clear(&err);
+		if (gfsp_layout_map(l, a, len, &ext, &n, &err) != 0)
 			return 0;
 		c = a;
 		for (i = 0; i < n; i++) {
@@ -308,7 +308,7 @@ check_map(struct gfs_layout *l, const struct oracle *o)
 				good = 0;
 			c += ext[i].len;
 		}
-		if (c != GFS_MIN(a + len, o->size) && !(a >= o->size && n == 0))
+		if (c != GFSP_MIN(a + len, o->size) && !(a >= o->size && n == 0))
 			good = 0;
 		free(ext);
 	}
@@ -316,10 +316,10 @@ check_map(struct gfs_layout *l, const struct oracle *o)
 }
 
 static int
-check_coverage(struct gfs_layout *l, const struct oracle *o)
+check_coverage(struct gfsp_layout *l, const struct oracle *o)
 {
-	struct gfs_coverage c;
-	struct gfs_error err;
+	struct gfsp_coverage c;
+	struct gfsp_error err;
 	uint64_t data = 0, hole = 0, holes = 0, over = 0, first = o->size, g;
 
 	for (g = 0; g < o->size; g++) {
@@ -335,8 +335,8 @@ check_coverage(struct gfs_layout *l, const struct oracle *o)
 		if (o->cover[g] > 1)
 			over++;
 	}
-	gfs_error_clear(&err);
-	if (gfs_layout_coverage(l, &c, &err) != 0)
+	gfsp_error_clear(&err);
+	if (gfsp_layout_coverage(l, &c, &err) != 0)
 		return 0;
 	if (c.data_bytes != data || c.hole_bytes != hole || c.holes != holes ||
 	    c.overlap_bytes != over || c.first_hole != first) {
@@ -356,7 +356,7 @@ check_coverage(struct gfs_layout *l, const struct oracle *o)
 
 struct reports {
 	int n;
-	char first[GFS_ERRMSG_MAX];
+	char first[GFSP_ERRMSG_MAX];
 	char all[8192];
 };
 
@@ -392,14 +392,14 @@ note_progress(void *ctx, uint64_t bytes)
 #define A_TAG 1
 
 static void
-case_a_view(int r, struct gfs_view *v)
+case_a_view(int r, struct gfsp_view *v)
 {
 	uint64_t off[2] = { 0, 7 }, len[2] = { 5, 4 };
 	uint64_t disp = 3 + 13 * (uint64_t)r, ext = 13 * (uint64_t)nprocs;
-	struct gfs_error err;
+	struct gfsp_error err;
 
-	gfs_error_clear(&err);
-	if (gfs_view_init(v, disp, ext, disp + 9 * ext + 9, 2, off, len, &err))
+	gfsp_error_clear(&err);
+	if (gfsp_view_init(v, disp, ext, disp + 9 * ext + 9, 2, off, len, &err))
 		diag("case A view: %s", err.msg);
 }
 
@@ -418,19 +418,19 @@ case_a_size(void)
 
 /* Write n bytes of (tag, rank) data in random pieces. */
 static int
-append_data(struct gfs_split_writer *w, int tag, uint64_t n,
-	    struct gfs_error *err)
+append_data(struct gfsp_split_writer *w, int tag, uint64_t n,
+	    struct gfsp_error *err)
 {
 	unsigned char buf[300];
 	uint64_t done = 0, k, i;
 	int rc;
 
 	while (done < n) {
-		k = rnd(sizeof(buf));	/* GFS_MIN evaluates twice */
-		k = GFS_MIN(k, n - done);
+		k = rnd(sizeof(buf));	/* GFSP_MIN evaluates twice */
+		k = GFSP_MIN(k, n - done);
 		for (i = 0; i < k; i++)
 			buf[i] = data_byte(tag, rank, done + i);
-		rc = gfs_split_append(w, buf, (size_t)k, err);
+		rc = gfsp_split_append(w, buf, (size_t)k, err);
 		if (rc)
 			return rc;
 		done += k;
@@ -440,12 +440,12 @@ append_data(struct gfs_split_writer *w, int tag, uint64_t n,
 
 static int
 write_case_a(const char *dst, int force, int fail_rank,
-	     struct gfs_error *err)
+	     struct gfsp_error *err)
 {
-	struct gfs_split_writer *w = NULL;
-	struct gfs_split_opts opts;
-	const struct gfs_view *res = NULL;
-	struct gfs_view v;
+	struct gfsp_split_writer *w = NULL;
+	struct gfsp_split_opts opts;
+	const struct gfsp_view *res = NULL;
+	struct gfsp_view v;
 	int rc;
 
 	memset(&opts, 0, sizeof(opts));
@@ -453,22 +453,22 @@ write_case_a(const char *dst, int force, int fail_rank,
 	opts.layout = "view";
 	opts.seg_size = 16;
 	case_a_view(rank, &v);
-	gfs_error_clear(err);
-	rc = gfs_split_create(MPI_COMM_WORLD, dst, &v, &opts, &w, &res, err);
-	gfs_view_free(&v);
+	gfsp_error_clear(err);
+	rc = gfsp_split_create(MPI_COMM_WORLD, dst, &v, &opts, &w, &res, err);
+	gfsp_view_free(&v);
 	if (rc)
 		return rc;
 	rc = append_data(w, A_TAG, case_a_psize(rank), err);
 	if (rank == fail_rank && rc == 0)
-		rc = gfs_error_set(err, GFS_EIO, "injected failure on rank %d",
+		rc = gfsp_error_set(err, GFSP_EIO, "injected failure on rank %d",
 		    rank);
-	return gfs_split_finish(w, rc, case_a_size(), err);
+	return gfsp_split_finish(w, rc, case_a_size(), err);
 }
 
 static void
 case_a_oracle(struct oracle *o)
 {
-	struct gfs_view *views = calloc(nprocs, sizeof(*views));
+	struct gfsp_view *views = calloc(nprocs, sizeof(*views));
 	uint64_t *ps = calloc(nprocs, sizeof(*ps));
 	int r;
 
@@ -478,7 +478,7 @@ case_a_oracle(struct oracle *o)
 	}
 	oracle_build(o, nprocs, views, ps, case_a_size(), A_TAG);
 	for (r = 0; r < nprocs; r++)
-		gfs_view_free(&views[r]);
+		gfsp_view_free(&views[r]);
 	free(views);
 	free(ps);
 }
@@ -486,8 +486,8 @@ case_a_oracle(struct oracle *o)
 static void
 test_writer_roundtrip(void)
 {
-	struct gfs_layout *l = NULL;
-	struct gfs_error err;
+	struct gfsp_layout *l = NULL;
+	struct gfsp_error err;
 	struct oracle o;
 	struct reports rep;
 	char *dst = path2(topdir, "a.split"), *p;
@@ -497,13 +497,13 @@ test_writer_roundtrip(void)
 
 	/* ranks group into location files by node name (GFSPLIT_NODE) */
 	{
-		char name[GFS_NAME_MAX];
-		char (*all)[GFS_NAME_MAX] = calloc(nprocs, sizeof(*all));
+		char name[GFSP_NAME_MAX];
+		char (*all)[GFSP_NAME_MAX] = calloc(nprocs, sizeof(*all));
 		int i, j;
 
 		memset(name, 0, sizeof(name));
-		gfs_node_name(name, sizeof(name));
-		MPI_Allgather(name, GFS_NAME_MAX, MPI_CHAR, all, GFS_NAME_MAX,
+		gfsp_node_name(name, sizeof(name));
+		MPI_Allgather(name, GFSP_NAME_MAX, MPI_CHAR, all, GFSP_NAME_MAX,
 		    MPI_CHAR, MPI_COMM_WORLD);
 		want_nodes = 0;
 		for (i = 0; i < nprocs; i++) {
@@ -523,34 +523,34 @@ test_writer_roundtrip(void)
 		return;
 	}
 	ok(leftovers() == 0, "writer: no temporary directory left");
-	xn = getxattr(dst, GFS_XATTR_NAME, xv, sizeof(xv));
+	xn = getxattr(dst, GFSP_XATTR_NAME, xv, sizeof(xv));
 	if (xn < 0 && (errno == ENOTSUP || errno == EOPNOTSUPP))
 		skip("user xattrs not supported here");
 	else
 		ok(xn == 1 && xv[0] == '1', "xattr user.gfsplit = \"1\"");
-	gfs_error_clear(&err);
-	rc = gfs_layout_open(dst, &l, &err);
+	gfsp_error_clear(&err);
+	rc = gfsp_layout_open(dst, &l, &err);
 	ok(rc == 0, "reader: open (%s)", err.msg);
 	if (rc)
 		goto out;
-	ok(gfs_layout_nprocs(l) == nprocs && gfs_layout_size(l) ==
+	ok(gfsp_layout_nprocs(l) == nprocs && gfsp_layout_size(l) ==
 	    case_a_size() && strcmp(l->marker.layout, "view") == 0 &&
 	    l->marker.seg_size == 16 && l->nnodes == want_nodes,
 	    "reader: %d writers on %d nodes, logical size %llu",
-	    gfs_layout_nprocs(l), l->nnodes,
-	    (unsigned long long)gfs_layout_size(l));
+	    gfsp_layout_nprocs(l), l->nnodes,
+	    (unsigned long long)gfsp_layout_size(l));
 	good = 1;
 	for (r = 0; r < nprocs; r++) {
-		struct gfs_view v;
+		struct gfsp_view v;
 
 		case_a_view(r, &v);
 		if (l->part_size[r] != case_a_psize(r) ||
-		    gfs_layout_view(l, r)->size != v.size ||
-		    gfs_layout_view(l, r)->disp != v.disp)
+		    gfsp_layout_view(l, r)->size != v.size ||
+		    gfsp_layout_view(l, r)->disp != v.disp)
 			good = 0;
-		gfs_view_free(&v);
+		gfsp_view_free(&v);
 	}
-	ok(good && gfs_layout_view(l, nprocs) == NULL,
+	ok(good && gfsp_layout_view(l, nprocs) == NULL,
 	    "reader: views and part sizes as written");
 	case_a_oracle(&o);
 	ok(check_reads(l, &o, "case A"), "reader: pread == oracle, "
@@ -559,32 +559,32 @@ test_writer_roundtrip(void)
 	ok(check_coverage(l, &o), "reader: coverage == oracle");
 	memset(&rep, 0, sizeof(rep));
 	progress_last = 0;
-	gfs_error_clear(&err);
-	rc = gfs_layout_check(l, collect_report, &rep, note_progress, &err);
+	gfsp_error_clear(&err);
+	rc = gfsp_layout_check(l, collect_report, &rep, note_progress, &err);
 	ok(rc == 0 && rep.n == 0, "check: clean split file passes (%s)",
 	    rep.first);
 	ok(progress_last == 88 * (uint64_t)nprocs - 10,
 	    "check: progress counts the bytes hashed (%llu)",
 	    (unsigned long long)progress_last);
-	gfs_layout_close(l);
+	gfsp_layout_close(l);
 	l = NULL;
 
 	/* a part flipped in place: same size, so only the checksum sees it */
 	p = path2(dst, "part.0");
 	flip_byte(p, 3);
 	free(p);
-	rc = gfs_layout_open(dst, &l, &err);
+	rc = gfsp_layout_open(dst, &l, &err);
 	ok(rc == 0, "open does not hash parts");
 	if (rc == 0) {
 		memset(&rep, 0, sizeof(rep));
-		gfs_error_clear(&err);
-		rc = gfs_layout_check(l, collect_report, &rep, NULL, &err);
+		gfsp_error_clear(&err);
+		rc = gfsp_layout_check(l, collect_report, &rep, NULL, &err);
 		p = path2(dst, "part.0: checksum mismatch (recorded 0x");
-		ok(rc == GFS_ECHECKSUM && rep.n == 1 && contains(rep.first, p)
-		    && err.code == GFS_ECHECKSUM && contains(err.msg, p),
+		ok(rc == GFSP_ECHECKSUM && rep.n == 1 && contains(rep.first, p)
+		    && err.code == GFSP_ECHECKSUM && contains(err.msg, p),
 		    "check: flipped byte -> checksum mismatch: %s", rep.first);
 		free(p);
-		gfs_layout_close(l);
+		gfsp_layout_close(l);
 		l = NULL;
 	}
 	oracle_free(&o);
@@ -604,8 +604,8 @@ damage(const char *dst, enum damage d)
 	char *p;
 	unsigned char *buf, *nbuf;
 	size_t len, nlen;
-	struct gfs_marker m;
-	struct gfs_error err;
+	struct gfsp_marker m;
+	struct gfsp_error err;
 
 	switch (d) {
 	case D_TRUNC_PART:
@@ -623,7 +623,7 @@ damage(const char *dst, enum damage d)
 		unlink(p);
 		break;
 	case D_NO_MARKER:
-		p = path2(dst, GFS_MARKER_NAME);
+		p = path2(dst, GFSP_MARKER_NAME);
 		unlink(p);
 		break;
 	case D_FLIP_LOC:
@@ -656,11 +656,11 @@ damage(const char *dst, enum damage d)
 		break;
 	case D_MARKER_NPROCS:
 	case D_MARKER_SIZE:
-		p = path2(dst, GFS_MARKER_NAME);
+		p = path2(dst, GFSP_MARKER_NAME);
 		buf = read_file(p, &len);
-		gfs_error_clear(&err);
+		gfsp_error_clear(&err);
 		if (buf == NULL ||
-		    gfs_marker_decode(buf, len, p, &m, &err) != 0) {
+		    gfsp_marker_decode(buf, len, p, &m, &err) != 0) {
 			diag("cannot damage %s: %s", p, err.msg);
 			free(buf);
 			break;
@@ -669,7 +669,7 @@ damage(const char *dst, enum damage d)
 			m.nprocs++;
 		else
 			m.logical_size = 40;	/* below what parts hold */
-		gfs_marker_encode(&m, &nbuf, &nlen, &err);
+		gfsp_marker_encode(&m, &nbuf, &nlen, &err);
 		write_file(p, nbuf, nlen);
 		free(buf);
 		free(nbuf);
@@ -683,8 +683,8 @@ damage(const char *dst, enum damage d)
 static void
 test_damage(void)
 {
-	struct gfs_layout *l;
-	struct gfs_error err;
+	struct gfsp_layout *l;
+	struct gfsp_error err;
 	char *dst = path2(topdir, "d.split"), *exp;
 	char want[1024];
 	int d, rc, good;
@@ -701,16 +701,16 @@ test_damage(void)
 		}
 		damage(dst, (enum damage)d);
 		l = NULL;
-		gfs_error_clear(&err);
-		rc = gfs_layout_open(dst, &l, &err);
-		gfs_layout_close(l);
+		gfsp_error_clear(&err);
+		rc = gfsp_layout_open(dst, &l, &err);
+		gfsp_layout_close(l);
 		switch (d) {
 		case D_TRUNC_PART:
 			snprintf(want, sizeof(want), "%s/part.0: %llu bytes "
 			    "but loc.0 records %llu (short or truncated part)",
 			    dst, (unsigned long long)case_a_psize(0) - 1,
 			    (unsigned long long)case_a_psize(0));
-			ok(rc == GFS_ECORRUPT && strcmp(err.msg, want) == 0,
+			ok(rc == GFSP_ECORRUPT && strcmp(err.msg, want) == 0,
 			    "truncated part: %s", err.msg);
 			break;
 		case D_LONG_PART:
@@ -719,27 +719,27 @@ test_damage(void)
 			    "recorded)", dst,
 			    (unsigned long long)case_a_psize(0) + 1,
 			    (unsigned long long)case_a_psize(0));
-			ok(rc == GFS_ECORRUPT && strcmp(err.msg, want) == 0,
+			ok(rc == GFSP_ECORRUPT && strcmp(err.msg, want) == 0,
 			    "longer part: %s", err.msg);
 			break;
 		case D_NO_PART:
 			snprintf(want, sizeof(want), "%s/part.0: missing part "
 			    "file", dst);
-			ok(rc == GFS_ENOENT && strcmp(err.msg, want) == 0,
+			ok(rc == GFSP_ENOENT && strcmp(err.msg, want) == 0,
 			    "missing part: %s", err.msg);
 			break;
 		case D_NO_MARKER:
 			snprintf(want, sizeof(want), "'%s' is not a complete "
 			    "split file (no gfsplit.meta: the writer did not "
 			    "commit)", dst);
-			ok(rc == GFS_ENOTSPLIT && strcmp(err.msg, want) == 0,
+			ok(rc == GFSP_ENOTSPLIT && strcmp(err.msg, want) == 0,
 			    "no marker: %s", err.msg);
 			break;
 		case D_FLIP_LOC:
 		case D_TRUNC_LOC:
 			snprintf(want, sizeof(want), "%s/loc.0: checksum "
 			    "mismatch", dst);
-			ok(rc == GFS_ECORRUPT && contains(err.msg, want),
+			ok(rc == GFSP_ECORRUPT && contains(err.msg, want),
 			    "%s location file: %s", d == D_FLIP_LOC ?
 			    "corrupted" : "truncated", err.msg);
 			break;
@@ -747,14 +747,14 @@ test_damage(void)
 			snprintf(want, sizeof(want), "%s/loc.0: format version "
 			    "9 is not supported by this gfsplit (reads version "
 			    "1)", dst);
-			ok(rc == GFS_EVERSION && strcmp(err.msg, want) == 0,
+			ok(rc == GFSP_EVERSION && strcmp(err.msg, want) == 0,
 			    "newer location file: %s", err.msg);
 			break;
 		case D_MARKER_NPROCS:
 			snprintf(want, sizeof(want), "%s/loc.0 records %d "
 			    "processes but %s/gfsplit.meta records %d", dst,
 			    nprocs, dst, nprocs + 1);
-			ok(rc == GFS_ECORRUPT && strcmp(err.msg, want) == 0,
+			ok(rc == GFSP_ECORRUPT && strcmp(err.msg, want) == 0,
 			    "process counts differ: %s", err.msg);
 			break;
 		case D_MARKER_SIZE:
@@ -762,7 +762,7 @@ test_damage(void)
 			    "%llu part bytes but its view holds only",
 			    (unsigned long long)case_a_psize(0));
 			exp = path2(dst, want);
-			good = rc == GFS_ECORRUPT && contains(err.msg, exp);
+			good = rc == GFSP_ECORRUPT && contains(err.msg, exp);
 			ok(good, "part bytes past the logical size: %s",
 			    err.msg);
 			free(exp);
@@ -774,16 +774,16 @@ test_damage(void)
 		char *f = path2(topdir, "plain");
 
 		write_file(f, "x", 1);
-		gfs_error_clear(&err);
-		rc = gfs_layout_open(f, &l, &err);
+		gfsp_error_clear(&err);
+		rc = gfsp_layout_open(f, &l, &err);
 		snprintf(want, sizeof(want), "'%s' is not a split file (not a "
 		    "directory)", f);
-		ok(rc == GFS_ENOTSPLIT && strcmp(err.msg, want) == 0,
+		ok(rc == GFSP_ENOTSPLIT && strcmp(err.msg, want) == 0,
 		    "plain file: %s", err.msg);
 		unlink(f);
-		gfs_error_clear(&err);
-		rc = gfs_layout_open(f, &l, &err);
-		ok(rc == GFS_ENOENT && contains(err.msg, f),
+		gfsp_error_clear(&err);
+		rc = gfsp_layout_open(f, &l, &err);
+		ok(rc == GFSP_ENOENT && contains(err.msg, f),
 		    "missing path: %s", err.msg);
 		free(f);
 		rm_rf(dst);
@@ -796,18 +796,18 @@ test_damage(void)
 static void
 test_commit_rule(void)
 {
-	struct gfs_error err;
+	struct gfsp_error err;
 	char *dst = path2(topdir, "c.split"), *p = NULL;
 	char want[1024];
 	unsigned char *buf;
 	size_t len = 0;
-	struct gfs_layout *l;
+	struct gfsp_layout *l;
 	struct stat sb;
 	int rc, fail = nprocs > 1 ? 1 : 0;
 
 	/* a rank fails before finish */
 	rc = write_case_a(dst, 0, fail, &err);
-	ok_all(rc != 0 && (rank == fail ? rc == GFS_EIO : rc == GFS_EPEER),
+	ok_all(rc != 0 && (rank == fail ? rc == GFSP_EIO : rc == GFSP_EPEER),
 	    "failed rank: every rank returns an error (%s)", err.msg);
 	if (rank == 0)
 		ok(!exists(dst) && leftovers() == 0,
@@ -821,8 +821,8 @@ test_commit_rule(void)
 	rc = write_case_a(dst, 0, -1, &err);
 	snprintf(want, sizeof(want), "'%s' exists (use --force to replace "
 	    "it)", dst);
-	ok_all(rank == 0 ? rc == GFS_EEXIST && strcmp(err.msg, want) == 0 :
-	    rc == GFS_EPEER, "DST exists: %s", err.msg);
+	ok_all(rank == 0 ? rc == GFSP_EEXIST && strcmp(err.msg, want) == 0 :
+	    rc == GFSP_EPEER, "DST exists: %s", err.msg);
 	if (rank == 0) {
 		buf = read_file(dst, &len);
 		ok(buf && len == 12 && memcmp(buf, "old contents", 12) == 0 &&
@@ -843,19 +843,19 @@ test_commit_rule(void)
 
 	/* force: the old DST is replaced only at the commit */
 	{
-		struct gfs_split_writer *w = NULL;
-		struct gfs_split_opts opts;
-		struct gfs_view v;
+		struct gfsp_split_writer *w = NULL;
+		struct gfsp_split_opts opts;
+		struct gfsp_view v;
 		int before;
 
 		memset(&opts, 0, sizeof(opts));
 		opts.force = 1;
 		opts.sync = 1;
 		case_a_view(rank, &v);
-		gfs_error_clear(&err);
-		rc = gfs_split_create(MPI_COMM_WORLD, dst, &v, &opts, &w, NULL,
+		gfsp_error_clear(&err);
+		rc = gfsp_split_create(MPI_COMM_WORLD, dst, &v, &opts, &w, NULL,
 		    &err);
-		gfs_view_free(&v);
+		gfsp_view_free(&v);
 		ok_all(rc == 0, "force: create (%s)", err.msg);
 		if (rc == 0)
 			rc = append_data(w, A_TAG, case_a_psize(rank), &err);
@@ -867,19 +867,19 @@ test_commit_rule(void)
 			free(buf);
 		}
 		ok_all(before, "force: DST still old after create and writes");
-		rc = gfs_split_finish(w, rc, case_a_size(), &err);
+		rc = gfsp_split_finish(w, rc, case_a_size(), &err);
 		ok_all(rc == 0, "force: finish (%s)", err.msg);
 		if (rank == 0) {
 			struct oracle o;
 
 			l = NULL;
-			rc = gfs_layout_open(dst, &l, &err);
+			rc = gfsp_layout_open(dst, &l, &err);
 			case_a_oracle(&o);
 			ok(rc == 0 && stat(dst, &sb) == 0 && S_ISDIR(sb.st_mode)
 			    && check_reads(l, &o, "forced") && leftovers() == 0,
 			    "force: DST replaced by the split file, old one "
 			    "removed");
-			gfs_layout_close(l);
+			gfsp_layout_close(l);
 			oracle_free(&o);
 		}
 	}
@@ -897,11 +897,11 @@ test_commit_rule(void)
 
 		memset(&rep, 0, sizeof(rep));
 		l = NULL;
-		rc = gfs_layout_open(dst, &l, &err);
+		rc = gfsp_layout_open(dst, &l, &err);
 		if (rc == 0)
-			rc = gfs_layout_check(l, collect_report, &rep, NULL,
+			rc = gfsp_layout_check(l, collect_report, &rep, NULL,
 			    &err);
-		gfs_layout_close(l);
+		gfsp_layout_close(l);
 		ok(rc == 0 && leftovers() == 0,
 		    "force over a split file: new one checks clean");
 		rm_rf(dst);
@@ -915,7 +915,7 @@ test_commit_rule(void)
 	rc = write_case_a(dst, 1, -1, &err);
 	ok_all(rc != 0, "force over a plain directory refused (%s)", err.msg);
 	if (rank == 0) {
-		ok(rc == GFS_EEXIST && contains(err.msg, "not a split file") &&
+		ok(rc == GFSP_EEXIST && contains(err.msg, "not a split file") &&
 		    exists(p) && leftovers() == 0,
 		    "plain directory untouched: %s", err.msg);
 		free(p);
@@ -929,28 +929,28 @@ test_commit_rule(void)
 	rc = write_case_a(dst, 0, -1, &err);
 	ok_all(rc != 0, "missing parent: error");
 	if (rank == 0)
-		ok(rc == GFS_ENOENT && contains(err.msg, dst) &&
+		ok(rc == GFSP_ENOENT && contains(err.msg, dst) &&
 		    leftovers() == 0, "missing parent: %s", err.msg);
 	free(dst);
 
 	/* more bytes than the view holds below the logical size */
 	dst = path2(topdir, "over.split");
 	{
-		struct gfs_split_writer *w = NULL;
-		struct gfs_view v;
+		struct gfsp_split_writer *w = NULL;
+		struct gfsp_view v;
 
 		case_a_view(rank, &v);
-		gfs_error_clear(&err);
-		rc = gfs_split_create(MPI_COMM_WORLD, dst, &v, NULL, &w, NULL,
+		gfsp_error_clear(&err);
+		rc = gfsp_split_create(MPI_COMM_WORLD, dst, &v, NULL, &w, NULL,
 		    &err);
-		gfs_view_free(&v);
+		gfsp_view_free(&v);
 		if (rc == 0)
 			rc = append_data(w, A_TAG, 89, &err);
-		rc = gfs_split_finish(w, rc, case_a_size(), &err);
+		rc = gfsp_split_finish(w, rc, case_a_size(), &err);
 		ok_all(rc != 0, "part larger than its view: refused");
 		if (rank == 0)
 			ok(!exists(dst) && leftovers() == 0 && (nprocs > 1 ||
-			    (rc == GFS_EINVAL && contains(err.msg,
+			    (rc == GFSP_EINVAL && contains(err.msg,
 			    "89 bytes written"))), "part larger than its view:"
 			    " nothing left (%s)", err.msg);
 	}
@@ -962,49 +962,49 @@ test_commit_rule(void)
 static void
 test_writer_cyclic_and_empty(void)
 {
-	struct gfs_split_writer *w = NULL;
-	struct gfs_split_opts opts;
-	struct gfs_layout *l;
-	struct gfs_error err;
-	struct gfs_view v;
+	struct gfsp_split_writer *w = NULL;
+	struct gfsp_split_opts opts;
+	struct gfsp_layout *l;
+	struct gfsp_error err;
+	struct gfsp_view v;
 	struct oracle o;
 	struct reports rep;
 	char *dst = path2(topdir, "cyc.split");
 	uint64_t blk = 4096, n, size = 0, last;
 	uint64_t *ps;
-	struct gfs_view *views;
+	struct gfsp_view *views;
 	int r, rc;
 
 	memset(&opts, 0, sizeof(opts));
 	opts.layout = "cyclic:4096";
 	opts.seg_size = 1000;
-	gfs_error_clear(&err);
-	gfs_view_cyclic(&v, rank, nprocs, blk, GFS_VIEW_UNBOUNDED, &err);
-	rc = gfs_split_create(MPI_COMM_WORLD, dst, &v, &opts, &w, NULL, &err);
-	gfs_view_free(&v);
+	gfsp_error_clear(&err);
+	gfsp_view_cyclic(&v, rank, nprocs, blk, GFSP_VIEW_UNBOUNDED, &err);
+	rc = gfsp_split_create(MPI_COMM_WORLD, dst, &v, &opts, &w, NULL, &err);
+	gfsp_view_free(&v);
 	n = 50000 + 7000 * (uint64_t)rank;
 	if (rc == 0)
 		rc = append_data(w, 2, n, &err);
-	ok_all(rc == 0 && gfs_split_part_size(w) == n, "cyclic: written");
+	ok_all(rc == 0 && gfsp_split_part_size(w) == n, "cyclic: written");
 	/* each rank's idea of the size: one past its last byte */
 	last = (n - 1) / blk * nprocs * blk + rank * blk + (n - 1) % blk;
-	rc = gfs_split_finish(w, rc, last + 1, &err);
+	rc = gfsp_split_finish(w, rc, last + 1, &err);
 	ok_all(rc == 0, "cyclic: committed (%s)", err.msg);
 	if (rank == 0) {
 		views = calloc(nprocs, sizeof(*views));
 		ps = calloc(nprocs, sizeof(*ps));
 		for (r = 0; r < nprocs; r++) {
-			gfs_view_cyclic(&views[r], r, nprocs, blk,
-			    GFS_VIEW_UNBOUNDED, &err);
+			gfsp_view_cyclic(&views[r], r, nprocs, blk,
+			    GFSP_VIEW_UNBOUNDED, &err);
 			ps[r] = 50000 + 7000 * (uint64_t)r;
 			last = (ps[r] - 1) / blk * nprocs * blk + r * blk +
 			    (ps[r] - 1) % blk;
-			size = GFS_MAX(size, last + 1);
+			size = GFSP_MAX(size, last + 1);
 		}
 		oracle_build(&o, nprocs, views, ps, size, 2);
 		l = NULL;
-		rc = gfs_layout_open(dst, &l, &err);
-		ok(rc == 0 && gfs_layout_size(l) == size,
+		rc = gfsp_layout_open(dst, &l, &err);
+		ok(rc == 0 && gfsp_layout_size(l) == size,
 		    "cyclic: logical size is the maximum (%llu)",
 		    (unsigned long long)size);
 		if (rc == 0) {
@@ -1012,15 +1012,15 @@ test_writer_cyclic_and_empty(void)
 			    "cyclic: pread == oracle");
 			ok(check_coverage(l, &o), "cyclic: coverage");
 			memset(&rep, 0, sizeof(rep));
-			rc = gfs_layout_check(l, collect_report, &rep, NULL,
+			rc = gfsp_layout_check(l, collect_report, &rep, NULL,
 			    &err);
 			ok(rc == 0, "cyclic: check passes over %llu segments",
 			    (unsigned long long)(n / 1000));
 		}
-		gfs_layout_close(l);
+		gfsp_layout_close(l);
 		oracle_free(&o);
 		for (r = 0; r < nprocs; r++)
-			gfs_view_free(&views[r]);
+			gfsp_view_free(&views[r]);
 		free(views);
 		free(ps);
 	}
@@ -1029,33 +1029,33 @@ test_writer_cyclic_and_empty(void)
 
 	/* empty views: the whole file is one hole */
 	dst = path2(topdir, "empty.split");
-	gfs_view_init(&v, 0, 0, GFS_VIEW_UNBOUNDED, 0, NULL, NULL, &err);
-	rc = gfs_split_create(MPI_COMM_WORLD, dst, &v, NULL, &w, NULL, &err);
-	gfs_view_free(&v);
-	rc = gfs_split_finish(w, rc, 1000, &err);
+	gfsp_view_init(&v, 0, 0, GFSP_VIEW_UNBOUNDED, 0, NULL, NULL, &err);
+	rc = gfsp_split_create(MPI_COMM_WORLD, dst, &v, NULL, &w, NULL, &err);
+	gfsp_view_free(&v);
+	rc = gfsp_split_finish(w, rc, 1000, &err);
 	ok_all(rc == 0, "empty views: committed (%s)", err.msg);
 	if (rank == 0) {
-		struct gfs_coverage c;
+		struct gfsp_coverage c;
 		unsigned char buf[1000];
 		uint64_t got;
 		int zero = 1, i;
 
 		l = NULL;
-		rc = gfs_layout_open(dst, &l, &err);
+		rc = gfsp_layout_open(dst, &l, &err);
 		if (rc == 0) {
 			memset(buf, 1, sizeof(buf));
-			rc = gfs_layout_pread(l, buf, 1000, 0, &got, &err);
+			rc = gfsp_layout_pread(l, buf, 1000, 0, &got, &err);
 			for (i = 0; i < 1000; i++)
 				zero &= buf[i] == 0;
-			gfs_layout_coverage(l, &c, &err);
+			gfsp_layout_coverage(l, &c, &err);
 		}
 		ok(rc == 0 && got == 1000 && zero && c.holes == 1 &&
 		    c.hole_bytes == 1000 && c.data_bytes == 0 &&
 		    c.first_hole == 0, "empty views: 1000 bytes of hole");
 		memset(&rep, 0, sizeof(rep));
-		ok(l && gfs_layout_check(l, collect_report, &rep, NULL, &err) ==
+		ok(l && gfsp_layout_check(l, collect_report, &rep, NULL, &err) ==
 		    0, "empty views: check passes");
-		gfs_layout_close(l);
+		gfsp_layout_close(l);
 	}
 	free(dst);
 	MPI_Barrier(MPI_COMM_WORLD);
@@ -1069,42 +1069,42 @@ test_writer_cyclic_and_empty(void)
 static void
 test_writer_overlap(void)
 {
-	struct gfs_split_writer *w = NULL;
-	const struct gfs_view *res = NULL;
-	struct gfs_layout *l = NULL;
-	struct gfs_error err;
-	struct gfs_view v;
+	struct gfsp_split_writer *w = NULL;
+	const struct gfsp_view *res = NULL;
+	struct gfsp_layout *l = NULL;
+	struct gfsp_error err;
+	struct gfsp_view v;
 	char *dst = path2(topdir, "ovl.split");
 	uint64_t n = 100 * (uint64_t)(nprocs), g, got;
 	uint64_t off = 0, len = 100 * (uint64_t)(rank + 1);
 	unsigned char *buf;
 	int rc, good;
 
-	gfs_error_clear(&err);
-	gfs_view_init(&v, 0, n, n, 1, &off, &len, &err);
-	rc = gfs_split_create(MPI_COMM_WORLD, dst, &v, NULL, &w, &res, &err);
-	gfs_view_free(&v);
+	gfsp_error_clear(&err);
+	gfsp_view_init(&v, 0, n, n, 1, &off, &len, &err);
+	rc = gfsp_split_create(MPI_COMM_WORLD, dst, &v, NULL, &w, &res, &err);
+	gfsp_view_free(&v);
 	good = rc == 0 && res != NULL && res->size == 100 &&
-	    gfs_view_bytes_below(res, UINT64_MAX) == 100 &&
-	    gfs_view_local(res, 100 * (uint64_t)rank) == 0;
+	    gfsp_view_bytes_below(res, UINT64_MAX) == 100 &&
+	    gfsp_view_local(res, 100 * (uint64_t)rank) == 0;
 	ok_all(good, "overlap: resolved view keeps only this rank's 100 "
 	    "bytes (%s)", err.msg);
 	if (rc == 0)
 		rc = append_data(w, 4, 100, &err);
-	rc = gfs_split_finish(w, rc, n, &err);
+	rc = gfsp_split_finish(w, rc, n, &err);
 	ok_all(rc == 0, "overlap: committed (%s)", err.msg);
 	if (rank == 0) {
-		rc = gfs_layout_open(dst, &l, &err);
+		rc = gfsp_layout_open(dst, &l, &err);
 		buf = malloc(n);
-		good = rc == 0 && gfs_layout_size(l) == n &&
-		    gfs_layout_pread(l, buf, n, 0, &got, &err) == 0 &&
+		good = rc == 0 && gfsp_layout_size(l) == n &&
+		    gfsp_layout_pread(l, buf, n, 0, &got, &err) == 0 &&
 		    got == n;
 		for (g = 0; good && g < n; g++)
 			if (buf[g] != data_byte(4, (int)(g / 100), g % 100))
 				good = 0;
 		ok(good, "overlap: byte g comes from rank g/100 (%s)",
 		    err.msg);
-		gfs_layout_close(l);
+		gfsp_layout_close(l);
 		free(buf);
 	}
 	free(dst);
@@ -1128,18 +1128,18 @@ test_writer_overlap(void)
 #define H_TAG 3
 
 static void
-hand_views(struct gfs_view *v, int overlap)
+hand_views(struct gfsp_view *v, int overlap)
 {
 	uint64_t o0[2] = { 0, 50 }, l0[2] = { 10, 5 };
 	uint64_t o1[1] = { 0 }, l1[1] = { 20 };
 	uint64_t o2[2] = { 1, 5 }, l2[2] = { 3, 1 };
-	struct gfs_error err;
+	struct gfsp_error err;
 
-	gfs_error_clear(&err);
-	gfs_view_init(&v[0], 0, 100, 1000, 2, o0, l0, &err);
-	gfs_view_init(&v[1], 10, 100, 1000, 1, o1, l1, &err);
-	gfs_view_init(&v[2], overlap ? 500 : 1000, 7, 1500, 2, o2, l2, &err);
-	gfs_view_init(&v[3], 0, 0, GFS_VIEW_UNBOUNDED, 0, NULL, NULL, &err);
+	gfsp_error_clear(&err);
+	gfsp_view_init(&v[0], 0, 100, 1000, 2, o0, l0, &err);
+	gfsp_view_init(&v[1], 10, 100, 1000, 1, o1, l1, &err);
+	gfsp_view_init(&v[2], overlap ? 500 : 1000, 7, 1500, 2, o2, l2, &err);
+	gfsp_view_init(&v[3], 0, 0, GFSP_VIEW_UNBOUNDED, 0, NULL, NULL, &err);
 }
 
 static const uint64_t hand_psize[4] = { 150, 150, 284, 0 };
@@ -1149,11 +1149,11 @@ static const int hand_node[4] = { 0, 1, 0, 1 };
 enum hand_bad { H_OK, H_NO_LOC1, H_DUP_RANK, H_MISSING_RANK, H_NODE_IDX };
 
 static void
-make_hand(const char *dir, const struct gfs_view *v, enum hand_bad bad)
+make_hand(const char *dir, const struct gfsp_view *v, enum hand_bad bad)
 {
-	struct gfs_marker m;
-	struct gfs_locfile lf;
-	struct gfs_error err;
+	struct gfsp_marker m;
+	struct gfsp_locfile lf;
+	struct gfsp_error err;
 	unsigned char *buf, *data;
 	size_t len;
 	uint64_t hash[4], i;
@@ -1162,14 +1162,14 @@ make_hand(const char *dir, const struct gfs_view *v, enum hand_bad bad)
 
 	mkdir(dir, 0755);
 	for (r = 0; r < 4; r++) {
-		struct gfs_phash *h = gfs_phash_new(64);
+		struct gfsp_phash *h = gfsp_phash_new(64);
 
 		data = malloc(hand_psize[r] + 1);
 		for (i = 0; i < hand_psize[r]; i++)
 			data[i] = data_byte(H_TAG, r, i);
-		gfs_phash_update(h, data, hand_psize[r]);
-		hash[r] = gfs_phash_final(h);
-		gfs_phash_free(h);
+		gfsp_phash_update(h, data, hand_psize[r]);
+		hash[r] = gfsp_phash_final(h);
+		gfsp_phash_free(h);
 		snprintf(name, sizeof(name), "part.%d", r);
 		p = path2(dir, name);
 		write_file(p, data, hand_psize[r]);
@@ -1196,11 +1196,11 @@ make_hand(const char *dir, const struct gfs_view *v, enum hand_bad bad)
 			lf.recs[lf.nrecs].view = v[r];
 			lf.recs[lf.nrecs].part_size = hand_psize[r];
 			lf.recs[lf.nrecs].part_hash = hash[r];
-			snprintf(lf.recs[lf.nrecs].host, GFS_NAME_MAX, "n%d", k);
+			snprintf(lf.recs[lf.nrecs].host, GFSP_NAME_MAX, "n%d", k);
 			lf.nrecs++;
 		}
-		gfs_error_clear(&err);
-		if (gfs_locfile_encode(&lf, &buf, &len, &err) != 0)
+		gfsp_error_clear(&err);
+		if (gfsp_locfile_encode(&lf, &buf, &len, &err) != 0)
 			diag("encode: %s", err.msg);
 		free(lf.recs);
 		if (bad == H_NO_LOC1 && k == 1) {
@@ -1220,8 +1220,8 @@ make_hand(const char *dir, const struct gfs_view *v, enum hand_bad bad)
 	m.logical_size = 1600;
 	m.seg_size = 64;
 	snprintf(m.layout, sizeof(m.layout), "view");
-	gfs_marker_encode(&m, &buf, &len, &err);
-	p = path2(dir, GFS_MARKER_NAME);
+	gfsp_marker_encode(&m, &buf, &len, &err);
+	p = path2(dir, GFSP_MARKER_NAME);
 	write_file(p, buf, len);
 	free(p);
 	free(buf);
@@ -1230,9 +1230,9 @@ make_hand(const char *dir, const struct gfs_view *v, enum hand_bad bad)
 static void
 test_hand_made(void)
 {
-	struct gfs_view v[4];
-	struct gfs_layout *l = NULL;
-	struct gfs_error err;
+	struct gfsp_view v[4];
+	struct gfsp_layout *l = NULL;
+	struct gfsp_error err;
 	struct oracle o;
 	struct reports rep;
 	char *dir = path2(topdir, "hand.split");
@@ -1240,8 +1240,8 @@ test_hand_made(void)
 
 	hand_views(v, 0);
 	make_hand(dir, v, H_OK);
-	gfs_error_clear(&err);
-	rc = gfs_layout_open(dir, &l, &err);
+	gfsp_error_clear(&err);
+	rc = gfsp_layout_open(dir, &l, &err);
 	ok(rc == 0 && l->nnodes == 2 && l->node_of[1] == 1 &&
 	    l->node_of[2] == 0 && strcmp(l->node_name[1], "n1") == 0 &&
 	    strcmp(l->host[3], "n1") == 0, "4 writers, 2 location files: "
@@ -1252,13 +1252,13 @@ test_hand_made(void)
 		ok(check_map(l, &o), "4 parts: map partitions the range");
 		ok(check_coverage(l, &o), "4 parts: coverage == oracle");
 		memset(&rep, 0, sizeof(rep));
-		ok(gfs_layout_check(l, collect_report, &rep, NULL, &err) == 0,
+		ok(gfsp_layout_check(l, collect_report, &rep, NULL, &err) == 0,
 		    "4 parts: check passes (%s)", rep.first);
 		{
-			struct gfs_extent *ext;
+			struct gfsp_extent *ext;
 			size_t n;
 
-			rc = gfs_layout_map(l, 0, 60, &ext, &n, &err);
+			rc = gfsp_layout_map(l, 0, 60, &ext, &n, &err);
 			ok(rc == 0 && n == 5 && ext[0].part == 0 &&
 			    ext[0].len == 10 && ext[1].part == 1 &&
 			    ext[1].goff == 10 && ext[1].len == 20 &&
@@ -1271,29 +1271,29 @@ test_hand_made(void)
 			free(ext);
 		}
 		oracle_free(&o);
-		gfs_layout_close(l);
+		gfsp_layout_close(l);
 	}
 	rm_rf(dir);
 
 	/* overlapping views: counted and reported by check */
 	for (r = 0; r < 4; r++)
-		gfs_view_free(&v[r]);
+		gfsp_view_free(&v[r]);
 	hand_views(v, 1);
 	make_hand(dir, v, H_OK);
 	l = NULL;
-	rc = gfs_layout_open(dir, &l, &err);
+	rc = gfsp_layout_open(dir, &l, &err);
 	if (rc == 0) {
 		oracle_build(&o, 4, v, hand_psize, 1600, H_TAG);
 		ok(check_coverage(l, &o), "overlapping views: coverage "
 		    "counts the overlap");
 		memset(&rep, 0, sizeof(rep));
-		gfs_error_clear(&err);
-		rc = gfs_layout_check(l, collect_report, &rep, NULL, &err);
-		ok(rc == GFS_ECORRUPT && rep.n == 1 &&
+		gfsp_error_clear(&err);
+		rc = gfsp_layout_check(l, collect_report, &rep, NULL, &err);
+		ok(rc == GFSP_ECORRUPT && rep.n == 1 &&
 		    contains(rep.first, "overlap"),
 		    "overlapping views: check reports %s", rep.first);
 		oracle_free(&o);
-		gfs_layout_close(l);
+		gfsp_layout_close(l);
 	} else {
 		ok(0, "overlapping views: open (%s)", err.msg);
 	}
@@ -1305,23 +1305,23 @@ test_hand_made(void)
 			int code;
 			const char *msg;
 		} cases[] = {
-			{ H_NO_LOC1, GFS_ENOENT, "/loc.1: missing location "
+			{ H_NO_LOC1, GFSP_ENOENT, "/loc.1: missing location "
 			    "file" },
-			{ H_DUP_RANK, GFS_ECORRUPT, "/loc.1: rank 2 is also "
+			{ H_DUP_RANK, GFSP_ECORRUPT, "/loc.1: rank 2 is also "
 			    "recorded in " },
-			{ H_MISSING_RANK, GFS_ECORRUPT, "': rank 1 is not "
+			{ H_MISSING_RANK, GFSP_ECORRUPT, "': rank 1 is not "
 			    "recorded in any location file" },
-			{ H_NODE_IDX, GFS_ECORRUPT, "/loc.1 says it is "
+			{ H_NODE_IDX, GFSP_ECORRUPT, "/loc.1 says it is "
 			    "location file 0" },
 		};
 		size_t i;
 
-		for (i = 0; i < GFS_ARRAY_SIZE(cases); i++) {
+		for (i = 0; i < GFSP_ARRAY_SIZE(cases); i++) {
 			make_hand(dir, v, cases[i].bad);
 			l = NULL;
-			gfs_error_clear(&err);
-			rc = gfs_layout_open(dir, &l, &err);
-			gfs_layout_close(l);
+			gfsp_error_clear(&err);
+			rc = gfsp_layout_open(dir, &l, &err);
+			gfsp_layout_close(l);
 			ok(rc == cases[i].code && contains(err.msg, dir) &&
 			    contains(err.msg, cases[i].msg),
 			    "bad location files %d: %s", cases[i].bad,
@@ -1330,7 +1330,7 @@ test_hand_made(void)
 		}
 	}
 	for (r = 0; r < 4; r++)
-		gfs_view_free(&v[r]);
+		gfsp_view_free(&v[r]);
 	free(dir);
 }
 
@@ -1343,12 +1343,12 @@ static void
 test_many_parts(void)
 {
 	enum { N = 300, NODES = 3 };
-	struct gfs_view *v = calloc(N, sizeof(*v));
+	struct gfsp_view *v = calloc(N, sizeof(*v));
 	uint64_t *ps = calloc(N, sizeof(*ps)), hash[N], i, size = 3 * N * 4;
-	struct gfs_layout *l = NULL;
-	struct gfs_locfile lf;
-	struct gfs_marker m;
-	struct gfs_error err;
+	struct gfsp_layout *l = NULL;
+	struct gfsp_locfile lf;
+	struct gfsp_marker m;
+	struct gfsp_error err;
 	struct oracle o;
 	struct reports rep;
 	unsigned char *buf, data[16];
@@ -1359,15 +1359,15 @@ test_many_parts(void)
 
 	mkdir(dir, 0755);
 	for (r = 0; r < N; r++) {
-		struct gfs_phash *h = gfs_phash_new(4);
+		struct gfsp_phash *h = gfsp_phash_new(4);
 
-		gfs_view_cyclic(&v[r], r, N, 3, size, &err);
+		gfsp_view_cyclic(&v[r], r, N, 3, size, &err);
 		ps[r] = 10;
 		for (i = 0; i < ps[r]; i++)
 			data[i] = data_byte(5, r, i);
-		gfs_phash_update(h, data, ps[r]);
-		hash[r] = gfs_phash_final(h);
-		gfs_phash_free(h);
+		gfsp_phash_update(h, data, ps[r]);
+		hash[r] = gfsp_phash_final(h);
+		gfsp_phash_free(h);
 		snprintf(name, sizeof(name), "part.%d", r);
 		p = path2(dir, name);
 		write_file(p, data, ps[r]);
@@ -1386,7 +1386,7 @@ test_many_parts(void)
 			lf.recs[lf.nrecs].part_hash = hash[r];
 			lf.nrecs++;
 		}
-		gfs_locfile_encode(&lf, &buf, &len, &err);
+		gfsp_locfile_encode(&lf, &buf, &len, &err);
 		free(lf.recs);
 		snprintf(name, sizeof(name), "loc.%d", k);
 		p = path2(dir, name);
@@ -1399,8 +1399,8 @@ test_many_parts(void)
 	m.nnodes = NODES;
 	m.logical_size = size;
 	m.seg_size = 4;
-	gfs_marker_encode(&m, &buf, &len, &err);
-	p = path2(dir, GFS_MARKER_NAME);
+	gfsp_marker_encode(&m, &buf, &len, &err);
+	p = path2(dir, GFSP_MARKER_NAME);
 	write_file(p, buf, len);
 	free(p);
 	free(buf);
@@ -1412,8 +1412,8 @@ test_many_parts(void)
 	if (saved.rlim_cur != RLIM_INFINITY && saved.rlim_cur < lim.rlim_cur)
 		lim.rlim_cur = saved.rlim_cur;
 	setrlimit(RLIMIT_NOFILE, &lim);
-	gfs_error_clear(&err);
-	rc = gfs_layout_open(dir, &l, &err);
+	gfsp_error_clear(&err);
+	rc = gfsp_layout_open(dir, &l, &err);
 	ok(rc == 0, "300 parts: open (%s)", err.msg);
 	if (rc == 0) {
 		oracle_build(&o, N, v, ps, size, 5);
@@ -1421,14 +1421,14 @@ test_many_parts(void)
 		    "300 parts: pread == oracle, twice (bounded open parts)");
 		ok(check_coverage(l, &o), "300 parts: coverage");
 		memset(&rep, 0, sizeof(rep));
-		ok(gfs_layout_check(l, collect_report, &rep, NULL, &err) == 0,
+		ok(gfsp_layout_check(l, collect_report, &rep, NULL, &err) == 0,
 		    "300 parts: check passes (%s)", rep.first);
 		oracle_free(&o);
-		gfs_layout_close(l);
+		gfsp_layout_close(l);
 	}
 	setrlimit(RLIMIT_NOFILE, &saved);
 	for (r = 0; r < N; r++)
-		gfs_view_free(&v[r]);
+		gfsp_view_free(&v[r]);
 	free(v);
 	free(ps);
 	rm_rf(dir);

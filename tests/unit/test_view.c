@@ -60,12 +60,12 @@ collect(void *ctx, uint64_t g, uint64_t l, uint64_t n)
  * it is checked by construction).
  */
 static void
-compare(const struct gfs_view *v, const struct model *m, uint64_t base,
+compare(const struct gfsp_view *v, const struct model *m, uint64_t base,
 	uint64_t w, const char *what)
 {
 	uint64_t *pre = malloc((w + 1) * sizeof(*pre));
 	uint64_t *run = malloc((w + 1) * sizeof(*run));
-	uint64_t i, j, lbase = gfs_view_local(v, base);
+	uint64_t i, j, lbase = gfsp_view_local(v, base);
 	int t, r;
 
 	if (base == 0)
@@ -83,15 +83,15 @@ compare(const struct gfs_view *v, const struct model *m, uint64_t base,
 		uint64_t g = base + i, loff, count, want_count;
 		int in = model_has(m, g);
 
-		if (!check(gfs_view_local(v, g) == pre[i],
+		if (!check(gfsp_view_local(v, g) == pre[i],
 			   "%s: local(%llu) = %llu, want %llu", what,
 			   (unsigned long long)g,
-			   (unsigned long long)gfs_view_local(v, g),
+			   (unsigned long long)gfsp_view_local(v, g),
 			   (unsigned long long)pre[i]))
 			break;
-		check(gfs_view_bytes_below(v, g) == pre[i],
+		check(gfsp_view_bytes_below(v, g) == pre[i],
 		      "%s: bytes_below(%llu)", what, (unsigned long long)g);
-		r = gfs_view_lookup(v, g, &loff, &count);
+		r = gfsp_view_lookup(v, g, &loff, &count);
 		if (!check(r == in, "%s: lookup(%llu) says %d, want %d", what,
 			   (unsigned long long)g, r, in))
 			break;
@@ -124,18 +124,18 @@ compare(const struct gfs_view *v, const struct model *m, uint64_t base,
 				      (unsigned long long)g);
 		}
 		if (in)
-			check(gfs_view_global(v, pre[i]) == g,
+			check(gfsp_view_global(v, pre[i]) == g,
 			      "%s: global(%llu) = %llu want %llu", what,
 			      (unsigned long long)pre[i],
-			      (unsigned long long)gfs_view_global(v, pre[i]),
+			      (unsigned long long)gfsp_view_global(v, pre[i]),
 			      (unsigned long long)g);
 	}
 	/* past a bounded end there are no more view bytes */
 	if (m->end <= base + w && m->end >= base)
-		check(gfs_view_global(v, pre[w]) == UINT64_MAX,
+		check(gfsp_view_global(v, pre[w]) == UINT64_MAX,
 		      "%s: global(total %llu) = %llu", what,
 		      (unsigned long long)pre[w],
-		      (unsigned long long)gfs_view_global(v, pre[w]));
+		      (unsigned long long)gfsp_view_global(v, pre[w]));
 
 	/* extents of random ranges with random local limits */
 	for (t = 0; t < 40 && w > 0; t++) {
@@ -148,7 +148,7 @@ compare(const struct gfs_view *v, const struct model *m, uint64_t base,
 
 		ps.n = 0;
 		ps.stop_after = t % 7 == 6 ? 1 : 0;
-		r = gfs_view_extents(v, base + a, base + b, lmax, collect, &ps);
+		r = gfsp_view_extents(v, base + a, base + b, lmax, collect, &ps);
 		/* walk the byte map and compare piece by piece */
 		for (i = a; i <= b && okay; i++) {
 			int take = i < b && model_has(m, base + i) &&
@@ -200,16 +200,16 @@ compare(const struct gfs_view *v, const struct model *m, uint64_t base,
 
 /* Build a view and a model from the same raw blocks. */
 static int
-build(struct gfs_view *v, struct model *m, uint64_t disp, uint64_t extent,
+build(struct gfsp_view *v, struct model *m, uint64_t disp, uint64_t extent,
       uint64_t end, uint64_t n, const uint64_t *off, const uint64_t *len)
 {
-	struct gfs_error err = { 0 };
+	struct gfsp_error err = { 0 };
 	uint64_t i, j;
 	int rc;
 
-	rc = gfs_view_init(v, disp, extent, end, n, off, len, &err);
+	rc = gfsp_view_init(v, disp, extent, end, n, off, len, &err);
 	if (rc != 0) {
-		diag("gfs_view_init: %s", err.msg);
+		diag("gfsp_view_init: %s", err.msg);
 		return rc;
 	}
 	m->disp = disp;
@@ -239,14 +239,14 @@ test_table1(void)
 	const uint64_t *lens[3] = { t1_len0, t1_len1, t1_len2 };
 	const uint64_t nb[3] = { 4, 6, 4 };
 	const uint64_t size[3] = { 12, 20, 16 }, merged[3] = { 3, 4, 3 };
-	struct gfs_view v[3];
+	struct gfsp_view v[3];
 	struct model m[3];
 	uint64_t g, loff, count;
 	int r, owners, okay = 1;
 
 	group_start();
 	for (r = 0; r < 3; r++) {
-		if (build(&v[r], &m[r], 0, 48, GFS_VIEW_UNBOUNDED, nb[r],
+		if (build(&v[r], &m[r], 0, 48, GFSP_VIEW_UNBOUNDED, nb[r],
 			  offs[r], lens[r]) != 0) {
 			ok(0, "table 1 views build");
 			return;
@@ -261,32 +261,32 @@ test_table1(void)
 	/* the three views tile the file exactly once */
 	for (g = 0; g < 48 * 3; g++) {
 		for (r = 0, owners = 0; r < 3; r++)
-			owners += gfs_view_lookup(&v[r], g, &loff, &count);
+			owners += gfsp_view_lookup(&v[r], g, &loff, &count);
 		okay &= check(owners == 1, "table 1: byte %llu has %d owners",
 			      (unsigned long long)g, owners);
 	}
 	/* Figure 6 by hand: rank 1, global 66 = tile 1, offset 18 in the
 	 * block [16, 20): local 20 + 8 + 2, 2 bytes left */
-	r = gfs_view_lookup(&v[1], 66, &loff, &count);
+	r = gfsp_view_lookup(&v[1], 66, &loff, &count);
 	check(r == 1 && loff == 30 && count == 2,
 	      "table 1: rank 1 lookup(66) = %d %llu %llu", r,
 	      (unsigned long long)loff, (unsigned long long)count);
 	/* rank 2, global 47 ends tile 0; tile 1 starts with a gap */
-	r = gfs_view_lookup(&v[2], 47, &loff, &count);
+	r = gfsp_view_lookup(&v[2], 47, &loff, &count);
 	check(r == 1 && loff == 15 && count == 1,
 	      "table 1: rank 2 lookup(47) = %d %llu %llu", r,
 	      (unsigned long long)loff, (unsigned long long)count);
 	ok(group_failures() == 0 && okay,
 	   "seed table 1 views: sizes, merge, map and exact tiling");
 	for (r = 0; r < 3; r++) {
-		gfs_view_free(&v[r]);
+		gfsp_view_free(&v[r]);
 		free(m[r].tile);
 	}
 }
 
 /* random blocks in a tile, passed shuffled, split and padded with zeros */
 static void
-random_view(struct gfs_view *v, struct model *m, uint64_t disp,
+random_view(struct gfsp_view *v, struct model *m, uint64_t disp,
 	    uint64_t extent, uint64_t end)
 {
 	uint64_t off[600], len[600], n = 0, i, density = 1 + rnd(9);
@@ -338,12 +338,12 @@ test_random(void)
 
 	group_start();
 	for (t = 0; t < 600; t++) {
-		struct gfs_view v, c;
+		struct gfsp_view v, c;
 		struct model m;
-		struct gfs_error err = { 0 };
+		struct gfsp_error err = { 0 };
 		uint64_t disp = rnd(50), extent = 1 + rnd(t % 5 == 0 ? 300 : 64);
 		uint64_t w = disp + extent * (2 + rnd(5)) + rnd(20);
-		uint64_t end = t % 2 ? GFS_VIEW_UNBOUNDED : disp + rnd(w - disp);
+		uint64_t end = t % 2 ? GFSP_VIEW_UNBOUNDED : disp + rnd(w - disp);
 
 		random_view(&v, &m, disp, extent, end);
 		if (m.tile == NULL) {
@@ -353,9 +353,9 @@ test_random(void)
 		fails_before = group_failures();
 		compare(&v, &m, 0, w, "random");
 		/* a copy answers the same */
-		if (gfs_view_copy(&c, &v, &err) == 0) {
+		if (gfsp_view_copy(&c, &v, &err) == 0) {
 			compare(&c, &m, 0, w, "random copy");
-			gfs_view_free(&c);
+			gfsp_view_free(&c);
 		} else {
 			check(0, "copy: %s", err.msg);
 		}
@@ -365,7 +365,7 @@ test_random(void)
 			     (unsigned long long)extent,
 			     (unsigned long long)end,
 			     (unsigned long long)v.nblocks);
-		gfs_view_free(&v);
+		gfsp_view_free(&v);
 		free(m.tile);
 	}
 	ok(group_failures() == 0,
@@ -380,13 +380,13 @@ test_far(void)
 
 	group_start();
 	for (t = 0; t < 100; t++) {
-		struct gfs_view v;
+		struct gfsp_view v;
 		struct model m;
 		uint64_t extent = 1 + rnd(64);
 		uint64_t disp = UINT64_MAX - rnd(2000) - 1;
 		uint64_t base = disp - rnd(100);
 		uint64_t w = UINT64_MAX - base;	/* up to the last byte */
-		uint64_t end = t % 2 ? GFS_VIEW_UNBOUNDED :
+		uint64_t end = t % 2 ? GFSP_VIEW_UNBOUNDED :
 				disp + rnd(UINT64_MAX - disp);
 
 		if (w > 3000)
@@ -397,7 +397,7 @@ test_far(void)
 			continue;
 		}
 		compare(&v, &m, base, w, "far");
-		gfs_view_free(&v);
+		gfsp_view_free(&v);
 		free(m.tile);
 	}
 	ok(group_failures() == 0, "100 views near 2^64: no wrap-around");
@@ -424,7 +424,7 @@ test_large(void)
 		uint64_t *off = malloc(n * sizeof(*off));
 		uint64_t *len = malloc(n * sizeof(*len));
 		uint64_t i, pos = 0, disp = rnd(100);
-		struct gfs_view v;
+		struct gfsp_view v;
 		struct model m;
 		char what[80];
 
@@ -456,10 +456,10 @@ test_large(void)
 			extent = pos + 1;
 		snprintf(what, sizeof(what), "%llu blocks %s",
 			 (unsigned long long)n, shape[kind]);
-		if (build(&v, &m, disp, extent, GFS_VIEW_UNBOUNDED, n, off,
+		if (build(&v, &m, disp, extent, GFSP_VIEW_UNBOUNDED, n, off,
 			  len) == 0) {
 			compare(&v, &m, 0, disp + 2 * extent + 7, what);
-			gfs_view_free(&v);
+			gfsp_view_free(&v);
 			free(m.tile);
 		} else {
 			check(0, "%s did not build", what);
@@ -504,7 +504,7 @@ upper(const uint64_t *a, uint64_t n, uint64_t x)
 }
 
 static uint64_t
-oracle_local(const struct gfs_view *v, uint64_t g)
+oracle_local(const struct gfsp_view *v, uint64_t g)
 {
 	uint64_t x, o, i, r;
 
@@ -517,12 +517,12 @@ oracle_local(const struct gfs_view *v, uint64_t g)
 	i = upper(v->off, v->nblocks, o);
 	r = x / v->extent * v->size;
 	if (i > 0)
-		r += v->pre[i - 1] + GFS_MIN(o - v->off[i - 1], v->len[i - 1]);
+		r += v->pre[i - 1] + GFSP_MIN(o - v->off[i - 1], v->len[i - 1]);
 	return r;
 }
 
 static int
-oracle_lookup(const struct gfs_view *v, uint64_t g, uint64_t *loff,
+oracle_lookup(const struct gfsp_view *v, uint64_t g, uint64_t *loff,
 	      uint64_t *count)
 {
 	uint64_t x, o, tile, i, n = v->nblocks, run, next;
@@ -548,7 +548,7 @@ oracle_lookup(const struct gfs_view *v, uint64_t g, uint64_t *loff,
 		if (v->off[i - 1] + v->len[i - 1] == v->extent &&
 		    v->off[0] == 0)
 			run = n == 1 ? UINT64_MAX : sadd(run, v->len[0]);
-		*count = GFS_MIN(run, v->end - g);
+		*count = GFSP_MIN(run, v->end - g);
 		return 1;
 	}
 	next = i < n ? sadd(tile, v->off[i]) :
@@ -558,7 +558,7 @@ oracle_lookup(const struct gfs_view *v, uint64_t g, uint64_t *loff,
 }
 
 static uint64_t
-oracle_global(const struct gfs_view *v, uint64_t l)
+oracle_global(const struct gfsp_view *v, uint64_t l)
 {
 	uint64_t k, r, i, g;
 
@@ -575,10 +575,10 @@ oracle_global(const struct gfs_view *v, uint64_t l)
 
 /* one query against the oracle; 0 on a mismatch (reported once) */
 static int
-probe(const struct gfs_view *v, uint64_t g, const char *what)
+probe(const struct gfsp_view *v, uint64_t g, const char *what)
 {
 	uint64_t l1, c1, l2, c2;
-	int in1 = gfs_view_lookup(v, g, &l1, &c1);
+	int in1 = gfsp_view_lookup(v, g, &l1, &c1);
 	int in2 = oracle_lookup(v, g, &l2, &c2);
 
 	if (!check(in1 == in2 && l1 == l2 && c1 == c2,
@@ -587,17 +587,17 @@ probe(const struct gfs_view *v, uint64_t g, const char *what)
 		   (unsigned long long)c1, in2, (unsigned long long)l2,
 		   (unsigned long long)c2))
 		return 0;
-	if (!check(gfs_view_local(v, g) == l2 &&
-		   gfs_view_bytes_below(v, g) == l2,
+	if (!check(gfsp_view_local(v, g) == l2 &&
+		   gfsp_view_bytes_below(v, g) == l2,
 		   "%s: local(%llu) = %llu, want %llu", what,
 		   (unsigned long long)g,
-		   (unsigned long long)gfs_view_local(v, g),
+		   (unsigned long long)gfsp_view_local(v, g),
 		   (unsigned long long)l2))
 		return 0;
-	if (in2 && !check(gfs_view_global(v, l2) == g,
+	if (in2 && !check(gfsp_view_global(v, l2) == g,
 			  "%s: global(%llu) = %llu, want %llu", what,
 			  (unsigned long long)l2,
-			  (unsigned long long)gfs_view_global(v, l2),
+			  (unsigned long long)gfsp_view_global(v, l2),
 			  (unsigned long long)g))
 		return 0;
 	return 1;
@@ -605,7 +605,7 @@ probe(const struct gfs_view *v, uint64_t g, const char *what)
 
 /* extents of [a, a + w) below lmax against pieces walked by the oracle */
 static int
-probe_extents(const struct gfs_view *v, uint64_t a, uint64_t w,
+probe_extents(const struct gfsp_view *v, uint64_t a, uint64_t w,
 	      uint64_t lmax, const char *what)
 {
 	static struct pieces ps;
@@ -614,7 +614,7 @@ probe_extents(const struct gfs_view *v, uint64_t a, uint64_t w,
 
 	ps.n = 0;
 	ps.stop_after = 0;
-	r = gfs_view_extents(v, a, b, lmax, collect, &ps);
+	r = gfsp_view_extents(v, a, b, lmax, collect, &ps);
 	while (p < b) {
 		if (!oracle_lookup(v, p, &l, &c)) {
 			if (c == UINT64_MAX || c >= b - p)
@@ -624,7 +624,7 @@ probe_extents(const struct gfs_view *v, uint64_t a, uint64_t w,
 		}
 		if (l >= lmax)
 			break;
-		n = GFS_MIN(GFS_MIN(c, b - p), lmax - l);
+		n = GFSP_MIN(GFSP_MIN(c, b - p), lmax - l);
 		if (!check(k < ps.n && ps.p[k].g == p && ps.p[k].l == l &&
 			   ps.p[k].n == n,
 			   "%s: extents [%llu,+%llu) lmax %llu piece %d: got (%llu,%llu,%llu) want (%llu,%llu,%llu)",
@@ -637,7 +637,7 @@ probe_extents(const struct gfs_view *v, uint64_t a, uint64_t w,
 			   (unsigned long long)n))
 			return 0;
 		k++;
-		if (n < GFS_MIN(c, b - p))
+		if (n < GFSP_MIN(c, b - p))
 			break;		/* cut at lmax */
 		p += n;
 	}
@@ -648,7 +648,7 @@ probe_extents(const struct gfs_view *v, uint64_t a, uint64_t w,
 
 /* offsets at and around block boundaries, in random tiles */
 static uint64_t
-boundary(const struct gfs_view *v)
+boundary(const struct gfsp_view *v)
 {
 	uint64_t i = rnd(v->nblocks), t = rnd(4), o;
 
@@ -766,8 +766,8 @@ test_index(void)
 		for (s = 0; s < (int)(sizeof(size) / sizeof(size[0])); s++) {
 			uint64_t n = size[s], extent, q, nq, i;
 			uint64_t *off, *len;
-			struct gfs_error err = { 0 };
-			struct gfs_view v, c;
+			struct gfsp_error err = { 0 };
+			struct gfsp_view v, c;
 			char what[96];
 			int okay = 1;
 
@@ -780,8 +780,8 @@ test_index(void)
 			make_shape(shape, n, off, len, &extent);
 			snprintf(what, sizeof(what), "%llu blocks %s",
 				 (unsigned long long)n, name[shape]);
-			if (gfs_view_init(&v, shape == NEARMAX ? 0 : rnd(5000),
-					  extent, s % 2 ? GFS_VIEW_UNBOUNDED :
+			if (gfsp_view_init(&v, shape == NEARMAX ? 0 : rnd(5000),
+					  extent, s % 2 ? GFSP_VIEW_UNBOUNDED :
 					  UINT64_MAX - rnd(100), n, off, len,
 					  &err) != 0) {
 				check(0, "%s: %s", what, err.msg);
@@ -823,23 +823,23 @@ test_index(void)
 			for (t = 0; t < 2000 && okay; t++) {
 				uint64_t l = rnd(v.size) + (rnd(2) ? v.size : 0);
 
-				okay = check(gfs_view_global(&v, l) ==
+				okay = check(gfsp_view_global(&v, l) ==
 					     oracle_global(&v, l),
 					     "%s: global(%llu) = %llu, want %llu",
 					     what, (unsigned long long)l,
-					     (unsigned long long)gfs_view_global(&v, l),
+					     (unsigned long long)gfsp_view_global(&v, l),
 					     (unsigned long long)oracle_global(&v, l));
 			}
 			/* a copy has its own index, with the same answers */
-			if (okay && gfs_view_copy(&c, &v, &err) == 0) {
+			if (okay && gfsp_view_copy(&c, &v, &err) == 0) {
 				for (i = 0; i < 5000 && okay; i++)
 					okay = probe(&c, i % 2 ? boundary(&c) :
 						     c.disp + rnd(c.extent), what);
-				gfs_view_free(&c);
+				gfsp_view_free(&c);
 			} else if (okay) {
 				check(0, "%s: copy: %s", what, err.msg);
 			}
-			gfs_view_free(&v);
+			gfsp_view_free(&v);
 			free(off);
 			free(len);
 		}
@@ -857,25 +857,25 @@ test_layouts(void)
 	};
 	static const struct { uint64_t total, block; int n; } cy[] = {
 		{ 100, 7, 3 }, { 100, 1, 4 }, { 5, 10, 3 }, { 96, 8, 4 },
-		{ GFS_VIEW_UNBOUNDED, 16, 3 }, { 1000, 1000, 1 },
-		{ GFS_VIEW_UNBOUNDED, 5, 1 },
+		{ GFSP_VIEW_UNBOUNDED, 16, 3 }, { 1000, 1000, 1 },
+		{ GFSP_VIEW_UNBOUNDED, 5, 1 },
 	};
-	struct gfs_error err = { 0 };
+	struct gfsp_error err = { 0 };
 	size_t c;
 	int r;
 
 	group_start();
-	for (c = 0; c < GFS_ARRAY_SIZE(cc); c++) {
+	for (c = 0; c < GFSP_ARRAY_SIZE(cc); c++) {
 		uint64_t g, total = 0;
-		struct gfs_view v[9];
+		struct gfsp_view v[9];
 
 		for (r = 0; r < cc[c].n; r++) {
-			if (gfs_view_contiguous(&v[r], r, cc[c].n, cc[c].total,
+			if (gfsp_view_contiguous(&v[r], r, cc[c].n, cc[c].total,
 						cc[c].chunk, &err) != 0) {
 				check(0, "contiguous: %s", err.msg);
 				return;
 			}
-			total += gfs_view_total(&v[r]);
+			total += gfsp_view_total(&v[r]);
 			check(v[r].nblocks == 0 || v[r].disp == r * cc[c].chunk,
 			      "contiguous rank %d disp %llu", r,
 			      (unsigned long long)v[r].disp);
@@ -890,7 +890,7 @@ test_layouts(void)
 				uint64_t loff, count;
 				int owner = cc[c].chunk ? (int)(g / cc[c].chunk) : -1;
 				int want = g < cc[c].total && owner == r;
-				int got = gfs_view_lookup(&v[r], g, &loff, &count);
+				int got = gfsp_view_lookup(&v[r], g, &loff, &count);
 
 				check(got == want, "contiguous %llu/%llu/%d: rank %d byte %llu: %d",
 				      (unsigned long long)cc[c].total,
@@ -898,7 +898,7 @@ test_layouts(void)
 				      cc[c].n, r, (unsigned long long)g, got);
 				if (want)
 					check(loff == g - r * cc[c].chunk &&
-					      count == GFS_MIN((r + 1) * cc[c].chunk,
+					      count == GFSP_MIN((r + 1) * cc[c].chunk,
 							       cc[c].total) - g,
 					      "contiguous: rank %d byte %llu loff %llu count %llu",
 					      r, (unsigned long long)g,
@@ -907,19 +907,19 @@ test_layouts(void)
 			}
 		}
 		for (r = 0; r < cc[c].n; r++)
-			gfs_view_free(&v[r]);
+			gfsp_view_free(&v[r]);
 	}
 	ok(group_failures() == 0, "contiguous layout: owners, local offsets, totals");
 
 	group_start();
-	for (c = 0; c < GFS_ARRAY_SIZE(cy); c++) {
-		uint64_t g, lim = GFS_MIN(cy[c].total, (uint64_t)400);
+	for (c = 0; c < GFSP_ARRAY_SIZE(cy); c++) {
+		uint64_t g, lim = GFSP_MIN(cy[c].total, (uint64_t)400);
 
 		for (r = 0; r < cy[c].n; r++) {
-			struct gfs_view v;
+			struct gfsp_view v;
 			uint64_t mine = 0;
 
-			if (gfs_view_cyclic(&v, r, cy[c].n, cy[c].block,
+			if (gfsp_view_cyclic(&v, r, cy[c].n, cy[c].block,
 					    cy[c].total, &err) != 0) {
 				check(0, "cyclic: %s", err.msg);
 				return;
@@ -928,7 +928,7 @@ test_layouts(void)
 				uint64_t loff, count;
 				int want = g < cy[c].total &&
 					   (g / cy[c].block) % cy[c].n == (uint64_t)r;
-				int got = gfs_view_lookup(&v, g, &loff, &count);
+				int got = gfsp_view_lookup(&v, g, &loff, &count);
 
 				check(got == want, "cyclic %llu/%llu/%d: rank %d byte %llu: %d",
 				      (unsigned long long)cy[c].total,
@@ -943,23 +943,23 @@ test_layouts(void)
 				mine += want;
 			}
 			if (cy[c].total <= lim)
-				check(gfs_view_total(&v) == mine,
+				check(gfsp_view_total(&v) == mine,
 				      "cyclic: rank %d total %llu want %llu", r,
-				      (unsigned long long)gfs_view_total(&v),
+				      (unsigned long long)gfsp_view_total(&v),
 				      (unsigned long long)mine);
-			gfs_view_free(&v);
+			gfsp_view_free(&v);
 		}
 	}
 	/* one rank, unbounded: a single run that never ends */
 	{
-		struct gfs_view v;
+		struct gfsp_view v;
 		uint64_t loff, count;
 
-		gfs_view_cyclic(&v, 0, 1, 5, GFS_VIEW_UNBOUNDED, &err);
-		check(gfs_view_lookup(&v, 12, &loff, &count) == 1 &&
+		gfsp_view_cyclic(&v, 0, 1, 5, GFSP_VIEW_UNBOUNDED, &err);
+		check(gfsp_view_lookup(&v, 12, &loff, &count) == 1 &&
 		      loff == 12 && count == UINT64_MAX - 12,
 		      "cyclic n=1: count %llu", (unsigned long long)count);
-		gfs_view_free(&v);
+		gfsp_view_free(&v);
 	}
 	ok(group_failures() == 0, "cyclic layout: owners and local offsets");
 }
@@ -971,60 +971,60 @@ test_invalid(void)
 		uint64_t disp, extent, end, n, off[3], len[3];
 		const char *why, *expect;
 	} bad[] = {
-		{ 0, 16, GFS_VIEW_UNBOUNDED, 2, { 0, 4 }, { 8, 8 }, "overlap", "overlap" },
-		{ 0, 16, GFS_VIEW_UNBOUNDED, 2, { 4, 0 }, { 8, 8 }, "overlap unsorted", "overlap" },
-		{ 0, 16, GFS_VIEW_UNBOUNDED, 1, { 8 }, { 9 }, "past extent", "outside the extent" },
-		{ 0, 16, GFS_VIEW_UNBOUNDED, 1, { 16 }, { 1 }, "at extent", "outside the extent" },
-		{ 0, 16, GFS_VIEW_UNBOUNDED, 1, { 1 }, { UINT64_MAX }, "wrapping length", "outside the extent" },
-		{ 0, 0, GFS_VIEW_UNBOUNDED, 1, { 0 }, { 1 }, "extent 0", "extent 0" },
+		{ 0, 16, GFSP_VIEW_UNBOUNDED, 2, { 0, 4 }, { 8, 8 }, "overlap", "overlap" },
+		{ 0, 16, GFSP_VIEW_UNBOUNDED, 2, { 4, 0 }, { 8, 8 }, "overlap unsorted", "overlap" },
+		{ 0, 16, GFSP_VIEW_UNBOUNDED, 1, { 8 }, { 9 }, "past extent", "outside the extent" },
+		{ 0, 16, GFSP_VIEW_UNBOUNDED, 1, { 16 }, { 1 }, "at extent", "outside the extent" },
+		{ 0, 16, GFSP_VIEW_UNBOUNDED, 1, { 1 }, { UINT64_MAX }, "wrapping length", "outside the extent" },
+		{ 0, 0, GFSP_VIEW_UNBOUNDED, 1, { 0 }, { 1 }, "extent 0", "extent 0" },
 		{ 10, 16, 9, 1, { 0 }, { 4 }, "end below disp", "below the displacement" },
 	};
-	struct gfs_error err;
-	struct gfs_view v;
+	struct gfsp_error err;
+	struct gfsp_view v;
 	size_t i;
 	int rc;
 
-	for (i = 0; i < GFS_ARRAY_SIZE(bad); i++) {
+	for (i = 0; i < GFSP_ARRAY_SIZE(bad); i++) {
 		memset(&err, 0, sizeof(err));
-		rc = gfs_view_init(&v, bad[i].disp, bad[i].extent, bad[i].end,
+		rc = gfsp_view_init(&v, bad[i].disp, bad[i].extent, bad[i].end,
 				   bad[i].n, bad[i].off, bad[i].len, &err);
-		ok(rc == GFS_EINVAL && err.code == GFS_EINVAL &&
+		ok(rc == GFSP_EINVAL && err.code == GFSP_EINVAL &&
 		   strstr(err.msg, bad[i].expect) != NULL &&
 		   v.nblocks == 0 && v.off == NULL,
 		   "rejects %s: \"%s\"", bad[i].why, err.msg);
-		gfs_view_free(&v);
+		gfsp_view_free(&v);
 	}
 	/* legal corner cases: empty views and zero-length blocks only */
 	memset(&err, 0, sizeof(err));
 	{
 		uint64_t z[2] = { 0, 16 }, zl[2] = { 0, 0 }, loff, count;
 
-		rc = gfs_view_init(&v, 5, 0, 5, 0, NULL, NULL, &err);
-		ok(rc == 0 && v.nblocks == 0 && gfs_view_local(&v, 100) == 0 &&
-		   gfs_view_lookup(&v, 3, &loff, &count) == 0 &&
-		   count == UINT64_MAX && gfs_view_global(&v, 0) == UINT64_MAX,
+		rc = gfsp_view_init(&v, 5, 0, 5, 0, NULL, NULL, &err);
+		ok(rc == 0 && v.nblocks == 0 && gfsp_view_local(&v, 100) == 0 &&
+		   gfsp_view_lookup(&v, 3, &loff, &count) == 0 &&
+		   count == UINT64_MAX && gfsp_view_global(&v, 0) == UINT64_MAX,
 		   "empty view is legal and maps nothing");
-		gfs_view_free(&v);
-		rc = gfs_view_init(&v, 0, 16, GFS_VIEW_UNBOUNDED, 2, z, zl, &err);
+		gfsp_view_free(&v);
+		rc = gfsp_view_init(&v, 0, 16, GFSP_VIEW_UNBOUNDED, 2, z, zl, &err);
 		ok(rc == 0 && v.nblocks == 0 && v.size == 0,
 		   "zero-length blocks only (even at offset == extent) give an empty view");
-		gfs_view_free(&v);
+		gfsp_view_free(&v);
 	}
 	memset(&err, 0, sizeof(err));
-	rc = gfs_view_contiguous(&v, 0, 2, 100, 0, &err);
-	ok(rc == GFS_EINVAL && strstr(err.msg, "chunk") != NULL,
+	rc = gfsp_view_contiguous(&v, 0, 2, 100, 0, &err);
+	ok(rc == GFSP_EINVAL && strstr(err.msg, "chunk") != NULL,
 	   "contiguous rejects chunk 0: \"%s\"", err.msg);
 	memset(&err, 0, sizeof(err));
-	rc = gfs_view_contiguous(&v, 2, 2, 100, 50, &err);
-	ok(rc == GFS_EINVAL && strstr(err.msg, "rank 2 of 2") != NULL,
+	rc = gfsp_view_contiguous(&v, 2, 2, 100, 50, &err);
+	ok(rc == GFSP_EINVAL && strstr(err.msg, "rank 2 of 2") != NULL,
 	   "contiguous rejects rank out of range: \"%s\"", err.msg);
 	memset(&err, 0, sizeof(err));
-	rc = gfs_view_cyclic(&v, 0, 2, 0, 100, &err);
-	ok(rc == GFS_EINVAL && strstr(err.msg, "block size 0") != NULL,
+	rc = gfsp_view_cyclic(&v, 0, 2, 0, 100, &err);
+	ok(rc == GFSP_EINVAL && strstr(err.msg, "block size 0") != NULL,
 	   "cyclic rejects block 0: \"%s\"", err.msg);
 	memset(&err, 0, sizeof(err));
-	rc = gfs_view_cyclic(&v, 0, 4, UINT64_MAX / 2, 100, &err);
-	ok(rc == GFS_EINVAL && strstr(err.msg, "overflow") != NULL,
+	rc = gfsp_view_cyclic(&v, 0, 4, UINT64_MAX / 2, 100, &err);
+	ok(rc == GFSP_EINVAL && strstr(err.msg, "overflow") != NULL,
 	   "cyclic rejects an extent that overflows: \"%s\"", err.msg);
 }
 
