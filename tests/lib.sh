@@ -134,3 +134,96 @@ finish() {
 	echo "1..$_tn"
 	[ "$_tfailed" -eq 0 ]
 }
+
+# ---- a real Gfarm for the tests that need one ------------------------------
+#   need_gfarm            SKIP the whole script (exit 0) unless Gfarm can run
+#   gfarm_up 3            a private gfmd + 3 gfsd for this script, stopped by
+#                         PID at exit, even when a test fails or the script
+#                         is interrupted
+#   gfreg -h "${GFARM_TEST_HOSTS%% *}" "$f" /f   # node names, node 0 first
+#   gfarm_down            stop it earlier (gfarm_up starts it again)
+# The instance lives in $GFARM_BASE ($TMPD/gfarm): pid files in run/
+# (gfmd.pid, gfsdI.pid), logs in log/, node I's own client configuration in
+# $GFARM_CONFIG_FILE_NODEI.  See tests/gfarm/start.sh.
+GFARM_FIXTURE="$TOP/tests/gfarm"
+
+_gfarm_have() {
+	command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/sbin/$1" ]
+}
+# need_gfarm [--no-build]: unless the Gfarm daemons and clients are installed
+# and (without --no-build) the suite was built with the Gfarm backend, print
+# a SKIP line with the reason and end the script successfully.
+need_gfarm() {
+	_gmiss=""
+	for _gc in gfmd gfsd gfkey gfhost gfls gfreg gfexport gfwhere; do
+		_gfarm_have "$_gc" || _gmiss="$_gmiss $_gc"
+	done
+	if [ -n "$_gmiss" ]; then
+		skip "Gfarm tests" "no${_gmiss} (sh tools/install-deps.sh, or apt-get install gfmd gfsd gfarm-client libgfarm-dev)"
+	elif [ "${1:-}" != --no-build ] &&
+	    ! "$BIN/pcp-split" --version 2>/dev/null | grep -Eq '^backends:.* gfarm( |$)'; then
+		skip "Gfarm tests" "gfsplit was built without Gfarm (./configure --with-gfarm; needs libgfarm-dev)"
+	else
+		return 0
+	fi
+	finish
+	exit 0
+}
+
+# _gfarm_pick TRY: ports and addresses for attempt TRY of this script run.
+# A hash of the script's name, its pid and TRY picks one of 4500 port pairs
+# in 21000-29999 (gfmd, gfsd = gfmd + 1) and x in 127.0.x.2... (1-254), so
+# concurrent scripts, and a developer's own Gfarm on the usual ports or on
+# 127.0.0.x, do not meet; start.sh checks, and on a clash the next TRY is used.
+_gfarm_pick() {
+	_gh=$(printf '%s.%s.%s' "$_tname" "$$" "$1" | cksum | cut -d' ' -f1)
+	GFARM_GFMD_PORT=$((21000 + 2 * (_gh % 4500)))
+	GFARM_GFSD_PORT=$((GFARM_GFMD_PORT + 1))
+	GFARM_IP_PREFIX=127.0.$((_gh / 4500 % 254 + 1))
+}
+
+# gfarm_up [NODES]: start (or keep, if it is up with as many nodes) this
+# script's Gfarm with NODES gfsd (default 2) and export GFARM_CONFIG_FILE,
+# GFARM_TEST_HOSTS (space-separated), GFARM_BASE and GFARM_CONFIG_FILE_NODEi.
+# On failure: a "not ok" line with the fixture's log, and status 1.
+gfarm_up() {
+	_gfarm_base=$TMPD/gfarm
+	if [ -z "${_gfarm_registered:-}" ]; then
+		_gfarm_registered=1
+		at_exit gfarm_down
+		# a signal ends the script through its EXIT trap (not every
+		# shell runs it on a fatal signal by itself)
+		trap 'exit 129' HUP
+		trap 'exit 130' INT
+		trap 'exit 143' TERM
+	fi
+	_gtry=${_gfarm_try:-0}
+	_glast=$((_gtry + 8))
+	while :; do
+		_gfarm_pick "$_gtry"
+		GFARM_BASE=$_gfarm_base GFARM_NODES=${1:-2} \
+		GFARM_GFMD_PORT=$GFARM_GFMD_PORT GFARM_GFSD_PORT=$GFARM_GFSD_PORT \
+		GFARM_IP_PREFIX=$GFARM_IP_PREFIX GFARM_IP_BASE=2 \
+			"$GFARM_FIXTURE/start.sh" >"$TMPD/.gfarm-env" 2>"$TMPD/.gfarm-start"
+		_grc=$?
+		# 3: a port or socket was taken by someone else, nothing started
+		[ "$_grc" -eq 3 ] || break
+		_gtry=$((_gtry + 1))
+		[ "$_gtry" -lt "$_glast" ] || break
+	done
+	if [ "$_grc" -ne 0 ]; then
+		not_ok "start a private Gfarm with ${1:-2} gfsd (tests/gfarm/start.sh exit $_grc)" \
+			"$(tail -n 40 "$TMPD/.gfarm-start")"
+		return 1
+	fi
+	_gfarm_try=$_gtry
+	. "$TMPD/.gfarm-env"
+	echo "# $(tail -n 1 "$TMPD/.gfarm-start")"
+}
+
+# gfarm_down: stop this script's Gfarm (by PID); its files stay in $GFARM_BASE
+# until the script ends.
+gfarm_down() {
+	[ -n "${_gfarm_base:-}" ] || return 0
+	GFARM_BASE=$_gfarm_base "$GFARM_FIXTURE/stop.sh"
+}
