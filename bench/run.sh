@@ -13,3 +13,6 @@ echo "== mapping: lookups per second by arr_len, and against the seed's linear s
 echo "== round trip: pcp-split and gfsplit-merge against dd bs=4M"
 python3 "$TOP/bench/roundtrip.py" --size "${BENCH_SIZE:-1G}" --ranks "${BENCH_RANKS:-2,4}" \
 	--reps "${BENCH_REPS:-5}" --dir "$OUTDIR" --json "$OUTDIR/roundtrip.json"
+
+echo "== Gfarm: N-N split-write vs N-1 on an emulated cluster (root, network namespaces)"
+bash "$TOP/bench/gfarm_scale.sh"

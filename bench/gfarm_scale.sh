@@ -1,0 +1,552 @@
+#!/bin/bash
+# bench/gfarm_scale.sh - does N-N placement scale where N-1 does not?
+#
+# On one machine every gfsd shares one disk, so this builds an emulated
+# cluster: K gfsd "nodes", each in its own network namespace behind a veth
+# link whose rate tc limits in both directions, so each node has its own
+# bandwidth like a node's local disk in the seed paper (section 3):
+#
+#   root namespace: gfmd (all addresses, port GFMD_PORT), MPI ranks
+#     gfsbKr  NET.K.1/30 --[tbf RATE each way]-- NET.K.2/30  gfsbKn
+#                                                gfsb-nodeK: gfsd -l NET.K.2
+#
+# Then, for N = 1, 2, 4 ranks writing the same SIZE bytes (median of REPS):
+#   a     N-1: all ranks write disjoint ranges of ONE Gfarm file, pinned to
+#         node 1 (bench/gfarm_n1 --mode=n1, the Gfarm C API)
+#   b     pcp-split --hosts NODES SRC gfarm:///DST: part r on node r
+#         (only when `pcp-split --version` lists the gfarm backend)
+#   nn    the same N-N pattern written raw (gfarm_n1 --mode=nn: file r
+#         pinned to node r), the reference line for b
+# and reports MiB/s, b/a per N and the speed-up of each over N=1 (target
+# in issue 3: b >= 1.7x at N=2 and >= 3x at N=4, a flat).  Then the rate
+# limits are removed and, on the plain Gfarm, gfpcopy / gfreg / gfexport
+# move PLAIN_SIZE bytes against pcp-split and gfsplit-merge.
+#
+# Human lines on stdout, JSON in $BENCH_OUT/gfarm_scale.json.  Every run of a
+# tool is bounded by `timeout`; everything (daemons by session id, veths,
+# namespaces, the state dir) is torn down at exit, interrupt included.
+# Prints "SKIP: ..." and exits 0 where it cannot run (not root, no ip netns
+# or tc, no Gfarm packages, no MPI, gfarm_n1 built without libgfarm).
+#
+# Tunables (environment):
+#   BENCH_GFARM_NODES       K nodes                     (4)
+#   BENCH_GFARM_RANKS       rank counts                 ("1 2 4")
+#   BENCH_GFARM_SIZE        bytes per rate-limited run  (64M)
+#   BENCH_GFARM_PLAIN_SIZE  bytes per plain-Gfarm run   (256M)
+#   BENCH_GFARM_PLAIN_RANKS rank counts, plain Gfarm    ("2 4")
+#   BENCH_GFARM_PCP_OPTS    extra pcp-split options     ("")
+#   BENCH_GFARM_RATE        tc rate per link and way    (100mbit)
+#   BENCH_GFARM_REPS        repetitions, median taken   (3)
+#   BENCH_GFARM_NET         first two octets            (10.231)
+#   BENCH_GFARM_GFMD_PORT   gfmd port                   (20651)
+#   BENCH_GFARM_BASE        state dir (wiped)           (/tmp/gfsplit-bench-gfarm)
+#   BIN, BENCHBIN, BENCH_OUT  as in bench/run.sh
+# shellcheck disable=SC2015,SC2086 # a && b || die; $PCP_OPTS is split on purpose
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${BIN:-"$TOP/bin"}
+BENCHBIN=${BENCHBIN:-"$TOP/build/release/bench"}
+OUTDIR=${BENCH_OUT:-"$TOP/bench/out"}
+K=${BENCH_GFARM_NODES:-4}
+RANKS=${BENCH_GFARM_RANKS:-"1 2 4"}
+SIZE=${BENCH_GFARM_SIZE:-64M}
+PLAIN_SIZE=${BENCH_GFARM_PLAIN_SIZE:-256M}
+PLAIN_RANKS=${BENCH_GFARM_PLAIN_RANKS:-"2 4"}
+RATE=${BENCH_GFARM_RATE:-100mbit}
+PCP_OPTS=${BENCH_GFARM_PCP_OPTS:-}
+REPS=${BENCH_GFARM_REPS:-3}
+NET=${BENCH_GFARM_NET:-10.231}
+GFMD_PORT=${BENCH_GFARM_GFMD_PORT:-20651}
+GFSD_PORT=20600
+B=${BENCH_GFARM_BASE:-/tmp/gfsplit-bench-gfarm}
+LIMIT=150		# seconds any one timed command may take
+PATH="$PATH:/usr/sbin:/sbin"
+export HYDRA_LAUNCHER=${HYDRA_LAUNCHER:-fork}
+N1="$BENCHBIN/gfarm_n1"
+REC="$B/records.jsonl"
+
+say() { echo "gfarm_scale: $*"; }
+skip() { echo "SKIP: gfarm_scale: $*"; exit 0; }
+node_ns() { echo "gfsb-node$1"; }
+root_ip() { echo "$NET.$1.1"; }
+node_ip() { echo "$NET.$1.2"; }
+alive() {	# exists and is not a zombie
+	local st
+	[ -n "${1:-}" ] && st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) &&
+		[ "$st" != Z ]
+}
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+size_bytes() {
+	local s=${1%[iI][bB]} m=1
+	s=${s%[bB]}
+	case $s in
+	*[kK]) m=1024 ;; *[mM]) m=$((1 << 20)) ;; *[gG]) m=$((1 << 30)) ;;
+	esac
+	s=${s%[kKmMgG]}
+	echo $((s * m))
+}
+
+# ---- can it run here? ---------------------------------------------------
+[ "$(id -u)" = 0 ] || skip "needs root (network namespaces and tc)"
+for c in ip tc; do
+	command -v $c >/dev/null 2>&1 || skip "'$c' not found (iproute2)"
+done
+ip netns list >/dev/null 2>&1 || skip "'ip netns' does not work here"
+for c in gfmd gfsd gfkey gfhost gfls gfrm gfmkdir gfwhere gfpcopy gfexport gfreg; do
+	command -v $c >/dev/null 2>&1 ||
+		skip "'$c' not found (apt-get install gfmd gfsd gfarm-client)"
+done
+for c in mpiexec python3 timeout flock setsid; do
+	command -v $c >/dev/null 2>&1 || skip "'$c' not found"
+done
+[ -x "$N1" ] || skip "$N1 not built (./configure --with-gfarm && make)"
+probe=$(timeout 30 mpiexec -n 1 "$N1" 2>&1)
+[ $? = 77 ] && skip "$probe"
+[ -x "$BIN/pcp-split" ] || skip "$BIN/pcp-split not built (make)"
+HAVE_PCP=false
+"$BIN/pcp-split" --version 2>/dev/null | grep -E '^backends:' | grep -qw gfarm &&
+	HAVE_PCP=true
+BYTES=$(size_bytes "$SIZE") PLAIN_BYTES=$(size_bytes "$PLAIN_SIZE")
+# one run at a time: the names below are fixed so that a run killed with
+# SIGKILL is cleaned up by the next one.  Every child gets fd 9 closed
+# (9<&-): a daemon holding the lock would keep the next run out.
+exec 9<"$0"
+flock -n 9 || skip "another gfarm_scale.sh is running (or its daemons survived it)"
+
+# ---- teardown: by pid/session, by name we created, always ---------------
+CHILD=
+stop_session() {	# $1 pid file, $2 expected comm
+	local pid p t
+	pid=$(cat "$1" 2>/dev/null) || return 0
+	rm -f "$1"
+	[ -n "$pid" ] || return 0
+	members() { ps -eo pid=,sid= | awk -v s="$pid" '$2 == s {print $1}'; }
+	for p in $(members); do
+		alive "$p" || continue
+		# pid-reuse guard: a session that is not the daemon is not ours
+		[ "$(cat /proc/"$p"/comm 2>/dev/null)" = "$2" ] || return 0
+	done
+	alive "$pid" && kill -TERM "$pid" 2>/dev/null
+	for ((t = 0; t < 50; t++)); do alive "$pid" || break; sleep 0.1; done
+	alive "$pid" && kill -KILL "$pid" 2>/dev/null
+	for ((t = 0; t < 20; t++)); do
+		[ -z "$(for p in $(members); do alive "$p" && echo "$p"; done)" ] && break
+		sleep 0.1
+	done
+	for p in $(members); do alive "$p" && kill -KILL "$p" 2>/dev/null; done
+	return 0
+}
+teardown() {
+	local k pf ns t
+	if [ -n "$CHILD" ] && alive "$CHILD"; then
+		kill -TERM "$CHILD" 2>/dev/null	# timeout passes it on
+		for ((t = 0; t < 50; t++)); do alive "$CHILD" || break; sleep 0.1; done
+		if alive "$CHILD"; then
+			# shellcheck disable=SC2046 # a list of pids
+			kill -KILL $(ps -o pid= --ppid "$CHILD") 2>/dev/null
+			kill -KILL "$CHILD" 2>/dev/null
+		fi
+	fi
+	if [ -d "$B/run" ]; then
+		for pf in "$B"/run/gfsd*.pid; do
+			[ -e "$pf" ] && stop_session "$pf" gfsd
+		done
+		[ -e "$B/run/gfmd.pid" ] && stop_session "$B/run/gfmd.pid" gfmd
+	fi
+	# gfsd's hard-coded local socket dirs (a clean exit removes them)
+	rm -rf /tmp/.gfarm-gfsd"$NET".*.2-"$GFSD_PORT"
+	for ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^gfsb-node[0-9]+$/ {print $1}'); do
+		k=${ns#gfsb-node}
+		ip link del "gfsb${k}r" 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	for k in $(ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^gfsb[0-9]+r(@|$)/ {sub(/@.*/, "", $2); print $2}'); do
+		ip link del "$k" 2>/dev/null
+	done
+	rm -rf "$B"
+}
+teardown	# leftovers of a run that could not clean up (SIGKILL)
+trap teardown EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+if ip -4 -o addr show | grep -q " inet $NET\."; then
+	skip "addresses in $NET.0.0/16 are in use here (set BENCH_GFARM_NET)"
+fi
+port_open 127.0.0.1 "$GFMD_PORT" &&
+	skip "port $GFMD_PORT is in use (set BENCH_GFARM_GFMD_PORT)"
+
+die() {
+	local f
+	echo "gfarm_scale: ERROR: $*" >&2
+	for f in "$B"/log/*.log "$B"/cmd.err; do
+		[ -s "$f" ] && { echo "--- tail $f" >&2; tail -n 12 "$f" >&2; }
+	done
+	exit 1
+}
+
+# ---- the network: one namespace and veth pair per node -------------------
+mkdir -p "$B/etc" "$B/run" "$B/log" "$B/journal" "$B/tmp" "$OUTDIR"
+# tbf needs a bucket of at least one (GSO) packet; 256 KiB is 20 ms at
+# 100 Mbit/s, nothing against runs of seconds
+shape() {	# $1 device, [netns]
+	local ex=()
+	[ -n "${2:-}" ] && ex=(ip netns exec "$2")
+	"${ex[@]}" tc qdisc replace dev "$1" root tbf rate "$RATE" burst 256kb latency 100ms
+}
+unshape() {
+	local ex=()
+	[ -n "${2:-}" ] && ex=(ip netns exec "$2")
+	"${ex[@]}" tc qdisc del dev "$1" root 2>/dev/null
+	return 0
+}
+HOSTS=
+for ((k = 1; k <= K; k++)); do
+	ns=$(node_ns $k)
+	ip netns add "$ns" || skip "cannot create network namespace $ns"
+	ip link add "gfsb${k}r" type veth peer name "gfsb${k}n" ||
+		skip "cannot create a veth pair"
+	ip link set "gfsb${k}n" netns "$ns" &&
+		ip addr add "$(root_ip $k)/30" dev "gfsb${k}r" &&
+		ip link set "gfsb${k}r" up &&
+		ip netns exec "$ns" ip addr add "$(node_ip $k)/30" dev "gfsb${k}n" &&
+		ip netns exec "$ns" ip link set "gfsb${k}n" up &&
+		ip netns exec "$ns" ip link set lo up ||
+		die "cannot configure the link of node $k"
+	shape "gfsb${k}r" && shape "gfsb${k}n" "$ns" ||
+		skip "tc tbf does not work here (sch_tbf)"
+	HOSTS="$HOSTS${HOSTS:+,}$(node_ip $k)"
+done
+
+# ---- Gfarm: gfmd in the root namespace, gfsd k inside gfsb-nodek ---------
+ME=root
+CONF="$B/etc/gfarm2.conf"
+common="auth enable sharedsecret *
+shared_key_file $B/etc/shared_key
+sockopt keepalive
+minimum_free_disk_space 64M
+schedule_busy_load_thresh 50"
+# clients (the ranks, the gf* tools) reach gfmd on loopback; fail fast
+# instead of retrying for 30 s when a daemon is down
+cat >"$CONF" <<EOF
+metadb_server_host 127.0.0.1
+metadb_server_port $GFMD_PORT
+$common
+gfmd_reconnection_timeout 5
+no_file_system_node_timeout 5
+EOF
+printf '_gfarmfs %s\n_gfarmmd %s\n' "$ME" "$ME" >"$B/etc/usermap"
+# no postgresql_* / ldap_*: metadata backend "none", in gfmd's memory only
+cat >"$B/etc/gfmd.conf" <<EOF
+metadb_server_host 127.0.0.1
+metadb_server_port $GFMD_PORT
+admin_user $ME
+$common
+local_user_map $B/etc/usermap
+metadb_replication disable
+metadb_journal_dir $B/journal
+EOF
+for ((k = 1; k <= K; k++)); do
+	# node k reaches gfmd over its own link
+	cat >"$B/etc/gfsd$k.conf" <<EOF
+metadb_server_host $(root_ip $k)
+metadb_server_port $GFMD_PORT
+$common
+local_user_map $B/etc/usermap
+spool_check_level disable
+EOF
+	mkdir -p "$B/spool$k"
+done
+chmod 700 "$B"/spool* && chmod 600 "$B"/etc/*.conf
+export GFARM_CONFIG_FILE="$CONF"
+gfkey -f -p 31536000 >/dev/null 2>&1 || die "gfkey failed"
+gfmd -f "$B/etc/gfmd.conf" -P "$B/run/gfmd.pid" -F "$B/log/gfmd.log" -L info 9<&- ||
+	die "gfmd failed to start"
+for ((t = 0; t < 100; t++)); do port_open 127.0.0.1 "$GFMD_PORT" && break; sleep 0.1; done
+port_open 127.0.0.1 "$GFMD_PORT" || die "gfmd is not listening on $GFMD_PORT"
+timeout 20 gfls / >/dev/null || die "gfmd does not answer"
+ARCH=$(gfarm.arch.guess 2>/dev/null || echo x86_64-unknown-linux)
+NCPU=$(nproc 2>/dev/null || echo 1)
+for ((k = 1; k <= K; k++)); do
+	ip=$(node_ip $k)
+	timeout 20 gfhost -c -a "$ARCH" -p "$GFSD_PORT" -n "$NCPU" "$ip" ||
+		die "gfhost -c $ip failed"
+	ip netns exec "$(node_ns $k)" gfsd -f "$B/etc/gfsd$k.conf" -h "$ip" -l "$ip" \
+		-r "$B/spool$k" -P "$B/run/gfsd$k.pid" -F "$B/log/gfsd$k.log" -L info 9<&- ||
+		die "gfsd $k failed to start"
+done
+nodes_up() {	# every node authenticated and reporting a load average
+	local up ip k
+	up=$(timeout 15 gfhost -l 2>/dev/null |
+	    awk '$1 ~ /^[0-9.]+\/[0-9.]+\/[0-9.]+$/ && $2 ~ /^[sgG]$/ {print $5}') || return 1
+	for ((k = 1; k <= K; k++)); do
+		grep -Fqx "$(node_ip $k)" <<<"$up" || return 1
+	done
+}
+for ((t = 0; t < 150; t++)); do nodes_up && break; sleep 0.2; done
+nodes_up || die "gfsd(s) did not come up: $(timeout 10 gfhost -l 2>&1 | tr '\n' ';')"
+say "cluster up: gfmd + $K gfsd in namespaces gfsb-node1..$K ($HOSTS), $RATE per link and way"
+timeout 20 gfmkdir /bench || die "gfmkdir /bench failed"
+
+# ---- running and recording ----------------------------------------------
+# run PHASE TOOL N REP CMD... : bounded, timed; stdout's JSON line and the
+# wall time go to $REC as one JSON object.  A failure stops the bench.
+run() {
+	local phase=$1 tool=$2 n=$3 rep=$4 t0 t1 rc js
+	shift 4
+	sync	# no dirty pages of the previous run competing with this one
+	t0=$(date +%s.%N)
+	timeout -k 5 "$LIMIT" "$@" >"$B/cmd.out" 2>"$B/cmd.err" 9<&- &
+	CHILD=$!
+	wait "$CHILD"
+	rc=$?
+	CHILD=
+	t1=$(date +%s.%N)
+	((rc == 0)) || die "$phase $tool N=$n failed (exit $rc): $*"
+	js=$(grep '^{' "$B/cmd.out" | tail -n 1)
+	printf '{"phase":"%s","tool":"%s","ranks":%d,"rep":%d,"wall":%s,"out":%s}\n' \
+		"$phase" "$tool" "$n" "$rep" "$(awk "BEGIN{print $t1 - $t0}")" \
+		"${js:-null}" >>"$REC"
+}
+# gfrm -rf of the bench's outputs between runs (untimed)
+clean() { timeout 60 gfrm -rf "$@" >/dev/null 2>&1; return 0; }
+# placement of a split file's parts ($1, written by $2 ranks): "path host"
+# lines, as gfmd tells; the summary checks part.R against --hosts entry R
+where_parts() {
+	timeout 30 gfwhere -r "$1" 2>/dev/null | awk '
+		/:$/ { sub(/:$/, ""); f = $0; next }
+		NF && f != "" { print f, $1; f = "" }' >"$B/where.txt"
+	python3 - "$1" "$B/where.txt" "$2" >>"$REC" <<'EOF'
+import json, sys
+rows = [l.split() for l in open(sys.argv[2]) if l.strip()]
+print(json.dumps({"phase": "placement", "path": sys.argv[1],
+                  "ranks": int(sys.argv[3]), "parts": {p: h for p, h in rows}}))
+EOF
+}
+
+SRC="$B/tmp/src"
+head -c "$(( BYTES > PLAIN_BYTES ? BYTES : PLAIN_BYTES ))" /dev/urandom >"$B/tmp/src.all" ||
+	die "cannot make the source file"
+head -c "$BYTES" "$B/tmp/src.all" >"$SRC"
+maxn=1
+for n in $RANKS; do ((n > maxn)) && maxn=$n; done
+
+# ---- phase 1: rate-limited, N = 1, 2, 4 ------------------------------------
+say "rate-limited runs: $SIZE per run, ranks $RANKS, $REPS reps" \
+	"(pcp-split gfarm backend: $HAVE_PCP)"
+for ((rep = 1; rep <= REPS; rep++)); do
+	for n in $RANKS; do
+		v=
+		((rep == 1 && n == maxn)) && v=--verify	# untimed read-back
+		run limited n1 "$n" "$rep" mpiexec -n "$n" "$N1" --mode=n1 \
+			--hosts="$HOSTS" $v "$SIZE" /bench/n1
+		run limited nn "$n" "$rep" mpiexec -n "$n" "$N1" --mode=nn \
+			--hosts="$HOSTS" $v "$SIZE" /bench/nn
+		if $HAVE_PCP; then
+			run limited pcp-split "$n" "$rep" mpiexec -n "$n" \
+				"$BIN/pcp-split" --json --hosts="$HOSTS" $PCP_OPTS "$SRC" \
+				gfarm:///bench/dst.split
+			((rep == 1)) && where_parts /bench/dst.split "$n"
+			clean /bench/dst.split
+		fi
+		printf '.'
+	done
+done
+echo
+
+# ---- phase 2: plain Gfarm (tc removed), whole-file tools vs split ---------
+for ((k = 1; k <= K; k++)); do
+	unshape "gfsb${k}r"; unshape "gfsb${k}n" "$(node_ns $k)"
+done
+head -c "$PLAIN_BYTES" "$B/tmp/src.all" >"$SRC.plain"
+rm -f "$B/tmp/src.all"
+mkdir -p "$B/tmp/dl"
+say "plain Gfarm (no tc): $PLAIN_SIZE per run, $REPS reps"
+for ((rep = 1; rep <= REPS; rep++)); do
+	timeout 20 gfmkdir /bench/pc >/dev/null 2>&1
+	run plain gfpcopy-put 1 "$rep" gfpcopy -f "file://$SRC.plain" gfarm:///bench/pc/
+	run plain gfreg 1 "$rep" gfreg "$SRC.plain" gfarm:///bench/reg
+	run plain gfexport 1 "$rep" sh -c "gfexport gfarm:///bench/pc/src.plain >'$B/tmp/out.gfexport'"
+	cmp -s "$SRC.plain" "$B/tmp/out.gfexport" || die "gfexport output differs from the source"
+	rm -rf "$B/tmp/dl"/* "$B/tmp/out.gfexport"
+	run plain gfpcopy-get 1 "$rep" gfpcopy -f gfarm:///bench/pc/src.plain "file://$B/tmp/dl/"
+	cmp -s "$SRC.plain" "$B/tmp/dl/src.plain" || die "gfpcopy download differs from the source"
+	rm -rf "$B/tmp/dl"/*
+	clean /bench/pc /bench/reg
+	for n in $PLAIN_RANKS; do
+		run plain n1 "$n" "$rep" mpiexec -n "$n" "$N1" --mode=n1 \
+			--hosts="$HOSTS" "$PLAIN_SIZE" /bench/n1
+		run plain nn "$n" "$rep" mpiexec -n "$n" "$N1" --mode=nn \
+			--hosts="$HOSTS" "$PLAIN_SIZE" /bench/nn
+		$HAVE_PCP || continue
+		run plain pcp-split "$n" "$rep" mpiexec -n "$n" "$BIN/pcp-split" \
+			--json --hosts="$HOSTS" $PCP_OPTS "$SRC.plain" gfarm:///bench/plain.split
+		run plain gfsplit-merge "$n" "$rep" mpiexec -n "$n" \
+			"$BIN/gfsplit-merge" --json gfarm:///bench/plain.split "$B/tmp/merged"
+		cmp -s "$SRC.plain" "$B/tmp/merged" ||
+			die "gfsplit-merge output differs from the source"
+		rm -f "$B/tmp/merged"
+		clean /bench/plain.split
+	done
+	printf '.'
+done
+echo
+
+# ---- summary ----------------------------------------------------------------
+python3 - "$REC" "$OUTDIR/gfarm_scale.json" <<EOF || die "summary failed"
+import json, re, statistics, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+MiB = 1 << 20
+bytes_lim, bytes_plain = $BYTES, $PLAIN_BYTES
+ranks = [int(x) for x in "$RANKS".split()]
+have_pcp = "$HAVE_PCP" == "true"
+
+def runs(phase, tool, n):
+    return [r for r in recs if r.get("phase") == phase and r.get("tool") == tool
+            and r.get("ranks") == n]
+
+def internal(r):
+    o = r.get("out") or {}
+    return o.get("seconds")
+
+def med(phase, tool, n, nbytes):
+    rs = runs(phase, tool, n)
+    if not rs:
+        return None
+    wall = statistics.median(r["wall"] for r in rs)
+    ins = [internal(r) for r in rs if internal(r) is not None]
+    d = {"runs": len(rs), "wall_seconds": wall,
+         "wall_mib_per_sec": nbytes / MiB / wall,
+         "runs_wall_seconds": [r["wall"] for r in rs]}
+    if ins:
+        s = statistics.median(ins)
+        d.update(seconds=s, mib_per_sec=nbytes / MiB / s, runs_seconds=ins)
+    return d
+
+def rate(d):
+    return None if d is None else d.get("mib_per_sec", d["wall_mib_per_sec"])
+
+def fmt(x, w=7, p=1):
+    return ("%*.*f" % (w, p, x)) if x is not None else "%*s" % (w, "-")
+
+lim = {t: {n: med("limited", t, n, bytes_lim) for n in ranks}
+       for t in ("n1", "nn", "pcp-split")}
+b_tool = "pcp-split" if have_pcp else "nn"
+# scaling is against N=1; without N=1 in the rank list there is none
+base = 1 if 1 in ranks else None
+a1, b1, r1 = ((rate(lim["n1"][base]), rate(lim[b_tool][base]), rate(lim["nn"][base]))
+              if base else (None, None, None))
+table = []
+print("rate-limited Gfarm: %d nodes, $RATE per link and way, %d MiB per run, median of $REPS"
+      % ($K, bytes_lim // MiB))
+print("   N |  a: N-1 MiB/s  vs N=1 |  b: %-9s MiB/s  vs N=1 |  b/a | raw N-N MiB/s  vs N=1"
+      % b_tool)
+for n in ranks:
+    a, b, r = rate(lim["n1"][n]), rate(lim[b_tool][n]), rate(lim["nn"][n])
+    row = {"ranks": n, "a_n1_mib_per_sec": a, "b_mib_per_sec": b,
+           "b_tool": b_tool, "raw_nn_mib_per_sec": r,
+           "a_vs_n1": a / a1 if a and a1 else None,
+           "b_vs_n1": b / b1 if b and b1 else None,
+           "raw_nn_vs_n1": r / r1 if r and r1 else None,
+           "b_over_a": b / a if a and b else None}
+    table.append(row)
+    print("  %2d | %13s %6sx | %15s %6sx | %4s | %13s %6sx" % (
+        n, fmt(a), fmt(row["a_vs_n1"], 5, 2), fmt(b), fmt(row["b_vs_n1"], 5, 2),
+        fmt(row["b_over_a"], 4, 2), fmt(r), fmt(row["raw_nn_vs_n1"], 5, 2)))
+
+targets = {2: 1.7, 4: 3.0}
+verdict = {}
+for row in table:
+    n = row["ranks"]
+    if n in targets and row["b_vs_n1"] is not None:
+        verdict["b_at_%d" % n] = {"target": targets[n], "measured": row["b_vs_n1"],
+                                  "met": row["b_vs_n1"] >= targets[n]}
+a_sc = [row["a_vs_n1"] for row in table if row["a_vs_n1"] is not None]
+if a_sc:
+    verdict["a_flat"] = {"target": "every N within 0.75x..1.33x of N=1",
+                         "range": [min(a_sc), max(a_sc)],
+                         "met": min(a_sc) >= 0.75 and max(a_sc) <= 1.33}
+for k, v in verdict.items():
+    print("  target %-7s %s: %s" % (k, v["target"], "met" if v["met"] else "NOT met"))
+if not have_pcp:
+    print("  b is the raw N-N writer: pcp-split has no gfarm backend in this build")
+
+# placement: every file where it was meant to go?
+misplaced = []
+for r in recs:
+    o = r.get("out") or {}
+    for f in o.get("files", []):
+        if f.get("pinned") and f.get("hosts") != [f["pinned"]]:
+            misplaced.append({"tool": r["tool"], "phase": r["phase"], **f})
+    if o.get("misplaced_parts"):
+        misplaced.append({"tool": r["tool"], "phase": r["phase"],
+                          "misplaced_parts": o["misplaced_parts"]})
+places = [r for r in recs if r.get("phase") == "placement"]
+hosts = "$HOSTS".split(",")
+for r in places:	# part.R of pcp-split must be on --hosts entry R mod K
+    for p, h in r["parts"].items():
+        m = re.search(r"/part\.(\d+)$", p)
+        if m and h != hosts[int(m.group(1)) % len(hosts)]:
+            misplaced.append({"tool": "pcp-split", "ranks": r["ranks"], "path": p,
+                              "pinned": hosts[int(m.group(1)) % len(hosts)],
+                              "hosts": [h]})
+checked_parts = sum(1 for r in places for p in r["parts"] if re.search(r"/part\.\d+$", p))
+verified = [r["out"].get("verified") for r in recs
+            if r.get("out") and r["out"].get("verified") is not None]
+print("  placement (gfmd's replica info): %s%s; read-back checks: %s" % (
+    "every pinned file on its node" if not misplaced else "%d MISPLACED" % len(misplaced),
+    ", pcp-split parts checked: %d" % checked_parts if have_pcp else "",
+    "all ok" if verified and all(verified) else ("none" if not verified else "FAILED")))
+
+prank = [int(x) for x in "$PLAIN_RANKS".split()]
+plain = {}
+for t in ("gfpcopy-put", "gfreg", "gfexport", "gfpcopy-get"):
+    plain[t] = med("plain", t, 1, bytes_plain)
+for n in prank:
+    for t in ("n1", "nn", "pcp-split", "gfsplit-merge"):
+        plain["%s@%d" % (t, n)] = med("plain", t, n, bytes_plain)
+print("plain Gfarm (no tc, %d nodes), %d MiB per run, median of $REPS, wall clock"
+      " (internal where the tool reports it)" % ($K, bytes_plain // MiB))
+labels = {"gfpcopy-put": "gfpcopy local->gfarm (1 process)",
+          "gfreg": "gfreg local->gfarm (1 process)",
+          "gfexport": "gfexport gfarm->local (1 process)",
+          "gfpcopy-get": "gfpcopy gfarm->local (1 process)"}
+for n in prank:
+    labels.update({"n1@%d" % n: "raw N-1 writer, %d ranks" % n,
+                   "nn@%d" % n: "raw N-N writer, %d ranks" % n,
+                   "pcp-split@%d" % n: "pcp-split local->gfarm, %d ranks" % n,
+                   "gfsplit-merge@%d" % n: "gfsplit-merge gfarm->local, %d ranks" % n})
+for t, d in plain.items():
+    if d is None:
+        print("  %-40s  missing (no gfarm backend in pcp-split)" % labels[t])
+    else:
+        print("  %-40s %7.1f MiB/s wall%s" % (labels[t], d["wall_mib_per_sec"],
+              "  %7.1f internal" % d["mib_per_sec"] if "mib_per_sec" in d else ""))
+ratios = {}
+def ratio(x, y, key):
+    if plain.get(x) and plain.get(y):
+        ratios[key] = plain[x]["wall_mib_per_sec"] / plain[y]["wall_mib_per_sec"]
+for n in prank:
+    ratio("pcp-split@%d" % n, "gfpcopy-put", "pcp_split_%d_over_gfpcopy_put_wall" % n)
+    ratio("pcp-split@%d" % n, "gfreg", "pcp_split_%d_over_gfreg_wall" % n)
+    ratio("gfsplit-merge@%d" % n, "gfexport", "gfsplit_merge_%d_over_gfexport_wall" % n)
+    ratio("gfsplit-merge@%d" % n, "gfpcopy-get", "gfsplit_merge_%d_over_gfpcopy_get_wall" % n)
+for k2, v in ratios.items():
+    print("  %-40s %7.2f" % (k2, v))
+
+out = {"benchmark": "gfarm_scale", "nodes": $K, "rate_per_link": "$RATE",
+       "bytes_rate_limited": bytes_lim, "bytes_plain": bytes_plain, "reps": $REPS,
+       "ranks": ranks, "plain_ranks": prank, "pcp_split_gfarm_backend": have_pcp,
+       "clock": "mib_per_sec from the program's own timer (after MPI start-up) where "
+                "it reports one, else wall clock of the whole mpiexec",
+       "rate_limited": {"table": table, "targets": verdict, "detail": lim},
+       "placement": {"misplaced": misplaced, "pcp_split_parts": places,
+                     "pcp_split_parts_checked": checked_parts,
+                     "read_back_verified": verified},
+       "plain": plain, "plain_ratios": ratios}
+json.dump(out, open(sys.argv[2], "w"), indent=1)
+print("gfarm_scale: wrote %s" % sys.argv[2])
+EOF
+say "tearing down"
+exit 0
