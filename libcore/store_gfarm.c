@@ -27,6 +27,7 @@
 #include <syslog.h>
 #include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core.h"
 #include "store.h"
@@ -337,12 +338,18 @@ gf_create_on(const char *path, uint32_t mode, const char *host, GFS_File *gfp,
  * fails, the empty file is closed and removed; STRICT then fails naming
  * the node and the cause, FALLBACK creates the file again unpinned and
  * lets Gfarm choose a node (where() reports it once data is written).
+ *
+ * Without place->host the node is this client's own: its host name is
+ * matched against Gfarm's registered gfsd hosts by pinning to it, and when
+ * it is none of them the file is created unpinned, where Gfarm's
+ * scheduling (which prefers the client's local gfsd) puts it.
  */
 static int
 gf_create(const char *path, uint32_t mode, const struct gfsp_place *place,
 	  struct gfsp_file **out, struct gfsp_error *err)
 {
 	const char *host = place != NULL ? place->host : NULL;
+	char self[GF_HOST_MAX + 1];
 	struct gf_guard g;
 	struct gf_file *f;
 	gfarm_error_t e;
@@ -364,9 +371,18 @@ gf_create(const char *path, uint32_t mode, const struct gfsp_place *place,
 	f->writable = 1;
 
 	gf_enter(&g);
-	e = gf_create_on(path, mode, host, &f->gf, &pin_failed);
-	if (pin_failed && place->policy == GFSP_PLACE_FALLBACK)
-		e = gf_create_on(path, mode, NULL, &f->gf, &pin_failed);
+	if (host == NULL && gethostname(self, sizeof(self) - 1) == 0) {
+		self[sizeof(self) - 1] = '\0';
+		e = gf_create_on(path, mode, self, &f->gf, &pin_failed);
+		if (pin_failed)		/* not a gfsd: Gfarm's own choice */
+			e = gf_create_on(path, mode, NULL, &f->gf,
+					 &pin_failed);
+	} else {
+		e = gf_create_on(path, mode, host, &f->gf, &pin_failed);
+		if (pin_failed && place->policy == GFSP_PLACE_FALLBACK)
+			e = gf_create_on(path, mode, NULL, &f->gf,
+					 &pin_failed);
+	}
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR) {
 		gf_file_free(f);

@@ -38,6 +38,15 @@ check "merge with 4 ranks to Gfarm" mpirun_n 4 "$BIN/gfsplit-merge" gfarm:///t/a
 gfexport /t/a.merged >"$TMPD/a.merged" 2>&1
 same_bytes "Gfarm split merged to Gfarm is byte-identical (gfexport)" "$TMPD/src" "$TMPD/a.merged"
 
+# the default placement: no --hosts; this host is no gfsd here, so Gfarm
+# chooses, and every part must still be somewhere and read back whole
+check "split to Gfarm without --hosts" \
+	mpirun_n 2 "$BIN/pcp-split" "$TMPD/src" gfarm:///t/d.split
+w=$(gfwhere /t/d.split/part.0 /t/d.split/part.1 2>&1 | grep -c "127\.")
+[ "$w" -ge 2 ] && ok "both parts have a replica on a gfsd" || not_ok "both parts have a replica on a gfsd" "$(gfwhere /t/d.split/part.0 /t/d.split/part.1 2>&1)"
+check "merge it back" mpirun_n 2 "$BIN/gfsplit-merge" gfarm:///t/d.split "$TMPD/d.out"
+same_bytes "default placement round trip is byte-identical" "$TMPD/src" "$TMPD/d.out"
+
 # 3. the reverse: source on Gfarm, split file on POSIX, merged onto Gfarm
 gfreg "$TMPD/src" /t/in || not_ok "gfreg the source"
 check "split gfarm:///t/in (cyclic 64k) to POSIX with 3 ranks" \
