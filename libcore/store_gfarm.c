@@ -219,6 +219,26 @@ gf_ready(const char *path, struct gfsp_error *err)
 	return 0;
 }
 
+/*
+ * The body of a path operation that is one libgfarm call: make sure
+ * libgfarm is ready, make the call under the lock, and turn a failure into
+ * err with the message fmt, ... (the Gfarm cause is appended).
+ */
+#define GF_PATH_CALL(path, call, err, ...) do {				\
+	struct gf_guard g_;						\
+	gfarm_error_t e_;						\
+	int rc_ = gf_ready((path), (err));				\
+									\
+	if (rc_ != 0)							\
+		return rc_;						\
+	gf_enter(&g_);							\
+	e_ = (call);							\
+	gf_leave(&g_);							\
+	if (e_ != GFARM_ERR_NO_ERROR)					\
+		return gf_error((err), e_, __VA_ARGS__);		\
+	return 0;							\
+} while (0)
+
 /* ------------------------------------------------------------ files */
 
 static void
@@ -570,52 +590,21 @@ gf_stat(const char *path, struct gfsp_stat *st, struct gfsp_error *err)
 static int
 gf_mkdir(const char *path, uint32_t mode, struct gfsp_error *err)
 {
-	struct gf_guard g;
-	gfarm_error_t e;
-	int rc = gf_ready(path, err);
-
-	if (rc != 0)
-		return rc;
-	gf_enter(&g);
-	e = gfs_mkdir(path, (gfarm_mode_t)mode);
-	gf_leave(&g);
-	if (e != GFARM_ERR_NO_ERROR)
-		return gf_error(err, e, "cannot create directory '%s'", path);
-	return 0;
+	GF_PATH_CALL(path, gfs_mkdir(path, (gfarm_mode_t)mode), err,
+		     "cannot create directory '%s'", path);
 }
 
 static int
 gf_rmdir(const char *path, struct gfsp_error *err)
 {
-	struct gf_guard g;
-	gfarm_error_t e;
-	int rc = gf_ready(path, err);
-
-	if (rc != 0)
-		return rc;
-	gf_enter(&g);
-	e = gfs_rmdir(path);
-	gf_leave(&g);
-	if (e != GFARM_ERR_NO_ERROR)
-		return gf_error(err, e, "cannot remove directory '%s'", path);
-	return 0;
+	GF_PATH_CALL(path, gfs_rmdir(path), err,
+		     "cannot remove directory '%s'", path);
 }
 
 static int
 gf_unlink(const char *path, struct gfsp_error *err)
 {
-	struct gf_guard g;
-	gfarm_error_t e;
-	int rc = gf_ready(path, err);
-
-	if (rc != 0)
-		return rc;
-	gf_enter(&g);
-	e = gfs_unlink(path);
-	gf_leave(&g);
-	if (e != GFARM_ERR_NO_ERROR)
-		return gf_error(err, e, "cannot remove '%s'", path);
-	return 0;
+	GF_PATH_CALL(path, gfs_unlink(path), err, "cannot remove '%s'", path);
 }
 
 /*
@@ -726,19 +715,8 @@ static int
 gf_setxattr(const char *path, const char *name, const void *val, size_t len,
 	    struct gfsp_error *err)
 {
-	struct gf_guard g;
-	gfarm_error_t e;
-	int rc = gf_ready(path, err);
-
-	if (rc != 0)
-		return rc;
-	gf_enter(&g);
-	e = gfs_setxattr(path, name, val, len, 0);
-	gf_leave(&g);
-	if (e != GFARM_ERR_NO_ERROR)
-		return gf_error(err, e, "cannot set attribute '%s' of '%s'",
-				name, path);
-	return 0;
+	GF_PATH_CALL(path, gfs_setxattr(path, name, val, len, 0), err,
+		     "cannot set attribute '%s' of '%s'", name, path);
 }
 
 /*
