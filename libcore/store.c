@@ -249,12 +249,27 @@ gfsp_rename(const char *from, const char *to, struct gfsp_error *err)
 	return ops->rename(from, to, err);
 }
 
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 int
 gfsp_readdir(const char *path, char ***names, size_t *n, struct gfsp_error *err)
 {
+	const struct gfsp_store_ops *ops;
+	int rc;
+
 	*names = NULL;
 	*n = 0;
-	PATH_OP(path, readdir(path, names, n, err));
+	rc = gfsp_store_for(path, &ops, err);
+	if (rc == 0)
+		rc = ops->readdir(path, names, n, err);
+	/* every backend's names in one order, so callers see the same */
+	if (rc == 0 && *n > 1)
+		qsort(*names, *n, sizeof(**names), name_cmp);
+	return rc;
 }
 
 int

@@ -81,8 +81,9 @@ struct gfsp_store_ops {
 	int (*unlink)(const char *path, struct gfsp_error *err);
 	/* rename fails with GFSP_EEXIST if `to` exists (never replaces) */
 	int (*rename)(const char *from, const char *to, struct gfsp_error *err);
-	/* list names in a directory (no "." or ".."); OUT *names malloc'd
-	 * array of malloc'd strings */
+	/* list names in a directory (no "." or "..") in any order (the
+	 * gfsp_readdir wrapper sorts them); OUT *names malloc'd array of
+	 * malloc'd strings */
 	int (*readdir)(const char *path, char ***names, size_t *n,
 		       struct gfsp_error *err);
 	int (*setxattr)(const char *path, const char *name, const void *val,

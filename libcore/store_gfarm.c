@@ -639,13 +639,6 @@ gf_rename(const char *from, const char *to, struct gfsp_error *err)
 }
 
 static int
-name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* names come back sorted, as from posix_readdir */
-static int
 gf_readdir(const char *path, char ***names, size_t *n, struct gfsp_error *err)
 {
 	struct gf_guard g;
@@ -703,8 +696,6 @@ gf_readdir(const char *path, char ***names, size_t *n, struct gfsp_error *err)
 		free(v);
 		return rc;
 	}
-	if (cnt > 1)
-		qsort(v, cnt, sizeof(*v), name_cmp);
 	*names = v;
 	*n = cnt;
 	return 0;

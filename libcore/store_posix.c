@@ -307,13 +307,6 @@ fail:
 }
 
 static int
-name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* names come back sorted, so callers see the same order everywhere */
-static int
 posix_readdir(const char *path, char ***names, size_t *n, struct gfsp_error *err)
 {
 	DIR *d;
@@ -365,8 +358,6 @@ out:
 		free(v);
 		return rc;
 	}
-	if (cnt > 1)
-		qsort(v, cnt, sizeof(*v), name_cmp);
 	*names = v;
 	*n = cnt;
 	return 0;
