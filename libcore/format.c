@@ -11,7 +11,7 @@
  *
  *   off  size  field
  *     0     8  magic "GFSPLITM"
- *     8     4  version (1)
+ *     8     4  version (2; 1 is read too)
  *    12     4  nprocs            writer ranks, 1..2^24
  *    16     4  nnodes            location files, 1..nprocs
  *    20     8  logical_size
@@ -34,7 +34,7 @@
  *     ...      nrecs records, strictly increasing rank
  *   end-8   8  XXH3-64 of all preceding bytes
  *
- * Record (64 + H + 16*A bytes):
+ * Record (v1: 64 + H + 16*A bytes; v2 adds the tail after indices[]):
  *
  *     0     4  rank              < nprocs
  *     4     8  disp
@@ -48,12 +48,19 @@
  *    64     H  host
  *  64+H   8*A  blocklens[]
  * 64+H+8A 8*A  indices[]
+ *              v2 tail:
+ *           4  X                 more views (1..X; view 0 is the above)
+ *              X times: disp, extent, size, end, A (8 each),
+ *                       blocklens[A], indices[A]
+ *           8  R                 runs; 0: the implicit v1 run
+ *              R times: view (4; 2^32-1: dense), begin, end, loff (8 each)
  *
  * Decoders check, in this order: magic, minimum length, the trailer,
  * the version, then every count against the bytes that remain before
  * allocating anything, then the invariants.  A count is never trusted.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -321,6 +328,37 @@ gfsp_marker_decode(const unsigned char *buf, size_t len, const char *name,
 
 /* ---------------------------------------------------- location files */
 
+#define VIEW_FIXED	(8 * 5)			/* disp extent size end A */
+#define RUN_LEN		(4 + 8 * 3)
+
+void
+gfsp_locrec_free(struct gfsp_locrec *rec)
+{
+	uint32_t i;
+
+	if (rec == NULL)
+		return;
+	gfsp_view_free(&rec->view);
+	for (i = 0; i < rec->nxviews; i++)
+		gfsp_view_free(&rec->xviews[i]);
+	free(rec->xviews);
+	free(rec->runs);
+	rec->xviews = NULL;
+	rec->nxviews = 0;
+	rec->runs = NULL;
+	rec->nruns = 0;
+}
+
+const struct gfsp_view *
+gfsp_locrec_view(const struct gfsp_locrec *rec, uint32_t i)
+{
+	if (i == 0)
+		return &rec->view;
+	if (i == GFSP_RUN_DENSE || i > rec->nxviews)
+		return NULL;
+	return &rec->xviews[i - 1];
+}
+
 void
 gfsp_locfile_free(struct gfsp_locfile *lf)
 {
@@ -330,9 +368,116 @@ gfsp_locfile_free(struct gfsp_locfile *lf)
 		return;
 	if (lf->recs != NULL)
 		for (i = 0; i < lf->nrecs; i++)
-			gfsp_view_free(&lf->recs[i].view);
+			gfsp_locrec_free(&lf->recs[i]);
 	free(lf->recs);
 	memset(lf, 0, sizeof(*lf));
+}
+
+static size_t
+view_bytes(const struct gfsp_view *v)
+{
+	return (size_t)v->nblocks * 16;
+}
+
+/* Encoded size of a record, or 0 if it cannot be encoded. */
+static size_t
+rec_len(const struct gfsp_locrec *rec, struct gfsp_error *err)
+{
+	size_t n, hl;
+	uint32_t i;
+
+	hl = strnlen(rec->host, GFSP_NAME_MAX);
+	if (hl >= GFSP_NAME_MAX) {
+		gfsp_error_set(err, GFSP_EINVAL,
+		    "host name of rank %u is not terminated", rec->rank);
+		return 0;
+	}
+	if (rec->nruns > (SIZE_MAX / 2) / RUN_LEN ||
+	    rec->view.nblocks > (SIZE_MAX / 4) / 16)
+		goto big;
+	n = REC_FIXED + hl + view_bytes(&rec->view) + 4 + 8 +
+	    (size_t)rec->nruns * RUN_LEN;
+	for (i = 0; i < rec->nxviews; i++) {
+		if (rec->xviews[i].nblocks > (SIZE_MAX / 4 - n) / 16)
+			goto big;
+		n += VIEW_FIXED + view_bytes(&rec->xviews[i]);
+	}
+	return n;
+big:
+	gfsp_error_set(err, GFSP_EINVAL, "record of rank %u is too large to "
+	    "encode", rec->rank);
+	return 0;
+}
+
+static void
+put_view_head(struct wcur *w, const struct gfsp_view *v)
+{
+	put_u64(w, v->disp);
+	put_u64(w, v->extent);
+	put_u64(w, v->size);
+	put_u64(w, v->end);
+	put_u64(w, v->nblocks);
+}
+
+static void
+put_view_arrays(struct wcur *w, const struct gfsp_view *v)
+{
+	uint64_t k;
+
+	for (k = 0; k < v->nblocks; k++)
+		put_u64(w, v->len[k]);
+	for (k = 0; k < v->nblocks; k++)
+		put_u64(w, v->off[k]);
+}
+
+/* Record layout: the v1 record (view 0 with the part fields between its
+ * head and its arrays), then the v2 tail: extra views and runs. */
+static void
+put_rec(struct wcur *w, const struct gfsp_locrec *rec)
+{
+	uint64_t k;
+	uint32_t i;
+
+	put_u32(w, rec->rank);
+	put_view_head(w, &rec->view);
+	put_u64(w, rec->part_size);
+	put_u64(w, rec->part_hash);
+	put_str(w, rec->host, strlen(rec->host));
+	put_view_arrays(w, &rec->view);
+	put_u32(w, rec->nxviews);
+	for (i = 0; i < rec->nxviews; i++) {
+		put_view_head(w, &rec->xviews[i]);
+		put_view_arrays(w, &rec->xviews[i]);
+	}
+	put_u64(w, rec->nruns);
+	for (k = 0; k < rec->nruns; k++) {
+		put_u32(w, rec->runs[k].view);
+		put_u64(w, rec->runs[k].begin);
+		put_u64(w, rec->runs[k].end);
+		put_u64(w, rec->runs[k].loff);
+	}
+}
+
+int
+gfsp_locrec_encode(const struct gfsp_locrec *rec, unsigned char **buf,
+		  size_t *len, struct gfsp_error *err)
+{
+	struct wcur w;
+	size_t n;
+
+	n = rec_len(rec, err);
+	if (n == 0)
+		return err ? err->code : GFSP_EINVAL;
+	w.p = malloc(n);
+	if (w.p == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM,
+		    "cannot encode the record of rank %u: out of memory",
+		    rec->rank);
+	w.pos = 0;
+	put_rec(&w, rec);
+	*buf = w.p;
+	*len = w.pos;
+	return 0;
 }
 
 int
@@ -341,9 +486,8 @@ gfsp_locfile_encode(const struct gfsp_locfile *lf, unsigned char **buf,
 {
 	const struct gfsp_locrec *rec;
 	struct wcur w;
-	size_t nl, hl, n, add;
+	size_t nl, n, add;
 	uint32_t i;
-	uint64_t k;
 
 	nl = strnlen(lf->node_name, GFSP_NAME_MAX);
 	if (nl >= GFSP_NAME_MAX)
@@ -365,17 +509,10 @@ gfsp_locfile_encode(const struct gfsp_locfile *lf, unsigned char **buf,
 			return gfsp_error_set(err, GFSP_EINVAL,
 			    "location record %u: rank %u out of order or "
 			    "out of range", i, rec->rank);
-		hl = strnlen(rec->host, GFSP_NAME_MAX);
-		if (hl >= GFSP_NAME_MAX)
-			return gfsp_error_set(err, GFSP_EINVAL,
-			    "host name of rank %u is not terminated",
-			    rec->rank);
-		if (rec->view.nblocks > (SIZE_MAX - n) / 16)
-			return gfsp_error_set(err, GFSP_EINVAL,
-			    "view of rank %u is too large to encode",
-			    rec->rank);
-		add = REC_FIXED + hl + (size_t)rec->view.nblocks * 16;
-		if (add > SIZE_MAX - n)
+		add = rec_len(rec, err);
+		if (add == 0)
+			return err ? err->code : GFSP_EINVAL;
+		if (add > SIZE_MAX / 2 - n)
 			return gfsp_error_set(err, GFSP_EINVAL,
 			    "location file is too large to encode");
 		n += add;
@@ -393,65 +530,59 @@ gfsp_locfile_encode(const struct gfsp_locfile *lf, unsigned char **buf,
 	put_u32(&w, lf->node);
 	put_str(&w, lf->node_name, nl);
 	put_u32(&w, lf->nrecs);
-	for (i = 0; i < lf->nrecs; i++) {
-		rec = &lf->recs[i];
-		put_u32(&w, rec->rank);
-		put_u64(&w, rec->view.disp);
-		put_u64(&w, rec->view.extent);
-		put_u64(&w, rec->view.size);
-		put_u64(&w, rec->view.end);
-		put_u64(&w, rec->view.nblocks);
-		put_u64(&w, rec->part_size);
-		put_u64(&w, rec->part_hash);
-		put_str(&w, rec->host, strlen(rec->host));
-		for (k = 0; k < rec->view.nblocks; k++)
-			put_u64(&w, rec->view.len[k]);
-		for (k = 0; k < rec->view.nblocks; k++)
-			put_u64(&w, rec->view.off[k]);
-	}
+	for (i = 0; i < lf->nrecs; i++)
+		put_rec(&w, &lf->recs[i]);
 	put_u64(&w, gfsp_hash64(w.p, w.pos));
 	*buf = w.p;
 	*len = w.pos;
 	return 0;
 }
 
-/* One record at r; rec->view is initialised only on success. */
+struct vhead {
+	uint64_t disp, extent, size, end, alen;
+};
+
 static int
-decode_rec(struct rcur *r, uint32_t nprocs, struct gfsp_locrec *rec)
+get_view_head(struct rcur *r, struct vhead *h)
+{
+	if (get_u64(r, &h->disp, "disp") ||
+	    get_u64(r, &h->extent, "extent") ||
+	    get_u64(r, &h->size, "filetype size") ||
+	    get_u64(r, &h->end, "view end") ||
+	    get_u64(r, &h->alen, "arr_len"))
+		return GFSP_ECORRUPT;
+	return 0;
+}
+
+/* The block arrays of a view whose head is h; v is initialised only on
+ * success.  `which` names the view in messages. */
+static int
+get_view_arrays(struct rcur *r, const struct vhead *h, uint32_t rank,
+		uint32_t which, struct gfsp_view *v)
 {
 	struct gfsp_error verr;
-	uint64_t disp, extent, size, end, alen, k, sum;
+	uint64_t k, sum, alen = h->alen;
 	uint64_t *arr = NULL;
 	const char *name = r->name;
+	char vn[24] = "";		/* view 0 is "the" view of v1 */
 	int rc;
 
-	if (get_u32(r, &rec->rank, "rank") ||
-	    get_u64(r, &disp, "disp") ||
-	    get_u64(r, &extent, "extent") ||
-	    get_u64(r, &size, "filetype size") ||
-	    get_u64(r, &end, "view end") ||
-	    get_u64(r, &alen, "arr_len") ||
-	    get_u64(r, &rec->part_size, "part size") ||
-	    get_u64(r, &rec->part_hash, "part checksum") ||
-	    get_str(r, rec->host, sizeof(rec->host), "host name"))
-		return GFSP_ECORRUPT;
-	if (rec->rank >= nprocs)
-		return gfsp_error_set(r->err, GFSP_ECORRUPT,
-		    "%s: rank %u is out of range (%u processes)", name,
-		    rec->rank, nprocs);
+	if (which > 0)
+		snprintf(vn, sizeof(vn), " view %u", which);
+
 	/* the arrays must fit in what is left before anything is
 	 * allocated for them: a corrupt arr_len costs nothing */
 	if (alen > left(r) / 16)
 		return gfsp_error_set(r->err, GFSP_ECORRUPT,
-		    "%s: rank %u: arr_len %llu does not fit in the %zu bytes "
-		    "left", name, rec->rank, (unsigned long long)alen,
-		    left(r));
+		    "%s: rank %u%s: arr_len %llu does not fit in the "
+		    "%zu bytes left", name, rank, vn,
+		    (unsigned long long)alen, left(r));
 	if (alen > 0) {
 		arr = malloc((size_t)alen * 2 * sizeof(*arr));
 		if (arr == NULL)
 			return gfsp_error_set(r->err, GFSP_ENOMEM,
 			    "%s: rank %u: out of memory for %llu blocks",
-			    name, rec->rank, (unsigned long long)alen);
+			    name, rank, (unsigned long long)alen);
 	}
 	sum = 0;
 	for (k = 0; k < 2 * alen; k++) {
@@ -461,40 +592,157 @@ decode_rec(struct rcur *r, uint32_t nprocs, struct gfsp_locrec *rec)
 	for (k = 0; k < alen; k++) {
 		if (arr[k] > UINT64_MAX - sum) {
 			rc = gfsp_error_set(r->err, GFSP_ECORRUPT,
-			    "%s: rank %u: block lengths overflow", name,
-			    rec->rank);
+			    "%s: rank %u%s: block lengths overflow",
+			    name, rank, vn);
 			goto out;
 		}
 		sum += arr[k];
 	}
-	if (sum != size) {
+	if (sum != h->size) {
 		rc = gfsp_error_set(r->err, GFSP_ECORRUPT,
-		    "%s: rank %u: filetype size %llu does not match its "
-		    "blocks (sum %llu)", name, rec->rank,
-		    (unsigned long long)size, (unsigned long long)sum);
+		    "%s: rank %u%s: filetype size %llu does not match "
+		    "its blocks (sum %llu)", name, rank, vn,
+		    (unsigned long long)h->size, (unsigned long long)sum);
 		goto out;
 	}
 	gfsp_error_clear(&verr);
-	rc = gfsp_view_init(&rec->view, disp, extent, end, alen,
+	rc = gfsp_view_init(v, h->disp, h->extent, h->end, alen,
 	    alen ? arr + alen : NULL, arr, &verr);
 	if (rc) {
 		rc = gfsp_error_set(r->err, rc == GFSP_ENOMEM ? rc :
-		    GFSP_ECORRUPT, "%s: rank %u: %s", name, rec->rank,
-		    verr.msg);
+		    GFSP_ECORRUPT, "%s: rank %u%s: %s", name, rank,
+		    vn, verr.msg);
 		goto out;
 	}
-	if (rec->view.size != size) {
+	if (v->size != h->size) {
 		rc = gfsp_error_set(r->err, GFSP_ECORRUPT,
-		    "%s: rank %u: blocks overlap (filetype size %llu, "
-		    "%llu distinct bytes)", name, rec->rank,
-		    (unsigned long long)size,
-		    (unsigned long long)rec->view.size);
-		gfsp_view_free(&rec->view);
+		    "%s: rank %u%s: blocks overlap (filetype size "
+		    "%llu, %llu distinct bytes)", name, rank, vn,
+		    (unsigned long long)h->size,
+		    (unsigned long long)v->size);
+		gfsp_view_free(v);
 		goto out;
 	}
 	rc = 0;
 out:
 	free(arr);
+	return rc;
+}
+
+/* The v2 tail: extra views and runs. */
+static int
+decode_tail(struct rcur *r, struct gfsp_locrec *rec)
+{
+	struct vhead h;
+	uint32_t nx, i;
+	uint64_t nruns, k;
+	struct gfsp_run *run;
+	const char *name = r->name;
+	int rc;
+
+	if (get_u32(r, &nx, "view count"))
+		return GFSP_ECORRUPT;
+	if (nx > left(r) / VIEW_FIXED)
+		return gfsp_error_set(r->err, GFSP_ECORRUPT,
+		    "%s: rank %u: %u views do not fit in the %zu bytes left",
+		    name, rec->rank, nx, left(r));
+	if (nx > 0) {
+		rec->xviews = calloc(nx, sizeof(*rec->xviews));
+		if (rec->xviews == NULL)
+			return gfsp_error_set(r->err, GFSP_ENOMEM,
+			    "%s: out of memory for %u views", name, nx);
+	}
+	for (i = 0; i < nx; i++) {
+		rc = get_view_head(r, &h);
+		if (rc == 0)
+			rc = get_view_arrays(r, &h, rec->rank, i + 1,
+			    &rec->xviews[i]);
+		if (rc)
+			return rc;
+		rec->nxviews = i + 1;
+	}
+	if (get_u64(r, &nruns, "run count"))
+		return GFSP_ECORRUPT;
+	if (nruns > left(r) / RUN_LEN)
+		return gfsp_error_set(r->err, GFSP_ECORRUPT,
+		    "%s: rank %u: %llu runs do not fit in the %zu bytes left",
+		    name, rec->rank, (unsigned long long)nruns, left(r));
+	if (nruns > 0) {
+		rec->runs = malloc((size_t)nruns * sizeof(*rec->runs));
+		if (rec->runs == NULL)
+			return gfsp_error_set(r->err, GFSP_ENOMEM,
+			    "%s: out of memory for %llu runs", name,
+			    (unsigned long long)nruns);
+	}
+	rec->nruns = nruns;
+	for (k = 0; k < nruns; k++) {
+		run = &rec->runs[k];
+		get_u32(r, &run->view, "run");
+		get_u64(r, &run->begin, "run");
+		get_u64(r, &run->end, "run");
+		get_u64(r, &run->loff, "run");
+		if (run->view != GFSP_RUN_DENSE && run->view > nx)
+			return gfsp_error_set(r->err, GFSP_ECORRUPT,
+			    "%s: rank %u run %llu: view %u does not exist "
+			    "(%u views)", name, rec->rank,
+			    (unsigned long long)k, run->view, nx + 1);
+		if (run->begin > run->end)
+			return gfsp_error_set(r->err, GFSP_ECORRUPT,
+			    "%s: rank %u run %llu: begins at %llu after its "
+			    "end %llu", name, rec->rank,
+			    (unsigned long long)k,
+			    (unsigned long long)run->begin,
+			    (unsigned long long)run->end);
+	}
+	return 0;
+}
+
+/* One record at r (format `version`); on failure rec holds nothing. */
+static int
+decode_rec(struct rcur *r, uint32_t version, uint32_t nprocs,
+	   struct gfsp_locrec *rec)
+{
+	struct vhead h;
+	int rc;
+
+	memset(rec, 0, sizeof(*rec));
+	if (get_u32(r, &rec->rank, "rank") ||
+	    get_view_head(r, &h) ||
+	    get_u64(r, &rec->part_size, "part size") ||
+	    get_u64(r, &rec->part_hash, "part checksum") ||
+	    get_str(r, rec->host, sizeof(rec->host), "host name"))
+		return GFSP_ECORRUPT;
+	if (rec->rank >= nprocs)
+		return gfsp_error_set(r->err, GFSP_ECORRUPT,
+		    "%s: rank %u is out of range (%u processes)", r->name,
+		    rec->rank, nprocs);
+	rc = get_view_arrays(r, &h, rec->rank, 0, &rec->view);
+	if (rc)
+		return rc;
+	if (version >= 2) {
+		rc = decode_tail(r, rec);
+		if (rc)
+			gfsp_locrec_free(rec);
+	}
+	return rc;
+}
+
+int
+gfsp_locrec_decode(const unsigned char *buf, size_t len, uint32_t nprocs,
+		  const char *name, struct gfsp_locrec *rec,
+		  struct gfsp_error *err)
+{
+	struct rcur r;
+	int rc;
+
+	r.p = buf;
+	r.len = len;
+	r.pos = 0;
+	r.name = name;
+	r.err = err;
+	rc = decode_rec(&r, GFSP_FORMAT_VERSION, nprocs, rec);
+	if (rc == 0 && (rc = body_done(&r)) != 0)
+		gfsp_locrec_free(rec);
 	return rc;
 }
 
@@ -547,10 +795,10 @@ gfsp_locfile_decode(const unsigned char *buf, size_t len, const char *name,
 	for (i = 0; i < nrecs; i++) {
 		struct gfsp_locrec *rec = &t.recs[i];
 
-		rc = decode_rec(&r, t.nprocs, rec);
+		rc = decode_rec(&r, le32(buf + MAGIC_LEN), t.nprocs, rec);
 		if (rc)
 			goto fail;
-		/* t.nrecs counts the records whose view is initialised,
+		/* t.nrecs counts the records that hold allocations,
 		 * so that gfsp_locfile_free() frees exactly those */
 		t.nrecs = i + 1;
 		if (i > 0 && rec->rank == t.recs[i - 1].rank) {

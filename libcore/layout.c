@@ -3,17 +3,21 @@
  * metadata), map a logical range to part extents, read, coverage and the
  * full check.  No MPI calls: stat-layout runs without MPI_Init.
  *
- * Mapping [a, b) merges the pieces of every part's view:
+ * Mapping [a, b) merges the pieces of every part's runs:
  *
  *   logical:  a                                                   b
  *             |--part 0--|..hole..|--part 2--|--part 1--|..hole..|
- *   pieces:   gfsp_view_extents() per part, limited to the bytes the
+ *   pieces:   gfsp_view_extents() per run, limited to the bytes the
  *             part really holds (a part shorter than its view leaves
  *             holes), sorted by goff; gaps become holes (part -1).
  *
- * Views are disjoint after overlap resolution; if a corrupt layout has
- * overlapping pieces anyway, the piece that starts first keeps the bytes
- * so the map is still a partition of [a, b).
+ * A v1 record has one run: its whole view from part offset 0, and views
+ * are disjoint after overlap resolution.  Runs of v2 records may overlap
+ * (an overwrite, or ranks that wrote the same bytes); each byte then goes
+ * to the run of highest priority: lowest rank first, then within a rank
+ * the latest run.  A sweep over the sorted pieces with a heap of the
+ * pieces that cover the current offset keeps the map a partition of
+ * [a, b) in O(pieces log pieces).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -73,9 +77,12 @@ gfsp_layout_close(struct gfsp_layout *l)
 		}
 		if (l->views != NULL)
 			gfsp_view_free(&l->views[r]);
+		if (l->recs != NULL)
+			gfsp_locrec_free(&l->recs[r]);
 	}
 	free(l->parts);
 	free(l->views);
+	free(l->recs);
 	free(l->part_size);
 	free(l->part_hash);
 	free(l->node_of);
@@ -174,13 +181,17 @@ load_locfile(struct gfsp_layout *l, int k, int *seen, struct gfsp_error *err)
 			goto out;
 		}
 		seen[r] = k + 1;
-		/* the view moves into l; lf keeps an empty one */
+		/* the record moves into l; lf keeps an empty one */
 		l->views[r] = rec->view;
 		memset(&rec->view, 0, sizeof(rec->view));
-		l->part_size[r] = rec->part_size;
-		l->part_hash[r] = rec->part_hash;
+		l->recs[r] = *rec;
+		memset(rec, 0, sizeof(*rec));
+		if (l->recs[r].nruns > 0)
+			l->has_runs = 1;
+		l->part_size[r] = l->recs[r].part_size;
+		l->part_hash[r] = l->recs[r].part_hash;
 		l->node_of[r] = k;
-		snprintf(l->host[r], GFSP_NAME_MAX, "%s", rec->host);
+		snprintf(l->host[r], GFSP_NAME_MAX, "%s", l->recs[r].host);
 	}
 out:
 	gfsp_locfile_free(&lf);
@@ -222,14 +233,68 @@ check_part_file(const struct gfsp_layout *l, int r, struct gfsp_error *err)
 	return rc;
 }
 
-/* Every byte of part r must have a place in the logical file: a part
- * longer than its view below the logical size is corrupt. */
+/* The implicit run of a v1 record: the whole view from part offset 0. */
+static const struct gfsp_run whole_view = { 0, 0, UINT64_MAX, 0 };
+
+const struct gfsp_run *
+gfsp_layout_runs(const struct gfsp_layout *l, int r, uint64_t *n)
+{
+	if (l->recs[r].nruns == 0) {
+		*n = 1;
+		return &whole_view;
+	}
+	*n = l->recs[r].nruns;
+	return l->recs[r].runs;
+}
+
+const struct gfsp_view *
+gfsp_layout_run_view(const struct gfsp_layout *l, int r,
+		    const struct gfsp_run *run)
+{
+	if (run->view == 0)
+		return &l->views[r];
+	return gfsp_locrec_view(&l->recs[r], run->view);
+}
+
+uint64_t
+gfsp_run_bytes(const struct gfsp_view *v, const struct gfsp_run *run)
+{
+	if (v == NULL)
+		return run->end - run->begin;
+	return gfsp_view_local(v, run->end) - gfsp_view_local(v, run->begin);
+}
+
+/*
+ * Every byte of part r must have a place in the logical file, and every
+ * run's bytes must be in the part: a v1 part longer than its view below
+ * the logical size is corrupt, and so is a v2 run that reaches past the
+ * end of its part.
+ */
 static int
 part_fits(const struct gfsp_layout *l, int r, struct gfsp_error *err)
 {
-	uint64_t below = gfsp_view_bytes_below(&l->views[r],
-					      l->marker.logical_size);
+	const struct gfsp_run *runs;
+	uint64_t below, i, n, bytes;
 
+	if (l->recs[r].nruns > 0) {
+		runs = gfsp_layout_runs(l, r, &n);
+		for (i = 0; i < n; i++) {
+			bytes = gfsp_run_bytes(gfsp_layout_run_view(l, r,
+			    &runs[i]), &runs[i]);
+			if (runs[i].loff <= l->part_size[r] &&
+			    bytes <= l->part_size[r] - runs[i].loff)
+				continue;
+			return gfsp_error_set(err, GFSP_ECORRUPT,
+			    "%s/loc.%d: rank %d run %llu holds %llu bytes at "
+			    "part offset %llu, past the end of its %llu-byte "
+			    "part", l->path, l->node_of[r], r,
+			    (unsigned long long)i, (unsigned long long)bytes,
+			    (unsigned long long)runs[i].loff,
+			    (unsigned long long)l->part_size[r]);
+		}
+		return 0;
+	}
+	below = gfsp_view_bytes_below(&l->views[r], l->marker.logical_size);
 	if (l->part_size[r] <= below)
 		return 0;
 	return gfsp_error_set(err, GFSP_ECORRUPT,
@@ -276,6 +341,7 @@ gfsp_layout_open(const char *path, struct gfsp_layout **out,
 	l->nprocs = (int)l->marker.nprocs;
 	l->nnodes = (int)l->marker.nnodes;
 	l->views = calloc(l->nprocs, sizeof(*l->views));
+	l->recs = calloc(l->nprocs, sizeof(*l->recs));
 	l->part_size = calloc(l->nprocs, sizeof(*l->part_size));
 	l->part_hash = calloc(l->nprocs, sizeof(*l->part_hash));
 	l->node_of = calloc(l->nprocs, sizeof(*l->node_of));
@@ -283,7 +349,7 @@ gfsp_layout_open(const char *path, struct gfsp_layout **out,
 	l->node_name = calloc(l->nnodes, sizeof(*l->node_name));
 	l->parts = calloc(l->nprocs, sizeof(*l->parts));
 	seen = calloc(l->nprocs, sizeof(*seen));
-	if (l->views == NULL || l->part_size == NULL ||
+	if (l->views == NULL || l->recs == NULL || l->part_size == NULL ||
 	    l->part_hash == NULL || l->node_of == NULL || l->host == NULL ||
 	    l->node_name == NULL || l->parts == NULL || seen == NULL) {
 		rc = gfsp_error_set(err, GFSP_ENOMEM,
@@ -411,20 +477,33 @@ gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
 
 /* --------------------------------------------------------------- map */
 
+/* A piece of one run inside the mapped range. */
+struct piece {
+	uint64_t goff, len;
+	uint64_t loff;		/* in the part */
+	uint64_t prio;		/* lower wins: rank, then later run */
+	int32_t part;
+};
+
 struct pieces {
-	struct gfsp_extent *v;
+	struct piece *v;
 	size_t n, cap;
 	size_t max;		/* stop collecting past this many */
-	int32_t part;		/* part being collected */
+	/* the run being collected */
+	int32_t part;
+	uint64_t prio;
+	uint64_t vbase;		/* view-local offset of the run's begin */
+	uint64_t loff;		/* part offset of the run's begin */
 };
 
 #define PIECES_FULL	(-1)	/* callback return: max reached */
 
+/* gfsp_view_extents() callback: loff is view-local, made a part offset. */
 static int
 add_piece(void *ctx, uint64_t goff, uint64_t loff, uint64_t len)
 {
 	struct pieces *p = ctx;
-	struct gfsp_extent *nv;
+	struct piece *nv;
 	size_t ncap;
 
 	if (len == 0)
@@ -441,8 +520,9 @@ add_piece(void *ctx, uint64_t goff, uint64_t loff, uint64_t len)
 	}
 	p->v[p->n].goff = goff;
 	p->v[p->n].len = len;
+	p->v[p->n].loff = loff - p->vbase + p->loff;
+	p->v[p->n].prio = p->prio;
 	p->v[p->n].part = p->part;
-	p->v[p->n].loff = loff;
 	p->n++;
 	return 0;
 }
@@ -450,37 +530,185 @@ add_piece(void *ctx, uint64_t goff, uint64_t loff, uint64_t len)
 static int
 cmp_piece(const void *a, const void *b)
 {
-	const struct gfsp_extent *x = a, *y = b;
+	const struct piece *x = a, *y = b;
 
 	if (x->goff != y->goff)
 		return x->goff < y->goff ? -1 : 1;
-	return (x->part > y->part) - (x->part < y->part);
+	return (x->prio > y->prio) - (x->prio < y->prio);
 }
 
-/* All parts' pieces inside [a, b), sorted by (goff, part). */
+/* The pieces of one run of part r inside [a, b). */
+static int
+collect_run(const struct gfsp_layout *l, int r, uint64_t j,
+	    const struct gfsp_run *run, uint64_t a, uint64_t b,
+	    struct pieces *p)
+{
+	const struct gfsp_view *v = gfsp_layout_run_view(l, r, run);
+	uint64_t lo = GFSP_MAX(a, run->begin), hi = GFSP_MIN(b, run->end);
+	uint64_t avail, lmax;
+
+	if (lo >= hi || run->loff >= l->part_size[r])
+		return 0;
+	/* part bytes from the run's start on: a short part leaves holes */
+	avail = l->part_size[r] - run->loff;
+	p->part = r;
+	p->prio = (uint64_t)r << 32 | (UINT32_MAX - (j & UINT32_MAX));
+	p->loff = run->loff;
+	if (v == NULL) {
+		p->vbase = run->begin;
+		if (lo - run->begin >= avail)
+			return 0;
+		return add_piece(p, lo, lo,
+		    GFSP_MIN(hi - lo, avail - (lo - run->begin)));
+	}
+	p->vbase = gfsp_view_local(v, run->begin);
+	lmax = p->vbase > UINT64_MAX - avail ? UINT64_MAX : p->vbase + avail;
+	return gfsp_view_extents(v, lo, hi, lmax, add_piece, p);
+}
+
+/* All runs' pieces inside [a, b), sorted by (goff, priority). */
 static int
 collect(const struct gfsp_layout *l, uint64_t a, uint64_t b,
 	struct pieces *p, struct gfsp_error *err)
 {
+	const struct gfsp_run *runs;
+	uint64_t j, nruns;
 	int r, rc;
 
 	p->n = 0;
 	for (r = 0; r < l->nprocs; r++) {
 		if (l->part_size[r] == 0)
 			continue;
-		p->part = r;
-		rc = gfsp_view_extents(&l->views[r], a, b, l->part_size[r],
-		    add_piece, p);
-		if (rc == PIECES_FULL)
-			return rc;
-		if (rc)
-			return gfsp_error_set(err, GFSP_ENOMEM,
-			    "'%s': out of memory mapping [%llu, %llu)",
-			    l->path, (unsigned long long)a,
-			    (unsigned long long)b);
+		runs = gfsp_layout_runs(l, r, &nruns);
+		for (j = 0; j < nruns; j++) {
+			rc = collect_run(l, r, j, &runs[j], a, b, p);
+			if (rc == PIECES_FULL)
+				return rc;
+			if (rc)
+				return gfsp_error_set(err, GFSP_ENOMEM,
+				    "'%s': out of memory mapping [%llu, %llu)",
+				    l->path, (unsigned long long)a,
+				    (unsigned long long)b);
+		}
 	}
 	if (p->n > 1)
 		qsort(p->v, p->n, sizeof(*p->v), cmp_piece);
+	return 0;
+}
+
+/* ------------------------------------------ priority sweep (min-heap) */
+
+struct heap {
+	size_t *v;		/* indices into the pieces */
+	size_t n;
+	const struct piece *pc;
+};
+
+static int
+heap_less(const struct heap *h, size_t i, size_t j)
+{
+	return h->pc[h->v[i]].prio < h->pc[h->v[j]].prio;
+}
+
+static void
+heap_swap(struct heap *h, size_t i, size_t j)
+{
+	size_t t = h->v[i];
+
+	h->v[i] = h->v[j];
+	h->v[j] = t;
+}
+
+static void
+heap_push(struct heap *h, size_t x)
+{
+	size_t i = h->n++;
+
+	h->v[i] = x;
+	while (i > 0 && heap_less(h, i, (i - 1) / 2)) {
+		heap_swap(h, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+static void
+heap_pop(struct heap *h)
+{
+	size_t i = 0, c;
+
+	h->v[0] = h->v[--h->n];
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && heap_less(h, c + 1, c))
+			c++;
+		if (!heap_less(h, c, i))
+			break;
+		heap_swap(h, i, c);
+		i = c;
+	}
+}
+
+/* Append [g, g+len) of piece x to out, merging with the last extent when
+ * it continues it in both the file and the same part. */
+static void
+emit(struct gfsp_extent *out, size_t *n, const struct piece *x, uint64_t g,
+     uint64_t len)
+{
+	struct gfsp_extent *last = *n ? &out[*n - 1] : NULL;
+	uint64_t loff = x->loff + (g - x->goff);
+
+	if (last != NULL && last->part == x->part &&
+	    last->goff + last->len == g && last->loff + last->len == loff) {
+		last->len += len;
+		return;
+	}
+	out[*n].goff = g;
+	out[*n].len = len;
+	out[*n].part = x->part;
+	out[*n].loff = loff;
+	(*n)++;
+}
+
+/*
+ * Sorted pieces -> disjoint extents in goff order, each byte from the
+ * covering piece of lowest prio.  Output extents are cut only where the
+ * winner changes.  out has room for 2 * np extents.
+ */
+static int
+sweep(const struct piece *pc, size_t np, struct gfsp_extent *out,
+      size_t *nout)
+{
+	struct heap h;
+	uint64_t c = 0, stop;
+	size_t i = 0;
+	const struct piece *top;
+
+	*nout = 0;
+	h.v = malloc((np ? np : 1) * sizeof(*h.v));
+	if (h.v == NULL)
+		return GFSP_ENOMEM;
+	h.n = 0;
+	h.pc = pc;
+	while (i < np || h.n > 0) {
+		if (h.n == 0 && pc[i].goff > c)
+			c = pc[i].goff;
+		while (i < np && pc[i].goff <= c)
+			heap_push(&h, i++);
+		/* pieces that ended before c are stale */
+		while (h.n > 0 && pc[h.v[0]].goff + pc[h.v[0]].len <= c)
+			heap_pop(&h);
+		if (h.n == 0)
+			continue;
+		top = &pc[h.v[0]];
+		stop = top->goff + top->len;
+		if (i < np && pc[i].goff < stop)
+			stop = pc[i].goff;	/* a new piece may win there */
+		emit(out, nout, top, c, stop - c);
+		c = stop;
+	}
+	free(h.v);
 	return 0;
 }
 
@@ -489,9 +717,9 @@ gfsp_layout_map(const struct gfsp_layout *l, uint64_t goff, uint64_t len,
 	       struct gfsp_extent **ext, size_t *next, struct gfsp_error *err)
 {
 	struct pieces p;
-	struct gfsp_extent *out = NULL, *e;
-	uint64_t size = l->marker.logical_size, b, c, skip;
-	size_t n = 0, i;
+	struct gfsp_extent *out = NULL, *res = NULL;
+	uint64_t size = l->marker.logical_size, b, c;
+	size_t n = 0, nres = 0, i;
 	int rc;
 
 	*ext = NULL;
@@ -504,32 +732,27 @@ gfsp_layout_map(const struct gfsp_layout *l, uint64_t goff, uint64_t len,
 	rc = collect(l, goff, b, &p, err);
 	if (rc)
 		goto out;
-	/* at most one hole before each piece, plus one at the end */
-	out = malloc((2 * p.n + 1) * sizeof(*out));
+	/* the sweep cuts a piece at most once per piece that starts inside
+	 * it; then at most one hole before each extent, and one at the end */
+	res = malloc((2 * p.n + 1) * sizeof(*res));
+	if (res != NULL && sweep(p.v, p.n, res, &nres) == 0)
+		out = malloc((2 * nres + 1) * sizeof(*out));
 	if (out == NULL) {
 		rc = gfsp_error_set(err, GFSP_ENOMEM,
 		    "'%s': out of memory mapping %zu extents", l->path, p.n);
 		goto out;
 	}
 	c = goff;
-	for (i = 0; i < p.n; i++) {
-		e = &p.v[i];
-		if (e->goff + e->len <= c)
-			continue;	/* wholly overlapped (corrupt views) */
-		if (e->goff > c) {
+	for (i = 0; i < nres; i++) {
+		if (res[i].goff > c) {
 			out[n].goff = c;
-			out[n].len = e->goff - c;
+			out[n].len = res[i].goff - c;
 			out[n].part = -1;
 			out[n].loff = 0;
 			n++;
-		} else if (e->goff < c) {
-			skip = c - e->goff;
-			e->goff += skip;
-			e->loff += skip;
-			e->len -= skip;
 		}
-		out[n++] = *e;
-		c = e->goff + e->len;
+		out[n++] = res[i];
+		c = res[i].goff + res[i].len;
 	}
 	if (c < b) {
 		out[n].goff = c;
@@ -543,6 +766,7 @@ gfsp_layout_map(const struct gfsp_layout *l, uint64_t goff, uint64_t len,
 	out = NULL;
 out:
 	free(out);
+	free(res);
 	free(p.v);
 	return rc;
 }
@@ -839,7 +1063,7 @@ gfsp_layout_check(struct gfsp_layout *l,
 	rc = gfsp_layout_coverage(l, &cov, &e);
 	if (rc) {
 		problem(&ck, rc, &e);
-	} else if (cov.overlap_bytes > 0) {
+	} else if (cov.overlap_bytes > 0 && !l->has_runs) {
 		gfsp_error_set(&e, GFSP_ECORRUPT,
 		    "'%s': views of different ranks overlap in %llu bytes",
 		    l->path, (unsigned long long)cov.overlap_bytes);

@@ -14,7 +14,11 @@ struct gfsp_layout {
 	struct gfsp_marker marker;
 	int nprocs;
 	int nnodes;
-	struct gfsp_view *views;		/* [nprocs], resolved, disjoint */
+	struct gfsp_view *views;		/* [nprocs] view 0 of each rank */
+	/* [nprocs] the rest of each record (format v2): more views and
+	 * runs; .view is empty (it moved to views[]) */
+	struct gfsp_locrec *recs;
+	int has_runs;			/* some record has explicit runs */
 	uint64_t *part_size;		/* [nprocs] as recorded */
 	uint64_t *part_hash;		/* [nprocs] as recorded */
 	int *node_of;			/* [nprocs] rank -> location file */
@@ -32,12 +36,23 @@ char *gfsp_marker_path(const char *dir);
 int gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
 		    struct gfsp_error *err);
 
+/*
+ * The runs of rank r (the implicit v1 run if the record has none) and the
+ * view run `i` refers to (NULL: dense, every byte).
+ */
+const struct gfsp_run *gfsp_layout_runs(const struct gfsp_layout *l, int r,
+				      uint64_t *n);
+const struct gfsp_view *gfsp_layout_run_view(const struct gfsp_layout *l,
+					   int r, const struct gfsp_run *run);
+/* Bytes of the part a run holds: its view's bytes in [begin, end). */
+uint64_t gfsp_run_bytes(const struct gfsp_view *v, const struct gfsp_run *run);
+
 /* Coverage of [0, logical size) by the parts' data. */
 struct gfsp_coverage {
 	uint64_t data_bytes;	/* bytes backed by some part */
 	uint64_t hole_bytes;	/* bytes no part holds (read as zeros) */
 	uint64_t holes;		/* number of hole runs */
-	uint64_t overlap_bytes;	/* bytes claimed by more than one part */
+	uint64_t overlap_bytes;	/* bytes claimed by more than one run */
 	uint64_t first_hole;	/* offset of the first hole, if any */
 };
 int gfsp_layout_coverage(const struct gfsp_layout *l, struct gfsp_coverage *c,

@@ -30,7 +30,7 @@
 #include "gfsplit.h"
 #include "store.h"
 
-#define GFSP_FORMAT_VERSION	1
+#define GFSP_FORMAT_VERSION	2	/* reads 1 and 2 */
 #define GFSP_MARKER_NAME		"gfsplit.meta"
 #define GFSP_XATTR_NAME		"user.gfsplit"
 #define GFSP_SEG_SIZE_DEFAULT	(1u << 20)	/* checksum segment: 1 MiB */
@@ -68,9 +68,31 @@ struct gfsp_marker {
 	char layout[32];	/* "contiguous", "cyclic:4194304", "view" */
 };
 
+/*
+ * A run (format v2): the bytes of one of the record's views that lie in
+ * global [begin, end), stored in the part densely from `loff` on, in
+ * increasing global order.  `view` indexes the record's views (0 is `view`,
+ * 1.. are xviews[0..]); GFSP_RUN_DENSE means every byte (no view).  Where
+ * runs of one record overlap, the later run holds the data (an overwrite);
+ * where records of different ranks overlap, the lowest rank does.
+ */
+#define GFSP_RUN_DENSE	UINT32_MAX
+
+struct gfsp_run {
+	uint32_t view;
+	uint64_t begin, end;
+	uint64_t loff;
+};
+
 struct gfsp_locrec {
 	uint32_t rank;
-	struct gfsp_view view;	/* after overlap resolution */
+	struct gfsp_view view;	/* view 0: pcp-split's view, resolved */
+	uint32_t nxviews;	/* v2: more views, indexed 1..nxviews */
+	struct gfsp_view *xviews;
+	/* v2: runs; none means the one implicit run of format v1,
+	 * {view 0, [0, end of view), loff 0} */
+	uint64_t nruns;
+	struct gfsp_run *runs;
 	uint64_t part_size;	/* bytes in part.<rank> */
 	uint64_t part_hash;	/* see gfsp_phash */
 	char host[GFSP_NAME_MAX];	/* where the part was written */
@@ -96,6 +118,17 @@ int gfsp_locfile_encode(const struct gfsp_locfile *lf, unsigned char **buf,
 int gfsp_locfile_decode(const unsigned char *buf, size_t len, const char *name,
 		       struct gfsp_locfile *lf, struct gfsp_error *err);
 void gfsp_locfile_free(struct gfsp_locfile *lf);
+/* One record alone (the writer's exchange between ranks): the bytes it has
+ * inside a location file, no trailer. */
+int gfsp_locrec_encode(const struct gfsp_locrec *rec, unsigned char **buf,
+		      size_t *len, struct gfsp_error *err);
+int gfsp_locrec_decode(const unsigned char *buf, size_t len, uint32_t nprocs,
+		      const char *name, struct gfsp_locrec *rec,
+		      struct gfsp_error *err);
+void gfsp_locrec_free(struct gfsp_locrec *rec);
+/* View i of a record (0 = rec->view), NULL if out of range or dense. */
+const struct gfsp_view *gfsp_locrec_view(const struct gfsp_locrec *rec,
+					uint32_t i);
 
 /* Whole-file helpers over the store interface. */
 int gfsp_read_whole(const char *path, unsigned char **buf, size_t *len,

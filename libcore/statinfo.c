@@ -10,7 +10,9 @@
  *     "nodes":    [ { "node", "name", "ranks": [..] } ],
  *     "ranks":    [ { "rank", "node", "node_name", "host",
  *                     "view": { "disp", "extent", "size", "blocks", "end" },
- *                     "part", "part_size", "part_hash",
+ *                     "part", "part_size", "part_hash", "nruns",
+ *                     "more_views": [..], "runs": [ { "view", "begin",
+ *                     "end", "part_offset" } ], "runs_truncated",  (v2)
  *                     "replicas": [..], "on_writer_node" } ],  (Gfarm)
  *     "misplaced_parts",   (parts not on their writer's node)
  *     "coverage": { "data_bytes", "hole_bytes", "holes", "first_hole",
@@ -60,40 +62,81 @@ view_json(const struct gfsp_view *v)
 }
 
 /*
- * Where global offset g lives: in the part whose view holds it (views are
- * disjoint after resolution) below that part's size, else in a hole.  The
- * contiguous count stops at the end of the view block, of the part, and of
- * the logical file; a hole runs to the next byte any part holds.
+ * Format v2 records written through the MPI-IO library: their extra views
+ * and runs (the first RUNS_SHOWN of them; "nruns" counts all).
  */
-static json_object *
-map_json(const struct gfsp_layout *l, uint64_t g)
-{
-	json_object *o = json_object_new_object();
-	uint64_t size = gfsp_layout_size(l), loff, count, next = size - g;
-	char name[32];
-	int r;
+#define RUNS_SHOWN	64
 
-	add_u64(o, "offset", g);
-	for (r = 0; r < l->nprocs; r++) {
-		if (!gfsp_view_lookup(&l->views[r], g, &loff, &count)) {
-			if (loff < l->part_size[r])
-				next = GFSP_MIN(next, count);
-			continue;
-		}
-		if (loff >= l->part_size[r])
-			continue;
-		count = GFSP_MIN(count, l->part_size[r] - loff);
-		count = GFSP_MIN(count, size - g);
-		snprintf(name, sizeof(name), "part.%d", r);
-		json_object_object_add(o, "hole", json_object_new_boolean(0));
-		json_object_object_add(o, "part", json_object_new_int(r));
-		add_str(o, "file", name);
-		add_u64(o, "local_offset", loff);
-		add_u64(o, "contiguous", count);
-		return o;
+static void
+runs_json(const struct gfsp_layout *l, int r, json_object *n)
+{
+	const struct gfsp_locrec *rec = &l->recs[r];
+	json_object *arr, *x;
+	uint64_t i;
+	uint32_t v;
+
+	add_u64(n, "nruns", rec->nruns);
+	if (rec->nruns == 0)
+		return;
+	arr = json_object_new_array();
+	for (v = 0; v < rec->nxviews; v++)
+		json_object_array_add(arr, view_json(&rec->xviews[v]));
+	json_object_object_add(n, "more_views", arr);
+	arr = json_object_new_array();
+	for (i = 0; i < rec->nruns && i < RUNS_SHOWN; i++) {
+		const struct gfsp_run *run = &rec->runs[i];
+
+		x = json_object_new_object();
+		if (run->view == GFSP_RUN_DENSE)
+			json_object_object_add(x, "view", NULL);
+		else
+			json_object_object_add(x, "view",
+			    json_object_new_int((int)run->view));
+		add_u64(x, "begin", run->begin);
+		add_u64(x, "end", run->end);
+		add_u64(x, "part_offset", run->loff);
+		json_object_array_add(arr, x);
 	}
-	json_object_object_add(o, "hole", json_object_new_boolean(1));
-	add_u64(o, "contiguous", next);
+	json_object_object_add(n, "runs", arr);
+	json_object_object_add(n, "runs_truncated",
+	    json_object_new_boolean(rec->nruns > RUNS_SHOWN));
+}
+
+/*
+ * Where global offset g lives: the first extent of the map from g.  The
+ * contiguous count stops where the part holding g stops holding the next
+ * bytes (end of a view block, a run, the part, the logical file), looked
+ * at within MAP_WINDOW bytes.
+ */
+#define MAP_WINDOW	((uint64_t)16 << 20)
+
+static json_object *
+map_json(const struct gfsp_layout *l, uint64_t g, struct gfsp_error *err)
+{
+	json_object *o;
+	struct gfsp_extent *ext = NULL;
+	uint64_t size = gfsp_layout_size(l);
+	size_t n = 0;
+	char name[32];
+
+	if (gfsp_layout_map(l, g, GFSP_MIN(size - g, MAP_WINDOW), &ext, &n,
+	    err) != 0)
+		return NULL;
+	o = json_object_new_object();
+	add_u64(o, "offset", g);
+	if (n > 0 && ext[0].part >= 0) {
+		snprintf(name, sizeof(name), "part.%d", ext[0].part);
+		json_object_object_add(o, "hole", json_object_new_boolean(0));
+		json_object_object_add(o, "part",
+		    json_object_new_int(ext[0].part));
+		add_str(o, "file", name);
+		add_u64(o, "local_offset", ext[0].loff);
+		add_u64(o, "contiguous", ext[0].len);
+	} else {
+		json_object_object_add(o, "hole", json_object_new_boolean(1));
+		add_u64(o, "contiguous", n > 0 ? ext[0].len : 0);
+	}
+	free(ext);
 	return o;
 }
 
@@ -217,6 +260,7 @@ gfsp_statinfo(const char *path, const struct gfsp_statinfo_opts *opt,
 		add_str(n, "node_name", l->node_name[l->node_of[r]]);
 		add_str(n, "host", l->host[r]);
 		json_object_object_add(n, "view", view_json(&l->views[r]));
+		runs_json(l, r, n);
 		snprintf(hex, sizeof(hex), "part.%d", r);
 		add_str(n, "part", hex);
 		add_u64(n, "part_size", l->part_size[r]);
@@ -241,9 +285,14 @@ gfsp_statinfo(const char *path, const struct gfsp_statinfo_opts *opt,
 	add_u64(c, "overlap_bytes", cov.overlap_bytes);
 	json_object_object_add(o, "coverage", c);
 
-	if (opt->map)
-		json_object_object_add(o, "map", map_json(l,
-						opt->map_offset));
+	if (opt->map) {
+		c = map_json(l, opt->map_offset, err);
+		if (c == NULL) {
+			rc = err->code;
+			goto out;
+		}
+		json_object_object_add(o, "map", c);
+	}
 
 	if (opt->check) {
 		cc.problems = json_object_new_array();

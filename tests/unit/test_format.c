@@ -111,7 +111,7 @@ test_marker(void)
 		    "marker '%s' encodes to %zu bytes", layouts[i], len);
 		memset(&d, 0xa5, sizeof(d));
 		rc = gfsp_marker_decode(buf, len, "gfsplit.meta", &d, &err);
-		ok(rc == 0 && d.version == 1 && d.nprocs == m.nprocs &&
+		ok(rc == 0 && d.version == GFSP_FORMAT_VERSION && d.nprocs == m.nprocs &&
 		    d.nnodes == 4 && d.logical_size == m.logical_size &&
 		    d.seg_size == m.seg_size && d.ctime == m.ctime &&
 		    strcmp(d.layout, m.layout) == 0,
@@ -129,7 +129,7 @@ test_marker(void)
 	strcpy(m.layout, "cyclic:4");
 	rc = gfsp_marker_encode(&m, &buf, &len, &err);
 	ok(rc == 0 && len == 64 && memcmp(buf, "GFSPLITM", 8) == 0 &&
-	    rd32(buf + 8) == 1 && rd32(buf + 12) == 3 && rd32(buf + 16) == 2 &&
+	    rd32(buf + 8) == GFSP_FORMAT_VERSION && rd32(buf + 12) == 3 && rd32(buf + 16) == 2 &&
 	    rd64(buf + 20) == 100000 && rd64(buf + 28) == 4096 &&
 	    rd64(buf + 36) == 1700000000 && rd32(buf + 44) == 8 &&
 	    memcmp(buf + 48, "cyclic:4", 8) == 0 &&
@@ -184,7 +184,7 @@ test_marker(void)
 	gfsp_error_clear(&err);
 	rc = gfsp_marker_decode(copy, len, "gfsplit.meta", &d, &err);
 	ok(rc == GFSP_EVERSION && strcmp(err.msg, "gfsplit.meta: format "
-	    "version 9 is not supported by this gfsplit (reads version 1)")
+	    "version 9 is not supported by this gfsplit (reads version 2)")
 	    == 0, "newer marker version: %s", err.msg);
 
 	/* signed but inconsistent */
@@ -246,7 +246,7 @@ free_recs(struct gfsp_locrec *recs, uint32_t n)
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		gfsp_view_free(&recs[i].view);
+		gfsp_locrec_free(&recs[i]);
 	free(recs);
 }
 
@@ -265,8 +265,18 @@ same_locfile(const struct gfsp_locfile *a, const struct gfsp_locfile *b)
 		if (x->rank != y->rank || x->part_size != y->part_size ||
 		    x->part_hash != y->part_hash ||
 		    strcmp(x->host, y->host) != 0 ||
-		    !same_view(&x->view, &y->view))
+		    !same_view(&x->view, &y->view) ||
+		    x->nxviews != y->nxviews || x->nruns != y->nruns)
 			return 0;
+		for (uint32_t k = 0; k < x->nxviews; k++)
+			if (!same_view(&x->xviews[k], &y->xviews[k]))
+				return 0;
+		for (uint64_t k = 0; k < x->nruns; k++)
+			if (x->runs[k].view != y->runs[k].view ||
+			    x->runs[k].begin != y->runs[k].begin ||
+			    x->runs[k].end != y->runs[k].end ||
+			    x->runs[k].loff != y->runs[k].loff)
+				return 0;
 	}
 	return 1;
 }
@@ -284,7 +294,15 @@ rec_offset(const unsigned char *buf, uint32_t i)
 		uint64_t alen = rd64(buf + p + 36);
 		uint32_t hl = rd32(buf + p + 60);
 
+		uint32_t nx;
+
 		p += 64 + hl + 16 * alen;
+		/* the v2 tail: extra views, then runs */
+		nx = rd32(buf + p);
+		p += 4;
+		while (nx-- > 0)
+			p += 40 + 16 * rd64(buf + p + 32);
+		p += 8 + 28 * rd64(buf + p);
 	}
 	return p;
 }
@@ -336,7 +354,7 @@ test_locfile_roundtrips(void)
 	ok(rc == 0 && same_locfile(&lf, &d), "Table 1 round trip");
 	/* fields of the first record where gfsplit(5) puts them */
 	p = rec_offset(buf, 0);
-	ok(memcmp(buf, "GFSPLITL", 8) == 0 && rd32(buf + 8) == 1 &&
+	ok(memcmp(buf, "GFSPLITL", 8) == 0 && rd32(buf + 8) == GFSP_FORMAT_VERSION &&
 	    rd32(buf + 12) == 5 && rd32(buf + 16) == 2 && rd32(buf + 20) == 1 &&
 	    rd32(buf + 24) == 14 && memcmp(buf + 28, "node-b.example", 14) == 0
 	    && rd32(buf + 42) == 3 && p == 46 && rd32(buf + p) == 2 &&
@@ -497,7 +515,7 @@ test_locfile_corrupt(void)
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
 	ok(rc == GFSP_EVERSION && strcmp(err.msg, "loc.1: format version 9 is "
-	    "not supported by this gfsplit (reads version 1)") == 0,
+	    "not supported by this gfsplit (reads version 2)") == 0,
 	    "newer version: %s", err.msg);
 
 	p0 = rec_offset(buf, 0);
@@ -712,11 +730,97 @@ test_phash(void)
 	free(data);
 }
 
+/* Format v2: extra views and runs round trip; a v1 file (no tails) still
+ * reads, as records with the implicit run; bad runs are refused. */
+static void
+test_runs(void)
+{
+	static const uint64_t o1[1] = { 0 }, l1[1] = { 8 };
+	struct gfsp_locfile lf, d;
+	struct gfsp_error err;
+	unsigned char *buf = NULL, *v1;
+	size_t len = 0, p, q, n1;
+	uint32_t i;
+	int rc;
+
+	table1_locfile(&lf);
+	/* record 0: two more views and three runs */
+	lf.recs[0].nxviews = 2;
+	lf.recs[0].xviews = calloc(2, sizeof(*lf.recs[0].xviews));
+	gfsp_view_init(&lf.recs[0].xviews[0], 100, 136, 100 + 136 * 4096, 1,
+	    o1, l1, &err);
+	gfsp_view_init(&lf.recs[0].xviews[1], 0, 64, GFSP_VIEW_UNBOUNDED, 1,
+	    o1, l1, &err);
+	lf.recs[0].nruns = 3;
+	lf.recs[0].runs = calloc(3, sizeof(*lf.recs[0].runs));
+	lf.recs[0].runs[0] = (struct gfsp_run){ GFSP_RUN_DENSE, 0, 4096, 0 };
+	lf.recs[0].runs[1] = (struct gfsp_run){ 1, 100, 100 + 136 * 4096,
+						4096 };
+	lf.recs[0].runs[2] = (struct gfsp_run){ 2, 64, 640, 4096 + 32768 };
+	gfsp_error_clear(&err);
+	rc = gfsp_locfile_encode(&lf, &buf, &len, &err);
+	ok(rc == 0, "v2 location file with runs encodes (%zu bytes)", len);
+	rc = gfsp_locfile_decode(buf, len, "loc.1", &d, &err);
+	ok(rc == 0 && same_locfile(&lf, &d) && d.recs[0].nruns == 3 &&
+	    d.recs[0].runs[1].view == 1 && d.recs[0].xviews[0].extent == 136 &&
+	    d.recs[1].nruns == 0, "views and runs round trip: %s", err.msg);
+	gfsp_locfile_free(&d);
+	ok(gfsp_locrec_view(&lf.recs[0], 2) == &lf.recs[0].xviews[1] &&
+	    gfsp_locrec_view(&lf.recs[0], 3) == NULL &&
+	    gfsp_locrec_view(&lf.recs[0], GFSP_RUN_DENSE) == NULL,
+	    "gfsp_locrec_view indexes view 0, the extra views, nothing else");
+
+	/* a run naming a view that does not exist */
+	p = rec_offset(buf, 1) - 28;	/* the last run of record 0 */
+	buf[p] = 7;
+	resign(buf, len);
+	gfsp_error_clear(&err);
+	rc = gfsp_locfile_decode(buf, len, "loc.1", &d, &err);
+	ok(rc == GFSP_ECORRUPT && strstr(err.msg, "view 7 does not exist"),
+	    "run with a bad view index: %s", err.msg);
+	buf[p] = 2;
+	gfsp_error_clear(&err);
+	/* begin after end */
+	buf[p + 4 + 7] = 0x7f;
+	resign(buf, len);
+	rc = gfsp_locfile_decode(buf, len, "loc.1", &d, &err);
+	ok(rc == GFSP_ECORRUPT && strstr(err.msg, "after its end"),
+	    "run beginning after its end: %s", err.msg);
+	free(buf);
+	free_recs(lf.recs, lf.nrecs);
+
+	/* v1: the same file without the 12-byte tail of each record */
+	table1_locfile(&lf);
+	rc = gfsp_locfile_encode(&lf, &buf, &len, &err);
+	v1 = malloc(len);
+	n1 = p = 0;
+	q = rec_offset(buf, 0);
+	memcpy(v1, buf, q);
+	n1 = q;
+	for (i = 0; i < lf.nrecs; i++) {
+		p = rec_offset(buf, i);
+		q = (i + 1 < lf.nrecs ? rec_offset(buf, i + 1) : len - 8) - 12;
+		memcpy(v1 + n1, buf + p, q - p);
+		n1 += q - p;
+	}
+	n1 += 8;
+	v1[8] = 1;
+	resign(v1, n1);
+	rc = gfsp_locfile_decode(v1, n1, "loc.1", &d, &err);
+	ok(rc == 0 && same_locfile(&lf, &d) && d.recs[2].nruns == 0,
+	    "a format v1 location file still reads: %s", err.msg);
+	gfsp_locfile_free(&d);
+	free(v1);
+	free(buf);
+	free_recs(lf.recs, lf.nrecs);
+}
+
 int
 main(void)
 {
 	test_marker();
 	test_locfile_roundtrips();
+	test_runs();
 	test_locfile_corrupt();
 	test_phash();
 	diag("%d tests, %d failed", tap_ntest, tap_nfail);
