@@ -35,7 +35,9 @@
 #include "core.h"
 #include "dst.h"
 #include "layout_impl.h"
+#include "runlog.h"
 #include "splitfile.h"
+#include "view_impl.h"
 
 struct gfsp_split_writer {
 	MPI_Comm comm;		/* private duplicate of the caller's comm */
@@ -46,7 +48,9 @@ struct gfsp_split_writer {
 	int force, sync;
 	uint64_t seg_size;
 	char layout[32];
-	struct gfsp_view *views;	/* [nprocs], resolved */
+	struct gfsp_view *views;	/* [nprocs], resolved (view mode) */
+	struct gfsp_runlog *log;	/* run mode: where the writes went */
+	uint64_t hi;		/* run mode: end of the highest write */
 	char (*names)[GFSP_NAME_MAX];	/* [nprocs] node of each rank */
 	int *node_of;		/* [nprocs] */
 	int nnodes;
@@ -119,6 +123,7 @@ free_writer(struct gfsp_split_writer *w)
 			gfsp_view_free(&w->views[i]);
 		free(w->views);
 	}
+	gfsp_runlog_free(w->log);
 	free(w->names);
 	free(w->landed);
 	free(w->node_of);
@@ -266,8 +271,15 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 	if (rc)
 		goto fail;
 
-	/* phase 2: views, resolved the same way on every rank */
-	rc = gfsp_views_allgather(w->comm, view, &w->views, err);
+	/* phase 2: views, resolved the same way on every rank; or, with no
+	 * view, a log of runs filled as the writes come */
+	if (view != NULL) {
+		rc = gfsp_views_allgather(w->comm, view, &w->views, err);
+	} else {
+		w->log = gfsp_runlog_new();
+		if (w->log == NULL)
+			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	}
 	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto fail;
@@ -311,7 +323,7 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 		abort_all(w);
 		goto fail;
 	}
-	if (resolved != NULL)
+	if (resolved != NULL && w->views != NULL)
 		*resolved = &w->views[w->rank];
 	*out = w;
 	return 0;
@@ -347,18 +359,187 @@ gfsp_split_part_size(const struct gfsp_split_writer *w)
 	return w ? w->size : 0;
 }
 
+static int
+run_mode(const struct gfsp_split_writer *w, struct gfsp_error *err)
+{
+	if (w != NULL && w->log != NULL && w->part != NULL)
+		return 0;
+	return gfsp_error_set(err, GFSP_EINVAL,
+	    "write at an offset to a split file not created for it");
+}
+
+int
+gfsp_split_add_view(struct gfsp_split_writer *w, const struct gfsp_view *v,
+		   uint32_t *id, struct gfsp_error *err)
+{
+	int rc = run_mode(w, err);
+
+	return rc ? rc : gfsp_runlog_add_view(w->log, v, id, err);
+}
+
+int
+gfsp_split_write_at(struct gfsp_split_writer *w, uint64_t goff,
+		   const void *buf, size_t len, struct gfsp_error *err)
+{
+	uint64_t loff = w ? w->size : 0;
+	int rc = run_mode(w, err);
+
+	if (rc == 0)
+		rc = gfsp_split_append(w, buf, len, err);
+	if (rc == 0)
+		rc = gfsp_runlog_dense(w->log, goff, len, loff, err);
+	if (rc == 0 && len > 0)
+		w->hi = GFSP_MAX(w->hi, goff + len);
+	return rc;
+}
+
+int
+gfsp_split_write_view(struct gfsp_split_writer *w, uint32_t id,
+		     uint64_t begin, uint64_t end, const void *buf,
+		     size_t len, struct gfsp_error *err)
+{
+	uint64_t loff = w ? w->size : 0;
+	int rc = run_mode(w, err);
+
+	if (rc == 0)
+		rc = gfsp_split_append(w, buf, len, err);
+	if (rc == 0)
+		rc = gfsp_runlog_view(w->log, id, begin, end, loff, err);
+	if (rc == 0 && len > 0)
+		w->hi = GFSP_MAX(w->hi, end);
+	return rc;
+}
+
+void
+gfsp_split_truncate(struct gfsp_split_writer *w, uint64_t size)
+{
+	if (w == NULL || w->log == NULL)
+		return;
+	gfsp_runlog_truncate(w->log, size);
+	w->hi = GFSP_MIN(w->hi, size);
+}
+
+uint64_t
+gfsp_split_written_end(const struct gfsp_split_writer *w)
+{
+	return w ? w->hi : 0;
+}
+
+uint64_t
+gfsp_split_nruns(const struct gfsp_split_writer *w)
+{
+	return w && w->log ? gfsp_runlog_nruns(w->log) : 0;
+}
+
 /* ------------------------------------------------------------ finish */
+
+/*
+ * Every rank's record, encoded, to every rank: node leaders write their
+ * node's records and rank 0 compares what it reads back with them.
+ */
+struct recs {
+	unsigned char *buf;	/* all records, rank order */
+	uint64_t *off, *len;	/* [nprocs] each record's place in buf */
+};
+
+static void
+free_recs(struct recs *x)
+{
+	free(x->buf);
+	free(x->off);
+	free(x->len);
+	memset(x, 0, sizeof(*x));
+}
+
+/* This rank's record: its view, or the runs of its writes. */
+static int
+my_record(struct gfsp_split_writer *w, uint64_t hash, struct gfsp_locrec *me,
+	  struct gfsp_error *err)
+{
+	memset(me, 0, sizeof(*me));
+	me->rank = (uint32_t)w->rank;
+	me->part_size = w->size;
+	me->part_hash = hash;
+	snprintf(me->host, sizeof(me->host), "%s", w->landed[w->rank]);
+	if (w->log == NULL)
+		return gfsp_view_copy(&me->view, &w->views[w->rank], err);
+	gfsp_view_empty(&me->view, 0, 0);
+	return gfsp_runlog_export(w->log, me, err);
+}
+
+static int
+exchange_records(struct gfsp_split_writer *w, uint64_t hash, struct recs *x,
+		 struct gfsp_error *err)
+{
+	struct gfsp_locrec me;
+	unsigned char *mine = NULL;
+	size_t mlen = 0;
+	uint64_t total = 0, l64;
+	int *cnt = NULL, *dsp = NULL, r, rc, mrc;
+
+	memset(x, 0, sizeof(*x));
+	rc = my_record(w, hash, &me, err);
+	if (rc == 0)
+		rc = gfsp_locrec_encode(&me, &mine, &mlen, err);
+	gfsp_locrec_free(&me);
+	x->off = calloc(w->nprocs, sizeof(*x->off));
+	x->len = calloc(w->nprocs, sizeof(*x->len));
+	cnt = calloc(w->nprocs, sizeof(*cnt));
+	dsp = calloc(w->nprocs, sizeof(*dsp));
+	if (rc == 0 && (x->off == NULL || x->len == NULL || cnt == NULL ||
+	    dsp == NULL))
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	rc = gfsp_agree(w->comm, rc, err);
+	if (rc)
+		goto out;
+	l64 = mlen;
+	mrc = MPI_Allgather(&l64, 1, MPI_UINT64_T, x->len, 1, MPI_UINT64_T,
+	    w->comm);
+	rc = gfsp_mpi_check(mrc, "cannot exchange location records", err);
+	if (rc)
+		goto out;
+	for (r = 0; r < w->nprocs; r++) {
+		x->off[r] = total;
+		total += x->len[r];
+	}
+	/* MPI counts are int: the records of one job stay below 2 GiB */
+	if (total > INT32_MAX)
+		rc = gfsp_error_set(err, GFSP_EINVAL,
+		    "location records of %d ranks take %llu bytes (at most "
+		    "2 GiB)", w->nprocs, (unsigned long long)total);
+	else if ((x->buf = malloc(total ? total : 1)) == NULL)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory for "
+		    "%llu bytes of location records",
+		    (unsigned long long)total);
+	rc = gfsp_agree(w->comm, rc, err);
+	if (rc)
+		goto out;
+	for (r = 0; r < w->nprocs; r++) {
+		cnt[r] = (int)x->len[r];
+		dsp[r] = (int)x->off[r];
+	}
+	mrc = MPI_Allgatherv(mine, (int)mlen, MPI_BYTE, x->buf, cnt, dsp,
+	    MPI_BYTE, w->comm);
+	rc = gfsp_mpi_check(mrc, "cannot exchange location records", err);
+out:
+	free(mine);
+	free(cnt);
+	free(dsp);
+	if (rc)
+		free_recs(x);
+	return rc;
+}
 
 /* The lowest rank of node k writes loc.<k> for all of k's ranks. */
 static int
-write_locfile(struct gfsp_split_writer *w, int k, const uint64_t *sz_hash,
+write_locfile(struct gfsp_split_writer *w, int k, const struct recs *x,
 	      struct gfsp_error *err)
 {
 	struct gfsp_locfile lf;
 	unsigned char *buf = NULL;
 	size_t len = 0;
 	char *path = NULL;
-	int r, rc;
+	int r, rc = 0;
 
 	memset(&lf, 0, sizeof(lf));
 	lf.nprocs = (uint32_t)w->nprocs;
@@ -371,21 +552,17 @@ write_locfile(struct gfsp_split_writer *w, int k, const uint64_t *sz_hash,
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		goto out;
 	}
-	/* views are borrowed, not copied: lf is never freed with
-	 * gfsp_locfile_free() */
-	for (r = 0; r < w->nprocs; r++) {
-		struct gfsp_locrec *rec;
-
+	for (r = 0; r < w->nprocs && rc == 0; r++) {
 		if (w->node_of[r] != k)
 			continue;
-		rec = &lf.recs[lf.nrecs++];
-		rec->rank = (uint32_t)r;
-		rec->view = w->views[r];
-		rec->part_size = sz_hash[2 * r];
-		rec->part_hash = sz_hash[2 * r + 1];
-		snprintf(rec->host, sizeof(rec->host), "%s", w->landed[r]);
+		rc = gfsp_locrec_decode(x->buf + x->off[r], x->len[r],
+		    (uint32_t)w->nprocs, "location record",
+		    &lf.recs[lf.nrecs], err);
+		if (rc == 0)
+			lf.nrecs++;
 	}
-	rc = gfsp_locfile_encode(&lf, &buf, &len, err);
+	if (rc == 0)
+		rc = gfsp_locfile_encode(&lf, &buf, &len, err);
 	if (rc)
 		goto out;
 	path = gfsp_loc_path(w->tmp, k);
@@ -397,21 +574,32 @@ write_locfile(struct gfsp_split_writer *w, int k, const uint64_t *sz_hash,
 out:
 	free(path);
 	free(buf);
-	free(lf.recs);
+	gfsp_locfile_free(&lf);
 	return rc;
 }
 
+/* Rank r's record as the reader has it, encoded, equals what r sent. */
 static int
-same_view(const struct gfsp_view *a, const struct gfsp_view *b)
+same_record(const struct gfsp_layout *l, int r, const struct recs *x)
 {
-	if (a->disp != b->disp || a->extent != b->extent ||
-	    a->size != b->size || a->end != b->end ||
-	    a->nblocks != b->nblocks)
+	struct gfsp_locrec rec;
+	struct gfsp_error e;
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	int same;
+
+	rec = l->recs[r];		/* borrowed, never freed here */
+	rec.view = l->views[r];
+	rec.rank = (uint32_t)r;
+	rec.part_size = l->part_size[r];
+	rec.part_hash = l->part_hash[r];
+	snprintf(rec.host, sizeof(rec.host), "%s", l->host[r]);
+	gfsp_error_clear(&e);
+	if (gfsp_locrec_encode(&rec, &buf, &len, &e) != 0)
 		return 0;
-	if (a->nblocks == 0)
-		return 1;
-	return memcmp(a->off, b->off, a->nblocks * sizeof(*a->off)) == 0 &&
-	    memcmp(a->len, b->len, a->nblocks * sizeof(*a->len)) == 0;
+	same = len == x->len[r] && memcmp(buf, x->buf + x->off[r], len) == 0;
+	free(buf);
+	return same;
 }
 
 /*
@@ -421,7 +609,7 @@ same_view(const struct gfsp_view *a, const struct gfsp_view *b)
  */
 static int
 verify(struct gfsp_split_writer *w, const struct gfsp_marker *m,
-       const uint64_t *sz_hash, struct gfsp_error *err)
+       const struct recs *x, struct gfsp_error *err)
 {
 	struct gfsp_layout *l = NULL;
 	struct gfsp_error lerr;
@@ -444,10 +632,7 @@ verify(struct gfsp_split_writer *w, const struct gfsp_marker *m,
 		goto out;
 	}
 	for (r = 0; r < w->nprocs; r++) {
-		if (l->part_size[r] != sz_hash[2 * r] ||
-		    l->part_hash[r] != sz_hash[2 * r + 1] ||
-		    l->node_of[r] != w->node_of[r] ||
-		    !same_view(&l->views[r], &w->views[r])) {
+		if (l->node_of[r] != w->node_of[r] || !same_record(l, r, x)) {
 			rc = gfsp_error_set(err, GFSP_ECORRUPT,
 			    "cannot commit '%s': the record of rank %d reads "
 			    "back differently from what was written", w->dst.path,
@@ -461,7 +646,7 @@ out:
 }
 
 static int
-commit(struct gfsp_split_writer *w, uint64_t lsize, const uint64_t *sz_hash,
+commit(struct gfsp_split_writer *w, uint64_t lsize, const struct recs *x,
        struct gfsp_error *err)
 {
 	struct gfsp_marker m;
@@ -498,7 +683,7 @@ commit(struct gfsp_split_writer *w, uint64_t lsize, const uint64_t *sz_hash,
 		rc = gfsp_error_set(err, rc, "%s", xerr.msg);
 		goto out;
 	}
-	rc = verify(w, &m, sz_hash, err);
+	rc = verify(w, &m, x, err);
 	if (rc)
 		goto out;
 	rc = gfsp_dst_install(&w->dst, w->tmp, w->force, err);
@@ -553,9 +738,11 @@ gfsp_split_finish(struct gfsp_split_writer *w, int rc, uint64_t logical_size,
 		 struct gfsp_error *err)
 {
 	struct gfsp_error cerr;
-	uint64_t lsize = 0, mine[2], *sz_hash = NULL, below;
+	struct recs x;
+	uint64_t lsize = 0, hash, below;
 	int mrc, r, k, crc;
 
+	memset(&x, 0, sizeof(x));
 	if (w == NULL)
 		return gfsp_error_set(err, GFSP_EINVAL,
 		    "finish of a split file that is not open");
@@ -571,32 +758,32 @@ gfsp_split_finish(struct gfsp_split_writer *w, int rc, uint64_t logical_size,
 	w->part = NULL;
 	if (rc == 0)
 		rc = crc;
-	mine[0] = w->size;
-	mine[1] = gfsp_phash_final(w->hash);
-	sz_hash = malloc(2 * sizeof(*sz_hash) * (size_t)w->nprocs);
-	if (sz_hash == NULL && rc == 0)
-		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	hash = gfsp_phash_final(w->hash);
 	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto abort;
+	if (w->log != NULL)
+		logical_size = GFSP_MAX(logical_size, w->hi);
 	mrc = MPI_Allreduce(&logical_size, &lsize, 1, MPI_UINT64_T, MPI_MAX,
 	    w->comm);
-	if (mrc == MPI_SUCCESS)
-		mrc = MPI_Allgather(mine, 2, MPI_UINT64_T, sz_hash, 2,
-		    MPI_UINT64_T, w->comm);
-	rc = gfsp_mpi_check(mrc, "cannot exchange part sizes", err);
+	rc = gfsp_mpi_check(mrc, "cannot agree on the logical size", err);
 	/* a part longer than its view below the logical size would be
 	 * rejected by every reader: refuse to commit it */
-	below = gfsp_view_bytes_below(&w->views[w->rank], lsize);
-	if (rc == 0 && w->size > below)
-		rc = gfsp_error_set(err, GFSP_EINVAL,
-		    "part.%d: %llu bytes written but the view of rank %d "
-		    "holds only %llu below the logical size %llu", w->rank,
-		    (unsigned long long)w->size, w->rank,
-		    (unsigned long long)below, (unsigned long long)lsize);
+	if (rc == 0 && w->log == NULL) {
+		below = gfsp_view_bytes_below(&w->views[w->rank], lsize);
+		if (w->size > below)
+			rc = gfsp_error_set(err, GFSP_EINVAL,
+			    "part.%d: %llu bytes written but the view of rank "
+			    "%d holds only %llu below the logical size %llu",
+			    w->rank, (unsigned long long)w->size, w->rank,
+			    (unsigned long long)below,
+			    (unsigned long long)lsize);
+	}
 	rc = gfsp_agree(w->comm, rc, err);
 	if (rc == 0)
 		rc = gather_landed(w, err);
+	if (rc == 0)
+		rc = exchange_records(w, hash, &x, err);
 	if (rc)
 		goto abort;
 
@@ -606,14 +793,14 @@ gfsp_split_finish(struct gfsp_split_writer *w, int rc, uint64_t logical_size,
 		if (w->node_of[r] == k)
 			break;
 	if (r == w->rank)
-		rc = write_locfile(w, k, sz_hash, err);
+		rc = write_locfile(w, k, &x, err);
 	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto abort;
 
 	/* marker, read-back, rename: the commit */
 	if (w->rank == 0)
-		rc = commit(w, lsize, sz_hash, err);
+		rc = commit(w, lsize, &x, err);
 	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto abort;
@@ -623,7 +810,7 @@ gfsp_split_finish(struct gfsp_split_writer *w, int rc, uint64_t logical_size,
 abort:
 	abort_all(w);
 out:
-	free(sz_hash);
+	free_recs(&x);
 	free_writer(w);
 	return rc;
 }

@@ -157,8 +157,8 @@ struct gfsp_split_writer;
 
 /*
  * Collective over comm.  Checks that DST does not exist (or opts->force),
- * exchanges and resolves views, creates the temporary directory and this
- * rank's part.  On failure, all ranks return an error and nothing is left.
+ * exchanges and resolves views (view == NULL on every rank: run mode, see
+ * below), creates the temporary directory and this rank's part.  On failure, all ranks return an error and nothing is left.
  * OUT *resolved (may be NULL): this rank's view after overlap resolution,
  * owned by the writer.
  */
@@ -174,6 +174,30 @@ int gfsp_split_append(struct gfsp_split_writer *w, const void *buf, size_t len,
 
 /* Current part size (local bytes appended so far). */
 uint64_t gfsp_split_part_size(const struct gfsp_split_writer *w);
+
+/*
+ * Run mode (created with view == NULL; the MPI-IO library): writes land
+ * anywhere in the logical file, in any order, and are appended to the
+ * part with a record of where they belong (runlog.h).  A later write wins
+ * over an earlier one where they overlap.
+ *
+ * gfsp_split_add_view: copy a view for gfsp_split_write_view; OUT *id.
+ * gfsp_split_write_at: buf holds global [goff, goff + len).
+ * gfsp_split_write_view: buf holds the bytes of view id in global
+ *   [begin, end), in order; len must be their number.
+ * gfsp_split_truncate: the file was cut to size bytes (collectively).
+ * gfsp_split_written_end: end of the highest byte written (after cuts).
+ */
+int gfsp_split_add_view(struct gfsp_split_writer *w, const struct gfsp_view *v,
+		       uint32_t *id, struct gfsp_error *err);
+int gfsp_split_write_at(struct gfsp_split_writer *w, uint64_t goff,
+		       const void *buf, size_t len, struct gfsp_error *err);
+int gfsp_split_write_view(struct gfsp_split_writer *w, uint32_t id,
+			 uint64_t begin, uint64_t end, const void *buf,
+			 size_t len, struct gfsp_error *err);
+void gfsp_split_truncate(struct gfsp_split_writer *w, uint64_t size);
+uint64_t gfsp_split_written_end(const struct gfsp_split_writer *w);
+uint64_t gfsp_split_nruns(const struct gfsp_split_writer *w);
 
 /*
  * Collective.  rc is this rank's outcome so far.  If every rank succeeded:

@@ -1,0 +1,60 @@
+/*
+ * runlog.h - the record of where a rank's writes went, kept as runs
+ * (splitfile.h, struct gfsp_run) while the writes arrive in any order.
+ * Included by libcore/ only.
+ *
+ * Every write is appended to the part, so the part is a log and a run says
+ * which global bytes a stretch of it holds.  Writes that follow a pattern
+ * fold into one run instead of one entry each (the weakness of per-write
+ * index logs in PLFS-like systems):
+ *
+ *   contiguous writes        [g, g+n) [g+n, g+2n) ...   -> one dense block
+ *   equal blocks at a stride [g, +b) [g+s, +b) ...      -> one strided run
+ *   a view walked in order   view v [a, b) [b, c) ...   -> one view run
+ *
+ * so IOR-like segmented N-1 writes cost one run per rank, whatever the
+ * number of segments, and an HPIO-like view write of a million regions
+ * costs one.  Overwrites need nothing special: a later run wins where it
+ * overlaps an earlier one (the reader's rule).
+ */
+#ifndef GFSP_RUNLOG_H
+#define GFSP_RUNLOG_H
+
+#include <stdint.h>
+#include "splitfile.h"
+
+struct gfsp_runlog;
+
+struct gfsp_runlog *gfsp_runlog_new(void);
+void gfsp_runlog_free(struct gfsp_runlog *rl);
+
+/* Copy v into the log's view table; OUT *id (>= 1) names it in
+ * gfsp_runlog_view() and in the exported record. */
+int gfsp_runlog_add_view(struct gfsp_runlog *rl, const struct gfsp_view *v,
+			uint32_t *id, struct gfsp_error *err);
+
+/* The len bytes at part offset loff hold global [g, g + len). */
+int gfsp_runlog_dense(struct gfsp_runlog *rl, uint64_t g, uint64_t len,
+		     uint64_t loff, struct gfsp_error *err);
+
+/* The bytes at part offset loff hold view id's bytes in [begin, end);
+ * end is just past the last byte written (the file's size after it). */
+int gfsp_runlog_view(struct gfsp_runlog *rl, uint32_t id, uint64_t begin,
+		    uint64_t end, uint64_t loff, struct gfsp_error *err);
+
+/* The file was cut to `size` bytes: nothing written so far reaches past
+ * it any more (MPI_File_set_size).  Later writes may extend it again. */
+void gfsp_runlog_truncate(struct gfsp_runlog *rl, uint64_t size);
+
+/* Runs so far (a pending block counts as one). */
+uint64_t gfsp_runlog_nruns(const struct gfsp_runlog *rl);
+
+/*
+ * Fill rec->xviews/nxviews and rec->runs/nruns (rec->view is left alone:
+ * view ids start at 1).  Strided runs get a one-block view each.  The log
+ * stays usable.
+ */
+int gfsp_runlog_export(struct gfsp_runlog *rl, struct gfsp_locrec *rec,
+		      struct gfsp_error *err);
+
+#endif /* GFSP_RUNLOG_H */

@@ -1,0 +1,304 @@
+/*
+ * test_runlog.c - the run-mode writer (writes at any offset, in any order,
+ * through a view or not; runlog.c, splitfile.c) and the reader's priority
+ * rule (layout.c), on a POSIX directory, as one MPI process.
+ *
+ * Each case writes through the writer and into a plain reference buffer
+ * the same way, commits, and reads the whole logical file back through
+ * gfsp_layout_pread: the bytes must equal the reference (bytes never
+ * written read as zeros).  The number of runs shows that patterns fold.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "layout_impl.h"
+#include "splitfile.h"
+#include "rng.h"
+#include "tap.h"
+
+static char topdir[4096];
+
+/* a stamp byte per (write, position), so that a lost overwrite shows */
+static unsigned char
+stamp(uint64_t w, uint64_t g)
+{
+	return (unsigned char)(((w + 1) * 131 + g * 7 + (g >> 8)) | 1);
+}
+
+struct model {
+	unsigned char *ref;	/* what plain MPI-IO would leave */
+	uint64_t size;		/* logical size */
+	uint64_t nwrites;
+	unsigned char *buf;	/* scratch for a write */
+};
+
+static void
+model_init(struct model *m, uint64_t cap)
+{
+	m->ref = calloc(1, cap);
+	m->buf = malloc(cap);
+	m->size = 0;
+	m->nwrites = 0;
+}
+
+static void
+model_free(struct model *m)
+{
+	free(m->ref);
+	free(m->buf);
+}
+
+static struct gfsp_split_writer *
+open_writer(const char *name, char *path, size_t plen)
+{
+	struct gfsp_split_writer *w = NULL;
+	struct gfsp_error err;
+
+	snprintf(path, plen, "%s/%s", topdir, name);
+	gfsp_error_clear(&err);
+	if (gfsp_split_create(MPI_COMM_SELF, path, NULL, NULL, &w, NULL, &err))
+		diag("create %s: %s", path, err.msg);
+	return w;
+}
+
+/* Contiguous write of len bytes at g, in the writer and the model. */
+static int
+put_at(struct gfsp_split_writer *w, struct model *m, uint64_t g,
+       uint64_t len)
+{
+	struct gfsp_error err;
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		m->buf[i] = m->ref[g + i] = stamp(m->nwrites, g + i);
+	m->nwrites++;
+	m->size = GFSP_MAX(m->size, g + len);
+	gfsp_error_clear(&err);
+	if (gfsp_split_write_at(w, g, m->buf, len, &err)) {
+		diag("write_at %llu: %s", (unsigned long long)g, err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* The view's bytes in [a, b), written through the view. */
+static int
+put_view(struct gfsp_split_writer *w, struct model *m, uint32_t id,
+	 const struct gfsp_view *v, uint64_t a, uint64_t b)
+{
+	struct gfsp_error err;
+	uint64_t g, n = 0, loff, count;
+
+	uint64_t last = a;
+
+	for (g = a; g < b; g++) {
+		if (!gfsp_view_lookup(v, g, &loff, &count))
+			continue;
+		m->buf[n++] = m->ref[g] = stamp(m->nwrites, g);
+		last = g + 1;
+	}
+	m->size = GFSP_MAX(m->size, last);
+	m->nwrites++;
+	gfsp_error_clear(&err);
+	/* [a, last): the range a write through a view really spans */
+	if (gfsp_split_write_view(w, id, a, last, m->buf, n, &err)) {
+		diag("write_view [%llu, %llu): %s", (unsigned long long)a,
+		    (unsigned long long)b, err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Commit and compare the whole logical file with the model. */
+static void
+finish_and_compare(struct gfsp_split_writer *w, struct model *m,
+		   const char *path, uint64_t lsize, const char *what,
+		   uint64_t max_runs)
+{
+	struct gfsp_layout *l = NULL;
+	struct gfsp_error err;
+	unsigned char *got;
+	uint64_t n = 0, runs = gfsp_split_nruns(w);
+	uint64_t i;
+	int rc;
+
+	gfsp_error_clear(&err);
+	rc = gfsp_split_finish(w, 0, lsize, &err);
+	ok(rc == 0, "%s: commit (%s)", what, rc ? err.msg : "ok");
+	if (rc)
+		return;
+	rc = gfsp_layout_open(path, &l, &err);
+	ok(rc == 0 && gfsp_layout_size(l) == GFSP_MAX(lsize, m->size),
+	    "%s: reads back, logical size %llu", what,
+	    rc ? 0ull : (unsigned long long)gfsp_layout_size(l));
+	if (rc)
+		return;
+	got = calloc(1, gfsp_layout_size(l) + 1);
+	rc = gfsp_layout_pread(l, got, gfsp_layout_size(l), 0, &n, &err);
+	for (i = 0; rc == 0 && i < m->size; i++)
+		if (got[i] != m->ref[i])
+			break;
+	ok(rc == 0 && i == m->size, "%s: bytes equal the model%s", what,
+	    rc ? err.msg : "");
+	if (rc == 0 && i < m->size)
+		diag("first difference at %llu: %u, want %u",
+		    (unsigned long long)i, got[i], m->ref[i]);
+	ok(runs <= max_runs, "%s: %llu runs (at most %llu)", what,
+	    (unsigned long long)runs, (unsigned long long)max_runs);
+	rc = gfsp_layout_check(l, NULL, NULL, NULL, &err);
+	ok(rc == 0, "%s: layout check passes%s%s", what, rc ? ": " : "",
+	    rc ? err.msg : "");
+	free(got);
+	gfsp_layout_close(l);
+}
+
+/* IOR-like: rank 1 of 4, 64 segments of 4 KiB blocks in 1 KiB transfers:
+ * 256 writes fold into one strided run. */
+static void
+test_ior_pattern(void)
+{
+	struct gfsp_split_writer *w;
+	struct model m;
+	char path[4200];
+	uint64_t s, t, B = 4096, T = 1024;
+
+	model_init(&m, 64 * 4 * B);
+	w = open_writer("ior", path, sizeof(path));
+	for (s = 0; w && s < 64; s++)
+		for (t = 0; t < B; t += T)
+			if (put_at(w, &m, (s * 4 + 1) * B + t, T))
+				break;
+	if (w)
+		finish_and_compare(w, &m, path, 0, "IOR segmented", 1);
+	model_free(&m);
+}
+
+/* HPIO-like view: 8-byte regions every 136 bytes (another rank's regions
+ * in between), written in several calls that follow each other. */
+static void
+test_view_runs(void)
+{
+	struct gfsp_split_writer *w;
+	struct gfsp_error err;
+	struct gfsp_view v;
+	struct model m;
+	char path[4200];
+	uint64_t off = 0, len = 8, k;
+	uint32_t id = 0;
+
+	gfsp_error_clear(&err);
+	gfsp_view_init(&v, 8, 136, GFSP_VIEW_UNBOUNDED, 1, &off, &len, &err);
+	model_init(&m, 136 * 5000);
+	w = open_writer("hpio", path, sizeof(path));
+	if (w && gfsp_split_add_view(w, &v, &id, &err))
+		diag("add_view: %s", err.msg);
+	for (k = 0; w && k < 4; k++)
+		put_view(w, &m, id, &v, 8 + k * 136 * 1000,
+		    8 + (k + 1) * 136 * 1000);
+	if (w)
+		finish_and_compare(w, &m, path, 0, "view walked in order", 1);
+	gfsp_view_free(&v);
+	model_free(&m);
+}
+
+/* Overwrites: later data wins, in dense and view runs alike; a cut by
+ * set_size drops what lay past it, and writing again extends. */
+static void
+test_overwrite_truncate(void)
+{
+	struct gfsp_split_writer *w;
+	struct gfsp_error err;
+	struct gfsp_view v;
+	struct model m;
+	char path[4200];
+	uint64_t off = 2, len = 3;
+	uint32_t id = 0;
+
+	gfsp_error_clear(&err);
+	gfsp_view_init(&v, 0, 10, GFSP_VIEW_UNBOUNDED, 1, &off, &len, &err);
+	model_init(&m, 4096);
+	w = open_writer("overwrite", path, sizeof(path));
+	if (w && gfsp_split_add_view(w, &v, &id, &err))
+		diag("add_view: %s", err.msg);
+	if (w) {
+		put_at(w, &m, 0, 1000);
+		put_at(w, &m, 100, 50);
+		put_view(w, &m, id, &v, 0, 500);
+		put_at(w, &m, 120, 3);
+		put_at(w, &m, 990, 30);
+		/* cut at 700, as MPI_File_set_size(700) */
+		gfsp_split_truncate(w, 700);
+		memset(m.ref + 700, 0, 4096 - 700);
+		m.size = 700;
+		put_at(w, &m, 800, 10);		/* hole [700, 800) */
+		finish_and_compare(w, &m, path, 700, "overwrite and cut", 8);
+	}
+	gfsp_view_free(&v);
+	model_free(&m);
+}
+
+/* Random writes: any offset, any length, overlapping each other. */
+static void
+test_random(void)
+{
+	struct gfsp_split_writer *w;
+	struct model m;
+	char path[4200];
+	uint64_t i, g, len, cap = 1 << 16;
+
+	model_init(&m, cap);
+	w = open_writer("random", path, sizeof(path));
+	for (i = 0; w && i < 400; i++) {
+		g = rnd64() % (cap - 512);
+		len = 1 + rnd64() % 511;
+		if (put_at(w, &m, g, len))
+			break;
+	}
+	if (w)
+		finish_and_compare(w, &m, path, 0, "400 random writes", 400);
+	model_free(&m);
+}
+
+/* Nothing written: a valid, empty split file of the size asked. */
+static void
+test_empty(void)
+{
+	struct gfsp_split_writer *w;
+	struct model m;
+	char path[4200];
+
+	model_init(&m, 16);
+	w = open_writer("empty", path, sizeof(path));
+	if (w)
+		finish_and_compare(w, &m, path, 0, "no writes", 0);
+	model_free(&m);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *t = getenv("TMPDIR");
+	char cmd[4200];
+
+	MPI_Init(&argc, &argv);
+	snprintf(topdir, sizeof(topdir), "%s/gfsplit-runlog-XXXXXX",
+	    t && *t ? t : "/tmp");
+	if (mkdtemp(topdir) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_ior_pattern();
+	test_view_runs();
+	test_overwrite_truncate();
+	test_random();
+	test_empty();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", topdir);
+	if (system(cmd) != 0)
+		diag("could not remove %s", topdir);
+	MPI_Finalize();
+	return done_testing();
+}
