@@ -970,39 +970,33 @@ problem(struct checker *ck, int code, const struct gfsp_error *e)
 		ck->report(ck->ctx, e->msg);
 }
 
-/* Size and checksum of part r, read sequentially; problems are reported. */
-static void
-check_part(struct checker *ck, int r, unsigned char *buf,
-	   uint64_t *hashed, void (*progress)(void *, uint64_t))
+/* Size and checksum of part r, read sequentially with buf (CHECK_BUF
+ * bytes); *hashed counts the bytes, progress is told of them. */
+static int
+verify_part(struct gfsp_layout *l, int r, unsigned char *buf,
+	    uint64_t *hashed, void (*progress)(void *, uint64_t), void *ctx,
+	    struct gfsp_error *err)
 {
-	struct gfsp_layout *l = ck->l;
 	struct gfsp_phash *h = NULL;
 	struct gfsp_file *f;
-	struct gfsp_error e;
 	uint64_t off = 0, want = l->part_size[r], sum;
 	size_t n, done;
 	int rc;
 
-	gfsp_error_clear(&e);
 	/* the part may have changed since open: stat it again */
-	rc = check_part_file(l, r, &e);
-	if (rc) {
-		problem(ck, rc, &e);
-		return;
-	}
+	rc = check_part_file(l, r, err);
+	if (rc)
+		return rc;
 	h = gfsp_phash_new(l->marker.seg_size);
-	if (h == NULL) {
-		gfsp_error_set(&e, GFSP_ENOMEM, "%s/part.%d: out of memory",
-		    l->path, r);
-		problem(ck, GFSP_ENOMEM, &e);
-		return;
-	}
-	rc = gfsp_layout_part(l, r, &f, &e);
+	if (h == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM,
+		    "%s/part.%d: out of memory", l->path, r);
+	rc = gfsp_layout_part(l, r, &f, err);
 	while (rc == 0 && off < want) {
 		n = (size_t)GFSP_MIN(want - off, (uint64_t)CHECK_BUF);
-		rc = gfsp_pread(f, buf, n, off, &done, &e);
+		rc = gfsp_pread(f, buf, n, off, &done, err);
 		if (rc == 0 && done < n)
-			rc = gfsp_error_set(&e, GFSP_ECORRUPT,
+			rc = gfsp_error_set(err, GFSP_ECORRUPT,
 			    "%s/part.%d: short read at offset %llu (part is "
 			    "shorter than recorded)", l->path, r,
 			    (unsigned long long)(off + done));
@@ -1012,23 +1006,47 @@ check_part(struct checker *ck, int r, unsigned char *buf,
 		off += n;
 		*hashed += n;
 		if (progress != NULL)
-			progress(ck->ctx, *hashed);
+			progress(ctx, *hashed);
 	}
-	if (rc) {
-		problem(ck, rc, &e);
-		goto out;
+	if (rc == 0) {
+		sum = gfsp_phash_final(h);
+		if (sum != l->part_hash[r])
+			rc = gfsp_error_set(err, GFSP_ECHECKSUM,
+			    "%s/part.%d: checksum mismatch (recorded "
+			    "0x%016llx, computed 0x%016llx)", l->path, r,
+			    (unsigned long long)l->part_hash[r],
+			    (unsigned long long)sum);
 	}
-	sum = gfsp_phash_final(h);
-	if (sum != l->part_hash[r]) {
-		gfsp_error_set(&e, GFSP_ECHECKSUM,
-		    "%s/part.%d: checksum mismatch (recorded 0x%016llx, "
-		    "computed 0x%016llx)", l->path, r,
-		    (unsigned long long)l->part_hash[r],
-		    (unsigned long long)sum);
-		problem(ck, GFSP_ECHECKSUM, &e);
-	}
-out:
 	gfsp_phash_free(h);
+	return rc;
+}
+
+int
+gfsp_layout_verify_part(struct gfsp_layout *l, int r, struct gfsp_error *err)
+{
+	unsigned char *buf = malloc(CHECK_BUF);
+	uint64_t hashed = 0;
+	int rc;
+
+	if (buf == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM,
+		    "out of memory for the check buffer");
+	rc = verify_part(l, r, buf, &hashed, NULL, NULL, err);
+	free(buf);
+	return rc;
+}
+
+static void
+check_part(struct checker *ck, int r, unsigned char *buf,
+	   uint64_t *hashed, void (*progress)(void *, uint64_t))
+{
+	struct gfsp_error e;
+	int rc;
+
+	gfsp_error_clear(&e);
+	rc = verify_part(ck->l, r, buf, hashed, progress, ck->ctx, &e);
+	if (rc)
+		problem(ck, rc, &e);
 }
 
 int

@@ -47,6 +47,10 @@ const struct gfsp_view *gfsp_layout_run_view(const struct gfsp_layout *l,
 /* Bytes of the part a run holds: its view's bytes in [begin, end). */
 uint64_t gfsp_run_bytes(const struct gfsp_view *v, const struct gfsp_run *run);
 
+/* Part r has its recorded size and checksum (one sequential read). */
+int gfsp_layout_verify_part(struct gfsp_layout *l, int r,
+			   struct gfsp_error *err);
+
 /* Coverage of [0, logical size) by the parts' data. */
 struct gfsp_coverage {
 	uint64_t data_bytes;	/* bytes backed by some part */

@@ -25,6 +25,9 @@
  * so every segment is hashed exactly once, by one rank, in one piece.  At the
  * end each (part, segment, hash) triple goes to rank part mod M, which checks
  * that every segment is there once and compares the root with part_hash.
+ * Format v2 runs break the premise (a part is a log in write order, and
+ * overwritten bytes are never read): such parts are hashed whole, after
+ * the copy, by rank part mod M.
  *
  * Commit: DST is written under a temporary sibling name (dst.c) and
  * renamed into place only after every rank succeeded and every checksum
@@ -88,6 +91,7 @@ struct merge_ctx {
 	uint64_t g;			/* next global offset to produce */
 
 	int verify;
+	int inpass;		/* verify while copying (not with runs) */
 	uint64_t seg_size;
 	int *slot_of;			/* [nprocs] index in op[] or -1 */
 	struct open_part *op;
@@ -313,7 +317,7 @@ merge_produce(void *arg, struct gfsp_chunk *c, int *done,
 			return rc;
 		if (got < e->len)
 			return short_part(x, e->part, e->loff + got, err);
-		if (x->verify) {
+		if (x->inpass) {
 			rc = hash_feed(x, e->part, e->loff,
 				       buf + (e->goff - x->g), e->len, err);
 			if (rc)
@@ -324,7 +328,7 @@ merge_produce(void *arg, struct gfsp_chunk *c, int *done,
 	c->tag[0] = x->g;
 	x->g += n;
 	if (x->g == stripe_end) {
-		if (x->verify) {
+		if (x->inpass) {
 			rc = hash_stripe_done(x, err);
 			if (rc)
 				return rc;
@@ -512,6 +516,22 @@ out:
 	return rc;
 }
 
+/*
+ * A layout with runs (written through the MPI-IO library) does not map
+ * stripes to contiguous part ranges, and bytes a later run overwrote are
+ * never read: each rank hashes whole parts instead, part p on rank
+ * p mod M, in a second read.
+ */
+static int
+verify_whole_parts(MPI_Comm comm, struct merge_ctx *x, struct gfsp_error *err)
+{
+	int p, rc = 0;
+
+	for (p = x->rank; rc == 0 && p < x->l->nprocs; p += x->nranks)
+		rc = gfsp_layout_verify_part(x->l, p, err);
+	return gfsp_agree(comm, rc, err);
+}
+
 /* ------------------------------------------------------------ phases */
 
 static void
@@ -647,6 +667,7 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	rc = gfsp_agree(comm, gfsp_dst_parse(&dst, a->dst, err), err);
 	if (rc == 0)
 		rc = merge_open(comm, &x, a, &dst, res, err);
+	x.inpass = rc == 0 && a->verify && !x.l->has_runs;
 	if (rc || a->dry_run)
 		goto out;
 	rc = merge_create(comm, &x, &dst, &tmp, &created, err);
@@ -668,8 +689,13 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	if (rc)
 		goto out;
 
-	if (x.verify) {
+	if (x.inpass) {
 		rc = verify_exchange(comm, &x, err);
+		if (rc)
+			goto out;
+		res->verified = 1;
+	} else if (x.verify) {
+		rc = verify_whole_parts(comm, &x, err);
 		if (rc)
 			goto out;
 		res->verified = 1;

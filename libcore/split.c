@@ -60,35 +60,6 @@ view_blocks_below(const struct gfsp_view *v, uint64_t end)
 	return n;
 }
 
-/*
- * Entry rank mod K of a comma-separated host list ("n0,n1,n2"), copied
- * into buf; 0 with buf empty when the list is NULL or empty.
- */
-static int
-host_for_rank(const char *list, int rank, char *buf, size_t len,
-	      struct gfsp_error *err)
-{
-	const char *p, *comma;
-	int k = 0, i;
-	size_t n;
-
-	buf[0] = '\0';
-	if (list == NULL || list[0] == '\0')
-		return 0;
-	for (p = list; p != NULL; p = strchr(p, ','), p = p ? p + 1 : p)
-		k++;
-	for (p = list, i = 0; i < rank % k; i++)
-		p = strchr(p, ',') + 1;
-	comma = strchr(p, ',');
-	n = comma ? (size_t)(comma - p) : strlen(p);
-	if (n == 0 || n >= len)
-		return gfsp_error_set(err, GFSP_EINVAL, "host list '%s': entry "
-		    "%d is %s", list, rank % k, n ? "too long" : "empty");
-	memcpy(buf, p, n);
-	buf[n] = '\0';
-	return 0;
-}
-
 /* ---------------------------------------------------------- pipeline */
 
 struct split_ctx {
@@ -274,7 +245,7 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 
 	t0 = gfsp_now();
 	/* entries differ by rank, so may their errors: agree first */
-	rc = gfsp_agree(comm, host_for_rank(a->hosts, rank, host, sizeof(host),
+	rc = gfsp_agree(comm, gfsp_host_for_rank(a->hosts, rank, host, sizeof(host),
 					   err), err);
 	if (rc == 0)
 		rc = open_source(comm, a->src, &src, &size, err);

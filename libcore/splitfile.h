@@ -210,6 +210,12 @@ uint64_t gfsp_split_nruns(const struct gfsp_split_writer *w);
 int gfsp_split_finish(struct gfsp_split_writer *w, int rc,
 		     uint64_t logical_size, struct gfsp_error *err);
 
+/* Entry rank mod K of a comma-separated host list of K entries
+ * (pcp-split --hosts, $GFSPLIT_GFARM_HOSTS) into buf; buf is empty when
+ * the list is NULL or empty. */
+int gfsp_host_for_rank(const char *list, int rank, char *buf, size_t len,
+		      struct gfsp_error *err);
+
 /* The node name grouping ranks into location files when no storage host is
  * given: $GFSPLIT_NODE if set, else MPI_Get_processor_name. */
 void gfsp_node_name(char *buf, size_t len);

@@ -1,0 +1,441 @@
+/*
+ * file.c - which files the MPI-IO layer takes, opening and closing them,
+ * and errors (mpiio.h).
+ *
+ * Selection, decided by rank 0 of the open's communicator and broadcast,
+ * so every rank takes the same path even if their hints differ:
+ *
+ *   an existing split file, any amode    -> ours (read it, or replace it)
+ *   MPI_Info "gfsplit_split" = "enable"  -> split-write
+ *   a path matching $GFSPLIT_SPLIT_FILES -> split-write, unless the hint
+ *                                           says "disable"
+ *   anything else                        -> MPICH, untouched
+ *
+ * A write-open starts a new split file in a temporary sibling; the close
+ * commits it in place of whatever was at the path (splitfile.h, commit
+ * rule).  A failure on any rank aborts the commit on all of them, and the
+ * old file stays.
+ */
+#define _GNU_SOURCE
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core.h"
+#include "dst.h"
+#include "layout_impl.h"
+#include "mpiio.h"
+#include "splitfile.h"
+#include "store.h"
+#include "view_impl.h"
+
+#define HINT_KEY	"gfsplit_split"
+#define SHADOW_PATH	"/dev/null"
+
+static struct sfile *files;	/* managed files, most recent first */
+static int inited;
+static const char *patterns;	/* $GFSPLIT_SPLIT_FILES */
+static const char *hosts;	/* $GFSPLIT_GFARM_HOSTS */
+static int verbose;
+
+/* ------------------------------------------------------------ errors */
+
+static int
+world_rank(void)
+{
+	int r = 0, up = 0;
+
+	MPI_Initialized(&up);
+	if (up)
+		MPI_Comm_rank(MPI_COMM_WORLD, &r);
+	return r;
+}
+
+void
+sf_notice_once(int *done, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (done != NULL && *done)
+		return;
+	if (done != NULL)
+		*done = 1;
+	fprintf(stderr, "gfsplit-mpiio: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int
+mpi_class(int code)
+{
+	switch (code) {
+	case GFSP_ENOENT:	return MPI_ERR_NO_SUCH_FILE;
+	case GFSP_EEXIST:	return MPI_ERR_FILE_EXISTS;
+	case GFSP_EACCES:	return MPI_ERR_ACCESS;
+	case GFSP_ENOSPC:	return MPI_ERR_NO_SPACE;
+	case GFSP_ENOMEM:	return MPI_ERR_NO_MEM;
+	case GFSP_ENOTSUP:	return MPI_ERR_UNSUPPORTED_OPERATION;
+	case GFSP_EINVAL:	return MPI_ERR_ARG;
+	default:		return MPI_ERR_IO;
+	}
+}
+
+/*
+ * The class through the file's error handler, as MPICH would.  Before
+ * there is a handle, MPI_FILE_NULL's handler applies; only the predefined
+ * ones can be honoured there (a user function needs a handle).
+ */
+static int
+through_handler(struct sfile *f, int cls)
+{
+	MPI_Errhandler eh = MPI_ERRORS_RETURN;
+
+	if (f != NULL) {
+		PMPI_File_call_errhandler(f->fh, cls);
+		return cls;
+	}
+	PMPI_File_get_errhandler(MPI_FILE_NULL, &eh);
+	if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT)
+		PMPI_Abort(MPI_COMM_WORLD, cls);
+	return cls;
+}
+
+int
+sf_fail(struct sfile *f, const struct gfsp_error *err)
+{
+	/* another rank's failure was reported there */
+	if (err->code != GFSP_EPEER)
+		fprintf(stderr, "gfsplit-mpiio: rank %d: %s\n", world_rank(),
+		    err->msg);
+	return through_handler(f, mpi_class(err->code));
+}
+
+int
+sf_fail_code(struct sfile *f, int cls, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "gfsplit-mpiio: rank %d: ", world_rank());
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return through_handler(f, cls);
+}
+
+/* --------------------------------------------------------- selection */
+
+static void
+init_once(void)
+{
+	const char *v;
+
+	if (inited)
+		return;
+	inited = 1;
+	patterns = getenv("GFSPLIT_SPLIT_FILES");
+	hosts = getenv("GFSPLIT_GFARM_HOSTS");
+	v = getenv("GFSPLIT_VERBOSE");
+	verbose = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+	gfsp_fault_init(world_rank());
+	if (verbose && world_rank() == 0)
+		sf_notice_once(NULL, "split-write for paths matching "
+		    "GFSPLIT_SPLIT_FILES='%s' and files opened with the "
+		    "MPI_Info hint %s=enable (%s=disable opts out); existing "
+		    "split files are read as one file",
+		    patterns ? patterns : "", HINT_KEY, HINT_KEY);
+}
+
+/* 1: the path matches one of the colon-separated patterns. */
+static int
+matches(const char *path)
+{
+	const char *p = patterns, *c;
+	char pat[4096];
+	size_t n;
+
+	while (p != NULL && *p != '\0') {
+		c = strchr(p, ':');
+		n = c ? (size_t)(c - p) : strlen(p);
+		/* "gfarm://" holds a colon of its own: keep the URL whole */
+		if (c != NULL && n == 5 && strncmp(p, "gfarm", 5) == 0) {
+			c = strchr(c + 1, ':');
+			n = c ? (size_t)(c - p) : strlen(p);
+		}
+		if (n > 0 && n < sizeof(pat)) {
+			memcpy(pat, p, n);
+			pat[n] = '\0';
+			if (fnmatch(pat, path, 0) == 0)
+				return 1;
+		}
+		p = c ? c + 1 : NULL;
+	}
+	return 0;
+}
+
+/* -1 hint says disable, 1 enable, 0 no hint */
+static int
+hint(MPI_Info info)
+{
+	char val[32];
+	int flag = 0;
+
+	if (info == MPI_INFO_NULL)
+		return 0;
+	if (MPI_Info_get(info, HINT_KEY, sizeof(val) - 1, val, &flag) !=
+	    MPI_SUCCESS || !flag)
+		return 0;
+	if (strcmp(val, "enable") == 0 || strcmp(val, "true") == 0)
+		return 1;
+	if (strcmp(val, "disable") == 0 || strcmp(val, "false") == 0)
+		return -1;
+	return 0;
+}
+
+enum { K_ABSENT, K_PLAIN, K_SPLIT };
+
+static int
+kind_of(const char *path)
+{
+	struct gfsp_stat st;
+	struct gfsp_error e;
+	char *marker;
+	int kind = K_PLAIN;
+
+	gfsp_error_clear(&e);
+	if (gfsp_stat(path, &st, &e) != 0)
+		return e.code == GFSP_ENOENT ? K_ABSENT : K_PLAIN;
+	if (!S_ISDIR(st.mode))
+		return K_PLAIN;
+	marker = gfsp_marker_path(path);
+	if (marker != NULL && gfsp_stat(marker, &st, &e) == 0)
+		kind = K_SPLIT;
+	free(marker);
+	return kind;
+}
+
+/*
+ * Rank 0's verdict: 0 (MPICH's), SF_READ, SF_WRITE, or the negated MPI
+ * error class the open fails with.
+ */
+static int
+decide(const char *path, int amode, MPI_Info info)
+{
+	int acc = amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
+	int writing = acc != MPI_MODE_RDONLY;
+	int h = hint(info), kind, want;
+
+	want = h > 0 || (h == 0 && matches(path));
+	if (!want && strncmp(path, "gfarm:", 6) != 0 && !writing &&
+	    kind_of(path) != K_SPLIT)
+		return 0;	/* the common case: one stat at most */
+	kind = kind_of(path);
+	if (kind != K_SPLIT && !(want && writing))
+		return 0;
+	if ((acc != MPI_MODE_RDONLY && acc != MPI_MODE_WRONLY &&
+	    acc != MPI_MODE_RDWR) || (!writing && (amode &
+	    (MPI_MODE_CREATE | MPI_MODE_EXCL))) ||
+	    ((amode & MPI_MODE_RDWR) && (amode & MPI_MODE_SEQUENTIAL)))
+		return -MPI_ERR_AMODE;
+	if (kind == K_SPLIT && !writing)
+		return SF_READ;
+	if ((amode & MPI_MODE_EXCL) && kind != K_ABSENT)
+		return -MPI_ERR_FILE_EXISTS;
+	if (!(amode & MPI_MODE_CREATE) && kind == K_ABSENT)
+		return -MPI_ERR_NO_SUCH_FILE;
+	return SF_WRITE;
+}
+
+/* ------------------------------------------------------ open, close */
+
+struct sfile *
+sf_find(MPI_File fh)
+{
+	struct sfile *f;
+
+	if (fh == MPI_FILE_NULL)
+		return NULL;
+	for (f = files; f != NULL; f = f->next)
+		if (f->fh == fh)
+			return f;
+	return NULL;
+}
+
+static void
+sf_free(struct sfile *f)
+{
+	struct sfile **pp;
+
+	for (pp = &files; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == f) {
+			*pp = f->next;
+			break;
+		}
+	gfsp_view_free(&f->view);
+	if (f->comm != MPI_COMM_NULL)
+		MPI_Comm_free(&f->comm);
+	free(f->path);
+	free(f);
+}
+
+/* Collective: the writer or the reader behind f. */
+static int
+open_data(struct sfile *f, struct gfsp_error *err)
+{
+	struct gfsp_split_opts o;
+	char host[GFSP_NAME_MAX];
+	int rc;
+
+	if (f->mode == SF_READ) {
+		rc = gfsp_layout_open(f->path, &f->layout, err);
+		rc = gfsp_agree(f->comm, rc, err);
+		if (rc == 0)
+			f->size = gfsp_layout_size(f->layout);
+		return rc;
+	}
+	memset(&o, 0, sizeof(o));
+	o.force = 1;		/* replaces the old file, at the commit */
+	o.layout = "mpiio";
+	rc = gfsp_agree(f->comm, gfsp_host_for_rank(hosts, f->rank, host,
+	    sizeof(host), err), err);
+	if (rc)
+		return rc;
+	o.host = host[0] ? host : NULL;
+	return gfsp_split_create(f->comm, f->path, NULL, &o, &f->w, NULL, err);
+}
+
+int
+sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
+	MPI_File *fh)
+{
+	struct gfsp_error err;
+	struct sfile *f;
+	int verdict = 0, rank, rc, shadow_rc;
+	MPI_File shadow = MPI_FILE_NULL;
+
+	init_once();
+	MPI_Comm_rank(comm, &rank);
+	if (rank == 0)
+		verdict = decide(path, amode, info);
+	MPI_Bcast(&verdict, 1, MPI_INT, 0, comm);
+	if (verdict == 0)
+		return PMPI_File_open(comm, path, amode, info, fh);
+	if (verdict < 0) {
+		if (rank == 0)
+			sf_fail_code(NULL, -verdict, "cannot open '%s': %s",
+			    path, -verdict == MPI_ERR_FILE_EXISTS ?
+			    "file exists (MPI_MODE_EXCL)" :
+			    -verdict == MPI_ERR_NO_SUCH_FILE ?
+			    "no such file (no MPI_MODE_CREATE)" :
+			    "invalid access mode");
+		return through_handler(NULL, -verdict);
+	}
+
+	/* ours: MPICH gets the shadow, we get the data */
+	shadow_rc = PMPI_File_open(comm, SHADOW_PATH, MPI_MODE_RDWR,
+	    MPI_INFO_NULL, &shadow);
+	if (shadow_rc != MPI_SUCCESS)
+		return shadow_rc;
+	gfsp_error_clear(&err);
+	f = calloc(1, sizeof(*f));
+	rc = gfsp_agree(comm, f ? 0 : gfsp_error_set(&err, GFSP_ENOMEM,
+	    "out of memory"), &err);
+	if (rc == 0) {
+		f->fh = shadow;
+		f->comm = MPI_COMM_NULL;
+		f->amode = amode;
+		f->mode = verdict;
+		f->path = strdup(path);
+		f->etype_size = 1;
+		f->dense = 1;
+		gfsp_view_empty(&f->view, 0, 1);
+		rc = MPI_Comm_dup(comm, &f->comm) == MPI_SUCCESS && f->path ?
+		    0 : gfsp_error_set(&err, GFSP_ENOMEM, "cannot open '%s': "
+		    "out of memory", path);
+		rc = gfsp_agree(comm, rc, &err);
+	}
+	if (rc == 0) {
+		MPI_Comm_rank(f->comm, &f->rank);
+		MPI_Comm_size(f->comm, &f->nprocs);
+		rc = open_data(f, &err);
+	}
+	if (rc) {
+		if (f != NULL) {
+			f->fh = MPI_FILE_NULL;
+			sf_free(f);
+		}
+		PMPI_File_close(&shadow);
+		return sf_fail(NULL, &err);
+	}
+	f->next = files;
+	files = f;
+	if (verbose && rank == 0)
+		sf_notice_once(NULL, "'%s': %s by %d ranks", path,
+		    f->mode == SF_WRITE ? "split-write" :
+		    "reading the split file", f->nprocs);
+	*fh = shadow;
+	return MPI_SUCCESS;
+}
+
+int
+sf_close(struct sfile *f, MPI_File *fh)
+{
+	struct gfsp_error err;
+	int rc = 0, del = f->amode & MPI_MODE_DELETE_ON_CLOSE;
+
+	gfsp_error_clear(&err);
+	if (f->mode == SF_WRITE) {
+		/* delete-on-close: never commit, remove everything */
+		rc = gfsp_split_finish(f->w, f->failed ? gfsp_error_set(&err,
+		    GFSP_EIO, "'%s': not committed: a write failed on this "
+		    "rank", f->path) : del ? GFSP_ECANCELED : 0, f->size, &err);
+		f->w = NULL;
+		if (del && rc == GFSP_ECANCELED)
+			rc = 0;
+	} else {
+		gfsp_layout_close(f->layout);
+		f->layout = NULL;
+		MPI_Barrier(f->comm);
+		if (del && f->rank == 0)
+			rc = gfsp_remove_tree(f->path, &err);
+		rc = gfsp_agree(f->comm, rc, &err);
+	}
+	if (rc) {
+		/* the handle goes away either way, as MPICH's does */
+		rc = sf_fail(f, &err);
+	}
+	sf_free(f);
+	PMPI_File_close(fh);
+	return rc;
+}
+
+/* Not collective (MPI_File_delete is not): a split file is removed here,
+ * any other file is left to MPICH (*handled = 0). */
+int
+sf_delete(const char *path, MPI_Info info, int *handled)
+{
+	struct gfsp_error err;
+
+	init_once();
+	*handled = 0;
+	if (kind_of(path) != K_SPLIT) {
+		if (strncmp(path, "gfarm:", 6) != 0)
+			return MPI_SUCCESS;
+		/* MPICH cannot reach Gfarm: a plain Gfarm file is ours */
+		*handled = 1;
+		gfsp_error_clear(&err);
+		if (gfsp_unlink(path, &err) != 0)
+			return sf_fail(NULL, &err);
+		return MPI_SUCCESS;
+	}
+	*handled = 1;
+	gfsp_error_clear(&err);
+	if (gfsp_remove_tree(path, &err) != 0)
+		return sf_fail(NULL, &err);
+	return MPI_SUCCESS;
+}

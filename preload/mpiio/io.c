@@ -1,0 +1,441 @@
+/*
+ * io.c - the data path of the MPI-IO layer (mpiio.h).
+ *
+ * A write becomes one append to this rank's part, whatever the view and
+ * the memory datatype (seed section 7.3.4): noncontiguous memory is packed
+ * first, and the writer records which global bytes the appended stretch
+ * holds (runs, runlog.h).  With the default or any contiguous view that is
+ * a dense range at disp + offset; with any other view it is the view's
+ * bytes between the global offsets of the first and the last byte.
+ *
+ * A read maps the same global bytes through the split file's layout;
+ * bytes no rank wrote read as zeros, and a read past the end of the file
+ * is short, as in MPICH.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core.h"
+#include "mpiio.h"
+#include "splitfile.h"
+#include "view_impl.h"
+
+/* Collective calls: every rank learns whether any failed.  A rank that
+ * did not fail returns MPI_ERR_IO naming the rank that did. */
+static int
+agree(struct sfile *f, int rc, struct gfsp_error *err)
+{
+	return gfsp_agree(f->comm, rc, err);
+}
+
+/* ------------------------------------------------------------ views */
+
+static int
+dense_view(const struct gfsp_view *v)
+{
+	return v->nblocks == 1 && v->off[0] == 0 && v->len[0] == v->extent &&
+	    v->end == GFSP_VIEW_UNBOUNDED;
+}
+
+int
+sf_set_view(struct sfile *f, MPI_Offset disp, MPI_Datatype etype,
+	    MPI_Datatype filetype, const char *datarep, MPI_Info info)
+{
+	struct gfsp_error err;
+	struct gfsp_view v;
+	MPI_Count esz = 0;
+	uint32_t id = 0;
+	int rc = 0, mrc, have = 0;
+
+	gfsp_error_clear(&err);
+	memset(&v, 0, sizeof(v));
+	if (datarep == NULL || strcasecmp(datarep, "native") != 0)
+		rc = gfsp_error_set(&err, GFSP_ENOTSUP, "'%s': data "
+		    "representation '%s' is not supported on split files "
+		    "(only \"native\")", f->path, datarep ? datarep : "");
+	if (rc == 0 && disp < 0)
+		rc = gfsp_error_set(&err, GFSP_EINVAL, "'%s': negative view "
+		    "displacement %lld", f->path, (long long)disp);
+	if (rc == 0 && (MPI_Type_size_x(etype, &esz) != MPI_SUCCESS ||
+	    esz <= 0))
+		rc = gfsp_error_set(&err, GFSP_EINVAL, "'%s': etype of size "
+		    "%lld", f->path, (long long)esz);
+	if (rc == 0) {
+		rc = gfsp_view_from_mpi(disp, etype, filetype, &v, &err);
+		have = rc == 0;
+	}
+	if (rc == 0 && f->mode == SF_WRITE && !dense_view(&v))
+		rc = gfsp_split_add_view(f->w, &v, &id, &err);
+	rc = agree(f, rc, &err);
+	if (rc) {
+		if (have)
+			gfsp_view_free(&v);
+		return rc == GFSP_ENOTSUP && strstr(err.msg, "representation") ?
+		    sf_fail_code(f, MPI_ERR_UNSUPPORTED_DATAREP, "%s",
+		    err.msg) : sf_fail(f, &err);
+	}
+	/* the shadow keeps the view too: get_view, get_byte_offset and
+	 * get_type_extent answer from it */
+	mrc = PMPI_File_set_view(f->fh, disp, etype, filetype, datarep, info);
+	if (mrc != MPI_SUCCESS) {
+		gfsp_view_free(&v);
+		return mrc;
+	}
+	gfsp_view_free(&f->view);
+	f->view = v;
+	f->dense = dense_view(&v);
+	f->disp = (uint64_t)disp;
+	f->etype_size = (uint64_t)esz;
+	f->view_id = id;
+	f->pos = 0;
+	return MPI_SUCCESS;
+}
+
+/* View stream offset s -> global offset, and the end of the bytes there. */
+static uint64_t
+global_of(const struct sfile *f, uint64_t s)
+{
+	return f->dense ? f->disp + s : gfsp_view_global(&f->view, s);
+}
+
+/* The view bytes of the whole file: where SEEK_END puts the pointer. */
+static uint64_t
+stream_size(const struct sfile *f)
+{
+	if (f->dense)
+		return f->size > f->disp ? f->size - f->disp : 0;
+	return gfsp_view_bytes_below(&f->view, f->size);
+}
+
+/* ------------------------------------------------------------ reads */
+
+struct rd {
+	struct sfile *f;
+	unsigned char *dst;
+	uint64_t s;		/* stream offset of dst[0] */
+	uint64_t got;
+	struct gfsp_error *err;
+};
+
+static int
+read_piece(void *ctx, uint64_t goff, uint64_t loff, uint64_t len)
+{
+	struct rd *r = ctx;
+	uint64_t n = 0;
+	int rc;
+
+	rc = gfsp_layout_pread(r->f->layout, r->dst + (loff - r->s), len, goff,
+	    &n, r->err);
+	if (rc)
+		return rc;
+	r->got = loff - r->s + n;
+	return n < len ? -1 : 0;	/* end of file: stop */
+}
+
+static int
+read_stream(struct sfile *f, uint64_t s, void *dst, uint64_t n,
+	    uint64_t *got, struct gfsp_error *err)
+{
+	struct rd r = { f, dst, s, 0, err };
+	uint64_t g;
+	int rc;
+
+	*got = 0;
+	if (n == 0)
+		return 0;
+	if (f->dense) {
+		g = f->disp + s;
+		return gfsp_layout_pread(f->layout, dst, n, g, got, err);
+	}
+	rc = gfsp_view_extents(&f->view, global_of(f, s), f->size, s + n,
+	    read_piece, &r);
+	*got = r.got;
+	return rc > 0 ? rc : 0;
+}
+
+/* -------------------------------------------------------- the data path */
+
+/* Contiguous in memory: count elements of type are one block of bytes. */
+static int
+contiguous(MPI_Datatype type, MPI_Count tsz, MPI_Count *lb)
+{
+	MPI_Count tlb, textent, l, extent;
+
+	if (MPI_Type_get_true_extent_x(type, &tlb, &textent) != MPI_SUCCESS ||
+	    MPI_Type_get_extent_x(type, &l, &extent) != MPI_SUCCESS)
+		return 0;
+	*lb = tlb;
+	return textent == tsz && extent == tsz;
+}
+
+static int
+check_access(struct sfile *f, int write, struct gfsp_error *err)
+{
+	int acc = f->amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY |
+	    MPI_MODE_RDWR);
+
+	if (write && (f->mode == SF_READ || acc == MPI_MODE_RDONLY))
+		return gfsp_error_set(err, GFSP_EACCES, "'%s': write to a "
+		    "file opened read-only", f->path);
+	if (!write && acc == MPI_MODE_WRONLY)
+		return gfsp_error_set(err, GFSP_EACCES, "'%s': read from a "
+		    "file opened write-only", f->path);
+	if (!write && f->mode == SF_WRITE)
+		return gfsp_error_set(err, GFSP_ENOTSUP, "'%s': reading a "
+		    "file while it is being split-written is not supported "
+		    "(close it and open it again to read)", f->path);
+	return 0;
+}
+
+static int
+write_stream(struct sfile *f, uint64_t s, const void *data, uint64_t n,
+	     struct gfsp_error *err)
+{
+	uint64_t begin, end;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if (!f->dense && gfsp_view_total(&f->view) != UINT64_MAX &&
+	    s + n > gfsp_view_total(&f->view))
+		return gfsp_error_set(err, GFSP_EINVAL, "'%s': write past the "
+		    "end of the file view", f->path);
+	if (f->dense) {
+		begin = f->disp + s;
+		end = begin + n;
+		rc = gfsp_split_write_at(f->w, begin, data, n, err);
+	} else {
+		begin = global_of(f, s);
+		end = global_of(f, s + n - 1) + 1;
+		rc = gfsp_split_write_view(f->w, f->view_id, begin, end, data,
+		    n, err);
+	}
+	if (rc == 0)
+		f->size = GFSP_MAX(f->size, end);
+	return rc;
+}
+
+int
+sf_io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
+      MPI_Count count, MPI_Datatype type, MPI_Count *bytes)
+{
+	struct gfsp_error err;
+	MPI_Count tsz = 0, lb = 0, pos = 0;
+	unsigned char *data = NULL, *packed = NULL;
+	uint64_t n = 0, s, got = 0;
+	int rc = 0;
+
+	*bytes = 0;
+	gfsp_error_clear(&err);
+	if (count < 0 || MPI_Type_size_x(type, &tsz) != MPI_SUCCESS)
+		rc = gfsp_error_set(&err, GFSP_EINVAL, "'%s': bad count or "
+		    "datatype", f->path);
+	if (rc == 0)
+		rc = check_access(f, write, &err);
+	if (rc == 0) {
+		n = (uint64_t)count * (uint64_t)tsz;
+		if ((flags & SF_AT) && offset < 0)
+			rc = gfsp_error_set(&err, GFSP_EINVAL, "'%s': negative "
+			    "offset %lld", f->path, (long long)offset);
+		else if (n % f->etype_size != 0)
+			rc = gfsp_error_set(&err, GFSP_EINVAL, "'%s': %llu bytes "
+			    "are not a whole number of etypes (%llu bytes)",
+			    f->path, (unsigned long long)n,
+			    (unsigned long long)f->etype_size);
+	}
+	if (rc == 0 && n > 0) {
+		if (contiguous(type, tsz, &lb)) {
+			data = (unsigned char *)buf + lb;
+		} else if ((packed = malloc(n)) == NULL) {
+			rc = gfsp_error_set(&err, GFSP_ENOMEM, "'%s': no memory "
+			    "to pack %llu bytes", f->path,
+			    (unsigned long long)n);
+		} else {
+			data = packed;
+			if (write && MPI_Pack_c(buf, count, type, packed,
+			    (MPI_Count)n, &pos, MPI_COMM_SELF) != MPI_SUCCESS)
+				rc = gfsp_error_set(&err, GFSP_EMPI, "'%s': "
+				    "cannot pack the write buffer", f->path);
+		}
+	}
+	s = (uint64_t)((flags & SF_AT) ? offset : f->pos) * f->etype_size;
+	if (rc == 0 && write) {
+		rc = write_stream(f, s, data, n, &err);
+		got = rc ? 0 : n;
+		if (rc)
+			f->failed = 1;
+	} else if (rc == 0) {
+		rc = read_stream(f, s, data, n, &got, &err);
+		if (rc == 0 && packed != NULL && got > 0 &&
+		    MPI_Unpack_c(packed, (MPI_Count)got, &pos, buf, count,
+		    type, MPI_COMM_SELF) != MPI_SUCCESS)
+			rc = gfsp_error_set(&err, GFSP_EMPI, "'%s': cannot "
+			    "unpack the read buffer", f->path);
+	}
+	free(packed);
+	if (rc == 0 && !(flags & SF_AT))
+		f->pos += (MPI_Offset)(got / f->etype_size);
+	if (flags & SF_COLL)
+		rc = agree(f, rc, &err);
+	if (rc)
+		return sf_fail(f, &err);
+	*bytes = (MPI_Count)got;
+	return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------- statuses, requests */
+
+void
+sf_status(MPI_Status *st, MPI_Count bytes)
+{
+	if (st == MPI_STATUS_IGNORE)
+		return;
+	MPI_Status_set_elements_x(st, MPI_BYTE, bytes);
+	MPI_Status_set_cancelled(st, 0);
+}
+
+/* A nonblocking call is done when it returns: its request is a
+ * generalized request completed at once, carrying the byte count. */
+static int
+req_query(void *extra, MPI_Status *st)
+{
+	sf_status(st, *(MPI_Count *)extra);
+	st->MPI_SOURCE = MPI_UNDEFINED;
+	st->MPI_TAG = MPI_UNDEFINED;
+	return MPI_SUCCESS;
+}
+
+static int
+req_free(void *extra)
+{
+	free(extra);
+	return MPI_SUCCESS;
+}
+
+static int
+req_cancel(void *extra, int complete)
+{
+	return MPI_SUCCESS;
+}
+
+int
+sf_request(MPI_Count bytes, MPI_Request *req)
+{
+	MPI_Count *x = malloc(sizeof(*x));
+	int rc;
+
+	if (x == NULL)
+		return MPI_ERR_NO_MEM;
+	*x = bytes;
+	rc = MPI_Grequest_start(req_query, req_free, req_cancel, x, req);
+	if (rc != MPI_SUCCESS) {
+		free(x);
+		return rc;
+	}
+	return MPI_Grequest_complete(*req);
+}
+
+/* ------------------------------------------------ pointer, size, sync */
+
+int
+sf_seek(struct sfile *f, MPI_Offset off, int whence)
+{
+	MPI_Offset base;
+
+	switch (whence) {
+	case MPI_SEEK_SET:
+		base = 0;
+		break;
+	case MPI_SEEK_CUR:
+		base = f->pos;
+		break;
+	case MPI_SEEK_END:
+		base = (MPI_Offset)(stream_size(f) / f->etype_size);
+		break;
+	default:
+		return sf_fail_code(f, MPI_ERR_ARG, "'%s': seek: bad whence "
+		    "%d", f->path, whence);
+	}
+	if (base + off < 0)
+		return sf_fail_code(f, MPI_ERR_ARG, "'%s': seek to a negative "
+		    "offset", f->path);
+	f->pos = base + off;
+	return MPI_SUCCESS;
+}
+
+int
+sf_get_size(struct sfile *f, MPI_Offset *size)
+{
+	*size = (MPI_Offset)f->size;
+	return MPI_SUCCESS;
+}
+
+/*
+ * Collective.  Every rank's writes are its own, so a cut applies to each
+ * rank's record; the size all agree on is the largest any of them knows
+ * (set_size) or that and the request (preallocate).
+ */
+int
+sf_set_size(struct sfile *f, MPI_Offset size, int grow_only)
+{
+	struct gfsp_error err;
+	uint64_t mine = f->size, all = 0;
+	int rc = 0;
+
+	gfsp_error_clear(&err);
+	if (size < 0)
+		rc = gfsp_error_set(&err, GFSP_EINVAL, "'%s': negative size "
+		    "%lld", f->path, (long long)size);
+	else if (f->mode != SF_WRITE)
+		rc = gfsp_error_set(&err, GFSP_EACCES, "'%s': cannot change "
+		    "the size of a file opened read-only", f->path);
+	rc = agree(f, rc, &err);
+	if (rc == 0)
+		rc = gfsp_mpi_check(MPI_Allreduce(&mine, &all, 1,
+		    MPI_UINT64_T, MPI_MAX, f->comm), "cannot agree on the "
+		    "file size", &err);
+	if (rc)
+		return sf_fail(f, &err);
+	if (grow_only) {
+		f->size = GFSP_MAX(all, (uint64_t)size);
+		return MPI_SUCCESS;
+	}
+	if ((uint64_t)size < all)
+		gfsp_split_truncate(f->w, (uint64_t)size);
+	f->size = (uint64_t)size;
+	return MPI_SUCCESS;
+}
+
+/* Collective: afterwards every rank knows the size all writes made. */
+int
+sf_sync(struct sfile *f)
+{
+	struct gfsp_error err;
+	uint64_t mine = f->size, all = 0;
+	int rc;
+
+	gfsp_error_clear(&err);
+	rc = gfsp_mpi_check(MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T,
+	    MPI_MAX, f->comm), "cannot agree on the file size", &err);
+	rc = agree(f, rc, &err);
+	if (rc)
+		return sf_fail(f, &err);
+	f->size = all;
+	return MPI_SUCCESS;
+}
+
+int
+sf_shared(struct sfile *f, const char *call)
+{
+	static int told;
+
+	if (f->rank == 0 || !told)
+		sf_notice_once(&told, "%s on '%s': shared file pointers are "
+		    "not supported on split files (all ranks would need one "
+		    "view, seed section 5.4); select the file out with the "
+		    "MPI_Info hint gfsplit_split=disable", call, f->path);
+	return sf_fail_code(f, MPI_ERR_UNSUPPORTED_OPERATION, "'%s': %s: "
+	    "shared file pointer on a split file", f->path, call);
+}

@@ -1,0 +1,101 @@
+/*
+ * mpiio.h - inside libgfsplit-mpiio.so, the preloadable MPI-IO layer that
+ * turns N-1 writes of unmodified programs into split files (seed 000,
+ * sections 4-6) and reads split files as one file.
+ *
+ *   LD_PRELOAD=libgfsplit-mpiio.so mpiexec -n N ./app
+ *
+ * The library defines MPI_File_* (wrap.c); the application's calls reach
+ * it before MPICH's, and it reaches MPICH through the profiling names
+ * (PMPI_File_*).  A file it manages is opened in MPICH too, on /dev/null:
+ * that "shadow" handle is what the application holds, so every call the
+ * library does not handle (errhandlers, info, group, atomicity, get_view,
+ * Fortran handle conversion) works unchanged on a real MPICH handle, and
+ * the error handler the application set gets its own handle back.
+ *
+ *   file.c  selection, open, close, delete, the table of managed files,
+ *           errors as MPI error classes through the file's handler
+ *   io.c    views, reads and writes, file pointers, sizes, sync,
+ *           completed requests for the nonblocking forms
+ *   wrap.c  the MPI_File_* symbols: a managed handle goes to file.c or
+ *           io.c, any other to PMPI_File_*
+ */
+#ifndef GFSP_MPIIO_H
+#define GFSP_MPIIO_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "gfsplit.h"
+
+enum sf_mode {
+	SF_READ = 1,		/* an existing split file, read as one file */
+	SF_WRITE = 2		/* a new split file being written */
+};
+
+struct sfile {
+	MPI_File fh;		/* the shadow handle the application holds */
+	MPI_Comm comm;		/* private duplicate of the open's comm */
+	int rank, nprocs;
+	int amode;
+	enum sf_mode mode;
+	char *path;
+	struct gfsp_split_writer *w;	/* SF_WRITE */
+	struct gfsp_layout *layout;	/* SF_READ */
+	int failed;		/* a write failed: close must not commit */
+
+	/* the file view, flattened */
+	struct gfsp_view view;
+	int dense;		/* view is every byte from disp on */
+	uint64_t disp;
+	uint64_t etype_size;
+	uint32_t view_id;	/* the writer's id of the view, 0: none */
+
+	MPI_Offset pos;		/* individual file pointer, in etypes */
+	uint64_t size;		/* logical size as this rank knows it */
+
+	/* split collective: result of the _begin for its _end */
+	int split_active;
+	int split_rc;
+	MPI_Count split_bytes;
+
+	struct sfile *next;
+};
+
+/* file.c */
+struct sfile *sf_find(MPI_File fh);
+int sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
+	    MPI_File *fh);
+int sf_close(struct sfile *f, MPI_File *fh);
+int sf_delete(const char *path, MPI_Info info, int *handled);
+/* Report err on this rank (stderr) and return it as an MPI error class
+ * through f's error handler (f NULL: MPI_FILE_NULL's). */
+int sf_fail(struct sfile *f, const struct gfsp_error *err);
+/* The same for an error found on some rank of a collective call. */
+int sf_fail_code(struct sfile *f, int mpi_class, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The one-line notices (verbose selection, unsupported calls). */
+void sf_notice_once(int *done, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* io.c */
+int sf_set_view(struct sfile *f, MPI_Offset disp, MPI_Datatype etype,
+		MPI_Datatype filetype, const char *datarep, MPI_Info info);
+enum { SF_AT = 1, SF_COLL = 2 };
+/*
+ * One read or write: at the individual pointer, or at `offset` (SF_AT);
+ * SF_COLL makes it collective (errors agreed over the communicator).
+ * OUT *bytes: bytes moved.  Returns MPI_SUCCESS or an MPI error code
+ * already passed through the error handler.
+ */
+int sf_io(struct sfile *f, int write, int flags, MPI_Offset offset,
+	  void *buf, MPI_Count count, MPI_Datatype type, MPI_Count *bytes);
+void sf_status(MPI_Status *st, MPI_Count bytes);
+int sf_request(MPI_Count bytes, MPI_Request *req);
+int sf_seek(struct sfile *f, MPI_Offset off, int whence);
+int sf_get_size(struct sfile *f, MPI_Offset *size);
+int sf_set_size(struct sfile *f, MPI_Offset size, int grow_only);
+int sf_sync(struct sfile *f);
+int sf_shared(struct sfile *f, const char *call);
+
+#endif /* GFSP_MPIIO_H */

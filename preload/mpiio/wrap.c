@@ -1,0 +1,398 @@
+/*
+ * wrap.c - the MPI_File_* symbols of libgfsplit-mpiio.so (mpiio.h).
+ *
+ * Each one looks the handle up: a file the library manages goes to
+ * file.c / io.c, any other straight to MPICH through PMPI_File_*.  Calls
+ * that only touch what the shadow handle holds (info, group, atomicity,
+ * errhandlers, get_view, get_byte_offset, get_type_extent) are not
+ * defined here at all: MPICH answers them on the shadow.
+ *
+ * Reads and writes come in 4 positionings x 3 completions x 2 count types;
+ * the macros below spell each family once.  Nonblocking forms complete
+ * before they return (their request is already done); split collectives
+ * do the work in _begin and hand its outcome to _end.
+ */
+#include <mpi.h>
+
+#include "mpiio.h"
+
+/* ------------------------------------------------ open, close, delete */
+
+int
+MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
+	      MPI_File *fh)
+{
+	return sf_open(comm, filename, amode, info, fh);
+}
+
+int
+MPI_File_close(MPI_File *fh)
+{
+	struct sfile *f = fh ? sf_find(*fh) : NULL;
+
+	return f ? sf_close(f, fh) : PMPI_File_close(fh);
+}
+
+int
+MPI_File_delete(const char *filename, MPI_Info info)
+{
+	int handled, rc;
+
+	rc = sf_delete(filename, info, &handled);
+	return handled ? rc : PMPI_File_delete(filename, info);
+}
+
+int
+MPI_File_get_amode(MPI_File fh, int *amode)
+{
+	struct sfile *f = sf_find(fh);
+
+	if (f == NULL)
+		return PMPI_File_get_amode(fh, amode);
+	*amode = f->amode;
+	return MPI_SUCCESS;
+}
+
+/* ------------------------------------------------------ view, pointer */
+
+int
+MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
+		  MPI_Datatype filetype, const char *datarep, MPI_Info info)
+{
+	struct sfile *f = sf_find(fh);
+
+	return f ? sf_set_view(f, disp, etype, filetype, datarep, info) :
+	    PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+}
+
+int
+MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+{
+	struct sfile *f = sf_find(fh);
+
+	return f ? sf_seek(f, offset, whence) :
+	    PMPI_File_seek(fh, offset, whence);
+}
+
+int
+MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
+{
+	struct sfile *f = sf_find(fh);
+
+	if (f == NULL)
+		return PMPI_File_get_position(fh, offset);
+	*offset = f->pos;
+	return MPI_SUCCESS;
+}
+
+/* ----------------------------------------------------- size and sync */
+
+int
+MPI_File_get_size(MPI_File fh, MPI_Offset *size)
+{
+	struct sfile *f = sf_find(fh);
+
+	return f ? sf_get_size(f, size) : PMPI_File_get_size(fh, size);
+}
+
+int
+MPI_File_set_size(MPI_File fh, MPI_Offset size)
+{
+	struct sfile *f = sf_find(fh);
+
+	return f ? sf_set_size(f, size, 0) : PMPI_File_set_size(fh, size);
+}
+
+int
+MPI_File_preallocate(MPI_File fh, MPI_Offset size)
+{
+	struct sfile *f = sf_find(fh);
+
+	return f ? sf_set_size(f, size, 1) : PMPI_File_preallocate(fh, size);
+}
+
+int
+MPI_File_sync(MPI_File fh)
+{
+	struct sfile *f = sf_find(fh);
+
+	return f ? sf_sync(f) : PMPI_File_sync(fh);
+}
+
+/* ------------------------------------------------- reads and writes */
+
+/*
+ * BLOCKING(NAME, CONST, CNT, WRITE, FLAGS): MPI_File_NAME at the
+ * individual pointer; BLOCKING_AT the same with an explicit offset.
+ * CONST is `const` for writes; CNT is int or MPI_Count.
+ */
+#define BLOCKING(NAME, CONST, CNT, WRITE, FLAGS)			\
+int									\
+MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
+		MPI_Datatype type, MPI_Status *status)			\
+{									\
+	struct sfile *f = sf_find(fh);					\
+	MPI_Count n;							\
+	int rc;								\
+									\
+	if (f == NULL)							\
+		return PMPI_File_##NAME(fh, buf, count, type, status);	\
+	rc = sf_io(f, WRITE, FLAGS, 0, (void *)buf, count, type, &n);	\
+	if (rc == MPI_SUCCESS)						\
+		sf_status(status, n);					\
+	return rc;							\
+}
+
+#define BLOCKING_AT(NAME, CONST, CNT, WRITE, FLAGS)			\
+int									\
+MPI_File_##NAME(MPI_File fh, MPI_Offset offset, CONST void *buf,	\
+		CNT count, MPI_Datatype type, MPI_Status *status)	\
+{									\
+	struct sfile *f = sf_find(fh);					\
+	MPI_Count n;							\
+	int rc;								\
+									\
+	if (f == NULL)							\
+		return PMPI_File_##NAME(fh, offset, buf, count, type,	\
+		    status);						\
+	rc = sf_io(f, WRITE, (FLAGS) | SF_AT, offset, (void *)buf, count,\
+	    type, &n);							\
+	if (rc == MPI_SUCCESS)						\
+		sf_status(status, n);					\
+	return rc;							\
+}
+
+/* Nonblocking: done now, the request only reports it. */
+#define NONBLOCKING(NAME, CONST, CNT, WRITE, FLAGS)			\
+int									\
+MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
+		MPI_Datatype type, MPI_Request *req)			\
+{									\
+	struct sfile *f = sf_find(fh);					\
+	MPI_Count n;							\
+	int rc;								\
+									\
+	if (f == NULL)							\
+		return PMPI_File_##NAME(fh, buf, count, type, req);	\
+	rc = sf_io(f, WRITE, FLAGS, 0, (void *)buf, count, type, &n);	\
+	return rc == MPI_SUCCESS ? sf_request(n, req) : rc;		\
+}
+
+#define NONBLOCKING_AT(NAME, CONST, CNT, WRITE, FLAGS)			\
+int									\
+MPI_File_##NAME(MPI_File fh, MPI_Offset offset, CONST void *buf,	\
+		CNT count, MPI_Datatype type, MPI_Request *req)		\
+{									\
+	struct sfile *f = sf_find(fh);					\
+	MPI_Count n;							\
+	int rc;								\
+									\
+	if (f == NULL)							\
+		return PMPI_File_##NAME(fh, offset, buf, count, type, req);\
+	rc = sf_io(f, WRITE, (FLAGS) | SF_AT, offset, (void *)buf, count,\
+	    type, &n);							\
+	return rc == MPI_SUCCESS ? sf_request(n, req) : rc;		\
+}
+
+/* Split collective: _begin does the collective work, _end reports it. */
+static int
+begin_io(struct sfile *f, int write, int flags, MPI_Offset offset,
+	 void *buf, MPI_Count count, MPI_Datatype type)
+{
+	MPI_Count n = 0;
+
+	if (f->split_active)
+		return sf_fail_code(f, MPI_ERR_OTHER, "'%s': a split "
+		    "collective is already active on this file", f->path);
+	f->split_rc = sf_io(f, write, flags | SF_COLL, offset, buf, count,
+	    type, &n);
+	f->split_bytes = n;
+	f->split_active = 1;
+	return f->split_rc;
+}
+
+static int
+end_io(struct sfile *f, MPI_Status *status)
+{
+	if (!f->split_active)
+		return sf_fail_code(f, MPI_ERR_OTHER, "'%s': _end without "
+		    "_begin", f->path);
+	f->split_active = 0;
+	if (f->split_rc == MPI_SUCCESS)
+		sf_status(status, f->split_bytes);
+	return f->split_rc;
+}
+
+#define BEGIN(NAME, CONST, CNT, WRITE)					\
+int									\
+MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
+		MPI_Datatype type)					\
+{									\
+	struct sfile *f = sf_find(fh);					\
+									\
+	if (f == NULL)							\
+		return PMPI_File_##NAME(fh, buf, count, type);		\
+	return begin_io(f, WRITE, 0, 0, (void *)buf, count, type);	\
+}
+
+#define BEGIN_AT(NAME, CONST, CNT, WRITE)				\
+int									\
+MPI_File_##NAME(MPI_File fh, MPI_Offset offset, CONST void *buf,	\
+		CNT count, MPI_Datatype type)				\
+{									\
+	struct sfile *f = sf_find(fh);					\
+									\
+	if (f == NULL)							\
+		return PMPI_File_##NAME(fh, offset, buf, count, type);	\
+	return begin_io(f, WRITE, SF_AT, offset, (void *)buf, count,	\
+	    type);							\
+}
+
+#define END(NAME, CONST)						\
+int									\
+MPI_File_##NAME(MPI_File fh, CONST void *buf, MPI_Status *status)	\
+{									\
+	struct sfile *f = sf_find(fh);					\
+									\
+	if (f == NULL)							\
+		return PMPI_File_##NAME(fh, buf, status);		\
+	return end_io(f, status);					\
+}
+
+BLOCKING(read, , int, 0, 0)
+BLOCKING(read_c, , MPI_Count, 0, 0)
+BLOCKING(write, const, int, 1, 0)
+BLOCKING(write_c, const, MPI_Count, 1, 0)
+BLOCKING(read_all, , int, 0, SF_COLL)
+BLOCKING(read_all_c, , MPI_Count, 0, SF_COLL)
+BLOCKING(write_all, const, int, 1, SF_COLL)
+BLOCKING(write_all_c, const, MPI_Count, 1, SF_COLL)
+BLOCKING_AT(read_at, , int, 0, 0)
+BLOCKING_AT(read_at_c, , MPI_Count, 0, 0)
+BLOCKING_AT(write_at, const, int, 1, 0)
+BLOCKING_AT(write_at_c, const, MPI_Count, 1, 0)
+BLOCKING_AT(read_at_all, , int, 0, SF_COLL)
+BLOCKING_AT(read_at_all_c, , MPI_Count, 0, SF_COLL)
+BLOCKING_AT(write_at_all, const, int, 1, SF_COLL)
+BLOCKING_AT(write_at_all_c, const, MPI_Count, 1, SF_COLL)
+
+NONBLOCKING(iread, , int, 0, 0)
+NONBLOCKING(iread_c, , MPI_Count, 0, 0)
+NONBLOCKING(iwrite, const, int, 1, 0)
+NONBLOCKING(iwrite_c, const, MPI_Count, 1, 0)
+NONBLOCKING(iread_all, , int, 0, SF_COLL)
+NONBLOCKING(iread_all_c, , MPI_Count, 0, SF_COLL)
+NONBLOCKING(iwrite_all, const, int, 1, SF_COLL)
+NONBLOCKING(iwrite_all_c, const, MPI_Count, 1, SF_COLL)
+NONBLOCKING_AT(iread_at, , int, 0, 0)
+NONBLOCKING_AT(iread_at_c, , MPI_Count, 0, 0)
+NONBLOCKING_AT(iwrite_at, const, int, 1, 0)
+NONBLOCKING_AT(iwrite_at_c, const, MPI_Count, 1, 0)
+NONBLOCKING_AT(iread_at_all, , int, 0, SF_COLL)
+NONBLOCKING_AT(iread_at_all_c, , MPI_Count, 0, SF_COLL)
+NONBLOCKING_AT(iwrite_at_all, const, int, 1, SF_COLL)
+NONBLOCKING_AT(iwrite_at_all_c, const, MPI_Count, 1, SF_COLL)
+
+BEGIN(read_all_begin, , int, 0)
+BEGIN(read_all_begin_c, , MPI_Count, 0)
+BEGIN(write_all_begin, const, int, 1)
+BEGIN(write_all_begin_c, const, MPI_Count, 1)
+BEGIN_AT(read_at_all_begin, , int, 0)
+BEGIN_AT(read_at_all_begin_c, , MPI_Count, 0)
+BEGIN_AT(write_at_all_begin, const, int, 1)
+BEGIN_AT(write_at_all_begin_c, const, MPI_Count, 1)
+END(read_all_end, )
+END(write_all_end, const)
+END(read_at_all_end, )
+END(write_at_all_end, const)
+
+/* ------------------------------------------ shared file pointer calls */
+
+#define SHARED(NAME, CONST, CNT)					\
+int									\
+MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
+		MPI_Datatype type, MPI_Status *status)			\
+{									\
+	struct sfile *f = sf_find(fh);					\
+									\
+	if (f == NULL)							\
+		return PMPI_File_##NAME(fh, buf, count, type, status);	\
+	return sf_shared(f, "MPI_File_" #NAME);				\
+}
+
+#define SHARED_REQ(NAME, CONST, CNT)					\
+int									\
+MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
+		MPI_Datatype type, MPI_Request *req)			\
+{									\
+	struct sfile *f = sf_find(fh);					\
+									\
+	if (f == NULL)							\
+		return PMPI_File_##NAME(fh, buf, count, type, req);	\
+	return sf_shared(f, "MPI_File_" #NAME);				\
+}
+
+#define SHARED_BEGIN(NAME, CONST, CNT)					\
+int									\
+MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
+		MPI_Datatype type)					\
+{									\
+	struct sfile *f = sf_find(fh);					\
+									\
+	if (f == NULL)							\
+		return PMPI_File_##NAME(fh, buf, count, type);		\
+	return sf_shared(f, "MPI_File_" #NAME);				\
+}
+
+SHARED(read_shared, , int)
+SHARED(read_shared_c, , MPI_Count)
+SHARED(write_shared, const, int)
+SHARED(write_shared_c, const, MPI_Count)
+SHARED(read_ordered, , int)
+SHARED(read_ordered_c, , MPI_Count)
+SHARED(write_ordered, const, int)
+SHARED(write_ordered_c, const, MPI_Count)
+SHARED_REQ(iread_shared, , int)
+SHARED_REQ(iread_shared_c, , MPI_Count)
+SHARED_REQ(iwrite_shared, const, int)
+SHARED_REQ(iwrite_shared_c, const, MPI_Count)
+SHARED_BEGIN(read_ordered_begin, , int)
+SHARED_BEGIN(read_ordered_begin_c, , MPI_Count)
+SHARED_BEGIN(write_ordered_begin, const, int)
+SHARED_BEGIN(write_ordered_begin_c, const, MPI_Count)
+
+int
+MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
+{
+	struct sfile *f = sf_find(fh);
+
+	return f ? sf_shared(f, "MPI_File_read_ordered_end") :
+	    PMPI_File_read_ordered_end(fh, buf, status);
+}
+
+int
+MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
+{
+	struct sfile *f = sf_find(fh);
+
+	return f ? sf_shared(f, "MPI_File_write_ordered_end") :
+	    PMPI_File_write_ordered_end(fh, buf, status);
+}
+
+int
+MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
+{
+	struct sfile *f = sf_find(fh);
+
+	return f ? sf_shared(f, "MPI_File_seek_shared") :
+	    PMPI_File_seek_shared(fh, offset, whence);
+}
+
+int
+MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
+{
+	struct sfile *f = sf_find(fh);
+
+	return f ? sf_shared(f, "MPI_File_get_position_shared") :
+	    PMPI_File_get_position_shared(fh, offset);
+}
