@@ -370,6 +370,47 @@ text_replicas(FILE *f, json_object *r)
 }
 
 static void
+text_view(FILE *f, const char *label, json_object *v)
+{
+	fprintf(f, "    %s: disp %" PRIu64 ", extent %" PRIu64
+		", size %" PRIu64 " per tile, %" PRIu64 " blocks, end ", label,
+		u64(v, "disp"), u64(v, "extent"), u64(v, "size"),
+		u64(v, "blocks"));
+	if (get(v, "end") == NULL)
+		fprintf(f, "unbounded\n");
+	else
+		fprintf(f, "%" PRIu64 "\n", u64(v, "end"));
+}
+
+/* Format v2 records: the runs of the writes, with their views. */
+static void
+text_runs(FILE *f, json_object *r)
+{
+	json_object *views = get(r, "more_views"), *runs = get(r, "runs"), *x;
+	char label[32];
+	size_t i;
+
+	fprintf(f, "    runs: %" PRIu64 "%s\n", u64(r, "nruns"),
+		json_object_get_boolean(get(r, "runs_truncated")) ?
+		" (the first shown)" : "");
+	for (i = 0; runs != NULL && i < json_object_array_length(runs); i++) {
+		x = json_object_array_get_idx(runs, i);
+		fprintf(f, "      [%" PRIu64 ", %" PRIu64 ") from part offset %"
+			PRIu64, u64(x, "begin"), u64(x, "end"),
+			u64(x, "part_offset"));
+		if (get(x, "view") == NULL)
+			fprintf(f, ", every byte\n");
+		else
+			fprintf(f, ", view %" PRIu64 "\n", u64(x, "view"));
+	}
+	for (i = 0; views != NULL && i < json_object_array_length(views);
+	     i++) {
+		snprintf(label, sizeof(label), "view %zu", i + 1);
+		text_view(f, label, json_object_array_get_idx(views, i));
+	}
+}
+
+static void
 text_ranks(FILE *f, json_object *info)
 {
 	json_object *arr = get(info, "ranks"), *r, *v;
@@ -383,14 +424,10 @@ text_ranks(FILE *f, json_object *info)
 		fprintf(f, "  rank %" PRIu64 ": node %" PRIu64 " (%s), "
 			"host %s\n", u64(r, "rank"), u64(r, "node"),
 			str(r, "node_name"), str(r, "host"));
-		fprintf(f, "    view: disp %" PRIu64 ", extent %" PRIu64
-			", size %" PRIu64 " per tile, %" PRIu64 " blocks, end ",
-			u64(v, "disp"), u64(v, "extent"), u64(v, "size"),
-			u64(v, "blocks"));
-		if (get(v, "end") == NULL)
-			fprintf(f, "unbounded\n");
+		if (u64(r, "nruns") > 0)
+			text_runs(f, r);
 		else
-			fprintf(f, "%" PRIu64 "\n", u64(v, "end"));
+			text_view(f, "view", v);
 		fprintf(f, "    part: %s, %" PRIu64 " bytes (%s), "
 			"checksum %s\n", str(r, "part"), u64(r, "part_size"),
 			gfsp_format_size(u64(r, "part_size"), sz, sizeof(sz)),

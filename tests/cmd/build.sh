@@ -49,6 +49,7 @@ missing=""
 for f in bin/pcp-split bin/gfsplit-merge bin/stat-layout lib/libgfsplit.a lib/libgfsplit.so.0 \
 	lib/libgfsplit.so include/gfsplit.h lib/pkgconfig/gfsplit.pc share/man/man1/pcp-split.1 \
 	share/man/man1/gfsplit-merge.1 share/man/man1/stat-layout.1 share/man/man5/gfsplit.5 \
+	lib/libgfsplit-mpiio.so share/man/man7/gfsplit-mpiio.7 \
 	share/bash-completion/completions/pcp-split share/zsh/site-functions/_pcp-split; do
 	[ -e "$root/usr/$f" ] || missing="$missing $f"
 done
