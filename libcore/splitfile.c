@@ -449,6 +449,15 @@ gfsp_split_truncate(struct gfsp_split_writer *w, uint64_t size)
 	w->hi = GFSP_MIN(w->hi, size);
 }
 
+int
+gfsp_split_sync(struct gfsp_split_writer *w, struct gfsp_error *err)
+{
+	if (w == NULL || w->part == NULL)
+		return gfsp_error_set(err, GFSP_EINVAL,
+		    "sync of a split file that is not open");
+	return gfsp_fsync(w->part, err);
+}
+
 uint64_t
 gfsp_split_written_end(const struct gfsp_split_writer *w)
 {

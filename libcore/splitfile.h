@@ -197,6 +197,8 @@ int gfsp_split_write_view(struct gfsp_split_writer *w, uint32_t id,
 			 size_t len, struct gfsp_error *err);
 void gfsp_split_truncate(struct gfsp_split_writer *w, uint64_t size);
 uint64_t gfsp_split_written_end(const struct gfsp_split_writer *w);
+/* Make this rank's part durable so far (MPI_File_sync). */
+int gfsp_split_sync(struct gfsp_split_writer *w, struct gfsp_error *err);
 uint64_t gfsp_split_nruns(const struct gfsp_split_writer *w);
 
 /*

@@ -408,17 +408,23 @@ sf_set_size(struct sfile *f, MPI_Offset size, int grow_only)
 	return MPI_SUCCESS;
 }
 
-/* Collective: afterwards every rank knows the size all writes made. */
+/* Collective: the parts are on stable storage, and every rank knows the
+ * size all writes made. */
 int
 sf_sync(struct sfile *f)
 {
 	struct gfsp_error err;
 	uint64_t mine = f->size, all = 0;
-	int rc;
+	int rc = 0;
 
 	gfsp_error_clear(&err);
-	rc = gfsp_mpi_check(MPI_Allreduce(&mine, &all, 1, MPI_UINT64_T,
-	    MPI_MAX, f->comm), "cannot agree on the file size", &err);
+	if (f->mode == SF_WRITE)
+		rc = gfsp_split_sync(f->w, &err);
+	rc = agree(f, rc, &err);
+	if (rc == 0)
+		rc = gfsp_mpi_check(MPI_Allreduce(&mine, &all, 1,
+		    MPI_UINT64_T, MPI_MAX, f->comm),
+		    "cannot agree on the file size", &err);
 	rc = agree(f, rc, &err);
 	if (rc)
 		return sf_fail(f, &err);
