@@ -1,0 +1,652 @@
+#!/bin/bash
+# bench/mpiio.sh - the PMPI preload library (lib/libgfsplit-mpiio.so, issue 4)
+# against plain MPICH: the same unmodified program (bench/mpiio_bench), the
+# same run, with and without LD_PRELOAD.
+#
+#   bash bench/mpiio.sh [posix] [gfarm]        (default: posix)
+#
+# posix (a temporary directory under $TMPDIR or /tmp):
+#   ior   segmented N-1, SEGMENTS blocks of BLOCK bytes per rank, written in
+#         TRANSFER pieces with MPI_File_write_at, N = 1, 2, 4:
+#           plain  mpiexec -n N mpiio_bench ior F
+#           lib    the same with LD_PRELOAD=LIB GFSPLIT_SPLIT_FILES=F
+#           nn     mpiio_bench ior-nn F (file per rank, plain): the N-N line
+#   hpio  nc-nc, 8-byte regions 128 B apart, one MPI_File_write_all, region
+#         counts 4Ki .. 1Mi at N = 2 and 4: plain and lib
+# gfarm (root; builds the emulated cluster of bench/gfarm_scale.sh under
+# its own names, tears it down at exit, interrupt included):
+#   ior   N = 1, 2, 4, SEGMENTS x BLOCK per rank, 100 Mbit/s per node link:
+#           n1   bench/gfarm_n1 --mode=n1: ranks' ranges of ONE Gfarm file
+#                through libgfarm, pinned to node 1.  This is the plain
+#                baseline: without the library MPICH cannot open gfarm://
+#                (ROMIO: "iofstypeunsupported"), which is probed and shown.
+#           lib  mpiio_bench ior gfarm:///bench/ior under the library with
+#                GFSPLIT_GFARM_HOSTS=node1,..: part r on node r (checked
+#                with gfwhere after the first repetition)
+#           nn   gfarm_n1 --mode=nn: file r pinned to node r, the N-N line
+#
+# Every repetition runs the contenders of one N back to back, in an order
+# that rotates from one repetition to the next; between runs the output is
+# removed (rm -rf: under the library it is a split directory) and dirty
+# pages are flushed (sync, untimed).  The first repetition also reads every
+# output back through MPI-IO (--verify, untimed) and, for the library,
+# runs `stat-layout --check` on the split directory.  Rates are medians of
+# REPS runs, each from the program's own clock (earliest MPI_File_open to
+# latest MPI_File_close, as IOR; MPI start-up excluded; the wall clock of
+# the whole mpiexec is in the JSON too).  A failed run is recorded with its
+# stderr and the summary marks it; the script then exits 1.
+#
+# Without the library (not built yet) only the plain columns are measured
+# and the summary says so.  Human table on stdout, JSON in
+# $BENCH_OUT/mpiio.json (posix) and $BENCH_OUT/mpiio_gfarm.json (gfarm).
+# The cluster must not be built while other MPI jobs start: creating veths
+# makes UCX's MPI_Init fail elsewhere ("No such device").
+#
+# Tunables (environment):
+#   BENCH_MPIIO_LIB          the library   ($TOP/lib/libgfsplit-mpiio.so)
+#   BENCH_MPIIO_REPS         repetitions, median taken  (BENCH_REPS or 5)
+#   BENCH_MPIIO_RANKS        ior rank counts            ("1 2 4")
+#   BENCH_MPIIO_SEGMENTS     ior segments on POSIX      (32: 128 MiB/rank)
+#   BENCH_MPIIO_BLOCK        ior block                  (4M)
+#   BENCH_MPIIO_TRANSFER     ior transfer               (4M)
+#   BENCH_MPIIO_SYNC         1: MPI_File_sync before close, as the seed's
+#                            IOR (storage, not page cache); 0: no sync (1)
+#   BENCH_MPIIO_HPIO_RANKS   hpio rank counts           ("2 4")
+#   BENCH_MPIIO_HPIO_REGIONS hpio region counts  ("4Ki 16Ki 64Ki 256Ki 1Mi")
+#   BENCH_MPIIO_DIR          POSIX work dir (wiped)     (mktemp -d)
+#   BENCH_MPIIO_GFARM_REPS, _GFARM_SEGMENTS, _GFARM_SYNC  (3, 4, 0)
+#   BENCH_MPIIO_GFARM_NODES, _GFARM_RATE, _GFARM_NET, _GFARM_GFMD_PORT,
+#   _GFARM_BASE      the cluster (4, 100mbit, 10.232, 20652,
+#                    /tmp/gfsplit-bench-mpiio-gfarm)
+#   BIN, BENCHBIN, BENCH_OUT  as in bench/run.sh
+# shellcheck disable=SC2015,SC2086 # a && b || die; $V is split on purpose
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${BIN:-"$TOP/bin"}
+BENCHBIN=${BENCHBIN:-"$TOP/build/release/bench"}
+OUTDIR=${BENCH_OUT:-"$TOP/bench/out"}
+LIB=${BENCH_MPIIO_LIB:-"$TOP/lib/libgfsplit-mpiio.so"}
+REPS=${BENCH_MPIIO_REPS:-${BENCH_REPS:-5}}
+RANKS=${BENCH_MPIIO_RANKS:-"1 2 4"}
+SEGMENTS=${BENCH_MPIIO_SEGMENTS:-32}
+BLOCK=${BENCH_MPIIO_BLOCK:-4M}
+TRANSFER=${BENCH_MPIIO_TRANSFER:-4M}
+SYNC=${BENCH_MPIIO_SYNC:-1}
+HPIO_RANKS=${BENCH_MPIIO_HPIO_RANKS:-"2 4"}
+HPIO_REGIONS=${BENCH_MPIIO_HPIO_REGIONS:-"4Ki 16Ki 64Ki 256Ki 1Mi"}
+G_REPS=${BENCH_MPIIO_GFARM_REPS:-3}
+G_SEGMENTS=${BENCH_MPIIO_GFARM_SEGMENTS:-4}
+G_SYNC=${BENCH_MPIIO_GFARM_SYNC:-0}
+K=${BENCH_MPIIO_GFARM_NODES:-4}
+RATE=${BENCH_MPIIO_GFARM_RATE:-100mbit}
+NET=${BENCH_MPIIO_GFARM_NET:-10.232}
+GFMD_PORT=${BENCH_MPIIO_GFARM_GFMD_PORT:-20652}
+GB=${BENCH_MPIIO_GFARM_BASE:-/tmp/gfsplit-bench-mpiio-gfarm}
+GFSD_PORT=20600
+LIMIT=300		# seconds any one run may take
+PATH="$PATH:/usr/sbin:/sbin"
+export HYDRA_LAUNCHER=${HYDRA_LAUNCHER:-fork}
+MB="$BENCHBIN/mpiio_bench"
+N1="$BENCHBIN/gfarm_n1"
+# plain must be plain: no selection or preload inherited from the caller
+unset GFSPLIT_SPLIT_FILES GFSPLIT_GFARM_HOSTS GFSPLIT_VERBOSE GFSPLIT_FAULT
+case ${LD_PRELOAD:-} in *gfsplit*) unset LD_PRELOAD ;; esac
+
+MODES=${*:-posix}
+for m in $MODES; do
+	case $m in posix | gfarm) ;; *)
+		echo "usage: bench/mpiio.sh [posix] [gfarm]" >&2; exit 2 ;;
+	esac
+done
+
+say() { echo "mpiio: $*"; }
+size_bytes() {	# 4M, 4MiB, 4096 -> bytes
+	local s=${1%[iI][bB]} m=1
+	s=${s%[bB]}
+	s=${s%[iI]}
+	case $s in
+	*[kK]) m=1024 ;; *[mM]) m=$((1 << 20)) ;; *[gG]) m=$((1 << 30)) ;;
+	esac
+	s=${s%[kKmMgG]}
+	echo $((s * m))
+}
+skip() { echo "SKIP: mpiio: $*"; }
+HOSTS=
+HAVE_LIB=false
+[ -e "$LIB" ] && HAVE_LIB=true
+FAILED=0
+mkdir -p "$OUTDIR"
+
+# ---- running and recording ----------------------------------------------
+# run REC PART VARIANT N REP EXTRA CMD...: bounded, after a sync; the last
+# JSON line of stdout and the wall time become one record in REC.  EXTRA is
+# a JSON fragment (",\"regions\":4096" or "").  A failure is recorded with
+# its stderr, and the bench goes on.
+CHILD=
+run() {
+	local rec=$1 part=$2 var=$3 n=$4 rep=$5 extra=$6 t0 t1 rc js err=null
+	shift 6
+	sync
+	t0=$(date +%s.%N)
+	timeout -k 5 "$LIMIT" "$@" >"$WORK/cmd.out" 2>"$WORK/cmd.err" 9<&- &
+	CHILD=$!
+	wait "$CHILD"
+	rc=$?
+	CHILD=
+	t1=$(date +%s.%N)
+	js=$(grep '^{' "$WORK/cmd.out" | tail -n 1)
+	if ((rc != 0)); then
+		FAILED=$((FAILED + 1))
+		echo >&2
+		say "FAILED ($var, N=$n, rep $rep, exit $rc): $*" >&2
+		tail -n 8 "$WORK/cmd.err" | sed 's/^/    /' >&2
+		err=$(tail -n 8 "$WORK/cmd.err" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')
+	fi
+	printf '{"part":"%s","variant":"%s","ranks":%d,"rep":%d,"rc":%d,"wall":%s,"err":%s%s,"out":%s}\n' \
+		"$part" "$var" "$n" "$rep" "$rc" "$(awk "BEGIN{print $t1 - $t0}")" \
+		"$err" "$extra" "${js:-null}" >>"$rec"
+	return $rc
+}
+# the contenders of one step in the order of repetition REP: rotated by one
+# each time, so that none always runs right after the same other
+order() {	# REP NAME...
+	local rep=$1 i
+	shift
+	for ((i = 0; i < $#; i++)); do
+		echo "${@:$(((rep - 1 + i) % $# + 1)):1}"
+	done
+}
+# mpiexec "${PRE[@]}" FILE ...: the library preloaded into the ranks only
+# (-genv: not into mpiexec itself) and FILE selected; the rest of the
+# environment passes on as it is
+PRE=(-genv LD_PRELOAD "$LIB" -genv GFSPLIT_SPLIT_FILES)
+# rep 1, library: is the output a committed, consistent split file?
+check_layout() {	# REC PART N FILE [EXTRA]
+	local ok=false
+	[ -x "$BIN/stat-layout" ] || return 0
+	timeout 120 "$BIN/stat-layout" --check "$4" >"$WORK/layout.out" 2>&1 && ok=true
+	printf '{"part":"%s","variant":"layout","ranks":%d%s,"check_ok":%s,"msg":%s}\n' \
+		"$2" "$3" "${5:-}" "$ok" \
+		"$(tail -n 4 "$WORK/layout.out" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')" >>"$1"
+	$ok || { FAILED=$((FAILED + 1)); say "stat-layout --check $4 failed" >&2; }
+}
+
+# ---- posix ------------------------------------------------------------------
+posix_bench() {
+	local rec="$WORK/posix.jsonl" F="$WORK/ior" H="$WORK/hpio" rep n c v V x
+	local ior=(--segments "$SEGMENTS" --block "$BLOCK" --transfer "$TRANSFER")
+	local hpio=(--region-size 8 --spacing 128)
+	: >"$rec"
+	[ "$SYNC" = 1 ] && ior+=(--sync) && hpio+=(--sync)
+	say "POSIX in $WORK; ior: $SEGMENTS x $BLOCK per rank in $TRANSFER transfers," \
+		"ranks $RANKS; hpio: regions $HPIO_REGIONS at ranks $HPIO_RANKS;" \
+		"sync=$SYNC; $REPS reps; library: $($HAVE_LIB && echo "$LIB" || echo "NOT BUILT ($LIB)")"
+	for ((rep = 1; rep <= REPS; rep++)); do
+		V=
+		((rep == 1)) && V=--verify
+		for n in $RANKS; do
+			for v in $(order "$rep" plain lib nn); do
+				rm -rf "$F" "$F".*
+				case $v in
+				plain) run "$rec" ior plain "$n" "$rep" "" \
+					mpiexec -n "$n" "$MB" ior "$F" "${ior[@]}" $V ;;
+				lib) $HAVE_LIB || continue
+					run "$rec" ior lib "$n" "$rep" "" \
+						mpiexec "${PRE[@]}" "$F" -n "$n" "$MB" ior "$F" "${ior[@]}" $V &&
+						((rep == 1)) && check_layout "$rec" ior "$n" "$F" ;;
+				nn) run "$rec" ior nn "$n" "$rep" "" \
+					mpiexec -n "$n" "$MB" ior-nn "$F" "${ior[@]}" $V ;;
+				esac
+			done
+			rm -rf "$F" "$F".*
+			printf '.'
+		done
+		for n in $HPIO_RANKS; do
+			for c in $HPIO_REGIONS; do
+				x=",\"regions_arg\":\"$c\""
+				for v in $(order "$rep" plain lib); do
+					rm -rf "$H"
+					case $v in
+					plain) run "$rec" hpio plain "$n" "$rep" "$x" mpiexec -n "$n" \
+						"$MB" hpio "$H" --regions "$c" "${hpio[@]}" $V ;;
+					lib) $HAVE_LIB || continue
+						run "$rec" hpio lib "$n" "$rep" "$x" mpiexec "${PRE[@]}" "$H" \
+							-n "$n" "$MB" hpio "$H" --regions "$c" "${hpio[@]}" $V &&
+							((rep == 1)) && check_layout "$rec" hpio "$n" "$H" "$x" ;;
+					esac
+				done
+				rm -rf "$H"
+				printf '.'
+			done
+		done
+	done
+	echo
+	summarize posix "$rec" "$OUTDIR/mpiio.json"
+}
+
+# ---- the summary ------------------------------------------------------------
+summarize() {	# posix|gfarm REC OUT
+	python3 - "$@" <<EOF
+import json, statistics, sys
+part, recf, outf = sys.argv[1:4]
+recs = [json.loads(l) for l in open(recf) if l.strip()]
+MiB = 1 << 20
+have_lib = "$HAVE_LIB" == "true"
+
+def sel(p, v, n, regions=None):
+    return [r for r in recs if r.get("part") == p and r.get("variant") == v
+            and r.get("ranks") == n
+            and (regions is None or r.get("regions_arg") == regions)]
+
+def med(p, v, n, regions=None):
+    rs = sel(p, v, n, regions)
+    ok = [r for r in rs if r["rc"] == 0 and r.get("out")]
+    if not rs:
+        return None
+    d = {"runs": len(rs), "failed": len(rs) - len(ok)}
+    if ok:
+        o = ok[0]["out"]
+        nbytes = o["bytes"]
+        secs = [r["out"]["seconds"] for r in ok]
+        walls = [r["wall"] for r in ok]
+        d.update(bytes=nbytes, seconds=statistics.median(secs),
+                 mib_s=nbytes / MiB / statistics.median(secs),
+                 wall_seconds=statistics.median(walls),
+                 wall_mib_s=nbytes / MiB / statistics.median(walls),
+                 runs_seconds=secs)
+        vs = [r["out"].get("verified") for r in ok if r["out"].get("verified") is not None]
+        d["verified"] = None if not vs else all(vs)
+    if d["failed"]:
+        d["errors"] = sorted({(r.get("err") or "").strip() for r in rs if r["rc"] != 0})
+    return d
+
+def rate(d):
+    return d.get("mib_s") if d else None
+
+def div(a, b):
+    return a / b if a and b else None
+
+def f(x, w=8, p=1):
+    return ("%*.*f" % (w, p, x)) if x is not None else "%*s" % (w, "-")
+
+def cell(d, w=8):
+    if d and d.get("failed") and rate(d) is None:
+        return "%*s" % (w, "FAILED")
+    return f(rate(d), w) + ("!" if d and d.get("failed") else "")
+
+layouts = [r for r in recs if r.get("variant") == "layout"]
+placement = [r for r in recs if r.get("variant") == "placement"]
+out = {"benchmark": "mpiio" if part == "posix" else "mpiio_gfarm",
+       "library": "$LIB", "library_built": have_lib, "reps": int("$REPS"),
+       "clock": "mib_s from the program's own timer (earliest MPI_File_open to latest "
+                "MPI_File_close, MPI start-up excluded), median of reps"}
+ranks = [int(x) for x in "$RANKS".split()]
+
+if part == "posix":
+    out.update(segments=int("$SEGMENTS"), block="$BLOCK", transfer="$TRANSFER",
+               sync="$SYNC" == "1")
+    base = {"plain": "plain", "lib": "lib", "nn": "nn"}
+    names = ("plain MPICH", "with library", "raw N-N")
+else:
+    out.update(segments=int("$G_SEGMENTS"), block="$BLOCK", transfer="$TRANSFER",
+               sync="$G_SYNC" == "1", nodes=int("$K"), rate_per_link="$RATE",
+               reps=int("$G_REPS"))
+    base = {"plain": "n1", "lib": "lib", "nn": "nn"}
+    names = ("N-1 libgfarm", "with library", "raw N-N")
+
+m = {k: {n: med("ior", v, n) for n in ranks} for k, v in base.items()}
+print("ior, %s: segmented N-1, %s segments x %s per rank, %s transfers, sync=%s, "
+      "median of %s, MiB/s" % ("POSIX" if part == "posix" else "emulated Gfarm "
+      "($K nodes, $RATE per link)", out["segments"], "$BLOCK", "$TRANSFER",
+      out["sync"], out["reps"]))
+if part == "gfarm":
+    print("  (the plain baseline is gfarm_n1 --mode=n1 through libgfarm: MPICH without "
+          "the library cannot open gfarm:// paths)")
+print("   N | %12s | %12s | %9s | %10s | lib/N-N | vs N=1: %5s   lib   N-N"
+      % (names[0], names[1], "lib/plain" if part == "posix" else "lib/N-1", names[2],
+         "plain" if part == "posix" else "N-1"))
+table = []
+r1 = {k: rate(m[k].get(1)) for k in m}
+for n in ranks:
+    p, l, nn = (rate(m[k][n]) for k in ("plain", "lib", "nn"))
+    row = {"ranks": n, "plain_mib_s": p, "lib_mib_s": l, "nn_mib_s": nn,
+           "lib_over_plain": div(l, p), "lib_over_nn": div(l, nn),
+           "plain_vs_n1": div(p, r1["plain"]), "lib_vs_n1": div(l, r1["lib"]),
+           "nn_vs_n1": div(nn, r1["nn"])}
+    table.append(row)
+    print("  %2d | %12s | %12s | %9s | %10s | %7s |       %5s %5s %5s" % (
+        n, cell(m["plain"][n], 12), cell(m["lib"][n], 12),
+        f(row["lib_over_plain"], 9, 2), cell(m["nn"][n], 10), f(row["lib_over_nn"], 7, 2),
+        f(row["plain_vs_n1"], 5, 2), f(row["lib_vs_n1"], 5, 2), f(row["nn_vs_n1"], 5, 2)))
+out["ior"] = {"table": table, "detail": {k: {str(n): d for n, d in v.items()}
+                                         for k, v in m.items()}}
+
+if part == "posix":
+    hr = [int(x) for x in "$HPIO_RANKS".split()]
+    regs = "$HPIO_REGIONS".split()
+    print("hpio nc-nc: 8-byte regions, 128 B spacing, one MPI_File_write_all, "
+          "median of %s, MiB/s of data" % out["reps"])
+    print("   N | regions | plain MPICH | with library | lib/plain")
+    ht = []
+    for n in hr:
+        for c in regs:
+            p, l = med("hpio", "plain", n, c), med("hpio", "lib", n, c)
+            row = {"ranks": n, "regions": c, "plain_mib_s": rate(p), "lib_mib_s": rate(l),
+                   "lib_over_plain": div(rate(l), rate(p)), "plain": p, "lib": l}
+            ht.append(row)
+            print("  %2d | %7s | %11s | %12s | %9s" % (n, c, cell(p, 11), cell(l, 12),
+                  f(row["lib_over_plain"], 9, 2)))
+    out["hpio"] = ht
+    verdict = {}
+    for row in ht:
+        if row["regions"] in ("1Mi", "1M", "1048576") and row["lib_over_plain"]:
+            verdict["hpio_1Mi_N%d" % row["ranks"]] = {
+                "target": 5.0, "measured": row["lib_over_plain"],
+                "met": row["lib_over_plain"] >= 5.0}
+    for k, v in verdict.items():
+        print("  target %s: lib/plain >= %.0fx: %.2fx, %s" % (
+            k, v["target"], v["measured"], "met" if v["met"] else "NOT met"))
+    out["targets"] = verdict
+else:
+    hosts = "$HOSTS".split(",")
+    bad = []
+    for r in placement:
+        for p, h in r["parts"].items():
+            import re
+            mm = re.search(r"/part\.(\d+)$", p)
+            if mm and h != hosts[int(mm.group(1)) % len(hosts)]:
+                bad.append({"ranks": r["ranks"], "path": p, "host": h,
+                            "wanted": hosts[int(mm.group(1)) % len(hosts)]})
+    nparts = sum(1 for r in placement for p in r["parts"] if "/part." in p)
+    print("  placement (gfwhere -r): %d parts checked, %s" % (
+        nparts, "every part.R on node R" if not bad else "%d MISPLACED" % len(bad)))
+    out["placement"] = {"parts_checked": nparts, "misplaced": bad, "raw": placement}
+    probe = [r for r in recs if r.get("variant") == "probe"]
+    if probe:
+        last = (probe[0].get("err") or "").strip().splitlines()[-1:] or [""]
+        print("  plain MPICH on gfarm:// (untimed probe): exit %d: %s" % (
+            probe[0]["rc"], last[0]))
+        out["plain_mpich_probe"] = probe[0]
+
+vs = [d.get("verified") for d in (list(m["plain"].values()) + list(m["lib"].values())
+      + list(m["nn"].values())) if d and d.get("verified") is not None]
+if part == "posix":
+    vs += [r[k]["verified"] for r in out["hpio"] for k in ("plain", "lib")
+           if r[k] and r[k].get("verified") is not None]
+lay_bad = [r for r in layouts if not r["check_ok"]]
+print("  read back and compared (rep 1): %s; stat-layout --check of the library's "
+      "outputs: %s" % ("all equal" if vs and all(vs) else ("none" if not vs else "DIFFERENT"),
+                       "%d ok" % len(layouts) if layouts and not lay_bad else
+                       ("none" if not layouts else "%d FAILED" % len(lay_bad))))
+nfail = sum(1 for r in recs if r.get("rc", 0) != 0 and r.get("variant") != "probe")
+if nfail:
+    print("  %d runs FAILED (cells marked FAILED or with '!'); errors are in the JSON" % nfail)
+if not have_lib:
+    print("  the library is not built ($LIB): only the plain columns were measured")
+out.update(verified=None if not vs else all(vs), layout_checks=layouts, failed_runs=nfail)
+json.dump(out, open(outf, "w"), indent=1)
+print("mpiio: wrote %s" % outf)
+EOF
+}
+
+# ---- gfarm: the emulated cluster of gfarm_scale.sh, under its own names ----
+# (namespaces gfmb-nodeK, veths gfmbKr/gfmbKn, NET.K.0/30, gfmd on GFMD_PORT;
+# see bench/gfarm_scale.sh for why it is built this way)
+node_ns() { echo "gfmb-node$1"; }
+root_ip() { echo "$NET.$1.1"; }
+node_ip() { echo "$NET.$1.2"; }
+alive() {	# exists and is not a zombie
+	local st
+	[ -n "${1:-}" ] && st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) &&
+		[ "$st" != Z ]
+}
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+stop_session() {	# $1 pid file, $2 expected comm
+	local pid p t
+	pid=$(cat "$1" 2>/dev/null) || return 0
+	rm -f "$1"
+	[ -n "$pid" ] || return 0
+	members() { ps -eo pid=,sid= | awk -v s="$pid" '$2 == s {print $1}'; }
+	for p in $(members); do
+		alive "$p" || continue
+		# pid-reuse guard: a session that is not the daemon is not ours
+		[ "$(cat /proc/"$p"/comm 2>/dev/null)" = "$2" ] || return 0
+	done
+	alive "$pid" && kill -TERM "$pid" 2>/dev/null
+	for ((t = 0; t < 50; t++)); do alive "$pid" || break; sleep 0.1; done
+	alive "$pid" && kill -KILL "$pid" 2>/dev/null
+	for ((t = 0; t < 20; t++)); do
+		[ -z "$(for p in $(members); do alive "$p" && echo "$p"; done)" ] && break
+		sleep 0.1
+	done
+	for p in $(members); do alive "$p" && kill -KILL "$p" 2>/dev/null; done
+	return 0
+}
+stop_child() {
+	local t
+	[ -n "$CHILD" ] && alive "$CHILD" || return 0
+	kill -TERM "$CHILD" 2>/dev/null	# timeout passes it on
+	for ((t = 0; t < 50; t++)); do alive "$CHILD" || break; sleep 0.1; done
+	if alive "$CHILD"; then
+		# shellcheck disable=SC2046 # a list of pids
+		kill -KILL $(ps -o pid= --ppid "$CHILD") 2>/dev/null
+		kill -KILL "$CHILD" 2>/dev/null
+	fi
+}
+gfarm_teardown() {
+	local k pf ns
+	stop_child
+	if [ -d "$GB/run" ]; then
+		for pf in "$GB"/run/gfsd*.pid; do
+			[ -e "$pf" ] && stop_session "$pf" gfsd
+		done
+		[ -e "$GB/run/gfmd.pid" ] && stop_session "$GB/run/gfmd.pid" gfmd
+	fi
+	rm -rf /tmp/.gfarm-gfsd"$NET".*.2-"$GFSD_PORT"
+	for ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^gfmb-node[0-9]+$/ {print $1}'); do
+		k=${ns#gfmb-node}
+		ip link del "gfmb${k}r" 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	for k in $(ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^gfmb[0-9]+r(@|$)/ {sub(/@.*/, "", $2); print $2}'); do
+		ip link del "$k" 2>/dev/null
+	done
+	rm -rf "$GB"
+}
+gfarm_die() {
+	local f
+	echo "mpiio: gfarm: ERROR: $*" >&2
+	for f in "$GB"/log/*.log "$WORK"/cmd.err; do
+		[ -s "$f" ] && { echo "--- tail $f" >&2; tail -n 12 "$f" >&2; }
+	done
+	exit 1
+}
+# the checks of gfarm_scale.sh; prints the reason and fails when it cannot run
+gfarm_can_run() {
+	local c probe
+	[ "$(id -u)" = 0 ] || { skip "gfarm: needs root (network namespaces and tc)"; return 1; }
+	for c in ip tc gfmd gfsd gfkey gfhost gfls gfrm gfmkdir gfwhere flock setsid; do
+		command -v $c >/dev/null 2>&1 || { skip "gfarm: '$c' not found"; return 1; }
+	done
+	ip netns list >/dev/null 2>&1 || { skip "gfarm: 'ip netns' does not work here"; return 1; }
+	[ -x "$N1" ] || { skip "gfarm: $N1 not built (make)"; return 1; }
+	probe=$(timeout 30 mpiexec -n 1 "$N1" 2>&1)
+	[ $? = 77 ] && { skip "gfarm: $probe"; return 1; }
+	$HAVE_LIB || { skip "gfarm: the library is not built ($LIB)"; return 1; }
+	if ip -4 -o addr show | grep -q " inet $NET\."; then
+		skip "gfarm: addresses in $NET.0.0/16 are in use (set BENCH_MPIIO_GFARM_NET)"
+		return 1
+	fi
+	port_open 127.0.0.1 "$GFMD_PORT" &&
+		{ skip "gfarm: port $GFMD_PORT in use (set BENCH_MPIIO_GFARM_GFMD_PORT)"; return 1; }
+	return 0
+}
+gfarm_up() {
+	local k ns ip t common ARCH NCPU ME=root
+	mkdir -p "$GB/etc" "$GB/run" "$GB/log" "$GB/journal"
+	HOSTS=
+	for ((k = 1; k <= K; k++)); do
+		ns=$(node_ns $k)
+		ip netns add "$ns" || gfarm_die "cannot create network namespace $ns"
+		ip link add "gfmb${k}r" type veth peer name "gfmb${k}n" ||
+			gfarm_die "cannot create a veth pair"
+		ip link set "gfmb${k}n" netns "$ns" &&
+			ip addr add "$(root_ip $k)/30" dev "gfmb${k}r" &&
+			ip link set "gfmb${k}r" up &&
+			ip netns exec "$ns" ip addr add "$(node_ip $k)/30" dev "gfmb${k}n" &&
+			ip netns exec "$ns" ip link set "gfmb${k}n" up &&
+			ip netns exec "$ns" ip link set lo up ||
+			gfarm_die "cannot configure the link of node $k"
+		# a bucket of one GSO packet at least (see gfarm_scale.sh)
+		tc qdisc replace dev "gfmb${k}r" root tbf rate "$RATE" burst 256kb latency 100ms &&
+			ip netns exec "$ns" tc qdisc replace dev "gfmb${k}n" root tbf \
+				rate "$RATE" burst 256kb latency 100ms ||
+			gfarm_die "tc tbf does not work here (sch_tbf)"
+		HOSTS="$HOSTS${HOSTS:+,}$(node_ip $k)"
+	done
+	common="auth enable sharedsecret *
+shared_key_file $GB/etc/shared_key
+sockopt keepalive
+minimum_free_disk_space 64M
+schedule_busy_load_thresh 50"
+	cat >"$GB/etc/gfarm2.conf" <<EOF
+metadb_server_host 127.0.0.1
+metadb_server_port $GFMD_PORT
+$common
+gfmd_reconnection_timeout 5
+no_file_system_node_timeout 5
+EOF
+	printf '_gfarmfs %s\n_gfarmmd %s\n' "$ME" "$ME" >"$GB/etc/usermap"
+	cat >"$GB/etc/gfmd.conf" <<EOF
+metadb_server_host 127.0.0.1
+metadb_server_port $GFMD_PORT
+admin_user $ME
+$common
+local_user_map $GB/etc/usermap
+metadb_replication disable
+metadb_journal_dir $GB/journal
+EOF
+	for ((k = 1; k <= K; k++)); do
+		cat >"$GB/etc/gfsd$k.conf" <<EOF
+metadb_server_host $(root_ip $k)
+metadb_server_port $GFMD_PORT
+$common
+local_user_map $GB/etc/usermap
+spool_check_level disable
+EOF
+		mkdir -p "$GB/spool$k"
+	done
+	chmod 700 "$GB"/spool* && chmod 600 "$GB"/etc/*.conf
+	export GFARM_CONFIG_FILE="$GB/etc/gfarm2.conf"
+	gfkey -f -p 31536000 >/dev/null 2>&1 || gfarm_die "gfkey failed"
+	gfmd -f "$GB/etc/gfmd.conf" -P "$GB/run/gfmd.pid" -F "$GB/log/gfmd.log" -L info 9<&- ||
+		gfarm_die "gfmd failed to start"
+	for ((t = 0; t < 100; t++)); do port_open 127.0.0.1 "$GFMD_PORT" && break; sleep 0.1; done
+	timeout 20 gfls / >/dev/null || gfarm_die "gfmd does not answer"
+	ARCH=$(gfarm.arch.guess 2>/dev/null || echo x86_64-unknown-linux)
+	NCPU=$(nproc 2>/dev/null || echo 1)
+	for ((k = 1; k <= K; k++)); do
+		ip=$(node_ip $k)
+		timeout 20 gfhost -c -a "$ARCH" -p "$GFSD_PORT" -n "$NCPU" "$ip" ||
+			gfarm_die "gfhost -c $ip failed"
+		ip netns exec "$(node_ns $k)" gfsd -f "$GB/etc/gfsd$k.conf" -h "$ip" -l "$ip" \
+			-r "$GB/spool$k" -P "$GB/run/gfsd$k.pid" -F "$GB/log/gfsd$k.log" -L info 9<&- ||
+			gfarm_die "gfsd $k failed to start"
+	done
+	for ((t = 0; t < 150; t++)); do nodes_up && break; sleep 0.2; done
+	nodes_up || gfarm_die "gfsd(s) did not come up: $(timeout 10 gfhost -l 2>&1 | tr '\n' ';')"
+	timeout 20 gfmkdir /bench || gfarm_die "gfmkdir /bench failed"
+	say "gfarm: cluster up: gfmd + $K gfsd in namespaces gfmb-node1..$K ($HOSTS), $RATE per link and way"
+}
+nodes_up() {	# every node authenticated and reporting a load average
+	local up k
+	up=$(timeout 15 gfhost -l 2>/dev/null |
+	    awk '$1 ~ /^[0-9.]+\/[0-9.]+\/[0-9.]+$/ && $2 ~ /^[sgG]$/ {print $5}') || return 1
+	for ((k = 1; k <= K; k++)); do
+		grep -Fqx "$(node_ip $k)" <<<"$up" || return 1
+	done
+}
+gclean() { timeout 60 gfrm -rf "$@" >/dev/null 2>&1; return 0; }
+# where the library's parts went, as gfmd tells: one "placement" record
+where_parts() {	# REC PATH N
+	timeout 30 gfwhere -r "$2" 2>/dev/null | awk '
+		/:$/ { sub(/:$/, ""); f = $0; next }
+		NF && f != "" { print f, $1; f = "" }' >"$WORK/where.txt"
+	python3 - "$2" "$WORK/where.txt" "$3" >>"$1" <<'EOF'
+import json, sys
+rows = [l.split() for l in open(sys.argv[2]) if l.strip()]
+print(json.dumps({"part": "ior", "variant": "placement", "path": sys.argv[1],
+                  "ranks": int(sys.argv[3]), "parts": {p: h for p, h in rows}}))
+EOF
+}
+
+gfarm_bench() {
+	local rec="$WORK/gfarm.jsonl" F=gfarm:///bench/ior rep n v V s bytes per
+	gfarm_can_run || return 0
+	# one at a time: the names are fixed so that a run killed with SIGKILL
+	# is cleaned up by the next one; no daemon may inherit the lock (9<&-)
+	exec 9<"$0"
+	flock -n 9 || { skip "gfarm: another bench/mpiio.sh gfarm is running"; return 0; }
+	gfarm_teardown
+	trap 'gfarm_teardown; rm -rf "$WORK"' EXIT
+	: >"$rec"
+	gfarm_up
+	s=
+	[ "$G_SYNC" = 1 ] && s=--sync
+	per=$((G_SEGMENTS * $(size_bytes "$BLOCK")))
+	# plain MPICH on a gfarm:// path: not a contender, shown once (untimed)
+	# (in a subshell: its failure is the expected one, not counted)
+	(cd "$WORK" && run "$rec" ior probe 1 0 "" mpiexec -n 1 "$MB" ior "$F" \
+		--segments 1 --block 1M --transfer 1M) 2>/dev/null
+	say "gfarm: ior $G_SEGMENTS x $BLOCK per rank, ranks $RANKS, $G_REPS reps, sync=$G_SYNC"
+	for ((rep = 1; rep <= G_REPS; rep++)); do
+		V=
+		((rep == 1)) && V=--verify
+		for n in $RANKS; do
+			bytes=$((per * n))
+			for v in $(order "$rep" n1 lib nn); do
+				case $v in
+				n1) run "$rec" ior n1 "$n" "$rep" "" mpiexec -n "$n" "$N1" --mode=n1 \
+					--hosts="$HOSTS" $V "$bytes" /bench/n1 ;;
+				nn) run "$rec" ior nn "$n" "$rep" "" mpiexec -n "$n" "$N1" --mode=nn \
+					--hosts="$HOSTS" $V "$bytes" /bench/nn ;;
+				lib) run "$rec" ior lib "$n" "$rep" "" mpiexec "${PRE[@]}" "$F" \
+					-genv GFSPLIT_GFARM_HOSTS "$HOSTS" -n "$n" "$MB" ior "$F" \
+					--segments "$G_SEGMENTS" --block "$BLOCK" --transfer "$TRANSFER" $s $V &&
+					((rep == 1)) && where_parts "$rec" /bench/ior "$n" &&
+					check_layout "$rec" ior "$n" "$F"
+					gclean /bench/ior ;;
+				esac
+			done
+			printf '.'
+		done
+	done
+	echo
+	summarize gfarm "$rec" "$OUTDIR/mpiio_gfarm.json"
+	say "gfarm: tearing down"
+}
+
+# ---- main ---------------------------------------------------------------------
+[ -x "$MB" ] || { echo "mpiio: $MB not built (make)" >&2; exit 1; }
+for c in mpiexec python3 timeout; do
+	command -v $c >/dev/null 2>&1 || { skip "'$c' not found"; exit 0; }
+done
+if [ -n "${BENCH_MPIIO_DIR:-}" ]; then
+	WORK=$BENCH_MPIIO_DIR
+	rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
+else
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/gfsplit-mpiio.XXXXXX") || exit 1
+fi
+trap 'stop_child; rm -rf "$WORK"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+$HAVE_LIB || say "$LIB not found: measuring the plain runs only"
+for m in $MODES; do
+	case $m in
+	posix) posix_bench ;;
+	gfarm) gfarm_bench ;;
+	esac
+done
+((FAILED == 0)) || { say "$FAILED run(s) failed"; exit 1; }
+exit 0
