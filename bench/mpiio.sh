@@ -124,9 +124,13 @@ mkdir -p "$OUTDIR"
 # its stderr, and the bench goes on.
 CHILD=
 run() {
-	local rec=$1 part=$2 var=$3 n=$4 rep=$5 extra=$6 t0 t1 rc js err=null
+	local rec=$1 part=$2 var=$3 n=$4 rep=$5 extra=$6 t0 t1 rc js err=null load rq
 	shift 6
 	sync
+	# other work on the machine: none of ours runs now, so processes
+	# runnable besides this reader belong to someone else
+	read -r load _ _ rq _ </proc/loadavg
+	rq=$((${rq%/*} - 1))
 	t0=$(date +%s.%N)
 	timeout -k 5 "$LIMIT" "$@" >"$WORK/cmd.out" 2>"$WORK/cmd.err" 9<&- &
 	CHILD=$!
@@ -142,9 +146,9 @@ run() {
 		tail -n 8 "$WORK/cmd.err" | sed 's/^/    /' >&2
 		err=$(tail -n 8 "$WORK/cmd.err" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')
 	fi
-	printf '{"part":"%s","variant":"%s","ranks":%d,"rep":%d,"rc":%d,"wall":%s,"err":%s%s,"out":%s}\n' \
+	printf '{"part":"%s","variant":"%s","ranks":%d,"rep":%d,"rc":%d,"wall":%s,"load1":%s,"others_runnable":%d,"err":%s%s,"out":%s}\n' \
 		"$part" "$var" "$n" "$rep" "$rc" "$(awk "BEGIN{print $t1 - $t0}")" \
-		"$err" "$extra" "${js:-null}" >>"$rec"
+		"${load:-null}" "$rq" "$err" "$extra" "${js:-null}" >>"$rec"
 	return $rc
 }
 # the contenders of one step in the order of repetition REP: rotated by one
@@ -378,6 +382,17 @@ print("  read back and compared (rep 1): %s; stat-layout --check of the library'
       "outputs: %s" % ("all equal" if vs and all(vs) else ("none" if not vs else "DIFFERENT"),
                        "%d ok" % len(layouts) if layouts and not lay_bad else
                        ("none" if not layouts else "%d FAILED" % len(lay_bad))))
+# the 1-min load average includes this bench's own ranks; the processes
+# runnable at the instant before each run (none of ours) are other work
+rq = [r["others_runnable"] for r in recs if r.get("others_runnable") is not None]
+if rq:
+    busy = sum(1 for x in rq if x > 0) / len(rq)
+    print("  other work on the machine: something else runnable before %d%% of the runs%s"
+          % (round(100 * busy), "; only the ratios within this run mean much"
+             if busy >= 0.25 else ""))
+    out["other_work"] = {"runs_with_others_runnable": busy,
+                         "load1_median": statistics.median(r["load1"] for r in recs
+                                                           if r.get("load1") is not None)}
 nfail = sum(1 for r in recs if r.get("rc", 0) != 0 and r.get("variant") != "probe")
 if nfail:
     print("  %d runs FAILED (cells marked FAILED or with '!'); errors are in the JSON" % nfail)
