@@ -106,7 +106,7 @@ push_run(struct gfsp_runlog *rl, struct gfsp_error *err)
 }
 
 static struct lrun *
-last_open(struct gfsp_runlog *rl, int kind)
+last_open(const struct gfsp_runlog *rl, int kind)
 {
 	struct lrun *r;
 
@@ -121,7 +121,7 @@ last_open(struct gfsp_runlog *rl, int kind)
 static struct lrun *
 fold_target(const struct gfsp_runlog *rl)
 {
-	struct lrun *r = last_open((struct gfsp_runlog *)rl, RUN_STRIDE);
+	struct lrun *r = last_open(rl, RUN_STRIDE);
 
 	if (r == NULL || r->blen != rl->plen ||
 	    rl->ploff != r->loff + r->bytes)

@@ -459,12 +459,6 @@ gfsp_split_sync(struct gfsp_split_writer *w, struct gfsp_error *err)
 }
 
 uint64_t
-gfsp_split_written_end(const struct gfsp_split_writer *w)
-{
-	return w ? w->hi : 0;
-}
-
-uint64_t
 gfsp_split_nruns(const struct gfsp_split_writer *w)
 {
 	return w && w->log ? gfsp_runlog_nruns(w->log) : 0;

@@ -186,7 +186,7 @@ uint64_t gfsp_split_part_size(const struct gfsp_split_writer *w);
  * gfsp_split_write_view: buf holds the bytes of view id in global
  *   [begin, end), in order; len must be their number.
  * gfsp_split_truncate: the file was cut to size bytes (collectively).
- * gfsp_split_written_end: end of the highest byte written (after cuts).
+ * gfsp_split_nruns: runs recorded so far (patterns fold into one).
  */
 int gfsp_split_add_view(struct gfsp_split_writer *w, const struct gfsp_view *v,
 		       uint32_t *id, struct gfsp_error *err);
@@ -196,7 +196,6 @@ int gfsp_split_write_view(struct gfsp_split_writer *w, uint32_t id,
 			 uint64_t begin, uint64_t end, const void *buf,
 			 size_t len, struct gfsp_error *err);
 void gfsp_split_truncate(struct gfsp_split_writer *w, uint64_t size);
-uint64_t gfsp_split_written_end(const struct gfsp_split_writer *w);
 /* Make this rank's part durable so far (MPI_File_sync). */
 int gfsp_split_sync(struct gfsp_split_writer *w, struct gfsp_error *err);
 uint64_t gfsp_split_nruns(const struct gfsp_split_writer *w);

@@ -231,9 +231,6 @@ decide(const char *path, int amode, MPI_Info info)
 	int h = hint(info), kind, want;
 
 	want = h > 0 || (h == 0 && matches(path));
-	if (!want && strncmp(path, "gfarm:", 6) != 0 && !writing &&
-	    kind_of(path) != K_SPLIT)
-		return 0;	/* the common case: one stat at most */
 	kind = kind_of(path);
 	if (kind != K_SPLIT && !(want && writing))
 		return 0;

@@ -93,7 +93,7 @@ sf_set_view(struct sfile *f, MPI_Offset disp, MPI_Datatype etype,
 	return MPI_SUCCESS;
 }
 
-/* View stream offset s -> global offset, and the end of the bytes there. */
+/* View stream offset s -> global offset. */
 static uint64_t
 global_of(const struct sfile *f, uint64_t s)
 {
@@ -437,7 +437,7 @@ sf_shared(struct sfile *f, const char *call)
 {
 	static int told;
 
-	if (f->rank == 0 || !told)
+	if (f->rank == 0)
 		sf_notice_once(&told, "%s on '%s': shared file pointers are "
 		    "not supported on split files (all ranks would need one "
 		    "view, seed section 5.4); select the file out with the "
