@@ -1,10 +1,10 @@
 #!/bin/bash
 # bench/gfarm_scale.sh - does N-N placement scale where N-1 does not?
 #
-# On one machine every gfsd shares one disk, so this builds an emulated
-# cluster: K gfsd "nodes", each in its own network namespace behind a veth
-# link whose rate tc limits in both directions, so each node has its own
-# bandwidth like a node's local disk in the seed paper (section 3):
+# On one machine every gfsd shares one disk, so this builds the emulated
+# cluster of bench/lib.sh: K gfsd "nodes", each in its own network namespace
+# behind a veth link whose rate tc limits in both directions, so each node
+# has its own bandwidth like a node's local disk in the seed paper (sec. 3):
 #
 #   root namespace: gfmd (all addresses, port GFMD_PORT), MPI ranks
 #     gfsbKr  NET.K.1/30 --[tbf RATE each way]-- NET.K.2/30  gfsbKn
@@ -57,7 +57,6 @@ PCP_OPTS=${BENCH_GFARM_PCP_OPTS:-}
 REPS=${BENCH_GFARM_REPS:-3}
 NET=${BENCH_GFARM_NET:-10.231}
 GFMD_PORT=${BENCH_GFARM_GFMD_PORT:-20651}
-GFSD_PORT=20600
 B=${BENCH_GFARM_BASE:-/tmp/gfsplit-bench-gfarm}
 LIMIT=150		# seconds any one timed command may take
 PATH="$PATH:/usr/sbin:/sbin"
@@ -67,24 +66,12 @@ REC="$B/records.jsonl"
 
 say() { echo "gfarm_scale: $*"; }
 skip() { echo "SKIP: gfarm_scale: $*"; exit 0; }
-node_ns() { echo "gfsb-node$1"; }
-root_ip() { echo "$NET.$1.1"; }
-node_ip() { echo "$NET.$1.2"; }
-alive() {	# exists and is not a zombie
-	local st
-	[ -n "${1:-}" ] && st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) &&
-		[ "$st" != Z ]
-}
-port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
-size_bytes() {
-	local s=${1%[iI][bB]} m=1
-	s=${s%[bB]}
-	case $s in
-	*[kK]) m=1024 ;; *[mM]) m=$((1 << 20)) ;; *[gG]) m=$((1 << 30)) ;;
-	esac
-	s=${s%[kKmMgG]}
-	echo $((s * m))
-}
+# the emulated cluster (bench/lib.sh) under this script's names
+CB=$B CPFX=gfsb CTAG=gfarm_scale CERR="$B/cmd.err"
+cluster_skip() { skip "$@"; }
+die() { cluster_die "$@"; }
+# shellcheck source=bench/lib.sh
+. "$TOP/bench/lib.sh"
 
 # ---- can it run here? ---------------------------------------------------
 [ "$(id -u)" = 0 ] || skip "needs root (network namespaces and tc)"
@@ -113,181 +100,17 @@ BYTES=$(size_bytes "$SIZE") PLAIN_BYTES=$(size_bytes "$PLAIN_SIZE")
 exec 9<"$0"
 flock -n 9 || skip "another gfarm_scale.sh is running (or its daemons survived it)"
 
-# ---- teardown: by pid/session, by name we created, always ---------------
-CHILD=
-stop_session() {	# $1 pid file, $2 expected comm
-	local pid p t
-	pid=$(cat "$1" 2>/dev/null) || return 0
-	rm -f "$1"
-	[ -n "$pid" ] || return 0
-	members() { ps -eo pid=,sid= | awk -v s="$pid" '$2 == s {print $1}'; }
-	for p in $(members); do
-		alive "$p" || continue
-		# pid-reuse guard: a session that is not the daemon is not ours
-		[ "$(cat /proc/"$p"/comm 2>/dev/null)" = "$2" ] || return 0
-	done
-	alive "$pid" && kill -TERM "$pid" 2>/dev/null
-	for ((t = 0; t < 50; t++)); do alive "$pid" || break; sleep 0.1; done
-	alive "$pid" && kill -KILL "$pid" 2>/dev/null
-	for ((t = 0; t < 20; t++)); do
-		[ -z "$(for p in $(members); do alive "$p" && echo "$p"; done)" ] && break
-		sleep 0.1
-	done
-	for p in $(members); do alive "$p" && kill -KILL "$p" 2>/dev/null; done
-	return 0
-}
-teardown() {
-	local k pf ns t
-	if [ -n "$CHILD" ] && alive "$CHILD"; then
-		kill -TERM "$CHILD" 2>/dev/null	# timeout passes it on
-		for ((t = 0; t < 50; t++)); do alive "$CHILD" || break; sleep 0.1; done
-		if alive "$CHILD"; then
-			# shellcheck disable=SC2046 # a list of pids
-			kill -KILL $(ps -o pid= --ppid "$CHILD") 2>/dev/null
-			kill -KILL "$CHILD" 2>/dev/null
-		fi
-	fi
-	if [ -d "$B/run" ]; then
-		for pf in "$B"/run/gfsd*.pid; do
-			[ -e "$pf" ] && stop_session "$pf" gfsd
-		done
-		[ -e "$B/run/gfmd.pid" ] && stop_session "$B/run/gfmd.pid" gfmd
-	fi
-	# gfsd's hard-coded local socket dirs (a clean exit removes them)
-	rm -rf /tmp/.gfarm-gfsd"$NET".*.2-"$GFSD_PORT"
-	for ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^gfsb-node[0-9]+$/ {print $1}'); do
-		k=${ns#gfsb-node}
-		ip link del "gfsb${k}r" 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
-	done
-	for k in $(ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^gfsb[0-9]+r(@|$)/ {sub(/@.*/, "", $2); print $2}'); do
-		ip link del "$k" 2>/dev/null
-	done
-	rm -rf "$B"
-}
+teardown() { cluster_teardown; }
 teardown	# leftovers of a run that could not clean up (SIGKILL)
 trap teardown EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
-if ip -4 -o addr show | grep -q " inet $NET\."; then
-	skip "addresses in $NET.0.0/16 are in use here (set BENCH_GFARM_NET)"
-fi
-port_open 127.0.0.1 "$GFMD_PORT" &&
-	skip "port $GFMD_PORT is in use (set BENCH_GFARM_GFMD_PORT)"
-
-die() {
-	local f
-	echo "gfarm_scale: ERROR: $*" >&2
-	for f in "$B"/log/*.log "$B"/cmd.err; do
-		[ -s "$f" ] && { echo "--- tail $f" >&2; tail -n 12 "$f" >&2; }
-	done
-	exit 1
-}
-
-# ---- the network: one namespace and veth pair per node -------------------
-mkdir -p "$B/etc" "$B/run" "$B/log" "$B/journal" "$B/tmp" "$OUTDIR"
-# tbf needs a bucket of at least one (GSO) packet; 256 KiB is 20 ms at
-# 100 Mbit/s, nothing against runs of seconds
-shape() {	# $1 device, [netns]
-	local ex=()
-	[ -n "${2:-}" ] && ex=(ip netns exec "$2")
-	"${ex[@]}" tc qdisc replace dev "$1" root tbf rate "$RATE" burst 256kb latency 100ms
-}
-unshape() {
-	local ex=()
-	[ -n "${2:-}" ] && ex=(ip netns exec "$2")
-	"${ex[@]}" tc qdisc del dev "$1" root 2>/dev/null
-	return 0
-}
-HOSTS=
-for ((k = 1; k <= K; k++)); do
-	ns=$(node_ns $k)
-	ip netns add "$ns" || skip "cannot create network namespace $ns"
-	ip link add "gfsb${k}r" type veth peer name "gfsb${k}n" ||
-		skip "cannot create a veth pair"
-	ip link set "gfsb${k}n" netns "$ns" &&
-		ip addr add "$(root_ip $k)/30" dev "gfsb${k}r" &&
-		ip link set "gfsb${k}r" up &&
-		ip netns exec "$ns" ip addr add "$(node_ip $k)/30" dev "gfsb${k}n" &&
-		ip netns exec "$ns" ip link set "gfsb${k}n" up &&
-		ip netns exec "$ns" ip link set lo up ||
-		die "cannot configure the link of node $k"
-	shape "gfsb${k}r" && shape "gfsb${k}n" "$ns" ||
-		skip "tc tbf does not work here (sch_tbf)"
-	HOSTS="$HOSTS${HOSTS:+,}$(node_ip $k)"
-done
-
-# ---- Gfarm: gfmd in the root namespace, gfsd k inside gfsb-nodek ---------
-ME=root
-CONF="$B/etc/gfarm2.conf"
-common="auth enable sharedsecret *
-shared_key_file $B/etc/shared_key
-sockopt keepalive
-minimum_free_disk_space 64M
-schedule_busy_load_thresh 50"
-# clients (the ranks, the gf* tools) reach gfmd on loopback; fail fast
-# instead of retrying for 30 s when a daemon is down
-cat >"$CONF" <<EOF
-metadb_server_host 127.0.0.1
-metadb_server_port $GFMD_PORT
-$common
-gfmd_reconnection_timeout 5
-no_file_system_node_timeout 5
-EOF
-printf '_gfarmfs %s\n_gfarmmd %s\n' "$ME" "$ME" >"$B/etc/usermap"
-# no postgresql_* / ldap_*: metadata backend "none", in gfmd's memory only
-cat >"$B/etc/gfmd.conf" <<EOF
-metadb_server_host 127.0.0.1
-metadb_server_port $GFMD_PORT
-admin_user $ME
-$common
-local_user_map $B/etc/usermap
-metadb_replication disable
-metadb_journal_dir $B/journal
-EOF
-for ((k = 1; k <= K; k++)); do
-	# node k reaches gfmd over its own link
-	cat >"$B/etc/gfsd$k.conf" <<EOF
-metadb_server_host $(root_ip $k)
-metadb_server_port $GFMD_PORT
-$common
-local_user_map $B/etc/usermap
-spool_check_level disable
-EOF
-	mkdir -p "$B/spool$k"
-done
-chmod 700 "$B"/spool* && chmod 600 "$B"/etc/*.conf
-export GFARM_CONFIG_FILE="$CONF"
-gfkey -f -p 31536000 >/dev/null 2>&1 || die "gfkey failed"
-gfmd -f "$B/etc/gfmd.conf" -P "$B/run/gfmd.pid" -F "$B/log/gfmd.log" -L info 9<&- ||
-	die "gfmd failed to start"
-for ((t = 0; t < 100; t++)); do port_open 127.0.0.1 "$GFMD_PORT" && break; sleep 0.1; done
-port_open 127.0.0.1 "$GFMD_PORT" || die "gfmd is not listening on $GFMD_PORT"
-timeout 20 gfls / >/dev/null || die "gfmd does not answer"
-ARCH=$(gfarm.arch.guess 2>/dev/null || echo x86_64-unknown-linux)
-NCPU=$(nproc 2>/dev/null || echo 1)
-for ((k = 1; k <= K; k++)); do
-	ip=$(node_ip $k)
-	timeout 20 gfhost -c -a "$ARCH" -p "$GFSD_PORT" -n "$NCPU" "$ip" ||
-		die "gfhost -c $ip failed"
-	ip netns exec "$(node_ns $k)" gfsd -f "$B/etc/gfsd$k.conf" -h "$ip" -l "$ip" \
-		-r "$B/spool$k" -P "$B/run/gfsd$k.pid" -F "$B/log/gfsd$k.log" -L info 9<&- ||
-		die "gfsd $k failed to start"
-done
-nodes_up() {	# every node authenticated and reporting a load average
-	local up ip k
-	up=$(timeout 15 gfhost -l 2>/dev/null |
-	    awk '$1 ~ /^[0-9.]+\/[0-9.]+\/[0-9.]+$/ && $2 ~ /^[sgG]$/ {print $5}') || return 1
-	for ((k = 1; k <= K; k++)); do
-		grep -Fqx "$(node_ip $k)" <<<"$up" || return 1
-	done
-}
-for ((t = 0; t < 150; t++)); do nodes_up && break; sleep 0.2; done
-nodes_up || die "gfsd(s) did not come up: $(timeout 10 gfhost -l 2>&1 | tr '\n' ';')"
+why=$(cluster_free) || skip "$why (set BENCH_GFARM_NET / BENCH_GFARM_GFMD_PORT)"
+mkdir -p "$OUTDIR"
+cluster_up
 say "cluster up: gfmd + $K gfsd in namespaces gfsb-node1..$K ($HOSTS), $RATE per link and way"
-timeout 20 gfmkdir /bench || die "gfmkdir /bench failed"
 
 # ---- running and recording ----------------------------------------------
 # run PHASE TOOL N REP CMD... : bounded, timed; stdout's JSON line and the
@@ -308,21 +131,6 @@ run() {
 	printf '{"phase":"%s","tool":"%s","ranks":%d,"rep":%d,"wall":%s,"out":%s}\n' \
 		"$phase" "$tool" "$n" "$rep" "$(awk "BEGIN{print $t1 - $t0}")" \
 		"${js:-null}" >>"$REC"
-}
-# gfrm -rf of the bench's outputs between runs (untimed)
-clean() { timeout 60 gfrm -rf "$@" >/dev/null 2>&1; return 0; }
-# placement of a split file's parts ($1, written by $2 ranks): "path host"
-# lines, as gfmd tells; the summary checks part.R against --hosts entry R
-where_parts() {
-	timeout 30 gfwhere -r "$1" 2>/dev/null | awk '
-		/:$/ { sub(/:$/, ""); f = $0; next }
-		NF && f != "" { print f, $1; f = "" }' >"$B/where.txt"
-	python3 - "$1" "$B/where.txt" "$2" >>"$REC" <<'EOF'
-import json, sys
-rows = [l.split() for l in open(sys.argv[2]) if l.strip()]
-print(json.dumps({"phase": "placement", "path": sys.argv[1],
-                  "ranks": int(sys.argv[3]), "parts": {p: h for p, h in rows}}))
-EOF
 }
 
 SRC="$B/tmp/src"
@@ -347,8 +155,8 @@ for ((rep = 1; rep <= REPS; rep++)); do
 			run limited pcp-split "$n" "$rep" mpiexec -n "$n" \
 				"$BIN/pcp-split" --json --hosts="$HOSTS" $PCP_OPTS "$SRC" \
 				gfarm:///bench/dst.split
-			((rep == 1)) && where_parts /bench/dst.split "$n"
-			clean /bench/dst.split
+			((rep == 1)) && where_parts "$REC" /bench/dst.split "$n" '{"phase": "placement"}'
+			gclean /bench/dst.split
 		fi
 		printf '.'
 	done
@@ -356,9 +164,7 @@ done
 echo
 
 # ---- phase 2: plain Gfarm (tc removed), whole-file tools vs split ---------
-for ((k = 1; k <= K; k++)); do
-	unshape "gfsb${k}r"; unshape "gfsb${k}n" "$(node_ns $k)"
-done
+cluster_unshape
 head -c "$PLAIN_BYTES" "$B/tmp/src.all" >"$SRC.plain"
 rm -f "$B/tmp/src.all"
 mkdir -p "$B/tmp/dl"
@@ -373,7 +179,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 	run plain gfpcopy-get 1 "$rep" gfpcopy -f gfarm:///bench/pc/src.plain "file://$B/tmp/dl/"
 	cmp -s "$SRC.plain" "$B/tmp/dl/src.plain" || die "gfpcopy download differs from the source"
 	rm -rf "$B/tmp/dl"/*
-	clean /bench/pc /bench/reg
+	gclean /bench/pc /bench/reg
 	for n in $PLAIN_RANKS; do
 		run plain n1 "$n" "$rep" mpiexec -n "$n" "$N1" --mode=n1 \
 			--hosts="$HOSTS" "$PLAIN_SIZE" /bench/n1
@@ -387,7 +193,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 		cmp -s "$SRC.plain" "$B/tmp/merged" ||
 			die "gfsplit-merge output differs from the source"
 		rm -f "$B/tmp/merged"
-		clean /bench/plain.split
+		gclean /bench/plain.split
 	done
 	printf '.'
 done

@@ -81,8 +81,7 @@ K=${BENCH_MPIIO_GFARM_NODES:-4}
 RATE=${BENCH_MPIIO_GFARM_RATE:-100mbit}
 NET=${BENCH_MPIIO_GFARM_NET:-10.232}
 GFMD_PORT=${BENCH_MPIIO_GFARM_GFMD_PORT:-20652}
-GB=${BENCH_MPIIO_GFARM_BASE:-/tmp/gfsplit-bench-mpiio-gfarm}
-GFSD_PORT=20600
+CB=${BENCH_MPIIO_GFARM_BASE:-/tmp/gfsplit-bench-mpiio-gfarm}
 LIMIT=300		# seconds any one run may take
 PATH="$PATH:/usr/sbin:/sbin"
 export HYDRA_LAUNCHER=${HYDRA_LAUNCHER:-fork}
@@ -100,17 +99,12 @@ for m in $MODES; do
 done
 
 say() { echo "mpiio: $*"; }
-size_bytes() {	# 4M, 4MiB, 4096 -> bytes
-	local s=${1%[iI][bB]} m=1
-	s=${s%[bB]}
-	s=${s%[iI]}
-	case $s in
-	*[kK]) m=1024 ;; *[mM]) m=$((1 << 20)) ;; *[gG]) m=$((1 << 30)) ;;
-	esac
-	s=${s%[kKmMgG]}
-	echo $((s * m))
-}
 skip() { echo "SKIP: mpiio: $*"; }
+# the emulated cluster (bench/lib.sh) under this script's names
+CPFX=gfmb CTAG="mpiio: gfarm"
+cluster_skip() { cluster_die "$@"; }
+# shellcheck source=bench/lib.sh
+. "$TOP/bench/lib.sh"
 HOSTS=
 HAVE_LIB=false
 [ -e "$LIB" ] && HAVE_LIB=true
@@ -122,7 +116,6 @@ mkdir -p "$OUTDIR"
 # JSON line of stdout and the wall time become one record in REC.  EXTRA is
 # a JSON fragment (",\"regions\":4096" or "").  A failure is recorded with
 # its stderr, and the bench goes on.
-CHILD=
 run() {
 	local rec=$1 part=$2 var=$3 n=$4 rep=$5 extra=$6 t0 t1 rc js err=null load rq
 	shift 6
@@ -404,81 +397,10 @@ print("mpiio: wrote %s" % outf)
 EOF
 }
 
-# ---- gfarm: the emulated cluster of gfarm_scale.sh, under its own names ----
-# (namespaces gfmb-nodeK, veths gfmbKr/gfmbKn, NET.K.0/30, gfmd on GFMD_PORT;
-# see bench/gfarm_scale.sh for why it is built this way)
-node_ns() { echo "gfmb-node$1"; }
-root_ip() { echo "$NET.$1.1"; }
-node_ip() { echo "$NET.$1.2"; }
-alive() {	# exists and is not a zombie
-	local st
-	[ -n "${1:-}" ] && st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) &&
-		[ "$st" != Z ]
-}
-port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
-stop_session() {	# $1 pid file, $2 expected comm
-	local pid p t
-	pid=$(cat "$1" 2>/dev/null) || return 0
-	rm -f "$1"
-	[ -n "$pid" ] || return 0
-	members() { ps -eo pid=,sid= | awk -v s="$pid" '$2 == s {print $1}'; }
-	for p in $(members); do
-		alive "$p" || continue
-		# pid-reuse guard: a session that is not the daemon is not ours
-		[ "$(cat /proc/"$p"/comm 2>/dev/null)" = "$2" ] || return 0
-	done
-	alive "$pid" && kill -TERM "$pid" 2>/dev/null
-	for ((t = 0; t < 50; t++)); do alive "$pid" || break; sleep 0.1; done
-	alive "$pid" && kill -KILL "$pid" 2>/dev/null
-	for ((t = 0; t < 20; t++)); do
-		[ -z "$(for p in $(members); do alive "$p" && echo "$p"; done)" ] && break
-		sleep 0.1
-	done
-	for p in $(members); do alive "$p" && kill -KILL "$p" 2>/dev/null; done
-	return 0
-}
-stop_child() {
-	local t
-	[ -n "$CHILD" ] && alive "$CHILD" || return 0
-	kill -TERM "$CHILD" 2>/dev/null	# timeout passes it on
-	for ((t = 0; t < 50; t++)); do alive "$CHILD" || break; sleep 0.1; done
-	if alive "$CHILD"; then
-		# shellcheck disable=SC2046 # a list of pids
-		kill -KILL $(ps -o pid= --ppid "$CHILD") 2>/dev/null
-		kill -KILL "$CHILD" 2>/dev/null
-	fi
-}
-gfarm_teardown() {
-	local k pf ns
-	stop_child
-	if [ -d "$GB/run" ]; then
-		for pf in "$GB"/run/gfsd*.pid; do
-			[ -e "$pf" ] && stop_session "$pf" gfsd
-		done
-		[ -e "$GB/run/gfmd.pid" ] && stop_session "$GB/run/gfmd.pid" gfmd
-	fi
-	rm -rf /tmp/.gfarm-gfsd"$NET".*.2-"$GFSD_PORT"
-	for ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^gfmb-node[0-9]+$/ {print $1}'); do
-		k=${ns#gfmb-node}
-		ip link del "gfmb${k}r" 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
-	done
-	for k in $(ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^gfmb[0-9]+r(@|$)/ {sub(/@.*/, "", $2); print $2}'); do
-		ip link del "$k" 2>/dev/null
-	done
-	rm -rf "$GB"
-}
-gfarm_die() {
-	local f
-	echo "mpiio: gfarm: ERROR: $*" >&2
-	for f in "$GB"/log/*.log "$WORK"/cmd.err; do
-		[ -s "$f" ] && { echo "--- tail $f" >&2; tail -n 12 "$f" >&2; }
-	done
-	exit 1
-}
+# ---- gfarm: the emulated cluster of bench/lib.sh ----------------------------
 # the checks of gfarm_scale.sh; prints the reason and fails when it cannot run
 gfarm_can_run() {
-	local c probe
+	local c probe why
 	[ "$(id -u)" = 0 ] || { skip "gfarm: needs root (network namespaces and tc)"; return 1; }
 	for c in ip tc gfmd gfsd gfkey gfhost gfls gfrm gfmkdir gfwhere flock setsid; do
 		command -v $c >/dev/null 2>&1 || { skip "gfarm: '$c' not found"; return 1; }
@@ -488,113 +410,11 @@ gfarm_can_run() {
 	probe=$(timeout 30 mpiexec -n 1 "$N1" 2>&1)
 	[ $? = 77 ] && { skip "gfarm: $probe"; return 1; }
 	$HAVE_LIB || { skip "gfarm: the library is not built ($LIB)"; return 1; }
-	if ip -4 -o addr show | grep -q " inet $NET\."; then
-		skip "gfarm: addresses in $NET.0.0/16 are in use (set BENCH_MPIIO_GFARM_NET)"
+	why=$(cluster_free) || {
+		skip "gfarm: $why (set BENCH_MPIIO_GFARM_NET / _GFARM_GFMD_PORT)"
 		return 1
-	fi
-	port_open 127.0.0.1 "$GFMD_PORT" &&
-		{ skip "gfarm: port $GFMD_PORT in use (set BENCH_MPIIO_GFARM_GFMD_PORT)"; return 1; }
-	return 0
+	}
 }
-gfarm_up() {
-	local k ns ip t common ARCH NCPU ME=root
-	mkdir -p "$GB/etc" "$GB/run" "$GB/log" "$GB/journal"
-	HOSTS=
-	for ((k = 1; k <= K; k++)); do
-		ns=$(node_ns $k)
-		ip netns add "$ns" || gfarm_die "cannot create network namespace $ns"
-		ip link add "gfmb${k}r" type veth peer name "gfmb${k}n" ||
-			gfarm_die "cannot create a veth pair"
-		ip link set "gfmb${k}n" netns "$ns" &&
-			ip addr add "$(root_ip $k)/30" dev "gfmb${k}r" &&
-			ip link set "gfmb${k}r" up &&
-			ip netns exec "$ns" ip addr add "$(node_ip $k)/30" dev "gfmb${k}n" &&
-			ip netns exec "$ns" ip link set "gfmb${k}n" up &&
-			ip netns exec "$ns" ip link set lo up ||
-			gfarm_die "cannot configure the link of node $k"
-		# a bucket of one GSO packet at least (see gfarm_scale.sh)
-		tc qdisc replace dev "gfmb${k}r" root tbf rate "$RATE" burst 256kb latency 100ms &&
-			ip netns exec "$ns" tc qdisc replace dev "gfmb${k}n" root tbf \
-				rate "$RATE" burst 256kb latency 100ms ||
-			gfarm_die "tc tbf does not work here (sch_tbf)"
-		HOSTS="$HOSTS${HOSTS:+,}$(node_ip $k)"
-	done
-	common="auth enable sharedsecret *
-shared_key_file $GB/etc/shared_key
-sockopt keepalive
-minimum_free_disk_space 64M
-schedule_busy_load_thresh 50"
-	cat >"$GB/etc/gfarm2.conf" <<EOF
-metadb_server_host 127.0.0.1
-metadb_server_port $GFMD_PORT
-$common
-gfmd_reconnection_timeout 5
-no_file_system_node_timeout 5
-EOF
-	printf '_gfarmfs %s\n_gfarmmd %s\n' "$ME" "$ME" >"$GB/etc/usermap"
-	cat >"$GB/etc/gfmd.conf" <<EOF
-metadb_server_host 127.0.0.1
-metadb_server_port $GFMD_PORT
-admin_user $ME
-$common
-local_user_map $GB/etc/usermap
-metadb_replication disable
-metadb_journal_dir $GB/journal
-EOF
-	for ((k = 1; k <= K; k++)); do
-		cat >"$GB/etc/gfsd$k.conf" <<EOF
-metadb_server_host $(root_ip $k)
-metadb_server_port $GFMD_PORT
-$common
-local_user_map $GB/etc/usermap
-spool_check_level disable
-EOF
-		mkdir -p "$GB/spool$k"
-	done
-	chmod 700 "$GB"/spool* && chmod 600 "$GB"/etc/*.conf
-	export GFARM_CONFIG_FILE="$GB/etc/gfarm2.conf"
-	gfkey -f -p 31536000 >/dev/null 2>&1 || gfarm_die "gfkey failed"
-	gfmd -f "$GB/etc/gfmd.conf" -P "$GB/run/gfmd.pid" -F "$GB/log/gfmd.log" -L info 9<&- ||
-		gfarm_die "gfmd failed to start"
-	for ((t = 0; t < 100; t++)); do port_open 127.0.0.1 "$GFMD_PORT" && break; sleep 0.1; done
-	timeout 20 gfls / >/dev/null || gfarm_die "gfmd does not answer"
-	ARCH=$(gfarm.arch.guess 2>/dev/null || echo x86_64-unknown-linux)
-	NCPU=$(nproc 2>/dev/null || echo 1)
-	for ((k = 1; k <= K; k++)); do
-		ip=$(node_ip $k)
-		timeout 20 gfhost -c -a "$ARCH" -p "$GFSD_PORT" -n "$NCPU" "$ip" ||
-			gfarm_die "gfhost -c $ip failed"
-		ip netns exec "$(node_ns $k)" gfsd -f "$GB/etc/gfsd$k.conf" -h "$ip" -l "$ip" \
-			-r "$GB/spool$k" -P "$GB/run/gfsd$k.pid" -F "$GB/log/gfsd$k.log" -L info 9<&- ||
-			gfarm_die "gfsd $k failed to start"
-	done
-	for ((t = 0; t < 150; t++)); do nodes_up && break; sleep 0.2; done
-	nodes_up || gfarm_die "gfsd(s) did not come up: $(timeout 10 gfhost -l 2>&1 | tr '\n' ';')"
-	timeout 20 gfmkdir /bench || gfarm_die "gfmkdir /bench failed"
-	say "gfarm: cluster up: gfmd + $K gfsd in namespaces gfmb-node1..$K ($HOSTS), $RATE per link and way"
-}
-nodes_up() {	# every node authenticated and reporting a load average
-	local up k
-	up=$(timeout 15 gfhost -l 2>/dev/null |
-	    awk '$1 ~ /^[0-9.]+\/[0-9.]+\/[0-9.]+$/ && $2 ~ /^[sgG]$/ {print $5}') || return 1
-	for ((k = 1; k <= K; k++)); do
-		grep -Fqx "$(node_ip $k)" <<<"$up" || return 1
-	done
-}
-gclean() { timeout 60 gfrm -rf "$@" >/dev/null 2>&1; return 0; }
-# where the library's parts went, as gfmd tells: one "placement" record
-where_parts() {	# REC PATH N
-	timeout 30 gfwhere -r "$2" 2>/dev/null | awk '
-		/:$/ { sub(/:$/, ""); f = $0; next }
-		NF && f != "" { print f, $1; f = "" }' >"$WORK/where.txt"
-	python3 - "$2" "$WORK/where.txt" "$3" >>"$1" <<'EOF'
-import json, sys
-rows = [l.split() for l in open(sys.argv[2]) if l.strip()]
-print(json.dumps({"part": "ior", "variant": "placement", "path": sys.argv[1],
-                  "ranks": int(sys.argv[3]), "parts": {p: h for p, h in rows}}))
-EOF
-}
-
 gfarm_bench() {
 	local rec="$WORK/gfarm.jsonl" F=gfarm:///bench/ior rep n v V s bytes per
 	gfarm_can_run || return 0
@@ -602,10 +422,12 @@ gfarm_bench() {
 	# is cleaned up by the next one; no daemon may inherit the lock (9<&-)
 	exec 9<"$0"
 	flock -n 9 || { skip "gfarm: another bench/mpiio.sh gfarm is running"; return 0; }
-	gfarm_teardown
-	trap 'gfarm_teardown; rm -rf "$WORK"' EXIT
+	CERR="$WORK/cmd.err"
+	cluster_teardown
+	trap 'cluster_teardown; rm -rf "$WORK"' EXIT
 	: >"$rec"
-	gfarm_up
+	cluster_up
+	say "gfarm: cluster up: gfmd + $K gfsd in namespaces gfmb-node1..$K ($HOSTS), $RATE per link and way"
 	s=
 	[ "$G_SYNC" = 1 ] && s=--sync
 	per=$((G_SEGMENTS * $(size_bytes "$BLOCK")))
@@ -628,7 +450,8 @@ gfarm_bench() {
 				lib) run "$rec" ior lib "$n" "$rep" "" mpiexec "${PRE[@]}" "$F" \
 					-genv GFSPLIT_GFARM_HOSTS "$HOSTS" -n "$n" "$MB" ior "$F" \
 					--segments "$G_SEGMENTS" --block "$BLOCK" --transfer "$TRANSFER" $s $V &&
-					((rep == 1)) && where_parts "$rec" /bench/ior "$n" &&
+					((rep == 1)) && where_parts "$rec" /bench/ior "$n" \
+						'{"part": "ior", "variant": "placement"}' &&
 					check_layout "$rec" ior "$n" "$F"
 					gclean /bench/ior ;;
 				esac
