@@ -15,6 +15,13 @@
 #define GFSP_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define GFSP_MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/* ------------------------------------------------------------ memory (mem.c) */
+
+/* malloc for arrays and buffers that may be megabytes: aligned to `align`
+ * (a power of two, at least sizeof(void *)), and from 4 MiB on to 2 MiB
+ * with a transparent-huge-page hint.  Released with free(). */
+void *gfsp_big_alloc(size_t bytes, size_t align);
+
 /* ------------------------------------------------------------ errors (err.c) */
 
 /* Set err (if non-NULL and not already set) and return code. */

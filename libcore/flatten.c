@@ -79,11 +79,14 @@ plist_add(struct plist *l, int64_t off, uint64_t len, struct gfsp_error *err)
 			return gfsp_error_set(err, GFSP_ENOMEM,
 					     "cannot flatten datatype: more than %zu blocks",
 					     FLAT_MAX_PIECES);
-		p = realloc(l->p, cap * sizeof(*p));
+		p = gfsp_big_alloc(cap * sizeof(*p), 64);
 		if (p == NULL)
 			return gfsp_error_set(err, GFSP_ENOMEM,
 					     "cannot flatten datatype: out of memory at %zu blocks",
 					     l->n);
+		if (l->n > 0)
+			memcpy(p, l->p, l->n * sizeof(*p));
+		free(l->p);
 		l->p = p;
 		l->cap = cap;
 	}
@@ -650,7 +653,10 @@ normalize(struct plist *l)
 
 	if (l->n == 0)
 		return;
-	qsort(l->p, l->n, sizeof(*l->p), piece_cmp);
+	for (i = 1; i < l->n && l->p[i - 1].off <= l->p[i].off; i++)
+		;
+	if (i < l->n)	/* most typemaps come in order */
+		qsort(l->p, l->n, sizeof(*l->p), piece_cmp);
 	for (i = 1, m = 0; i < l->n; i++) {
 		int64_t end = l->p[m].off + (int64_t)l->p[m].len;
 		int64_t e2 = l->p[i].off + (int64_t)l->p[i].len;
@@ -780,8 +786,8 @@ gfsp_view_from_mpi(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
 		if (rc != 0)
 			goto out;
 	}
-	off = malloc(l.n * sizeof(*off));
-	len = malloc(l.n * sizeof(*len));
+	off = gfsp_big_alloc(l.n * sizeof(*off), 64);
+	len = gfsp_big_alloc(l.n * sizeof(*len), 64);
 	if (off == NULL || len == NULL) {
 		rc = gfsp_error_set(err, GFSP_ENOMEM,
 				   "cannot flatten datatype: out of memory at %zu blocks",

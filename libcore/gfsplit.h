@@ -123,6 +123,18 @@ int gfsp_view_contiguous(struct gfsp_view *v, int rank, int nprocs,
 int gfsp_view_cyclic(struct gfsp_view *v, int rank, int nprocs, uint64_t block,
 		    uint64_t total, struct gfsp_error *err);
 
+/*
+ * A view with fewer blocks than v and the same bytes in [begin, end), when
+ * v's tile repeats a shorter pattern: a vector filetype of C blocks, or a
+ * subarray whose rows repeat plane after plane, folds to its period.  If
+ * the short tile also lines up across v's tile edges, *out equals v
+ * everywhere; otherwise only inside the one tile of v that holds [begin,
+ * end), and *out is bounded there.  OUT *folded: 1 and *out initialised,
+ * or 0 if there is no such view (out untouched).
+ */
+int gfsp_view_fold(const struct gfsp_view *v, uint64_t begin, uint64_t end,
+		  struct gfsp_view *out, int *folded, struct gfsp_error *err);
+
 int gfsp_view_copy(struct gfsp_view *dst, const struct gfsp_view *src,
 		  struct gfsp_error *err);
 void gfsp_view_free(struct gfsp_view *v);

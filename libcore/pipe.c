@@ -16,7 +16,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "core.h"
 #include "pipe.h"
@@ -86,28 +85,6 @@ pipe_producer(void *arg)
 	return NULL;
 }
 
-/*
- * A transfer buffer.  Buffers of megabytes are aligned for and asked to use
- * transparent huge pages: first-touch faults of 4 KiB pages are most of the
- * cost of a small copy (a VM pays for each), and huge pages also spare the
- * copy loops TLB misses.  A hint only: without THP this is plain memory.
- */
-#define HUGE_ALIGN (2u << 20)
-
-static int
-buffer_alloc(void **buf, size_t size)
-{
-	size_t align = size >= HUGE_ALIGN ? HUGE_ALIGN : 4096;
-
-	if (posix_memalign(buf, align, size) != 0)
-		return -1;
-#ifdef MADV_HUGEPAGE
-	if (align == HUGE_ALIGN)
-		(void)madvise(*buf, size, MADV_HUGEPAGE);
-#endif
-	return 0;
-}
-
 int
 gfsp_pipe_run(const struct gfsp_pipe_ops *ops, void *ctx, size_t bufsize,
 	     struct gfsp_error *err)
@@ -128,8 +105,7 @@ gfsp_pipe_run(const struct gfsp_pipe_ops *ops, void *ctx, size_t bufsize,
 	pthread_cond_init(&ps.filled, NULL);
 	pthread_cond_init(&ps.emptied, NULL);
 	for (i = 0; i < 2; i++) {
-		if (buffer_alloc(&ps.chunk[i].buf, bufsize) != 0) {
-			ps.chunk[i].buf = NULL;
+		if ((ps.chunk[i].buf = gfsp_big_alloc(bufsize, 4096)) == NULL) {
 			rc = gfsp_error_set(err, GFSP_ENOMEM, "pipeline: cannot "
 					   "allocate two buffers of %zu bytes",
 					   bufsize);

@@ -19,7 +19,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "core.h"
 #include "view_impl.h"
@@ -316,30 +315,6 @@ round_up(uint64_t x, uint64_t a)
 	return (x + a - 1) / a * a;
 }
 
-/*
- * An array of a view or its index.  Large ones are aligned to 2 MiB and
- * asked for transparent huge pages: a lookup in a view of millions of
- * blocks touches the index at random, and with 4 KiB pages each touch is
- * also a TLB miss.  Others are aligned to a cache line.  Plain free()
- * releases either kind.
- */
-#define HUGE_PAGE	((size_t)2 << 20)
-
-static void *
-big_alloc(size_t bytes)
-{
-	void *p;
-
-	if (bytes < 2 * HUGE_PAGE)
-		return posix_memalign(&p, 64, round_up(bytes, 64)) == 0 ?
-		       p : NULL;
-	bytes = round_up(bytes, HUGE_PAGE);
-	if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
-		return NULL;
-	(void)madvise(p, bytes, MADV_HUGEPAGE);	/* a hint: may be refused */
-	return p;
-}
-
 static inline uint32_t
 delta(uint64_t x, uint64_t base)
 {
@@ -506,7 +481,7 @@ idx_build(struct gfsp_view *v, struct gfsp_error *err)
 	bytes = round_up(sizeof(*ix), 64) + nbucket * sizeof(*bucket) +
 		nnode * 64;
 	bytes = round_up(bytes, 64) + (nleaf + 2) * sizeof(*leaf);
-	if ((p = big_alloc(bytes)) == NULL)
+	if ((p = gfsp_big_alloc(bytes, 64)) == NULL)
 		goto nomem;
 	ix = (struct gfsp_view_index *)p;
 	memset(ix, 0, sizeof(*ix));
@@ -600,11 +575,11 @@ view_alloc(struct gfsp_view *v, uint64_t n, struct gfsp_error *err)
 {
 	if (n == 0)
 		return 0;
-	if (n > (SIZE_MAX - HUGE_PAGE) / sizeof(uint64_t))
+	if (n > SIZE_MAX / 2 / sizeof(uint64_t))
 		goto nomem;
-	v->off = big_alloc(n * sizeof(uint64_t));
-	v->len = big_alloc(n * sizeof(uint64_t));
-	v->pre = big_alloc(n * sizeof(uint64_t));
+	v->off = gfsp_big_alloc(n * sizeof(uint64_t), 64);
+	v->len = gfsp_big_alloc(n * sizeof(uint64_t), 64);
+	v->pre = gfsp_big_alloc(n * sizeof(uint64_t), 64);
 	if (v->off != NULL && v->len != NULL && v->pre != NULL)
 		return 0;
 	gfsp_view_free(v);
@@ -614,14 +589,45 @@ nomem:
 			     (unsigned long long)n);
 }
 
+/* Fill v from n blocks sorted, disjoint and non-empty, merging the ones
+ * that touch; the arrays hold n blocks at least. */
+static int
+view_fill(struct gfsp_view *v, uint64_t disp, uint64_t extent, uint64_t end,
+	  uint64_t n, const struct blk *b, const uint64_t *off,
+	  const uint64_t *len, struct gfsp_error *err)
+{
+	uint64_t i, m = 0, size = 0, o, l;
+
+	for (i = 0; i < n; i++) {
+		o = b ? b[i].off : off[i];
+		l = b ? b[i].len : len[i];
+		if (l == 0)
+			continue;
+		if (m > 0 && o == v->off[m - 1] + v->len[m - 1]) {
+			v->len[m - 1] += l;
+		} else {
+			v->off[m] = o;
+			v->len[m] = l;
+			v->pre[m++] = size;
+		}
+		size += l;	/* <= extent: blocks are disjoint */
+	}
+	v->disp = disp;
+	v->extent = extent;
+	v->end = end;
+	v->size = size;
+	v->nblocks = m;
+	return idx_build(v, err);
+}
+
 int
 gfsp_view_init(struct gfsp_view *v, uint64_t disp, uint64_t extent,
 	      uint64_t end, uint64_t nblocks, const uint64_t *off,
 	      const uint64_t *len, struct gfsp_error *err)
 {
 	struct blk *b = NULL;
-	uint64_t i, n = 0, m, size = 0;
-	int sorted = 1, rc = 0;
+	uint64_t i, n = 0, m, last = 0;
+	int ordered = 1, rc = 0;
 
 	memset(v, 0, sizeof(*v));
 	if (end < disp) {
@@ -656,64 +662,46 @@ gfsp_view_init(struct gfsp_view *v, uint64_t disp, uint64_t extent,
 					   (unsigned long long)extent);
 			goto out;
 		}
+		if (n > 0 && off[i] < last)
+			ordered = 0;
+		last = off[i] + len[i];
 		n++;
 	}
-	if (n > 0) {
-		if (n > SIZE_MAX / sizeof(*b) ||
-		    (b = malloc(n * sizeof(*b))) == NULL) {
-			rc = gfsp_error_set(err, GFSP_ENOMEM,
-					   "cannot allocate a view of %llu blocks: out of memory",
-					   (unsigned long long)n);
-			goto out;
-		}
+	if (ordered) {
+		/* the usual case (a flattened filetype): no copy to sort */
+		if ((rc = view_alloc(v, n, err)) == 0 &&
+		    (rc = view_fill(v, disp, extent, end, nblocks, NULL, off,
+		    len, err)) != 0)
+			gfsp_view_free(v);
+		goto out;
+	}
+	if (n > SIZE_MAX / sizeof(*b) || (b = malloc(n * sizeof(*b))) == NULL) {
+		rc = gfsp_error_set(err, GFSP_ENOMEM,
+				   "cannot allocate a view of %llu blocks: out of memory",
+				   (unsigned long long)n);
+		goto out;
 	}
 	for (i = 0, m = 0; i < nblocks; i++) {
 		if (len[i] == 0)
 			continue;
 		b[m].off = off[i];
 		b[m].len = len[i];
-		if (m > 0 && b[m].off < b[m - 1].off)
-			sorted = 0;
 		m++;
 	}
-	if (!sorted)
-		qsort(b, n, sizeof(*b), blk_cmp);
-
-	/* reject overlaps, merge neighbours that touch */
-	for (i = 1, m = 0; i < n; i++) {
-		uint64_t e = b[m].off + b[m].len;
-
-		if (b[i].off < e) {
+	qsort(b, n, sizeof(*b), blk_cmp);
+	for (i = 1; i < n; i++) {
+		if (b[i].off < b[i - 1].off + b[i - 1].len) {
 			rc = gfsp_error_set(err, GFSP_EINVAL,
 					   "invalid view: blocks [%llu, +%llu) and [%llu, +%llu) overlap",
-					   (unsigned long long)b[m].off,
-					   (unsigned long long)b[m].len,
+					   (unsigned long long)b[i - 1].off,
+					   (unsigned long long)b[i - 1].len,
 					   (unsigned long long)b[i].off,
 					   (unsigned long long)b[i].len);
 			goto out;
 		}
-		if (b[i].off == e)
-			b[m].len += b[i].len;
-		else
-			b[++m] = b[i];
 	}
-	if (n > 0)
-		n = m + 1;
-
-	if ((rc = view_alloc(v, n, err)) != 0)
-		goto out;
-	for (i = 0; i < n; i++) {
-		v->off[i] = b[i].off;
-		v->len[i] = b[i].len;
-		v->pre[i] = size;
-		size += b[i].len;	/* <= extent: blocks are disjoint */
-	}
-	v->disp = disp;
-	v->extent = extent;
-	v->end = end;
-	v->size = size;
-	v->nblocks = n;
-	if ((rc = idx_build(v, err)) != 0)
+	if ((rc = view_alloc(v, n, err)) == 0 &&
+	    (rc = view_fill(v, disp, extent, end, n, b, NULL, NULL, err)) != 0)
 		gfsp_view_free(v);
 out:
 	free(b);
@@ -793,6 +781,77 @@ gfsp_view_copy(struct gfsp_view *dst, const struct gfsp_view *src,
 	dst->nblocks = src->nblocks;
 	if ((rc = idx_build(dst, err)) != 0)
 		gfsp_view_free(dst);
+	return rc;
+}
+
+/*
+ * The shortest period p of v's tile: blocks i and i + p differ by one shift
+ * D = off[p] - off[0] in offset and not at all in length, for every i.  At
+ * most `budget` comparisons are spent, so a tile without a short period
+ * costs O(n) however it is made.  0: none below n/2 + 1 (no gain).
+ */
+static uint64_t
+tile_period(const struct gfsp_view *v, uint64_t budget)
+{
+	uint64_t n = v->nblocks, p, i, d;
+
+	for (p = 1; p <= n / 2 && budget > 0; p++) {
+		d = v->off[p] - v->off[0];
+		for (i = 0; i + p < n && budget > 0; i++, budget--)
+			if (v->off[i + p] - v->off[i] != d ||
+			    v->len[i + p] != v->len[i])
+				break;
+		if (i + p == n)
+			return p;
+	}
+	return 0;
+}
+
+int
+gfsp_view_fold(const struct gfsp_view *v, uint64_t begin, uint64_t end,
+	      struct gfsp_view *out, int *folded, struct gfsp_error *err)
+{
+	uint64_t n = v->nblocks, p, d, q, k, t0, stop, o[64], *off;
+	int rc;
+
+	*folded = 0;
+	if (n < 2 || v->extent == 0)
+		return 0;
+	p = tile_period(v, 64 * n);
+	if (p == 0)
+		return 0;
+	d = v->off[p] - v->off[0];
+	q = n / p;
+	if (n % p == 0 && v->extent == q * d) {
+		/* the shorter tile repeats across the long one's edges too:
+		 * the same view everywhere */
+		t0 = v->disp;
+		stop = v->end;
+	} else {
+		/* right only inside one tile of v: [begin, end) must lie in
+		 * tile k, before the first block the short tile would add */
+		begin = GFSP_MAX(begin, v->disp);
+		if (begin >= end)
+			return 0;
+		k = (begin - v->disp) / v->extent;
+		t0 = v->disp + k * v->extent;
+		stop = GFSP_MIN(t0 + q * d + v->off[n % p],
+		    t0 + v->extent + v->off[0]);	/* tile k + 1 */
+		if (end > stop || end > v->end)
+			return 0;
+	}
+	off = p <= 64 ? o : malloc(p * sizeof(*off));
+	if (off == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM,
+		    "cannot fold a view of %llu blocks: out of memory",
+		    (unsigned long long)n);
+	for (k = 0; k < p; k++)
+		off[k] = v->off[k] - v->off[0];
+	rc = gfsp_view_init(out, t0 + v->off[0], d, GFSP_MIN(stop, v->end), p,
+	    off, v->len, err);
+	if (off != o)
+		free(off);
+	*folded = rc == 0;
 	return rc;
 }
 

@@ -1028,6 +1028,101 @@ test_invalid(void)
 	   "cyclic rejects an extent that overflows: \"%s\"", err.msg);
 }
 
+/* --------------------------------------------------------- folding */
+
+/* The bytes of v and f in [a, b) are the same. */
+static int
+same_bytes_in(const struct gfsp_view *v, const struct gfsp_view *f,
+	      uint64_t a, uint64_t b, uint64_t *where)
+{
+	uint64_t g, l, n;
+
+	for (g = a; g < b; g++)
+		if (gfsp_view_lookup(v, g, &l, &n) !=
+		    gfsp_view_lookup(f, g, &l, &n)) {
+			*where = g;
+			return 0;
+		}
+	return 1;
+}
+
+/*
+ * gfsp_view_fold on random periodic tiles: p blocks repeated q times D
+ * apart, sometimes plus a stray block (no period), with an extent equal to
+ * q*D (folds everywhere) or the tight hvector extent (folds inside one
+ * tile).  Wherever a fold is given, it must hold the same bytes as the view
+ * in the range asked, and have p blocks.
+ */
+static void
+test_fold(void)
+{
+	int t, folded, bad = 0, nfold = 0, nglobal = 0, nrefused = 0;
+	uint64_t where = 0;
+
+	for (t = 0; t < 400; t++) {
+		uint64_t p = 1 + rnd64() % 4, q = 2 + rnd64() % 6, d, i, j, k;
+		uint64_t off[64], len[64], n = 0, pos = rnd64() % 5, e, a, b;
+		int stray = rnd64() % 5 == 0, tight = rnd64() % 2;
+		struct gfsp_view v, f;
+		struct gfsp_error err;
+
+		for (i = 0; i < p; i++) {		/* one period */
+			off[i] = pos;
+			len[i] = 1 + rnd64() % 4;
+			pos += len[i] + 1 + rnd64() % 4;
+		}
+		d = pos + rnd64() % 3;
+		for (j = 1; j < q; j++)
+			for (i = 0; i < p; i++) {
+				off[j * p + i] = off[i] + j * d;
+				len[j * p + i] = len[i];
+			}
+		n = p * q;
+		if (stray) {		/* past the last period: no period */
+			off[n] = off[n - 1] + len[n - 1] + 2;
+			len[n++] = 1;
+		}
+		e = tight ? off[n - 1] + len[n - 1] : q * d + (stray ? 4 : 0);
+		gfsp_error_clear(&err);
+		if (gfsp_view_init(&v, 3, e, 3 + 5 * e + rnd64() % e, n, off,
+		    len, &err)) {
+			diag("view: %s", err.msg);
+			bad++;
+			continue;
+		}
+		k = rnd64() % 4;		/* a range inside tile k or not */
+		a = 3 + k * e + rnd64() % e;
+		b = a + 1 + rnd64() % (rnd64() % 2 ? e : 2 * e);
+		if (gfsp_view_fold(&v, a, b, &f, &folded, &err)) {
+			diag("fold: %s", err.msg);
+			bad++;
+		} else if (!folded) {
+			nrefused++;
+			if (!stray && !tight && p * q == n)
+				bad++;	/* q*D extent: always folds */
+		} else {
+			nfold++;
+			nglobal += f.end == v.end && same_bytes_in(&v, &f, 0,
+			    v.end < 8 * e ? v.end : 8 * e, &where);
+			if (f.nblocks != p || stray ||
+			    !same_bytes_in(&v, &f, a, b, &where)) {
+				diag("fold of %llu x %llu blocks, D %llu, "
+				    "extent %llu, [%llu, %llu): wrong at %llu",
+				    (unsigned long long)p, (unsigned long long)q,
+				    (unsigned long long)d, (unsigned long long)e,
+				    (unsigned long long)a, (unsigned long long)b,
+				    (unsigned long long)where);
+				bad++;
+			}
+			gfsp_view_free(&f);
+		}
+		gfsp_view_free(&v);
+	}
+	ok(bad == 0 && nfold > 50 && nglobal > 20 && nrefused > 20,
+	    "gfsp_view_fold: 400 views, %d folded (%d the same everywhere), "
+	    "%d refused, %d wrong", nfold, nglobal, nrefused, bad);
+}
+
 int
 main(void)
 {
@@ -1038,5 +1133,6 @@ main(void)
 	test_index();
 	test_layouts();
 	test_invalid();
+	test_fold();
 	return done_testing();
 }
