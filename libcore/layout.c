@@ -119,6 +119,42 @@ load_marker(struct gfsp_layout *l, struct gfsp_error *err)
 	return rc;
 }
 
+/* The arrays of l for l->nprocs ranks and l->nnodes nodes. */
+static int
+layout_alloc(struct gfsp_layout *l, struct gfsp_error *err)
+{
+	l->views = calloc(l->nprocs, sizeof(*l->views));
+	l->recs = calloc(l->nprocs, sizeof(*l->recs));
+	l->part_size = calloc(l->nprocs, sizeof(*l->part_size));
+	l->part_hash = calloc(l->nprocs, sizeof(*l->part_hash));
+	l->node_of = calloc(l->nprocs, sizeof(*l->node_of));
+	l->host = calloc(l->nprocs, sizeof(*l->host));
+	l->node_name = calloc(l->nnodes, sizeof(*l->node_name));
+	l->parts = calloc(l->nprocs, sizeof(*l->parts));
+	if (l->views == NULL || l->recs == NULL || l->part_size == NULL ||
+	    l->part_hash == NULL || l->node_of == NULL || l->host == NULL ||
+	    l->node_name == NULL || l->parts == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM,
+		    "'%s': out of memory for %d processes", l->path,
+		    l->nprocs);
+	return 0;
+}
+
+/* Move record r into l (rec is left empty). */
+static void
+take_record(struct gfsp_layout *l, int r, struct gfsp_locrec *rec)
+{
+	l->views[r] = rec->view;
+	memset(&rec->view, 0, sizeof(rec->view));
+	l->recs[r] = *rec;
+	memset(rec, 0, sizeof(*rec));
+	if (l->recs[r].nruns > 0)
+		l->has_runs = 1;
+	l->part_size[r] = l->recs[r].part_size;
+	l->part_hash[r] = l->recs[r].part_hash;
+	snprintf(l->host[r], GFSP_NAME_MAX, "%s", l->recs[r].host);
+}
+
 /* Load loc.<k>, cross-check it with the marker and the files before it,
  * and move its records into l.  seen[r]: node that recorded rank r + 1. */
 static int
@@ -182,16 +218,8 @@ load_locfile(struct gfsp_layout *l, int k, int *seen, struct gfsp_error *err)
 		}
 		seen[r] = k + 1;
 		/* the record moves into l; lf keeps an empty one */
-		l->views[r] = rec->view;
-		memset(&rec->view, 0, sizeof(rec->view));
-		l->recs[r] = *rec;
-		memset(rec, 0, sizeof(*rec));
-		if (l->recs[r].nruns > 0)
-			l->has_runs = 1;
-		l->part_size[r] = l->recs[r].part_size;
-		l->part_hash[r] = l->recs[r].part_hash;
+		take_record(l, r, rec);
 		l->node_of[r] = k;
-		snprintf(l->host[r], GFSP_NAME_MAX, "%s", l->recs[r].host);
 	}
 out:
 	gfsp_locfile_free(&lf);
@@ -306,6 +334,37 @@ part_fits(const struct gfsp_layout *l, int r, struct gfsp_error *err)
 }
 
 int
+gfsp_layout_from_records(const char *dir, int nprocs, struct gfsp_locrec *recs,
+			 uint64_t size, struct gfsp_layout **out,
+			 struct gfsp_error *err)
+{
+	struct gfsp_layout *l;
+	int r, rc;
+
+	*out = NULL;
+	l = calloc(1, sizeof(*l));
+	if (l == NULL || (l->path = strdup(dir)) == NULL) {
+		free(l);
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	}
+	l->marker.version = GFSP_FORMAT_VERSION;
+	l->marker.nprocs = (uint32_t)nprocs;
+	l->marker.nnodes = 1;
+	l->marker.logical_size = size;
+	l->nprocs = nprocs;
+	l->nnodes = 1;
+	rc = layout_alloc(l, err);
+	if (rc) {
+		gfsp_layout_close(l);
+		return rc;
+	}
+	for (r = 0; r < nprocs; r++)
+		take_record(l, r, &recs[r]);
+	*out = l;
+	return 0;
+}
+
+int
 gfsp_layout_open(const char *path, struct gfsp_layout **out,
 		struct gfsp_error *err)
 {
@@ -340,20 +399,12 @@ gfsp_layout_open(const char *path, struct gfsp_layout **out,
 	/* the decoder bounds both counts (nprocs <= 2^24) */
 	l->nprocs = (int)l->marker.nprocs;
 	l->nnodes = (int)l->marker.nnodes;
-	l->views = calloc(l->nprocs, sizeof(*l->views));
-	l->recs = calloc(l->nprocs, sizeof(*l->recs));
-	l->part_size = calloc(l->nprocs, sizeof(*l->part_size));
-	l->part_hash = calloc(l->nprocs, sizeof(*l->part_hash));
-	l->node_of = calloc(l->nprocs, sizeof(*l->node_of));
-	l->host = calloc(l->nprocs, sizeof(*l->host));
-	l->node_name = calloc(l->nnodes, sizeof(*l->node_name));
-	l->parts = calloc(l->nprocs, sizeof(*l->parts));
+	rc = layout_alloc(l, err);
+	if (rc)
+		goto fail;
 	seen = calloc(l->nprocs, sizeof(*seen));
-	if (l->views == NULL || l->recs == NULL || l->part_size == NULL ||
-	    l->part_hash == NULL || l->node_of == NULL || l->host == NULL ||
-	    l->node_name == NULL || l->parts == NULL || seen == NULL) {
-		rc = gfsp_error_set(err, GFSP_ENOMEM,
-		    "'%s': out of memory for %d processes", path, l->nprocs);
+	if (seen == NULL) {
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		goto fail;
 	}
 	for (k = 0; k < l->nnodes; k++) {
@@ -775,6 +826,17 @@ int
 gfsp_layout_pread(struct gfsp_layout *l, void *buf, uint64_t len,
 		 uint64_t goff, uint64_t *got, struct gfsp_error *err)
 {
+	return gfsp_layout_pread_holes(l, buf, len, goff, got, NULL, NULL,
+	    err);
+}
+
+int
+gfsp_layout_pread_holes(struct gfsp_layout *l, void *buf, uint64_t len,
+			uint64_t goff, uint64_t *got,
+			int (*hole)(void *ctx, void *dst, uint64_t goff,
+				    uint64_t len, struct gfsp_error *err),
+			void *ctx, struct gfsp_error *err)
+{
 	struct gfsp_extent *ext = NULL;
 	struct gfsp_file *f;
 	unsigned char *p = buf;
@@ -795,7 +857,10 @@ gfsp_layout_pread(struct gfsp_layout *l, void *buf, uint64_t len,
 		unsigned char *dst = p + (e->goff - goff);
 
 		if (e->part < 0) {
-			memset(dst, 0, (size_t)e->len);
+			if (hole == NULL)
+				memset(dst, 0, (size_t)e->len);
+			else if ((rc = hole(ctx, dst, e->goff, e->len, err)))
+				goto out;
 			continue;
 		}
 		rc = gfsp_layout_part(l, e->part, &f, err);

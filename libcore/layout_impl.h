@@ -32,6 +32,24 @@ char *gfsp_part_path(const char *dir, int rank);
 char *gfsp_loc_path(const char *dir, int node);
 char *gfsp_marker_path(const char *dir);
 
+/*
+ * A layout of the parts in `dir` as the records say, none of it read from
+ * the directory: the run-mode writer's view of a file still being written
+ * (splitfile.c).  The records move into the layout (recs[] is left zeroed);
+ * part sizes are the records'; the logical size is `size`.
+ */
+int gfsp_layout_from_records(const char *dir, int nprocs,
+			    struct gfsp_locrec *recs, uint64_t size,
+			    struct gfsp_layout **out, struct gfsp_error *err);
+
+/* gfsp_layout_pread, with what no part holds filled by hole() (NULL:
+ * zeros) instead of zeros. */
+int gfsp_layout_pread_holes(struct gfsp_layout *l, void *buf, uint64_t len,
+			    uint64_t goff, uint64_t *got,
+			    int (*hole)(void *ctx, void *dst, uint64_t goff,
+					uint64_t len, struct gfsp_error *err),
+			    void *ctx, struct gfsp_error *err);
+
 /* Open part `rank` for reading (cached in l->parts). */
 int gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
 		    struct gfsp_error *err);

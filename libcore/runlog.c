@@ -58,12 +58,11 @@ gfsp_runlog_free(struct gfsp_runlog *rl)
 }
 
 int
-gfsp_runlog_add_view(struct gfsp_runlog *rl, const struct gfsp_view *v,
+gfsp_runlog_add_view(struct gfsp_runlog *rl, struct gfsp_view *v,
 		    uint32_t *id, struct gfsp_error *err)
 {
 	struct gfsp_view *nv;
 	uint32_t ncap;
-	int rc;
 
 	if (rl->nviews == rl->capv) {
 		ncap = rl->capv ? 2 * rl->capv : 4;
@@ -74,9 +73,7 @@ gfsp_runlog_add_view(struct gfsp_runlog *rl, const struct gfsp_view *v,
 		rl->views = nv;
 		rl->capv = ncap;
 	}
-	rc = gfsp_view_copy(&rl->views[rl->nviews], v, err);
-	if (rc)
-		return rc;
+	rl->views[rl->nviews] = *v;	/* the arrays, not copies */
 	*id = ++rl->nviews;
 	return 0;
 }
@@ -250,20 +247,96 @@ gfsp_runlog_nruns(const struct gfsp_runlog *rl)
 	return rl->n + (rl->pend && fold_target(rl) == NULL ? 1 : 0);
 }
 
+/* v and w are the same view. */
+static int
+same_view(const struct gfsp_view *v, const struct gfsp_view *w)
+{
+	return v->disp == w->disp && v->extent == w->extent &&
+	    v->end == w->end && v->nblocks == w->nblocks &&
+	    memcmp(v->off, w->off, v->nblocks * sizeof(*v->off)) == 0 &&
+	    memcmp(v->len, w->len, v->nblocks * sizeof(*v->len)) == 0;
+}
+
+/*
+ * Exporting: views are numbered in the order runs first use them, so a
+ * view no run needs (one a fold replaced) is not stored.  id[v] is view
+ * v's number in the record (0: not yet), last[v] the number of the last
+ * fold of it, which the next run may share.
+ */
+struct xport {
+	struct gfsp_runlog *rl;
+	struct gfsp_locrec *rec;
+	uint32_t *id, *last;
+};
+
+/* Append a copy of v (NULL: *nv, moved in) to the record; its number. */
+static int
+add_xview(struct xport *x, const struct gfsp_view *v, struct gfsp_view *nv,
+	  uint32_t *num, struct gfsp_error *err)
+{
+	struct gfsp_locrec *rec = x->rec;
+	int rc = 0;
+
+	if (v != NULL)
+		rc = gfsp_view_copy(&rec->xviews[rec->nxviews], v, err);
+	else
+		rec->xviews[rec->nxviews] = *nv;
+	if (rc == 0)
+		*num = ++rec->nxviews;
+	return rc;
+}
+
+/*
+ * A view run's view: folded to its period inside [begin, end) when it has
+ * one (a vector filetype of a million blocks becomes one block), else the
+ * view as set.
+ */
+static int
+export_view(struct xport *x, uint32_t v, uint64_t begin, uint64_t end,
+	    uint32_t *num, struct gfsp_error *err)
+{
+	struct gfsp_locrec *rec = x->rec;
+	struct gfsp_view fv;
+	int folded, rc;
+
+	rc = gfsp_view_fold(&x->rl->views[v - 1], begin, end, &fv, &folded,
+	    err);
+	if (rc)
+		return rc;
+	if (!folded) {
+		if (x->id[v] == 0)
+			rc = add_xview(x, &x->rl->views[v - 1], NULL, &x->id[v],
+			    err);
+		*num = x->id[v];
+		return rc;
+	}
+	if (x->last[v] != 0 && same_view(&rec->xviews[x->last[v] - 1], &fv)) {
+		gfsp_view_free(&fv);
+		*num = x->last[v];
+		return 0;
+	}
+	rc = add_xview(x, NULL, &fv, &x->last[v], err);
+	*num = x->last[v];
+	return rc;
+}
+
 /* The run (and, for a strided run, its view) as the format has it. */
 static int
-export_run(const struct lrun *r, struct gfsp_locrec *rec, struct gfsp_run *out,
+export_run(struct xport *x, const struct lrun *r, struct gfsp_run *out,
 	   struct gfsp_error *err)
 {
 	uint64_t off = 0;
+	struct gfsp_view sv;
 	int rc;
 
 	out->loff = r->loff;
 	if (r->kind == RUN_VIEW) {
-		out->view = r->view;
 		out->begin = r->begin;
 		out->end = GFSP_MIN(r->end, r->clip);
-		return 0;
+		if (out->begin >= out->end)
+			return 0;
+		return export_view(x, r->view, out->begin, out->end,
+		    &out->view, err);
 	}
 	out->begin = r->g0;
 	out->end = GFSP_MIN(r->g0 + (r->count - 1) * r->stride + r->blen,
@@ -272,65 +345,64 @@ export_run(const struct lrun *r, struct gfsp_locrec *rec, struct gfsp_run *out,
 		out->view = GFSP_RUN_DENSE;
 		return 0;
 	}
-	rc = gfsp_view_init(&rec->xviews[rec->nxviews], r->g0, r->stride,
+	rc = gfsp_view_init(&sv, r->g0, r->stride,
 	    r->g0 + (r->count - 1) * r->stride + r->blen, 1, &off, &r->blen,
 	    err);
 	if (rc)
 		return rc;
-	out->view = ++rec->nxviews;
-	return 0;
+	return add_xview(x, NULL, &sv, &out->view, err);
 }
 
 int
 gfsp_runlog_export(struct gfsp_runlog *rl, struct gfsp_locrec *rec,
 		  struct gfsp_error *err)
 {
-	uint64_t i, nstride = 0;
+	struct xport x = { rl, rec, NULL, NULL };
+	uint64_t i;
 	uint32_t v;
 	int rc;
 
 	rc = close_pending(rl, err);
 	if (rc)
 		return rc;
-	for (i = 0; i < rl->n; i++)
-		if (rl->runs[i].kind == RUN_STRIDE && rl->runs[i].count > 1)
-			nstride++;
-	if ((uint64_t)rl->nviews + nstride >= GFSP_RUN_DENSE)
+	/* at most one view per run, plus the views as set */
+	if ((uint64_t)rl->nviews + rl->n >= GFSP_RUN_DENSE)
 		return gfsp_error_set(err, GFSP_EINVAL,
 		    "too many views (%llu) for one record",
-		    (unsigned long long)(rl->nviews + nstride));
-	rec->xviews = calloc(rl->nviews + nstride + 1, sizeof(*rec->xviews));
+		    (unsigned long long)(rl->nviews + rl->n));
+	rec->nxviews = 0;
+	rec->nruns = 0;
+	rec->xviews = calloc(rl->nviews + rl->n + 1, sizeof(*rec->xviews));
 	rec->runs = calloc(rl->n + 1, sizeof(*rec->runs));
-	if (rec->xviews == NULL || rec->runs == NULL) {
+	x.id = calloc(rl->nviews + 1, sizeof(*x.id));
+	x.last = calloc(rl->nviews + 1, sizeof(*x.last));
+	if (rec->xviews == NULL || rec->runs == NULL || x.id == NULL ||
+	    x.last == NULL) {
 		rc = gfsp_error_set(err, GFSP_ENOMEM,
 		    "out of memory for %llu write runs",
 		    (unsigned long long)rl->n);
 		goto fail;
 	}
-	rec->nxviews = 0;
-	for (v = 0; v < rl->nviews; v++) {
-		rc = gfsp_view_copy(&rec->xviews[v], &rl->views[v], err);
-		if (rc)
-			goto fail;
-		rec->nxviews = v + 1;
-	}
-	rec->nruns = 0;
 	for (i = 0; i < rl->n; i++) {
 		struct gfsp_run *out = &rec->runs[rec->nruns];
 
-		rc = export_run(&rl->runs[i], rec, out, err);
+		rc = export_run(&x, &rl->runs[i], out, err);
 		if (rc)
 			goto fail;
 		/* wholly cut off by a truncation: holds nothing */
 		if (out->begin < out->end)
 			rec->nruns++;
 	}
+	free(x.id);
+	free(x.last);
 	return 0;
 fail:
 	for (v = 0; v < rec->nxviews; v++)
 		gfsp_view_free(&rec->xviews[v]);
 	free(rec->xviews);
 	free(rec->runs);
+	free(x.id);
+	free(x.last);
 	rec->xviews = NULL;
 	rec->runs = NULL;
 	rec->nxviews = 0;

@@ -28,9 +28,13 @@ struct gfsp_runlog;
 struct gfsp_runlog *gfsp_runlog_new(void);
 void gfsp_runlog_free(struct gfsp_runlog *rl);
 
-/* Copy v into the log's view table; OUT *id (>= 1) names it in
- * gfsp_runlog_view() and in the exported record. */
-int gfsp_runlog_add_view(struct gfsp_runlog *rl, const struct gfsp_view *v,
+/*
+ * Take view v into the log's view table; OUT *id (>= 1) names it in
+ * gfsp_runlog_view() and in the exported record.  The log takes v's arrays
+ * over without copying them (a view of a million blocks is tens of MiB):
+ * *v stays readable while the log lives, and the caller must not free it.
+ */
+int gfsp_runlog_add_view(struct gfsp_runlog *rl, struct gfsp_view *v,
 			uint32_t *id, struct gfsp_error *err);
 
 /* The len bytes at part offset loff hold global [g, g + len). */

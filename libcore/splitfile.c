@@ -39,6 +39,24 @@
 #include "splitfile.h"
 #include "view_impl.h"
 
+/*
+ * Every rank's record, encoded, to every rank: node leaders write their
+ * node's records and rank 0 compares what it reads back with them.
+ */
+struct recs {
+	unsigned char *buf;	/* all records, rank order */
+	uint64_t *off, *len;	/* [nprocs] each record's place in buf */
+};
+
+static void
+free_recs(struct recs *x)
+{
+	free(x->buf);
+	free(x->off);
+	free(x->len);
+	memset(x, 0, sizeof(*x));
+}
+
 struct gfsp_split_writer {
 	MPI_Comm comm;		/* private duplicate of the caller's comm */
 	int rank, nprocs;
@@ -60,8 +78,18 @@ struct gfsp_split_writer {
 	struct gfsp_phash *hash;
 	uint64_t size;		/* bytes appended */
 	struct gfsp_place place;	/* where the part should land */
+	char *host;		/* place.host, copied */
 	char (*landed)[GFSP_NAME_MAX];	/* [nprocs] where each part went */
 	int *misplaced;		/* OUT of opts */
+
+	/* run mode: the file as it was before (gfsp_split_set_base) */
+	struct gfsp_layout *base_l;	/* an old split file */
+	struct gfsp_file *base_f;	/* or an old plain file */
+	uint64_t base_size;	/* its bytes that stay (cut by truncation) */
+	/* run mode: reads of the file being written */
+	struct recs seen;	/* every record at the last refresh */
+	struct gfsp_layout *snap;	/* what reads see, NULL: stale */
+	int dirty;		/* written since the last flush */
 };
 
 void
@@ -122,23 +150,36 @@ gfsp_host_for_rank(const char *list, int rank, char *buf, size_t len,
 
 
 static int
-write_meta(const char *path, const void *buf, size_t len, int sync,
-	   struct gfsp_error *err)
+write_meta(const char *path, const void *buf, size_t len,
+	   struct gfsp_split_writer *w, struct gfsp_error *err)
 {
 	struct gfsp_file *f;
 	struct gfsp_error cerr;
 	int rc, crc;
 
-	rc = gfsp_open(path, GFSP_O_WRONLY | GFSP_O_CREAT | GFSP_O_EXCL, 0644, &f,
-	    err);
+	/* on this rank's node, as its part (Gfarm: loc.<k> on node k) */
+	rc = gfsp_create(path, 0644, &w->place, &f, err);
 	if (rc)
 		return rc;
 	rc = gfsp_pwrite(f, buf, len, 0, err);
-	if (rc == 0 && sync)
+	if (rc == 0 && w->sync)
 		rc = gfsp_fsync(f, err);
 	gfsp_error_clear(&cerr);
 	crc = gfsp_close(f, rc ? &cerr : err);
 	return rc ? rc : crc;
+}
+
+static void
+drop_base(struct gfsp_split_writer *w)
+{
+	struct gfsp_error e;
+
+	gfsp_layout_close(w->base_l);
+	if (w->base_f != NULL)
+		gfsp_close(w->base_f, &e);	/* read-only */
+	w->base_l = NULL;
+	w->base_f = NULL;
+	w->base_size = 0;
 }
 
 static void
@@ -154,11 +195,15 @@ free_writer(struct gfsp_split_writer *w)
 		free(w->views);
 	}
 	gfsp_runlog_free(w->log);
+	drop_base(w);
+	free_recs(&w->seen);
+	gfsp_layout_close(w->snap);
 	free(w->names);
 	free(w->landed);
 	free(w->node_of);
 	gfsp_phash_free(w->hash);
 	free(w->part_path);
+	free(w->host);
 	free(w->tmp);
 	gfsp_dst_free(&w->dst);
 	if (w->comm != MPI_COMM_NULL)
@@ -281,8 +326,11 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 	MPI_Comm_size(w->comm, &w->nprocs);
 	w->force = opts->force;
 	w->sync = opts->sync;
-	w->place.host = opts->host;	/* the caller's, alive until finish */
+	w->host = opts->host ? strdup(opts->host) : NULL;
+	w->place.host = w->host;
 	w->place.policy = opts->policy;
+	if (opts->host != NULL && w->host == NULL)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	w->misplaced = opts->misplaced;
 	w->seg_size = opts->seg_size ? opts->seg_size : GFSP_SEG_SIZE_DEFAULT;
 	if (opts->layout != NULL && strlen(opts->layout) >= sizeof(w->layout))
@@ -389,6 +437,15 @@ gfsp_split_part_size(const struct gfsp_split_writer *w)
 	return w ? w->size : 0;
 }
 
+/* Written to: what reads saw is stale, and the part needs a flush. */
+static void
+stale(struct gfsp_split_writer *w)
+{
+	gfsp_layout_close(w->snap);
+	w->snap = NULL;
+	w->dirty = 1;
+}
+
 static int
 run_mode(const struct gfsp_split_writer *w, struct gfsp_error *err)
 {
@@ -399,7 +456,7 @@ run_mode(const struct gfsp_split_writer *w, struct gfsp_error *err)
 }
 
 int
-gfsp_split_add_view(struct gfsp_split_writer *w, const struct gfsp_view *v,
+gfsp_split_add_view(struct gfsp_split_writer *w, struct gfsp_view *v,
 		   uint32_t *id, struct gfsp_error *err)
 {
 	int rc = run_mode(w, err);
@@ -418,8 +475,10 @@ gfsp_split_write_at(struct gfsp_split_writer *w, uint64_t goff,
 		rc = gfsp_split_append(w, buf, len, err);
 	if (rc == 0)
 		rc = gfsp_runlog_dense(w->log, goff, len, loff, err);
-	if (rc == 0 && len > 0)
+	if (rc == 0 && len > 0) {
 		w->hi = GFSP_MAX(w->hi, goff + len);
+		stale(w);
+	}
 	return rc;
 }
 
@@ -435,8 +494,10 @@ gfsp_split_write_view(struct gfsp_split_writer *w, uint32_t id,
 		rc = gfsp_split_append(w, buf, len, err);
 	if (rc == 0)
 		rc = gfsp_runlog_view(w->log, id, begin, end, loff, err);
-	if (rc == 0 && len > 0)
+	if (rc == 0 && len > 0) {
 		w->hi = GFSP_MAX(w->hi, end);
+		stale(w);
+	}
 	return rc;
 }
 
@@ -447,6 +508,8 @@ gfsp_split_truncate(struct gfsp_split_writer *w, uint64_t size)
 		return;
 	gfsp_runlog_truncate(w->log, size);
 	w->hi = GFSP_MIN(w->hi, size);
+	w->base_size = GFSP_MIN(w->base_size, size);
+	stale(w);
 }
 
 int
@@ -466,24 +529,6 @@ gfsp_split_nruns(const struct gfsp_split_writer *w)
 
 /* ------------------------------------------------------------ finish */
 
-/*
- * Every rank's record, encoded, to every rank: node leaders write their
- * node's records and rank 0 compares what it reads back with them.
- */
-struct recs {
-	unsigned char *buf;	/* all records, rank order */
-	uint64_t *off, *len;	/* [nprocs] each record's place in buf */
-};
-
-static void
-free_recs(struct recs *x)
-{
-	free(x->buf);
-	free(x->off);
-	free(x->len);
-	memset(x, 0, sizeof(*x));
-}
-
 /* This rank's record: its view, or the runs of its writes. */
 static int
 my_record(struct gfsp_split_writer *w, uint64_t hash, struct gfsp_locrec *me,
@@ -493,7 +538,9 @@ my_record(struct gfsp_split_writer *w, uint64_t hash, struct gfsp_locrec *me,
 	me->rank = (uint32_t)w->rank;
 	me->part_size = w->size;
 	me->part_hash = hash;
-	snprintf(me->host, sizeof(me->host), "%s", w->landed[w->rank]);
+	/* where the part went is known at the commit; before it, the node */
+	snprintf(me->host, sizeof(me->host), "%s", w->landed ?
+	    w->landed[w->rank] : w->names[w->rank]);
 	if (w->log == NULL)
 		return gfsp_view_copy(&me->view, &w->views[w->rank], err);
 	gfsp_view_empty(&me->view, 0, 0);
@@ -563,6 +610,201 @@ out:
 	return rc;
 }
 
+/* ------------------------------------------- the old file, reads */
+
+int
+gfsp_split_set_base(struct gfsp_split_writer *w, const char *path,
+		    uint64_t *size, struct gfsp_error *err)
+{
+	struct gfsp_stat st;
+	int rc = run_mode(w, err);
+
+	*size = 0;
+	if (rc)
+		return rc;
+	drop_base(w);
+	rc = gfsp_stat(path, &st, err);
+	if (rc == 0 && S_ISDIR(st.mode)) {
+		rc = gfsp_layout_open(path, &w->base_l, err);
+		if (rc == 0)
+			w->base_size = gfsp_layout_size(w->base_l);
+	} else if (rc == 0) {
+		rc = gfsp_open(path, GFSP_O_RDONLY, 0, &w->base_f, err);
+		if (rc == 0)
+			w->base_size = st.size;
+	}
+	*size = w->base_size;
+	stale(w);
+	return rc;
+}
+
+/* Global [goff, goff + len) of the old file, zeros past what stays of it. */
+static int
+base_read(void *ctx, void *dst, uint64_t goff, uint64_t len,
+	  struct gfsp_error *err)
+{
+	struct gfsp_split_writer *w = ctx;
+	uint64_t n = 0, want;
+	size_t done = 0;
+	int rc = 0;
+
+	want = goff < w->base_size ? GFSP_MIN(len, w->base_size - goff) : 0;
+	if (want > 0 && w->base_l != NULL) {
+		rc = gfsp_layout_pread(w->base_l, dst, want, goff, &n, err);
+	} else if (want > 0 && w->base_f != NULL) {
+		rc = gfsp_pread(w->base_f, dst, (size_t)want, goff, &done, err);
+		n = done;
+	}
+	if (rc == 0)
+		memset((unsigned char *)dst + n, 0, (size_t)(len - n));
+	return rc;
+}
+
+/*
+ * The layout reads see: this rank's record as it is now, the others' as
+ * of the last refresh (none before it), over the old file.
+ */
+static int
+build_snap(struct gfsp_split_writer *w, uint64_t size, struct gfsp_error *err)
+{
+	struct gfsp_locrec *recs;
+	int r, rc = 0;
+
+	if (w->snap != NULL) {
+		w->snap->marker.logical_size = size;
+		return 0;
+	}
+	if (w->dirty) {
+		rc = gfsp_flush(w->part, err);
+		if (rc)
+			return rc;
+		w->dirty = 0;
+	}
+	recs = calloc(w->nprocs, sizeof(*recs));
+	if (recs == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	for (r = 0; rc == 0 && r < w->nprocs; r++) {
+		if (r == w->rank)
+			rc = my_record(w, 0, &recs[r], err);
+		else if (w->seen.buf != NULL)
+			rc = gfsp_locrec_decode(w->seen.buf + w->seen.off[r],
+			    w->seen.len[r], w->nprocs, w->tmp, &recs[r], err);
+		else {	/* nothing seen of rank r yet */
+			recs[r].rank = (uint32_t)r;
+			gfsp_view_empty(&recs[r].view, 0, 0);
+		}
+	}
+	if (rc == 0)
+		rc = gfsp_layout_from_records(w->tmp, w->nprocs, recs, size,
+		    &w->snap, err);
+	for (r = 0; r < w->nprocs; r++)
+		gfsp_locrec_free(&recs[r]);
+	free(recs);
+	return rc;
+}
+
+int
+gfsp_split_pread(struct gfsp_split_writer *w, void *buf, uint64_t len,
+		 uint64_t goff, uint64_t size, uint64_t *got,
+		 struct gfsp_error *err)
+{
+	int rc = run_mode(w, err);
+
+	*got = 0;
+	if (rc || goff >= size || len == 0)
+		return rc;
+	rc = build_snap(w, size, err);
+	if (rc == 0)
+		rc = gfsp_layout_pread_holes(w->snap, buf, len, goff, got,
+		    base_read, w, err);
+	return rc;
+}
+
+int
+gfsp_split_refresh(struct gfsp_split_writer *w, struct gfsp_error *err)
+{
+	struct recs x;
+	int rc = run_mode(w, err);
+
+	/* the others are about to read this part */
+	if (rc == 0 && w->dirty && (rc = gfsp_flush(w->part, err)) == 0)
+		w->dirty = 0;
+	rc = gfsp_agree(w->comm, rc, err);
+	if (rc == 0)
+		rc = exchange_records(w, 0, &x, err);
+	if (rc)
+		return rc;
+	free_recs(&w->seen);
+	w->seen = x;
+	gfsp_layout_close(w->snap);
+	w->snap = NULL;
+	return 0;
+}
+
+/*
+ * Collective, before the commit: the old file's bytes that no rank
+ * rewrote go into the parts, so that the new file holds them as MPI would
+ * (it never drops a file's data on open).  Rank r copies those in its
+ * r-th of the old size, as dense writes of its own: they overlap no run,
+ * so no priority decides anything.
+ */
+#define FILL_WINDOW	((uint64_t)64 << 20)
+
+static int
+fill_from_base(struct gfsp_split_writer *w, struct gfsp_error *err)
+{
+	struct gfsp_locrec *recs = NULL;
+	struct gfsp_layout *l = NULL;
+	struct gfsp_extent *ext = NULL;
+	unsigned char *buf = NULL;
+	struct recs x;
+	uint64_t a, b, g, n, k, piece;
+	size_t next = 0, i;
+	int r, rc;
+
+	rc = exchange_records(w, 0, &x, err);
+	if (rc)
+		return rc;
+	recs = calloc(w->nprocs, sizeof(*recs));
+	buf = malloc(FILL_WINDOW);
+	if (recs == NULL || buf == NULL)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	for (r = 0; rc == 0 && r < w->nprocs; r++)
+		rc = gfsp_locrec_decode(x.buf + x.off[r], x.len[r], w->nprocs,
+		    w->tmp, &recs[r], err);
+	if (rc == 0)
+		rc = gfsp_layout_from_records(w->tmp, w->nprocs, recs,
+		    w->base_size, &l, err);
+	a = (uint64_t)((unsigned __int128)w->base_size * w->rank / w->nprocs);
+	b = (uint64_t)((unsigned __int128)w->base_size * (w->rank + 1) /
+	    w->nprocs);
+	for (g = a; rc == 0 && g < b; g += n) {
+		n = GFSP_MIN(b - g, FILL_WINDOW);
+		rc = gfsp_layout_map(l, g, n, &ext, &next, err);
+		for (i = 0; rc == 0 && i < next; i++) {
+			if (ext[i].part >= 0)
+				continue;
+			for (k = 0; rc == 0 && k < ext[i].len; k += piece) {
+				piece = GFSP_MIN(ext[i].len - k, FILL_WINDOW);
+				rc = base_read(w, buf, ext[i].goff + k, piece,
+				    err);
+				if (rc == 0)
+					rc = gfsp_split_write_at(w,
+					    ext[i].goff + k, buf, piece, err);
+			}
+		}
+		free(ext);
+		ext = NULL;
+	}
+	gfsp_layout_close(l);
+	for (r = 0; recs != NULL && r < w->nprocs; r++)
+		gfsp_locrec_free(&recs[r]);
+	free(recs);
+	free(buf);
+	free_recs(&x);
+	return gfsp_agree(w->comm, rc, err);
+}
+
 /* The lowest rank of node k writes loc.<k> for all of k's ranks. */
 static int
 write_locfile(struct gfsp_split_writer *w, int k, const struct recs *x,
@@ -603,7 +845,7 @@ write_locfile(struct gfsp_split_writer *w, int k, const struct recs *x,
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		goto out;
 	}
-	rc = write_meta(path, buf, len, w->sync, err);
+	rc = write_meta(path, buf, len, w, err);
 out:
 	free(path);
 	free(buf);
@@ -705,7 +947,7 @@ commit(struct gfsp_split_writer *w, uint64_t lsize, const struct recs *x,
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		goto out;
 	}
-	rc = write_meta(path, buf, len, w->sync, err);
+	rc = write_meta(path, buf, len, w, err);
 	if (rc)
 		goto out;
 	gfsp_error_clear(&xerr);
@@ -780,8 +1022,12 @@ gfsp_split_finish(struct gfsp_split_writer *w, int rc, uint64_t logical_size,
 		return gfsp_error_set(err, GFSP_EINVAL,
 		    "finish of a split file that is not open");
 	rc = gfsp_agree(w->comm, rc, err);
+	if (rc == 0 && w->log != NULL && w->base_size > 0)
+		rc = fill_from_base(w, err);
 	if (rc)
 		goto abort;
+	if (w->log != NULL)
+		logical_size = GFSP_MAX(logical_size, w->base_size);
 
 	/* the part is complete: its size and checksum are final */
 	if (w->sync)

@@ -181,14 +181,15 @@ uint64_t gfsp_split_part_size(const struct gfsp_split_writer *w);
  * part with a record of where they belong (runlog.h).  A later write wins
  * over an earlier one where they overlap.
  *
- * gfsp_split_add_view: copy a view for gfsp_split_write_view; OUT *id.
+ * gfsp_split_add_view: take a view over for gfsp_split_write_view; OUT
+ *   *id.  *v stays readable until the writer is freed; do not free it.
  * gfsp_split_write_at: buf holds global [goff, goff + len).
  * gfsp_split_write_view: buf holds the bytes of view id in global
  *   [begin, end), in order; len must be their number.
  * gfsp_split_truncate: the file was cut to size bytes (collectively).
  * gfsp_split_nruns: runs recorded so far (patterns fold into one).
  */
-int gfsp_split_add_view(struct gfsp_split_writer *w, const struct gfsp_view *v,
+int gfsp_split_add_view(struct gfsp_split_writer *w, struct gfsp_view *v,
 		       uint32_t *id, struct gfsp_error *err);
 int gfsp_split_write_at(struct gfsp_split_writer *w, uint64_t goff,
 		       const void *buf, size_t len, struct gfsp_error *err);
@@ -196,6 +197,29 @@ int gfsp_split_write_view(struct gfsp_split_writer *w, uint32_t id,
 			 uint64_t begin, uint64_t end, const void *buf,
 			 size_t len, struct gfsp_error *err);
 void gfsp_split_truncate(struct gfsp_split_writer *w, uint64_t size);
+/*
+ * Run mode, a file opened again: the new file replaces `path`, which holds
+ * data already (a split file or a plain one).  Its bytes stay wherever no
+ * rank writes, below its size as cut by gfsp_split_truncate, as MPI keeps
+ * a file's old bytes; the commit copies them into the parts.  Call it on
+ * every rank (it opens the old file, nothing collective).  OUT *size: the
+ * old file's size.
+ */
+int gfsp_split_set_base(struct gfsp_split_writer *w, const char *path,
+		       uint64_t *size, struct gfsp_error *err);
+/*
+ * Run mode: read [goff, goff + len) of the file being written, of `size`
+ * bytes, as this rank sees it: its own writes, the other ranks' as of the
+ * last gfsp_split_refresh(), the old file under them, zeros in holes
+ * (MPI's consistency: another rank's writes show after a sync).  *got is
+ * short only at `size`.
+ */
+int gfsp_split_pread(struct gfsp_split_writer *w, void *buf, uint64_t len,
+		    uint64_t goff, uint64_t size, uint64_t *got,
+		    struct gfsp_error *err);
+/* Collective (MPI_File_sync): every rank's writes so far show in every
+ * rank's gfsp_split_pread from now on. */
+int gfsp_split_refresh(struct gfsp_split_writer *w, struct gfsp_error *err);
 /* Make this rank's part durable so far (MPI_File_sync). */
 int gfsp_split_sync(struct gfsp_split_writer *w, struct gfsp_error *err);
 uint64_t gfsp_split_nruns(const struct gfsp_split_writer *w);

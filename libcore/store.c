@@ -197,6 +197,12 @@ gfsp_fsync(struct gfsp_file *f, struct gfsp_error *err)
 	return file_ops(f)->fsync(f, err);
 }
 
+int
+gfsp_flush(struct gfsp_file *f, struct gfsp_error *err)
+{
+	return file_ops(f)->flush ? file_ops(f)->flush(f, err) : 0;
+}
+
 /* path operations: look the backend up, then call its slot */
 #define PATH_OP(path, call) do {					\
 	const struct gfsp_store_ops *ops;				\

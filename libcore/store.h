@@ -73,6 +73,9 @@ struct gfsp_store_ops {
 	int (*ftruncate)(struct gfsp_file *f, uint64_t size,
 			 struct gfsp_error *err);
 	int (*fsync)(struct gfsp_file *f, struct gfsp_error *err);
+	/* make what this handle wrote visible to other opens of the file
+	 * (Gfarm's client buffers writes); NULL: nothing is held back */
+	int (*flush)(struct gfsp_file *f, struct gfsp_error *err);
 
 	int (*stat)(const char *path, struct gfsp_stat *st,
 		    struct gfsp_error *err);
@@ -118,6 +121,7 @@ int gfsp_pwrite(struct gfsp_file *f, const void *buf, size_t len, uint64_t off,
 int gfsp_fstat(struct gfsp_file *f, struct gfsp_stat *st, struct gfsp_error *err);
 int gfsp_ftruncate(struct gfsp_file *f, uint64_t size, struct gfsp_error *err);
 int gfsp_fsync(struct gfsp_file *f, struct gfsp_error *err);
+int gfsp_flush(struct gfsp_file *f, struct gfsp_error *err);
 int gfsp_stat(const char *path, struct gfsp_stat *st, struct gfsp_error *err);
 int gfsp_mkdir(const char *path, uint32_t mode, struct gfsp_error *err);
 int gfsp_rmdir(const char *path, struct gfsp_error *err);

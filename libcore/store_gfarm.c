@@ -565,6 +565,23 @@ gf_fsync(struct gfsp_file *file, struct gfsp_error *err)
 	return 0;
 }
 
+static int
+gf_flush(struct gfsp_file *file, struct gfsp_error *err)
+{
+	struct gf_file *f = (struct gf_file *)file;
+	struct gf_guard g;
+	gfarm_error_t e = GFARM_ERR_NO_ERROR;
+
+	if (!f->writable)
+		return 0;
+	gf_enter(&g);
+	e = gfs_pio_flush(f->gf);
+	gf_leave(&g);
+	if (e != GFARM_ERR_NO_ERROR)
+		return gf_error(err, e, "cannot flush '%s'", f->hdr.path);
+	return 0;
+}
+
 /* ------------------------------------------------------------- paths */
 
 static int
@@ -804,6 +821,7 @@ const struct gfsp_store_ops gfsp_store_gfarm = {
 	.fstat		= gf_fstat,
 	.ftruncate	= gf_ftruncate,
 	.fsync		= gf_fsync,
+	.flush		= gf_flush,
 	.stat		= gf_stat,
 	.mkdir		= gf_mkdir,
 	.rmdir		= gf_rmdir,

@@ -21,6 +21,12 @@ for r in 0 1 2; do
 	case " $w " in *" ${H[$r]} "*) ;; *) bad="$bad part.$r on [$w], wanted ${H[$r]};" ;; esac
 done
 [ -z "$bad" ] && ok "every part is on its rank's node (gfwhere)" || not_ok "every part is on its rank's node (gfwhere)" "$bad"
+bad=""
+for k in 0 1 2; do
+	w=$(gfwhere /t/a.split/loc.$k 2>&1 | tr -s ' \n' ' ')
+	case " $w " in *" ${H[$k]} "*) ;; *) bad="$bad loc.$k on [$w], wanted ${H[$k]};" ;; esac
+done
+[ -z "$bad" ] && ok "every location file is on its node (gfwhere)" || not_ok "every location file is on its node (gfwhere)" "$bad"
 if gfxattr -g /t/a.split user.gfsplit 2>/dev/null | grep -q 1; then ok "the split directory carries the user.gfsplit xattr"
 else not_ok "the split directory carries the user.gfsplit xattr" "$(gfxattr -l /t/a.split 2>&1)"; fi
 

@@ -194,14 +194,15 @@ test_view_runs(void)
 	gfsp_view_init(&v, 8, 136, GFSP_VIEW_UNBOUNDED, 1, &off, &len, &err);
 	model_init(&m, 136 * 5000);
 	w = open_writer("hpio", path, sizeof(path));
-	if (w && gfsp_split_add_view(w, &v, &id, &err))
+	if (w == NULL || gfsp_split_add_view(w, &v, &id, &err)) {
 		diag("add_view: %s", err.msg);
+		gfsp_view_free(&v);	/* else the writer has it */
+	}
 	for (k = 0; w && k < 4; k++)
 		put_view(w, &m, id, &v, 8 + k * 136 * 1000,
 		    8 + (k + 1) * 136 * 1000);
 	if (w)
 		finish_and_compare(w, &m, path, 0, "view walked in order", 1);
-	gfsp_view_free(&v);
 	model_free(&m);
 }
 
@@ -222,8 +223,10 @@ test_overwrite_truncate(void)
 	gfsp_view_init(&v, 0, 10, GFSP_VIEW_UNBOUNDED, 1, &off, &len, &err);
 	model_init(&m, 4096);
 	w = open_writer("overwrite", path, sizeof(path));
-	if (w && gfsp_split_add_view(w, &v, &id, &err))
+	if (w == NULL || gfsp_split_add_view(w, &v, &id, &err)) {
 		diag("add_view: %s", err.msg);
+		gfsp_view_free(&v);	/* else the writer has it */
+	}
 	if (w) {
 		put_at(w, &m, 0, 1000);
 		put_at(w, &m, 100, 50);
@@ -237,7 +240,97 @@ test_overwrite_truncate(void)
 		put_at(w, &m, 800, 10);		/* hole [700, 800) */
 		finish_and_compare(w, &m, path, 700, "overwrite and cut", 8);
 	}
-	gfsp_view_free(&v);
+	model_free(&m);
+}
+
+/* The most blocks a view of a run of rank 0 has, as stored (-1: error). */
+static int64_t
+stored_blocks(const char *path)
+{
+	const struct gfsp_view *v;
+	const struct gfsp_run *run;
+	struct gfsp_layout *l;
+	struct gfsp_error err;
+	uint64_t i, n = 0;
+	int64_t most = 0;
+
+	gfsp_error_clear(&err);
+	if (gfsp_layout_open(path, &l, &err)) {
+		diag("%s: %s", path, err.msg);
+		return -1;
+	}
+	run = gfsp_layout_runs(l, 0, &n);
+	for (i = 0; i < n; i++) {
+		v = gfsp_layout_run_view(l, 0, &run[i]);
+		if (v != NULL && (int64_t)v->nblocks > most)
+			most = (int64_t)v->nblocks;
+	}
+	gfsp_layout_close(l);
+	return most;
+}
+
+/*
+ * Views of many blocks are stored folded to their period.  An hvector
+ * filetype as MPI makes it (C blocks every S bytes, extent (C-1)*S + 8)
+ * repeats at S only inside a tile: a walk of tile 0 and one inside tile 1
+ * fold, a walk across the edge of tiles 1 and 2 does not (edge != 0).  A
+ * 3-D subarray slab (rows in planes, extent a whole number of planes)
+ * folds to one plane of rows everywhere, across tile edges too.
+ */
+#define FOLD_C	1000
+#define FOLD_S	136
+#define FOLD_E	((FOLD_C - 1) * FOLD_S + 8)
+
+static void
+fold_case(int edge)
+{
+	struct gfsp_split_writer *w;
+	struct gfsp_error err;
+	struct gfsp_view v, u;
+	struct model m;
+	char path[4200], what[64];
+	static uint64_t off[FOLD_C], len[FOLD_C];
+	uint64_t i, e = FOLD_E, s = FOLD_S;
+	uint32_t id = 0, jd = 0;
+	int64_t most;
+
+	gfsp_error_clear(&err);
+	for (i = 0; i < FOLD_C; i++) {
+		off[i] = i * s;
+		len[i] = 8;
+	}
+	gfsp_view_init(&v, 8, e, GFSP_VIEW_UNBOUNDED, FOLD_C, off, len, &err);
+	/* 4 planes of 50 rows of 16 bytes, rows 64 apart, planes 3840 */
+	for (i = 0; i < 200; i++) {
+		off[i] = i / 50 * 3840 + i % 50 * 64;
+		len[i] = 16;
+	}
+	gfsp_view_init(&u, 100, 4 * 3840, GFSP_VIEW_UNBOUNDED, 200, off, len,
+	    &err);
+	snprintf(what, sizeof(what), "folded views%s",
+	    edge ? ", a walk across a tile edge" : "");
+	model_init(&m, 8 + 4 * e);
+	w = open_writer(edge ? "fold-edge" : "fold", path, sizeof(path));
+	if (w == NULL || gfsp_split_add_view(w, &v, &id, &err) ||
+	    gfsp_split_add_view(w, &u, &jd, &err)) {
+		diag("add_view: %s", err.msg);
+		model_free(&m);
+		return;		/* leaks, in a test that fails anyway */
+	}
+	put_view(w, &m, id, &v, 8, 8 + e);			/* tile 0 */
+	put_view(w, &m, id, &v, 8 + e + 100 * s, 8 + e + 700 * s);
+	if (edge)
+		put_view(w, &m, id, &v, 8 + 2 * e - 50 * s, 8 + 2 * e + 30 * s);
+	put_view(w, &m, jd, &u, 100, 100 + 2 * 4 * 3840 - 10);
+	finish_and_compare(w, &m, path, 0, what, 4);
+	most = stored_blocks(path);
+	if (edge)
+		ok(most == FOLD_C, "%s: that walk keeps its view of %d blocks "
+		    "(most stored %lld)", what, FOLD_C, (long long)most);
+	else
+		ok(most == 50, "%s: the views of %d and 200 blocks are "
+		    "stored as 1 block and one plane of 50 (most stored %lld)",
+		    what, FOLD_C, (long long)most);
 	model_free(&m);
 }
 
@@ -294,6 +387,8 @@ main(int argc, char **argv)
 	test_ior_pattern();
 	test_view_runs();
 	test_overwrite_truncate();
+	fold_case(0);
+	fold_case(1);
 	test_random();
 	test_empty();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", topdir);
