@@ -54,6 +54,19 @@ world_rank(void)
 	return r;
 }
 
+/* One line in one write, so that ranks' lines do not interleave. */
+static void
+say(const char *prefix, const char *fmt, va_list ap)
+{
+	char line[2048];
+	int n;
+
+	n = snprintf(line, sizeof(line), "gfsplit-mpiio: %s", prefix);
+	if (n >= 0 && (size_t)n < sizeof(line))
+		vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	fprintf(stderr, "%s\n", line);
+}
+
 void
 sf_notice_once(int *done, const char *fmt, ...)
 {
@@ -63,11 +76,9 @@ sf_notice_once(int *done, const char *fmt, ...)
 		return;
 	if (done != NULL)
 		*done = 1;
-	fprintf(stderr, "gfsplit-mpiio: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static int
@@ -118,13 +129,13 @@ sf_fail(struct sfile *f, const struct gfsp_error *err)
 int
 sf_fail_code(struct sfile *f, int cls, const char *fmt, ...)
 {
+	char prefix[32];
 	va_list ap;
 
-	fprintf(stderr, "gfsplit-mpiio: rank %d: ", world_rank());
+	snprintf(prefix, sizeof(prefix), "rank %d: ", world_rank());
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(prefix, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return through_handler(f, cls);
 }
 
@@ -221,29 +232,29 @@ kind_of(const char *path)
 
 /*
  * Rank 0's verdict: 0 (MPICH's), SF_READ, SF_WRITE, or the negated MPI
- * error class the open fails with.
+ * error class the open fails with.  OUT *kind: what is at path now.
  */
 static int
-decide(const char *path, int amode, MPI_Info info)
+decide(const char *path, int amode, MPI_Info info, int *kind)
 {
 	int acc = amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
 	int writing = acc != MPI_MODE_RDONLY;
-	int h = hint(info), kind, want;
+	int h = hint(info), want;
 
 	want = h > 0 || (h == 0 && matches(path));
-	kind = kind_of(path);
-	if (kind != K_SPLIT && !(want && writing))
+	*kind = kind_of(path);
+	if (*kind != K_SPLIT && !(want && writing))
 		return 0;
 	if ((acc != MPI_MODE_RDONLY && acc != MPI_MODE_WRONLY &&
 	    acc != MPI_MODE_RDWR) || (!writing && (amode &
 	    (MPI_MODE_CREATE | MPI_MODE_EXCL))) ||
 	    ((amode & MPI_MODE_RDWR) && (amode & MPI_MODE_SEQUENTIAL)))
 		return -MPI_ERR_AMODE;
-	if (kind == K_SPLIT && !writing)
+	if (*kind == K_SPLIT && !writing)
 		return SF_READ;
-	if ((amode & MPI_MODE_EXCL) && kind != K_ABSENT)
+	if ((amode & MPI_MODE_EXCL) && *kind != K_ABSENT)
 		return -MPI_ERR_FILE_EXISTS;
-	if (!(amode & MPI_MODE_CREATE) && kind == K_ABSENT)
+	if (!(amode & MPI_MODE_CREATE) && *kind == K_ABSENT)
 		return -MPI_ERR_NO_SUCH_FILE;
 	return SF_WRITE;
 }
@@ -273,19 +284,25 @@ sf_free(struct sfile *f)
 			*pp = f->next;
 			break;
 		}
-	gfsp_view_free(&f->view);
+	sf_view_release(f);
+	sf_shared_close(f);	/* collective, as the callers are */
 	if (f->comm != MPI_COMM_NULL)
 		MPI_Comm_free(&f->comm);
 	free(f->path);
 	free(f);
 }
 
-/* Collective: the writer or the reader behind f. */
+/*
+ * Collective: the writer or the reader behind f.  A file that exists is
+ * the writer's base: its bytes stay where nothing is written (MPI never
+ * drops a file's data on open).
+ */
 static int
-open_data(struct sfile *f, struct gfsp_error *err)
+open_data(struct sfile *f, int kind, struct gfsp_error *err)
 {
 	struct gfsp_split_opts o;
 	char host[GFSP_NAME_MAX];
+	struct gfsp_error e;
 	int rc;
 
 	if (f->mode == SF_READ) {
@@ -303,7 +320,18 @@ open_data(struct sfile *f, struct gfsp_error *err)
 	if (rc)
 		return rc;
 	o.host = host[0] ? host : NULL;
-	return gfsp_split_create(f->comm, f->path, NULL, &o, &f->w, NULL, err);
+	rc = gfsp_split_create(f->comm, f->path, NULL, &o, &f->w, NULL, err);
+	if (rc || kind == K_ABSENT)
+		return rc;
+	rc = gfsp_agree(f->comm, gfsp_split_set_base(f->w, f->path, &f->size,
+	    err), err);
+	if (rc) {
+		gfsp_error_clear(&e);	/* removes what create made */
+		gfsp_split_finish(f->w, rc, 0, &e);
+		f->w = NULL;
+	}
+	f->had_base = 1;
+	return rc;
 }
 
 int
@@ -312,14 +340,15 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 {
 	struct gfsp_error err;
 	struct sfile *f;
-	int verdict = 0, rank, rc, shadow_rc;
+	int v[2] = { 0, K_ABSENT }, verdict, rank, rc, shadow_rc;
 	MPI_File shadow = MPI_FILE_NULL;
 
 	init_once();
 	MPI_Comm_rank(comm, &rank);
 	if (rank == 0)
-		verdict = decide(path, amode, info);
-	MPI_Bcast(&verdict, 1, MPI_INT, 0, comm);
+		v[0] = decide(path, amode, info, &v[1]);
+	MPI_Bcast(v, 2, MPI_INT, 0, comm);
+	verdict = v[0];
 	if (verdict == 0)
 		return PMPI_File_open(comm, path, amode, info, fh);
 	if (verdict < 0) {
@@ -345,6 +374,7 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 	if (rc == 0) {
 		f->fh = shadow;
 		f->comm = MPI_COMM_NULL;
+		f->shwin = MPI_WIN_NULL;
 		f->amode = amode;
 		f->mode = verdict;
 		f->path = strdup(path);
@@ -359,8 +389,10 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 	if (rc == 0) {
 		MPI_Comm_rank(f->comm, &f->rank);
 		MPI_Comm_size(f->comm, &f->nprocs);
-		rc = open_data(f, &err);
+		rc = sf_shared_open(f, &err);
 	}
+	if (rc == 0)
+		rc = open_data(f, v[1], &err);
 	if (rc) {
 		if (f != NULL) {
 			f->fh = MPI_FILE_NULL;
@@ -394,6 +426,11 @@ sf_close(struct sfile *f, MPI_File *fh)
 		f->w = NULL;
 		if (del && rc == GFSP_ECANCELED)
 			rc = 0;
+		/* the file that was there goes too */
+		if (del && rc == 0 && f->had_base && f->rank == 0)
+			rc = gfsp_remove_tree(f->path, &err);
+		if (del)
+			rc = gfsp_agree(f->comm, rc, &err);
 	} else {
 		gfsp_layout_close(f->layout);
 		f->layout = NULL;

@@ -66,8 +66,10 @@ sf_set_view(struct sfile *f, MPI_Offset disp, MPI_Datatype etype,
 		rc = gfsp_view_from_mpi(disp, etype, filetype, &v, &err);
 		have = rc == 0;
 	}
-	if (rc == 0 && f->mode == SF_WRITE && !dense_view(&v))
+	if (rc == 0 && f->mode == SF_WRITE && !dense_view(&v)) {
 		rc = gfsp_split_add_view(f->w, &v, &id, &err);
+		have = rc != 0;		/* else the writer's now */
+	}
 	rc = agree(f, rc, &err);
 	if (rc) {
 		if (have)
@@ -80,17 +82,28 @@ sf_set_view(struct sfile *f, MPI_Offset disp, MPI_Datatype etype,
 	 * get_type_extent answer from it */
 	mrc = PMPI_File_set_view(f->fh, disp, etype, filetype, datarep, info);
 	if (mrc != MPI_SUCCESS) {
-		gfsp_view_free(&v);
+		if (id == 0)
+			gfsp_view_free(&v);
 		return mrc;
 	}
-	gfsp_view_free(&f->view);
+	sf_view_release(f);
 	f->view = v;
+	f->view_lent = id != 0;
 	f->dense = dense_view(&v);
 	f->disp = (uint64_t)disp;
 	f->etype_size = (uint64_t)esz;
 	f->view_id = id;
 	f->pos = 0;
 	return MPI_SUCCESS;
+}
+
+void
+sf_view_release(struct sfile *f)
+{
+	if (!f->view_lent)
+		gfsp_view_free(&f->view);
+	memset(&f->view, 0, sizeof(f->view));
+	f->view_lent = 0;
 }
 
 /* View stream offset s -> global offset. */
@@ -101,8 +114,8 @@ global_of(const struct sfile *f, uint64_t s)
 }
 
 /* The view bytes of the whole file: where SEEK_END puts the pointer. */
-static uint64_t
-stream_size(const struct sfile *f)
+uint64_t
+sf_stream_size(const struct sfile *f)
 {
 	if (f->dense)
 		return f->size > f->disp ? f->size - f->disp : 0;
@@ -119,6 +132,17 @@ struct rd {
 	struct gfsp_error *err;
 };
 
+/* Global [g, g + n) of the file: a split file read, or the one being
+ * written as this rank sees it (its writes, the others' as of a sync). */
+static int
+pread_global(struct sfile *f, void *dst, uint64_t n, uint64_t g,
+	     uint64_t *got, struct gfsp_error *err)
+{
+	if (f->mode == SF_READ)
+		return gfsp_layout_pread(f->layout, dst, n, g, got, err);
+	return gfsp_split_pread(f->w, dst, n, g, f->size, got, err);
+}
+
 static int
 read_piece(void *ctx, uint64_t goff, uint64_t loff, uint64_t len)
 {
@@ -126,8 +150,7 @@ read_piece(void *ctx, uint64_t goff, uint64_t loff, uint64_t len)
 	uint64_t n = 0;
 	int rc;
 
-	rc = gfsp_layout_pread(r->f->layout, r->dst + (loff - r->s), len, goff,
-	    &n, r->err);
+	rc = pread_global(r->f, r->dst + (loff - r->s), len, goff, &n, r->err);
 	if (rc)
 		return rc;
 	r->got = loff - r->s + n;
@@ -147,7 +170,7 @@ read_stream(struct sfile *f, uint64_t s, void *dst, uint64_t n,
 		return 0;
 	if (f->dense) {
 		g = f->disp + s;
-		return gfsp_layout_pread(f->layout, dst, n, g, got, err);
+		return pread_global(f, dst, n, g, got, err);
 	}
 	rc = gfsp_view_extents(&f->view, global_of(f, s), f->size, s + n,
 	    read_piece, &r);
@@ -182,10 +205,6 @@ check_access(struct sfile *f, int write, struct gfsp_error *err)
 	if (!write && acc == MPI_MODE_WRONLY)
 		return gfsp_error_set(err, GFSP_EACCES, "'%s': read from a "
 		    "file opened write-only", f->path);
-	if (!write && f->mode == SF_WRITE)
-		return gfsp_error_set(err, GFSP_ENOTSUP, "'%s': reading a "
-		    "file while it is being split-written is not supported "
-		    "(close it and open it again to read)", f->path);
 	return 0;
 }
 
@@ -352,7 +371,9 @@ sf_seek(struct sfile *f, MPI_Offset off, int whence)
 		base = f->pos;
 		break;
 	case MPI_SEEK_END:
-		base = (MPI_Offset)(stream_size(f) / f->etype_size);
+		/* a partial etype at the end counts, as in ROMIO */
+		base = (MPI_Offset)((sf_stream_size(f) + f->etype_size - 1) /
+		    f->etype_size);
 		break;
 	default:
 		return sf_fail_code(f, MPI_ERR_ARG, "'%s': seek: bad whence "
@@ -421,6 +442,9 @@ sf_sync(struct sfile *f)
 	if (f->mode == SF_WRITE)
 		rc = gfsp_split_sync(f->w, &err);
 	rc = agree(f, rc, &err);
+	/* and every rank's writes show in every rank's reads */
+	if (rc == 0 && f->mode == SF_WRITE)
+		rc = gfsp_split_refresh(f->w, &err);
 	if (rc == 0)
 		rc = gfsp_mpi_check(MPI_Allreduce(&mine, &all, 1,
 		    MPI_UINT64_T, MPI_MAX, f->comm),
@@ -430,18 +454,4 @@ sf_sync(struct sfile *f)
 		return sf_fail(f, &err);
 	f->size = all;
 	return MPI_SUCCESS;
-}
-
-int
-sf_shared(struct sfile *f, const char *call)
-{
-	static int told;
-
-	if (f->rank == 0)
-		sf_notice_once(&told, "%s on '%s': shared file pointers are "
-		    "not supported on split files (all ranks would need one "
-		    "view, seed section 5.4); select the file out with the "
-		    "MPI_Info hint gfsplit_split=disable", call, f->path);
-	return sf_fail_code(f, MPI_ERR_UNSUPPORTED_OPERATION, "'%s': %s: "
-	    "shared file pointer on a split file", f->path, call);
 }

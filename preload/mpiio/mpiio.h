@@ -13,12 +13,13 @@
  * Fortran handle conversion) works unchanged on a real MPICH handle, and
  * the error handler the application set gets its own handle back.
  *
- *   file.c  selection, open, close, delete, the table of managed files,
- *           errors as MPI error classes through the file's handler
- *   io.c    views, reads and writes, file pointers, sizes, sync,
- *           completed requests for the nonblocking forms
- *   wrap.c  the MPI_File_* symbols: a managed handle goes to file.c or
- *           io.c, any other to PMPI_File_*
+ *   file.c    selection, open, close, delete, the table of managed
+ *             files, errors as MPI error classes through the file's handler
+ *   io.c      views, reads and writes, file pointers, sizes, sync,
+ *             completed requests for the nonblocking forms
+ *   shared.c  the shared file pointer: a one-sided counter on rank 0
+ *   wrap.c    the MPI_File_* symbols: a managed handle goes to file.c,
+ *             io.c or shared.c, any other to PMPI_File_*
  */
 #ifndef GFSP_MPIIO_H
 #define GFSP_MPIIO_H
@@ -43,6 +44,7 @@ struct sfile {
 	struct gfsp_split_writer *w;	/* SF_WRITE */
 	struct gfsp_layout *layout;	/* SF_READ */
 	int failed;		/* a write failed: close must not commit */
+	int had_base;		/* SF_WRITE: a file was there at the open */
 
 	/* the file view, flattened */
 	struct gfsp_view view;
@@ -50,8 +52,10 @@ struct sfile {
 	uint64_t disp;
 	uint64_t etype_size;
 	uint32_t view_id;	/* the writer's id of the view, 0: none */
+	int view_lent;		/* view's arrays belong to the writer */
 
 	MPI_Offset pos;		/* individual file pointer, in etypes */
+	MPI_Win shwin;		/* shared file pointer, on rank 0 (shared.c) */
 	uint64_t size;		/* logical size as this rank knows it */
 
 	/* split collective: result of the _begin for its _end */
@@ -79,6 +83,8 @@ void sf_notice_once(int *done, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* io.c */
+/* Drop f->view (freed unless the writer holds it). */
+void sf_view_release(struct sfile *f);
 int sf_set_view(struct sfile *f, MPI_Offset disp, MPI_Datatype etype,
 		MPI_Datatype filetype, const char *datarep, MPI_Info info);
 enum { SF_AT = 1, SF_COLL = 2 };
@@ -96,6 +102,27 @@ int sf_seek(struct sfile *f, MPI_Offset off, int whence);
 int sf_get_size(struct sfile *f, MPI_Offset *size);
 int sf_set_size(struct sfile *f, MPI_Offset size, int grow_only);
 int sf_sync(struct sfile *f);
-int sf_shared(struct sfile *f, const char *call);
+/* The bytes of the view below f->size: where MPI_SEEK_END points. */
+uint64_t sf_stream_size(const struct sfile *f);
+
+/*
+ * shared.c: the shared file pointer, in etypes of the view.  Calls that
+ * move data return like sf_io (OUT *bytes); `call` names the MPI call in
+ * the one-time notice.
+ */
+/* Collective, in sf_open: the pointer, at 0.  Returns a gfsplit code,
+ * agreed; sf_shared_close (collective, in sf_close) frees it. */
+int sf_shared_open(struct sfile *f, struct gfsp_error *err);
+void sf_shared_close(struct sfile *f);
+/* read_shared, write_shared and their i* and _c forms: independent */
+int sf_shared_io(struct sfile *f, const char *call, int write, void *buf,
+		 MPI_Count count, MPI_Datatype type, MPI_Count *bytes);
+/* read_ordered, write_ordered, their _c and _begin forms: collective */
+int sf_ordered(struct sfile *f, const char *call, int write, void *buf,
+	       MPI_Count count, MPI_Datatype type, MPI_Count *bytes);
+int sf_seek_shared(struct sfile *f, MPI_Offset off, int whence);
+int sf_get_position_shared(struct sfile *f, MPI_Offset *off);
+/* Collective, after a successful sf_set_view: the pointer back to 0. */
+int sf_shared_reset(struct sfile *f);
 
 #endif /* GFSP_MPIIO_H */

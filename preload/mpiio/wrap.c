@@ -2,10 +2,11 @@
  * wrap.c - the MPI_File_* symbols of libgfsplit-mpiio.so (mpiio.h).
  *
  * Each one looks the handle up: a file the library manages goes to
- * file.c / io.c, any other straight to MPICH through PMPI_File_*.  Calls
- * that only touch what the shadow handle holds (info, group, atomicity,
- * errhandlers, get_view, get_byte_offset, get_type_extent) are not
- * defined here at all: MPICH answers them on the shadow.
+ * file.c / io.c / shared.c, any other straight to MPICH through
+ * PMPI_File_*.  Calls that only touch what the shadow handle holds (info,
+ * group, atomicity, errhandlers, get_view, get_byte_offset,
+ * get_type_extent) are not defined here at all: MPICH answers them on the
+ * shadow.
  *
  * Reads and writes come in 4 positionings x 3 completions x 2 count types;
  * the macros below spell each family once.  Nonblocking forms complete
@@ -60,9 +61,14 @@ MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
 		  MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
 	struct sfile *f = sf_find(fh);
+	int rc;
 
-	return f ? sf_set_view(f, disp, etype, filetype, datarep, info) :
-	    PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+	if (f == NULL)
+		return PMPI_File_set_view(fh, disp, etype, filetype, datarep,
+		    info);
+	rc = sf_set_view(f, disp, etype, filetype, datarep, info);
+	/* a new view puts the shared file pointer back to 0 as well */
+	return rc == MPI_SUCCESS ? sf_shared_reset(f) : rc;
 }
 
 int
@@ -194,18 +200,26 @@ MPI_File_##NAME(MPI_File fh, MPI_Offset offset, CONST void *buf,	\
 	return rc == MPI_SUCCESS ? sf_request(n, req) : rc;		\
 }
 
-/* Split collective: _begin does the collective work, _end reports it. */
+/*
+ * Split collective: _begin does the collective work, _end reports it.
+ * The work is sf_io, or for the ordered forms (ordered: the call's name)
+ * sf_ordered; either way one split collective at a time per handle.
+ */
 static int
-begin_io(struct sfile *f, int write, int flags, MPI_Offset offset,
-	 void *buf, MPI_Count count, MPI_Datatype type)
+begin_io(struct sfile *f, const char *ordered, int write, int flags,
+	 MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype type)
 {
 	MPI_Count n = 0;
 
 	if (f->split_active)
 		return sf_fail_code(f, MPI_ERR_OTHER, "'%s': a split "
 		    "collective is already active on this file", f->path);
-	f->split_rc = sf_io(f, write, flags | SF_COLL, offset, buf, count,
-	    type, &n);
+	if (ordered != NULL)
+		f->split_rc = sf_ordered(f, ordered, write, buf, count, type,
+		    &n);
+	else
+		f->split_rc = sf_io(f, write, flags | SF_COLL, offset, buf,
+		    count, type, &n);
 	f->split_bytes = n;
 	f->split_active = 1;
 	return f->split_rc;
@@ -232,7 +246,7 @@ MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
 									\
 	if (f == NULL)							\
 		return PMPI_File_##NAME(fh, buf, count, type);		\
-	return begin_io(f, WRITE, 0, 0, (void *)buf, count, type);	\
+	return begin_io(f, NULL, WRITE, 0, 0, (void *)buf, count, type);\
 }
 
 #define BEGIN_AT(NAME, CONST, CNT, WRITE)				\
@@ -244,8 +258,8 @@ MPI_File_##NAME(MPI_File fh, MPI_Offset offset, CONST void *buf,	\
 									\
 	if (f == NULL)							\
 		return PMPI_File_##NAME(fh, offset, buf, count, type);	\
-	return begin_io(f, WRITE, SF_AT, offset, (void *)buf, count,	\
-	    type);							\
+	return begin_io(f, NULL, WRITE, SF_AT, offset, (void *)buf,	\
+	    count, type);						\
 }
 
 #define END(NAME, CONST)						\
@@ -308,31 +322,47 @@ END(write_at_all_end, const)
 
 /* ------------------------------------------ shared file pointer calls */
 
-#define SHARED(NAME, CONST, CNT)					\
+/*
+ * SHARED(NAME, CONST, CNT, WRITE, FN): FN is sf_shared_io (independent)
+ * or sf_ordered (collective); SHARED_REQ the nonblocking independent
+ * forms, done now like the others; SHARED_BEGIN the split collective
+ * ordered forms, whose _end is end_io's as for the other split ones.
+ */
+#define SHARED(NAME, CONST, CNT, WRITE, FN)				\
 int									\
 MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
 		MPI_Datatype type, MPI_Status *status)			\
 {									\
 	struct sfile *f = sf_find(fh);					\
+	MPI_Count n;							\
+	int rc;								\
 									\
 	if (f == NULL)							\
 		return PMPI_File_##NAME(fh, buf, count, type, status);	\
-	return sf_shared(f, "MPI_File_" #NAME);				\
+	rc = FN(f, "MPI_File_" #NAME, WRITE, (void *)buf, count, type,	\
+	    &n);							\
+	if (rc == MPI_SUCCESS)						\
+		sf_status(status, n);					\
+	return rc;							\
 }
 
-#define SHARED_REQ(NAME, CONST, CNT)					\
+#define SHARED_REQ(NAME, CONST, CNT, WRITE)				\
 int									\
 MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
 		MPI_Datatype type, MPI_Request *req)			\
 {									\
 	struct sfile *f = sf_find(fh);					\
+	MPI_Count n;							\
+	int rc;								\
 									\
 	if (f == NULL)							\
 		return PMPI_File_##NAME(fh, buf, count, type, req);	\
-	return sf_shared(f, "MPI_File_" #NAME);				\
+	rc = sf_shared_io(f, "MPI_File_" #NAME, WRITE, (void *)buf,	\
+	    count, type, &n);						\
+	return rc == MPI_SUCCESS ? sf_request(n, req) : rc;		\
 }
 
-#define SHARED_BEGIN(NAME, CONST, CNT)					\
+#define SHARED_BEGIN(NAME, CONST, CNT, WRITE)				\
 int									\
 MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
 		MPI_Datatype type)					\
@@ -341,50 +371,35 @@ MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
 									\
 	if (f == NULL)							\
 		return PMPI_File_##NAME(fh, buf, count, type);		\
-	return sf_shared(f, "MPI_File_" #NAME);				\
+	return begin_io(f, "MPI_File_" #NAME, WRITE, 0, 0, (void *)buf,\
+	    count, type);						\
 }
 
-SHARED(read_shared, , int)
-SHARED(read_shared_c, , MPI_Count)
-SHARED(write_shared, const, int)
-SHARED(write_shared_c, const, MPI_Count)
-SHARED(read_ordered, , int)
-SHARED(read_ordered_c, , MPI_Count)
-SHARED(write_ordered, const, int)
-SHARED(write_ordered_c, const, MPI_Count)
-SHARED_REQ(iread_shared, , int)
-SHARED_REQ(iread_shared_c, , MPI_Count)
-SHARED_REQ(iwrite_shared, const, int)
-SHARED_REQ(iwrite_shared_c, const, MPI_Count)
-SHARED_BEGIN(read_ordered_begin, , int)
-SHARED_BEGIN(read_ordered_begin_c, , MPI_Count)
-SHARED_BEGIN(write_ordered_begin, const, int)
-SHARED_BEGIN(write_ordered_begin_c, const, MPI_Count)
-
-int
-MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
-{
-	struct sfile *f = sf_find(fh);
-
-	return f ? sf_shared(f, "MPI_File_read_ordered_end") :
-	    PMPI_File_read_ordered_end(fh, buf, status);
-}
-
-int
-MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
-{
-	struct sfile *f = sf_find(fh);
-
-	return f ? sf_shared(f, "MPI_File_write_ordered_end") :
-	    PMPI_File_write_ordered_end(fh, buf, status);
-}
+SHARED(read_shared, , int, 0, sf_shared_io)
+SHARED(read_shared_c, , MPI_Count, 0, sf_shared_io)
+SHARED(write_shared, const, int, 1, sf_shared_io)
+SHARED(write_shared_c, const, MPI_Count, 1, sf_shared_io)
+SHARED(read_ordered, , int, 0, sf_ordered)
+SHARED(read_ordered_c, , MPI_Count, 0, sf_ordered)
+SHARED(write_ordered, const, int, 1, sf_ordered)
+SHARED(write_ordered_c, const, MPI_Count, 1, sf_ordered)
+SHARED_REQ(iread_shared, , int, 0)
+SHARED_REQ(iread_shared_c, , MPI_Count, 0)
+SHARED_REQ(iwrite_shared, const, int, 1)
+SHARED_REQ(iwrite_shared_c, const, MPI_Count, 1)
+SHARED_BEGIN(read_ordered_begin, , int, 0)
+SHARED_BEGIN(read_ordered_begin_c, , MPI_Count, 0)
+SHARED_BEGIN(write_ordered_begin, const, int, 1)
+SHARED_BEGIN(write_ordered_begin_c, const, MPI_Count, 1)
+END(read_ordered_end, )
+END(write_ordered_end, const)
 
 int
 MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
 	struct sfile *f = sf_find(fh);
 
-	return f ? sf_shared(f, "MPI_File_seek_shared") :
+	return f ? sf_seek_shared(f, offset, whence) :
 	    PMPI_File_seek_shared(fh, offset, whence);
 }
 
@@ -393,6 +408,6 @@ MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 {
 	struct sfile *f = sf_find(fh);
 
-	return f ? sf_shared(f, "MPI_File_get_position_shared") :
+	return f ? sf_get_position_shared(f, offset) :
 	    PMPI_File_get_position_shared(fh, offset);
 }

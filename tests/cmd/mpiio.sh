@@ -11,50 +11,12 @@
 # file that is not selected stays a plain file, the gfsplit_split hint
 # selects and deselects, GFSPLIT_VERBOSE says the selection once, a write
 # fault fails every rank without a hang or leftovers, rewriting a split file
-# replaces it, and on Gfarm each part lands on its rank's node.
+# keeps its old bytes where nothing new lands (as MPICH does), and on Gfarm
+# each part and each location file lands on its node.
 . "$(dirname "$0")/../lib.sh"
 
-PRELOAD=${MPIIO_LIB:-$TOP/lib/libgfsplit-mpiio.so}
-IOPAT=$UNIT/mpi_iopat
-unset GFSPLIT_SPLIT_FILES GFSPLIT_VERBOSE GFSPLIT_FAULT GFSPLIT_GFARM_HOSTS
-
-if [ ! -x "$IOPAT" ]; then
-	not_ok "mpi_iopat is built" "missing: $IOPAT (make)"
-	finish
-	exit 1
-fi
-if [ ! -f "$PRELOAD" ]; then
-	skip "MPI-IO preload tests" "no $PRELOAD (make builds it)"
-	finish
-	exit 0
-fi
-# a sanitized library needs the sanitizer runtime first in the process
-PRE=$PRELOAD
-case $PRELOAD in
-*/asan/*)
-	PRE="$(gcc -print-file-name=libasan.so) $PRELOAD"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-	;;
-esac
-
-# plain N ARGS...: mpi_iopat on MPICH alone.  ROMIO's collective buffer
-# reaches the file's holes (hpio) uninitialised: zeros from fresh pages, but
-# under ASan malloc fills it with 0xbe, so make that fill zero too
-plain() {
-	_n=$1; shift
-	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}malloc_fill_byte=0" \
-		mpirun_n "$_n" "$IOPAT" "$@"
-}
-# pre N SELECT ARGS...: mpi_iopat under the preload, GFSPLIT_SPLIT_FILES=SELECT
-pre() {
-	_n=$1 _sel=$2; shift 2
-	mpirun_n "$_n" env LD_PRELOAD="$PRE" GFSPLIT_SPLIT_FILES="$_sel" "$IOPAT" "$@"
-}
-# is_split DESC PATH: a split directory, not a plain file
-is_split() {
-	if [ -d "$2" ] && [ -f "$2/gfsplit.meta" ]; then ok "$1"
-	else not_ok "$1" "$(ls -ld "$2" 2>&1; [ -d "$2" ] && ls -a "$2")"; return 1; fi
-}
+. "$TOP/tests/mpiio_lib.sh"
+mpiio_setup "$UNIT/mpi_iopat" "MPI-IO preload tests"
 # json_nprocs DESC SPLIT N: stat-layout --json is valid JSON and says N writers
 json_nprocs() {
 	if "$BIN/stat-layout" --json "$2" >"$TMPD/.json" 2>"$TMPD/.jerr" &&
@@ -131,13 +93,16 @@ else
 		"$nl lines name '$vpat' in:" "$(head -n 12 "$OUT")"
 fi
 
-# ---- rewriting: the new file replaces the old split file at close
+# ---- rewriting: as MPI, the old bytes stay where the new writes do not land
+cp "$TMPD/ior-at.plain" "$TMPD/rewrite.plain"
+check "plain MPICH writes btio-subarray over a copy of its ior-at file" \
+	plain 4 btio-subarray write "$TMPD/rewrite.plain"
 check "rewrite ior-at.split with the (smaller) btio-subarray file" \
 	pre 4 "$TMPD/*.split" btio-subarray write "$TMPD/ior-at.split"
 check "the rewritten split file passes stat-layout --check" "$BIN/stat-layout" --check "$TMPD/ior-at.split"
 check "the rewritten split file merges" \
 	mpirun_n 2 "$BIN/gfsplit-merge" "$TMPD/ior-at.split" "$TMPD/rewrite.merged"
-same_bytes "the rewritten file holds only the new bytes" "$TMPD/btio-subarray.plain" "$TMPD/rewrite.merged"
+same_bytes "the rewritten file equals MPICH's: new bytes over the old" "$TMPD/rewrite.plain" "$TMPD/rewrite.merged"
 
 # ---- a write fault: an MPI error on the calls, never an abort or a hang
 mkdir -p "$TMPD/fault"
@@ -177,6 +142,12 @@ want="${H[0]}:True:True ${H[1]}:True:True"
 [ "$got" = "$want" ] && ok "stat-layout: each part on its rank's node" ||
 	not_ok "stat-layout: each part on its rank's node" "got: $got" "want: $want" "$(tail -n 3 "$TMPD/g.err")"
 check "stat-layout --check on Gfarm" "$BIN/stat-layout" --check gfarm:///mpiio/f
+bad=""
+for k in 0 1; do
+	w=$(gfwhere /mpiio/f/loc.$k 2>&1 | tr -s ' \n' ' ')
+	case " $w " in *" ${H[$k]} "*) ;; *) bad="$bad loc.$k on [$w], wanted ${H[$k]};" ;; esac
+done
+[ -z "$bad" ] && ok "loc.K is on node K (gfwhere)" || not_ok "loc.K is on node K (gfwhere)" "$bad"
 check "plain MPICH writes ior-view locally, 2 ranks" plain 2 ior-view write "$TMPD/g.plain"
 check "merge the Gfarm split file to a local file, 2 ranks" \
 	mpirun_n 2 "$BIN/gfsplit-merge" gfarm:///mpiio/f "$TMPD/g.merged"

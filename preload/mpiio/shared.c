@@ -1,0 +1,326 @@
+/*
+ * shared.c - the shared file pointer of a managed file (mpiio.h).
+ *
+ * MPICH (ROMIO) keeps the shared file pointer of a file in a hidden file
+ * beside it; the shadow handle's would belong to /dev/null.  The library
+ * keeps its own, in memory: one MPI_Offset, in etypes of the current view,
+ * in an MPI window on rank 0 of the file's communicator.
+ *
+ *   rank 0 of f->comm        ranks 1..N-1
+ *   +------------------+     (size 0: they
+ *   | MPI_Offset ptr   |      only reach in)
+ *   +------------------+
+ *        ^  MPI_Fetch_and_op + MPI_Win_flush(0), from any rank:
+ *           MPI_SUM n     claim n etypes, get where they start
+ *           MPI_NO_OP     read it (get_position_shared)
+ *           MPI_REPLACE   set it (open, set_view, seek_shared)
+ *
+ * Every access is an accumulate operation, so concurrent ones are atomic
+ * with respect to each other (MPI-4.0 section 12.7); a plain MPI_Get racing
+ * another rank's MPI_Fetch_and_op would not be.  The window lives from
+ * sf_open to sf_close, inside one passive-target epoch (MPI_Win_lock_all
+ * right after MPI_Win_allocate, MPI_Win_unlock_all right before
+ * MPI_Win_free); each access is flushed before its value is used.
+ *
+ * The data then goes through sf_io at an explicit offset, like any
+ * write_at or read_at: it is split-written, or read from the parts.
+ *
+ * Independent calls (read_shared, write_shared and their i* and _c forms)
+ * claim their n etypes and use the old value.  Ordered calls are
+ * collective: with c_r the etypes of rank r, rank r's data starts at
+ * b + p_r, where p_r = c_0 + ... + c_{r-1} (MPI_Exscan) and b is the
+ * pointer before the call, which rank 0 claims for all T = sum c_r at once
+ * and broadcasts:
+ *
+ *   b         b+p_1            b+p_2          b+T
+ *   | rank 0  | rank 1         | rank 2  ...  | (the pointer after)
+ *
+ * Every rank's earlier shared-pointer calls finished their claims before
+ * it joined the MPI_Reduce, and rank 0 claims only when the reduction
+ * has heard from every rank; a rank's later calls start only after the
+ * broadcast, which rank 0 sends after its claim.  So the ordered region
+ * lands after every earlier access and before every later one, as MPI-4.0
+ * section 14.4.4 asks.
+ */
+#include <stdio.h>
+
+#include "core.h"
+#include "mpiio.h"
+
+/* ------------------------------------------------------------ helpers */
+
+static void
+notice(struct sfile *f, const char *call)
+{
+	static int told;	/* once per process */
+
+	if (f->rank == 0)
+		sf_notice_once(&told, "%s on '%s': shared file pointer kept "
+		    "by gfsplit (one-sided counter on rank 0); the data is %s "
+		    "like any other", call, f->path, f->mode == SF_WRITE ?
+		    "split-written" : "read from the split file");
+}
+
+/*
+ * One atomic access to the pointer: OUT *old (may be NULL) = pointer;
+ * pointer = op(pointer, v).  Complete at the target when it returns.
+ */
+static int
+counter(struct sfile *f, MPI_Op op, MPI_Offset v, MPI_Offset *old,
+	struct gfsp_error *err)
+{
+	char what[512];
+	MPI_Offset o = 0;
+	int mrc;
+
+	mrc = MPI_Fetch_and_op(&v, &o, MPI_OFFSET, 0, 0, op, f->shwin);
+	if (mrc == MPI_SUCCESS)
+		mrc = MPI_Win_flush(0, f->shwin);
+	if (old != NULL)
+		*old = o;
+	if (mrc == MPI_SUCCESS)
+		return 0;
+	snprintf(what, sizeof(what), "'%s': shared file pointer", f->path);
+	return gfsp_mpi_check(mrc, what, err);
+}
+
+/*
+ * What a call checks before it moves the pointer, so that a call that
+ * fails leaves it where it was: the count and the datatype here, the
+ * access mode through sf_io with nothing to move (count 0 moves no byte
+ * and no pointer).  OUT *n: the etypes the call moves.  Returns
+ * MPI_SUCCESS or an MPI error class, already reported.
+ */
+static int
+check(struct sfile *f, int write, MPI_Count count, MPI_Datatype type,
+      MPI_Offset *n)
+{
+	MPI_Count tsz = 0, none;
+	uint64_t bytes;
+
+	*n = 0;
+	if (count < 0 || MPI_Type_size_x(type, &tsz) != MPI_SUCCESS)
+		return sf_fail_code(f, MPI_ERR_ARG, "'%s': bad count or "
+		    "datatype", f->path);
+	bytes = (uint64_t)count * (uint64_t)tsz;
+	if (bytes % f->etype_size != 0)
+		return sf_fail_code(f, MPI_ERR_ARG, "'%s': %llu bytes are not "
+		    "a whole number of etypes (%llu bytes)", f->path,
+		    (unsigned long long)bytes,
+		    (unsigned long long)f->etype_size);
+	*n = (MPI_Offset)(bytes / f->etype_size);
+	return sf_io(f, write, SF_AT, 0, NULL, 0, type, &none);
+}
+
+/* The library's code for an MPI class check() returned, so that the
+ * other ranks of a collective call hear what kind of failure it was. */
+static int
+code_of(int cls)
+{
+	switch (cls) {
+	case MPI_ERR_ACCESS:			return GFSP_EACCES;
+	case MPI_ERR_UNSUPPORTED_OPERATION:	return GFSP_ENOTSUP;
+	default:				return GFSP_EINVAL;
+	}
+}
+
+/* ------------------------------------------------- window lifetime */
+
+int
+sf_shared_open(struct sfile *f, struct gfsp_error *err)
+{
+	MPI_Offset *base = NULL;
+	MPI_Aint size = f->rank == 0 ? (MPI_Aint)sizeof(MPI_Offset) : 0;
+	int rc;
+
+	rc = gfsp_mpi_check(MPI_Win_allocate(size, sizeof(MPI_Offset),
+	    MPI_INFO_NULL, f->comm, &base, &f->shwin), "cannot create the "
+	    "shared file pointer", err);
+	if (rc != 0) {
+		f->shwin = MPI_WIN_NULL;	/* nothing for sf_shared_close */
+	} else {
+		/* an RMA error is ours to report, not a reason to abort */
+		MPI_Win_set_errhandler(f->shwin, MPI_ERRORS_RETURN);
+		/* no rank ever locks it exclusively */
+		rc = gfsp_mpi_check(MPI_Win_lock_all(MPI_MODE_NOCHECK,
+		    f->shwin), "cannot create the shared file pointer", err);
+	}
+	/* MPI_Win_allocate leaves the memory undefined: it starts at 0 */
+	if (rc == 0 && f->rank == 0)
+		rc = counter(f, MPI_REPLACE, 0, NULL, err);
+	/* and no rank touches it before rank 0 has set it */
+	return gfsp_agree(f->comm, rc, err);
+}
+
+void
+sf_shared_close(struct sfile *f)
+{
+	if (f->shwin == MPI_WIN_NULL)
+		return;
+	MPI_Win_unlock_all(f->shwin);
+	MPI_Win_free(&f->shwin);
+}
+
+/* --------------------------------------------------------- the calls */
+
+int
+sf_shared_io(struct sfile *f, const char *call, int write, void *buf,
+	     MPI_Count count, MPI_Datatype type, MPI_Count *bytes)
+{
+	struct gfsp_error err;
+	MPI_Offset n = 0, at = 0;
+	int rc;
+
+	*bytes = 0;
+	notice(f, call);
+	rc = check(f, write, count, type, &n);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	gfsp_error_clear(&err);
+	if (counter(f, MPI_SUM, n, &at, &err) != 0)
+		return sf_fail(f, &err);
+	/* a read short of the end still moved the pointer by n, as MPICH */
+	return sf_io(f, write, SF_AT, at, buf, count, type, bytes);
+}
+
+int
+sf_ordered(struct sfile *f, const char *call, int write, void *buf,
+	   MPI_Count count, MPI_Datatype type, MPI_Count *bytes)
+{
+	struct gfsp_error err;
+	MPI_Offset n = 0, before = 0, total = 0, base = 0;
+	int cls, rc, mrc;
+
+	*bytes = 0;
+	notice(f, call);
+	gfsp_error_clear(&err);
+	cls = check(f, write, count, type, &n);
+	rc = gfsp_agree(f->comm, cls == MPI_SUCCESS ? 0 : code_of(cls), &err);
+	if (rc)
+		return cls != MPI_SUCCESS ? cls : sf_fail(f, &err);
+
+	/* every rank makes every collective call; the first error wins */
+	rc = gfsp_mpi_check(MPI_Exscan(&n, &before, 1, MPI_OFFSET, MPI_SUM,
+	    f->comm), "ordered access: MPI_Exscan", &err);
+	mrc = MPI_Reduce(&n, &total, 1, MPI_OFFSET, MPI_SUM, 0, f->comm);
+	if (rc == 0)
+		rc = gfsp_mpi_check(mrc, "ordered access: MPI_Reduce", &err);
+	if (f->rank == 0) {
+		before = 0;	/* MPI_Exscan leaves rank 0's undefined */
+		if (rc == 0)
+			rc = counter(f, MPI_SUM, total, &base, &err);
+	}
+	mrc = MPI_Bcast(&base, 1, MPI_OFFSET, 0, f->comm);
+	if (rc == 0)
+		rc = gfsp_mpi_check(mrc, "ordered access: MPI_Bcast", &err);
+	rc = gfsp_agree(f->comm, rc, &err);
+	if (rc)
+		return sf_fail(f, &err);
+	return sf_io(f, write, SF_AT | SF_COLL, base + before, buf, count,
+	    type, bytes);
+}
+
+/*
+ * Collective.  All ranks must pass the same offset and whence (one
+ * MPI_Allreduce checks, and carries the largest size any rank knows, for
+ * MPI_SEEK_END); rank 0 finds the new value, every rank checks it, rank 0
+ * sets it, and the closing agreement keeps every rank's next
+ * shared-pointer access after the set.
+ */
+int
+sf_seek_shared(struct sfile *f, MPI_Offset off, int whence)
+{
+	struct gfsp_error err;
+	struct sfile all;
+	MPI_Offset in[5], max[5], out[2] = { 0, 0 }, cur = 0;
+	uint64_t s;
+	int rc = 0, mrc;
+
+	notice(f, "MPI_File_seek_shared");
+	gfsp_error_clear(&err);
+	/* max of ~x is ~(min of x): equal to max of x on every rank iff
+	 * all passed the same x */
+	in[0] = off;
+	in[1] = ~off;
+	in[2] = whence;
+	in[3] = ~(MPI_Offset)whence;
+	in[4] = (MPI_Offset)f->size;
+	mrc = MPI_Allreduce(in, max, 5, MPI_OFFSET, MPI_MAX, f->comm);
+	if (mrc != MPI_SUCCESS)
+		return sf_fail_code(f, MPI_ERR_OTHER, "'%s': seek_shared: "
+		    "cannot compare the arguments of the ranks", f->path);
+	/* from here on the same verdict on every rank, or rank 0's */
+	if (max[0] != ~max[1] || max[2] != ~max[3])
+		return sf_fail_code(f, MPI_ERR_ARG, "'%s': seek_shared: the "
+		    "ranks passed different offsets or whences", f->path);
+	if (whence != MPI_SEEK_SET && whence != MPI_SEEK_CUR &&
+	    whence != MPI_SEEK_END)
+		return sf_fail_code(f, MPI_ERR_ARG, "'%s': seek_shared: bad "
+		    "whence %d", f->path, whence);
+
+	if (f->rank == 0) {
+		switch (whence) {
+		case MPI_SEEK_CUR:
+			rc = counter(f, MPI_NO_OP, 0, &cur, &err);
+			out[0] = cur;
+			break;
+		case MPI_SEEK_END:
+			/* the view bytes below the end of every rank's
+			 * writes (f->size is only this rank's), rounded up
+			 * to a whole etype, as ROMIO's ADIOI_Get_eof_offset
+			 * does */
+			all = *f;
+			all.size = (uint64_t)max[4];
+			s = sf_stream_size(&all);
+			out[0] = (MPI_Offset)((s + f->etype_size - 1) /
+			    f->etype_size);
+			break;
+		}
+		out[1] = rc;
+	}
+	mrc = MPI_Bcast(out, 2, MPI_OFFSET, 0, f->comm);
+	if (mrc != MPI_SUCCESS)
+		return sf_fail_code(f, MPI_ERR_OTHER, "'%s': seek_shared: "
+		    "cannot hear from rank 0", f->path);
+	if (out[1] != 0) {
+		if (f->rank != 0)
+			gfsp_error_set(&err, GFSP_EPEER, "rank 0 failed: %s",
+			    gfsp_strerror((int)out[1]));
+		return sf_fail(f, &err);
+	}
+	if (off < -out[0] || off > INT64_MAX - out[0])
+		return sf_fail_code(f, MPI_ERR_ARG, "'%s': seek_shared to "
+		    "offset %lld%+lld: out of range", f->path,
+		    (long long)out[0], (long long)off);
+	if (f->rank == 0)
+		rc = counter(f, MPI_REPLACE, out[0] + off, NULL, &err);
+	rc = gfsp_agree(f->comm, rc, &err);
+	return rc ? sf_fail(f, &err) : MPI_SUCCESS;
+}
+
+int
+sf_get_position_shared(struct sfile *f, MPI_Offset *off)
+{
+	struct gfsp_error err;
+
+	notice(f, "MPI_File_get_position_shared");
+	gfsp_error_clear(&err);
+	if (counter(f, MPI_NO_OP, 0, off, &err) != 0)
+		return sf_fail(f, &err);
+	return MPI_SUCCESS;
+}
+
+/* Collective, after a successful set_view: the pointer goes back to 0
+ * (MPI-4.0 section 14.3), and no rank uses it before it has. */
+int
+sf_shared_reset(struct sfile *f)
+{
+	struct gfsp_error err;
+	int rc = 0;
+
+	gfsp_error_clear(&err);
+	if (f->rank == 0)
+		rc = counter(f, MPI_REPLACE, 0, NULL, &err);
+	rc = gfsp_agree(f->comm, rc, &err);
+	return rc ? sf_fail(f, &err) : MPI_SUCCESS;
+}

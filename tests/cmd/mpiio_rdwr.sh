@@ -1,0 +1,59 @@
+#!/bin/bash
+# mpiio_rdwr.sh - a file opened again for writing through the preload
+# lib/libgfsplit-mpiio.so keeps what MPI keeps (tests/unit/mpi_rdwr makes
+# the calls and checks every read against its model of the file): the old
+# bytes stay where nothing new lands, a rank reads its own writes at once
+# and the other ranks' after sync + barrier + sync, MPI_File_set_size cuts
+# the old bytes too, and the file grows past its old end.  With 1 and 3
+# ranks the program first passes on MPICH alone (so its model is MPICH's);
+# through the preload, the old file is a split file or a plain one, and the
+# result is a split file that stat-layout checks and gfsplit-merge turns
+# into MPICH's bytes exactly (the program's model depends on the rank
+# count, so a file is checked with as many ranks as wrote it).  Also:
+# MPI_MODE_DELETE_ON_CLOSE on an old file removes it, as MPICH does.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/mpiio_lib.sh"
+mpiio_setup "$UNIT/mpi_rdwr" "MPI-IO read-write tests"
+
+for n in 1 3; do
+	a=$TMPD/p$n b=$TMPD/p$n.split
+	# MPICH alone: the program's model is MPICH's
+	check "$n ranks: MPICH creates the file" plain "$n" create "$a"
+	cp "$a" "$a.cut"
+	check "$n ranks: MPICH reopens it RDWR: old bytes, own writes, others' after sync" \
+		plain "$n" update "$a"
+	check "$n ranks: MPICH: the updated file is the model's" plain "$n" check "$a" updated
+	check "$n ranks: MPICH cuts a copy with set_size and writes past the cut" plain "$n" cut "$a.cut"
+	check "$n ranks: MPICH: the cut file is the model's" plain "$n" check "$a.cut" cut
+
+	# the same through the preload, the old file a split file
+	check "$n ranks: the preload creates a split file" pre "$n" "$TMPD/*.split" create "$b"
+	is_split "$n ranks: it is a split directory" "$b" || continue
+	cp -r "$b" "$b.cut.split"
+	check "$n ranks: the preload reopens it RDWR: old bytes, own writes, others' after sync" \
+		pre "$n" "$TMPD/*.split" update "$b"
+	check "$n ranks: stat-layout --check of the updated split file" "$BIN/stat-layout" --check "$b"
+	check "$n ranks: the updated split file reads back as the model's" pre "$n" "" check "$b" updated
+	check "$n ranks: gfsplit-merge of the updated split file" mpirun_n 2 "$BIN/gfsplit-merge" "$b" "$b.merged"
+	same_bytes "$n ranks: merged, it equals MPICH's updated file" "$a" "$b.merged"
+	check "$n ranks: the preload cuts a copy with set_size and writes past the cut" \
+		pre "$n" "$TMPD/*.split" cut "$b.cut.split"
+	check "$n ranks: gfsplit-merge of the cut split file" mpirun_n 2 "$BIN/gfsplit-merge" "$b.cut.split" "$b.cut.merged"
+	same_bytes "$n ranks: merged, it equals MPICH's cut file" "$a.cut" "$b.cut.merged"
+done
+
+# the old file a plain one: selected, it becomes a split file with its bytes
+check "MPICH creates a plain file, 3 ranks" plain 3 create "$TMPD/q.sel"
+check "the preload reopens the plain file RDWR, selected, 3 ranks" pre 3 "$TMPD/*.sel" update "$TMPD/q.sel"
+is_split "the plain file became a split directory" "$TMPD/q.sel" &&
+	check "it reads back as the model's updated file" pre 3 "" check "$TMPD/q.sel" updated
+check "merge it" mpirun_n 2 "$BIN/gfsplit-merge" "$TMPD/q.sel" "$TMPD/q.merged"
+same_bytes "merged, it equals MPICH's updated file" "$TMPD/p3" "$TMPD/q.merged"
+
+# delete on close: the old file goes too
+check "the preload creates d.split, 2 ranks" pre 2 "$TMPD/*.split" create "$TMPD/d.split"
+check "open it with MPI_MODE_DELETE_ON_CLOSE and write (mpi_rdwr delete)" \
+	pre 2 "$TMPD/*.split" delete "$TMPD/d.split"
+if [ ! -e "$TMPD/d.split" ] && ! ls -a "$TMPD" | grep -q 'd\.split'; then ok "d.split is gone, and no temporary of it is left"
+else not_ok "d.split is gone, and no temporary of it is left" "$(ls -a "$TMPD")"; fi
+finish

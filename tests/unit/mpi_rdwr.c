@@ -1,0 +1,288 @@
+/*
+ * mpi_rdwr.c - a file opened again for writing, as MPI keeps it: the old
+ * bytes stay where nothing is written, a rank reads back what it wrote at
+ * once, and what the other ranks wrote after MPI_File_sync + barrier +
+ * MPI_File_sync.  Plain MPI-IO, so that the same run checks MPICH and the
+ * preload library (tests/cmd/mpiio_rdwr.sh).
+ *
+ *   mpi_rdwr create FILE   every rank writes its 4 blocks of B bytes of
+ *                          the base pattern: the file is 4*N*B bytes
+ *   mpi_rdwr update FILE   opens FILE RDWR (no CREATE); rank r patches 50
+ *                          bytes at r*B + 100 and at the end of the file
+ *                          + r*64 (the file grows), reads both back, reads
+ *                          the old bytes around them, syncs, reads the
+ *                          other ranks' patches; every read is checked
+ *   mpi_rdwr cut FILE      opens a created FILE WRONLY, MPI_File_set_size
+ *                          to half, then rank 0 writes 50 bytes 1000
+ *                          past the cut (a hole between)
+ *   mpi_rdwr delete FILE   opens FILE RDWR with MPI_MODE_DELETE_ON_CLOSE,
+ *                          writes, reads it back, closes: FILE is gone
+ *   mpi_rdwr check FILE STATE   reads the whole file (every rank) and
+ *                          compares it with STATE: created, updated, cut
+ *
+ * Exit 0 if every check passed on every rank; otherwise 1 and one line per
+ * failure on stderr ("mpi_rdwr: rank R: ...").
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <mpi.h>
+
+#define B	8192		/* block */
+#define PATCH	50
+
+static int rank, nprocs, bad;
+
+static void
+fail(const char *what, long long at)
+{
+	fprintf(stderr, "mpi_rdwr: rank %d: %s (at %lld)\n", rank, what, at);
+	bad = 1;
+}
+
+static int
+check_mpi(int rc, const char *what)
+{
+	char msg[MPI_MAX_ERROR_STRING];
+	int n = 0;
+
+	if (rc == MPI_SUCCESS)
+		return 0;
+	MPI_Error_string(rc, msg, &n);
+	fprintf(stderr, "mpi_rdwr: rank %d: %s: %s\n", rank, what, msg);
+	bad = 1;
+	return -1;
+}
+
+static unsigned char
+base_byte(long long g)
+{
+	return (unsigned char)((g * 31 + 7 + (g >> 9)) & 0xff);
+}
+
+static unsigned char
+patch_byte(int r, long long i)
+{
+	return (unsigned char)(0x80 | ((r * 17 + i) & 0x7f));
+}
+
+static long long
+base_size(void)
+{
+	return 4LL * nprocs * B;
+}
+
+/* What byte g of the file holds in STATE (-1: past the end). */
+static int
+model(const char *state, long long g)
+{
+	long long size = base_size(), half = size / 2, i;
+	int r;
+
+	if (strcmp(state, "cut") == 0) {
+		if (g < half)
+			return base_byte(g);
+		if (g >= half + 1000 && g < half + 1000 + PATCH)
+			return patch_byte(0, g - half - 1000);
+		return g < half + 1000 + PATCH ? 0 : -1;
+	}
+	if (strcmp(state, "updated") == 0) {
+		for (r = 0; r < nprocs; r++) {
+			i = g - (r * (long long)B + 100);
+			if (i >= 0 && i < PATCH)
+				return patch_byte(r, i);
+			i = g - (size + r * 64);
+			if (i >= 0 && i < PATCH)
+				return patch_byte(r, 1000 + i);
+		}
+		if (g >= size + (nprocs - 1) * 64 + PATCH)
+			return -1;
+		return g < size ? base_byte(g) : 0;	/* a gap between */
+	}
+	return g < size ? base_byte(g) : -1;
+}
+
+/* Read [g, g + n) and compare with the model in STATE. */
+static void
+expect(MPI_File fh, const char *state, long long g, int n, const char *what)
+{
+	unsigned char *buf = malloc(n);
+	MPI_Status st;
+	int i, count = 0;
+	char msg[160];
+
+	memset(buf, 0xee, n);
+	if (check_mpi(MPI_File_read_at(fh, g, buf, n, MPI_BYTE, &st), what)) {
+		free(buf);
+		return;
+	}
+	MPI_Get_count(&st, MPI_BYTE, &count);
+	for (i = 0; i < n; i++) {
+		int want = model(state, g + i);
+
+		if (want < 0 && i < count) {
+			fail("read past the end of the file", g + i);
+			break;
+		}
+		if (want >= 0 && (i >= count || buf[i] != want)) {
+			snprintf(msg, sizeof(msg), "%s: byte %d of the read: "
+			    "%d, want %d (read %d bytes)", what, i,
+			    i < count ? buf[i] : -1, want, count);
+			fail(msg, g + i);
+			break;
+		}
+	}
+	free(buf);
+}
+
+static void
+do_create(const char *path)
+{
+	unsigned char *buf = malloc(B);
+	MPI_File fh;
+	long long g;
+	int k, i;
+
+	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
+	    MPI_MODE_WRONLY, MPI_INFO_NULL, &fh), "open"))
+		return;
+	for (k = 0; k < 4; k++) {
+		g = ((long long)k * nprocs + rank) * B;
+		for (i = 0; i < B; i++)
+			buf[i] = base_byte(g + i);
+		check_mpi(MPI_File_write_at_all(fh, g, buf, B, MPI_BYTE,
+		    MPI_STATUS_IGNORE), "write_at_all");
+	}
+	check_mpi(MPI_File_close(&fh), "close");
+	free(buf);
+}
+
+static void
+put_patch(MPI_File fh, long long g, long long seed)
+{
+	unsigned char buf[PATCH];
+	int i;
+
+	for (i = 0; i < PATCH; i++)
+		buf[i] = patch_byte(rank, seed + i);
+	check_mpi(MPI_File_write_at(fh, g, buf, PATCH, MPI_BYTE,
+	    MPI_STATUS_IGNORE), "write_at (patch)");
+}
+
+static void
+do_update(const char *path)
+{
+	long long size = base_size(), mine = rank * (long long)B + 100;
+	long long tail = size + rank * 64;
+	MPI_Offset got = 0;
+	MPI_File fh;
+	int r;
+
+	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR,
+	    MPI_INFO_NULL, &fh), "open RDWR"))
+		return;
+	check_mpi(MPI_File_get_size(fh, &got), "get_size");
+	if (got != size)
+		fail("get_size after the open is not the old size", got);
+	/* the old bytes, before anything is written */
+	expect(fh, "created", 0, 3 * B, "old bytes before writing");
+	MPI_Barrier(MPI_COMM_WORLD);	/* before anyone writes */
+	put_patch(fh, mine, 0);
+	put_patch(fh, tail, 1000);
+	/* its own writes at once, old bytes around them */
+	expect(fh, "updated", mine - 30, PATCH + 60, "own patch and around");
+	expect(fh, "updated", tail, PATCH, "own patch past the old end");
+	check_mpi(MPI_File_sync(fh), "sync");
+	MPI_Barrier(MPI_COMM_WORLD);
+	check_mpi(MPI_File_sync(fh), "sync");
+	for (r = 0; r < nprocs; r++) {
+		expect(fh, "updated", r * (long long)B + 100, PATCH,
+		    "a patch of any rank, after sync");
+		expect(fh, "updated", size + r * 64, PATCH,
+		    "a tail patch of any rank, after sync");
+	}
+	check_mpi(MPI_File_get_size(fh, &got), "get_size");
+	if (got != size + (nprocs - 1) * 64 + PATCH)
+		fail("get_size after the sync", got);
+	check_mpi(MPI_File_close(&fh), "close");
+}
+
+static void
+do_cut(const char *path)
+{
+	long long half = base_size() / 2;
+	MPI_File fh;
+
+	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY,
+	    MPI_INFO_NULL, &fh), "open WRONLY"))
+		return;
+	check_mpi(MPI_File_set_size(fh, half), "set_size");
+	if (rank == 0)
+		put_patch(fh, half + 1000, 0);
+	check_mpi(MPI_File_close(&fh), "close");
+}
+
+static void
+do_delete(const char *path)
+{
+	MPI_File fh;
+
+	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR |
+	    MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh), "open RDWR|DELETE_ON_CLOSE"))
+		return;
+	put_patch(fh, rank * (long long)B + 100, 0);
+	expect(fh, "updated", rank * (long long)B + 100, PATCH, "own patch");
+	check_mpi(MPI_File_close(&fh), "close");
+}
+
+static void
+do_check(const char *path, const char *state)
+{
+	long long size = 0, g;
+	MPI_Offset got = 0;
+	MPI_File fh;
+
+	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY,
+	    MPI_INFO_NULL, &fh), "open RDONLY"))
+		return;
+	while (model(state, size) >= 0)
+		size++;
+	check_mpi(MPI_File_get_size(fh, &got), "get_size");
+	if (got != size)
+		fail("the file's size is not the model's", got);
+	for (g = 0; g < size; g += 3 * B)
+		expect(fh, state, g, g + 3 * B <= size ? 3 * B :
+		    (int)(size - g), "the whole file");
+	check_mpi(MPI_File_close(&fh), "close");
+}
+
+int
+main(int argc, char **argv)
+{
+	int all = 0;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
+	if (argc < 3 || (strcmp(argv[1], "check") == 0 && argc < 4)) {
+		if (rank == 0)
+			fprintf(stderr, "usage: mpi_rdwr create|update|cut|delete "
+			    "FILE | check FILE created|updated|cut\n");
+		MPI_Finalize();
+		return 2;
+	}
+	if (strcmp(argv[1], "create") == 0)
+		do_create(argv[2]);
+	else if (strcmp(argv[1], "update") == 0)
+		do_update(argv[2]);
+	else if (strcmp(argv[1], "cut") == 0)
+		do_cut(argv[2]);
+	else if (strcmp(argv[1], "delete") == 0)
+		do_delete(argv[2]);
+	else
+		do_check(argv[2], argv[3]);
+	MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	MPI_Finalize();
+	return all ? 1 : 0;
+}
