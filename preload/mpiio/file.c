@@ -285,6 +285,7 @@ sf_free(struct sfile *f)
 			break;
 		}
 	sf_view_release(f);
+	sf_view_types_free(f);
 	sf_shared_close(f);	/* collective, as the callers are */
 	if (f->comm != MPI_COMM_NULL)
 		MPI_Comm_free(&f->comm);
@@ -375,6 +376,7 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 		f->fh = shadow;
 		f->comm = MPI_COMM_NULL;
 		f->shwin = MPI_WIN_NULL;
+		f->etype = f->filetype = MPI_DATATYPE_NULL;
 		f->amode = amode;
 		f->mode = verdict;
 		f->path = strdup(path);

@@ -52,10 +52,12 @@ struct sfile {
 	uint64_t disp;
 	uint64_t etype_size;
 	uint32_t view_id;	/* the writer's id of the view, 0: none */
+	MPI_Datatype etype, filetype;	/* for get_view; NULL: never set */
 	int view_lent;		/* view's arrays belong to the writer */
 
 	MPI_Offset pos;		/* individual file pointer, in etypes */
 	MPI_Win shwin;		/* shared file pointer, on rank 0 (shared.c) */
+	MPI_Offset *shptr;	/* rank 0: the window's memory */
 	uint64_t size;		/* logical size as this rank knows it */
 
 	/* split collective: result of the _begin for its _end */
@@ -85,6 +87,11 @@ void sf_notice_once(int *done, const char *fmt, ...)
 /* io.c */
 /* Drop f->view (freed unless the writer holds it). */
 void sf_view_release(struct sfile *f);
+void sf_view_types_free(struct sfile *f);
+/* MPI_File_get_view and MPI_File_get_byte_offset from f's own view. */
+int sf_get_view(struct sfile *f, MPI_Offset *disp, MPI_Datatype *etype,
+		MPI_Datatype *filetype, char *datarep);
+int sf_get_byte_offset(struct sfile *f, MPI_Offset offset, MPI_Offset *disp);
 int sf_set_view(struct sfile *f, MPI_Offset disp, MPI_Datatype etype,
 		MPI_Datatype filetype, const char *datarep, MPI_Info info);
 enum { SF_AT = 1, SF_COLL = 2 };

@@ -4,9 +4,10 @@
  * Each one looks the handle up: a file the library manages goes to
  * file.c / io.c / shared.c, any other straight to MPICH through
  * PMPI_File_*.  Calls that only touch what the shadow handle holds (info,
- * group, atomicity, errhandlers, get_view, get_byte_offset,
- * get_type_extent) are not defined here at all: MPICH answers them on the
- * shadow.
+ * group, atomicity, errhandlers) are not defined here at all: MPICH
+ * answers them on the shadow.  The view is ours alone (MPICH's set_view
+ * would flatten the filetype a second time), so get_view, get_byte_offset
+ * and get_type_extent are answered here.
  *
  * Reads and writes come in 4 positionings x 3 completions x 2 count types;
  * the macros below spell each family once.  Nonblocking forms complete
@@ -69,6 +70,46 @@ MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
 	rc = sf_set_view(f, disp, etype, filetype, datarep, info);
 	/* a new view puts the shared file pointer back to 0 as well */
 	return rc == MPI_SUCCESS ? sf_shared_reset(f) : rc;
+}
+
+int
+MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
+		  MPI_Datatype *filetype, char *datarep)
+{
+	struct sfile *f = sf_find(fh);
+
+	return f ? sf_get_view(f, disp, etype, filetype, datarep) :
+	    PMPI_File_get_view(fh, disp, etype, filetype, datarep);
+}
+
+int
+MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
+{
+	struct sfile *f = sf_find(fh);
+
+	return f ? sf_get_byte_offset(f, offset, disp) :
+	    PMPI_File_get_byte_offset(fh, offset, disp);
+}
+
+/* The native representation: a type's extent in the file is its extent. */
+int
+MPI_File_get_type_extent(MPI_File fh, MPI_Datatype type, MPI_Aint *extent)
+{
+	struct sfile *f = sf_find(fh);
+	MPI_Aint lb;
+
+	return f ? MPI_Type_get_extent(type, &lb, extent) :
+	    PMPI_File_get_type_extent(fh, type, extent);
+}
+
+int
+MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype type, MPI_Count *extent)
+{
+	struct sfile *f = sf_find(fh);
+	MPI_Count lb;
+
+	return f ? MPI_Type_get_extent_c(type, &lb, extent) :
+	    PMPI_File_get_type_extent_c(fh, type, extent);
 }
 
 int

@@ -722,6 +722,45 @@ static const struct pattern patterns[] = {
 
 /* ---- around the data: view, checks ---------------------------------------- */
 
+/* A copy of a derived type from MPI_File_get_view is the caller's to free. */
+static void
+free_copy(MPI_Datatype *t)
+{
+	int ni, na, nd, comb;
+
+	MPI_Type_get_envelope(*t, &ni, &na, &nd, &comb);
+	if (comb != MPI_COMBINER_NAMED)
+		MPI_Type_free(t);
+}
+
+/* MPI_File_get_view gives back the view set: displacement, data
+ * representation, and types of the same size and extent */
+static int
+check_view(MPI_File fh, const struct plan *p)
+{
+	MPI_Offset disp;
+	MPI_Datatype et, ft;
+	MPI_Aint lb, ext, wlb, wext;
+	char rep[MPI_MAX_DATAREP_STRING];
+	int esz, fsz, wsz, bad;
+
+	TRY("MPI_File_get_view", MPI_File_get_view(fh, &disp, &et, &ft, rep));
+	MPI_Type_size(et, &esz);
+	MPI_Type_size(ft, &fsz);
+	MPI_Type_size(p->ftype, &wsz);
+	MPI_Type_get_extent(ft, &lb, &ext);
+	MPI_Type_get_extent(p->ftype, &wlb, &wext);
+	bad = disp != p->disp || strcmp(rep, "native") != 0 ||
+	    esz != (int)p->etsize || fsz != wsz || ext != wext || lb != wlb;
+	free_copy(&et);
+	free_copy(&ft);
+	if (bad)
+		return fail("MPI_File_get_view: disp %lld, '%s', etype %d, "
+			    "filetype %d bytes of extent %ld: not the view set",
+			    (long long)disp, rep, esz, fsz, (long)ext);
+	return 0;
+}
+
 static int
 set_view(MPI_File fh, struct plan *p)
 {
@@ -729,7 +768,7 @@ set_view(MPI_File fh, struct plan *p)
 		return 0;
 	TRY("MPI_File_set_view", MPI_File_set_view(fh, p->disp, p->etype, p->ftype,
 						  "native", MPI_INFO_NULL));
-	return 0;
+	return check_view(fh, p);
 }
 
 /* the individual pointer after the data, and the byte it points back to */
