@@ -58,7 +58,9 @@ free_recs(struct recs *x)
 }
 
 struct gfsp_split_writer {
-	MPI_Comm comm;		/* private duplicate of the caller's comm */
+	MPI_Comm comm;		/* private: a duplicate of the caller's, or
+				 * the caller's own (opts->comm_private) */
+	int own_comm;		/* comm is our duplicate, to free */
 	int rank, nprocs;
 	struct gfsp_dst dst;
 	char *tmp;		/* gfsp_dst_sibling(dst, "tmp") */
@@ -206,7 +208,7 @@ free_writer(struct gfsp_split_writer *w)
 	free(w->host);
 	free(w->tmp);
 	gfsp_dst_free(&w->dst);
-	if (w->comm != MPI_COMM_NULL)
+	if (w->own_comm && w->comm != MPI_COMM_NULL)
 		MPI_Comm_free(&w->comm);
 	free(w);
 }
@@ -314,7 +316,11 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 		return rc;
 	}
 	w->comm = MPI_COMM_NULL;
-	mrc = MPI_Comm_dup(comm, &w->comm);
+	mrc = MPI_SUCCESS;
+	if (opts->comm_private)
+		w->comm = comm;
+	else if ((mrc = MPI_Comm_dup(comm, &w->comm)) == MPI_SUCCESS)
+		w->own_comm = 1;
 	if (mrc != MPI_SUCCESS) {
 		w->comm = MPI_COMM_NULL;
 		rc = gfsp_mpi_check(mrc, "cannot duplicate the communicator",

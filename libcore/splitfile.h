@@ -151,6 +151,10 @@ struct gfsp_split_opts {
 	/* OUT, if non-NULL, on every rank after a commit: parts that did
 	 * not land on their rank's host (a fallback happened) */
 	int *misplaced;
+	/* comm is already private to this writer (the caller's own
+	 * duplicate, with no other traffic between its collectives): used
+	 * as it is instead of duplicated, which costs a collective */
+	int comm_private;
 };
 
 struct gfsp_split_writer;

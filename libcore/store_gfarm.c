@@ -547,39 +547,36 @@ gf_ftruncate(struct gfsp_file *file, uint64_t size, struct gfsp_error *err)
 	return 0;
 }
 
+/* fn (gfs_pio_sync, gfs_pio_flush) on a file open for writing; a file
+ * open for reading has nothing to sync or flush. */
 static int
-gf_fsync(struct gfsp_file *file, struct gfsp_error *err)
+gf_push(struct gfsp_file *file, gfarm_error_t (*fn)(GFS_File),
+	const char *verb, struct gfsp_error *err)
 {
 	struct gf_file *f = (struct gf_file *)file;
 	struct gf_guard g;
-	gfarm_error_t e = GFARM_ERR_NO_ERROR;
+	gfarm_error_t e;
 
-	/* a file open for reading has nothing to sync */
 	if (!f->writable)
 		return 0;
 	gf_enter(&g);
-	e = gfs_pio_sync(f->gf);
+	e = fn(f->gf);
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR)
-		return gf_error(err, e, "cannot sync '%s'", f->hdr.path);
+		return gf_error(err, e, "cannot %s '%s'", verb, f->hdr.path);
 	return 0;
+}
+
+static int
+gf_fsync(struct gfsp_file *file, struct gfsp_error *err)
+{
+	return gf_push(file, gfs_pio_sync, "sync", err);
 }
 
 static int
 gf_flush(struct gfsp_file *file, struct gfsp_error *err)
 {
-	struct gf_file *f = (struct gf_file *)file;
-	struct gf_guard g;
-	gfarm_error_t e = GFARM_ERR_NO_ERROR;
-
-	if (!f->writable)
-		return 0;
-	gf_enter(&g);
-	e = gfs_pio_flush(f->gf);
-	gf_leave(&g);
-	if (e != GFARM_ERR_NO_ERROR)
-		return gf_error(err, e, "cannot flush '%s'", f->hdr.path);
-	return 0;
+	return gf_push(file, gfs_pio_flush, "flush", err);
 }
 
 /* ------------------------------------------------------------- paths */

@@ -142,6 +142,7 @@ finish() {
 #                         is interrupted
 #   gfreg -h "${GFARM_TEST_HOSTS%% *}" "$f" /f   # node names, node 0 first
 #   gfarm_down            stop it earlier (gfarm_up starts it again)
+#   on_node_k D DIR KIND N  ok D if DIR/KIND.k is on node k, k < N (gfwhere)
 # The instance lives in $GFARM_BASE ($TMPD/gfarm): pid files in run/
 # (gfmd.pid, gfsdI.pid), logs in log/, node I's own client configuration in
 # $GFARM_CONFIG_FILE_NODEI.  See tests/gfarm/start.sh.
@@ -150,6 +151,19 @@ GFARM_FIXTURE="$TOP/tests/gfarm"
 _gfarm_have() {
 	command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/sbin/$1" ]
 }
+# on_node_k DESC GFDIR KIND N: GFDIR/KIND.k (part, loc) has a replica on
+# node k of $GFARM_TEST_HOSTS, for k < N (asked of Gfarm with gfwhere)
+on_node_k() {
+	read -r -a _oh <<<"$GFARM_TEST_HOSTS"
+	_obad=""
+	for _ok in $(seq 0 $(($4 - 1))); do
+		_ow=$(gfwhere "$2/$3.$_ok" 2>&1 | tr -s ' \n' ' ')
+		case " $_ow " in *" ${_oh[$_ok]} "*) ;;
+		*) _obad="$_obad $3.$_ok on [$_ow], wanted ${_oh[$_ok]};" ;; esac
+	done
+	[ -z "$_obad" ] && ok "$1" || not_ok "$1" "$_obad"
+}
+
 # need_gfarm [--no-build]: unless the Gfarm daemons and clients are installed
 # and (without --no-build) the suite was built with the Gfarm backend, print
 # a SKIP line with the reason and end the script successfully.

@@ -316,6 +316,7 @@ open_data(struct sfile *f, int kind, struct gfsp_error *err)
 	memset(&o, 0, sizeof(o));
 	o.force = 1;		/* replaces the old file, at the commit */
 	o.layout = "mpiio";
+	o.comm_private = 1;	/* f->comm: ours, in step on every rank */
 	rc = gfsp_agree(f->comm, gfsp_host_for_rank(hosts, f->rank, host,
 	    sizeof(host), err), err);
 	if (rc)
@@ -363,16 +364,18 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 		return through_handler(NULL, -verdict);
 	}
 
-	/* ours: MPICH gets the shadow, we get the data */
-	shadow_rc = PMPI_File_open(comm, SHADOW_PATH, MPI_MODE_RDWR,
-	    MPI_INFO_NULL, &shadow);
-	if (shadow_rc != MPI_SUCCESS)
-		return shadow_rc;
+	/*
+	 * ours: MPICH gets the shadow, we get the data.  The shadow is this
+	 * rank's alone (MPI_COMM_SELF): opening it over comm would cost a
+	 * round of MPICH's collectives for nothing (MPI_File_get_group
+	 * answers with comm's group).
+	 */
 	gfsp_error_clear(&err);
+	rc = 0;
+	shadow_rc = PMPI_File_open(MPI_COMM_SELF, SHADOW_PATH, MPI_MODE_RDWR,
+	    MPI_INFO_NULL, &shadow);
 	f = calloc(1, sizeof(*f));
-	rc = gfsp_agree(comm, f ? 0 : gfsp_error_set(&err, GFSP_ENOMEM,
-	    "out of memory"), &err);
-	if (rc == 0) {
+	if (f != NULL) {
 		f->fh = shadow;
 		f->comm = MPI_COMM_NULL;
 		f->shwin = MPI_WIN_NULL;
@@ -383,9 +386,18 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 		f->etype_size = 1;
 		f->dense = 1;
 		gfsp_view_empty(&f->view, 0, 1);
-		rc = MPI_Comm_dup(comm, &f->comm) == MPI_SUCCESS && f->path ?
-		    0 : gfsp_error_set(&err, GFSP_ENOMEM, "cannot open '%s': "
-		    "out of memory", path);
+	}
+	if (shadow_rc != MPI_SUCCESS)
+		rc = gfsp_error_set(&err, GFSP_EMPI, "cannot open '%s': MPICH "
+		    "cannot open %s for its handle", path, SHADOW_PATH);
+	else if (f == NULL || f->path == NULL)
+		rc = gfsp_error_set(&err, GFSP_ENOMEM, "cannot open '%s': out "
+		    "of memory", path);
+	rc = gfsp_agree(comm, rc, &err);
+	if (rc == 0) {
+		rc = MPI_Comm_dup(comm, &f->comm) == MPI_SUCCESS ? 0 :
+		    gfsp_error_set(&err, GFSP_EMPI, "cannot open '%s': cannot "
+		    "duplicate the communicator", path);
 		rc = gfsp_agree(comm, rc, &err);
 	}
 	if (rc == 0) {
@@ -400,7 +412,8 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 			f->fh = MPI_FILE_NULL;
 			sf_free(f);
 		}
-		PMPI_File_close(&shadow);
+		if (shadow != MPI_FILE_NULL)
+			PMPI_File_close(&shadow);
 		return sf_fail(NULL, &err);
 	}
 	f->next = files;

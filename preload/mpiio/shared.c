@@ -13,7 +13,7 @@
  *        ^  MPI_Fetch_and_op + MPI_Win_flush(0), from any rank:
  *           MPI_SUM n     claim n etypes, get where they start
  *           MPI_NO_OP     read it (get_position_shared)
- *           MPI_REPLACE   set it (open, set_view, seek_shared)
+ *           MPI_REPLACE   set it (set_view, seek_shared); it starts at 0
  *
  * Every access is an accumulate operation, so concurrent ones are atomic
  * with respect to each other (MPI-4.0 section 12.7); a plain MPI_Get racing

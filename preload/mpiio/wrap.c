@@ -4,8 +4,8 @@
  * Each one looks the handle up: a file the library manages goes to
  * file.c / io.c / shared.c, any other straight to MPICH through
  * PMPI_File_*.  Calls that only touch what the shadow handle holds (info,
- * group, atomicity, errhandlers) are not defined here at all: MPICH
- * answers them on the shadow.  The view is ours alone (MPICH's set_view
+ * atomicity, errhandlers) are not defined here at all: MPICH answers them
+ * on the shadow (opened on MPI_COMM_SELF, so get_group is ours).  The view is ours alone (MPICH's set_view
  * would flatten the filetype a second time), so get_view, get_byte_offset
  * and get_type_extent are answered here.
  *
@@ -42,6 +42,16 @@ MPI_File_delete(const char *filename, MPI_Info info)
 
 	rc = sf_delete(filename, info, &handled);
 	return handled ? rc : PMPI_File_delete(filename, info);
+}
+
+/* The shadow is MPI_COMM_SELF's: the file's group is the open's. */
+int
+MPI_File_get_group(MPI_File fh, MPI_Group *group)
+{
+	struct sfile *f = sf_find(fh);
+
+	return f ? MPI_Comm_group(f->comm, group) :
+	    PMPI_File_get_group(fh, group);
 }
 
 int

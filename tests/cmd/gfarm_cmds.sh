@@ -15,18 +15,8 @@ make_file "$TMPD/src" 5000000 11
 # 1. POSIX -> Gfarm, parts pinned rank r -> node r
 check "split 3 ranks to gfarm:///t/a.split with --hosts" \
 	mpirun_n 3 "$BIN/pcp-split" --hosts "$hosts" "$TMPD/src" gfarm:///t/a.split
-bad=""
-for r in 0 1 2; do
-	w=$(gfwhere /t/a.split/part.$r 2>&1 | tr -s ' \n' ' ')
-	case " $w " in *" ${H[$r]} "*) ;; *) bad="$bad part.$r on [$w], wanted ${H[$r]};" ;; esac
-done
-[ -z "$bad" ] && ok "every part is on its rank's node (gfwhere)" || not_ok "every part is on its rank's node (gfwhere)" "$bad"
-bad=""
-for k in 0 1 2; do
-	w=$(gfwhere /t/a.split/loc.$k 2>&1 | tr -s ' \n' ' ')
-	case " $w " in *" ${H[$k]} "*) ;; *) bad="$bad loc.$k on [$w], wanted ${H[$k]};" ;; esac
-done
-[ -z "$bad" ] && ok "every location file is on its node (gfwhere)" || not_ok "every location file is on its node (gfwhere)" "$bad"
+on_node_k "every part is on its rank's node (gfwhere)" /t/a.split part 3
+on_node_k "every location file is on its node (gfwhere)" /t/a.split loc 3
 if gfxattr -g /t/a.split user.gfsplit 2>/dev/null | grep -q 1; then ok "the split directory carries the user.gfsplit xattr"
 else not_ok "the split directory carries the user.gfsplit xattr" "$(gfxattr -l /t/a.split 2>&1)"; fi
 

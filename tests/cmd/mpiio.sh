@@ -142,12 +142,7 @@ want="${H[0]}:True:True ${H[1]}:True:True"
 [ "$got" = "$want" ] && ok "stat-layout: each part on its rank's node" ||
 	not_ok "stat-layout: each part on its rank's node" "got: $got" "want: $want" "$(tail -n 3 "$TMPD/g.err")"
 check "stat-layout --check on Gfarm" "$BIN/stat-layout" --check gfarm:///mpiio/f
-bad=""
-for k in 0 1; do
-	w=$(gfwhere /mpiio/f/loc.$k 2>&1 | tr -s ' \n' ' ')
-	case " $w " in *" ${H[$k]} "*) ;; *) bad="$bad loc.$k on [$w], wanted ${H[$k]};" ;; esac
-done
-[ -z "$bad" ] && ok "loc.K is on node K (gfwhere)" || not_ok "loc.K is on node K (gfwhere)" "$bad"
+on_node_k "loc.K is on node K (gfwhere)" /mpiio/f loc 2
 check "plain MPICH writes ior-view locally, 2 ranks" plain 2 ior-view write "$TMPD/g.plain"
 check "merge the Gfarm split file to a local file, 2 ranks" \
 	mpirun_n 2 "$BIN/gfsplit-merge" gfarm:///mpiio/f "$TMPD/g.merged"

@@ -66,6 +66,8 @@
 
 #include <mpi.h>
 
+#include "mpi_err.h"
+
 enum api { API_CLASSIC, API_LARGE, API_SPLIT, API_NB };
 static const char *const api_names[] = { "classic", "large", "split", "nonblocking" };
 
@@ -111,12 +113,7 @@ expect(MPI_Offset g)
 static int
 mpi_fail(const char *call, int rc)
 {
-	char s[MPI_MAX_ERROR_STRING];
-	int len = 0;
-
-	if (MPI_Error_string(rc, s, &len) != MPI_SUCCESS)
-		snprintf(s, sizeof(s), "MPI error %d", rc);
-	fprintf(stderr, "mpi_iopat: rank %d: %s: %s\n", rank, call, s);
+	mpi_report("mpi_iopat", rank, call, rc);
 	return -1;
 }
 
@@ -722,6 +719,23 @@ static const struct pattern patterns[] = {
 
 /* ---- around the data: view, checks ---------------------------------------- */
 
+/* MPI_File_get_group: the group of the communicator the file was opened on */
+static int
+check_group(MPI_File fh)
+{
+	MPI_Group g, w;
+	int cmp = MPI_UNEQUAL;
+
+	TRY("MPI_File_get_group", MPI_File_get_group(fh, &g));
+	MPI_Comm_group(MPI_COMM_WORLD, &w);
+	MPI_Group_compare(g, w, &cmp);
+	MPI_Group_free(&g);
+	MPI_Group_free(&w);
+	if (cmp != MPI_IDENT)
+		return fail("MPI_File_get_group: not MPI_COMM_WORLD's group");
+	return 0;
+}
+
 /* A copy of a derived type from MPI_File_get_view is the caller's to free. */
 static void
 free_copy(MPI_Datatype *t)
@@ -987,7 +1001,9 @@ main(int argc, char **argv)
 		fh = MPI_FILE_NULL;
 	} else {
 		MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
-		rc = run(fh, pat, &p);
+		rc = check_group(fh);
+		if (rc == 0)
+			rc = run(fh, pat, &p);
 	}
 	if (fh != MPI_FILE_NULL) {
 		int mrc = MPI_File_close(&fh);

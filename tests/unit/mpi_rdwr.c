@@ -28,6 +28,8 @@
 #include <string.h>
 #include <mpi.h>
 
+#include "mpi_err.h"
+
 #define B	8192		/* block */
 #define PATCH	50
 
@@ -43,13 +45,9 @@ fail(const char *what, long long at)
 static int
 check_mpi(int rc, const char *what)
 {
-	char msg[MPI_MAX_ERROR_STRING];
-	int n = 0;
-
 	if (rc == MPI_SUCCESS)
 		return 0;
-	MPI_Error_string(rc, msg, &n);
-	fprintf(stderr, "mpi_rdwr: rank %d: %s: %s\n", rank, what, msg);
+	mpi_report("mpi_rdwr", rank, what, rc);
 	bad = 1;
 	return -1;
 }

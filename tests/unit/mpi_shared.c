@@ -52,6 +52,8 @@
 
 #include <mpi.h>
 
+#include "mpi_err.h"
+
 #define E		4		/* etype: MPI_INT */
 #define B		256		/* etypes in a shared block */
 #define MAGIC		0x5a000000u
@@ -179,12 +181,7 @@ block_id(const uint32_t *w, int n, int k0, const char *where, long long at)
 static void
 die(const char *call, int rc)
 {
-	char s[MPI_MAX_ERROR_STRING];
-	int len = 0;
-
-	if (MPI_Error_string(rc, s, &len) != MPI_SUCCESS)
-		snprintf(s, sizeof(s), "MPI error %d", rc);
-	fprintf(stderr, "mpi_shared: rank %d: %s: %s\n", rank, call, s);
+	mpi_report("mpi_shared", rank, call, rc);
 	MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
