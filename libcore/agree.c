@@ -7,9 +7,11 @@
 #include "core.h"
 
 /* spin this many tests first: a phase whose ranks arrive together (the
- * common case) pays no sleep at all */
+ * common case) pays no sleep at all; then sleep at most 100 us between
+ * tests, since a waiting rank may be the target of others' one-sided
+ * operations, which this MPICH serves only inside MPI calls */
 #define SPIN_TESTS 200
-#define MAX_SLEEP_NS 1000000L
+#define MAX_SLEEP_NS 100000L
 
 int
 gfsp_mpi_wait(MPI_Request *req, MPI_Status *st)

@@ -1,0 +1,98 @@
+/*
+ * onesided.h - one-sided transfers between the ranks of a communicator: the
+ * transport of the cooperative cache (cache.h, seed 001).  Included by
+ * libcore/ and cmd/ only.
+ *
+ * Every rank exposes one region of memory (a "window"); any rank reads and
+ * writes any rank's region without the owner's CPU taking part (with
+ * "mpi", as far as the MPI library does RMA in hardware: MPICH over
+ * shared memory or TCP serves it as active messages, which the owner
+ * handles only while it is inside an MPI call -- a rank that computes or
+ * sleeps for long outside MPI delays every operation on its region):
+ *
+ *   rank 0 region         rank 1 region         ...
+ *   +---------------+     +---------------+
+ *   | bytes 0 .. n  |     | bytes 0 .. n  |     get / put: any bytes
+ *   +---------------+     +---------------+     *64: one aligned 64-bit word,
+ *                                               atomic against each other
+ *
+ * A transport is a table of operations (struct gfsp_os_ops).  "mpi" runs
+ * everywhere: MPI-3 passive-target RMA in one lock_all epoch, which MPICH
+ * maps onto RDMA on InfiniBand.  "verbs" (onesided_verbs.c, built with
+ * libibverbs) posts RDMA reads, writes and atomics itself when a device
+ * exists; without one, gfsp_os_create() says so and "auto" takes "mpi".
+ *
+ * Completion: get and put may still be in flight when they return; flush
+ * completes every operation this rank issued to `rank`, at both ends.  The
+ * 64-bit operations are complete when they return.  Data a rank writes
+ * into its own region by plain stores is published for remote gets by
+ * gfsp_os_publish() (MPI_Win_sync); likewise the owner calls publish
+ * before reading with plain loads what others put into its region (after
+ * whatever told it they flushed: a barrier, a message).  Words others
+ * read atomically must be written through put64/cas64 even by their
+ * owner, so that every access to them is atomic.  put64 is a CAS loop in
+ * both transports (each says why): one round trip onto a word that is
+ * still 0, two otherwise.
+ *
+ * Offsets are bytes from the start of the target's region; a 64-bit word
+ * must be 8-byte aligned.  Errors: GFSP_* codes with the operation, the
+ * target rank and the transport's own message.
+ */
+#ifndef GFSP_ONESIDED_H
+#define GFSP_ONESIDED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <mpi.h>
+
+#include "gfsplit.h"
+
+struct gfsp_os;				/* a window over a communicator */
+
+struct gfsp_os_ops {
+	const char *name;		/* "mpi", "verbs" */
+	/* Collective: every rank exposes `bytes` of zeroed memory (sizes may
+	 * differ between ranks).  GFSP_ENOTSUP: not usable here (no device),
+	 * with the reason in err. */
+	int (*create)(MPI_Comm comm, size_t bytes, struct gfsp_os **out,
+		      struct gfsp_error *err);
+	/* Collective. */
+	void (*destroy)(struct gfsp_os *w);
+	void *(*base)(struct gfsp_os *w);		/* this rank's region */
+	int (*get)(struct gfsp_os *w, int rank, uint64_t off, void *dst,
+		   size_t len, struct gfsp_error *err);
+	int (*put)(struct gfsp_os *w, int rank, uint64_t off,
+		   const void *src, size_t len, struct gfsp_error *err);
+	int (*flush)(struct gfsp_os *w, int rank, struct gfsp_error *err);
+	int (*get64)(struct gfsp_os *w, int rank, uint64_t off,
+		     uint64_t *val, struct gfsp_error *err);
+	int (*put64)(struct gfsp_os *w, int rank, uint64_t off, uint64_t val,
+		     struct gfsp_error *err);
+	/* *old = word; if word == expect, word = val. */
+	int (*cas64)(struct gfsp_os *w, int rank, uint64_t off,
+		     uint64_t expect, uint64_t val, uint64_t *old,
+		     struct gfsp_error *err);
+	/* plain stores to this rank's region become visible to gets */
+	void (*publish)(struct gfsp_os *w);
+};
+
+extern const struct gfsp_os_ops gfsp_os_mpi;
+#ifdef HAVE_IBVERBS
+extern const struct gfsp_os_ops gfsp_os_verbs;
+#endif
+
+/*
+ * Collective: a window of `bytes` per rank on the transport named by
+ * `name`: "mpi", "verbs", or "auto"/NULL (verbs where a device exists on
+ * every rank, else mpi; the choice is agreed by all ranks).  `name` must
+ * be the same on every rank.  OUT *ops: the transport taken.  Every rank
+ * returns the same verdict.
+ */
+int gfsp_os_create(MPI_Comm comm, const char *name, size_t bytes,
+		   const struct gfsp_os_ops **ops, struct gfsp_os **out,
+		   struct gfsp_error *err);
+
+/* The transports compiled in, for --version: "mpi" or "mpi, verbs". */
+const char *gfsp_os_builtin(void);
+
+#endif /* GFSP_ONESIDED_H */

@@ -1,0 +1,397 @@
+/*
+ * onesided_mpi.c - the "mpi" one-sided transport: MPI-3 passive-target RMA
+ * on a window from MPI_Win_allocate, in one MPI_Win_lock_all epoch that
+ * lasts from create to destroy.
+ *
+ *   create:   Comm_dup -> Win_allocate -> memset 0 -> lock_all -> Win_sync
+ *             -> Allgather of the region sizes (for bounds checks) -> agree
+ *             (the agreement is the barrier: no rank returns, and so none
+ *             reads, before every rank has zeroed its region)
+ *   get/put:  MPI_Get / MPI_Put, complete at flush (MPI_Win_flush)
+ *   *64:      accumulate-class calls on MPI_UINT64_T, flushed at once
+ *   destroy:  unlock_all -> Win_free -> Comm_free
+ *
+ * Atomicity of the 64-bit words.  MPI makes accumulate-class calls atomic
+ * against each other only under the window's "accumulate_ops" hint, whose
+ * default, same_op_no_op, lets the implementation assume that concurrent
+ * calls on one address use one operation or MPI_NO_OP.  A put64 done with
+ * MPI_REPLACE beside a cas64 would break that promise (and with it, on
+ * networks with hardware atomics, the atomicity).  So only two operations
+ * ever touch a word: compare-and-swap (cas64, and put64 as a CAS loop) and
+ * MPI_NO_OP (get64, by MPI_Fetch_and_op).
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "onesided.h"
+
+/* MPI_Get/MPI_Put take an int count: larger transfers go in pieces */
+#define MPI_RMA_CHUNK	((size_t)1 << 30)
+
+/* every struct gfsp_os handed out by this file is one of these */
+struct os_mpi {
+	MPI_Comm comm;			/* private duplicate of the caller's */
+	MPI_Win win;
+	void *base;			/* this rank's region */
+	int rank, nprocs;
+	uint64_t *size;			/* [nprocs]: every rank's region size */
+};
+
+static struct os_mpi *
+os_mpi(struct gfsp_os *w)
+{
+	return (struct os_mpi *)w;
+}
+
+/*
+ * Check the target and the byte range before MPI sees them, so that a bad
+ * offset is reported in the transport's words rather than as whatever the
+ * MPI library makes of it.  `op` and `dir` make the subject of the
+ * message: "one-sided get from rank 3".
+ */
+static int
+check_target(const struct os_mpi *m, const char *op, const char *dir,
+	     int rank, uint64_t off, uint64_t len, struct gfsp_error *err)
+{
+	if (rank < 0 || rank >= m->nprocs)
+		return gfsp_error_set(err, GFSP_EINVAL, "one-sided %s %s rank "
+				     "%d (mpi): no such rank (%d ranks)", op,
+				     dir, rank, m->nprocs);
+	if (off > m->size[rank] || len > m->size[rank] - off)
+		return gfsp_error_set(err, GFSP_EINVAL, "one-sided %s %s rank "
+				     "%d (mpi): %llu bytes at offset %llu "
+				     "overrun its %llu-byte region", op, dir,
+				     rank, (unsigned long long)len,
+				     (unsigned long long)off,
+				     (unsigned long long)m->size[rank]);
+	return 0;
+}
+
+static int
+check_word(const struct os_mpi *m, const char *op, const char *dir,
+	   int rank, uint64_t off, struct gfsp_error *err)
+{
+	if (off % 8 != 0)
+		return gfsp_error_set(err, GFSP_EINVAL, "one-sided %s %s rank "
+				     "%d (mpi): offset %llu is not 8-byte "
+				     "aligned", op, dir, rank,
+				     (unsigned long long)off);
+	return check_target(m, op, dir, rank, off, 8, err);
+}
+
+/* "one-sided get from rank 3 (mpi): <MPI's message>" */
+static int
+rma_fail(int mrc, const char *op, const char *dir, int rank,
+	 struct gfsp_error *err)
+{
+	char what[128];
+
+	snprintf(what, sizeof(what), "one-sided %s %s rank %d (mpi)", op, dir,
+		 rank);
+	return gfsp_mpi_check(mrc, what, err);
+}
+
+/* "one-sided window (mpi): MPI_Win_allocate: <MPI's message>" */
+static int
+setup_fail(int mrc, const char *call, struct gfsp_error *err)
+{
+	char what[128];
+
+	snprintf(what, sizeof(what), "one-sided window (mpi): %s", call);
+	return gfsp_mpi_check(mrc, what, err);
+}
+
+/*
+ * MPICH 4.0 (ch4) puts the regions of the ranks on one node side by side
+ * in one shared segment when their sizes are not whole pages, and there
+ * its gets from rank 1 and up read the wrong bytes (seen with 4.0.2
+ * ch4:ucx: byte 0 of rank 1 read as a byte of rank 0's region).  Whole
+ * pages, and the hint that the regions need not be contiguous, take it
+ * to its per-rank mapping instead, which is right.  Both cost nothing
+ * elsewhere: the bounds this file checks are the sizes asked for.
+ */
+static int
+win_allocate(struct os_mpi *m, size_t bytes, struct gfsp_error *err)
+{
+	MPI_Info info = MPI_INFO_NULL;
+	long pagesz = sysconf(_SC_PAGESIZE);
+	size_t page = pagesz > 0 ? (size_t)pagesz : 4096, whole = bytes;
+	int mrc;
+
+	if (bytes <= PTRDIFF_MAX - page)
+		whole = (bytes + page - 1) / page * page;
+	/* a hint: a rank that cannot make it goes on without, never skips
+	 * the collective */
+	if (MPI_Info_create(&info) != MPI_SUCCESS)
+		info = MPI_INFO_NULL;
+	else if (MPI_Info_set(info, "alloc_shared_noncontig", "true") !=
+		 MPI_SUCCESS)
+		MPI_Info_free(&info);
+	mrc = MPI_Win_allocate((MPI_Aint)whole, 1, info, m->comm, &m->base,
+			       &m->win);
+	if (info != MPI_INFO_NULL)
+		MPI_Info_free(&info);
+	return setup_fail(mrc, "MPI_Win_allocate", err);
+}
+
+/*
+ * Creation is a chain of collective steps, each followed by an agreement.
+ * After a failure, every rank undoes the steps that succeeded everywhere.
+ * A step that failed on some ranks only is not undone on the others: its
+ * undo (MPI_Comm_free, MPI_Win_free) is collective too, and the ranks
+ * where it failed could not take part; a leak beats a hang.
+ */
+static int
+mpi_create(MPI_Comm comm, size_t bytes, struct gfsp_os **out,
+	   struct gfsp_error *err)
+{
+	struct os_mpi *m;
+	uint64_t mine = bytes;
+	int rc = 0, mrc, have_comm = 0, have_win = 0, locked = 0;
+
+	*out = NULL;
+	m = calloc(1, sizeof(*m));
+	if (m == NULL) {
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "one-sided window (mpi):"
+				   " out of memory");
+	} else {
+		m->comm = MPI_COMM_NULL;
+		m->win = MPI_WIN_NULL;
+		mrc = MPI_Comm_rank(comm, &m->rank);
+		if (mrc == MPI_SUCCESS)
+			mrc = MPI_Comm_size(comm, &m->nprocs);
+		rc = setup_fail(mrc, "MPI_Comm_size", err);
+		if (rc == 0 && (m->size = calloc((size_t)m->nprocs,
+						 sizeof(*m->size))) == NULL)
+			rc = gfsp_error_set(err, GFSP_ENOMEM, "one-sided "
+					   "window (mpi): out of memory");
+		/* MPI_Aint is signed: a region of more than half the
+		 * address space cannot be described */
+		if (rc == 0 && bytes > PTRDIFF_MAX)
+			rc = gfsp_error_set(err, GFSP_EINVAL, "one-sided "
+					   "window (mpi): %zu bytes is too "
+					   "large a region", bytes);
+	}
+	rc = gfsp_agree(comm, rc, err);
+	if (rc != 0)
+		goto fail;
+
+	/* a private communicator: our collectives never meet the caller's,
+	 * and its error handler is ours to set */
+	mrc = MPI_Comm_dup(comm, &m->comm);
+	rc = setup_fail(mrc, "MPI_Comm_dup", err);
+	if (rc == 0)
+		rc = setup_fail(MPI_Comm_set_errhandler(m->comm,
+			MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler", err);
+	rc = gfsp_agree(comm, rc, err);
+	if (rc != 0)
+		goto fail;
+	have_comm = 1;
+
+	rc = win_allocate(m, bytes, err);
+	rc = gfsp_agree(m->comm, rc, err);
+	if (rc != 0)
+		goto fail;
+	have_win = 1;
+
+	/* a window's error handler is not inherited from its communicator */
+	rc = setup_fail(MPI_Win_set_errhandler(m->win, MPI_ERRORS_RETURN),
+			"MPI_Win_set_errhandler", err);
+	/* MPI_Win_allocate hands out uninitialised memory; the contract
+	 * promises zeroes */
+	if (rc == 0 && bytes > 0)
+		memset(m->base, 0, bytes);
+	if (rc == 0) {
+		rc = setup_fail(MPI_Win_lock_all(MPI_MODE_NOCHECK, m->win),
+				"MPI_Win_lock_all", err);
+		locked = rc == 0;
+	}
+	if (rc == 0)
+		rc = setup_fail(MPI_Win_sync(m->win), "MPI_Win_sync", err);
+	/* a collective: every rank takes part, whatever happened above */
+	mrc = MPI_Allgather(&mine, 1, MPI_UINT64_T, m->size, 1, MPI_UINT64_T,
+			    m->comm);
+	if (rc == 0)
+		rc = setup_fail(mrc, "MPI_Allgather", err);
+	/* also the barrier after the zeroing (see the top of the file) */
+	rc = gfsp_agree(m->comm, rc, err);
+	if (rc != 0)
+		goto fail;
+	*out = (struct gfsp_os *)m;
+	return 0;
+
+fail:
+	if (m != NULL) {
+		if (locked)
+			MPI_Win_unlock_all(m->win);
+		if (have_win)
+			MPI_Win_free(&m->win);
+		if (have_comm)
+			MPI_Comm_free(&m->comm);
+		free(m->size);
+		free(m);
+	}
+	return rc;
+}
+
+static void
+mpi_destroy(struct gfsp_os *w)
+{
+	struct os_mpi *m = os_mpi(w);
+
+	if (m == NULL)
+		return;
+	/* MPI_Win_free waits for every rank, so nobody still reads or
+	 * writes this region when it goes */
+	MPI_Win_unlock_all(m->win);
+	MPI_Win_free(&m->win);
+	MPI_Comm_free(&m->comm);
+	free(m->size);
+	free(m);
+}
+
+static void *
+mpi_base(struct gfsp_os *w)
+{
+	return os_mpi(w)->base;
+}
+
+static int
+mpi_get(struct gfsp_os *w, int rank, uint64_t off, void *dst, size_t len,
+	struct gfsp_error *err)
+{
+	struct os_mpi *m = os_mpi(w);
+	size_t done, n;
+	int rc, mrc;
+
+	if ((rc = check_target(m, "get", "from", rank, off, len, err)) != 0)
+		return rc;
+	for (done = 0; done < len; done += n) {
+		n = GFSP_MIN(len - done, MPI_RMA_CHUNK);
+		mrc = MPI_Get((char *)dst + done, (int)n, MPI_BYTE, rank,
+			      (MPI_Aint)(off + done), (int)n, MPI_BYTE, m->win);
+		if (mrc != MPI_SUCCESS)
+			return rma_fail(mrc, "get", "from", rank, err);
+	}
+	return 0;
+}
+
+static int
+mpi_put(struct gfsp_os *w, int rank, uint64_t off, const void *src,
+	size_t len, struct gfsp_error *err)
+{
+	struct os_mpi *m = os_mpi(w);
+	size_t done, n;
+	int rc, mrc;
+
+	if ((rc = check_target(m, "put", "to", rank, off, len, err)) != 0)
+		return rc;
+	for (done = 0; done < len; done += n) {
+		n = GFSP_MIN(len - done, MPI_RMA_CHUNK);
+		mrc = MPI_Put((const char *)src + done, (int)n, MPI_BYTE, rank,
+			      (MPI_Aint)(off + done), (int)n, MPI_BYTE, m->win);
+		if (mrc != MPI_SUCCESS)
+			return rma_fail(mrc, "put", "to", rank, err);
+	}
+	return 0;
+}
+
+static int
+mpi_flush(struct gfsp_os *w, int rank, struct gfsp_error *err)
+{
+	struct os_mpi *m = os_mpi(w);
+	int rc;
+
+	if ((rc = check_target(m, "flush", "of", rank, 0, 0, err)) != 0)
+		return rc;
+	return rma_fail(MPI_Win_flush(rank, m->win), "flush", "of", rank, err);
+}
+
+static int
+mpi_get64(struct gfsp_os *w, int rank, uint64_t off, uint64_t *val,
+	  struct gfsp_error *err)
+{
+	struct os_mpi *m = os_mpi(w);
+	int rc, mrc;
+
+	if ((rc = check_word(m, "get64", "from", rank, off, err)) != 0)
+		return rc;
+	/* a fetch with MPI_NO_OP: an atomic read, where MPI_Get is not */
+	mrc = MPI_Fetch_and_op(NULL, val, MPI_UINT64_T, rank, (MPI_Aint)off,
+			       MPI_NO_OP, m->win);
+	if (mrc == MPI_SUCCESS)
+		mrc = MPI_Win_flush(rank, m->win);
+	return rma_fail(mrc, "get64", "from", rank, err);
+}
+
+static int
+mpi_cas64(struct gfsp_os *w, int rank, uint64_t off, uint64_t expect,
+	  uint64_t val, uint64_t *old, struct gfsp_error *err)
+{
+	struct os_mpi *m = os_mpi(w);
+	int rc, mrc;
+
+	if ((rc = check_word(m, "cas64", "on", rank, off, err)) != 0)
+		return rc;
+	mrc = MPI_Compare_and_swap(&val, &expect, old, MPI_UINT64_T, rank,
+				   (MPI_Aint)off, m->win);
+	if (mrc == MPI_SUCCESS)
+		mrc = MPI_Win_flush(rank, m->win);
+	return rma_fail(mrc, "cas64", "on", rank, err);
+}
+
+/*
+ * A store as a CAS loop (see the top of the file for why not
+ * MPI_REPLACE).  The first guess is 0, what a word holds before anyone
+ * wrote it, so the first store to a word costs one round trip and later
+ * ones two; each miss returns the word's current value, the next guess.
+ */
+static int
+mpi_put64(struct gfsp_os *w, int rank, uint64_t off, uint64_t val,
+	  struct gfsp_error *err)
+{
+	struct os_mpi *m = os_mpi(w);
+	uint64_t expect = 0, old;
+	int rc, mrc;
+
+	if ((rc = check_word(m, "put64", "to", rank, off, err)) != 0)
+		return rc;
+	for (;;) {
+		mrc = MPI_Compare_and_swap(&val, &expect, &old, MPI_UINT64_T,
+					   rank, (MPI_Aint)off, m->win);
+		if (mrc == MPI_SUCCESS)
+			mrc = MPI_Win_flush(rank, m->win);
+		if (mrc != MPI_SUCCESS)
+			return rma_fail(mrc, "put64", "to", rank, err);
+		if (old == expect)
+			return 0;
+		expect = old;
+	}
+}
+
+static void
+mpi_publish(struct gfsp_os *w)
+{
+	/* in MPI's unified memory model, the memory barrier that makes this
+	 * rank's stores visible to the others' gets */
+	MPI_Win_sync(os_mpi(w)->win);
+}
+
+const struct gfsp_os_ops gfsp_os_mpi = {
+	.name		= "mpi",
+	.create		= mpi_create,
+	.destroy	= mpi_destroy,
+	.base		= mpi_base,
+	.get		= mpi_get,
+	.put		= mpi_put,
+	.flush		= mpi_flush,
+	.get64		= mpi_get64,
+	.put64		= mpi_put64,
+	.cas64		= mpi_cas64,
+	.publish	= mpi_publish,
+};
