@@ -1,0 +1,1079 @@
+/*
+ * cache.c - the cooperative cache (cache.h; seed 001, section 2).
+ *
+ * Window of each rank (onesided.h), 8-byte words unless said:
+ *
+ *   0          slots: nslots x { bid, tok }        read by peers
+ *   rd_off     repdir: rd_rows x { key, G cells }  b's row: on rank h(b)
+ *                                                  mod P, a hash table
+ *                                                  keyed by b (probing)
+ *   ad_off     altdir: ad_rows cells               group g's table, spread
+ *                                                  over g's members
+ *   data_off   data: nslots x block_size           (4 KiB aligned)
+ *
+ * A repdir row belongs to one block for good: its key word goes from 0 to
+ * the block id by compare-and-swap, and lookups probe from h(b) until they
+ * meet b or 0 (rd_rows is 8 times the blocks of a cache, so a file of up
+ * to 8 times all the caches is coordinated; past that, a block that finds
+ * no row is read from storage without coordination).  A cell: state (2
+ * bits) | tag (20) | rank (20) | slot (22).  An altdir cell (a lossy hash,
+ * as in the seed): 1 | tag (21) | rank (20) | slot (22), or 0.  Nothing
+ * relies on a tag being unique: a location is only ever used after the
+ * source slot's full block id has been read.
+ *
+ * Slot protocol (seed 2.3): install writes the data, then a new token,
+ * then the block id; discard clears the id, then the token, and only then
+ * is the data reused.  A copy reads id and token, the data, token and id
+ * again, and keeps the data only if nothing changed.
+ *
+ * Directory cells change only by compare-and-swap: INVALID -> LOADING by
+ * the rank that will load the block for its group (so no other rank of
+ * the group reads it from storage meanwhile), LOADING -> LOADED by that
+ * rank, and LOADED(me) -> substitute or INVALID by its holder when it
+ * drops the block.  A LOADED cell whose slot fails the check is stale
+ * (its holder dropped the block and the substitute was stale too): it is
+ * claimed like an INVALID one.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache.h"
+#include "core.h"
+#include "onesided.h"
+#include "splitfile.h"
+#include "store.h"
+
+#define ST_INVALID	0
+#define ST_LOADING	1
+#define ST_LOADED	2
+
+#define RANK_BITS	20
+#define SLOT_BITS	22
+#define TAG_BITS	20
+#define MAX_RANKS	((uint64_t)1 << RANK_BITS)
+#define MAX_SLOTS	((uint64_t)1 << SLOT_BITS)
+
+#define NONE		UINT32_MAX	/* no slot */
+#define WAIT_LIMIT_S	60		/* a LOADING cell this old is an error */
+
+enum where { W_FREE, W_GENERAL, W_SINGLET };
+
+struct gfsp_cache {
+	MPI_Comm comm;
+	int rank, nprocs, groups, group, gsize;
+	uint64_t bsize, nslots, rd_rows, ad_rows;
+	uint64_t rd_off, ad_off, data_off;
+	uint64_t max_singlets;
+	const struct gfsp_os_ops *os;
+	struct gfsp_os *w;
+	unsigned char *base;		/* this rank's window */
+	uint64_t token;			/* last acquisition token given */
+	uint64_t rnd;			/* xorshift state for source choice */
+
+	/* local bookkeeping: never read by peers */
+	uint64_t *bid;			/* [nslots] mirror of the slot ids */
+	uint32_t *prev, *next;		/* [nslots + 2] lists, 2 sentinels */
+	unsigned char *where;		/* [nslots] enum where */
+	uint32_t *freel;		/* [nslots] free slot stack */
+	uint32_t nfree, nsinglet;
+	uint32_t *index;		/* bid -> slot, open addressing */
+	uint64_t index_mask;
+
+	/* blocks this rank read from storage, for max_storage_reads_per_
+	 * block (grown as needed) */
+	uint64_t *sread;
+	size_t nsread, capsread;
+
+	struct gfsp_cache_stats st;
+};
+
+struct gfsp_cache_file {
+	struct gfsp_cache *c;
+	char *path;
+	struct gfsp_file *fh;
+	uint64_t size;
+	uint64_t key;			/* identity: path, size, mtime */
+};
+
+/* list sentinels */
+#define GEN(c)	((uint32_t)(c)->nslots)
+#define SING(c)	((uint32_t)(c)->nslots + 1)
+
+/* ------------------------------------------------------------ encoding */
+
+static uint64_t
+mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t
+tag_of(uint64_t bid)
+{
+	return mix(bid ^ 0x9e3779b97f4a7c15ULL) >> (64 - TAG_BITS);
+}
+
+static uint64_t
+cell(int st, uint64_t bid, int rank, uint32_t slot)
+{
+	return (uint64_t)st << 62 | tag_of(bid) << (RANK_BITS + SLOT_BITS) |
+	    (uint64_t)rank << SLOT_BITS | slot;
+}
+
+static int
+cell_state(uint64_t v, uint64_t bid)
+{
+	int st = (int)(v >> 62);
+
+	if (st == ST_INVALID ||
+	    ((v >> (RANK_BITS + SLOT_BITS)) & ((1u << TAG_BITS) - 1)) !=
+	    tag_of(bid))
+		return ST_INVALID;
+	return st;
+}
+
+static int
+cell_rank(uint64_t v)
+{
+	return (int)((v >> SLOT_BITS) & (MAX_RANKS - 1));
+}
+
+static uint32_t
+cell_slot(uint64_t v)
+{
+	return (uint32_t)(v & (MAX_SLOTS - 1));
+}
+
+/* altdir cell: valid bit, 21 tag bits, rank, slot */
+static uint64_t
+acell(uint64_t bid, int rank, uint32_t slot)
+{
+	return (uint64_t)1 << 63 |
+	    (tag_of(bid) << 1 & ((1u << 21) - 1)) << (RANK_BITS + SLOT_BITS) |
+	    (uint64_t)rank << SLOT_BITS | slot;
+}
+
+static int
+acell_is(uint64_t v, uint64_t bid)
+{
+	return (v >> 63) && (v & ~((uint64_t)1 << 63)) >>
+	    (RANK_BITS + SLOT_BITS) == (tag_of(bid) << 1 & ((1u << 21) - 1));
+}
+
+/* where block bid's group's altdir cell lives */
+static void
+ad_home(const struct gfsp_cache *c, uint64_t bid, int *rank, uint64_t *off)
+{
+	uint64_t h = mix(bid ^ 0x5851f42d4c957f2dULL);
+
+	*rank = c->group + (int)(h % (uint64_t)c->gsize) * c->groups;
+	*off = c->ad_off + (h / (uint64_t)c->gsize % c->ad_rows) * 8;
+}
+
+static uint64_t
+slot_off(uint32_t s)
+{
+	return (uint64_t)s * 16;
+}
+
+static unsigned char *
+data_of(struct gfsp_cache *c, uint32_t s)
+{
+	return c->base + c->data_off + (uint64_t)s * c->bsize;
+}
+
+static uint64_t
+rnd_next(struct gfsp_cache *c)
+{
+	c->rnd ^= c->rnd << 13;
+	c->rnd ^= c->rnd >> 7;
+	c->rnd ^= c->rnd << 17;
+	return c->rnd;
+}
+
+/* ----------------------------------------------------- local bookkeeping */
+
+static uint64_t
+index_find(const struct gfsp_cache *c, uint64_t bid, uint32_t *slot)
+{
+	uint64_t i = mix(bid) & c->index_mask;
+
+	while (c->index[i] != NONE) {
+		if (c->bid[c->index[i]] == bid) {
+			*slot = c->index[i];
+			return i;
+		}
+		i = (i + 1) & c->index_mask;
+	}
+	*slot = NONE;
+	return i;
+}
+
+static void
+index_add(struct gfsp_cache *c, uint64_t bid, uint32_t s)
+{
+	uint32_t found;
+	uint64_t i = index_find(c, bid, &found);
+
+	if (found == NONE)
+		c->index[i] = s;
+}
+
+/* Remove bid, shifting the probe run back over the hole. */
+static void
+index_del(struct gfsp_cache *c, uint64_t bid)
+{
+	uint32_t found;
+	uint64_t i = index_find(c, bid, &found), j = i, k;
+
+	if (found == NONE)
+		return;
+	for (;;) {
+		c->index[i] = NONE;
+		for (;;) {
+			j = (j + 1) & c->index_mask;
+			if (c->index[j] == NONE)
+				return;
+			k = mix(c->bid[c->index[j]]) & c->index_mask;
+			/* may j's entry move to i?  only if its home k is
+			 * not inside (i, j] cyclically */
+			if (i <= j ? (k <= i || k > j) : (k <= i && k > j))
+				break;
+		}
+		c->index[i] = c->index[j];
+		i = j;
+	}
+}
+
+static void
+list_unlink(struct gfsp_cache *c, uint32_t s)
+{
+	c->next[c->prev[s]] = c->next[s];
+	c->prev[c->next[s]] = c->prev[s];
+	if (c->where[s] == W_SINGLET)
+		c->nsinglet--;
+	c->where[s] = W_FREE;
+}
+
+/* s at the tail (most recent / newest) of list head */
+static void
+list_append(struct gfsp_cache *c, uint32_t head, uint32_t s)
+{
+	c->prev[s] = c->prev[head];
+	c->next[s] = head;
+	c->next[c->prev[head]] = s;
+	c->prev[head] = s;
+	c->where[s] = head == GEN(c) ? W_GENERAL : W_SINGLET;
+	if (head == SING(c))
+		c->nsinglet++;
+}
+
+/* --------------------------------------------------------- one-sided */
+
+#define RD_PROBES	32
+
+/* a block's repdir row, once found */
+struct rdref {
+	int home;
+	uint64_t off;		/* of its key word; 0: no row */
+};
+
+/*
+ * Read block bid's row into row[] (all INVALID if it has none).  With
+ * claim, a block without a row takes a free one on the way.
+ */
+static int
+rd_row(struct gfsp_cache *c, uint64_t bid, int claim, struct rdref *ref,
+       uint64_t *row, struct gfsp_error *err)
+{
+	uint64_t h = mix(bid), start, off, key = 0, old;
+	int k, p, rc = 0;
+
+	memset(row, 0, (size_t)c->groups * sizeof(*row));
+	ref->home = (int)(h % (uint64_t)c->nprocs);
+	ref->off = 0;
+	start = h / (uint64_t)c->nprocs;
+	for (p = 0; rc == 0 && p < RD_PROBES; p++) {
+		off = c->rd_off + (start + (uint64_t)p) % c->rd_rows *
+		    ((uint64_t)c->groups + 1) * 8;
+		rc = c->os->get64(c->w, ref->home, off, &key, err);
+		if (rc == 0 && key == 0 && claim) {
+			rc = c->os->cas64(c->w, ref->home, off, 0, bid, &old,
+			    err);
+			key = old == 0 ? bid : old;
+		}
+		if (rc || key == 0)
+			break;		/* not there */
+		if (key == bid) {
+			ref->off = off;
+			break;
+		}
+	}
+	for (k = 0; rc == 0 && ref->off && k < c->groups; k++)
+		rc = c->os->get64(c->w, ref->home, ref->off + 8 +
+		    (uint64_t)k * 8, &row[k], err);
+	return rc;
+}
+
+/* Our group's cell of the row: expect -> val.  OUT *done. */
+static int
+rd_cas(struct gfsp_cache *c, const struct rdref *ref, uint64_t expect,
+       uint64_t val, int *done, struct gfsp_error *err)
+{
+	uint64_t old = 0;
+	int rc;
+
+	*done = 0;
+	if (ref->off == 0)
+		return 0;
+	rc = c->os->cas64(c->w, ref->home, ref->off + 8 +
+	    (uint64_t)c->group * 8, expect, val, &old, err);
+	*done = rc == 0 && old == expect;
+	return rc;
+}
+
+/*
+ * Copy block bid from (rank, slot) into our slot s, checked: the source's
+ * id and token before and after the data are the same and name bid.
+ * OUT *ok: 1 if the copy is good.
+ */
+static int
+copy_checked(struct gfsp_cache *c, uint64_t bid, int rank, uint32_t slot,
+	     uint32_t s, uint64_t len, int *ok, struct gfsp_error *err)
+{
+	uint64_t b1 = 0, t1 = 0, b2 = 0, t2 = 0, so = slot_off(slot);
+	int rc;
+
+	*ok = 0;
+	if (slot >= c->nslots)
+		return 0;		/* a cell from a larger cache? stale */
+	rc = c->os->get64(c->w, rank, so, &b1, err);
+	if (rc == 0)
+		rc = c->os->get64(c->w, rank, so + 8, &t1, err);
+	if (rc || b1 != bid || t1 == 0)
+		return rc;
+	rc = c->os->get(c->w, rank, c->data_off + (uint64_t)slot * c->bsize,
+	    data_of(c, s), len, err);
+	if (rc == 0)
+		rc = c->os->flush(c->w, rank, err);
+	if (rc == 0 && gfsp_cache_test_hook != NULL)
+		gfsp_cache_test_hook(rank, slot);
+	if (rc == 0)
+		rc = c->os->get64(c->w, rank, so + 8, &t2, err);
+	if (rc == 0)
+		rc = c->os->get64(c->w, rank, so, &b2, err);
+	*ok = rc == 0 && b2 == bid && t2 == t1;
+	return rc;
+}
+
+/* copy_checked from the location in cell k of row, counted. */
+static int
+copy_from(struct gfsp_cache *c, uint64_t bid, const uint64_t *row, int k,
+	  uint32_t s, uint64_t len, int *ok, struct gfsp_error *err)
+{
+	int rc;
+
+	rc = copy_checked(c, bid, cell_rank(row[k]), cell_slot(row[k]), s,
+	    len, ok, err);
+	if (rc == 0 && *ok) {
+		c->st.peer_copies++;
+		c->st.peer_bytes += len;
+	} else if (rc == 0) {
+		c->st.retries++;
+	}
+	return rc;
+}
+
+/* Publish slot s as holding bid: data (already there), token, id. */
+static int
+install(struct gfsp_cache *c, uint32_t s, uint64_t bid,
+	struct gfsp_error *err)
+{
+	int rc;
+
+	c->os->publish(c->w);
+	rc = c->os->put64(c->w, c->rank, slot_off(s) + 8, ++c->token, err);
+	if (rc == 0)
+		rc = c->os->put64(c->w, c->rank, slot_off(s), bid, err);
+	if (rc == 0) {
+		c->bid[s] = bid;
+		index_add(c, bid, s);
+	}
+	return rc;
+}
+
+/* ----------------------------------------------------------- discard */
+
+/*
+ * Block bid in slot s is held by another rank too, as far as the
+ * directories tell (a singlet is held by no one else).
+ */
+static int
+held_elsewhere(struct gfsp_cache *c, uint64_t bid, uint32_t s, int *yes,
+	       struct gfsp_error *err)
+{
+	uint64_t row[64], a = 0, off;
+	struct rdref ref;
+	int k, home, rc, st;
+
+	*yes = 0;
+	rc = rd_row(c, bid, 0, &ref, row, err);
+	for (k = 0; rc == 0 && k < c->groups; k++) {
+		st = cell_state(row[k], bid);
+		if (st != ST_INVALID && (cell_rank(row[k]) != c->rank ||
+		    cell_slot(row[k]) != s))
+			*yes = 1;
+	}
+	if (rc || *yes)
+		return rc;
+	ad_home(c, bid, &home, &off);
+	rc = c->os->get64(c->w, home, off, &a, err);
+	if (rc == 0 && acell_is(a, bid) && (cell_rank(a) != c->rank ||
+	    cell_slot(a) != s))
+		*yes = 1;
+	return rc;
+}
+
+/*
+ * Drop the block in slot s (seed 2.5.2): a representative hands its cell
+ * to another holder its group's altdir knows, or clears it; our altdir
+ * entry goes; then the id and token, and the slot is free for reuse.
+ */
+static int
+discard(struct gfsp_cache *c, uint32_t s, struct gfsp_error *err)
+{
+	uint64_t bid = c->bid[s], row[64], a = 0, off, sub, mine;
+	struct rdref ref;
+	int home, rc, done;
+
+	mine = cell(ST_LOADED, bid, c->rank, s);
+	rc = rd_row(c, bid, 0, &ref, row, err);
+	if (rc == 0 && row[c->group] == mine) {
+		ad_home(c, bid, &home, &off);
+		rc = c->os->get64(c->w, home, off, &a, err);
+		sub = rc == 0 && acell_is(a, bid) && (cell_rank(a) !=
+		    c->rank || cell_slot(a) != s) ?
+		    cell(ST_LOADED, bid, cell_rank(a), cell_slot(a)) : 0;
+		if (rc == 0)
+			rc = rd_cas(c, &ref, mine, sub, &done, err);
+	}
+	if (rc == 0) {
+		ad_home(c, bid, &home, &off);
+		rc = c->os->cas64(c->w, home, off, acell(bid, c->rank, s), 0,
+		    &a, err);
+	}
+	if (rc == 0)
+		rc = c->os->put64(c->w, c->rank, slot_off(s), 0, err);
+	if (rc == 0)
+		rc = c->os->put64(c->w, c->rank, slot_off(s) + 8, 0, err);
+	index_del(c, bid);
+	c->bid[s] = 0;
+	return rc;
+}
+
+/*
+ * A slot to fill (seed 2.2.2): a free one, else the general list's least
+ * recent block, unless it is a singlet: those move to the singlet FIFO,
+ * whose oldest block is dropped when it holds more than its share.
+ */
+static int
+alloc_slot(struct gfsp_cache *c, uint32_t *out, struct gfsp_error *err)
+{
+	uint32_t v;
+	int rc, other;
+
+	if (c->nfree > 0) {
+		*out = c->freel[--c->nfree];
+		return 0;
+	}
+	for (;;) {
+		v = c->next[GEN(c)];
+		if (v == GEN(c) || (c->nsinglet > c->max_singlets &&
+		    c->next[SING(c)] != SING(c))) {
+			v = c->next[SING(c)];	/* oldest singlet */
+			if (v == SING(c))	/* every slot checked out */
+				return gfsp_error_set(err, GFSP_EINVAL,
+				    "cache: no slot to replace (%llu slots)",
+				    (unsigned long long)c->nslots);
+			list_unlink(c, v);
+			c->st.evict_singlet++;
+			break;
+		}
+		if (c->max_singlets > 0) {
+			rc = held_elsewhere(c, c->bid[v], v, &other, err);
+			if (rc)
+				return rc;
+			if (!other) {
+				list_unlink(c, v);
+				list_append(c, SING(c), v);
+				c->st.to_singlet++;
+				continue;
+			}
+		}
+		list_unlink(c, v);
+		c->st.evict_general++;
+		break;
+	}
+	rc = discard(c, v, err);
+	*out = v;
+	return rc;
+}
+
+/* ----------------------------------------------------------- acquire */
+
+static int
+storage_read(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid,
+	     uint32_t s, uint64_t len, struct gfsp_error *err)
+{
+	struct gfsp_cache *c = f->c;
+	size_t done = 0;
+	uint64_t *n;
+	int rc;
+
+	rc = gfsp_pread(f->fh, data_of(c, s), (size_t)len, idx * c->bsize,
+	    &done, err);
+	if (rc == 0 && done < len)
+		return gfsp_error_set(err, GFSP_EIO, "'%s' changed while "
+		    "cached: block %llu is short (%zu of %llu bytes)",
+		    f->path, (unsigned long long)idx, done,
+		    (unsigned long long)len);
+	if (rc)
+		return rc;
+	c->st.storage_reads++;
+	c->st.storage_bytes += len;
+	if (c->nsread == c->capsread) {
+		size_t cap = c->capsread ? 2 * c->capsread : 256;
+
+		n = realloc(c->sread, cap * sizeof(*n));
+		if (n == NULL)
+			return 0;	/* the statistic only */
+		c->sread = n;
+		c->capsread = cap;
+	}
+	c->sread[c->nsread++] = bid;
+	return 0;
+}
+
+/* A random LOADED cell of row (any group but `skip`, -1: none). */
+static int
+pick_loaded(struct gfsp_cache *c, const uint64_t *row, uint64_t bid,
+	    int skip)
+{
+	int k, n = 0, pick[64];
+
+	for (k = 0; k < c->groups; k++)
+		if (k != skip && cell_state(row[k], bid) == ST_LOADED)
+			pick[n++] = k;
+	return n ? pick[rnd_next(c) % (uint64_t)n] : -1;
+}
+
+static void
+pause_a_little(unsigned *spins)
+{
+	struct timespec ts = { 0, 0 };
+
+	if (*spins < 64) {
+		(*spins)++;
+		return;
+	}
+	ts.tv_nsec = 50000;	/* 50 us: a storage read takes longer */
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * Block idx of f into our cache; OUT *slot.  A hit costs nothing
+ * remote; a miss follows the row of the block (seed 2.5.1).
+ */
+static int
+acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
+	uint32_t *slot, struct gfsp_error *err)
+{
+	struct gfsp_cache *c = f->c;
+	uint64_t row[64], mine_loading, off;
+	struct rdref ref;
+	uint32_t s;
+	unsigned spins = 0;
+	time_t since = 0;
+	int rc, k, ok, done, home, from_storage;
+
+	index_find(c, bid, &s);
+	if (s != NONE) {
+		c->st.hits++;
+		list_unlink(c, s);
+		list_append(c, GEN(c), s);
+		*slot = s;
+		return 0;
+	}
+	rc = alloc_slot(c, &s, err);
+	if (rc)
+		return rc;
+	mine_loading = cell(ST_LOADING, bid, c->rank, s);
+	for (;;) {
+		rc = rd_row(c, bid, 1, &ref, row, err);
+		if (rc)
+			goto fail;
+		if (ref.off == 0)
+			goto load;	/* directory full: uncoordinated */
+		switch (cell_state(row[c->group], bid)) {
+		case ST_LOADED:
+			k = pick_loaded(c, row, bid, -1);
+			rc = copy_from(c, bid, row, k, s, len, &ok, err);
+			if (rc)
+				goto fail;
+			if (ok)
+				goto got;
+			/* our group's own location is stale: claim it */
+			if (k == c->group) {
+				rc = rd_cas(c, &ref, row[k], mine_loading,
+				    &done, err);
+				if (rc)
+					goto fail;
+				if (done)
+					goto load;
+			}
+			continue;
+		case ST_LOADING:
+			if (since == 0) {
+				since = time(NULL);
+				c->st.waits++;
+			} else if (time(NULL) - since > WAIT_LIMIT_S) {
+				rc = gfsp_error_set(err, GFSP_EIO, "'%s': "
+				    "block %llu: rank %d has been loading it "
+				    "for %d s", f->path,
+				    (unsigned long long)idx,
+				    cell_rank(row[c->group]), WAIT_LIMIT_S);
+				goto fail;
+			}
+			pause_a_little(&spins);
+			continue;
+		default:
+			rc = rd_cas(c, &ref, row[c->group], mine_loading,
+			    &done, err);
+			if (rc)
+				goto fail;
+			if (done)
+				goto load;
+			continue;	/* someone else changed it */
+		}
+	}
+load:
+	/* this group's representative for bid: another group's copy if
+	 * there is one, else the storage */
+	from_storage = 1;
+	k = pick_loaded(c, row, bid, c->group);
+	if (k >= 0) {
+		rc = copy_from(c, bid, row, k, s, len, &ok, err);
+		if (rc)
+			goto unclaim;
+		from_storage = !ok;
+	}
+	if (from_storage) {
+		rc = storage_read(f, idx, bid, s, len, err);
+		if (rc)
+			goto unclaim;
+	}
+	rc = install(c, s, bid, err);
+	if (rc)
+		goto unclaim;
+	rc = rd_cas(c, &ref, mine_loading, cell(ST_LOADED, bid, c->rank, s),
+	    &done, err);
+	if (rc)
+		goto fail;
+	goto listed;
+got:
+	rc = install(c, s, bid, err);
+	if (rc)
+		goto fail;
+listed:
+	/* our group's altdir learns that we hold it too (seed step 3) */
+	ad_home(c, bid, &home, &off);
+	rc = c->os->put64(c->w, home, off, acell(bid, c->rank, s), err);
+	list_append(c, GEN(c), s);
+	*slot = s;
+	return rc;
+unclaim:
+	/* let the group's waiters try themselves */
+	{
+		struct gfsp_error e;
+
+		gfsp_error_clear(&e);
+		rd_cas(c, &ref, mine_loading, 0, &done, &e);
+	}
+fail:
+	if (c->bid[s] != 0) {
+		struct gfsp_error e;
+
+		gfsp_error_clear(&e);
+		discard(c, s, &e);
+	}
+	c->freel[c->nfree++] = s;
+	return rc;
+}
+
+/* ------------------------------------------------------------ the API */
+
+void (*gfsp_cache_test_hook)(int rank, uint32_t slot);
+
+int
+gfsp_cache_test_retoken(struct gfsp_cache *c, int rank, uint32_t slot,
+			struct gfsp_error *err)
+{
+	/* the top bit: never one of the owner's own tokens */
+	return c->os->put64(c->w, rank, slot_off(slot) + 8,
+	    (uint64_t)1 << 63 | ++c->token, err);
+}
+
+int
+gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
+		  struct gfsp_cache **out, struct gfsp_error *err)
+{
+	struct gfsp_cache_opts none;
+	struct gfsp_cache *c;
+	uint64_t bytes, i;
+	int rc = 0;
+
+	*out = NULL;
+	if (o == NULL) {
+		memset(&none, 0, sizeof(none));
+		none.singlet_ratio = -1;
+		o = &none;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return gfsp_agree(comm, gfsp_error_set(err, GFSP_ENOMEM,
+		    "out of memory"), err);
+	c->comm = comm;
+	MPI_Comm_rank(comm, &c->rank);
+	MPI_Comm_size(comm, &c->nprocs);
+	c->bsize = o->block_size ? o->block_size : GFSP_CACHE_BLOCK_DEFAULT;
+	bytes = o->cache_size ? o->cache_size : GFSP_CACHE_SIZE_DEFAULT;
+	c->nslots = bytes / c->bsize;
+	c->groups = o->groups > 0 ? o->groups : 1;
+	c->group = c->rank % c->groups;
+	c->gsize = (c->nprocs - c->group + c->groups - 1) / c->groups;
+	c->max_singlets = (uint64_t)((o->singlet_ratio < 0 ?
+	    GFSP_CACHE_RATIO_DEFAULT : o->singlet_ratio) * (double)c->nslots);
+	if (c->bsize % 8 != 0 || c->nslots < 1)
+		rc = gfsp_error_set(err, GFSP_EINVAL, "cache of %llu bytes "
+		    "with blocks of %llu: need at least one block, and "
+		    "blocks a multiple of 8 bytes",
+		    (unsigned long long)bytes, (unsigned long long)c->bsize);
+	else if (c->nslots >= MAX_SLOTS || (uint64_t)c->nprocs >= MAX_RANKS)
+		rc = gfsp_error_set(err, GFSP_EINVAL, "cache of %llu blocks "
+		    "on %d ranks: at most %llu blocks and %llu ranks",
+		    (unsigned long long)c->nslots, c->nprocs,
+		    (unsigned long long)MAX_SLOTS - 1,
+		    (unsigned long long)MAX_RANKS - 1);
+	else if (c->groups > c->nprocs || c->groups > 64)
+		rc = gfsp_error_set(err, GFSP_EINVAL, "%d groups on %d ranks "
+		    "(at most the number of ranks, and 64)", c->groups,
+		    c->nprocs);
+	else if (o->singlet_ratio > 1)
+		rc = gfsp_error_set(err, GFSP_EINVAL, "singlet ratio %g is "
+		    "above 1", o->singlet_ratio);
+	rc = gfsp_agree(comm, rc, err);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	/* directories: rows for 8 times the blocks all caches hold */
+	c->rd_rows = 8 * c->nslots;
+	c->ad_rows = 2 * c->nslots;
+	c->rd_off = c->nslots * 16;
+	c->ad_off = c->rd_off + c->rd_rows * ((uint64_t)c->groups + 1) * 8;
+	c->data_off = (c->ad_off + c->ad_rows * 8 + 4095) / 4096 * 4096;
+	c->rnd = mix((uint64_t)c->rank + 1) | 1;
+	for (i = 1; i < 2 * c->nslots; i <<= 1)
+		;
+	c->index_mask = i - 1;
+	c->bid = calloc(c->nslots, sizeof(*c->bid));
+	c->prev = calloc(c->nslots + 2, sizeof(*c->prev));
+	c->next = calloc(c->nslots + 2, sizeof(*c->next));
+	c->where = calloc(c->nslots, 1);
+	c->freel = calloc(c->nslots, sizeof(*c->freel));
+	c->index = malloc((c->index_mask + 1) * sizeof(*c->index));
+	if (c->bid == NULL || c->prev == NULL || c->next == NULL ||
+	    c->where == NULL || c->freel == NULL || c->index == NULL)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory for a "
+		    "cache of %llu blocks", (unsigned long long)c->nslots);
+	if (rc == 0) {
+		memset(c->index, 0xff, (c->index_mask + 1) *
+		    sizeof(*c->index));
+		c->next[GEN(c)] = c->prev[GEN(c)] = GEN(c);
+		c->next[SING(c)] = c->prev[SING(c)] = SING(c);
+		for (i = 0; i < c->nslots; i++)
+			c->freel[c->nfree++] = (uint32_t)(c->nslots - 1 - i);
+	}
+	rc = gfsp_agree(comm, rc, err);
+	if (rc == 0)
+		rc = gfsp_os_create(comm, o->transport, c->data_off +
+		    c->nslots * c->bsize, &c->os, &c->w, err);
+	if (rc) {
+		free(c->bid);
+		free(c->prev);
+		free(c->next);
+		free(c->where);
+		free(c->freel);
+		free(c->index);
+		free(c);
+		return rc;
+	}
+	c->base = c->os->base(c->w);
+	*out = c;
+	return 0;
+}
+
+/*
+ * A barrier that sleeps between tests instead of spinning: ranks that are
+ * done must not take the CPU from those still reading (and from their
+ * one-sided operations, which a waiting rank serves inside MPI_Test).
+ */
+static int
+wait_all(struct gfsp_cache *c)
+{
+	MPI_Request req;
+	int mrc;
+
+	mrc = MPI_Ibarrier(c->comm, &req);
+	return mrc == MPI_SUCCESS ? gfsp_mpi_wait(&req, NULL) : mrc;
+}
+
+void
+gfsp_cache_destroy(struct gfsp_cache *c)
+{
+	if (c == NULL)
+		return;
+	/* peers may still copy from us until everyone is done */
+	wait_all(c);
+	c->os->destroy(c->w);
+	free(c->bid);
+	free(c->prev);
+	free(c->next);
+	free(c->where);
+	free(c->freel);
+	free(c->index);
+	free(c->sread);
+	free(c);
+}
+
+const char *
+gfsp_cache_transport(const struct gfsp_cache *c)
+{
+	return c->os->name;
+}
+
+uint64_t
+gfsp_cache_block_size(const struct gfsp_cache *c)
+{
+	return c->bsize;
+}
+
+int
+gfsp_cache_open(struct gfsp_cache *c, const char *path,
+		struct gfsp_cache_file **out, struct gfsp_error *err)
+{
+	struct gfsp_cache_file *f;
+	struct gfsp_stat st;
+	uint64_t id[3];
+	int rc;
+
+	*out = NULL;
+	f = calloc(1, sizeof(*f));
+	if (f == NULL || (f->path = strdup(path)) == NULL) {
+		free(f);
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	}
+	f->c = c;
+	rc = gfsp_open(path, GFSP_O_RDONLY, 0, &f->fh, err);
+	if (rc == 0)
+		rc = gfsp_fstat(f->fh, &st, err);
+	if (rc) {
+		gfsp_cache_close(f);
+		return rc;
+	}
+	f->size = st.size;
+	/* a changed file is another file: its blocks get other ids */
+	id[0] = gfsp_hash64(path, strlen(path));
+	id[1] = st.size;
+	id[2] = (uint64_t)st.mtime;
+	f->key = gfsp_hash64(id, sizeof(id));
+	*out = f;
+	return 0;
+}
+
+uint64_t
+gfsp_cache_file_size(const struct gfsp_cache_file *f)
+{
+	return f->size;
+}
+
+void
+gfsp_cache_close(struct gfsp_cache_file *f)
+{
+	struct gfsp_error e;
+
+	if (f == NULL)
+		return;
+	if (f->fh != NULL)
+		gfsp_close(f->fh, &e);
+	free(f->path);
+	free(f);
+}
+
+int
+gfsp_cache_pread(struct gfsp_cache_file *f, void *buf, size_t len,
+		 uint64_t off, size_t *got, struct gfsp_error *err)
+{
+	struct gfsp_cache *c = f->c;
+	unsigned char *dst = buf;
+	uint64_t idx, in, n, blen, bid;
+	uint32_t s;
+	int rc;
+
+	*got = 0;
+	c->st.reads++;
+	if (off >= f->size || len == 0)
+		return 0;
+	if (len > f->size - off)
+		len = (size_t)(f->size - off);
+	while (*got < len) {
+		idx = (off + *got) / c->bsize;
+		in = (off + *got) % c->bsize;
+		blen = GFSP_MIN(c->bsize, f->size - idx * c->bsize);
+		n = GFSP_MIN(blen - in, len - *got);
+		bid = mix(f->key ^ mix(idx + 1)) | 1;
+		rc = acquire(f, idx, bid, blen, &s, err);
+		if (rc)
+			return rc;
+		memcpy(dst + *got, data_of(c, s) + in, (size_t)n);
+		*got += (size_t)n;
+	}
+	c->st.bytes += len;
+	return 0;
+}
+
+/* ------------------------------------------------------------- stats */
+
+void
+gfsp_cache_stats(const struct gfsp_cache *c, struct gfsp_cache_stats *s)
+{
+	*s = c->st;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+#define NSTAT	(sizeof(struct gfsp_cache_stats) / sizeof(uint64_t))
+
+int
+gfsp_cache_stats_all(struct gfsp_cache *c, struct gfsp_cache_stats *sum,
+		     struct gfsp_cache_stats *mine, struct gfsp_error *err)
+{
+	struct gfsp_cache_stats *each = NULL;
+	uint64_t *all = NULL, maxrun = 0, run = 0;
+	int *cnt = NULL, *dsp = NULL, n = (int)c->nsread, r, total = 0, rc;
+	size_t i;
+
+	memset(sum, 0, sizeof(*sum));
+	rc = gfsp_mpi_check(wait_all(c), "cannot sum the cache statistics",
+	    err);
+	if (rc == 0)
+		rc = gfsp_mpi_check(MPI_Reduce(&c->st, sum, (int)NSTAT,
+		    MPI_UINT64_T, MPI_SUM, 0, c->comm),
+		    "cannot sum the cache statistics", err);
+	/* mine[] is rank 0's business: the others gather all the same */
+	if (c->rank == 0)
+		each = mine ? mine : calloc(c->nprocs, sizeof(*each));
+	if (rc == 0)
+		rc = gfsp_mpi_check(MPI_Gather(&c->st, (int)NSTAT,
+		    MPI_UINT64_T, each, (int)NSTAT, MPI_UINT64_T, 0, c->comm),
+		    "cannot gather the cache statistics", err);
+	if (each != mine)
+		free(each);
+	/* reads from storage per block: every id to rank 0, counted there */
+	if (c->rank == 0) {
+		cnt = calloc(c->nprocs, sizeof(*cnt));
+		dsp = calloc(c->nprocs, sizeof(*dsp));
+	}
+	if (rc == 0)
+		rc = gfsp_mpi_check(MPI_Gather(&n, 1, MPI_INT, cnt, 1, MPI_INT,
+		    0, c->comm), "cannot gather the cache statistics", err);
+	if (rc == 0 && c->rank == 0) {
+		for (r = 0; r < c->nprocs; r++) {
+			dsp[r] = total;
+			total += cnt[r];
+		}
+		all = malloc(((size_t)total + 1) * sizeof(*all));
+	}
+	if (rc == 0)
+		rc = gfsp_mpi_check(MPI_Gatherv(c->sread, n, MPI_UINT64_T, all,
+		    cnt, dsp, MPI_UINT64_T, 0, c->comm),
+		    "cannot gather the cache statistics", err);
+	if (rc == 0 && c->rank == 0 && all != NULL) {
+		qsort(all, (size_t)total, sizeof(*all), cmp_u64);
+		for (i = 0; i < (size_t)total; i++) {
+			run = i > 0 && all[i] == all[i - 1] ? run + 1 : 1;
+			maxrun = GFSP_MAX(maxrun, run);
+		}
+		sum->max_storage_reads_per_block = maxrun;
+	}
+	free(all);
+	free(cnt);
+	free(dsp);
+	return rc;
+}
+
+static const char *const stat_names[] = {
+	"reads", "bytes", "hits", "peer_copies", "peer_bytes",
+	"storage_reads", "storage_bytes_read", "retries", "waits",
+	"evict_general", "evict_singlet", "to_singlet",
+	"max_storage_reads_per_block",
+};
+
+void
+gfsp_cache_stats_json(FILE *fp, const struct gfsp_cache_stats *s)
+{
+	const uint64_t *v = (const uint64_t *)s;
+	size_t i;
+
+	fputc('{', fp);
+	for (i = 0; i < NSTAT; i++)
+		fprintf(fp, "%s\"%s\":%llu", i ? "," : "", stat_names[i],
+		    (unsigned long long)v[i]);
+	fputc('}', fp);
+}
+
+void
+gfsp_cache_stats_text(FILE *fp, const char *who,
+		      const struct gfsp_cache_stats *s)
+{
+	fprintf(fp, "%s: %llu reads, %llu bytes; blocks: %llu own hits, "
+	    "%llu from peers, %llu from storage (%llu bytes), %llu retries, "
+	    "%llu waits; evicted %llu (LRU) + %llu (singlet FIFO), %llu kept "
+	    "as singlets", who, (unsigned long long)s->reads,
+	    (unsigned long long)s->bytes, (unsigned long long)s->hits,
+	    (unsigned long long)s->peer_copies,
+	    (unsigned long long)s->storage_reads,
+	    (unsigned long long)s->storage_bytes,
+	    (unsigned long long)s->retries, (unsigned long long)s->waits,
+	    (unsigned long long)s->evict_general,
+	    (unsigned long long)s->evict_singlet,
+	    (unsigned long long)s->to_singlet);
+	if (s->max_storage_reads_per_block)
+		fprintf(fp, "; at most %llu storage reads of one block",
+		    (unsigned long long)s->max_storage_reads_per_block);
+	fputc('\n', fp);
+}

@@ -1,0 +1,134 @@
+/*
+ * cache.h - the cooperative cache (seed 001, Anco): every rank's cache
+ * memory is one global cache of file blocks, a block is read from shared
+ * storage about once per group, and the other ranks copy it from each
+ * other with one-sided transfers that never interrupt the owner's CPU
+ * (onesided.h).  Included by libcore/ and cmd/ only.
+ *
+ * Each rank's window holds (cache.c has the exact layout):
+ *
+ *   slots    [nslots] { block id, acquisition token }
+ *   repdir   its share of the representative directory: rows of G cells
+ *            (block b's row lives on rank b mod P), a cell saying where
+ *            group g has b: LOADED(rank, slot), LOADING(rank, slot) or
+ *            INVALID
+ *   altdir   its share of its group's alternative directory: cells
+ *            (rank, slot) of a group member holding b (lossy hash)
+ *   data     [nslots] blocks
+ *
+ * Groups are rank mod G.  A read of block b: own slot (hit), else the row
+ * of b: if group g's cell is LOADED, copy from a random LOADED location of
+ * any group; if LOADING, wait; if INVALID, claim the cell with
+ * compare-and-swap (so at most one rank per group reads b from shared
+ * storage at a time; the seed accepts a race here), copy from another
+ * group or read the storage, mark it LOADED.  Every remote copy checks the
+ * source slot's block id and token before and after: a block replaced
+ * during the copy is detected and fetched again, never returned.
+ * Replacement: a general LRU of this rank's own accesses plus a FIFO of
+ * singlets (blocks no one else holds) of at most singlet_ratio of the
+ * slots.
+ *
+ * Blocks are named by a 64-bit id from the file's identity (path, size,
+ * modification time and, on Gfarm, the generation) and the block index: a
+ * file that changed is another file, never served stale.
+ */
+#ifndef GFSP_CACHE_H
+#define GFSP_CACHE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <mpi.h>
+
+#include "gfsplit.h"
+
+#define GFSP_CACHE_BLOCK_DEFAULT	((uint64_t)1 << 20)
+#define GFSP_CACHE_SIZE_DEFAULT		((uint64_t)256 << 20)
+#define GFSP_CACHE_RATIO_DEFAULT	0.5
+
+struct gfsp_cache_opts {
+	uint64_t block_size;	/* 0: GFSP_CACHE_BLOCK_DEFAULT */
+	uint64_t cache_size;	/* per rank, bytes; 0: the default */
+	int groups;		/* G, 1 .. nprocs; 0: 1 */
+	double singlet_ratio;	/* 0 .. 1; < 0: the default (0.5) */
+	const char *transport;	/* "auto" (NULL), "mpi", "verbs" */
+};
+
+struct gfsp_cache_stats {
+	uint64_t reads;		/* gfsp_cache_pread calls */
+	uint64_t bytes;		/* bytes they returned */
+	uint64_t hits;		/* blocks found in this rank's own slots */
+	uint64_t peer_copies;	/* blocks copied from another rank */
+	uint64_t peer_bytes;
+	uint64_t storage_reads;	/* blocks read from shared storage */
+	uint64_t storage_bytes;
+	uint64_t retries;	/* copies that failed the id/token check */
+	uint64_t waits;		/* times another rank of the group was loading */
+	uint64_t evict_general;	/* blocks dropped from the LRU */
+	uint64_t evict_singlet;	/* blocks dropped from the singlet FIFO */
+	uint64_t to_singlet;	/* LRU victims kept as singlets */
+	/* gfsp_cache_stats_all only: the most reads from shared storage of
+	 * any one block, summed over all ranks */
+	uint64_t max_storage_reads_per_block;
+};
+
+struct gfsp_cache;
+struct gfsp_cache_file;
+
+/*
+ * Collective over comm: the cache of every rank, `cache_size` bytes of
+ * blocks each plus the directories.  Every rank returns the same verdict.
+ */
+int gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *opts,
+		     struct gfsp_cache **out, struct gfsp_error *err);
+
+/* Collective: waits until every rank is done (its blocks may still be
+ * copied by others until then), then frees everything. */
+void gfsp_cache_destroy(struct gfsp_cache *c);
+
+/* The transport in use ("mpi", "verbs"), the block size, the group. */
+const char *gfsp_cache_transport(const struct gfsp_cache *c);
+uint64_t gfsp_cache_block_size(const struct gfsp_cache *c);
+
+/*
+ * Local: open a file (POSIX path or gfarm:// URL) to read through the
+ * cache.  Its identity is taken now: if the file changes later, its old
+ * blocks are another file's and are never returned for it.
+ */
+int gfsp_cache_open(struct gfsp_cache *c, const char *path,
+		   struct gfsp_cache_file **out, struct gfsp_error *err);
+uint64_t gfsp_cache_file_size(const struct gfsp_cache_file *f);
+void gfsp_cache_close(struct gfsp_cache_file *f);
+
+/*
+ * Local (one-sided underneath): read len bytes at off, through the cache.
+ * *got is short only at the end of the file.
+ */
+int gfsp_cache_pread(struct gfsp_cache_file *f, void *buf, size_t len,
+		    uint64_t off, size_t *got, struct gfsp_error *err);
+
+/* This rank's counters. */
+void gfsp_cache_stats(const struct gfsp_cache *c, struct gfsp_cache_stats *s);
+
+/*
+ * Collective: the counters summed over all ranks (max_storage_reads_per
+ * _block included), and every rank's own in mine[] on rank 0 (NULL
+ * elsewhere, or if not wanted).
+ */
+int gfsp_cache_stats_all(struct gfsp_cache *c, struct gfsp_cache_stats *sum,
+			struct gfsp_cache_stats *mine, struct gfsp_error *err);
+
+/* The counters as one JSON object / as text lines, to fp. */
+void gfsp_cache_stats_json(FILE *fp, const struct gfsp_cache_stats *s);
+void gfsp_cache_stats_text(FILE *fp, const char *who,
+			   const struct gfsp_cache_stats *s);
+
+/*
+ * Tests only.  The hook runs in every remote copy after the data arrived
+ * and before the check, with the source; retoken gives a rank's slot a
+ * new acquisition token, as replacing its block by the same block would.
+ */
+extern void (*gfsp_cache_test_hook)(int rank, uint32_t slot);
+int gfsp_cache_test_retoken(struct gfsp_cache *c, int rank, uint32_t slot,
+			   struct gfsp_error *err);
+
+#endif /* GFSP_CACHE_H */

@@ -1,0 +1,82 @@
+#!/bin/bash
+# cache.sh - the cooperative cache (libcore/cache.c) under real mpiexec,
+# through tests/unit/mpi_cache: every byte read through the cache is
+# compared with the file by the program itself, and the summed statistics
+# it prints as JSON are checked here: under concentrated access (every rank
+# reads the whole file at once, each rank's cache large enough) each block
+# is read from storage at most once per group, the rest is copied from
+# peers; random and strided reads stay correct when the working set is
+# larger than one rank's cache (evictions happen); a block replaced during
+# a remote copy is caught by the token check and read again.
+. "$(dirname "$0")/../lib.sh"
+
+PROG=$UNIT/mpi_cache
+if [ ! -x "$PROG" ]; then
+	not_ok "mpi_cache is built" "missing: $PROG (make)"
+	finish
+	exit 1
+fi
+F=$TMPD/data
+make_file "$F" $((40 * 65536 + 1234)) 5	# 41 blocks of 64 KiB, a short last one
+
+# run DESC N ARGS..: mpi_cache on N ranks must exit 0 (every byte right);
+# its JSON line goes to $TMPD/j.json
+run() {
+	_d=$1 _n=$2; shift 2
+	if mpirun_n "$_n" "$PROG" "$@" >"$TMPD/j.out" 2>"$TMPD/j.err" &&
+	    grep '^{' "$TMPD/j.out" | tail -n 1 >"$TMPD/j.json" &&
+	    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMPD/j.json" 2>/dev/null; then
+		ok "$_d"
+	else
+		not_ok "$_d" "command: mpi_cache $*" "$(tail -n 8 "$TMPD/j.err" "$TMPD/j.out")"
+		return 1
+	fi
+}
+# expect DESC PYEXPR: PYEXPR over j (the JSON of the last run) is true
+expect() {
+	if python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1])); t = j["total"]
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$TMPD/j.json" "$2" 2>"$TMPD/j.py"; then ok "$1"
+	else not_ok "$1" "$2" "$(cat "$TMPD/j.json")" "$(tail -n 3 "$TMPD/j.py")"; fi
+}
+
+B=(--block 64K)
+run "1 rank reads the file in order through a 16-block cache" 1 seq "$F" "${B[@]}" --cache 1M &&
+	expect "1 rank: every block from storage once, evictions under pressure" \
+		't["storage_reads"] == 41 and t["evict_general"] + t["evict_singlet"] >= 25 and t["bytes"] == j["file_size"]'
+
+for spec in "4 1" "4 2" "8 4" "3 3"; do
+	read -r n g <<<"$spec"
+	if run "$n ranks, G=$g: all read the whole file at once (concentrated)" "$n" seq "$F" "${B[@]}" \
+		--cache 4M --groups "$g"; then
+		expect "$n ranks, G=$g: at most $g storage reads of any block" \
+			"t['max_storage_reads_per_block'] <= $g and t['max_storage_reads_per_block'] >= 1"
+		expect "$n ranks, G=$g: storage bytes at most $g x the file, the rest from peers" \
+			"t['storage_bytes_read'] <= $g * j['file_size'] and t['peer_copies'] + t['storage_reads'] == $n * 41 and t['peer_copies'] >= ($n - $g) * 41"
+	fi
+done
+
+run "4 ranks read 60 random 64 KiB pieces each through 16-block caches" 4 random "$F" "${B[@]}" \
+	--cache 1M --reads 60 --groups 2 &&
+	expect "random: working set above one cache: evictions, peer copies" \
+		't["evict_general"] + t["evict_singlet"] > 0 and t["peer_copies"] > 0 and t["reads"] == 240'
+run "2 ranks, random 100000-byte pieces (across block edges), singlet ratio 0.9" 2 random "$F" "${B[@]}" \
+	--cache 1M --reads 100 --size 100000 --ratio 0.9 &&
+	expect "singlet ratio 0.9: LRU victims held by no one else kept as singlets" 't["to_singlet"] > 0'
+run "4 ranks read strided 64 KiB pieces, 2 passes, G=4" 4 strided "$F" "${B[@]}" --cache 1M \
+	--size 64K --passes 2 --groups 4 &&
+	expect "strided: own hits on later passes" 't["hits"] > 0'
+run "singlet ratio 0: plain LRU" 2 random "$F" "${B[@]}" --cache 512K --reads 100 --ratio 0 &&
+	expect "ratio 0: no singlet FIFO" 't["to_singlet"] == 0 and t["evict_singlet"] == 0'
+
+run "a block replaced during a remote copy (2 ranks)" 2 replace "$F" "${B[@]}" --cache 1M &&
+	expect "the token check caught it and the block was fetched again" \
+		't["retries"] >= 1 and t["storage_reads"] >= 2'
+run "the same with 4 ranks and 2 groups" 4 replace "$F" "${B[@]}" --cache 1M --groups 2 &&
+	expect "4 ranks: the token check caught it" 't["retries"] >= 1'
+
+# bad options: an error on every rank, no hang
+expect_exit "more groups than ranks: exit 1" 1 mpirun_n 2 "$PROG" seq "$F" --groups 3
+output_has "it says why" "3 groups on 2 ranks"
+finish

@@ -1,0 +1,230 @@
+/*
+ * mpi_cache.c - the cooperative cache (libcore/cache.c) under real MPI:
+ * every rank reads FILE through the cache in a pattern and compares every
+ * byte with a plain read of FILE.  Rank 0 prints one JSON line: the
+ * pattern, the options and the summed statistics; tests/cmd/cache.sh
+ * asserts on them.
+ *
+ *   mpi_cache PATTERN FILE [--groups G] [--block B] [--cache C]
+ *             [--ratio R] [--reads N] [--size S] [--passes K]
+ *   seq      every rank reads the whole file in order, S bytes a read
+ *            (default: the block size), all at once: concentrated access
+ *   random   every rank reads N random S-byte pieces (seeded by rank)
+ *   strided  IOR's strided read: rank r reads pieces r, r+P, r+2P, ...
+ *            of S bytes, K passes
+ *   replace  2+ ranks: rank 1 loads block 0, then rank 0 copies it while
+ *            a test hook gives rank 1's slot a new token between the data
+ *            and the check (a replacement during the copy): rank 0 must
+ *            notice (retries >= 1) and still return the right bytes
+ *
+ * Exit 0 if every byte matched on every rank, 1 otherwise (one line per
+ * failure on stderr: "mpi_cache: rank R: ...").
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <mpi.h>
+
+#include "cache.h"
+#include "core.h"
+
+static int rank, nprocs, bad;
+static int fd = -1;
+
+static void
+say(const char *what, long long a, long long b)
+{
+	fprintf(stderr, "mpi_cache: rank %d: %s (%lld, %lld)\n", rank, what,
+	    a, b);
+	bad = 1;
+}
+
+static uint64_t
+parse(const char *s)
+{
+	uint64_t v = 0;
+
+	if (gfsp_parse_size(s, &v, NULL) != 0) {
+		fprintf(stderr, "mpi_cache: bad size '%s'\n", s);
+		exit(2);
+	}
+	return v;
+}
+
+/* Read [off, off + len) through the cache and compare with the file. */
+static void
+check_read(struct gfsp_cache_file *f, uint64_t off, size_t len,
+	   unsigned char *got, unsigned char *want)
+{
+	struct gfsp_error err;
+	size_t n = 0, i;
+	ssize_t w;
+
+	gfsp_error_clear(&err);
+	if (gfsp_cache_pread(f, got, len, off, &n, &err) != 0) {
+		fprintf(stderr, "mpi_cache: rank %d: %s\n", rank, err.msg);
+		bad = 1;
+		return;
+	}
+	w = pread(fd, want, len, (off_t)off);
+	if (w < 0 || (size_t)w != n) {
+		say("short or long read through the cache", (long long)off,
+		    (long long)n);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (got[i] != want[i]) {
+			say("wrong byte at offset, read at", (long long)(off +
+			    i), (long long)off);
+			return;
+		}
+}
+
+static uint64_t
+rnd_next(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* the replace pattern's hook: one new token, on the first copy */
+static struct gfsp_cache *hook_cache;
+static int hook_calls;
+
+static void
+retoken(int src_rank, uint32_t src_slot)
+{
+	struct gfsp_error err;
+
+	if (hook_calls++ > 0)
+		return;
+	gfsp_error_clear(&err);
+	if (gfsp_cache_test_retoken(hook_cache, src_rank, src_slot, &err))
+		fprintf(stderr, "mpi_cache: rank %d: %s\n", rank, err.msg);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "groups", 1, NULL, 'g' }, { "block", 1, NULL, 'b' },
+		{ "cache", 1, NULL, 'c' }, { "ratio", 1, NULL, 'r' },
+		{ "reads", 1, NULL, 'n' }, { "size", 1, NULL, 's' },
+		{ "passes", 1, NULL, 'k' }, { NULL, 0, NULL, 0 }
+	};
+	struct gfsp_cache_opts o = { 0 };
+	struct gfsp_cache_stats sum;
+	struct gfsp_cache_file *f = NULL;
+	struct gfsp_cache *c = NULL;
+	struct gfsp_error err;
+	uint64_t size, piece = 0, nreads = 64, passes = 1, off, x, i, k;
+	unsigned char *got, *want;
+	const char *pat, *path;
+	int opt, all = 0;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+	o.singlet_ratio = -1;
+	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'g': o.groups = atoi(optarg); break;
+		case 'b': o.block_size = parse(optarg); break;
+		case 'c': o.cache_size = parse(optarg); break;
+		case 'r': o.singlet_ratio = atof(optarg); break;
+		case 'n': nreads = parse(optarg); break;
+		case 's': piece = parse(optarg); break;
+		case 'k': passes = parse(optarg); break;
+		default: MPI_Finalize(); return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		if (rank == 0)
+			fprintf(stderr, "usage: mpi_cache seq|random|strided|"
+			    "replace FILE [options]\n");
+		MPI_Finalize();
+		return 2;
+	}
+	pat = argv[optind];
+	path = argv[optind + 1];
+	fd = open(path, O_RDONLY);
+	gfsp_error_clear(&err);
+	if (gfsp_cache_create(MPI_COMM_WORLD, &o, &c, &err) != 0) {
+		fprintf(stderr, "mpi_cache: rank %d: %s\n", rank, err.msg);
+		MPI_Finalize();
+		return 1;
+	}
+	if (fd < 0 || gfsp_cache_open(c, path, &f, &err) != 0) {
+		fprintf(stderr, "mpi_cache: rank %d: cannot open '%s': %s\n",
+		    rank, path, err.msg[0] ? err.msg : "open failed");
+		bad = 1;
+	}
+	size = f ? gfsp_cache_file_size(f) : 0;
+	if (piece == 0)
+		piece = gfsp_cache_block_size(c);
+	got = malloc(piece);
+	want = malloc(piece);
+	x = 0x9e3779b97f4a7c15ULL * (uint64_t)(rank + 1);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (f != NULL && strcmp(pat, "seq") == 0) {
+		for (off = 0; off < size; off += piece)
+			check_read(f, off, piece, got, want);
+	} else if (f != NULL && strcmp(pat, "random") == 0) {
+		for (i = 0; i < nreads && size > 0; i++)
+			check_read(f, rnd_next(&x) % size, piece, got, want);
+	} else if (f != NULL && strcmp(pat, "strided") == 0) {
+		for (k = 0; k < passes; k++)
+			for (off = (uint64_t)rank * piece; off < size;
+			    off += (uint64_t)nprocs * piece)
+				check_read(f, off, piece, got, want);
+	} else if (f != NULL && strcmp(pat, "replace") == 0 && nprocs >= 2) {
+		if (rank == 1)
+			check_read(f, 0, piece, got, want);
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (rank == 0) {
+			hook_cache = c;
+			gfsp_cache_test_hook = retoken;
+			check_read(f, 0, piece, got, want);
+			gfsp_cache_test_hook = NULL;
+			if (hook_calls == 0)
+				say("the copy hook never ran", 0, 0);
+		}
+	} else if (f != NULL) {
+		if (rank == 0)
+			fprintf(stderr, "mpi_cache: unknown pattern '%s' (or "
+			    "too few ranks)\n", pat);
+		bad = 1;
+	}
+	if (gfsp_cache_stats_all(c, &sum, NULL, &err) != 0) {
+		fprintf(stderr, "mpi_cache: rank %d: %s\n", rank, err.msg);
+		bad = 1;
+	}
+	if (rank == 0) {
+		printf("{\"pattern\":\"%s\",\"nprocs\":%d,\"groups\":%d,"
+		    "\"file_size\":%llu,\"block_size\":%llu,\"transport\":"
+		    "\"%s\",\"total\":", pat, nprocs, o.groups ? o.groups : 1,
+		    (unsigned long long)size,
+		    (unsigned long long)gfsp_cache_block_size(c),
+		    gfsp_cache_transport(c));
+		gfsp_cache_stats_json(stdout, &sum);
+		printf("}\n");
+		fflush(stdout);
+	}
+	gfsp_cache_close(f);
+	gfsp_cache_destroy(c);
+	free(got);
+	free(want);
+	if (fd >= 0)
+		close(fd);
+	MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	MPI_Finalize();
+	return all ? 1 : 0;
+}
