@@ -75,6 +75,7 @@ struct gfsp_cache {
 
 	/* local bookkeeping: never read by peers */
 	uint64_t *bid;			/* [nslots] mirror of the slot ids */
+	uint64_t *tok;			/* [nslots] and of their tokens */
 	uint32_t *prev, *next;		/* [nslots + 2] lists, 2 sentinels */
 	unsigned char *where;		/* [nslots] enum where */
 	uint32_t *freel;		/* [nslots] free slot stack */
@@ -405,8 +406,24 @@ install(struct gfsp_cache *c, uint32_t s, uint64_t bid,
 		rc = c->os->put64(c->w, c->rank, slot_off(s), bid, err);
 	if (rc == 0) {
 		c->bid[s] = bid;
+		c->tok[s] = c->token;
 		index_add(c, bid, s);
 	}
+	return rc;
+}
+
+/* One of our own slot words, whose value we know, to 0: one round trip
+ * (put64 would take two); a word someone changed (a test) the long way. */
+static int
+own_clear(struct gfsp_cache *c, uint64_t off, uint64_t now,
+	  struct gfsp_error *err)
+{
+	uint64_t old = 0;
+	int rc;
+
+	rc = c->os->cas64(c->w, c->rank, off, now, 0, &old, err);
+	if (rc == 0 && old != now)
+		rc = c->os->put64(c->w, c->rank, off, 0, err);
 	return rc;
 }
 
@@ -471,11 +488,12 @@ discard(struct gfsp_cache *c, uint32_t s, struct gfsp_error *err)
 		    &a, err);
 	}
 	if (rc == 0)
-		rc = c->os->put64(c->w, c->rank, slot_off(s), 0, err);
+		rc = own_clear(c, slot_off(s), bid, err);
 	if (rc == 0)
-		rc = c->os->put64(c->w, c->rank, slot_off(s) + 8, 0, err);
+		rc = own_clear(c, slot_off(s) + 8, c->tok[s], err);
 	index_del(c, bid);
 	c->bid[s] = 0;
+	c->tok[s] = 0;
 	return rc;
 }
 
@@ -795,12 +813,13 @@ gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
 		;
 	c->index_mask = i - 1;
 	c->bid = calloc(c->nslots, sizeof(*c->bid));
+	c->tok = calloc(c->nslots, sizeof(*c->tok));
 	c->prev = calloc(c->nslots + 2, sizeof(*c->prev));
 	c->next = calloc(c->nslots + 2, sizeof(*c->next));
 	c->where = calloc(c->nslots, 1);
 	c->freel = calloc(c->nslots, sizeof(*c->freel));
 	c->index = malloc((c->index_mask + 1) * sizeof(*c->index));
-	if (c->bid == NULL || c->prev == NULL || c->next == NULL ||
+	if (c->bid == NULL || c->tok == NULL || c->prev == NULL || c->next == NULL ||
 	    c->where == NULL || c->freel == NULL || c->index == NULL)
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory for a "
 		    "cache of %llu blocks", (unsigned long long)c->nslots);
@@ -818,6 +837,7 @@ gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
 		    c->nslots * c->bsize, &c->os, &c->w, err);
 	if (rc) {
 		free(c->bid);
+		free(c->tok);
 		free(c->prev);
 		free(c->next);
 		free(c->where);
@@ -855,6 +875,7 @@ gfsp_cache_destroy(struct gfsp_cache *c)
 	wait_all(c);
 	c->os->destroy(c->w);
 	free(c->bid);
+	free(c->tok);
 	free(c->prev);
 	free(c->next);
 	free(c->where);

@@ -7,7 +7,8 @@
 # is read from storage at most once per group, the rest is copied from
 # peers; random and strided reads stay correct when the working set is
 # larger than one rank's cache (evictions happen); a block replaced during
-# a remote copy is caught by the token check and read again.
+# a remote copy is caught by the token check and read again; the same on a
+# file in Gfarm.
 . "$(dirname "$0")/../lib.sh"
 
 PROG=$UNIT/mpi_cache
@@ -79,4 +80,16 @@ run "the same with 4 ranks and 2 groups" 4 replace "$F" "${B[@]}" --cache 1M --g
 # bad options: an error on every rank, no hang
 expect_exit "more groups than ranks: exit 1" 1 mpirun_n 2 "$PROG" seq "$F" --groups 3
 output_has "it says why" "3 groups on 2 ranks"
+
+# ---- Gfarm as the shared storage (last: need_gfarm ends the script without one)
+need_gfarm
+gfarm_up 2 || { finish; exit 1; }
+gfmkdir /cache && gfreg "$F" /cache/data || not_ok "gfreg the data file" "$(gfls -l /cache 2>&1)"
+if run "Gfarm: 4 ranks, G=2, all read gfarm:///cache/data at once" 4 seq gfarm:///cache/data \
+	"${B[@]}" --cache 4M --groups 2; then
+	expect "Gfarm: at most 2 storage reads of any block, the rest from peers" \
+		"t['max_storage_reads_per_block'] <= 2 and t['storage_bytes_read'] <= 2 * j['file_size'] and t['peer_copies'] >= 2 * 41"
+fi
+run "Gfarm: 3 ranks, random pieces under pressure" 3 random gfarm:///cache/data "${B[@]}" \
+	--cache 1M --reads 40
 finish

@@ -1,7 +1,7 @@
 /*
  * mpi_cache.c - the cooperative cache (libcore/cache.c) under real MPI:
- * every rank reads FILE through the cache in a pattern and compares every
- * byte with a plain read of FILE.  Rank 0 prints one JSON line: the
+ * every rank reads FILE (a path or a gfarm:// URL) through the cache in a
+ * pattern and compares every byte with a plain read of FILE.  Rank 0 prints one JSON line: the
  * pattern, the options and the summed statistics; tests/cmd/cache.sh
  * asserts on them.
  *
@@ -33,9 +33,10 @@
 
 #include "cache.h"
 #include "core.h"
+#include "store.h"
 
 static int rank, nprocs, bad;
-static int fd = -1;
+static struct gfsp_file *ref;	/* FILE read straight (POSIX or Gfarm) */
 
 static void
 say(const char *what, long long a, long long b)
@@ -63,17 +64,16 @@ check_read(struct gfsp_cache_file *f, uint64_t off, size_t len,
 	   unsigned char *got, unsigned char *want)
 {
 	struct gfsp_error err;
-	size_t n = 0, i;
-	ssize_t w;
+	size_t n = 0, w = 0, i;
 
 	gfsp_error_clear(&err);
-	if (gfsp_cache_pread(f, got, len, off, &n, &err) != 0) {
+	if (gfsp_cache_pread(f, got, len, off, &n, &err) != 0 ||
+	    gfsp_pread(ref, want, len, off, &w, &err) != 0) {
 		fprintf(stderr, "mpi_cache: rank %d: %s\n", rank, err.msg);
 		bad = 1;
 		return;
 	}
-	w = pread(fd, want, len, (off_t)off);
-	if (w < 0 || (size_t)w != n) {
+	if (w != n) {
 		say("short or long read through the cache", (long long)off,
 		    (long long)n);
 		return;
@@ -155,14 +155,14 @@ main(int argc, char **argv)
 	}
 	pat = argv[optind];
 	path = argv[optind + 1];
-	fd = open(path, O_RDONLY);
 	gfsp_error_clear(&err);
 	if (gfsp_cache_create(MPI_COMM_WORLD, &o, &c, &err) != 0) {
 		fprintf(stderr, "mpi_cache: rank %d: %s\n", rank, err.msg);
 		MPI_Finalize();
 		return 1;
 	}
-	if (fd < 0 || gfsp_cache_open(c, path, &f, &err) != 0) {
+	if (gfsp_open(path, GFSP_O_RDONLY, 0, &ref, &err) != 0 ||
+	    gfsp_cache_open(c, path, &f, &err) != 0) {
 		fprintf(stderr, "mpi_cache: rank %d: cannot open '%s': %s\n",
 		    rank, path, err.msg[0] ? err.msg : "open failed");
 		bad = 1;
@@ -222,8 +222,8 @@ main(int argc, char **argv)
 	gfsp_cache_destroy(c);
 	free(got);
 	free(want);
-	if (fd >= 0)
-		close(fd);
+	if (ref != NULL)
+		gfsp_close(ref, &err);
 	MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	MPI_Finalize();
 	return all ? 1 : 0;
