@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "onesided.h"
 #include "store.h"
 
 int gfsp_opt_verbose, gfsp_opt_quiet;
@@ -65,6 +66,7 @@ gfsp_print_version(FILE *out, const char *prog)
 		" none"
 #endif
 		);
+	fprintf(out, "cache transports: %s\n", gfsp_os_builtin());
 }
 
 /* both tables, command's first, as one indexable sequence */

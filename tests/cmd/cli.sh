@@ -12,6 +12,7 @@ for cmd in pcp-split gfsplit-merge stat-layout; do
 	output_has "$cmd --version names the program and version" \
 		"^$cmd \(gfsplit\) [0-9]+\.[0-9]+\.[0-9]+$"
 	output_has "$cmd --version lists the backends" "^backends: .*posix"
+	output_has "$cmd --version lists the cache transports" "^cache transports: mpi"
 
 	expect_exit "$cmd: unknown option exits 2" 2 "$BIN/$cmd" --no-such-option x y
 	output_has "$cmd: unknown option is named" "unrecognized option '--no-such-option'"
