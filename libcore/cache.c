@@ -295,8 +295,8 @@ static int
 rd_row(struct gfsp_cache *c, uint64_t bid, int claim, struct rdref *ref,
        uint64_t *row, struct gfsp_error *err)
 {
-	uint64_t h = mix(bid), start, off, key = 0, old;
-	int k, p, rc = 0;
+	uint64_t h = mix(bid), start, off, kc[65], old;
+	int p, rc = 0;
 
 	memset(row, 0, (size_t)c->groups * sizeof(*row));
 	ref->home = (int)(h % (uint64_t)c->nprocs);
@@ -305,22 +305,27 @@ rd_row(struct gfsp_cache *c, uint64_t bid, int claim, struct rdref *ref,
 	for (p = 0; rc == 0 && p < RD_PROBES; p++) {
 		off = c->rd_off + (start + (uint64_t)p) % c->rd_rows *
 		    ((uint64_t)c->groups + 1) * 8;
-		rc = c->os->get64(c->w, ref->home, off, &key, err);
-		if (rc == 0 && key == 0 && claim) {
+		/* key and cells in one operation */
+		rc = c->os->getv64(c->w, ref->home, off, kc,
+		    (size_t)c->groups + 1, err);
+		if (rc == 0 && kc[0] == 0 && claim) {
 			rc = c->os->cas64(c->w, ref->home, off, 0, bid, &old,
 			    err);
-			key = old == 0 ? bid : old;
+			kc[0] = old == 0 ? bid : old;
+			if (old == 0)	/* a fresh row: no cell set yet */
+				memset(kc + 1, 0, (size_t)c->groups * 8);
+			else if (old == bid && rc == 0)
+				rc = c->os->getv64(c->w, ref->home, off, kc,
+				    (size_t)c->groups + 1, err);
 		}
-		if (rc || key == 0)
+		if (rc || kc[0] == 0)
 			break;		/* not there */
-		if (key == bid) {
+		if (kc[0] == bid) {
 			ref->off = off;
+			memcpy(row, kc + 1, (size_t)c->groups * 8);
 			break;
 		}
 	}
-	for (k = 0; rc == 0 && ref->off && k < c->groups; k++)
-		rc = c->os->get64(c->w, ref->home, ref->off + 8 +
-		    (uint64_t)k * 8, &row[k], err);
 	return rc;
 }
 
@@ -350,16 +355,21 @@ static int
 copy_checked(struct gfsp_cache *c, uint64_t bid, int rank, uint32_t slot,
 	     uint32_t s, uint64_t len, int *ok, struct gfsp_error *err)
 {
-	uint64_t b1 = 0, t1 = 0, b2 = 0, t2 = 0, so = slot_off(slot);
+	uint64_t bt1[2] = { 0, 0 }, bt2[2] = { 0, 0 }, so = slot_off(slot);
 	int rc;
 
+	/*
+	 * Each pair is read in one operation, in no order between its two
+	 * words.  That is enough: a discard clears the id and then the
+	 * token before the slot is reused, and tokens are never reused, so
+	 * any pair torn by an install or a discard has a 0 or a token that
+	 * is not the first one.
+	 */
 	*ok = 0;
 	if (slot >= c->nslots)
 		return 0;		/* a cell from a larger cache? stale */
-	rc = c->os->get64(c->w, rank, so, &b1, err);
-	if (rc == 0)
-		rc = c->os->get64(c->w, rank, so + 8, &t1, err);
-	if (rc || b1 != bid || t1 == 0)
+	rc = c->os->getv64(c->w, rank, so, bt1, 2, err);
+	if (rc || bt1[0] != bid || bt1[1] == 0)
 		return rc;
 	rc = c->os->get(c->w, rank, c->data_off + (uint64_t)slot * c->bsize,
 	    data_of(c, s), len, err);
@@ -368,10 +378,8 @@ copy_checked(struct gfsp_cache *c, uint64_t bid, int rank, uint32_t slot,
 	if (rc == 0 && gfsp_cache_test_hook != NULL)
 		gfsp_cache_test_hook(rank, slot);
 	if (rc == 0)
-		rc = c->os->get64(c->w, rank, so + 8, &t2, err);
-	if (rc == 0)
-		rc = c->os->get64(c->w, rank, so, &b2, err);
-	*ok = rc == 0 && b2 == bid && t2 == t1;
+		rc = c->os->getv64(c->w, rank, so, bt2, 2, err);
+	*ok = rc == 0 && bt2[0] == bid && bt2[1] == bt1[1];
 	return rc;
 }
 

@@ -66,6 +66,10 @@ struct gfsp_os_ops {
 	int (*flush)(struct gfsp_os *w, int rank, struct gfsp_error *err);
 	int (*get64)(struct gfsp_os *w, int rank, uint64_t off,
 		     uint64_t *val, struct gfsp_error *err);
+	/* n consecutive words, each read atomically (in no order between
+	 * them), in one operation where the transport can */
+	int (*getv64)(struct gfsp_os *w, int rank, uint64_t off,
+		      uint64_t *vals, size_t n, struct gfsp_error *err);
 	int (*put64)(struct gfsp_os *w, int rank, uint64_t off, uint64_t val,
 		     struct gfsp_error *err);
 	/* *old = word; if word == expect, word = val. */

@@ -312,6 +312,30 @@ mpi_flush(struct gfsp_os *w, int rank, struct gfsp_error *err)
 	return rma_fail(MPI_Win_flush(rank, m->win), "flush", "of", rank, err);
 }
 
+/* MPI_Get_accumulate with MPI_NO_OP: each element an atomic read, all of
+ * them in one round trip */
+static int
+mpi_getv64(struct gfsp_os *w, int rank, uint64_t off, uint64_t *vals,
+	   size_t n, struct gfsp_error *err)
+{
+	struct os_mpi *m = os_mpi(w);
+	int rc, mrc;
+
+	if ((rc = check_word(m, "getv64", "from", rank, off, err)) != 0 ||
+	    (rc = check_target(m, "getv64", "from", rank, off, n * 8, err)))
+		return rc;
+	if (n > INT_MAX / 8)
+		return gfsp_error_set(err, GFSP_EINVAL, "one-sided getv64 from "
+				     "rank %d (mpi): %zu words at once", rank,
+				     n);
+	mrc = MPI_Get_accumulate(NULL, 0, MPI_UINT64_T, vals, (int)n,
+				 MPI_UINT64_T, rank, (MPI_Aint)off, (int)n,
+				 MPI_UINT64_T, MPI_NO_OP, m->win);
+	if (mrc == MPI_SUCCESS)
+		mrc = MPI_Win_flush(rank, m->win);
+	return rma_fail(mrc, "getv64", "from", rank, err);
+}
+
 static int
 mpi_get64(struct gfsp_os *w, int rank, uint64_t off, uint64_t *val,
 	  struct gfsp_error *err)
@@ -391,6 +415,7 @@ const struct gfsp_os_ops gfsp_os_mpi = {
 	.put		= mpi_put,
 	.flush		= mpi_flush,
 	.get64		= mpi_get64,
+	.getv64		= mpi_getv64,
 	.put64		= mpi_put64,
 	.cas64		= mpi_cas64,
 	.publish	= mpi_publish,

@@ -739,6 +739,20 @@ verbs_get64(struct gfsp_os *w, int rank, uint64_t off, uint64_t *val,
 			"get64", "from", err);
 }
 
+/* one atomic per word: an RDMA read of several words is not atomic per
+ * word against the card's atomics on every device */
+static int
+verbs_getv64(struct gfsp_os *w, int rank, uint64_t off, uint64_t *vals,
+	     size_t n, struct gfsp_error *err)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; rc == 0 && i < n; i++)
+		rc = verbs_get64(w, rank, off + 8 * i, &vals[i], err);
+	return rc;
+}
+
 static int
 verbs_cas64(struct gfsp_os *w, int rank, uint64_t off, uint64_t expect,
 	    uint64_t val, uint64_t *old, struct gfsp_error *err)
@@ -790,6 +804,7 @@ const struct gfsp_os_ops gfsp_os_verbs = {
 	.put		= verbs_put,
 	.flush		= verbs_flush,
 	.get64		= verbs_get64,
+	.getv64		= verbs_getv64,
 	.put64		= verbs_put64,
 	.cas64		= verbs_cas64,
 	.publish	= verbs_publish,

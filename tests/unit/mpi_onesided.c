@@ -452,6 +452,21 @@ check_words(const struct gfsp_os_ops *ops, struct gfsp_os *w)
 	ok_all(!bad, "%s: cas64 returns the old word, swaps only on a match",
 	       ops->name);
 	barrier();
+
+	/* getv64: both words of rank t at once (W_PUT, W_CAS adjacent) */
+	{
+		uint64_t two[2] = { 0, 0 };
+
+		bad = must(ops->getv64(w, t, W_PUT, two, 2, &err), &err);
+		if (!bad && (two[0] != (0xa5a5a5a500000000ull |
+		    (uint64_t)rank) || two[1] != 42 + (uint64_t)rank))
+			bad = fail("getv64: %#llx %llu",
+				   (unsigned long long)two[0],
+				   (unsigned long long)two[1]);
+		ok_all(!bad, "%s: getv64 reads both words in one call",
+		       ops->name);
+	}
+	barrier();
 }
 
 static void
