@@ -22,6 +22,12 @@
  * with a transparent-huge-page hint.  Released with free(). */
 void *gfsp_big_alloc(size_t bytes, size_t align);
 
+/* ---------------------------------------------------------- paths (match.c) */
+
+/* 1: path matches one of the colon-separated fnmatch(3) patterns (no
+ * flags; a gfarm:// URL is one pattern although it holds a colon). */
+int gfsp_path_matches(const char *patterns, const char *path);
+
 /* ------------------------------------------------------------ errors (err.c) */
 
 /* Set err (if non-NULL and not already set) and return code. */

@@ -17,7 +17,6 @@
  * old file stays.
  */
 #define _GNU_SOURCE
-#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,33 +161,6 @@ init_once(void)
 		    patterns ? patterns : "", HINT_KEY, HINT_KEY);
 }
 
-/* 1: the path matches one of the colon-separated patterns. */
-static int
-matches(const char *path)
-{
-	const char *p = patterns, *c;
-	char pat[4096];
-	size_t n;
-
-	while (p != NULL && *p != '\0') {
-		c = strchr(p, ':');
-		n = c ? (size_t)(c - p) : strlen(p);
-		/* "gfarm://" holds a colon of its own: keep the URL whole */
-		if (c != NULL && n == 5 && strncmp(p, "gfarm", 5) == 0) {
-			c = strchr(c + 1, ':');
-			n = c ? (size_t)(c - p) : strlen(p);
-		}
-		if (n > 0 && n < sizeof(pat)) {
-			memcpy(pat, p, n);
-			pat[n] = '\0';
-			if (fnmatch(pat, path, 0) == 0)
-				return 1;
-		}
-		p = c ? c + 1 : NULL;
-	}
-	return 0;
-}
-
 /* -1 hint says disable, 1 enable, 0 no hint */
 static int
 hint(MPI_Info info)
@@ -241,7 +213,7 @@ decide(const char *path, int amode, MPI_Info info, int *kind)
 	int writing = acc != MPI_MODE_RDONLY;
 	int h = hint(info), want;
 
-	want = h > 0 || (h == 0 && matches(path));
+	want = h > 0 || (h == 0 && gfsp_path_matches(patterns, path));
 	*kind = kind_of(path);
 	if (*kind != K_SPLIT && !(want && writing))
 		return 0;

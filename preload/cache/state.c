@@ -1,0 +1,437 @@
+/*
+ * state.c - what the read hook knows (hook.h): libc's own functions, the
+ * selection of files, the table of cached descriptors and the read
+ * through the cache.
+ *
+ * The table is indexed by descriptor, sized once at MPI_Init (the
+ * descriptor limit, at most 1 Mi entries; a higher descriptor is simply
+ * not cached) and never freed, so a lookup needs no lock:
+ *
+ *   tab[0 .. ntab)   NULL, or -> { cache file, size, path }
+ *
+ * Entries are set and cleared under `lock`, which also serialises every
+ * use of the cache; a reader that found an entry takes the lock and looks
+ * again.  A descriptor number reused behind the hook's back (closed by a
+ * call it does not see) is dropped by the next open that returns it.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "core.h"
+#include "hook.h"
+
+#define TAB_MAX		(1 << 20)
+/* Linux moves at most this much in one read(2) */
+#define READ_MAX	((size_t)0x7ffff000)
+
+struct ch_fd {
+	struct gfsp_cache_file *cf;
+	uint64_t size;		/* as the cache holds it */
+	char *path;		/* the path the cache opened */
+};
+
+struct ch_libc ch_libc;
+__thread int ch_inside;
+int ch_rank;
+
+static pthread_once_t resolved = PTHREAD_ONCE_INIT;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct ch_fd **tab;	/* [ntab] */
+static unsigned ntab;		/* set once, after tab */
+static int live;		/* the cache is up: MPI_Init .. MPI_Finalize */
+static int forked;		/* this process is a fork() child */
+static int multiple;		/* any thread may use the cache */
+static pthread_t owner;		/* else only this one */
+static struct gfsp_cache *cache;
+static char *patterns;		/* GFSPLIT_CACHE_FILES */
+static int verbose;
+static uint64_t nopened;	/* files opened through the cache */
+
+/* ------------------------------------------------------------- libc */
+
+static void
+resolve(void)
+{
+#define FIND(field, sym) (*(void **)&ch_libc.field = dlsym(RTLD_NEXT, sym))
+	FIND(open, "open");
+	FIND(open64, "open64");
+	FIND(openat, "openat");
+	FIND(openat64, "openat64");
+	FIND(open_2, "__open_2");
+	FIND(open64_2, "__open64_2");
+	FIND(openat_2, "__openat_2");
+	FIND(openat64_2, "__openat64_2");
+	FIND(close, "close");
+	FIND(read, "read");
+	FIND(read_chk, "__read_chk");
+	FIND(pread, "pread");
+	FIND(pread64, "pread64");
+	FIND(pread_chk, "__pread_chk");
+	FIND(pread64_chk, "__pread64_chk");
+	FIND(lseek, "lseek");
+	FIND(dup2, "dup2");
+	FIND(dup3, "dup3");
+	FIND(close_range, "close_range");
+	FIND(closefrom, "closefrom");
+	FIND(fopen, "fopen");
+	FIND(fopen64, "fopen64");
+	FIND(fdopen, "fdopen");
+	FIND(freopen, "freopen");
+	FIND(freopen64, "freopen64");
+#undef FIND
+}
+
+void
+ch_libc_resolve(void)
+{
+	pthread_once(&resolved, resolve);
+}
+
+/* Early, while the process is one thread; the lazy path covers calls
+ * from constructors that run before this one. */
+__attribute__((constructor)) static void
+ch_init(void)
+{
+	ch_libc_resolve();
+}
+
+static void
+child_after_fork(void)
+{
+	forked = 1;
+}
+
+/* ------------------------------------------------------------ errors */
+
+void
+ch_say(const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+	int n;
+
+	n = snprintf(line, sizeof(line), "gfsplit-cache: ");
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s\n", line);
+}
+
+/* --------------------------------------------------------- selection */
+
+/* The path as given, or a relative one joined to the working directory. */
+static int
+selected(const char *path)
+{
+	char abs[PATH_MAX];
+	size_t n;
+
+	if (gfsp_path_matches(patterns, path))
+		return 1;
+	if (path[0] == '/' || getcwd(abs, sizeof(abs)) == NULL)
+		return 0;
+	n = strlen(abs);
+	if (snprintf(abs + n, sizeof(abs) - n, "/%s", path) >=
+	    (int)(sizeof(abs) - n))
+		return 0;
+	return gfsp_path_matches(patterns, abs);
+}
+
+/* May this thread use the cache now? */
+static int
+thread_ok(void)
+{
+	return __atomic_load_n(&live, __ATOMIC_ACQUIRE) && !forked &&
+	    (multiple || pthread_equal(pthread_self(), owner));
+}
+
+/*
+ * Kernel file systems whose sizes are not their contents (a /proc file
+ * is 0 bytes, a /sys file 4096): never cached, whatever the patterns.
+ */
+static int
+pseudo_fs(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) != 0)
+		return 1;
+	switch ((unsigned long)sf.f_type) {
+	case PROC_SUPER_MAGIC:
+	case SYSFS_MAGIC:
+	case DEBUGFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* ------------------------------------------------------------ the table */
+
+/* In a fork child nothing is tracked: it never takes the lock, which
+ * another thread of the parent may have held at the fork. */
+int
+ch_tracked(int fd)
+{
+	unsigned n = __atomic_load_n(&ntab, __ATOMIC_ACQUIRE);
+
+	return fd >= 0 && (unsigned)fd < n && !forked &&
+	    __atomic_load_n(&tab[fd], __ATOMIC_ACQUIRE) != NULL;
+}
+
+/* Under the lock: fd's entry out of the table, and its cache file closed. */
+static void
+drop(int fd)
+{
+	struct ch_fd *e = tab[fd];
+
+	__atomic_store_n(&tab[fd], NULL, __ATOMIC_RELEASE);
+	if (e == NULL)
+		return;
+	gfsp_cache_close(e->cf);
+	free(e->path);
+	free(e);
+}
+
+void
+ch_forget(int fd)
+{
+	int was = ch_inside;
+
+	if (!ch_tracked(fd))
+		return;
+	ch_inside = 1;
+	pthread_mutex_lock(&lock);
+	drop(fd);
+	pthread_mutex_unlock(&lock);
+	ch_inside = was;
+}
+
+void
+ch_forget_range(unsigned lo, unsigned hi)
+{
+	unsigned n = __atomic_load_n(&ntab, __ATOMIC_ACQUIRE), fd;
+	int was = ch_inside;
+
+	if (forked)
+		return;
+	if (hi >= n)
+		hi = n - 1;
+	if (n == 0 || lo > hi)
+		return;
+	ch_inside = 1;
+	pthread_mutex_lock(&lock);
+	for (fd = lo; fd <= hi; fd++)
+		if (tab[fd] != NULL)
+			drop((int)fd);
+	pthread_mutex_unlock(&lock);
+	ch_inside = was;
+}
+
+off_t
+ch_size(int fd)
+{
+	off_t size = -1;
+
+	if (!ch_tracked(fd))
+		return -1;
+	pthread_mutex_lock(&lock);
+	if (tab[fd] != NULL)
+		size = (off_t)tab[fd]->size;
+	pthread_mutex_unlock(&lock);
+	return size;
+}
+
+/* fd (a regular file of path, opened read-only) into the table. */
+static void
+track(int fd, const char *path)
+{
+	struct gfsp_cache_file *cf = NULL;
+	struct gfsp_error err;
+	struct ch_fd *e = NULL;
+	struct stat sb;
+	char *real;
+	int rc;
+
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size == 0 ||
+	    pseudo_fs(fd))
+		return;
+	/* one name for the file on every rank, whatever path each gave:
+	 * the blocks' ids come from it */
+	real = realpath(path, NULL);
+	if (real == NULL)
+		real = strdup(path);
+	if (real == NULL)
+		return;
+	gfsp_error_clear(&err);
+	pthread_mutex_lock(&lock);
+	if (!live || (unsigned)fd >= ntab) {
+		pthread_mutex_unlock(&lock);
+		free(real);
+		return;
+	}
+	rc = gfsp_cache_open(cache, real, &cf, &err);
+	if (rc == 0 && gfsp_cache_file_size(cf) != (uint64_t)sb.st_size)
+		rc = gfsp_error_set(&err, GFSP_EIO, "'%s' changed while it "
+		    "was opened", real);
+	if (rc == 0 && (e = calloc(1, sizeof(*e))) == NULL)
+		rc = gfsp_error_set(&err, GFSP_ENOMEM, "out of memory");
+	if (rc == 0) {
+		e->cf = cf;
+		e->size = (uint64_t)sb.st_size;
+		e->path = real;
+		__atomic_store_n(&tab[fd], e, __ATOMIC_RELEASE);
+		nopened++;
+	} else {
+		gfsp_cache_close(cf);
+	}
+	pthread_mutex_unlock(&lock);
+	if (rc) {
+		ch_say("rank %d: '%s' is read directly, not through the "
+		    "cache: %s", ch_rank, path, err.msg);
+		free(real);
+	} else if (verbose && ch_rank == 0) {
+		ch_say("'%s': read through the cache (%llu bytes)", path,
+		    (unsigned long long)sb.st_size);
+	}
+}
+
+int
+ch_wanted(const char *path)
+{
+	return !ch_inside && thread_ok() && selected(path);
+}
+
+int
+ch_opened(int fd, int dirfd, const char *path, int flags)
+{
+	int saved = errno;
+
+	if (fd < 0 || ch_inside)
+		return fd;
+	/* a number we still hold was closed where we could not see it */
+	ch_forget(fd);
+	if ((flags & O_ACCMODE) == O_RDONLY &&
+	    !(flags & (O_PATH | O_TRUNC | O_DIRECTORY)) &&
+	    (dirfd == AT_FDCWD || path[0] == '/') && ch_wanted(path)) {
+		ch_inside = 1;
+		track(fd, path);
+		ch_inside = 0;
+	}
+	errno = saved;
+	return fd;
+}
+
+int
+ch_try_read(int fd, void *buf, size_t n, int64_t off, size_t *got)
+{
+	struct gfsp_error err;
+	struct ch_fd *e;
+	int64_t pos = off;
+	int saved = errno, served = 0, rc;
+
+	if (ch_inside || !ch_tracked(fd) || !thread_ok())
+		return 0;
+	ch_inside = 1;
+	pthread_mutex_lock(&lock);
+	e = tab[fd];
+	if (!live || e == NULL)
+		goto out;
+	if (off < 0 && (pos = LIBC(lseek)(fd, 0, SEEK_CUR)) < 0)
+		goto out;
+	if (n > READ_MAX)
+		n = READ_MAX;
+	gfsp_error_clear(&err);
+	rc = gfsp_cache_pread(e->cf, buf, n, (uint64_t)pos, got, &err);
+	if (rc) {
+		ch_say("rank %d: '%s' is read directly from now on: %s",
+		    ch_rank, e->path, err.msg);
+		drop(fd);
+		goto out;
+	}
+	if (off < 0 && *got > 0)
+		LIBC(lseek)(fd, (off_t)(pos + (int64_t)*got), SEEK_SET);
+	served = 1;
+out:
+	pthread_mutex_unlock(&lock);
+	ch_inside = 0;
+	errno = saved;
+	return served;
+}
+
+/* ----------------------------------------------------- start and stop */
+
+int
+ch_start(struct gfsp_cache *c, const struct ch_conf *conf, int multi)
+{
+	static int atfork;
+	struct rlimit rl;
+	rlim_t n = TAB_MAX;
+
+	pthread_mutex_lock(&lock);
+	if (tab == NULL) {
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < n)
+			n = rl.rlim_cur;
+		tab = calloc(n, sizeof(*tab));
+		if (tab == NULL) {
+			pthread_mutex_unlock(&lock);
+			return GFSP_ENOMEM;
+		}
+		__atomic_store_n(&ntab, (unsigned)n, __ATOMIC_RELEASE);
+	}
+	free(patterns);
+	patterns = strdup(conf->patterns);
+	if (patterns == NULL) {
+		pthread_mutex_unlock(&lock);
+		return GFSP_ENOMEM;
+	}
+	if (!atfork)
+		atfork = pthread_atfork(NULL, NULL, child_after_fork) == 0;
+	verbose = conf->verbose;
+	cache = c;
+	multiple = multi;
+	owner = pthread_self();
+	nopened = 0;
+	__atomic_store_n(&live, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lock);
+	return 0;
+}
+
+struct gfsp_cache *
+ch_stop(uint64_t *opened)
+{
+	struct gfsp_cache *c;
+	unsigned fd;
+	int was = ch_inside;
+
+	ch_inside = 1;
+	pthread_mutex_lock(&lock);
+	c = cache;
+	*opened = nopened;
+	__atomic_store_n(&live, 0, __ATOMIC_RELEASE);
+	for (fd = 0; tab != NULL && fd < ntab; fd++)
+		if (tab[fd] != NULL)
+			drop((int)fd);
+	cache = NULL;
+	pthread_mutex_unlock(&lock);
+	ch_inside = was;
+	return c;
+}
