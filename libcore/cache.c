@@ -911,7 +911,7 @@ gfsp_cache_open(struct gfsp_cache *c, const char *path,
 {
 	struct gfsp_cache_file *f;
 	struct gfsp_stat st;
-	uint64_t id[3];
+	uint64_t id[6];
 	int rc;
 
 	*out = NULL;
@@ -929,10 +929,15 @@ gfsp_cache_open(struct gfsp_cache *c, const char *path,
 		return rc;
 	}
 	f->size = st.size;
-	/* a changed file is another file: its blocks get other ids */
+	/* a changed file is another file: its blocks get other ids (Gfarm
+	 * bumps the generation on every change; POSIX: mtime to the
+	 * nanosecond, and a file replaced by rename has another inode) */
 	id[0] = gfsp_hash64(path, strlen(path));
 	id[1] = st.size;
 	id[2] = (uint64_t)st.mtime;
+	id[3] = st.mtime_ns;
+	id[4] = st.ino;
+	id[5] = st.gen;
 	f->key = gfsp_hash64(id, sizeof(id));
 	*out = f;
 	return 0;

@@ -29,8 +29,9 @@
  * slots.
  *
  * Blocks are named by a 64-bit id from the file's identity (path, size,
- * modification time and, on Gfarm, the generation) and the block index: a
- * file that changed is another file, never served stale.
+ * modification time to the nanosecond, inode, and the device or, on
+ * Gfarm, the generation) and the block index: a file that changed is
+ * another file, never served stale.
  */
 #ifndef GFSP_CACHE_H
 #define GFSP_CACHE_H

@@ -24,6 +24,10 @@ struct gfsp_stat {
 	uint64_t size;
 	uint32_t mode;			/* st_mode bits: type and permissions */
 	int64_t mtime;			/* seconds */
+	/* what tells this version of the file from another (the cache's file
+	 * identity): nanoseconds of mtime, inode, device (POSIX); inode and
+	 * generation (Gfarm) */
+	uint64_t mtime_ns, ino, gen;
 	uint64_t blocks_bytes;		/* bytes actually allocated (sparse) */
 };
 

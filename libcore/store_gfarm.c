@@ -248,6 +248,9 @@ stat_fill(struct gfsp_stat *st, const struct gfs_stat *gs)
 	/* GFARM_S_IF* and the permission bits have the POSIX values */
 	st->mode = (uint32_t)gs->st_mode;
 	st->mtime = (int64_t)gs->st_mtimespec.tv_sec;
+	st->mtime_ns = (uint64_t)gs->st_mtimespec.tv_nsec;
+	st->ino = (uint64_t)gs->st_ino;
+	st->gen = (uint64_t)gs->st_gen;
 	/* Gfarm keeps no block count; a file is taken as fully allocated */
 	st->blocks_bytes = st->size;
 }

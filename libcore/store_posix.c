@@ -172,6 +172,9 @@ stat_fill(struct gfsp_stat *st, const struct stat *sb)
 	st->size = (uint64_t)sb->st_size;
 	st->mode = (uint32_t)sb->st_mode;
 	st->mtime = (int64_t)sb->st_mtime;
+	st->mtime_ns = (uint64_t)sb->st_mtim.tv_nsec;
+	st->ino = (uint64_t)sb->st_ino;
+	st->gen = (uint64_t)sb->st_dev;
 	st->blocks_bytes = (uint64_t)sb->st_blocks * 512;
 }
 

@@ -71,6 +71,11 @@ run "4 ranks read strided 64 KiB pieces, 2 passes, G=4" 4 strided "$F" "${B[@]}"
 run "singlet ratio 0: plain LRU" 2 random "$F" "${B[@]}" --cache 512K --reads 100 --ratio 0 &&
 	expect "ratio 0: no singlet FIFO" 't["to_singlet"] == 0 and t["evict_singlet"] == 0'
 
+cp "$F" "$TMPD/changing"
+run "a file rewritten in place (same size, same second) after it was cached, 4 ranks" 4 changed \
+	"$TMPD/changing" "${B[@]}" --cache 4M --groups 2 &&
+	expect "the rewritten file is another file: read from storage again, never stale" \
+		't["storage_reads"] >= 2 * 41 and t["hits"] == 0'
 run "a block replaced during a remote copy (2 ranks)" 2 replace "$F" "${B[@]}" --cache 1M &&
 	expect "the token check caught it and the block was fetched again" \
 		't["retries"] >= 1 and t["storage_reads"] >= 2'

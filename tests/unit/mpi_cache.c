@@ -12,6 +12,9 @@
  *   random   every rank reads N random S-byte pieces (seeded by rank)
  *   strided  IOR's strided read: rank r reads pieces r, r+P, r+2P, ...
  *            of S bytes, K passes
+ *   changed  every rank reads the file; rank 0 rewrites it in place (same
+ *            size, same second, other bytes); every rank opens it again
+ *            and reads it: the new bytes, never the cached old ones
  *   replace  2+ ranks: rank 1 loads block 0, then rank 0 copies it while
  *            a test hook gives rank 1's slot a new token between the data
  *            and the check (a replacement during the copy): rank 0 must
@@ -93,6 +96,48 @@ rnd_next(uint64_t *x)
 	*x ^= *x >> 7;
 	*x ^= *x << 17;
 	return *x;
+}
+
+/* Every byte of the file inverted, in place: same size, same inode, and
+ * (a POSIX path) the modification time put back to the same second, only
+ * the nanoseconds differing: the hardest change to notice. */
+static int
+rewrite(const char *path, uint64_t size)
+{
+	struct gfsp_file *w = NULL;
+	struct gfsp_error err;
+	unsigned char buf[65536];
+	struct timespec ts[2];
+	struct stat sb;
+	uint64_t off;
+	size_t n = 0, i;
+	int rc, posix = strncmp(path, "gfarm:", 6) != 0;
+
+	gfsp_error_clear(&err);
+	if (posix && stat(path, &sb) != 0)
+		return -1;
+	rc = gfsp_open(path, GFSP_O_RDWR, 0, &w, &err);
+	for (off = 0; rc == 0 && off < size; off += n) {
+		rc = gfsp_pread(w, buf, sizeof(buf), off, &n, &err);
+		for (i = 0; rc == 0 && i < n; i++)
+			buf[i] ^= 0xff;
+		if (rc == 0)
+			rc = gfsp_pwrite(w, buf, n, off, &err);
+		if (rc == 0 && n == 0)
+			break;
+	}
+	if (w != NULL && gfsp_close(w, &err) != 0)
+		rc = -1;
+	if (rc == 0 && posix) {
+		ts[0] = sb.st_atim;
+		ts[1] = sb.st_mtim;
+		ts[1].tv_nsec ^= 1;
+		rc = utimensat(AT_FDCWD, path, ts, 0);
+	}
+	if (rc)
+		fprintf(stderr, "mpi_cache: rank %d: %s\n", rank,
+		    err.msg[0] ? err.msg : "cannot set the times back");
+	return rc;
 }
 
 /* the replace pattern's hook: one new token, on the first copy */
@@ -185,6 +230,25 @@ main(int argc, char **argv)
 			for (off = (uint64_t)rank * piece; off < size;
 			    off += (uint64_t)nprocs * piece)
 				check_read(f, off, piece, got, want);
+	} else if (f != NULL && strcmp(pat, "changed") == 0) {
+		for (off = 0; off < size; off += piece)
+			check_read(f, off, piece, got, want);
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (rank == 0 && rewrite(path, size) != 0)
+			say("cannot rewrite the file", 0, 0);
+		MPI_Barrier(MPI_COMM_WORLD);
+		gfsp_cache_close(f);
+		gfsp_close(ref, &err);
+		ref = NULL;
+		f = NULL;
+		if (gfsp_open(path, GFSP_O_RDONLY, 0, &ref, &err) != 0 ||
+		    gfsp_cache_open(c, path, &f, &err) != 0) {
+			fprintf(stderr, "mpi_cache: rank %d: %s\n", rank,
+			    err.msg);
+			bad = 1;
+		}
+		for (off = 0; f != NULL && off < size; off += piece)
+			check_read(f, off, piece, got, want);
 	} else if (f != NULL && strcmp(pat, "replace") == 0 && nprocs >= 2) {
 		if (rank == 1)
 			check_read(f, 0, piece, got, want);
