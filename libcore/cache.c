@@ -757,6 +757,21 @@ gfsp_cache_test_retoken(struct gfsp_cache *c, int rank, uint32_t slot,
 	    (uint64_t)1 << 63 | ++c->token, err);
 }
 
+/* Everything of c but the window. */
+static void
+free_local(struct gfsp_cache *c)
+{
+	free(c->bid);
+	free(c->tok);
+	free(c->prev);
+	free(c->next);
+	free(c->where);
+	free(c->freel);
+	free(c->index);
+	free(c->sread);
+	free(c);
+}
+
 int
 gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
 		  struct gfsp_cache **out, struct gfsp_error *err)
@@ -844,14 +859,7 @@ gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
 		rc = gfsp_os_create(comm, o->transport, c->data_off +
 		    c->nslots * c->bsize, &c->os, &c->w, err);
 	if (rc) {
-		free(c->bid);
-		free(c->tok);
-		free(c->prev);
-		free(c->next);
-		free(c->where);
-		free(c->freel);
-		free(c->index);
-		free(c);
+		free_local(c);
 		return rc;
 	}
 	c->base = c->os->base(c->w);
@@ -882,15 +890,7 @@ gfsp_cache_destroy(struct gfsp_cache *c)
 	/* peers may still copy from us until everyone is done */
 	wait_all(c);
 	c->os->destroy(c->w);
-	free(c->bid);
-	free(c->tok);
-	free(c->prev);
-	free(c->next);
-	free(c->where);
-	free(c->freel);
-	free(c->index);
-	free(c->sread);
-	free(c);
+	free_local(c);
 }
 
 const char *
