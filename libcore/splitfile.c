@@ -521,10 +521,15 @@ gfsp_split_truncate(struct gfsp_split_writer *w, uint64_t size)
 int
 gfsp_split_sync(struct gfsp_split_writer *w, struct gfsp_error *err)
 {
+	int rc;
+
 	if (w == NULL || w->part == NULL)
 		return gfsp_error_set(err, GFSP_EINVAL,
 		    "sync of a split file that is not open");
-	return gfsp_fsync(w->part, err);
+	rc = gfsp_fsync(w->part, err);
+	if (rc == 0)
+		w->dirty = 0;	/* synced is flushed: refresh need not */
+	return rc;
 }
 
 uint64_t

@@ -194,7 +194,7 @@ main(int argc, char **argv)
 	if (argc - optind != 2) {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpi_cache seq|random|strided|"
-			    "replace FILE [options]\n");
+			    "changed|replace FILE [options]\n");
 		MPI_Finalize();
 		return 2;
 	}
