@@ -39,12 +39,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <json-c/json.h>
 
 #include "cache.h"
 #include "core.h"
 #include "onesided.h"
 #include "splitfile.h"
 #include "store.h"
+#include "tier.h"
 
 #define ST_INVALID	0
 #define ST_LOADING	1
@@ -83,6 +85,10 @@ struct gfsp_cache {
 	uint32_t *index;		/* bid -> slot, open addressing */
 	uint64_t index_mask;
 
+	/* the node-local tier: its valid entries, sorted by key */
+	struct gfsp_tier_entry **tier;
+	size_t ntier;
+
 	/* blocks this rank read from storage, for max_storage_reads_per_
 	 * block (grown as needed) */
 	uint64_t *sread;
@@ -95,8 +101,10 @@ struct gfsp_cache_file {
 	struct gfsp_cache *c;
 	char *path;
 	struct gfsp_file *fh;
+	struct gfsp_stat st;		/* at open */
 	uint64_t size;
-	uint64_t key;			/* identity: path, size, mtime */
+	uint64_t key;			/* gfsp_file_key */
+	struct gfsp_tier_entry *tier;	/* this version in the local tier */
 };
 
 /* list sentinels */
@@ -177,6 +185,13 @@ ad_home(const struct gfsp_cache *c, uint64_t bid, int *rank, uint64_t *off)
 
 	*rank = c->group + (int)(h % (uint64_t)c->gsize) * c->groups;
 	*off = c->ad_off + (h / (uint64_t)c->gsize % c->ad_rows) * 8;
+}
+
+/* block idx of the file with identity key */
+static uint64_t
+block_id(uint64_t key, uint64_t idx)
+{
+	return mix(key ^ mix(idx + 1)) | 1;
 }
 
 static uint64_t
@@ -555,6 +570,63 @@ alloc_slot(struct gfsp_cache *c, uint32_t *out, struct gfsp_error *err)
 
 /* ----------------------------------------------------------- acquire */
 
+/*
+ * Tell the directories that slot s holds bid, which came from no peer:
+ * our group's cell if no one of the group has it, our group's altdir.
+ */
+static int
+announce(struct gfsp_cache *c, uint64_t bid, uint32_t s,
+	 struct gfsp_error *err)
+{
+	uint64_t row[64], off;
+	struct rdref ref;
+	int rc, done = 0, home;
+
+	rc = rd_row(c, bid, 1, &ref, row, err);
+	if (rc == 0 && cell_state(row[c->group], bid) == ST_INVALID)
+		rc = rd_cas(c, &ref, row[c->group],
+		    cell(ST_LOADED, bid, c->rank, s), &done, err);
+	if (rc == 0) {
+		ad_home(c, bid, &home, &off);
+		rc = c->os->put64(c->w, home, off, acell(bid, c->rank, s),
+		    err);
+	}
+	return rc;
+}
+
+/*
+ * Block idx (id bid, len bytes) of tier entry e into slot s, published.
+ * A tier that cannot be read is not an error: it is warned of and not
+ * used again, and *used says 0 (the block comes from elsewhere).
+ */
+static int
+tier_load(struct gfsp_cache *c, struct gfsp_tier_entry *e, uint64_t idx,
+	  uint64_t bid, uint32_t s, uint64_t len, int *used,
+	  struct gfsp_error *err)
+{
+	struct gfsp_error terr;
+	int rc;
+
+	*used = 0;
+	gfsp_error_clear(&terr);
+	if (gfsp_tier_pread(e, data_of(c, s), len, idx * c->bsize,
+	    &terr) != 0) {
+		gfsp_log_warn("local tier not used for '%s': %s", e->path,
+		    terr.msg);
+		memset(e->have, 0, (e->nblocks + 7) / 8);
+		return 0;
+	}
+	*used = 1;
+	rc = install(c, s, bid, err);
+	if (rc == 0)
+		rc = announce(c, bid, s, err);
+	if (rc == 0) {
+		c->st.tier_reads++;
+		c->st.tier_bytes += len;
+	}
+	return rc;
+}
+
 static int
 storage_read(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid,
 	     uint32_t s, uint64_t len, struct gfsp_error *err)
@@ -628,7 +700,7 @@ acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
 	uint32_t s;
 	unsigned spins = 0;
 	time_t since = 0;
-	int rc, k, ok, done, home, from_storage;
+	int rc, k, ok, done, home, from_storage, used;
 
 	index_find(c, bid, &s);
 	if (s != NONE) {
@@ -641,6 +713,14 @@ acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
 	rc = alloc_slot(c, &s, err);
 	if (rc)
 		return rc;
+	if (f->tier != NULL && gfsp_tier_covers(f->tier, idx * c->bsize,
+	    len)) {
+		rc = tier_load(c, f->tier, idx, bid, s, len, &used, err);
+		if (rc)
+			goto fail;
+		if (used)
+			goto tiered;
+	}
 	mine_loading = cell(ST_LOADING, bid, c->rank, s);
 	for (;;) {
 		rc = rd_row(c, bid, 1, &ref, row, err);
@@ -722,6 +802,7 @@ listed:
 	/* our group's altdir learns that we hold it too (seed step 3) */
 	ad_home(c, bid, &home, &off);
 	rc = c->os->put64(c->w, home, off, acell(bid, c->rank, s), err);
+tiered:
 	list_append(c, GEN(c), s);
 	*slot = s;
 	return rc;
@@ -769,7 +850,82 @@ free_local(struct gfsp_cache *c)
 	free(c->freel);
 	free(c->index);
 	free(c->sread);
+	gfsp_tier_free_all(c->tier, c->ntier);
 	free(c);
+}
+
+/*
+ * The blocks of this node's tier into the node's ranks' free slots (block
+ * j of entry i to node rank (i + m) mod node size, m counting the entry's
+ * blocks), each published as a block this rank loaded.  Local.
+ */
+static int
+publish_tier(struct gfsp_cache *c, int nrank, int nsize,
+	     struct gfsp_error *err)
+{
+	struct gfsp_tier_entry *e;
+	uint64_t j, nb, len, m;
+	size_t i;
+	uint32_t s;
+	int rc = 0, used;
+
+	/* block j of entry i goes to node rank (i + m) mod nsize, m counting
+	 * the entry's blocks: the same on every rank of the node, whatever
+	 * one of them met in another entry */
+	for (i = 0; rc == 0 && i < c->ntier && c->nfree > 0; i++) {
+		e = c->tier[i];
+		nb = (e->st.size + c->bsize - 1) / c->bsize;
+		for (j = 0, m = i; rc == 0 && j < nb && c->nfree > 0; j++) {
+			len = GFSP_MIN(c->bsize, e->st.size - j * c->bsize);
+			if (!gfsp_tier_covers(e, j * c->bsize, len) ||
+			    m++ % (uint64_t)nsize != (uint64_t)nrank)
+				continue;
+			s = c->freel[--c->nfree];
+			rc = tier_load(c, e, j, block_id(e->key, j), s, len,
+			    &used, err);
+			if (rc == 0 && !used) {
+				c->freel[c->nfree++] = s;
+				break;
+			}
+			if (rc == 0) {
+				list_append(c, GEN(c), s);
+				c->st.published++;
+			}
+		}
+	}
+	/* these were not reads of the job */
+	c->st.tier_reads = 0;
+	c->st.tier_bytes = 0;
+	return rc;
+}
+
+/* Collective: find this node's tier and publish it; every rank's verdict. */
+static int
+open_tier(struct gfsp_cache *c, const char *pattern, struct gfsp_error *err)
+{
+	MPI_Comm node = MPI_COMM_NULL;
+	char *dir;
+	int rc, nrank = 0, nsize = 1, index, nnodes;
+
+	dir = gfsp_tier_dir(pattern);
+	rc = dir == NULL ? gfsp_error_set(err, GFSP_ENOMEM, "out of memory") :
+	    gfsp_tier_scan(dir, &c->tier, &c->ntier, err);
+	rc = gfsp_agree(c->comm, rc, err);
+	if (rc == 0)
+		rc = gfsp_node_comm(c->comm, &node, &index, &nnodes, err);
+	if (rc == 0) {
+		MPI_Comm_rank(node, &nrank);
+		MPI_Comm_size(node, &nsize);
+		rc = publish_tier(c, nrank, nsize, err);
+	}
+	if (node != MPI_COMM_NULL)
+		MPI_Comm_free(&node);
+	if (rc == 0 && c->ntier > 0)
+		gfsp_log_verbose("local tier '%s': %zu files, %llu blocks "
+		    "published by this rank", dir, c->ntier,
+		    (unsigned long long)c->st.published);
+	free(dir);
+	return gfsp_agree(c->comm, rc, err);
 }
 
 int
@@ -863,6 +1019,13 @@ gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
 		return rc;
 	}
 	c->base = c->os->base(c->w);
+	if (o->local_dir != NULL) {
+		rc = open_tier(c, o->local_dir, err);
+		if (rc) {
+			gfsp_cache_destroy(c);
+			return rc;
+		}
+	}
 	*out = c;
 	return 0;
 }
@@ -905,13 +1068,18 @@ gfsp_cache_block_size(const struct gfsp_cache *c)
 	return c->bsize;
 }
 
+MPI_Comm
+gfsp_cache_comm(const struct gfsp_cache *c)
+{
+	return c->comm;
+}
+
 int
 gfsp_cache_open(struct gfsp_cache *c, const char *path,
 		struct gfsp_cache_file **out, struct gfsp_error *err)
 {
 	struct gfsp_cache_file *f;
-	struct gfsp_stat st;
-	uint64_t id[6];
+	size_t i;
 	int rc;
 
 	*out = NULL;
@@ -923,24 +1091,27 @@ gfsp_cache_open(struct gfsp_cache *c, const char *path,
 	f->c = c;
 	rc = gfsp_open(path, GFSP_O_RDONLY, 0, &f->fh, err);
 	if (rc == 0)
-		rc = gfsp_fstat(f->fh, &st, err);
+		rc = gfsp_fstat(f->fh, &f->st, err);
 	if (rc) {
 		gfsp_cache_close(f);
 		return rc;
 	}
-	f->size = st.size;
-	/* a changed file is another file: its blocks get other ids (Gfarm
-	 * bumps the generation on every change; POSIX: mtime to the
-	 * nanosecond, and a file replaced by rename has another inode) */
-	id[0] = gfsp_hash64(path, strlen(path));
-	id[1] = st.size;
-	id[2] = (uint64_t)st.mtime;
-	id[3] = st.mtime_ns;
-	id[4] = st.ino;
-	id[5] = st.gen;
-	f->key = gfsp_hash64(id, sizeof(id));
+	f->size = f->st.size;
+	/* a changed file is another file: its blocks get other ids, and
+	 * the tier's copy of an older version is not its copy */
+	f->key = gfsp_file_key(path, &f->st);
+	for (i = 0; i < c->ntier && f->tier == NULL; i++)
+		if (c->tier[i]->key == f->key &&
+		    strcmp(c->tier[i]->path, path) == 0)
+			f->tier = c->tier[i];
 	*out = f;
 	return 0;
+}
+
+const struct gfsp_stat *
+gfsp_cache_file_stat(const struct gfsp_cache_file *f)
+{
+	return &f->st;
 }
 
 uint64_t
@@ -983,7 +1154,7 @@ gfsp_cache_pread(struct gfsp_cache_file *f, void *buf, size_t len,
 		in = (off + *got) % c->bsize;
 		blen = GFSP_MIN(c->bsize, f->size - idx * c->bsize);
 		n = GFSP_MIN(blen - in, len - *got);
-		bid = mix(f->key ^ mix(idx + 1)) | 1;
+		bid = block_id(f->key, idx);
 		rc = acquire(f, idx, bid, blen, &s, err);
 		if (rc)
 			return rc;
@@ -1073,21 +1244,31 @@ gfsp_cache_stats_all(struct gfsp_cache *c, struct gfsp_cache_stats *sum,
 static const char *const stat_names[] = {
 	"reads", "bytes", "hits", "peer_copies", "peer_bytes",
 	"storage_reads", "storage_bytes_read", "retries", "waits",
-	"evict_general", "evict_singlet", "to_singlet",
-	"max_storage_reads_per_block",
+	"evict_general", "evict_singlet", "to_singlet", "tier_reads",
+	"tier_bytes_read", "published", "max_storage_reads_per_block",
 };
+
+struct json_object *
+gfsp_cache_stats_object(const struct gfsp_cache_stats *s)
+{
+	const uint64_t *v = (const uint64_t *)s;
+	json_object *o = json_object_new_object();
+	size_t i;
+
+	for (i = 0; o != NULL && i < NSTAT; i++)
+		json_object_object_add(o, stat_names[i],
+		    json_object_new_uint64(v[i]));
+	return o;
+}
 
 void
 gfsp_cache_stats_json(FILE *fp, const struct gfsp_cache_stats *s)
 {
-	const uint64_t *v = (const uint64_t *)s;
-	size_t i;
+	json_object *o = gfsp_cache_stats_object(s);
 
-	fputc('{', fp);
-	for (i = 0; i < NSTAT; i++)
-		fprintf(fp, "%s\"%s\":%llu", i ? "," : "", stat_names[i],
-		    (unsigned long long)v[i]);
-	fputc('}', fp);
+	fputs(o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) :
+	    "null", fp);
+	json_object_put(o);
 }
 
 void
@@ -1095,10 +1276,12 @@ gfsp_cache_stats_text(FILE *fp, const char *who,
 		      const struct gfsp_cache_stats *s)
 {
 	fprintf(fp, "%s: %llu reads, %llu bytes; blocks: %llu own hits, "
-	    "%llu from peers, %llu from storage (%llu bytes), %llu retries, "
-	    "%llu waits; evicted %llu (LRU) + %llu (singlet FIFO), %llu kept "
-	    "as singlets", who, (unsigned long long)s->reads,
+	    "%llu from the local tier, %llu from peers, %llu from storage "
+	    "(%llu bytes), %llu retries, %llu waits; evicted %llu (LRU) + "
+	    "%llu (singlet FIFO), %llu kept as singlets", who,
+	    (unsigned long long)s->reads,
 	    (unsigned long long)s->bytes, (unsigned long long)s->hits,
+	    (unsigned long long)s->tier_reads,
 	    (unsigned long long)s->peer_copies,
 	    (unsigned long long)s->storage_reads,
 	    (unsigned long long)s->storage_bytes,
@@ -1106,6 +1289,9 @@ gfsp_cache_stats_text(FILE *fp, const char *who,
 	    (unsigned long long)s->evict_general,
 	    (unsigned long long)s->evict_singlet,
 	    (unsigned long long)s->to_singlet);
+	if (s->published)
+		fprintf(fp, "; %llu local tier blocks published at start",
+		    (unsigned long long)s->published);
 	if (s->max_storage_reads_per_block)
 		fprintf(fp, "; at most %llu storage reads of one block",
 		    (unsigned long long)s->max_storage_reads_per_block);

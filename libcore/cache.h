@@ -28,6 +28,11 @@
  * singlets (blocks no one else holds) of at most singlet_ratio of the
  * slots.
  *
+ * With a node-local tier (cache-warm, tier.h), create loads the blocks the
+ * node's tier holds into the node's ranks' slots and publishes them in
+ * the directories; a miss then reads the tier first, peers next, shared
+ * storage last.
+ *
  * Blocks are named by a 64-bit id from the file's identity (path, size,
  * modification time to the nanosecond, inode, and the device or, on
  * Gfarm, the generation) and the block index: a file that changed is
@@ -41,6 +46,7 @@
 #include <mpi.h>
 
 #include "gfsplit.h"
+#include "store.h"
 
 #define GFSP_CACHE_BLOCK_DEFAULT	((uint64_t)1 << 20)
 #define GFSP_CACHE_SIZE_DEFAULT		((uint64_t)256 << 20)
@@ -52,6 +58,10 @@ struct gfsp_cache_opts {
 	int groups;		/* G, 1 .. nprocs; 0: 1 */
 	double singlet_ratio;	/* 0 .. 1; < 0: the default (0.5) */
 	const char *transport;	/* "auto" (NULL), "mpi", "verbs" */
+	/* the node-local tier (tier.h; "%h": the node's name), NULL: none.
+	 * Its warmed blocks are published at create, and a miss reads the
+	 * tier before peers and shared storage. */
+	const char *local_dir;
 };
 
 struct gfsp_cache_stats {
@@ -67,6 +77,9 @@ struct gfsp_cache_stats {
 	uint64_t evict_general;	/* blocks dropped from the LRU */
 	uint64_t evict_singlet;	/* blocks dropped from the singlet FIFO */
 	uint64_t to_singlet;	/* LRU victims kept as singlets */
+	uint64_t tier_reads;	/* blocks read from the node-local tier */
+	uint64_t tier_bytes;
+	uint64_t published;	/* tier blocks loaded and published at create */
 	/* gfsp_cache_stats_all only: the most reads from shared storage of
 	 * any one block, summed over all ranks */
 	uint64_t max_storage_reads_per_block;
@@ -89,6 +102,7 @@ void gfsp_cache_destroy(struct gfsp_cache *c);
 /* The transport in use ("mpi", "verbs"), the block size, the group. */
 const char *gfsp_cache_transport(const struct gfsp_cache *c);
 uint64_t gfsp_cache_block_size(const struct gfsp_cache *c);
+MPI_Comm gfsp_cache_comm(const struct gfsp_cache *c);
 
 /*
  * Local: open a file (POSIX path or gfarm:// URL) to read through the
@@ -98,6 +112,8 @@ uint64_t gfsp_cache_block_size(const struct gfsp_cache *c);
 int gfsp_cache_open(struct gfsp_cache *c, const char *path,
 		   struct gfsp_cache_file **out, struct gfsp_error *err);
 uint64_t gfsp_cache_file_size(const struct gfsp_cache_file *f);
+/* Its identity as taken at open (gfsp_file_key of it is the file's key). */
+const struct gfsp_stat *gfsp_cache_file_stat(const struct gfsp_cache_file *f);
 void gfsp_cache_close(struct gfsp_cache_file *f);
 
 /*
@@ -118,10 +134,50 @@ void gfsp_cache_stats(const struct gfsp_cache *c, struct gfsp_cache_stats *s);
 int gfsp_cache_stats_all(struct gfsp_cache *c, struct gfsp_cache_stats *sum,
 			struct gfsp_cache_stats *mine, struct gfsp_error *err);
 
-/* The counters as one JSON object / as text lines, to fp. */
+/* The counters as one JSON object (json-c's, to put) / printed / as text
+ * lines, to fp. */
+struct json_object *gfsp_cache_stats_object(const struct gfsp_cache_stats *s);
 void gfsp_cache_stats_json(FILE *fp, const struct gfsp_cache_stats *s);
 void gfsp_cache_stats_text(FILE *fp, const char *who,
 			   const struct gfsp_cache_stats *s);
+
+/*
+ * Warming the node-local tiers (cache-warm; warm.c).  Collective over the
+ * cache's communicator: the blocks of each file that each node keeps
+ * (keep: every block, or block j on node j mod nodes) are read through
+ * the cache and written to the node's tier o->local_dir ("%h": the
+ * node's name), unless the node's tier already holds them (o->force:
+ * warm again).  res[i]: file i's size, the bytes written to all tiers,
+ * the nodes that already held it.  *nnodes: the nodes of the job.
+ */
+enum gfsp_warm_keep { GFSP_WARM_ALL, GFSP_WARM_PART };
+
+struct gfsp_warm_opts {
+	const char *local_dir;
+	enum gfsp_warm_keep keep;
+	int force;
+};
+
+struct gfsp_warm_result {
+	uint64_t size;
+	uint64_t bytes_kept;
+	int nodes_already_warm;
+};
+
+int gfsp_cache_warm(struct gfsp_cache *c, const struct gfsp_warm_opts *o,
+		   int nfiles, char **files, struct gfsp_warm_result *res,
+		   int *nnodes, struct gfsp_error *err);
+
+/* cache-warm's summary (rank 0): text, or one JSON object with the
+ * cache's summed statistics. */
+void gfsp_warm_print(FILE *fp, int json, const struct gfsp_warm_opts *o,
+		    struct gfsp_cache *c, int nfiles, char **files,
+		    const struct gfsp_warm_result *res, int nnodes,
+		    const struct gfsp_cache_stats *sum, double seconds);
+
+/* The default tier directory: $GFSPLIT_CACHE_LOCAL_DIR, else
+ * /dev/shm/gfsplit-cache-UID (static storage). */
+const char *gfsp_cache_local_dir_default(void);
 
 /*
  * Tests only.  The hook runs in every remote copy after the data arrived

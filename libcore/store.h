@@ -28,6 +28,10 @@ struct gfsp_stat {
 	 * identity): nanoseconds of mtime, inode, device (POSIX); inode and
 	 * generation (Gfarm) */
 	uint64_t mtime_ns, ino, gen;
+	/* the last change of the file's data or inode (which no one can set
+	 * back, unlike mtime): seconds and nanoseconds */
+	int64_t ctime;
+	uint64_t ctime_ns;
 	uint64_t blocks_bytes;		/* bytes actually allocated (sparse) */
 };
 

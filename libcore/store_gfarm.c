@@ -251,6 +251,8 @@ stat_fill(struct gfsp_stat *st, const struct gfs_stat *gs)
 	st->mtime_ns = (uint64_t)gs->st_mtimespec.tv_nsec;
 	st->ino = (uint64_t)gs->st_ino;
 	st->gen = (uint64_t)gs->st_gen;
+	st->ctime = (int64_t)gs->st_ctimespec.tv_sec;
+	st->ctime_ns = (uint64_t)gs->st_ctimespec.tv_nsec;
 	/* Gfarm keeps no block count; a file is taken as fully allocated */
 	st->blocks_bytes = st->size;
 }

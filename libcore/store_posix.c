@@ -175,6 +175,8 @@ stat_fill(struct gfsp_stat *st, const struct stat *sb)
 	st->mtime_ns = (uint64_t)sb->st_mtim.tv_nsec;
 	st->ino = (uint64_t)sb->st_ino;
 	st->gen = (uint64_t)sb->st_dev;
+	st->ctime = (int64_t)sb->st_ctim.tv_sec;
+	st->ctime_ns = (uint64_t)sb->st_ctim.tv_nsec;
 	st->blocks_bytes = (uint64_t)sb->st_blocks * 512;
 }
 

@@ -169,6 +169,8 @@ settings(void)
 	conf.opts.groups = w.groups;
 	conf.opts.singlet_ratio = w.ratio;
 	conf.opts.transport = w.transport[0] ? strdup(w.transport) : NULL;
+	/* each rank's own: its node's tier ("%h") */
+	conf.opts.local_dir = gfsp_cache_local_dir_default();
 	conf.patterns = patterns;
 	conf.stats = stats;
 	conf.verbose = w.verbose;

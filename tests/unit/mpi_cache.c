@@ -163,7 +163,8 @@ main(int argc, char **argv)
 		{ "groups", 1, NULL, 'g' }, { "block", 1, NULL, 'b' },
 		{ "cache", 1, NULL, 'c' }, { "ratio", 1, NULL, 'r' },
 		{ "reads", 1, NULL, 'n' }, { "size", 1, NULL, 's' },
-		{ "passes", 1, NULL, 'k' }, { NULL, 0, NULL, 0 }
+		{ "passes", 1, NULL, 'k' }, { "local-dir", 1, NULL, 'l' },
+		{ NULL, 0, NULL, 0 }
 	};
 	struct gfsp_cache_opts o = { 0 };
 	struct gfsp_cache_stats sum;
@@ -188,6 +189,7 @@ main(int argc, char **argv)
 		case 'n': nreads = parse(optarg); break;
 		case 's': piece = parse(optarg); break;
 		case 'k': passes = parse(optarg); break;
+		case 'l': o.local_dir = optarg; break;
 		default: MPI_Finalize(); return 2;
 		}
 	}

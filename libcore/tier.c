@@ -1,0 +1,745 @@
+/*
+ * tier.c - the node-local tier of the cooperative cache (tier.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "core.h"
+#include "splitfile.h"
+#include "cache.h"
+#include "tier.h"
+
+#define MAP_FORMAT	"gfsplit-tier"
+#define MAP_VERSION	1
+#define MAP_MAX		((uint64_t)64 << 20)	/* a map is never this big */
+
+uint64_t
+gfsp_file_key(const char *path, const struct gfsp_stat *st)
+{
+	uint64_t id[8];
+
+	/* a changed file is another file (Gfarm bumps the generation on
+	 * every change; POSIX: mtime and ctime to the nanosecond -- ctime
+	 * cannot be set back -- and a file replaced by rename has another
+	 * inode) */
+	id[0] = gfsp_hash64(path, strlen(path));
+	id[1] = st->size;
+	id[2] = (uint64_t)st->mtime;
+	id[3] = st->mtime_ns;
+	id[4] = st->ino;
+	id[5] = st->gen;
+	id[6] = (uint64_t)st->ctime;
+	id[7] = st->ctime_ns;
+	return gfsp_hash64(id, sizeof(id));
+}
+
+static int
+same_identity(const struct gfsp_stat *a, const struct gfsp_stat *b)
+{
+	return a->size == b->size && a->mtime == b->mtime &&
+	    a->mtime_ns == b->mtime_ns && a->ino == b->ino &&
+	    a->gen == b->gen && a->ctime == b->ctime &&
+	    a->ctime_ns == b->ctime_ns;
+}
+
+const char *
+gfsp_cache_local_dir_default(void)
+{
+	static char buf[64];
+	const char *env = getenv("GFSPLIT_CACHE_LOCAL_DIR");
+
+	if (env != NULL && env[0] != '\0')
+		return env;
+	snprintf(buf, sizeof(buf), "/dev/shm/gfsplit-cache-%u",
+	    (unsigned)getuid());
+	return buf;
+}
+
+char *
+gfsp_tier_dir(const char *pattern)
+{
+	char node[256], *out, *o;
+	const char *p;
+	size_t n = 1;
+
+	gfsp_node_name(node, sizeof(node));
+	for (p = pattern; *p; p++)
+		n += p[0] == '%' && p[1] == 'h' ? strlen(node) : 1;
+	out = o = malloc(n);
+	if (out == NULL)
+		return NULL;
+	for (p = pattern; *p; p++) {
+		if (p[0] == '%' && p[1] == 'h') {
+			o = stpcpy(o, node);
+			p++;
+		} else {
+			*o++ = *p;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+int
+gfsp_node_comm(MPI_Comm comm, MPI_Comm *node, int *index, int *nnodes,
+	       struct gfsp_error *err)
+{
+	char *names = NULL, me[MPI_MAX_PROCESSOR_NAME + 1];
+	int rank, nprocs, r, first = -1, rc;
+	const int W = MPI_MAX_PROCESSOR_NAME + 1;
+
+	*node = MPI_COMM_NULL;
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &nprocs);
+	memset(me, 0, sizeof(me));
+	gfsp_node_name(me, sizeof(me));
+	names = malloc((size_t)nprocs * W);
+	rc = names == NULL ? gfsp_error_set(err, GFSP_ENOMEM, "out of memory")
+	    : 0;
+	rc = gfsp_agree(comm, rc, err);
+	if (rc == 0)
+		rc = gfsp_mpi_check(MPI_Allgather(me, W, MPI_CHAR, names, W,
+		    MPI_CHAR, comm), "cannot tell the nodes apart", err);
+	if (rc == 0) {
+		/* a node's color: its lowest rank; its index: how many nodes
+		 * have a lower one */
+		*index = 0;
+		*nnodes = 0;
+		for (r = 0; r < nprocs; r++) {
+			int k, seen = 0;
+
+			for (k = 0; k < r && !seen; k++)
+				seen = strcmp(names + (size_t)k * W,
+				    names + (size_t)r * W) == 0;
+			if (seen)
+				continue;
+			if (strcmp(names + (size_t)r * W, me) == 0)
+				first = r, *index = *nnodes;
+			(*nnodes)++;
+		}
+		rc = gfsp_mpi_check(MPI_Comm_split(comm, first, rank, node),
+		    "cannot make the node's communicator", err);
+	}
+	free(names);
+	return rc;
+}
+
+/* ------------------------------------------------------------ reading */
+
+static char *
+join(const char *dir, const char *name)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "%s/%s", dir, name) < 0)
+		return NULL;
+	return s;
+}
+
+static char *
+map_name(const char *dir, uint64_t key, const char *suffix)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "%s/%016llx.map%s", dir, (unsigned long long)key,
+	    suffix) < 0)
+		return NULL;
+	return s;
+}
+
+/* The whole of a small file, NUL-terminated. */
+static int
+slurp(const char *path, char **out, struct gfsp_error *err)
+{
+	struct gfsp_file *f = NULL;
+	struct gfsp_stat st;
+	size_t got = 0;
+	char *buf = NULL;
+	int rc;
+
+	*out = NULL;
+	rc = gfsp_open(path, GFSP_O_RDONLY, 0, &f, err);
+	if (rc == 0)
+		rc = gfsp_fstat(f, &st, err);
+	if (rc == 0 && st.size > MAP_MAX)
+		rc = gfsp_error_set(err, GFSP_ECORRUPT, "'%s': %llu bytes is "
+		    "too big for a tier map", path,
+		    (unsigned long long)st.size);
+	if (rc == 0 && (buf = malloc(st.size + 1)) == NULL)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	if (rc == 0)
+		rc = gfsp_pread(f, buf, st.size, 0, &got, err);
+	if (f != NULL) {
+		struct gfsp_error e;
+
+		gfsp_close(f, &e);
+	}
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	buf[got] = '\0';
+	*out = buf;
+	return 0;
+}
+
+static int
+get_u64(json_object *o, const char *k, uint64_t *v)
+{
+	json_object *x;
+
+	if (!json_object_object_get_ex(o, k, &x) ||
+	    !json_object_is_type(x, json_type_int))
+		return -1;
+	*v = json_object_get_uint64(x);
+	return 0;
+}
+
+static const char *
+get_str(json_object *o, const char *k)
+{
+	json_object *x;
+
+	if (!json_object_object_get_ex(o, k, &x) ||
+	    !json_object_is_type(x, json_type_string))
+		return NULL;
+	return json_object_get_string(x);
+}
+
+static int
+hexval(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' :
+	    c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+void
+gfsp_tier_free(struct gfsp_tier_entry *e)
+{
+	struct gfsp_error err;
+
+	if (e == NULL)
+		return;
+	if (e->data != NULL)
+		gfsp_close(e->data, &err);
+	free(e->path);
+	free(e->have);
+	free(e);
+}
+
+void
+gfsp_tier_free_all(struct gfsp_tier_entry **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		gfsp_tier_free(v[i]);
+	free(v);
+}
+
+/*
+ * Parse map file `mpath` of `dir`.  With open_data, the data file is
+ * opened too.  OUT *data_name (if not NULL): the data file's name.
+ */
+static int
+map_read(const char *dir, const char *mpath, int open_data,
+	 struct gfsp_tier_entry **out, char **data_name,
+	 struct gfsp_error *err)
+{
+	struct gfsp_tier_entry *e = NULL;
+	json_object *o = NULL;
+	const char *path, *have, *data;
+	char *text = NULL, *dpath = NULL;
+	uint64_t ver = 0, mt = 0, ct = 0, i;
+	int rc, bad = 0;
+
+	*out = NULL;
+	rc = slurp(mpath, &text, err);
+	if (rc)
+		return rc;
+	o = json_tokener_parse(text);
+	e = calloc(1, sizeof(*e));
+	if (e == NULL) {
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+		goto out;
+	}
+	path = o ? get_str(o, "path") : NULL;
+	have = o ? get_str(o, "have") : NULL;
+	data = o ? get_str(o, "data") : NULL;
+	bad = o == NULL || path == NULL || have == NULL || data == NULL ||
+	    strchr(data, '/') != NULL ||
+	    strcmp(get_str(o, "format") ? get_str(o, "format") : "",
+	    MAP_FORMAT) != 0 || get_u64(o, "version", &ver) ||
+	    get_u64(o, "size", &e->st.size) || get_u64(o, "mtime", &mt) ||
+	    get_u64(o, "mtime_ns", &e->st.mtime_ns) ||
+	    get_u64(o, "ino", &e->st.ino) || get_u64(o, "gen", &e->st.gen) ||
+	    get_u64(o, "ctime", &ct) || get_u64(o, "ctime_ns", &e->st.ctime_ns) ||
+	    get_u64(o, "block_size", &e->bsize) || e->bsize == 0;
+	if (!bad && ver != MAP_VERSION) {
+		rc = gfsp_error_set(err, GFSP_EVERSION, "'%s': tier map "
+		    "version %llu, this is version %d", mpath,
+		    (unsigned long long)ver, MAP_VERSION);
+		goto out;
+	}
+	if (!bad) {
+		e->st.mtime = (int64_t)mt;
+		e->st.ctime = (int64_t)ct;
+		e->nblocks = (e->st.size + e->bsize - 1) / e->bsize;
+		bad = strlen(have) != 2 * ((e->nblocks + 7) / 8);
+	}
+	if (bad) {
+		rc = gfsp_error_set(err, GFSP_ECORRUPT, "'%s' is not a tier "
+		    "map (or is damaged)", mpath);
+		goto out;
+	}
+	e->key = gfsp_file_key(path, &e->st);
+	e->path = strdup(path);
+	e->have = calloc((e->nblocks + 7) / 8 + 1, 1);
+	if (e->path == NULL || e->have == NULL) {
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < (e->nblocks + 7) / 8; i++) {
+		int hi = hexval(have[2 * i]), lo = hexval(have[2 * i + 1]);
+
+		if (hi < 0 || lo < 0) {
+			rc = gfsp_error_set(err, GFSP_ECORRUPT, "'%s': bad "
+			    "block bitmap", mpath);
+			goto out;
+		}
+		e->have[i] = (unsigned char)(hi << 4 | lo);
+	}
+	dpath = join(dir, data);
+	if (dpath == NULL)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	else if (open_data)
+		rc = gfsp_open(dpath, GFSP_O_RDONLY, 0, &e->data, err);
+	if (rc == 0 && data_name != NULL && (*data_name = strdup(data)) ==
+	    NULL)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+out:
+	if (o != NULL)
+		json_object_put(o);
+	free(text);
+	free(dpath);
+	if (rc)
+		gfsp_tier_free(e);
+	else
+		*out = e;
+	return rc;
+}
+
+int
+gfsp_tier_find(const char *dir, const char *path, const struct gfsp_stat *st,
+	       struct gfsp_tier_entry **out, struct gfsp_error *err)
+{
+	struct gfsp_tier_entry *e = NULL;
+	struct gfsp_stat mst;
+	struct gfsp_error e2;
+	char *mpath;
+	int rc;
+
+	*out = NULL;
+	mpath = map_name(dir, gfsp_file_key(path, st), "");
+	if (mpath == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	gfsp_error_clear(&e2);
+	if (gfsp_stat(mpath, &mst, &e2) != 0) {
+		free(mpath);
+		return 0;		/* not warmed */
+	}
+	rc = map_read(dir, mpath, 1, &e, NULL, err);
+	free(mpath);
+	if (rc)
+		return rc;
+	/* the key says it is this version; the map says so too? */
+	if (strcmp(e->path, path) != 0 || !same_identity(&e->st, st))
+		gfsp_tier_free(e);
+	else
+		*out = e;
+	return 0;
+}
+
+static int
+cmp_key(const void *a, const void *b)
+{
+	const struct gfsp_tier_entry *x = *(struct gfsp_tier_entry *const *)a;
+	const struct gfsp_tier_entry *y = *(struct gfsp_tier_entry *const *)b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int
+is_map_name(const char *n)
+{
+	size_t len = strlen(n);
+
+	return len == 20 && strcmp(n + 16, ".map") == 0 &&
+	    strspn(n, "0123456789abcdef") == 16;
+}
+
+int
+gfsp_tier_scan(const char *dir, struct gfsp_tier_entry ***out, size_t *n,
+	       struct gfsp_error *err)
+{
+	struct gfsp_tier_entry **v = NULL, *e, **nv;
+	struct gfsp_stat st;
+	struct gfsp_error e2;
+	char **names = NULL, *mpath;
+	size_t nn = 0, nv_len = 0, i;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	gfsp_error_clear(&e2);
+	if (gfsp_stat(dir, &st, &e2) != 0)
+		return 0;		/* no tier here */
+	rc = gfsp_readdir(dir, &names, &nn, err);
+	for (i = 0; rc == 0 && i < nn; i++) {
+		if (!is_map_name(names[i]))
+			continue;
+		mpath = join(dir, names[i]);
+		if (mpath == NULL) {
+			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+			break;
+		}
+		gfsp_error_clear(&e2);
+		if (map_read(dir, mpath, 1, &e, NULL, &e2) != 0) {
+			/* the tier is a cache: a bad entry is not used */
+			gfsp_log_warn("local tier: %s; not used", e2.msg);
+			free(mpath);
+			continue;
+		}
+		free(mpath);
+		gfsp_error_clear(&e2);
+		if (gfsp_stat(e->path, &st, &e2) != 0 ||
+		    !same_identity(&st, &e->st)) {
+			gfsp_log_verbose("local tier: '%s' changed since it "
+			    "was warmed (or is gone): its blocks in '%s' are "
+			    "not used", e->path, dir);
+			gfsp_tier_free(e);
+			continue;
+		}
+		nv = realloc(v, (nv_len + 1) * sizeof(*v));
+		if (nv == NULL) {
+			gfsp_tier_free(e);
+			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+			break;
+		}
+		v = nv;
+		v[nv_len++] = e;
+	}
+	gfsp_strv_free(names, nn);
+	if (rc) {
+		gfsp_tier_free_all(v, nv_len);
+		return rc;
+	}
+	if (nv_len > 1)
+		qsort(v, nv_len, sizeof(*v), cmp_key);
+	*out = v;
+	*n = nv_len;
+	return 0;
+}
+
+static int
+have_block(const unsigned char *have, uint64_t i)
+{
+	return have[i / 8] >> (i % 8) & 1;
+}
+
+int
+gfsp_tier_covers(const struct gfsp_tier_entry *e, uint64_t off, uint64_t len)
+{
+	uint64_t i;
+
+	if (len == 0 || off + len > e->st.size)
+		return 0;
+	for (i = off / e->bsize; i <= (off + len - 1) / e->bsize; i++)
+		if (!have_block(e->have, i))
+			return 0;
+	return 1;
+}
+
+int
+gfsp_tier_pread(struct gfsp_tier_entry *e, void *buf, uint64_t len,
+		uint64_t off, struct gfsp_error *err)
+{
+	size_t got = 0;
+	int rc;
+
+	rc = gfsp_pread(e->data, buf, (size_t)len, off, &got, err);
+	if (rc == 0 && got < len)
+		rc = gfsp_error_set(err, GFSP_EIO, "'%s': the local tier's "
+		    "copy of '%s' is short at %llu", gfsp_file_path(e->data),
+		    e->path, (unsigned long long)off);
+	return rc;
+}
+
+/* ------------------------------------------------------------ writing */
+
+/* dir and its missing parents, 0700 */
+static int
+mkdir_parents(const char *dir, struct gfsp_error *err)
+{
+	struct gfsp_stat st;
+	struct gfsp_error e;
+	char *p, *s;
+	int rc = 0;
+
+	gfsp_error_clear(&e);
+	if (gfsp_stat(dir, &st, &e) == 0)
+		return 0;
+	s = strdup(dir);
+	if (s == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	for (p = strchr(s + 1, '/'); rc == 0; p = strchr(p + 1, '/')) {
+		if (p != NULL)
+			*p = '\0';
+		gfsp_error_clear(&e);
+		if (gfsp_stat(s, &st, &e) == 0) {
+			/* there */
+		} else if (gfsp_error_clear(&e), gfsp_mkdir(s, 0700,
+		    &e) != 0 && e.code != GFSP_EEXIST) {
+			rc = gfsp_error_set(err, e.code, "%s", e.msg);
+		}
+		if (p == NULL)
+			break;
+		*p = '/';
+	}
+	free(s);
+	return rc;
+}
+
+struct gfsp_tier_writer {
+	char *dir, *path, *tmp;		/* tmp: the data file being written */
+	struct gfsp_stat st;
+	uint64_t bsize, key;
+	struct gfsp_file *f;
+	int creator;
+};
+
+void
+gfsp_tier_abort(struct gfsp_tier_writer *w)
+{
+	struct gfsp_error e;
+
+	if (w == NULL)
+		return;
+	if (w->f != NULL)
+		gfsp_close(w->f, &e);
+	if (w->creator && w->tmp != NULL)
+		gfsp_unlink(w->tmp, &e);
+	free(w->dir);
+	free(w->path);
+	free(w->tmp);
+	free(w);
+}
+
+int
+gfsp_tier_begin(const char *dir, const char *path, const struct gfsp_stat *st,
+		uint64_t bsize, int create, struct gfsp_tier_writer **out,
+		struct gfsp_error *err)
+{
+	struct gfsp_tier_writer *w;
+	struct gfsp_error e;
+	int rc = 0;
+
+	*out = NULL;
+	w = calloc(1, sizeof(*w));
+	if (w == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	w->st = *st;
+	w->bsize = bsize;
+	w->key = gfsp_file_key(path, st);
+	w->creator = create;
+	w->dir = strdup(dir);
+	w->path = strdup(path);
+	if (w->dir == NULL || w->path == NULL ||
+	    asprintf(&w->tmp, "%s/.%016llx.data.tmp", dir,
+	    (unsigned long long)w->key) < 0) {
+		w->tmp = NULL;
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	}
+	if (rc == 0 && strstr(dir, "://") != NULL)
+		rc = gfsp_error_set(err, GFSP_EINVAL, "local tier '%s': a "
+		    "node-local directory, please (not a URL)", dir);
+	if (rc == 0 && create) {
+		rc = mkdir_parents(dir, err);
+		gfsp_error_clear(&e);
+		gfsp_unlink(w->tmp, &e);	/* a crashed warm's */
+		if (rc == 0)
+			rc = gfsp_create(w->tmp, 0600, NULL, &w->f, err);
+	} else if (rc == 0) {
+		rc = gfsp_open(w->tmp, GFSP_O_WRONLY, 0, &w->f, err);
+	}
+	if (rc) {
+		gfsp_tier_abort(w);
+		return rc;
+	}
+	*out = w;
+	return 0;
+}
+
+int
+gfsp_tier_write(struct gfsp_tier_writer *w, uint64_t idx, const void *buf,
+		uint64_t len, struct gfsp_error *err)
+{
+	return gfsp_pwrite(w->f, buf, (size_t)len, idx * w->bsize, err);
+}
+
+/* Write text to path whole, synced. */
+static int
+write_synced(const char *path, const char *text, struct gfsp_error *err)
+{
+	struct gfsp_file *f = NULL;
+	struct gfsp_error e;
+	int rc;
+
+	gfsp_error_clear(&e);
+	gfsp_unlink(path, &e);
+	rc = gfsp_create(path, 0600, NULL, &f, err);
+	if (rc == 0)
+		rc = gfsp_pwrite(f, text, strlen(text), 0, err);
+	if (rc == 0)
+		rc = gfsp_fsync(f, err);
+	if (f != NULL && rc == 0)
+		rc = gfsp_close(f, err);
+	else if (f != NULL)
+		gfsp_close(f, &e);
+	return rc;
+}
+
+/*
+ * Remove the entries of w's source other than `keep_data` (an older
+ * version of the file, or the entry this commit replaced).
+ */
+static void
+remove_others(struct gfsp_tier_writer *w, const char *keep_data)
+{
+	struct gfsp_tier_entry *e;
+	struct gfsp_error e2;
+	char **names = NULL, *mpath, *dname, *dpath, pfx[18];
+	size_t nn = 0, i, len;
+
+	gfsp_error_clear(&e2);
+	if (gfsp_readdir(w->dir, &names, &nn, &e2) != 0)
+		return;
+	snprintf(pfx, sizeof(pfx), "%016llx.", (unsigned long long)w->key);
+	for (i = 0; i < nn; i++) {
+		len = strlen(names[i]);
+		if (strcmp(names[i], keep_data) == 0)
+			continue;
+		if (len > 22 && strncmp(names[i], pfx, 17) == 0 &&
+		    strcmp(names[i] + len - 5, ".data") == 0) {
+			/* the data of the entry this commit replaced */
+			if ((dpath = join(w->dir, names[i])) != NULL)
+				gfsp_unlink(dpath, &e2);
+			free(dpath);
+			continue;
+		}
+		if (!is_map_name(names[i]))
+			continue;
+		mpath = join(w->dir, names[i]);
+		dname = NULL;
+		if (mpath == NULL || map_read(w->dir, mpath, 0, &e, &dname,
+		    &e2) != 0) {
+			free(mpath);
+			continue;
+		}
+		if (strcmp(e->path, w->path) == 0 && e->key != w->key) {
+			gfsp_log_verbose("local tier: removing the blocks of "
+			    "an older version of '%s'", w->path);
+			gfsp_unlink(mpath, &e2);
+			if ((dpath = join(w->dir, dname)) != NULL)
+				gfsp_unlink(dpath, &e2);
+			free(dpath);
+		}
+		gfsp_tier_free(e);
+		free(dname);
+		free(mpath);
+	}
+	gfsp_strv_free(names, nn);
+}
+
+int
+gfsp_tier_commit(struct gfsp_tier_writer *w, const unsigned char *have,
+		 struct gfsp_error *err)
+{
+	uint64_t nblocks = (w->st.size + w->bsize - 1) / w->bsize, i;
+	json_object *o = NULL;
+	char *hex = NULL, *data = NULL, *dpath = NULL, *mtmp = NULL;
+	char *mpath = NULL;
+	struct timespec ts;
+	int rc = 0;
+
+	if (!w->creator)
+		return gfsp_error_set(err, GFSP_EINVAL, "only the creator "
+		    "of a tier entry commits it");
+	clock_gettime(CLOCK_REALTIME, &ts);
+	hex = malloc(2 * ((nblocks + 7) / 8) + 1);
+	o = json_object_new_object();
+	if (hex == NULL || o == NULL ||
+	    asprintf(&data, "%016llx.%llx%09ld.data",
+	    (unsigned long long)w->key, (unsigned long long)ts.tv_sec,
+	    ts.tv_nsec) < 0 || (dpath = join(w->dir, data)) == NULL ||
+	    (mtmp = map_name(w->dir, w->key, ".tmp")) == NULL ||
+	    (mpath = map_name(w->dir, w->key, "")) == NULL) {
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < (nblocks + 7) / 8; i++)
+		sprintf(hex + 2 * i, "%02x", have[i]);
+	hex[2 * ((nblocks + 7) / 8)] = '\0';
+	json_object_object_add(o, "format", json_object_new_string(MAP_FORMAT));
+	json_object_object_add(o, "version", json_object_new_int(MAP_VERSION));
+	json_object_object_add(o, "path", json_object_new_string(w->path));
+	json_object_object_add(o, "size", json_object_new_uint64(w->st.size));
+	json_object_object_add(o, "mtime",
+	    json_object_new_uint64((uint64_t)w->st.mtime));
+	json_object_object_add(o, "mtime_ns",
+	    json_object_new_uint64(w->st.mtime_ns));
+	json_object_object_add(o, "ino", json_object_new_uint64(w->st.ino));
+	json_object_object_add(o, "gen", json_object_new_uint64(w->st.gen));
+	json_object_object_add(o, "ctime",
+	    json_object_new_uint64((uint64_t)w->st.ctime));
+	json_object_object_add(o, "ctime_ns",
+	    json_object_new_uint64(w->st.ctime_ns));
+	json_object_object_add(o, "block_size", json_object_new_uint64(w->bsize));
+	json_object_object_add(o, "have", json_object_new_string(hex));
+	json_object_object_add(o, "data", json_object_new_string(data));
+	/* the data whole and on disk, under its own name; then the map,
+	 * atomically; then the entry it replaced goes */
+	rc = gfsp_fsync(w->f, err);
+	if (rc == 0)
+		rc = gfsp_rename(w->tmp, dpath, err);
+	if (rc == 0)
+		rc = write_synced(mtmp, json_object_to_json_string_ext(o,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+		    err);
+	if (rc == 0 && rename(mtmp, mpath) != 0)
+		rc = gfsp_error_errno(err, errno, "cannot rename '%s' to '%s'",
+		    mtmp, mpath);
+	if (rc) {
+		struct gfsp_error e;
+
+		gfsp_unlink(dpath, &e);
+		gfsp_unlink(mtmp, &e);
+		goto out;
+	}
+	remove_others(w, data);
+out:
+	if (o != NULL)
+		json_object_put(o);
+	free(hex);
+	free(data);
+	free(dpath);
+	free(mtmp);
+	free(mpath);
+	return rc;
+}
