@@ -43,7 +43,7 @@ same_set() {	# DESC REF OTHER
 	fi
 }
 
-for cmd in pcp-split gfsplit-merge stat-layout; do
+for cmd in pcp-split gfsplit-merge stat-layout cache-warm; do
 	from_help "$cmd" >"$TMPD/help"
 	from_man "$cmd" >"$TMPD/man"
 	from_bash "$cmd" >"$TMPD/bash"
@@ -82,7 +82,7 @@ for cmd in pcp-split gfsplit-merge stat-layout; do
 done
 
 # the bash completion completes options for each command
-for cmd in pcp-split gfsplit-merge stat-layout; do
+for cmd in pcp-split gfsplit-merge stat-layout cache-warm; do
 	got=$(bash -c '. "$1"; COMP_WORDS=("$2" --js); COMP_CWORD=1;
 		_gfsplit "$2" --js "$2"; echo "${COMPREPLY[*]}"' _ \
 		"$TOP/completions/bash/gfsplit" "$cmd")
