@@ -103,6 +103,19 @@ mpirun_n() {
 	timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$_n" "$@"
 }
 
+# preload_of LIB: sets PRE to the LD_PRELOAD list for the preload library
+# LIB; a sanitized library (build/asan) needs the sanitizer runtime first
+# in the process, which ASan is told to accept
+preload_of() {
+	PRE=$1
+	case $1 in
+	*/asan/*)
+		PRE="$(gcc -print-file-name=libasan.so) $1"
+		export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+		;;
+	esac
+}
+
 # make_file PATH SIZE [SEED]: deterministic pseudo-random content.
 make_file() {
 	python3 - "$1" "$2" "${3:-1}" <<'EOF'

@@ -13,13 +13,7 @@
 
 PRELOAD=${MPIIO_LIB:-$TOP/lib/libgfsplit-mpiio.so}
 unset GFSPLIT_SPLIT_FILES GFSPLIT_VERBOSE GFSPLIT_FAULT GFSPLIT_GFARM_HOSTS
-PRE=$PRELOAD
-case $PRELOAD in
-*/asan/*)
-	PRE="$(gcc -print-file-name=libasan.so) $PRELOAD"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-	;;
-esac
+preload_of "$PRELOAD"
 
 mpiio_setup() {
 	PROG=$1

@@ -28,15 +28,7 @@ if [ ! -f "$LIB" ]; then
 	finish
 	exit 0
 fi
-# a sanitized library needs the sanitizer runtime first in the process
-# (as tests/mpiio_lib.sh does for the MPI-IO library)
-PRE=$LIB
-case $LIB in
-*/asan/*)
-	PRE="$(gcc -print-file-name=libasan.so) $LIB"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-	;;
-esac
+preload_of "$LIB"
 
 F=$TMPD/data.bin			# selected by "$TMPD/*.bin"
 OTHER=$TMPD/other.dat			# not selected

@@ -135,7 +135,8 @@ warm "warm again without --force" 2 --keep all "$F" &&
 READAPP=$UNIT/mpi_readapp
 if [ -n "${CACHE_LIB:-}" ] && [ -f "$CACHE_LIB" ] && [ -x "$READAPP" ]; then
 	rm -f "$TMPD/hook.json"
-	if two 2 env LD_PRELOAD="$CACHE_LIB" GFSPLIT_CACHE_FILES="$F" GFSPLIT_CACHE_SIZE=4M \
+	preload_of "$CACHE_LIB"
+	if two 2 env LD_PRELOAD="$PRE" GFSPLIT_CACHE_FILES="$F" GFSPLIT_CACHE_SIZE=4M \
 		GFSPLIT_CACHE_BLOCK=64K GFSPLIT_CACHE_STATS="$TMPD/hook.json" \
 		GFSPLIT_CACHE_LOCAL_DIR="$TIER/%h" "$READAPP" read "$F" >"$TMPD/h.out" 2>"$TMPD/h.err"; then
 		ok "the read hook with GFSPLIT_CACHE_LOCAL_DIR: the program ran"
