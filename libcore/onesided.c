@@ -1,49 +1,55 @@
 /*
  * onesided.c - choosing a one-sided transport by name.  The transports
- * themselves are onesided_mpi.c and onesided_verbs.c.
+ * themselves are onesided_mpi.c ("mpi" and "shm") and onesided_verbs.c.
  */
 #include <string.h>
 
 #include "core.h"
 #include "onesided.h"
 
+/* "auto" tries these in order */
+static const struct gfsp_os_ops *const auto_order[] = {
 #ifdef HAVE_IBVERBS
+	&gfsp_os_verbs,		/* an RDMA device on every rank */
+#endif
+	&gfsp_os_shm,		/* every rank on one node */
+	&gfsp_os_mpi,		/* anywhere */
+};
+
 /*
- * "auto": verbs, and mpi where verbs is not usable.  Verbs' create is
- * collective and agreed, so its GFSP_ENOTSUP reaches every rank together
- * and all fall back as one.  The fallback is decided once more here, by
+ * "auto": the first transport that is usable here.  Every create is
+ * collective and agreed, so a GFSP_ENOTSUP reaches every rank together
+ * and all go on to the next as one.  That is decided once more here, by
  * an MPI_LAND over "this rank got GFSP_ENOTSUP", so that a rank can never
- * go into mpi's (collective) create while another returns: a transport
- * whose failure reached some ranks as another code (GFSP_EPEER) is an
- * error, not a fallback.  The reason verbs gave is dropped: "auto" asks
+ * go into the next (collective) create while another returns: a failure
+ * that reached some ranks as another code (GFSP_EPEER) is an error, not
+ * a fallback.  The reasons the skipped ones gave are dropped: "auto" asks
  * for whatever works, and mpi does.
  */
 static int
 create_auto(MPI_Comm comm, size_t bytes, const struct gfsp_os_ops **ops,
 	    struct gfsp_os **out, struct gfsp_error *err)
 {
-	struct gfsp_error verr;
-	int rc, notsup, all = 0;
+	struct gfsp_error terr;
+	size_t i, n = sizeof(auto_order) / sizeof(auto_order[0]);
+	int rc = 0, notsup, all = 0;
 
-	gfsp_error_clear(&verr);
-	rc = gfsp_os_verbs.create(comm, bytes, out, &verr);
-	if (rc == 0) {
-		*ops = &gfsp_os_verbs;
-		return 0;
+	for (i = 0; i < n; i++) {
+		gfsp_error_clear(&terr);
+		rc = auto_order[i]->create(comm, bytes, out, &terr);
+		if (rc == 0) {
+			*ops = auto_order[i];
+			return 0;
+		}
+		notsup = rc == GFSP_ENOTSUP;
+		if (i + 1 == n || MPI_Allreduce(&notsup, &all, 1, MPI_INT,
+		    MPI_LAND, comm) != MPI_SUCCESS || !all)
+			break;
 	}
-	notsup = rc == GFSP_ENOTSUP;
-	if (MPI_Allreduce(&notsup, &all, 1, MPI_INT, MPI_LAND, comm) !=
-	    MPI_SUCCESS || !all) {
-		if (err != NULL && err->code == GFSP_OK)
-			*err = verr;
-		return rc;
-	}
-	rc = gfsp_os_mpi.create(comm, bytes, out, err);
-	if (rc == 0)
-		*ops = &gfsp_os_mpi;
+	if (err != NULL && err->code == GFSP_OK)
+		*err = terr;
 	return rc;
 }
-#endif
 
 int
 gfsp_os_create(MPI_Comm comm, const char *name, size_t bytes,
@@ -56,13 +62,11 @@ gfsp_os_create(MPI_Comm comm, const char *name, size_t bytes,
 	*ops = NULL;
 	*out = NULL;
 	if (name == NULL || strcmp(name, "auto") == 0) {
-#ifdef HAVE_IBVERBS
 		return create_auto(comm, bytes, ops, out, err);
-#else
-		t = &gfsp_os_mpi;
-#endif
 	} else if (strcmp(name, "mpi") == 0) {
 		t = &gfsp_os_mpi;
+	} else if (strcmp(name, "shm") == 0) {
+		t = &gfsp_os_shm;
 	} else if (strcmp(name, "verbs") == 0) {
 #ifdef HAVE_IBVERBS
 		t = &gfsp_os_verbs;
@@ -86,8 +90,8 @@ const char *
 gfsp_os_builtin(void)
 {
 #ifdef HAVE_IBVERBS
-	return "mpi, verbs";
+	return "mpi, shm, verbs";
 #else
-	return "mpi";
+	return "mpi, shm";
 #endif
 }

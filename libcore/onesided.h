@@ -20,7 +20,10 @@
  * everywhere: MPI-3 passive-target RMA in one lock_all epoch, which MPICH
  * maps onto RDMA on InfiniBand.  "verbs" (onesided_verbs.c, built with
  * libibverbs) posts RDMA reads, writes and atomics itself when a device
- * exists; without one, gfsp_os_create() says so and "auto" takes "mpi".
+ * exists; without one, gfsp_os_create() says so and "auto" takes the
+ * next.  "shm" (onesided_mpi.c) is for ranks all on one node: the
+ * regions are mapped into every rank and read and written with loads,
+ * stores and CPU atomics, nothing running on the target at all.
  *
  * Completion: get and put may still be in flight when they return; flush
  * completes every operation this rank issued to `rank`, at both ends.  The
@@ -50,7 +53,7 @@
 struct gfsp_os;				/* a window over a communicator */
 
 struct gfsp_os_ops {
-	const char *name;		/* "mpi", "verbs" */
+	const char *name;		/* "mpi", "shm", "verbs" */
 	/* Collective: every rank exposes `bytes` of zeroed memory (sizes may
 	 * differ between ranks).  GFSP_ENOTSUP: not usable here (no device),
 	 * with the reason in err. */
@@ -81,14 +84,16 @@ struct gfsp_os_ops {
 };
 
 extern const struct gfsp_os_ops gfsp_os_mpi;
+extern const struct gfsp_os_ops gfsp_os_shm;
 #ifdef HAVE_IBVERBS
 extern const struct gfsp_os_ops gfsp_os_verbs;
 #endif
 
 /*
  * Collective: a window of `bytes` per rank on the transport named by
- * `name`: "mpi", "verbs", or "auto"/NULL (verbs where a device exists on
- * every rank, else mpi; the choice is agreed by all ranks).  `name` must
+ * `name`: "mpi", "shm", "verbs", or "auto"/NULL (verbs where a device
+ * exists on every rank, else shm where all ranks are on one node, else
+ * mpi; the choice is agreed by all ranks).  `name` must
  * be the same on every rank.  OUT *ops: the transport taken.  Every rank
  * returns the same verdict.
  */
@@ -96,7 +101,7 @@ int gfsp_os_create(MPI_Comm comm, const char *name, size_t bytes,
 		   const struct gfsp_os_ops **ops, struct gfsp_os **out,
 		   struct gfsp_error *err);
 
-/* The transports compiled in, for --version: "mpi" or "mpi, verbs". */
+/* The transports compiled in, for --version: "mpi, shm[, verbs]". */
 const char *gfsp_os_builtin(void);
 
 #endif /* GFSP_ONESIDED_H */

@@ -19,8 +19,20 @@
  * networks with hardware atomics, the atomicity).  So only two operations
  * ever touch a word: compare-and-swap (cas64, and put64 as a CAS loop) and
  * MPI_NO_OP (get64, by MPI_Fetch_and_op).
+ *
+ * The "shm" transport is the same window made by MPI_Win_allocate_shared,
+ * for a communicator whose ranks are all on one node: every rank maps
+ * every region (MPI_Win_shared_query) and reads and writes it with plain
+ * loads and stores, the 64-bit words with the CPU's atomic instructions.
+ * Nothing runs on the target, which matters where MPI serves RMA as
+ * active messages (MPICH ch4:ucx on one node): there every operation
+ * waits until the target enters MPI, and on an oversubscribed node that
+ * is a time slice.  It is not used across nodes, where the words would be
+ * changed by two kinds of atomics (the CPU's and the network's) that are
+ * not atomic against each other.
  */
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,11 +47,13 @@
 
 /* every struct gfsp_os handed out by this file is one of these */
 struct os_mpi {
+	const char *name;		/* "mpi", "shm" */
 	MPI_Comm comm;			/* private duplicate of the caller's */
 	MPI_Win win;
 	void *base;			/* this rank's region */
 	int rank, nprocs;
 	uint64_t *size;			/* [nprocs]: every rank's region size */
+	unsigned char **peer;		/* shm: [nprocs] every region, mapped */
 };
 
 static struct os_mpi *
@@ -60,13 +74,13 @@ check_target(const struct os_mpi *m, const char *op, const char *dir,
 {
 	if (rank < 0 || rank >= m->nprocs)
 		return gfsp_error_set(err, GFSP_EINVAL, "one-sided %s %s rank "
-				     "%d (mpi): no such rank (%d ranks)", op,
-				     dir, rank, m->nprocs);
+				     "%d (%s): no such rank (%d ranks)", op,
+				     dir, rank, m->name, m->nprocs);
 	if (off > m->size[rank] || len > m->size[rank] - off)
 		return gfsp_error_set(err, GFSP_EINVAL, "one-sided %s %s rank "
-				     "%d (mpi): %llu bytes at offset %llu "
+				     "%d (%s): %llu bytes at offset %llu "
 				     "overrun its %llu-byte region", op, dir,
-				     rank, (unsigned long long)len,
+				     rank, m->name, (unsigned long long)len,
 				     (unsigned long long)off,
 				     (unsigned long long)m->size[rank]);
 	return 0;
@@ -78,8 +92,8 @@ check_word(const struct os_mpi *m, const char *op, const char *dir,
 {
 	if (off % 8 != 0)
 		return gfsp_error_set(err, GFSP_EINVAL, "one-sided %s %s rank "
-				     "%d (mpi): offset %llu is not 8-byte "
-				     "aligned", op, dir, rank,
+				     "%d (%s): offset %llu is not 8-byte "
+				     "aligned", op, dir, rank, m->name,
 				     (unsigned long long)off);
 	return check_target(m, op, dir, rank, off, 8, err);
 }
@@ -116,7 +130,8 @@ setup_fail(int mrc, const char *call, struct gfsp_error *err)
  * elsewhere: the bounds this file checks are the sizes asked for.
  */
 static int
-win_allocate(struct os_mpi *m, size_t bytes, struct gfsp_error *err)
+win_allocate(struct os_mpi *m, size_t bytes, int shared,
+	     struct gfsp_error *err)
 {
 	MPI_Info info = MPI_INFO_NULL;
 	long pagesz = sysconf(_SC_PAGESIZE);
@@ -132,11 +147,59 @@ win_allocate(struct os_mpi *m, size_t bytes, struct gfsp_error *err)
 	else if (MPI_Info_set(info, "alloc_shared_noncontig", "true") !=
 		 MPI_SUCCESS)
 		MPI_Info_free(&info);
-	mrc = MPI_Win_allocate((MPI_Aint)whole, 1, info, m->comm, &m->base,
-			       &m->win);
+	if (shared)
+		mrc = MPI_Win_allocate_shared((MPI_Aint)whole, 1, info, m->comm,
+					      &m->base, &m->win);
+	else
+		mrc = MPI_Win_allocate((MPI_Aint)whole, 1, info, m->comm,
+				       &m->base, &m->win);
 	if (info != MPI_INFO_NULL)
 		MPI_Info_free(&info);
-	return setup_fail(mrc, "MPI_Win_allocate", err);
+	return setup_fail(mrc, shared ? "MPI_Win_allocate_shared" :
+			  "MPI_Win_allocate", err);
+}
+
+/* shm: every rank's region, mapped into this process */
+static int
+map_peers(struct os_mpi *m, struct gfsp_error *err)
+{
+	MPI_Aint sz;
+	int r, du, mrc = MPI_SUCCESS;
+	void *p;
+
+	m->peer = calloc((size_t)m->nprocs, sizeof(*m->peer));
+	if (m->peer == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "one-sided window "
+				     "(shm): out of memory");
+	for (r = 0; r < m->nprocs && mrc == MPI_SUCCESS; r++) {
+		mrc = MPI_Win_shared_query(m->win, r, &sz, &du, &p);
+		m->peer[r] = p;
+	}
+	return setup_fail(mrc, "MPI_Win_shared_query", err);
+}
+
+/* shm: GFSP_ENOTSUP unless every rank of comm is on this node (agreed) */
+static int
+one_node(MPI_Comm comm, int nprocs, struct gfsp_error *err)
+{
+	MPI_Comm node = MPI_COMM_NULL;
+	int n = 0, all = 0, mrc;
+
+	mrc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0,
+				  MPI_INFO_NULL, &node);
+	if (mrc == MPI_SUCCESS)
+		mrc = MPI_Comm_size(node, &n);
+	if (node != MPI_COMM_NULL)
+		MPI_Comm_free(&node);
+	n = mrc == MPI_SUCCESS && n == nprocs;
+	mrc = MPI_Allreduce(&n, &all, 1, MPI_INT, MPI_LAND, comm);
+	if (mrc != MPI_SUCCESS)
+		return setup_fail(mrc, "MPI_Comm_split_type", err);
+	if (!all)
+		return gfsp_error_set(err, GFSP_ENOTSUP, "one-sided window "
+				     "(shm): the ranks are on more than one "
+				     "node");
+	return 0;
 }
 
 /*
@@ -147,8 +210,8 @@ win_allocate(struct os_mpi *m, size_t bytes, struct gfsp_error *err)
  * where it failed could not take part; a leak beats a hang.
  */
 static int
-mpi_create(MPI_Comm comm, size_t bytes, struct gfsp_os **out,
-	   struct gfsp_error *err)
+window_create(MPI_Comm comm, size_t bytes, int shared, struct gfsp_os **out,
+	      struct gfsp_error *err)
 {
 	struct os_mpi *m;
 	uint64_t mine = bytes;
@@ -160,6 +223,7 @@ mpi_create(MPI_Comm comm, size_t bytes, struct gfsp_os **out,
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "one-sided window (mpi):"
 				   " out of memory");
 	} else {
+		m->name = shared ? "shm" : "mpi";
 		m->comm = MPI_COMM_NULL;
 		m->win = MPI_WIN_NULL;
 		mrc = MPI_Comm_rank(comm, &m->rank);
@@ -193,7 +257,7 @@ mpi_create(MPI_Comm comm, size_t bytes, struct gfsp_os **out,
 		goto fail;
 	have_comm = 1;
 
-	rc = win_allocate(m, bytes, err);
+	rc = win_allocate(m, bytes, shared, err);
 	rc = gfsp_agree(m->comm, rc, err);
 	if (rc != 0)
 		goto fail;
@@ -213,6 +277,8 @@ mpi_create(MPI_Comm comm, size_t bytes, struct gfsp_os **out,
 	}
 	if (rc == 0)
 		rc = setup_fail(MPI_Win_sync(m->win), "MPI_Win_sync", err);
+	if (rc == 0 && shared)
+		rc = map_peers(m, err);
 	/* a collective: every rank takes part, whatever happened above */
 	mrc = MPI_Allgather(&mine, 1, MPI_UINT64_T, m->size, 1, MPI_UINT64_T,
 			    m->comm);
@@ -234,9 +300,17 @@ fail:
 		if (have_comm)
 			MPI_Comm_free(&m->comm);
 		free(m->size);
+		free(m->peer);
 		free(m);
 	}
 	return rc;
+}
+
+static int
+mpi_create(MPI_Comm comm, size_t bytes, struct gfsp_os **out,
+	   struct gfsp_error *err)
+{
+	return window_create(comm, bytes, 0, out, err);
 }
 
 static void
@@ -252,6 +326,7 @@ mpi_destroy(struct gfsp_os *w)
 	MPI_Win_free(&m->win);
 	MPI_Comm_free(&m->comm);
 	free(m->size);
+	free(m->peer);
 	free(m);
 }
 
@@ -419,4 +494,139 @@ const struct gfsp_os_ops gfsp_os_mpi = {
 	.put64		= mpi_put64,
 	.cas64		= mpi_cas64,
 	.publish	= mpi_publish,
+};
+
+/* ------------------------------------------------------------------ shm */
+
+static int
+shm_create(MPI_Comm comm, size_t bytes, struct gfsp_os **out,
+	   struct gfsp_error *err)
+{
+	int nprocs, rc;
+
+	*out = NULL;
+	MPI_Comm_size(comm, &nprocs);
+	rc = one_node(comm, nprocs, err);
+	return rc ? rc : window_create(comm, bytes, 1, out, err);
+}
+
+/* the word at off of rank's region */
+static _Atomic uint64_t *
+word(struct os_mpi *m, int rank, uint64_t off)
+{
+	return (_Atomic uint64_t *)(void *)(m->peer[rank] + off);
+}
+
+static int
+shm_get(struct gfsp_os *w, int rank, uint64_t off, void *dst, size_t len,
+	struct gfsp_error *err)
+{
+	struct os_mpi *m = os_mpi(w);
+	int rc;
+
+	if ((rc = check_target(m, "get", "from", rank, off, len, err)) != 0)
+		return rc;
+	memcpy(dst, m->peer[rank] + off, len);
+	return 0;
+}
+
+static int
+shm_put(struct gfsp_os *w, int rank, uint64_t off, const void *src,
+	size_t len, struct gfsp_error *err)
+{
+	struct os_mpi *m = os_mpi(w);
+	int rc;
+
+	if ((rc = check_target(m, "put", "to", rank, off, len, err)) != 0)
+		return rc;
+	memcpy(m->peer[rank] + off, src, len);
+	return 0;
+}
+
+/* the copies before it are done before anything after it: a full fence
+ * (so that a check read after a get sees the target as it was after the
+ * data, as the cache's token check needs) */
+static int
+shm_flush(struct gfsp_os *w, int rank, struct gfsp_error *err)
+{
+	struct os_mpi *m = os_mpi(w);
+	int rc;
+
+	if ((rc = check_target(m, "flush", "of", rank, 0, 0, err)) != 0)
+		return rc;
+	atomic_thread_fence(memory_order_seq_cst);
+	return 0;
+}
+
+static int
+shm_getv64(struct gfsp_os *w, int rank, uint64_t off, uint64_t *vals,
+	   size_t n, struct gfsp_error *err)
+{
+	struct os_mpi *m = os_mpi(w);
+	size_t i;
+	int rc;
+
+	if ((rc = check_word(m, "getv64", "from", rank, off, err)) != 0 ||
+	    (rc = check_target(m, "getv64", "from", rank, off, n * 8, err)))
+		return rc;
+	for (i = 0; i < n; i++)
+		vals[i] = atomic_load(word(m, rank, off + 8 * i));
+	return 0;
+}
+
+static int
+shm_get64(struct gfsp_os *w, int rank, uint64_t off, uint64_t *val,
+	  struct gfsp_error *err)
+{
+	return shm_getv64(w, rank, off, val, 1, err);
+}
+
+static int
+shm_cas64(struct gfsp_os *w, int rank, uint64_t off, uint64_t expect,
+	  uint64_t val, uint64_t *old, struct gfsp_error *err)
+{
+	struct os_mpi *m = os_mpi(w);
+	int rc;
+
+	if ((rc = check_word(m, "cas64", "on", rank, off, err)) != 0)
+		return rc;
+	/* on failure, expect becomes the word's value: *old either way */
+	atomic_compare_exchange_strong(word(m, rank, off), &expect, val);
+	*old = expect;
+	return 0;
+}
+
+static int
+shm_put64(struct gfsp_os *w, int rank, uint64_t off, uint64_t val,
+	  struct gfsp_error *err)
+{
+	struct os_mpi *m = os_mpi(w);
+	int rc;
+
+	if ((rc = check_word(m, "put64", "to", rank, off, err)) != 0)
+		return rc;
+	atomic_store(word(m, rank, off), val);
+	return 0;
+}
+
+static void
+shm_publish(struct gfsp_os *w)
+{
+	(void)w;
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+const struct gfsp_os_ops gfsp_os_shm = {
+	.name		= "shm",
+	.create		= shm_create,
+	.destroy	= mpi_destroy,
+	.base		= mpi_base,
+	.get		= shm_get,
+	.put		= shm_put,
+	.flush		= shm_flush,
+	.get64		= shm_get64,
+	.getv64		= shm_getv64,
+	.put64		= shm_put64,
+	.cas64		= shm_cas64,
+	.publish	= shm_publish,
 };

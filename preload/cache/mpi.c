@@ -13,7 +13,7 @@
  *   GFSPLIT_CACHE_BLOCK      block size
  *   GFSPLIT_CACHE_GROUPS     G
  *   GFSPLIT_CACHE_RATIO      singlet ratio, 0 .. 1
- *   GFSPLIT_CACHE_TRANSPORT  auto, mpi, verbs
+ *   GFSPLIT_CACHE_TRANSPORT  auto, mpi, shm, verbs
  *   GFSPLIT_CACHE_STATS      "text" or "json" (stderr) or a path (JSON)
  *   GFSPLIT_VERBOSE          the settings and each file, from rank 0
  *
@@ -119,7 +119,7 @@ read_env(struct wire *w)
 		if (strlen(v) >= TRANSPORT_MAX)
 			rc = gfsp_error_set(&err, GFSP_EINVAL,
 			    "GFSPLIT_CACHE_TRANSPORT: unknown transport '%s' "
-			    "(auto, mpi, verbs)", v);
+			    "(auto, mpi, shm, verbs)", v);
 		else
 			strcpy(w->transport, v);
 	}

@@ -82,6 +82,18 @@ run "a block replaced during a remote copy (2 ranks)" 2 replace "$F" "${B[@]}" -
 run "the same with 4 ranks and 2 groups" 4 replace "$F" "${B[@]}" --cache 1M --groups 2 &&
 	expect "4 ranks: the token check caught it" 't["retries"] >= 1'
 
+# the runs above took "auto": shm, all ranks being on this machine; MPI RMA
+# (what runs across nodes) does the same
+if run "mpi transport: 4 ranks, G=2, concentrated" 4 seq "$F" "${B[@]}" --cache 4M --groups 2 \
+	--transport mpi; then
+	expect "mpi transport: it was used, at most 2 storage reads of any block" \
+		"j['transport'] == 'mpi' and t['max_storage_reads_per_block'] <= 2 and t['peer_copies'] >= 2 * 41"
+fi
+run "mpi transport: random pieces under pressure, 4 ranks" 4 random "$F" "${B[@]}" --cache 1M \
+	--reads 40 --groups 2 --transport mpi
+run "mpi transport: a block replaced during a remote copy" 2 replace "$F" "${B[@]}" --cache 1M \
+	--transport mpi && expect "mpi transport: the token check caught it" 't["retries"] >= 1'
+
 # bad options: an error on every rank, no hang
 expect_exit "more groups than ranks: exit 1" 1 mpirun_n 2 "$PROG" seq "$F" --groups 3
 output_has "it says why" "3 groups on 2 ranks"

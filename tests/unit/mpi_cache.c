@@ -164,6 +164,7 @@ main(int argc, char **argv)
 		{ "cache", 1, NULL, 'c' }, { "ratio", 1, NULL, 'r' },
 		{ "reads", 1, NULL, 'n' }, { "size", 1, NULL, 's' },
 		{ "passes", 1, NULL, 'k' }, { "local-dir", 1, NULL, 'l' },
+		{ "transport", 1, NULL, 't' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct gfsp_cache_opts o = { 0 };
@@ -190,6 +191,7 @@ main(int argc, char **argv)
 		case 's': piece = parse(optarg); break;
 		case 'k': passes = parse(optarg); break;
 		case 'l': o.local_dir = optarg; break;
+		case 't': o.transport = optarg; break;
 		default: MPI_Finalize(); return 2;
 		}
 	}

@@ -8,7 +8,8 @@
  * rank whose condition failed says why on stderr.
  *
  * The data checks run on every transport that can be created here: "mpi"
- * always, "verbs" where a device exists (without one, the checks that it
+ * and "shm" (all ranks of a run are on this machine) always, "verbs"
+ * where a device exists (without one, the checks that it
  * says so stand in).  Each rank's region, n ranks (offsets in bytes):
  *
  *   0        8        16       64                     PUB_OFF   BIG_OFF
@@ -563,6 +564,31 @@ check_sizes(const struct gfsp_os_ops *ops)
 
 /* ------------------------------------------------------ transport choice */
 
+/*
+ * shm over a communicator of some of the ranks (both halves of a split
+ * world at once).  Its refusal of a communicator that spans nodes cannot
+ * be checked here: MPI sees one node on one machine, whatever
+ * GFSPLIT_NODE says.
+ */
+static void
+check_sub_comm(void)
+{
+	const struct gfsp_os_ops *ops = NULL;
+	struct gfsp_os *w = NULL;
+	struct gfsp_error err;
+	MPI_Comm half;
+	int rc;
+
+	MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+	gfsp_error_clear(&err);
+	rc = gfsp_os_create(half, "shm", 64, &ops, &w, &err);
+	ok_all(rc == 0 && ops == &gfsp_os_shm,
+	       "shm: a window over half the ranks (each half one node)");
+	if (rc == 0)
+		ops->destroy(w);
+	MPI_Comm_free(&half);
+}
+
 static void
 check_choice(void)
 {
@@ -584,6 +610,13 @@ check_choice(void)
 	rc = gfsp_os_create(MPI_COMM_WORLD, "mpi", 64, &ops, &w, &err);
 	ok_all(rc == 0 && ops == &gfsp_os_mpi && w != NULL,
 	       "\"mpi\" gives the mpi transport");
+	if (rc == 0)
+		ops->destroy(w);
+
+	gfsp_error_clear(&err);
+	rc = gfsp_os_create(MPI_COMM_WORLD, "shm", 64, &ops, &w, &err);
+	ok_all(rc == 0 && ops == &gfsp_os_shm && w != NULL,
+	       "\"shm\" gives the shm transport (every rank on this node)");
 	if (rc == 0)
 		ops->destroy(w);
 
@@ -619,14 +652,14 @@ check_choice(void)
 		if (have)
 			vops->destroy(vw);
 		ok_all(rc == 0 && err.code == 0 && w != NULL &&
-		       ops == (have ? &gfsp_os_verbs : &gfsp_os_mpi),
+		       ops == (have ? &gfsp_os_verbs : &gfsp_os_shm),
 		       "\"auto\" takes %s, err left clear",
 		       have ? "verbs (a device is here)"
-			    : "mpi (no device here)");
+			    : "shm (no device here, one node)");
 	}
 #else
-	ok_all(rc == 0 && err.code == 0 && ops == &gfsp_os_mpi,
-	       "\"auto\" takes mpi");
+	ok_all(rc == 0 && err.code == 0 && ops == &gfsp_os_shm,
+	       "\"auto\" takes shm (one node)");
 #endif
 	if (rc == 0)
 		ops->destroy(w);
@@ -661,6 +694,9 @@ main(int argc, char **argv)
 	check_choice();
 	data_checks(&gfsp_os_mpi);
 	check_sizes(&gfsp_os_mpi);
+	data_checks(&gfsp_os_shm);
+	check_sizes(&gfsp_os_shm);
+	check_sub_comm();
 #ifdef HAVE_IBVERBS
 	{
 		struct gfsp_os *w = NULL;
