@@ -1013,7 +1013,7 @@ gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
 	rc = gfsp_agree(comm, rc, err);
 	if (rc == 0)
 		rc = gfsp_os_create(comm, o->transport, c->data_off +
-		    c->nslots * c->bsize, &c->os, &c->w, err);
+		    c->nslots * c->bsize, c->data_off, &c->os, &c->w, err);
 	if (rc) {
 		free_local(c);
 		return rc;

@@ -27,8 +27,9 @@ static const struct gfsp_os_ops *const auto_order[] = {
  * for whatever works, and mpi does.
  */
 static int
-create_auto(MPI_Comm comm, size_t bytes, const struct gfsp_os_ops **ops,
-	    struct gfsp_os **out, struct gfsp_error *err)
+create_auto(MPI_Comm comm, size_t bytes, size_t zero,
+	    const struct gfsp_os_ops **ops, struct gfsp_os **out,
+	    struct gfsp_error *err)
 {
 	struct gfsp_error terr;
 	size_t i, n = sizeof(auto_order) / sizeof(auto_order[0]);
@@ -36,7 +37,7 @@ create_auto(MPI_Comm comm, size_t bytes, const struct gfsp_os_ops **ops,
 
 	for (i = 0; i < n; i++) {
 		gfsp_error_clear(&terr);
-		rc = auto_order[i]->create(comm, bytes, out, &terr);
+		rc = auto_order[i]->create(comm, bytes, zero, out, &terr);
 		if (rc == 0) {
 			*ops = auto_order[i];
 			return 0;
@@ -52,7 +53,7 @@ create_auto(MPI_Comm comm, size_t bytes, const struct gfsp_os_ops **ops,
 }
 
 int
-gfsp_os_create(MPI_Comm comm, const char *name, size_t bytes,
+gfsp_os_create(MPI_Comm comm, const char *name, size_t bytes, size_t zero,
 	       const struct gfsp_os_ops **ops, struct gfsp_os **out,
 	       struct gfsp_error *err)
 {
@@ -62,7 +63,7 @@ gfsp_os_create(MPI_Comm comm, const char *name, size_t bytes,
 	*ops = NULL;
 	*out = NULL;
 	if (name == NULL || strcmp(name, "auto") == 0) {
-		return create_auto(comm, bytes, ops, out, err);
+		return create_auto(comm, bytes, zero, ops, out, err);
 	} else if (strcmp(name, "mpi") == 0) {
 		t = &gfsp_os_mpi;
 	} else if (strcmp(name, "shm") == 0) {
@@ -80,7 +81,7 @@ gfsp_os_create(MPI_Comm comm, const char *name, size_t bytes,
 				     "transport '%s' (known: auto, %s)", name,
 				     gfsp_os_builtin());
 	}
-	rc = t->create(comm, bytes, out, err);
+	rc = t->create(comm, bytes, zero, out, err);
 	if (rc == 0)
 		*ops = t;
 	return rc;

@@ -54,11 +54,12 @@ struct gfsp_os;				/* a window over a communicator */
 
 struct gfsp_os_ops {
 	const char *name;		/* "mpi", "shm", "verbs" */
-	/* Collective: every rank exposes `bytes` of zeroed memory (sizes may
-	 * differ between ranks).  GFSP_ENOTSUP: not usable here (no device),
-	 * with the reason in err. */
-	int (*create)(MPI_Comm comm, size_t bytes, struct gfsp_os **out,
-		      struct gfsp_error *err);
+	/* Collective: every rank exposes `bytes` of memory (sizes may differ
+	 * between ranks), of which the first `zero` are 0 (the rest is not
+	 * touched: pages of a large region not yet used cost nothing).
+	 * GFSP_ENOTSUP: not usable here (no device), with the reason in err. */
+	int (*create)(MPI_Comm comm, size_t bytes, size_t zero,
+		      struct gfsp_os **out, struct gfsp_error *err);
 	/* Collective. */
 	void (*destroy)(struct gfsp_os *w);
 	void *(*base)(struct gfsp_os *w);		/* this rank's region */
@@ -90,7 +91,8 @@ extern const struct gfsp_os_ops gfsp_os_verbs;
 #endif
 
 /*
- * Collective: a window of `bytes` per rank on the transport named by
+ * Collective: a window of `bytes` per rank (the first `zero` of them 0)
+ * on the transport named by
  * `name`: "mpi", "shm", "verbs", or "auto"/NULL (verbs where a device
  * exists on every rank, else shm where all ranks are on one node, else
  * mpi; the choice is agreed by all ranks).  `name` must
@@ -98,8 +100,8 @@ extern const struct gfsp_os_ops gfsp_os_verbs;
  * returns the same verdict.
  */
 int gfsp_os_create(MPI_Comm comm, const char *name, size_t bytes,
-		   const struct gfsp_os_ops **ops, struct gfsp_os **out,
-		   struct gfsp_error *err);
+		   size_t zero, const struct gfsp_os_ops **ops,
+		   struct gfsp_os **out, struct gfsp_error *err);
 
 /* The transports compiled in, for --version: "mpi, shm[, verbs]". */
 const char *gfsp_os_builtin(void);

@@ -3,7 +3,8 @@
  * on a window from MPI_Win_allocate, in one MPI_Win_lock_all epoch that
  * lasts from create to destroy.
  *
- *   create:   Comm_dup -> Win_allocate -> memset 0 -> lock_all -> Win_sync
+ *   create:   Comm_dup -> Win_allocate -> memset 0 (the first `zero`
+ *             bytes) -> lock_all -> Win_sync
  *             -> Allgather of the region sizes (for bounds checks) -> agree
  *             (the agreement is the barrier: no rank returns, and so none
  *             reads, before every rank has zeroed its region)
@@ -210,8 +211,8 @@ one_node(MPI_Comm comm, int nprocs, struct gfsp_error *err)
  * where it failed could not take part; a leak beats a hang.
  */
 static int
-window_create(MPI_Comm comm, size_t bytes, int shared, struct gfsp_os **out,
-	      struct gfsp_error *err)
+window_create(MPI_Comm comm, size_t bytes, size_t zero, int shared,
+	      struct gfsp_os **out, struct gfsp_error *err)
 {
 	struct os_mpi *m;
 	uint64_t mine = bytes;
@@ -267,9 +268,9 @@ window_create(MPI_Comm comm, size_t bytes, int shared, struct gfsp_os **out,
 	rc = setup_fail(MPI_Win_set_errhandler(m->win, MPI_ERRORS_RETURN),
 			"MPI_Win_set_errhandler", err);
 	/* MPI_Win_allocate hands out uninitialised memory; the contract
-	 * promises zeroes */
+	 * promises zeroes where asked */
 	if (rc == 0 && bytes > 0)
-		memset(m->base, 0, bytes);
+		memset(m->base, 0, GFSP_MIN(zero, bytes));
 	if (rc == 0) {
 		rc = setup_fail(MPI_Win_lock_all(MPI_MODE_NOCHECK, m->win),
 				"MPI_Win_lock_all", err);
@@ -307,10 +308,10 @@ fail:
 }
 
 static int
-mpi_create(MPI_Comm comm, size_t bytes, struct gfsp_os **out,
+mpi_create(MPI_Comm comm, size_t bytes, size_t zero, struct gfsp_os **out,
 	   struct gfsp_error *err)
 {
-	return window_create(comm, bytes, 0, out, err);
+	return window_create(comm, bytes, zero, 0, out, err);
 }
 
 static void
@@ -499,7 +500,7 @@ const struct gfsp_os_ops gfsp_os_mpi = {
 /* ------------------------------------------------------------------ shm */
 
 static int
-shm_create(MPI_Comm comm, size_t bytes, struct gfsp_os **out,
+shm_create(MPI_Comm comm, size_t bytes, size_t zero, struct gfsp_os **out,
 	   struct gfsp_error *err)
 {
 	int nprocs, rc;
@@ -507,7 +508,7 @@ shm_create(MPI_Comm comm, size_t bytes, struct gfsp_os **out,
 	*out = NULL;
 	MPI_Comm_size(comm, &nprocs);
 	rc = one_node(comm, nprocs, err);
-	return rc ? rc : window_create(comm, bytes, 1, out, err);
+	return rc ? rc : window_create(comm, bytes, zero, 1, out, err);
 }
 
 /* the word at off of rank's region */

@@ -96,6 +96,7 @@ struct os_verbs {
 	struct peer *peer;		/* [nprocs] */
 	void *region;
 	size_t bytes;			/* asked for; at least 8 registered */
+	size_t zero;			/* of them, those set to 0 */
 	struct ibv_mr *region_mr;
 	unsigned char *bounce;		/* BOUNCE_BYTES + one 64-bit word */
 	struct ibv_mr *bounce_mr;
@@ -241,7 +242,7 @@ make_resources(struct os_verbs *v, struct gfsp_error *err)
 		return gfsp_error_set(err, GFSP_ENOMEM, "one-sided window "
 				     "(verbs): out of memory for %zu bytes",
 				     regbytes);
-	memset(v->region, 0, regbytes);
+	memset(v->region, 0, GFSP_MAX(v->zero, 8));
 	e = ibv_query_gid(v->ctx, IB_PORT, IB_GID_INDEX, &v->gid);
 	if (e != 0)
 		return gfsp_error_set(err, GFSP_EIO, "one-sided window (verbs)"
@@ -462,7 +463,7 @@ release(struct os_verbs *v)
  * is collective, and the ranks where it failed could not join).
  */
 static int
-verbs_create(MPI_Comm comm, size_t bytes, struct gfsp_os **out,
+verbs_create(MPI_Comm comm, size_t bytes, size_t zero, struct gfsp_os **out,
 	     struct gfsp_error *err)
 {
 	struct os_verbs *v;
@@ -477,6 +478,7 @@ verbs_create(MPI_Comm comm, size_t bytes, struct gfsp_os **out,
 	} else {
 		v->comm = MPI_COMM_NULL;
 		v->bytes = bytes;
+		v->zero = GFSP_MIN(zero, bytes);
 		mrc = MPI_Comm_rank(comm, &v->rank);
 		if (mrc == MPI_SUCCESS)
 			mrc = MPI_Comm_size(comm, &v->nprocs);

@@ -515,7 +515,8 @@ data_checks(const struct gfsp_os_ops *ops)
 	int rc;
 
 	gfsp_error_clear(&err);
-	rc = ops->create(MPI_COMM_WORLD, region_bytes(rank), &w, &err);
+	rc = ops->create(MPI_COMM_WORLD, region_bytes(rank),
+	    region_bytes(rank), &w, &err);
 	ok_all(rc == 0 && w != NULL, "%s: create a window of %zu bytes on "
 	       "rank 0%s%s", ops->name, region0, rc ? ": " : "",
 	       rc ? err.msg : "");
@@ -542,7 +543,7 @@ check_sizes(const struct gfsp_os_ops *ops)
 	int rc, last = nprocs - 1, bad = 0;
 
 	gfsp_error_clear(&err);
-	rc = ops->create(MPI_COMM_WORLD, rank % 2 ? 0 : 64, &w, &err);
+	rc = ops->create(MPI_COMM_WORLD, rank % 2 ? 0 : 64, 64, &w, &err);
 	if (rc != 0) {
 		ok_all(0, "%s: create with empty regions: %s", ops->name,
 		       err.msg);
@@ -581,7 +582,7 @@ check_sub_comm(void)
 
 	MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
 	gfsp_error_clear(&err);
-	rc = gfsp_os_create(half, "shm", 64, &ops, &w, &err);
+	rc = gfsp_os_create(half, "shm", 64, 64, &ops, &w, &err);
 	ok_all(rc == 0 && ops == &gfsp_os_shm,
 	       "shm: a window over half the ranks (each half one node)");
 	if (rc == 0)
@@ -601,27 +602,27 @@ check_choice(void)
 	       "builtin transports: %s", gfsp_os_builtin());
 
 	gfsp_error_clear(&err);
-	rc = gfsp_os_create(MPI_COMM_WORLD, "rdma-magic", 64, &ops, &w, &err);
+	rc = gfsp_os_create(MPI_COMM_WORLD, "rdma-magic", 64, 64, &ops, &w, &err);
 	ok_all(rc == GFSP_EINVAL && ops == NULL && w == NULL &&
 	       strstr(err.msg, "'rdma-magic'") != NULL,
 	       "unknown transport: GFSP_EINVAL: %s", err.msg);
 
 	gfsp_error_clear(&err);
-	rc = gfsp_os_create(MPI_COMM_WORLD, "mpi", 64, &ops, &w, &err);
+	rc = gfsp_os_create(MPI_COMM_WORLD, "mpi", 64, 64, &ops, &w, &err);
 	ok_all(rc == 0 && ops == &gfsp_os_mpi && w != NULL,
 	       "\"mpi\" gives the mpi transport");
 	if (rc == 0)
 		ops->destroy(w);
 
 	gfsp_error_clear(&err);
-	rc = gfsp_os_create(MPI_COMM_WORLD, "shm", 64, &ops, &w, &err);
+	rc = gfsp_os_create(MPI_COMM_WORLD, "shm", 64, 64, &ops, &w, &err);
 	ok_all(rc == 0 && ops == &gfsp_os_shm && w != NULL,
 	       "\"shm\" gives the shm transport (every rank on this node)");
 	if (rc == 0)
 		ops->destroy(w);
 
 	gfsp_error_clear(&err);
-	rc = gfsp_os_create(MPI_COMM_WORLD, "verbs", 64, &ops, &w, &err);
+	rc = gfsp_os_create(MPI_COMM_WORLD, "verbs", 64, 64, &ops, &w, &err);
 #ifdef HAVE_IBVERBS
 	if (rc == 0) {
 		ok_all(ops == &gfsp_os_verbs, "\"verbs\": a device is here");
@@ -638,7 +639,7 @@ check_choice(void)
 #endif
 
 	gfsp_error_clear(&err);
-	rc = gfsp_os_create(MPI_COMM_WORLD, "auto", 64, &ops, &w, &err);
+	rc = gfsp_os_create(MPI_COMM_WORLD, "auto", 64, 64, &ops, &w, &err);
 #ifdef HAVE_IBVERBS
 	{
 		struct gfsp_os *vw = NULL;
@@ -647,7 +648,7 @@ check_choice(void)
 		int have;
 
 		gfsp_error_clear(&verr);
-		have = gfsp_os_create(MPI_COMM_WORLD, "verbs", 64, &vops, &vw,
+		have = gfsp_os_create(MPI_COMM_WORLD, "verbs", 64, 64, &vops, &vw,
 				      &verr) == 0;
 		if (have)
 			vops->destroy(vw);
@@ -665,7 +666,7 @@ check_choice(void)
 		ops->destroy(w);
 
 	gfsp_error_clear(&err);
-	rc = gfsp_os_create(MPI_COMM_WORLD, NULL, 64, &ops, &w, &err);
+	rc = gfsp_os_create(MPI_COMM_WORLD, NULL, 64, 64, &ops, &w, &err);
 	ok_all(rc == 0 && ops != NULL, "NULL is \"auto\": %s",
 	       ops != NULL ? ops->name : err.msg);
 	if (rc == 0)
@@ -704,7 +705,7 @@ main(int argc, char **argv)
 		int rc;
 
 		gfsp_error_clear(&err);
-		rc = gfsp_os_verbs.create(MPI_COMM_WORLD, 64, &w, &err);
+		rc = gfsp_os_verbs.create(MPI_COMM_WORLD, 64, 64, &w, &err);
 		if (rc == 0) {
 			gfsp_os_verbs.destroy(w);
 			data_checks(&gfsp_os_verbs);
