@@ -1,5 +1,6 @@
 # bench/lib.sh - helpers of the benchmark scripts (sourced, bash), above all
-# the emulated Gfarm cluster that gfarm_scale.sh and mpiio.sh build.
+# the emulated Gfarm cluster that gfarm_scale.sh, mpiio.sh and cache.sh
+# build, and the timed, recorded run of mpiio.sh and cache.sh (at the end).
 #
 # On one machine every gfsd shares one disk, so the cluster gives each of
 # K gfsd "nodes" its own network namespace behind a veth link whose rate
@@ -109,6 +110,16 @@ cluster_die() {
 	done
 	exit 1
 }
+# The cluster can be built here (root, ip netns, tc, the Gfarm daemons and
+# tools, and the commands CMD... the caller needs); else says why and fails.
+cluster_check() {	# CMD...
+	local c
+	[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces and tc)"; return 1; }
+	for c in ip tc gfmd gfsd gfkey gfhost gfls gfrm gfmkdir flock setsid "$@"; do
+		command -v "$c" >/dev/null 2>&1 || { echo "'$c' not found"; return 1; }
+	done
+	ip netns list >/dev/null 2>&1 || { echo "'ip netns' does not work here"; return 1; }
+}
 # The address range and gfmd port are free; else says why and fails.
 cluster_free() {
 	if ip -4 -o addr show | grep -q " inet $NET\."; then
@@ -153,6 +164,13 @@ cluster_net() {
 		shape "$CPFX${k}r" && shape "$CPFX${k}n" "$ns" ||
 			cluster_skip "tc tbf does not work here (sch_tbf)"
 		HOSTS="$HOSTS${HOSTS:+,}$(node_ip $k)"
+	done
+}
+# Rate limits on again (cluster_net shapes every link when it makes it).
+cluster_shape() {
+	local k
+	for ((k = 1; k <= K; k++)); do
+		shape "$CPFX${k}r" && shape "$CPFX${k}n" "$(node_ns $k)" || return 1
 	done
 }
 # Rate limits off: the plain Gfarm underneath.
@@ -261,4 +279,53 @@ rec = json.loads(sys.argv[4])
 rec.update(path=sys.argv[1], ranks=int(sys.argv[3]), parts={p: h for p, h in rows})
 print(json.dumps(rec))
 EOF
+}
+
+# ---- running and recording (mpiio.sh, cache.sh) ----------------------------
+# The caller sets WORK (a scratch dir), LIMIT (seconds one run may take) and
+# FAILED (failed runs so far), and defines say MSG.  RUN_POST, if set, names
+# a function called after every run: what it prints (a JSON fragment
+# starting with a comma, or nothing) joins the run's record.
+#
+# run_timed REC PART VARIANT N REP EXTRA CMD...: bounded, after a sync; the
+# last JSON line of stdout and the wall time become one record in REC.
+# EXTRA is a JSON fragment (",\"regions\":4096" or "").  A failure is
+# recorded with its stderr, and the bench goes on.
+run_timed() {
+	local rec=$1 part=$2 var=$3 n=$4 rep=$5 extra=$6 t0 t1 rc js err=null load rq post=
+	shift 6
+	sync
+	# other work on the machine: none of ours runs now, so processes
+	# runnable besides this reader belong to someone else
+	read -r load _ _ rq _ </proc/loadavg
+	rq=$((${rq%/*} - 1))
+	t0=$(date +%s.%N)
+	timeout -k 5 "$LIMIT" "$@" >"$WORK/cmd.out" 2>"$WORK/cmd.err" 9<&- &
+	CHILD=$!
+	wait "$CHILD"
+	rc=$?
+	CHILD=
+	t1=$(date +%s.%N)
+	js=$(grep '^{' "$WORK/cmd.out" | tail -n 1)
+	if ((rc != 0)); then
+		FAILED=$((FAILED + 1))
+		echo >&2
+		say "FAILED ($var, N=$n, rep $rep, exit $rc): $*" >&2
+		tail -n 8 "$WORK/cmd.err" | sed 's/^/    /' >&2
+		err=$(tail -n 8 "$WORK/cmd.err" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')
+	fi
+	[ -n "${RUN_POST:-}" ] && post=$("$RUN_POST")
+	printf '{"part":"%s","variant":"%s","ranks":%d,"rep":%d,"rc":%d,"wall":%s,"load1":%s,"others_runnable":%d,"err":%s%s%s,"out":%s}\n' \
+		"$part" "$var" "$n" "$rep" "$rc" "$(awk "BEGIN{print $t1 - $t0}")" \
+		"${load:-null}" "$rq" "$err" "$extra" "$post" "${js:-null}" >>"$rec"
+	return $rc
+}
+# the contenders of one step in the order of repetition REP: rotated by one
+# each time, so that none always runs right after the same other
+order() {	# REP NAME...
+	local rep=$1 i
+	shift
+	for ((i = 0; i < $#; i++)); do
+		echo "${@:$(((rep - 1 + i) % $# + 1)):1}"
+	done
 }

@@ -111,48 +111,7 @@ HAVE_LIB=false
 FAILED=0
 mkdir -p "$OUTDIR"
 
-# ---- running and recording ----------------------------------------------
-# run REC PART VARIANT N REP EXTRA CMD...: bounded, after a sync; the last
-# JSON line of stdout and the wall time become one record in REC.  EXTRA is
-# a JSON fragment (",\"regions\":4096" or "").  A failure is recorded with
-# its stderr, and the bench goes on.
-run() {
-	local rec=$1 part=$2 var=$3 n=$4 rep=$5 extra=$6 t0 t1 rc js err=null load rq
-	shift 6
-	sync
-	# other work on the machine: none of ours runs now, so processes
-	# runnable besides this reader belong to someone else
-	read -r load _ _ rq _ </proc/loadavg
-	rq=$((${rq%/*} - 1))
-	t0=$(date +%s.%N)
-	timeout -k 5 "$LIMIT" "$@" >"$WORK/cmd.out" 2>"$WORK/cmd.err" 9<&- &
-	CHILD=$!
-	wait "$CHILD"
-	rc=$?
-	CHILD=
-	t1=$(date +%s.%N)
-	js=$(grep '^{' "$WORK/cmd.out" | tail -n 1)
-	if ((rc != 0)); then
-		FAILED=$((FAILED + 1))
-		echo >&2
-		say "FAILED ($var, N=$n, rep $rep, exit $rc): $*" >&2
-		tail -n 8 "$WORK/cmd.err" | sed 's/^/    /' >&2
-		err=$(tail -n 8 "$WORK/cmd.err" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')
-	fi
-	printf '{"part":"%s","variant":"%s","ranks":%d,"rep":%d,"rc":%d,"wall":%s,"load1":%s,"others_runnable":%d,"err":%s%s,"out":%s}\n' \
-		"$part" "$var" "$n" "$rep" "$rc" "$(awk "BEGIN{print $t1 - $t0}")" \
-		"${load:-null}" "$rq" "$err" "$extra" "${js:-null}" >>"$rec"
-	return $rc
-}
-# the contenders of one step in the order of repetition REP: rotated by one
-# each time, so that none always runs right after the same other
-order() {	# REP NAME...
-	local rep=$1 i
-	shift
-	for ((i = 0; i < $#; i++)); do
-		echo "${@:$(((rep - 1 + i) % $# + 1)):1}"
-	done
-}
+# ---- running and recording (run_timed, order: bench/lib.sh) -----------------
 # mpiexec "${PRE[@]}" FILE ...: the library preloaded into the ranks only
 # (-genv: not into mpiexec itself) and FILE selected; the rest of the
 # environment passes on as it is
@@ -185,13 +144,13 @@ posix_bench() {
 			for v in $(order "$rep" plain lib nn); do
 				rm -rf "$F" "$F".*
 				case $v in
-				plain) run "$rec" ior plain "$n" "$rep" "" \
+				plain) run_timed "$rec" ior plain "$n" "$rep" "" \
 					mpiexec -n "$n" "$MB" ior "$F" "${ior[@]}" $V ;;
 				lib) $HAVE_LIB || continue
-					run "$rec" ior lib "$n" "$rep" "" \
+					run_timed "$rec" ior lib "$n" "$rep" "" \
 						mpiexec "${PRE[@]}" "$F" -n "$n" "$MB" ior "$F" "${ior[@]}" $V &&
 						((rep == 1)) && check_layout "$rec" ior "$n" "$F" ;;
-				nn) run "$rec" ior nn "$n" "$rep" "" \
+				nn) run_timed "$rec" ior nn "$n" "$rep" "" \
 					mpiexec -n "$n" "$MB" ior-nn "$F" "${ior[@]}" $V ;;
 				esac
 			done
@@ -204,10 +163,10 @@ posix_bench() {
 				for v in $(order "$rep" plain lib); do
 					rm -rf "$H"
 					case $v in
-					plain) run "$rec" hpio plain "$n" "$rep" "$x" mpiexec -n "$n" \
+					plain) run_timed "$rec" hpio plain "$n" "$rep" "$x" mpiexec -n "$n" \
 						"$MB" hpio "$H" --regions "$c" "${hpio[@]}" $V ;;
 					lib) $HAVE_LIB || continue
-						run "$rec" hpio lib "$n" "$rep" "$x" mpiexec "${PRE[@]}" "$H" \
+						run_timed "$rec" hpio lib "$n" "$rep" "$x" mpiexec "${PRE[@]}" "$H" \
 							-n "$n" "$MB" hpio "$H" --regions "$c" "${hpio[@]}" $V &&
 							((rep == 1)) && check_layout "$rec" hpio "$n" "$H" "$x" ;;
 					esac
@@ -400,12 +359,8 @@ EOF
 # ---- gfarm: the emulated cluster of bench/lib.sh ----------------------------
 # the checks of gfarm_scale.sh; prints the reason and fails when it cannot run
 gfarm_can_run() {
-	local c probe why
-	[ "$(id -u)" = 0 ] || { skip "gfarm: needs root (network namespaces and tc)"; return 1; }
-	for c in ip tc gfmd gfsd gfkey gfhost gfls gfrm gfmkdir gfwhere flock setsid; do
-		command -v $c >/dev/null 2>&1 || { skip "gfarm: '$c' not found"; return 1; }
-	done
-	ip netns list >/dev/null 2>&1 || { skip "gfarm: 'ip netns' does not work here"; return 1; }
+	local probe why
+	why=$(cluster_check gfwhere) || { skip "gfarm: $why"; return 1; }
 	[ -x "$N1" ] || { skip "gfarm: $N1 not built (make)"; return 1; }
 	probe=$(timeout 30 mpiexec -n 1 "$N1" 2>&1)
 	[ $? = 77 ] && { skip "gfarm: $probe"; return 1; }
@@ -433,7 +388,7 @@ gfarm_bench() {
 	per=$((G_SEGMENTS * $(size_bytes "$BLOCK")))
 	# plain MPICH on a gfarm:// path: not a contender, shown once (untimed)
 	# (in a subshell: its failure is the expected one, not counted)
-	(cd "$WORK" && run "$rec" ior probe 1 0 "" mpiexec -n 1 "$MB" ior "$F" \
+	(cd "$WORK" && run_timed "$rec" ior probe 1 0 "" mpiexec -n 1 "$MB" ior "$F" \
 		--segments 1 --block 1M --transfer 1M) 2>/dev/null
 	say "gfarm: ior $G_SEGMENTS x $BLOCK per rank, ranks $RANKS, $G_REPS reps, sync=$G_SYNC"
 	for ((rep = 1; rep <= G_REPS; rep++)); do
@@ -443,11 +398,11 @@ gfarm_bench() {
 			bytes=$((per * n))
 			for v in $(order "$rep" n1 lib nn); do
 				case $v in
-				n1) run "$rec" ior n1 "$n" "$rep" "" mpiexec -n "$n" "$N1" --mode=n1 \
+				n1) run_timed "$rec" ior n1 "$n" "$rep" "" mpiexec -n "$n" "$N1" --mode=n1 \
 					--hosts="$HOSTS" $V "$bytes" /bench/n1 ;;
-				nn) run "$rec" ior nn "$n" "$rep" "" mpiexec -n "$n" "$N1" --mode=nn \
+				nn) run_timed "$rec" ior nn "$n" "$rep" "" mpiexec -n "$n" "$N1" --mode=nn \
 					--hosts="$HOSTS" $V "$bytes" /bench/nn ;;
-				lib) run "$rec" ior lib "$n" "$rep" "" mpiexec "${PRE[@]}" "$F" \
+				lib) run_timed "$rec" ior lib "$n" "$rep" "" mpiexec "${PRE[@]}" "$F" \
 					-genv GFSPLIT_GFARM_HOSTS "$HOSTS" -n "$n" "$MB" ior "$F" \
 					--segments "$G_SEGMENTS" --block "$BLOCK" --transfer "$TRANSFER" $s $V &&
 					((rep == 1)) && where_parts "$rec" /bench/ior "$n" \
