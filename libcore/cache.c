@@ -59,6 +59,7 @@
 #define MAX_SLOTS	((uint64_t)1 << SLOT_BITS)
 
 #define NONE		UINT32_MAX	/* no slot */
+#define RA_BLOCKS	8		/* read-ahead hint, in blocks */
 #define WAIT_LIMIT_S	60		/* a LOADING cell this old is an error */
 
 enum where { W_FREE, W_GENERAL, W_SINGLET };
@@ -105,6 +106,10 @@ struct gfsp_cache_file {
 	uint64_t size;
 	uint64_t key;			/* gfsp_file_key */
 	struct gfsp_tier_entry *tier;	/* this version in the local tier */
+	/* read-ahead: this rank's reads of it, block by block */
+	uint64_t next_idx;		/* the block after the last one read */
+	unsigned run;			/* blocks read in order up to it */
+	uint64_t ra_end;		/* hinted up to here (bytes) */
 };
 
 /* list sentinels */
@@ -636,6 +641,18 @@ storage_read(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid,
 	uint64_t *n;
 	int rc;
 
+	/*
+	 * A rank reading in order: the storage is told of the next blocks.
+	 * When all ranks walk a file in step, each block is read from
+	 * storage by whichever rank gets to it first, so no one descriptor
+	 * reads in order and the kernel's own read-ahead never starts.
+	 */
+	if (f->run >= 2 && (idx + 1 + RA_BLOCKS) * c->bsize > f->ra_end) {
+		uint64_t from = GFSP_MAX(f->ra_end, (idx + 1) * c->bsize);
+
+		f->ra_end = (idx + 1 + RA_BLOCKS) * c->bsize;
+		gfsp_willneed(f->fh, from, f->ra_end - from);
+	}
 	rc = gfsp_pread(f->fh, data_of(c, s), (size_t)len, idx * c->bsize,
 	    &done, err);
 	if (rc == 0 && done < len)
@@ -1155,6 +1172,11 @@ gfsp_cache_pread(struct gfsp_cache_file *f, void *buf, size_t len,
 		blen = GFSP_MIN(c->bsize, f->size - idx * c->bsize);
 		n = GFSP_MIN(blen - in, len - *got);
 		bid = block_id(f->key, idx);
+		if (idx == f->next_idx)
+			f->run++;
+		else if (idx + 1 != f->next_idx)
+			f->run = 0;
+		f->next_idx = idx + 1;
 		rc = acquire(f, idx, bid, blen, &s, err);
 		if (rc)
 			return rc;

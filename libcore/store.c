@@ -203,6 +203,13 @@ gfsp_flush(struct gfsp_file *f, struct gfsp_error *err)
 	return file_ops(f)->flush ? file_ops(f)->flush(f, err) : 0;
 }
 
+void
+gfsp_willneed(struct gfsp_file *f, uint64_t off, uint64_t len)
+{
+	if (file_ops(f)->willneed != NULL)
+		file_ops(f)->willneed(f, off, len);
+}
+
 /* path operations: look the backend up, then call its slot */
 #define PATH_OP(path, call) do {					\
 	const struct gfsp_store_ops *ops;				\

@@ -84,6 +84,9 @@ struct gfsp_store_ops {
 	/* make what this handle wrote visible to other opens of the file
 	 * (Gfarm's client buffers writes); NULL: nothing is held back */
 	int (*flush)(struct gfsp_file *f, struct gfsp_error *err);
+	/* a hint: [off, off + len) will be read soon (POSIX starts reading
+	 * it into the page cache); NULL: the backend takes no hints */
+	void (*willneed)(struct gfsp_file *f, uint64_t off, uint64_t len);
 
 	int (*stat)(const char *path, struct gfsp_stat *st,
 		    struct gfsp_error *err);
@@ -130,6 +133,7 @@ int gfsp_fstat(struct gfsp_file *f, struct gfsp_stat *st, struct gfsp_error *err
 int gfsp_ftruncate(struct gfsp_file *f, uint64_t size, struct gfsp_error *err);
 int gfsp_fsync(struct gfsp_file *f, struct gfsp_error *err);
 int gfsp_flush(struct gfsp_file *f, struct gfsp_error *err);
+void gfsp_willneed(struct gfsp_file *f, uint64_t off, uint64_t len);
 int gfsp_stat(const char *path, struct gfsp_stat *st, struct gfsp_error *err);
 int gfsp_mkdir(const char *path, uint32_t mode, struct gfsp_error *err);
 int gfsp_rmdir(const char *path, struct gfsp_error *err);

@@ -212,6 +212,14 @@ posix_ftruncate(struct gfsp_file *f, uint64_t size, struct gfsp_error *err)
 	return 0;
 }
 
+static void
+posix_willneed(struct gfsp_file *f, uint64_t off, uint64_t len)
+{
+	/* a hint: its failure changes nothing */
+	(void)posix_fadvise(((struct posix_file *)f)->fd, (off_t)off,
+	    (off_t)len, POSIX_FADV_WILLNEED);
+}
+
 static int
 posix_fsync(struct gfsp_file *f, struct gfsp_error *err)
 {
@@ -434,6 +442,7 @@ const struct gfsp_store_ops gfsp_store_posix = {
 	.fstat		= posix_fstat,
 	.ftruncate	= posix_ftruncate,
 	.fsync		= posix_fsync,
+	.willneed	= posix_willneed,
 	.stat		= posix_stat,
 	.mkdir		= posix_mkdir,
 	.rmdir		= posix_rmdir,
