@@ -34,9 +34,9 @@
  * storage last.
  *
  * Blocks are named by a 64-bit id from the file's identity (path, size,
- * modification time to the nanosecond, inode, and the device or, on
- * Gfarm, the generation) and the block index: a file that changed is
- * another file, never served stale.
+ * modification and change times to the nanosecond, inode, and on Gfarm
+ * the generation: the same on every node) and the block index: a file
+ * that changed is another file, never served stale.
  */
 #ifndef GFSP_CACHE_H
 #define GFSP_CACHE_H

@@ -25,8 +25,8 @@ struct gfsp_stat {
 	uint32_t mode;			/* st_mode bits: type and permissions */
 	int64_t mtime;			/* seconds */
 	/* what tells this version of the file from another (the cache's file
-	 * identity): nanoseconds of mtime, inode, device (POSIX); inode and
-	 * generation (Gfarm) */
+	 * identity, which every node must see alike): nanoseconds of mtime,
+	 * inode (POSIX; gen is 0); inode and generation (Gfarm) */
 	uint64_t mtime_ns, ino, gen;
 	/* the last change of the file's data or inode (which no one can set
 	 * back, unlike mtime): seconds and nanoseconds */

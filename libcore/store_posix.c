@@ -174,7 +174,11 @@ stat_fill(struct gfsp_stat *st, const struct stat *sb)
 	st->mtime = (int64_t)sb->st_mtime;
 	st->mtime_ns = (uint64_t)sb->st_mtim.tv_nsec;
 	st->ino = (uint64_t)sb->st_ino;
-	st->gen = (uint64_t)sb->st_dev;
+	/* no generation on POSIX; and not the device either: a file of a
+	 * shared file system (NFS, Lustre) has another st_dev on every
+	 * client, and the cache's identity of a file must be the same on
+	 * every node */
+	st->gen = 0;
 	st->ctime = (int64_t)sb->st_ctim.tv_sec;
 	st->ctime_ns = (uint64_t)sb->st_ctim.tv_nsec;
 	st->blocks_bytes = (uint64_t)sb->st_blocks * 512;

@@ -7,7 +7,7 @@
  * A warmed file is two files in the tier directory:
  *
  *   KEY.map          JSON: the source's path and identity when warmed
- *                    (size, mtime to the nanosecond, inode, device or
+ *                    (size, mtime and ctime to the nanosecond, inode,
  *                    Gfarm generation), the block size, which blocks are
  *                    present (a hex bitmap) and the name of the data file
  *   KEY.NONCE.data   the present blocks at their own offsets (sparse)
