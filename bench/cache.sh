@@ -124,28 +124,14 @@ NET=${BENCH_CACHE_GFARM_NET:-10.233}
 GFMD_PORT=${BENCH_CACHE_GFARM_GFMD_PORT:-20653}
 CB=${BENCH_CACHE_GFARM_BASE:-/tmp/gfsplit-bench-cache-gfarm}
 LIMIT=300		# seconds any one run may take
-PATH="$PATH:/usr/sbin:/sbin"
-export HYDRA_LAUNCHER=${HYDRA_LAUNCHER:-fork}
 CBB="$BENCHBIN/cache_bench"
 WARMB="${BIN:-$TOP/bin}/cache-warm"
-# no preload or hook inherited from the caller
-unset GFSPLIT_SPLIT_FILES GFSPLIT_GFARM_HOSTS GFSPLIT_VERBOSE GFSPLIT_FAULT
-case ${LD_PRELOAD:-} in *gfsplit*) unset LD_PRELOAD ;; esac
-
-MODES=${*:-posix}
-for m in $MODES; do
-	case $m in posix | gfarm) ;; *)
-		echo "usage: bench/cache.sh [posix] [gfarm]" >&2; exit 2 ;;
-	esac
-done
-
-say() { echo "cache: $*"; }
-skip() { echo "SKIP: cache: $*"; }
-# the emulated cluster (bench/lib.sh) under this script's names
-CPFX=gfcb CTAG="cache: gfarm"
-cluster_skip() { cluster_die "$@"; }
 # shellcheck source=bench/lib.sh
 . "$TOP/bench/lib.sh"
+# no preload or hook inherited (bench_start); the emulated cluster under
+# this script's names
+bench_start cache "$@"
+CPFX=gfcb
 HOSTS=
 FAILED=0
 mkdir -p "$OUTDIR"

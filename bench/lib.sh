@@ -25,6 +25,30 @@
 GFSD_PORT=20600
 CHILD=			# the running timed command, stopped at teardown
 
+# bench_start NAME ARGS..: what mpiio.sh and cache.sh do first: sbin on
+# PATH, mpiexec launching locally, no gfsplit selection, fault or preload
+# inherited from the caller (plain must be plain), MODES from ARGS
+# (posix, gfarm; default posix; anything else: usage, exit 2), say and
+# skip that name the bench, CTAG, and cluster_skip failing the run
+bench_start() {
+	BENCH_NAME=$1
+	shift
+	PATH="$PATH:/usr/sbin:/sbin"
+	export HYDRA_LAUNCHER=${HYDRA_LAUNCHER:-fork}
+	unset GFSPLIT_SPLIT_FILES GFSPLIT_GFARM_HOSTS GFSPLIT_VERBOSE GFSPLIT_FAULT
+	case ${LD_PRELOAD:-} in *gfsplit*) unset LD_PRELOAD ;; esac
+	MODES=${*:-posix}
+	for _m in $MODES; do
+		case $_m in posix | gfarm) ;; *)
+			echo "usage: bench/$BENCH_NAME.sh [posix] [gfarm]" >&2; exit 2 ;;
+		esac
+	done
+	CTAG="$BENCH_NAME: gfarm"
+	say() { echo "$BENCH_NAME: $*"; }
+	skip() { echo "SKIP: $BENCH_NAME: $*"; }
+	cluster_skip() { cluster_die "$@"; }
+}
+
 alive() {	# exists and is not a zombie
 	local st
 	[ -n "${1:-}" ] && st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) &&

@@ -83,28 +83,14 @@ NET=${BENCH_MPIIO_GFARM_NET:-10.232}
 GFMD_PORT=${BENCH_MPIIO_GFARM_GFMD_PORT:-20652}
 CB=${BENCH_MPIIO_GFARM_BASE:-/tmp/gfsplit-bench-mpiio-gfarm}
 LIMIT=300		# seconds any one run may take
-PATH="$PATH:/usr/sbin:/sbin"
-export HYDRA_LAUNCHER=${HYDRA_LAUNCHER:-fork}
 MB="$BENCHBIN/mpiio_bench"
 N1="$BENCHBIN/gfarm_n1"
-# plain must be plain: no selection or preload inherited from the caller
-unset GFSPLIT_SPLIT_FILES GFSPLIT_GFARM_HOSTS GFSPLIT_VERBOSE GFSPLIT_FAULT
-case ${LD_PRELOAD:-} in *gfsplit*) unset LD_PRELOAD ;; esac
-
-MODES=${*:-posix}
-for m in $MODES; do
-	case $m in posix | gfarm) ;; *)
-		echo "usage: bench/mpiio.sh [posix] [gfarm]" >&2; exit 2 ;;
-	esac
-done
-
-say() { echo "mpiio: $*"; }
-skip() { echo "SKIP: mpiio: $*"; }
-# the emulated cluster (bench/lib.sh) under this script's names
-CPFX=gfmb CTAG="mpiio: gfarm"
-cluster_skip() { cluster_die "$@"; }
 # shellcheck source=bench/lib.sh
 . "$TOP/bench/lib.sh"
+# plain must be plain (bench_start: no selection or preload inherited);
+# the emulated cluster under this script's names
+bench_start mpiio "$@"
+CPFX=gfmb
 HOSTS=
 HAVE_LIB=false
 [ -e "$LIB" ] && HAVE_LIB=true
