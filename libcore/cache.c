@@ -877,7 +877,7 @@ free_local(struct gfsp_cache *c)
  * blocks), each published as a block this rank loaded.  Local.
  */
 static int
-publish_tier(struct gfsp_cache *c, int nrank, int nsize,
+publish_tier(struct gfsp_cache *c, const char *only, int nrank, int nsize,
 	     struct gfsp_error *err)
 {
 	struct gfsp_tier_entry *e;
@@ -891,6 +891,8 @@ publish_tier(struct gfsp_cache *c, int nrank, int nsize,
 	 * one of them met in another entry */
 	for (i = 0; rc == 0 && i < c->ntier && c->nfree > 0; i++) {
 		e = c->tier[i];
+		if (only != NULL && !gfsp_path_matches(only, e->path))
+			continue;
 		nb = (e->st.size + c->bsize - 1) / c->bsize;
 		for (j = 0, m = i; rc == 0 && j < nb && c->nfree > 0; j++) {
 			len = GFSP_MIN(c->bsize, e->st.size - j * c->bsize);
@@ -918,7 +920,8 @@ publish_tier(struct gfsp_cache *c, int nrank, int nsize,
 
 /* Collective: find this node's tier and publish it; every rank's verdict. */
 static int
-open_tier(struct gfsp_cache *c, const char *pattern, struct gfsp_error *err)
+open_tier(struct gfsp_cache *c, const char *pattern, const char *only,
+	  struct gfsp_error *err)
 {
 	MPI_Comm node = MPI_COMM_NULL;
 	char *dir;
@@ -933,7 +936,7 @@ open_tier(struct gfsp_cache *c, const char *pattern, struct gfsp_error *err)
 	if (rc == 0) {
 		MPI_Comm_rank(node, &nrank);
 		MPI_Comm_size(node, &nsize);
-		rc = publish_tier(c, nrank, nsize, err);
+		rc = publish_tier(c, only, nrank, nsize, err);
 	}
 	if (node != MPI_COMM_NULL)
 		MPI_Comm_free(&node);
@@ -1037,7 +1040,7 @@ gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
 	}
 	c->base = c->os->base(c->w);
 	if (o->local_dir != NULL) {
-		rc = open_tier(c, o->local_dir, err);
+		rc = open_tier(c, o->local_dir, o->local_only, err);
 		if (rc) {
 			gfsp_cache_destroy(c);
 			return rc;

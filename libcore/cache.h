@@ -62,6 +62,9 @@ struct gfsp_cache_opts {
 	 * Its warmed blocks are published at create, and a miss reads the
 	 * tier before peers and shared storage. */
 	const char *local_dir;
+	/* publish only the tier's files whose paths match these patterns
+	 * (gfsp_path_matches; NULL: every file the tier holds) */
+	const char *local_only;
 };
 
 struct gfsp_cache_stats {

@@ -110,11 +110,17 @@ copy_blocks(struct warm *w, const char *path, struct gfsp_cache_file *f,
 	return rc;
 }
 
-/* One file into every node's tier; collective over w->comm. */
+/*
+ * One file into every node's tier; collective over w->comm.  A POSIX
+ * path is made absolute and free of links first, as the read hook opens
+ * files: a tier entry names its file by that path.
+ */
 static int
-warm_file(struct warm *w, const char *path, struct gfsp_warm_result *res,
+warm_file(struct warm *w, const char *given, struct gfsp_warm_result *res,
 	  struct gfsp_error *err)
 {
+	char *real = strstr(given, "://") ? NULL : realpath(given, NULL);
+	const char *path = real != NULL ? real : given;
 	struct gfsp_cache_file *f = NULL;
 	struct gfsp_tier_writer *tw = NULL;
 	unsigned char *have = NULL;
@@ -185,6 +191,7 @@ out:
 	gfsp_tier_abort(tw);	/* frees it; after a commit, removes nothing */
 	free(have);
 	gfsp_cache_close(f);
+	free(real);
 	return rc;
 }
 

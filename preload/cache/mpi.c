@@ -171,6 +171,8 @@ settings(void)
 	conf.opts.transport = w.transport[0] ? strdup(w.transport) : NULL;
 	/* each rank's own: its node's tier ("%h") */
 	conf.opts.local_dir = gfsp_cache_local_dir_default();
+	/* of what the tier holds, only the files this job selects */
+	conf.opts.local_only = patterns;
 	conf.patterns = patterns;
 	conf.stats = stats;
 	conf.verbose = w.verbose;

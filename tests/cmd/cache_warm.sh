@@ -131,6 +131,13 @@ warm "warm again without --force" 2 --keep all "$F" &&
 	expect "already warm: nothing written, both nodes said so" "$TMPD/w.json" \
 		"j['bytes_written'] == 0 and j['files'][0]['nodes_already_warm'] == 2 and c['storage_reads'] == 0"
 
+# ---- a file changed after the warm
+cp "$F" "$TMPD/changing"
+# by a relative path: the tier names the file by its absolute one
+cd "$TMPD" && warm "warm a second file, by a relative path" 2 --keep part changing
+cd "$TOP" || exit 1
+tiers "the second file's entry names its absolute path" "$TMPD/changing" part
+
 # ---- an unmodified program under the read hook
 READAPP=$UNIT/mpi_readapp
 if [ -n "${CACHE_LIB:-}" ] && [ -f "$CACHE_LIB" ] && [ -x "$READAPP" ]; then
@@ -152,13 +159,12 @@ if [ -n "${CACHE_LIB:-}" ] && [ -f "$CACHE_LIB" ] && [ -x "$READAPP" ]; then
 	fi
 	expect "the read hook: the program's reads came from the tiers and peers" "$TMPD/hook.json" \
 		"t['storage_reads'] == 0 and t['published'] > 0 and t['bytes'] >= 4 * $(stat -c %s "$F")"
+	expect "the read hook published only the selected file (not the second one)" "$TMPD/hook.json" \
+		"t['published'] == 2 * $NB"
 else
 	skip "the read hook over warmed tiers" "CACHE_LIB (lib/libgfsplit-cache.so) or mpi_readapp not built"
 fi
 
-# ---- a file changed after the warm
-cp "$F" "$TMPD/changing"
-warm "warm a second file" 2 --keep part "$TMPD/changing"
 python3 - "$TMPD/changing" <<'EOF'
 import os, sys
 p = sys.argv[1]
