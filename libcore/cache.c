@@ -872,9 +872,9 @@ free_local(struct gfsp_cache *c)
 }
 
 /*
- * The blocks of this node's tier into the node's ranks' free slots (block
- * j of entry i to node rank (i + m) mod node size, m counting the entry's
- * blocks), each published as a block this rank loaded.  Local.
+ * The blocks of this node's tier (of the files matching `only`, NULL:
+ * all) into the node's ranks' free slots, each published as a block this
+ * rank loaded.  Local.
  */
 static int
 publish_tier(struct gfsp_cache *c, const char *only, int nrank, int nsize,

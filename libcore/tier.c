@@ -17,7 +17,6 @@
 
 #define MAP_FORMAT	"gfsplit-tier"
 #define MAP_VERSION	1
-#define MAP_MAX		((uint64_t)64 << 20)	/* a map is never this big */
 
 uint64_t
 gfsp_file_key(const char *path, const struct gfsp_stat *st)
@@ -153,42 +152,6 @@ map_name(const char *dir, uint64_t key, const char *suffix)
 	return s;
 }
 
-/* The whole of a small file, NUL-terminated. */
-static int
-slurp(const char *path, char **out, struct gfsp_error *err)
-{
-	struct gfsp_file *f = NULL;
-	struct gfsp_stat st;
-	size_t got = 0;
-	char *buf = NULL;
-	int rc;
-
-	*out = NULL;
-	rc = gfsp_open(path, GFSP_O_RDONLY, 0, &f, err);
-	if (rc == 0)
-		rc = gfsp_fstat(f, &st, err);
-	if (rc == 0 && st.size > MAP_MAX)
-		rc = gfsp_error_set(err, GFSP_ECORRUPT, "'%s': %llu bytes is "
-		    "too big for a tier map", path,
-		    (unsigned long long)st.size);
-	if (rc == 0 && (buf = malloc(st.size + 1)) == NULL)
-		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	if (rc == 0)
-		rc = gfsp_pread(f, buf, st.size, 0, &got, err);
-	if (f != NULL) {
-		struct gfsp_error e;
-
-		gfsp_close(f, &e);
-	}
-	if (rc) {
-		free(buf);
-		return rc;
-	}
-	buf[got] = '\0';
-	*out = buf;
-	return 0;
-}
-
 static int
 get_u64(json_object *o, const char *k, uint64_t *v)
 {
@@ -255,15 +218,18 @@ map_read(const char *dir, const char *mpath, int open_data,
 	struct gfsp_tier_entry *e = NULL;
 	json_object *o = NULL;
 	const char *path, *have, *data;
-	char *text = NULL, *dpath = NULL;
+	unsigned char *text = NULL;
+	char *dpath = NULL;
 	uint64_t ver = 0, mt = 0, ct = 0, i;
+	size_t len;
 	int rc, bad = 0;
 
 	*out = NULL;
-	rc = slurp(mpath, &text, err);
+	rc = gfsp_read_whole(mpath, &text, &len, err);
 	if (rc)
 		return rc;
-	o = json_tokener_parse(text);
+	text[len] = '\0';	/* gfsp_read_whole leaves a byte for it */
+	o = json_tokener_parse((const char *)text);
 	e = calloc(1, sizeof(*e));
 	if (e == NULL) {
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
