@@ -3,9 +3,10 @@
 # Idempotent: does nothing when everything is already installed.
 set -eu
 # gfmd gfsd gfarm-client: the real Gfarm the tests start (tests/gfarm/);
-# libgfarm-dev: the Gfarm backend (configure --with-gfarm)
+# libgfarm-dev: the Gfarm backend (configure --with-gfarm);
+# zstd: the CLI that tests/unit/test_zfile.c decompresses a gfsz file with
 PKGS="build-essential pkg-config python3 mpich libmpich-dev libjson-c-dev libxxhash-dev
-libzstd-dev libibverbs-dev util-linux gfmd gfsd gfarm-client libgfarm-dev"
+libzstd-dev zstd libibverbs-dev util-linux gfmd gfsd gfarm-client libgfarm-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
