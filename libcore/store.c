@@ -227,6 +227,78 @@ gfsp_stat(const char *path, struct gfsp_stat *st, struct gfsp_error *err)
 }
 
 int
+gfsp_lstat(const char *path, struct gfsp_stat *st, struct gfsp_error *err)
+{
+	PATH_OP(path, lstat(path, st, err));
+}
+
+int
+gfsp_readlink(const char *path, char **target, struct gfsp_error *err)
+{
+	*target = NULL;
+	PATH_OP(path, readlink(path, target, err));
+}
+
+/* the backend is the link's (path's); target is only a string to it */
+int
+gfsp_symlink(const char *target, const char *path, struct gfsp_error *err)
+{
+	PATH_OP(path, symlink(target, path, err));
+}
+
+/* The one backend of from and to, for an operation on both (verb names
+ * it in the message); GFSP_ENOTSUP when they differ. */
+static int
+same_store(const char *verb, const char *from, const char *to,
+	   const struct gfsp_store_ops **ops, struct gfsp_error *err)
+{
+	const struct gfsp_store_ops *tops;
+	int rc;
+
+	rc = gfsp_store_for(from, ops, err);
+	if (rc == 0)
+		rc = gfsp_store_for(to, &tops, err);
+	if (rc != 0)
+		return rc;
+	if (*ops != tops)
+		return gfsp_error_set(err, GFSP_ENOTSUP,
+				     "cannot %s '%s' to '%s': different "
+				     "storage backends", verb, from, to);
+	return 0;
+}
+
+int
+gfsp_link(const char *from, const char *to, struct gfsp_error *err)
+{
+	const struct gfsp_store_ops *ops;
+	int rc = same_store("link", from, to, &ops, err);
+
+	return rc != 0 ? rc : ops->link(from, to, err);
+}
+
+/* Nanoseconds of 10^9 and more are refused here, for every backend: both
+ * utimensat(2) and gfs_utimes() would read (1 << 30) - 1 and - 2 as "now"
+ * and "leave alone" instead of failing. */
+int
+gfsp_utimens(const char *path, int64_t atime, uint64_t atime_ns,
+	    int64_t mtime, uint64_t mtime_ns, struct gfsp_error *err)
+{
+	if (atime_ns >= 1000000000 || mtime_ns >= 1000000000)
+		return gfsp_error_set(err, GFSP_EINVAL, "cannot set times of "
+				     "'%s': nanoseconds %llu out of range",
+				     path, (unsigned long long)
+				     (atime_ns >= 1000000000 ? atime_ns :
+				      mtime_ns));
+	PATH_OP(path, utimens(path, atime, atime_ns, mtime, mtime_ns, err));
+}
+
+int
+gfsp_chmod(const char *path, uint32_t mode, struct gfsp_error *err)
+{
+	PATH_OP(path, chmod(path, mode, err));
+}
+
+int
 gfsp_mkdir(const char *path, uint32_t mode, struct gfsp_error *err)
 {
 	PATH_OP(path, mkdir(path, mode, err));
@@ -247,19 +319,10 @@ gfsp_unlink(const char *path, struct gfsp_error *err)
 int
 gfsp_rename(const char *from, const char *to, struct gfsp_error *err)
 {
-	const struct gfsp_store_ops *ops, *tops;
-	int rc;
+	const struct gfsp_store_ops *ops;
+	int rc = same_store("rename", from, to, &ops, err);
 
-	rc = gfsp_store_for(from, &ops, err);
-	if (rc == 0)
-		rc = gfsp_store_for(to, &tops, err);
-	if (rc != 0)
-		return rc;
-	if (ops != tops)
-		return gfsp_error_set(err, GFSP_ENOTSUP,
-				     "cannot rename '%s' to '%s': different "
-				     "storage backends", from, to);
-	return ops->rename(from, to, err);
+	return rc != 0 ? rc : ops->rename(from, to, err);
 }
 
 static int

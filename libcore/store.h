@@ -33,6 +33,11 @@ struct gfsp_stat {
 	int64_t ctime;
 	uint64_t ctime_ns;
 	uint64_t blocks_bytes;		/* bytes actually allocated (sparse) */
+	/* the last access: seconds and nanoseconds.  Not part of the
+	 * identity above: reading the file may move it */
+	int64_t atime;
+	uint64_t atime_ns;
+	uint64_t nlink;			/* names of the file (hard links) */
 };
 
 /* open flags, backend independent */
@@ -76,6 +81,8 @@ struct gfsp_store_ops {
 		     size_t *done, struct gfsp_error *err);
 	int (*pwrite)(struct gfsp_file *f, const void *buf, size_t len,
 		      uint64_t off, struct gfsp_error *err);
+	/* Gfarm: size, atime and mtime are those of the storage node's copy
+	 * being read or written, which after utimens differ from stat's */
 	int (*fstat)(struct gfsp_file *f, struct gfsp_stat *st,
 		     struct gfsp_error *err);
 	int (*ftruncate)(struct gfsp_file *f, uint64_t size,
@@ -90,6 +97,33 @@ struct gfsp_store_ops {
 
 	int (*stat)(const char *path, struct gfsp_stat *st,
 		    struct gfsp_error *err);
+	/* stat of a final symbolic link itself, not of what it points to:
+	 * S_IFLNK in mode; size the target's length on POSIX, 0 on Gfarm */
+	int (*lstat)(const char *path, struct gfsp_stat *st,
+		     struct gfsp_error *err);
+	/* the target of the symbolic link path, as stored (not resolved).
+	 * OUT *target malloc'd and NUL-terminated, of any length */
+	int (*readlink)(const char *path, char **target,
+			struct gfsp_error *err);
+	/* a new symbolic link path holding target, stored as given (neither
+	 * checked nor resolved: it need not exist, and a relative one is
+	 * relative to path's directory when followed); GFSP_EEXIST if path
+	 * exists.  Gfarm takes targets of up to 1024 bytes (GFSP_EINVAL) */
+	int (*symlink)(const char *target, const char *path,
+		       struct gfsp_error *err);
+	/* a new name `to` for the file `from` (a hard link: one file, nlink
+	 * one more); GFSP_EEXIST if `to` exists */
+	int (*link)(const char *from, const char *to, struct gfsp_error *err);
+	/* set the access and modification times (nanoseconds < 10^9, which
+	 * the gfsp_utimens wrapper checks), following a final symbolic
+	 * link.  No operation sets a symbolic link's own times: a copy of
+	 * a tree does not preserve them */
+	int (*utimens)(const char *path, int64_t atime, uint64_t atime_ns,
+		       int64_t mtime, uint64_t mtime_ns,
+		       struct gfsp_error *err);
+	/* set the permission bits, mode & 07777 (the type bits are
+	 * ignored), following a final symbolic link */
+	int (*chmod)(const char *path, uint32_t mode, struct gfsp_error *err);
 	int (*mkdir)(const char *path, uint32_t mode, struct gfsp_error *err);
 	int (*rmdir)(const char *path, struct gfsp_error *err);
 	int (*unlink)(const char *path, struct gfsp_error *err);
@@ -135,6 +169,13 @@ int gfsp_fsync(struct gfsp_file *f, struct gfsp_error *err);
 int gfsp_flush(struct gfsp_file *f, struct gfsp_error *err);
 void gfsp_willneed(struct gfsp_file *f, uint64_t off, uint64_t len);
 int gfsp_stat(const char *path, struct gfsp_stat *st, struct gfsp_error *err);
+int gfsp_lstat(const char *path, struct gfsp_stat *st, struct gfsp_error *err);
+int gfsp_readlink(const char *path, char **target, struct gfsp_error *err);
+int gfsp_symlink(const char *target, const char *path, struct gfsp_error *err);
+int gfsp_link(const char *from, const char *to, struct gfsp_error *err);
+int gfsp_utimens(const char *path, int64_t atime, uint64_t atime_ns,
+		int64_t mtime, uint64_t mtime_ns, struct gfsp_error *err);
+int gfsp_chmod(const char *path, uint32_t mode, struct gfsp_error *err);
 int gfsp_mkdir(const char *path, uint32_t mode, struct gfsp_error *err);
 int gfsp_rmdir(const char *path, struct gfsp_error *err);
 int gfsp_unlink(const char *path, struct gfsp_error *err);

@@ -255,6 +255,9 @@ stat_fill(struct gfsp_stat *st, const struct gfs_stat *gs)
 	st->ctime_ns = (uint64_t)gs->st_ctimespec.tv_nsec;
 	/* Gfarm keeps no block count; a file is taken as fully allocated */
 	st->blocks_bytes = st->size;
+	st->atime = (int64_t)gs->st_atimespec.tv_sec;
+	st->atime_ns = (uint64_t)gs->st_atimespec.tv_nsec;
+	st->nlink = (uint64_t)gs->st_nlink;
 }
 
 static struct gf_file *
@@ -508,10 +511,11 @@ gf_pwrite(struct gfsp_file *file, const void *buf, size_t len,
 
 /*
  * The size of a file open for writing lives on its gfsd until close;
- * gfs_pio_stat() asks there.  It calls gfs_fstat() by name, which while
- * store.c's wrapper of that name is exported from the program would land
- * in the wrapper (see top): then gfmd's attributes are used with the size
- * this handle tracked, exact as long as nobody else writes the file.
+ * gfs_pio_stat() asks there: gfmd's attributes (gfs_fstat()) with the
+ * size, atime and mtime of the gfsd's copy.  So while a file is open its
+ * times are the copy's, which are gfmd's only until someone sets gfmd's:
+ * after gf_utimens(), stat() shows the times set and fstat() the copy's
+ * (tests/unit/gfarm_store.c shows both).
  */
 static int
 gf_fstat(struct gfsp_file *file, struct gfsp_stat *st,
@@ -586,8 +590,11 @@ gf_flush(struct gfsp_file *file, struct gfsp_error *err)
 
 /* ------------------------------------------------------------- paths */
 
+/* fn: gfs_stat (follows a final symbolic link) or gfs_lstat */
 static int
-gf_stat(const char *path, struct gfsp_stat *st, struct gfsp_error *err)
+gf_stat_by(const char *path, gfarm_error_t (*fn)(const char *,
+						 struct gfs_stat *),
+	   struct gfsp_stat *st, struct gfsp_error *err)
 {
 	struct gf_guard g;
 	struct gfs_stat gs;
@@ -597,13 +604,82 @@ gf_stat(const char *path, struct gfsp_stat *st, struct gfsp_error *err)
 	if (rc != 0)
 		return rc;
 	gf_enter(&g);
-	e = gfs_stat(path, &gs);
+	e = fn(path, &gs);
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR)
 		return gf_error(err, e, "cannot stat '%s'", path);
 	stat_fill(st, &gs);
 	gfs_stat_free(&gs);
 	return 0;
+}
+
+static int
+gf_stat(const char *path, struct gfsp_stat *st, struct gfsp_error *err)
+{
+	return gf_stat_by(path, gfs_stat, st, err);
+}
+
+static int
+gf_lstat(const char *path, struct gfsp_stat *st, struct gfsp_error *err)
+{
+	return gf_stat_by(path, gfs_lstat, st, err);
+}
+
+/* gfs_readlink() hands over a target malloc'd by libgfarm, whole and
+ * NUL-terminated, which free() releases (as gfarm2fs does) */
+static int
+gf_readlink(const char *path, char **target, struct gfsp_error *err)
+{
+	*target = NULL;
+	GF_PATH_CALL(path, gfs_readlink(path, target), err,
+		     "cannot readlink '%s'", path);
+}
+
+/* gfmd takes a target of up to 1024 bytes (GFARM_PATH_MAX); a longer one
+ * is GFARM_ERR_FILE_NAME_TOO_LONG, GFSP_EINVAL here */
+static int
+gf_symlink(const char *target, const char *path, struct gfsp_error *err)
+{
+	GF_PATH_CALL(path, gfs_symlink(target, path), err,
+		     "cannot create symbolic link '%s'", path);
+}
+
+/* from and to on different gfmds: GFARM_ERR_CROSS_DEVICE_LINK, which is
+ * GFSP_ENOTSUP here, as for rename */
+static int
+gf_link(const char *from, const char *to, struct gfsp_error *err)
+{
+	GF_PATH_CALL(from, gfs_link(from, to), err,
+		     "cannot link '%s' to '%s'", from, to);
+}
+
+/*
+ * gfs_utimes() follows a final symbolic link (gfs_lutimes() would not)
+ * and sends both times to gfmd, which keeps them to the nanosecond
+ * (struct gfarm_timespec: seconds and int32 nanoseconds).
+ */
+static int
+gf_utimens(const char *path, int64_t atime, uint64_t atime_ns,
+	   int64_t mtime, uint64_t mtime_ns, struct gfsp_error *err)
+{
+	const struct gfarm_timespec ts[2] = {
+		{ .tv_sec = (gfarm_time_t)atime,
+		  .tv_nsec = (gfarm_int32_t)atime_ns },
+		{ .tv_sec = (gfarm_time_t)mtime,
+		  .tv_nsec = (gfarm_int32_t)mtime_ns },
+	};
+
+	GF_PATH_CALL(path, gfs_utimes(path, ts), err,
+		     "cannot set times of '%s'", path);
+}
+
+/* gfs_chmod() follows a final symbolic link, as chmod(2) does */
+static int
+gf_chmod(const char *path, uint32_t mode, struct gfsp_error *err)
+{
+	GF_PATH_CALL(path, gfs_chmod(path, (gfarm_mode_t)(mode &
+							 GFARM_S_ALLPERM)),
+		     err, "cannot change permissions of '%s'", path);
 }
 
 static int
@@ -825,6 +901,12 @@ const struct gfsp_store_ops gfsp_store_gfarm = {
 	.fsync		= gf_fsync,
 	.flush		= gf_flush,
 	.stat		= gf_stat,
+	.lstat		= gf_lstat,
+	.readlink	= gf_readlink,
+	.symlink	= gf_symlink,
+	.link		= gf_link,
+	.utimens	= gf_utimens,
+	.chmod		= gf_chmod,
 	.mkdir		= gf_mkdir,
 	.rmdir		= gf_rmdir,
 	.unlink		= gf_unlink,

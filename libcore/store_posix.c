@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -182,6 +183,9 @@ stat_fill(struct gfsp_stat *st, const struct stat *sb)
 	st->ctime = (int64_t)sb->st_ctim.tv_sec;
 	st->ctime_ns = (uint64_t)sb->st_ctim.tv_nsec;
 	st->blocks_bytes = (uint64_t)sb->st_blocks * 512;
+	st->atime = (int64_t)sb->st_atim.tv_sec;
+	st->atime_ns = (uint64_t)sb->st_atim.tv_nsec;
+	st->nlink = (uint64_t)sb->st_nlink;
 }
 
 static int
@@ -244,6 +248,98 @@ posix_stat(const char *path, struct gfsp_stat *st, struct gfsp_error *err)
 	if (stat(path, &sb) != 0)
 		return gfsp_error_errno(err, errno, "cannot stat '%s'", path);
 	stat_fill(st, &sb);
+	return 0;
+}
+
+static int
+posix_lstat(const char *path, struct gfsp_stat *st, struct gfsp_error *err)
+{
+	struct stat sb;
+
+	if (lstat(path, &sb) != 0)
+		return gfsp_error_errno(err, errno, "cannot stat '%s'", path);
+	stat_fill(st, &sb);
+	return 0;
+}
+
+/*
+ * readlink(2) neither says how long the target is nor terminates it: a
+ * result that fills the buffer may have been cut, so the buffer grows
+ * until one is left over.  (lstat's st_size would be a guess only: the
+ * link may change in between, and /proc's links report 0.)
+ */
+static int
+posix_readlink(const char *path, char **target, struct gfsp_error *err)
+{
+	char *buf = NULL, *nb;
+	size_t cap = 256;
+	ssize_t n;
+
+	*target = NULL;
+	for (;;) {
+		nb = realloc(buf, cap);
+		if (nb == NULL) {
+			free(buf);
+			return gfsp_error_set(err, GFSP_ENOMEM, "cannot "
+					     "readlink '%s': out of memory",
+					     path);
+		}
+		buf = nb;
+		n = readlink(path, buf, cap);
+		if (n < 0) {
+			free(buf);
+			return gfsp_error_errno(err, errno, "cannot readlink "
+					       "'%s'", path);
+		}
+		if ((size_t)n < cap)
+			break;
+		cap *= 2;
+	}
+	buf[n] = '\0';
+	*target = buf;
+	return 0;
+}
+
+static int
+posix_symlink(const char *target, const char *path, struct gfsp_error *err)
+{
+	if (symlink(target, path) != 0)
+		return gfsp_error_errno(err, errno, "cannot create symbolic "
+				       "link '%s'", path);
+	return 0;
+}
+
+static int
+posix_link(const char *from, const char *to, struct gfsp_error *err)
+{
+	if (link(from, to) != 0)
+		return gfsp_error_errno(err, errno, "cannot link '%s' to '%s'",
+				       from, to);
+	return 0;
+}
+
+static int
+posix_utimens(const char *path, int64_t atime, uint64_t atime_ns,
+	      int64_t mtime, uint64_t mtime_ns, struct gfsp_error *err)
+{
+	const struct timespec ts[2] = {
+		{ .tv_sec = (time_t)atime, .tv_nsec = (long)atime_ns },
+		{ .tv_sec = (time_t)mtime, .tv_nsec = (long)mtime_ns },
+	};
+
+	if (utimensat(AT_FDCWD, path, ts, 0) != 0)
+		return gfsp_error_errno(err, errno, "cannot set times of '%s'",
+				       path);
+	return 0;
+}
+
+static int
+posix_chmod(const char *path, uint32_t mode, struct gfsp_error *err)
+{
+	if (chmod(path, (mode_t)(mode & 07777)) != 0)
+		return gfsp_error_errno(err, errno,
+				       "cannot change permissions of '%s'",
+				       path);
 	return 0;
 }
 
@@ -448,6 +544,12 @@ const struct gfsp_store_ops gfsp_store_posix = {
 	.fsync		= posix_fsync,
 	.willneed	= posix_willneed,
 	.stat		= posix_stat,
+	.lstat		= posix_lstat,
+	.readlink	= posix_readlink,
+	.symlink	= posix_symlink,
+	.link		= posix_link,
+	.utimens	= posix_utimens,
+	.chmod		= posix_chmod,
 	.mkdir		= posix_mkdir,
 	.rmdir		= posix_rmdir,
 	.unlink		= posix_unlink,

@@ -515,6 +515,272 @@ test_xattr(void)
 	   err.msg);
 }
 
+/* a target of len bytes, a different byte at each place */
+static char *
+long_target(size_t len)
+{
+	char *t = malloc(len + 1);
+	size_t i;
+
+	if (t == NULL)
+		abort();
+	for (i = 0; i < len; i++)
+		t[i] = i % 16 == 15 ? '/' :
+		       (char)('a' + (i * 7 + i / 16) % 26);
+	t[len] = '\0';
+	return t;
+}
+
+/*
+ * What a staging tool needs to copy a tree, as test_core.c checks it on
+ * POSIX: lstat, symbolic and hard links, times, permissions.  Gfarm keeps
+ * times as struct gfarm_timespec (int64 seconds, int32 nanoseconds) in
+ * gfmd, and gfs_utimes() sends both parts: what is set, stat reads back
+ * to the nanosecond, as on a local file system.
+ */
+static void
+test_links_times(void)
+{
+	/* gfmd takes targets up to 1024 bytes (GFARM_PATH_MAX) */
+	static const size_t lens[] = { 255, 256, 1024 };
+	unsigned char data[7000];
+	struct gfsp_error err = { 0 };
+	struct gfsp_stat st = { 0 }, lst = { 0 }, fst = { 0 };
+	struct gfsp_file *fh;
+	char f[1200], l[1200], h[1200], p[1200], q[1200], name[64];
+	char *t = NULL, *want;
+	size_t i;
+	int rc;
+
+	pattern(data, sizeof(data), 21);
+	path_of(f, sizeof(f), "tf");
+	path_of(l, sizeof(l), "tl");
+	path_of(h, sizeof(h), "th");
+	ok(write_file(f, NULL, data, sizeof(data), &err) == 0, "create %s %s",
+	   f, err.msg);
+	rc = gfsp_stat(f, &fst, &err);
+	ok(rc == 0 && fst.nlink == 1 && fst.atime > 1000000000 &&
+	   fst.atime_ns < 1000000000, "stat: nlink 1 (%llu), atime filled "
+	   "(%lld.%09llu) %s", (unsigned long long)fst.nlink,
+	   (long long)fst.atime, (unsigned long long)fst.atime_ns, err.msg);
+	rc = gfsp_stat(dir, &st, &err);
+	ok(rc == 0 && S_ISDIR(st.mode) && st.nlink >= 2,
+	   "stat of a directory: nlink %llu", (unsigned long long)st.nlink);
+
+	/* symbolic link: lstat sees the link, stat the file */
+	gfsp_error_clear(&err);
+	ok(gfsp_symlink("tf", l, &err) == 0, "symlink %s -> tf %s", l,
+	   err.msg);
+	memset(&st, 0, sizeof(st));
+	rc = gfsp_lstat(l, &lst, &err);
+	rc |= gfsp_stat(l, &st, &err);
+	/* Gfarm gives a link size 0, where POSIX gives its target's length */
+	ok(rc == 0 && S_ISLNK(lst.mode) && lst.ino != fst.ino &&
+	   lst.size == 0,
+	   "lstat of a link: the link, size 0 (mode %o, ino %llu, size "
+	   "%llu) %s",
+	   lst.mode, (unsigned long long)lst.ino,
+	   (unsigned long long)lst.size, err.msg);
+	ok(rc == 0 && S_ISREG(st.mode) && st.size == sizeof(data) &&
+	   st.ino == fst.ino && st.gen == fst.gen,
+	   "stat of a link: the file it points to (mode %o, size %llu)",
+	   st.mode, (unsigned long long)st.size);
+	ok(gfsp_lstat(f, &lst, &err) == 0 && S_ISREG(lst.mode) &&
+	   lst.ino == fst.ino && lst.size == sizeof(data),
+	   "lstat of a regular file is its stat %s", err.msg);
+	path_of(p, sizeof(p), "nosuch");
+	gfsp_error_clear(&err);
+	ok(gfsp_lstat(p, &lst, &err) == GFSP_ENOENT &&
+	   has(&err, "cannot stat '") && has(&err, p) &&
+	   has(&err, ": no such file or directory"),
+	   "lstat of a missing path: GFSP_ENOENT (%s)", err.msg);
+
+	gfsp_error_clear(&err);
+	rc = gfsp_readlink(l, &t, &err);
+	ok(rc == 0 && t != NULL && strcmp(t, "tf") == 0, "readlink: '%s' %s",
+	   t ? t : "(null)", err.msg);
+	free(t);
+	t = NULL;
+	for (i = 0; i < GFSP_ARRAY_SIZE(lens); i++) {
+		want = long_target(lens[i]);
+		snprintf(name, sizeof(name), "long%zu", lens[i]);
+		path_of(p, sizeof(p), name);
+		gfsp_error_clear(&err);
+		rc = gfsp_symlink(want, p, &err);
+		if (rc == 0)
+			rc = gfsp_readlink(p, &t, &err);
+		ok(rc == 0 && t != NULL && strlen(t) == lens[i] &&
+		   strcmp(t, want) == 0, "readlink of a %zu-byte target "
+		   "returns it whole (%zu) %s", lens[i], t ? strlen(t) : 0,
+		   err.msg);
+		free(t);
+		free(want);
+		t = NULL;
+		gfsp_unlink(p, NULL);
+	}
+	want = long_target(1025);
+	path_of(p, sizeof(p), "long1025");
+	gfsp_error_clear(&err);
+	ok(gfsp_symlink(want, p, &err) == GFSP_EINVAL &&
+	   has(&err, "cannot create symbolic link '") && has(&err, p) &&
+	   has(&err, ": file name too long") &&
+	   gfsp_lstat(p, &lst, NULL) == GFSP_ENOENT,
+	   "symlink of a 1025-byte target: GFSP_EINVAL, no link made (%s)",
+	   err.msg);
+	free(want);
+	gfsp_error_clear(&err);
+	t = (char *)&err;
+	rc = gfsp_readlink(f, &t, &err);
+	ok(rc == GFSP_EINVAL && t == NULL && has(&err, "cannot readlink '") &&
+	   has(&err, f) && has(&err, ": invalid argument"),
+	   "readlink of a regular file: GFSP_EINVAL (%s)", err.msg);
+	path_of(p, sizeof(p), "nosuch");
+	gfsp_error_clear(&err);
+	ok(gfsp_readlink(p, &t, &err) == GFSP_ENOENT && t == NULL &&
+	   has(&err, "cannot readlink '") && has(&err, p) &&
+	   has(&err, ": no such file or directory"),
+	   "readlink of a missing path: GFSP_ENOENT (%s)", err.msg);
+
+	gfsp_error_clear(&err);
+	ok(gfsp_symlink("other", l, &err) == GFSP_EEXIST &&
+	   has(&err, "cannot create symbolic link '") && has(&err, l) &&
+	   has(&err, ": already exists"),
+	   "symlink onto a link: GFSP_EEXIST (%s)", err.msg);
+	ok(gfsp_readlink(l, &t, &err) == 0 && strcmp(t, "tf") == 0,
+	   "the existing link still points to tf");
+	free(t);
+	t = NULL;
+	gfsp_error_clear(&err);
+	ok(gfsp_symlink("other", f, &err) == GFSP_EEXIST &&
+	   gfsp_lstat(f, &lst, NULL) == 0 && S_ISREG(lst.mode) &&
+	   same_content(f, data, sizeof(data)),
+	   "symlink onto a file: GFSP_EEXIST, the file unchanged (%s)",
+	   err.msg);
+
+	/* hard link */
+	gfsp_error_clear(&err);
+	ok(gfsp_link(f, h, &err) == 0, "link %s %s %s", f, h, err.msg);
+	memset(&st, 0, sizeof(st));
+	rc = gfsp_stat(h, &st, &err);
+	rc |= gfsp_stat(f, &fst, &err);
+	ok(rc == 0 && fst.nlink == 2 && st.nlink == 2 && st.ino == fst.ino &&
+	   st.gen == fst.gen && same_content(h, data, sizeof(data)),
+	   "after link: nlink 2 (%llu), the same inode, the same data",
+	   (unsigned long long)fst.nlink);
+	gfsp_error_clear(&err);
+	ok(gfsp_link(f, l, &err) == GFSP_EEXIST && has(&err, "cannot link '") &&
+	   has(&err, f) && has(&err, l) && has(&err, ": already exists") &&
+	   gfsp_lstat(l, &lst, NULL) == 0 && S_ISLNK(lst.mode),
+	   "link onto an existing name: GFSP_EEXIST, it stays (%s)", err.msg);
+	path_of(p, sizeof(p), "nosuch");
+	path_of(q, sizeof(q), "th2");
+	gfsp_error_clear(&err);
+	ok(gfsp_link(p, q, &err) == GFSP_ENOENT && has(&err, "cannot link '") &&
+	   has(&err, p) && has(&err, ": no such file or directory") &&
+	   absent(q), "link of a missing file: GFSP_ENOENT (%s)", err.msg);
+	gfsp_error_clear(&err);
+	ok(gfsp_link(f, "/tmp/x", &err) == GFSP_ENOTSUP,
+	   "link from Gfarm to POSIX: GFSP_ENOTSUP (%s)", err.msg);
+
+	/* times to the nanosecond, also past 2038 (64-bit seconds) */
+	gfsp_error_clear(&err);
+	rc = gfsp_utimens(f, 1234567890, 123456789, 1500000000, 987654321,
+			 &err);
+	memset(&st, 0, sizeof(st));
+	rc |= gfsp_stat(f, &st, &err);
+	ok(rc == 0 && st.atime == 1234567890 && st.atime_ns == 123456789 &&
+	   st.mtime == 1500000000 && st.mtime_ns == 987654321,
+	   "utimens round trip: atime %lld.%09llu mtime %lld.%09llu %s",
+	   (long long)st.atime, (unsigned long long)st.atime_ns,
+	   (long long)st.mtime, (unsigned long long)st.mtime_ns, err.msg);
+	/*
+	 * fstat of an open file is gfs_pio_stat(): gfmd's attributes with
+	 * the size, atime and mtime of the data node's copy, which are not
+	 * those set above (gfs_utimes() changes gfmd's only).  What holds:
+	 * both are filled, nlink and ctime are gfmd's.
+	 */
+	memset(&st, 0, sizeof(st));
+	memset(&lst, 0, sizeof(lst));
+	rc = gfsp_open(h, GFSP_O_RDONLY, 0, &fh, &err);
+	if (rc == 0) {
+		rc = gfsp_fstat(fh, &st, &err);
+		rc |= gfsp_stat(h, &lst, &err);
+		gfsp_close(fh, NULL);
+	}
+	ok(rc == 0 && st.atime > 1000000000 && st.atime_ns < 1000000000 &&
+	   st.nlink == 2 && st.ctime == lst.ctime &&
+	   st.ctime_ns == lst.ctime_ns && lst.atime == 1234567890 &&
+	   lst.atime_ns == 123456789,
+	   "fstat fills atime (%lld.%09llu, the data node's copy's) and nlink "
+	   "(%llu); stat meanwhile gfmd's times (%lld.%09llu) %s",
+	   (long long)st.atime, (unsigned long long)st.atime_ns,
+	   (unsigned long long)st.nlink, (long long)lst.atime,
+	   (unsigned long long)lst.atime_ns, err.msg);
+	gfsp_error_clear(&err);
+	rc = gfsp_utimens(f, 5000000000LL, 1, 4000000000LL, 999999999, &err);
+	rc |= gfsp_stat(f, &st, &err);
+	ok(rc == 0 && st.atime == 5000000000LL && st.atime_ns == 1 &&
+	   st.mtime == 4000000000LL && st.mtime_ns == 999999999,
+	   "utimens past 2038: atime %lld.%09llu mtime %lld.%09llu %s",
+	   (long long)st.atime, (unsigned long long)st.atime_ns,
+	   (long long)st.mtime, (unsigned long long)st.mtime_ns, err.msg);
+	/* through the link: the file's times change, not the link's */
+	gfsp_error_clear(&err);
+	rc = gfsp_utimens(l, 1000000001, 1, 1000000002, 2, &err);
+	rc |= gfsp_stat(f, &st, &err);
+	rc |= gfsp_lstat(l, &lst, &err);
+	ok(rc == 0 && st.atime == 1000000001 && st.atime_ns == 1 &&
+	   st.mtime == 1000000002 && st.mtime_ns == 2 &&
+	   lst.mtime != 1000000002, "utimens follows a link: the file's "
+	   "times set (%lld.%09llu), the link's not (%lld)",
+	   (long long)st.mtime, (unsigned long long)st.mtime_ns,
+	   (long long)lst.mtime);
+	path_of(p, sizeof(p), "nosuch");
+	gfsp_error_clear(&err);
+	ok(gfsp_utimens(p, 1, 0, 1, 0, &err) == GFSP_ENOENT &&
+	   has(&err, "cannot set times of '") && has(&err, p) &&
+	   has(&err, ": no such file or directory"),
+	   "utimens of a missing path: GFSP_ENOENT (%s)", err.msg);
+
+	/* permissions */
+	gfsp_error_clear(&err);
+	rc = gfsp_chmod(f, 0600, &err);
+	rc |= gfsp_stat(f, &st, &err);
+	ok(rc == 0 && (st.mode & 07777) == 0600 && S_ISREG(st.mode),
+	   "chmod 0600 round trip (%o) %s", st.mode, err.msg);
+	gfsp_error_clear(&err);
+	rc = gfsp_chmod(f, S_IFDIR | 04751, &err);
+	rc |= gfsp_stat(f, &st, &err);
+	ok(rc == 0 && (st.mode & 07777) == 04751 && S_ISREG(st.mode),
+	   "chmod: setuid and 0751 set, the type bits given ignored (%o) %s",
+	   st.mode, err.msg);
+	gfsp_error_clear(&err);
+	rc = gfsp_chmod(l, 0640, &err);
+	rc |= gfsp_stat(f, &st, &err);
+	rc |= gfsp_lstat(l, &lst, &err);
+	ok(rc == 0 && (st.mode & 07777) == 0640 && S_ISLNK(lst.mode),
+	   "chmod follows a link: the file is 0640 (%o) %s", st.mode,
+	   err.msg);
+	path_of(p, sizeof(p), "nosuch");
+	gfsp_error_clear(&err);
+	ok(gfsp_chmod(p, 0644, &err) == GFSP_ENOENT &&
+	   has(&err, "cannot change permissions of '") && has(&err, p) &&
+	   has(&err, ": no such file or directory"),
+	   "chmod of a missing path: GFSP_ENOENT (%s)", err.msg);
+
+	gfsp_error_clear(&err);
+	rc = gfsp_unlink(h, &err);
+	rc |= gfsp_stat(f, &st, &err);
+	ok(rc == 0 && st.nlink == 1 && same_content(f, data, sizeof(data)),
+	   "unlink of one name: nlink 1 again, the data kept (%llu) %s",
+	   (unsigned long long)st.nlink, err.msg);
+	gfsp_error_clear(&err);
+	ok(gfsp_unlink(l, &err) == 0 && absent(l) &&
+	   gfsp_stat(f, &st, &err) == 0 && gfsp_unlink(f, &err) == 0 &&
+	   absent(f), "unlink removes the link, not the file, then the file "
+	   "%s", err.msg);
+}
+
 /* each live host: a file pinned there, STRICT, is there and reads back */
 static void
 test_pinned(void)
@@ -752,6 +1018,7 @@ main(int argc, char **argv)
 	test_errors();
 	test_rename_readdir();
 	test_xattr();
+	test_links_times();
 	test_pinned();
 	test_unplaceable("nosuchnode.invalid", "unknown", "unknown host");
 	if (down_host != NULL)

@@ -406,6 +406,302 @@ test_store(void)
 }
 
 
+/* a new file at path holding data (its mode 0644) */
+static int
+put_file(const char *path, const char *data, struct gfsp_error *err)
+{
+	struct gfsp_file *f;
+	int rc;
+
+	rc = gfsp_open(path, GFSP_O_WRONLY | GFSP_O_CREAT | GFSP_O_EXCL, 0644,
+		      &f, err);
+	if (rc != 0)
+		return rc;
+	rc = gfsp_pwrite(f, data, strlen(data), 0, err);
+	if (gfsp_close(f, err) != 0 && rc == 0)
+		rc = err->code;
+	return rc;
+}
+
+/* 1 if path holds exactly data */
+static int
+has_content(const char *path, const char *data)
+{
+	struct gfsp_error err = { 0 };
+	struct gfsp_file *f;
+	char buf[256];
+	size_t done = 0;
+
+	if (gfsp_open(path, GFSP_O_RDONLY, 0, &f, &err) != 0)
+		return 0;
+	gfsp_pread(f, buf, sizeof(buf), 0, &done, &err);
+	gfsp_close(f, NULL);
+	return err.code == 0 && done == strlen(data) &&
+	       memcmp(buf, data, done) == 0;
+}
+
+/* a target of len bytes, a different byte at each place */
+static char *
+long_target(size_t len)
+{
+	char *t = malloc(len + 1);
+	size_t i;
+
+	if (t == NULL)
+		abort();
+	for (i = 0; i < len; i++)
+		t[i] = i % 16 == 15 ? '/' :
+		       (char)('a' + (i * 7 + i / 16) % 26);
+	t[len] = '\0';
+	return t;
+}
+
+/* what a staging tool needs to copy a tree: lstat, symbolic and hard
+ * links, times to the nanosecond, permissions */
+static void
+test_tree_ops(void)
+{
+	struct gfsp_error err;
+	struct gfsp_stat st, lst, fst;
+	struct gfsp_file *fh;
+	char *t = NULL, *want;
+	static const size_t lens[] = { 255, 256, 4000 };
+	size_t i;
+	int rc;
+
+	snprintf(tdir, sizeof(tdir), "%s/test_core.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(tdir) == NULL) {
+		ok(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	gfsp_error_clear(&err);
+	ok(put_file(tpath("f"), "hello", &err) == 0, "create f: %s", err.msg);
+
+	/* a fresh file: one name, an access time */
+	memset(&st, 0, sizeof(st));
+	rc = gfsp_stat(tpath("f"), &st, &err);
+	ok(rc == 0 && st.nlink == 1 && st.atime > 1000000000 &&
+	   st.atime_ns < 1000000000 && st.mtime > 1000000000,
+	   "stat: nlink 1 (%llu), atime filled (%lld.%09llu)",
+	   (unsigned long long)st.nlink, (long long)st.atime,
+	   (unsigned long long)st.atime_ns);
+	memset(&st, 0, sizeof(st));
+	rc = gfsp_stat(tdir, &st, &err);
+	ok(rc == 0 && S_ISDIR(st.mode) && st.nlink >= 2,
+	   "stat of a directory: nlink %llu", (unsigned long long)st.nlink);
+
+	/* symbolic link: lstat sees the link, stat what it points to */
+	gfsp_error_clear(&err);
+	ok(gfsp_symlink("f", tpath("l"), &err) == 0, "symlink l -> f: %s",
+	   err.msg);
+	memset(&lst, 0, sizeof(lst));
+	memset(&st, 0, sizeof(st));
+	memset(&fst, 0, sizeof(fst));
+	rc = gfsp_lstat(tpath("l"), &lst, &err);
+	rc |= gfsp_stat(tpath("l"), &st, &err);
+	rc |= gfsp_stat(tpath("f"), &fst, &err);
+	ok(rc == 0 && S_ISLNK(lst.mode) && lst.size == 1 &&
+	   lst.ino != fst.ino, "lstat of a link: the link, size 1 "
+	   "(mode %o size %llu)", lst.mode, (unsigned long long)lst.size);
+	ok(rc == 0 && S_ISREG(st.mode) && st.size == 5 && st.ino == fst.ino,
+	   "stat of a link: the file it points to (mode %o size %llu)",
+	   st.mode, (unsigned long long)st.size);
+	memset(&lst, 0, sizeof(lst));
+	ok(gfsp_lstat(tpath("f"), &lst, &err) == 0 && S_ISREG(lst.mode) &&
+	   lst.ino == fst.ino && lst.size == 5,
+	   "lstat of a regular file is its stat");
+	gfsp_error_clear(&err);
+	rc = gfsp_lstat(tpath("nope"), &lst, &err);
+	ok(rc == GFSP_ENOENT && strstr(err.msg, "cannot stat '") &&
+	   strstr(err.msg, tpath("nope")) &&
+	   strstr(err.msg, "No such file or directory"),
+	   "lstat missing: %s", err.msg);
+
+	gfsp_error_clear(&err);
+	rc = gfsp_readlink(tpath("l"), &t, &err);
+	ok(rc == 0 && t != NULL && strcmp(t, "f") == 0, "readlink l: '%s' %s",
+	   t ? t : "(null)", err.msg);
+	free(t);
+	t = NULL;
+	/* around the first buffer's size, and far past it */
+	for (i = 0; i < GFSP_ARRAY_SIZE(lens); i++) {
+		char name[32];
+
+		want = long_target(lens[i]);
+		snprintf(name, sizeof(name), "long%zu", lens[i]);
+		gfsp_error_clear(&err);
+		rc = gfsp_symlink(want, tpath(name), &err);
+		if (rc == 0)
+			rc = gfsp_readlink(tpath(name), &t, &err);
+		if (rc == 0)
+			rc = gfsp_lstat(tpath(name), &lst, &err);
+		ok(rc == 0 && t != NULL && strlen(t) == lens[i] &&
+		   strcmp(t, want) == 0 && lst.size == lens[i],
+		   "readlink of a %zu-byte target returns it whole (%zu) %s",
+		   lens[i], t ? strlen(t) : 0, err.msg);
+		free(t);
+		free(want);
+		t = NULL;
+		gfsp_unlink(tpath(name), NULL);
+	}
+	gfsp_error_clear(&err);
+	t = (char *)&err;
+	rc = gfsp_readlink(tpath("f"), &t, &err);
+	ok(rc == GFSP_EINVAL && t == NULL &&
+	   strstr(err.msg, "cannot readlink '") &&
+	   strstr(err.msg, tpath("f")) && strstr(err.msg, "Invalid argument"),
+	   "readlink of a regular file: GFSP_EINVAL (%s)", err.msg);
+	gfsp_error_clear(&err);
+	rc = gfsp_readlink(tpath("nope"), &t, &err);
+	ok(rc == GFSP_ENOENT && t == NULL &&
+	   strstr(err.msg, "cannot readlink '") &&
+	   strstr(err.msg, tpath("nope")) &&
+	   strstr(err.msg, "No such file or directory"),
+	   "readlink missing: %s", err.msg);
+
+	/* symlink never replaces */
+	gfsp_error_clear(&err);
+	rc = gfsp_symlink("other", tpath("l"), &err);
+	ok(rc == GFSP_EEXIST && strstr(err.msg, "cannot create symbolic "
+					"link '") &&
+	   strstr(err.msg, tpath("l")) && strstr(err.msg, "File exists"),
+	   "symlink onto a link: GFSP_EEXIST (%s)", err.msg);
+	ok(gfsp_readlink(tpath("l"), &t, &err) == 0 && strcmp(t, "f") == 0,
+	   "the existing link still points to f");
+	free(t);
+	t = NULL;
+	gfsp_error_clear(&err);
+	rc = gfsp_symlink("other", tpath("f"), &err);
+	ok(rc == GFSP_EEXIST && strstr(err.msg, tpath("f")) &&
+	   gfsp_lstat(tpath("f"), &lst, NULL) == 0 && S_ISREG(lst.mode) &&
+	   has_content(tpath("f"), "hello"),
+	   "symlink onto a file: GFSP_EEXIST, the file unchanged (%s)",
+	   err.msg);
+	gfsp_error_clear(&err);
+	ok(gfsp_symlink("dangling", tpath("dl"), &err) == 0 &&
+	   gfsp_lstat(tpath("dl"), &lst, &err) == 0 && S_ISLNK(lst.mode) &&
+	   gfsp_stat(tpath("dl"), &st, NULL) == GFSP_ENOENT,
+	   "a link to nothing is made as given %s", err.msg);
+
+	/* hard link: one file, two names */
+	gfsp_error_clear(&err);
+	ok(gfsp_link(tpath("f"), tpath("h"), &err) == 0, "link f h: %s",
+	   err.msg);
+	memset(&st, 0, sizeof(st));
+	memset(&fst, 0, sizeof(fst));
+	rc = gfsp_stat(tpath("h"), &st, &err);
+	rc |= gfsp_stat(tpath("f"), &fst, &err);
+	ok(rc == 0 && fst.nlink == 2 && st.nlink == 2 && st.ino == fst.ino &&
+	   has_content(tpath("h"), "hello"),
+	   "after link: nlink 2 (%llu), the same inode, the same data",
+	   (unsigned long long)fst.nlink);
+	gfsp_error_clear(&err);
+	rc = gfsp_link(tpath("f"), tpath("l"), &err);
+	ok(rc == GFSP_EEXIST && strstr(err.msg, "cannot link '") &&
+	   strstr(err.msg, tpath("f")) && strstr(err.msg, tpath("l")) &&
+	   strstr(err.msg, "File exists") &&
+	   gfsp_lstat(tpath("l"), &lst, NULL) == 0 && S_ISLNK(lst.mode),
+	   "link onto an existing name: GFSP_EEXIST, it stays (%s)", err.msg);
+	gfsp_error_clear(&err);
+	rc = gfsp_link(tpath("nope"), tpath("h2"), &err);
+	ok(rc == GFSP_ENOENT && strstr(err.msg, tpath("nope")) &&
+	   gfsp_lstat(tpath("h2"), &lst, NULL) == GFSP_ENOENT,
+	   "link of a missing file: GFSP_ENOENT (%s)", err.msg);
+	gfsp_error_clear(&err);
+	rc = gfsp_link(tpath("f"), "gfarm:///x", &err);
+	ok(rc == GFSP_ENOTSUP, "link from POSIX to Gfarm: GFSP_ENOTSUP (%s)",
+	   err.msg);
+
+	/* times: set, read back to the nanosecond, also by fstat */
+	gfsp_error_clear(&err);
+	rc = gfsp_utimens(tpath("f"), 1234567890, 123456789, 1500000000,
+			 987654321, &err);
+	memset(&st, 0, sizeof(st));
+	rc |= gfsp_stat(tpath("f"), &st, &err);
+	ok(rc == 0 && st.atime == 1234567890 && st.atime_ns == 123456789 &&
+	   st.mtime == 1500000000 && st.mtime_ns == 987654321,
+	   "utimens round trip: atime %lld.%09llu mtime %lld.%09llu %s",
+	   (long long)st.atime, (unsigned long long)st.atime_ns,
+	   (long long)st.mtime, (unsigned long long)st.mtime_ns, err.msg);
+	memset(&st, 0, sizeof(st));
+	rc = gfsp_open(tpath("h"), GFSP_O_RDONLY, 0, &fh, &err);
+	if (rc == 0) {
+		rc = gfsp_fstat(fh, &st, &err);
+		gfsp_close(fh, NULL);
+	}
+	ok(rc == 0 && st.atime == 1234567890 && st.atime_ns == 123456789 &&
+	   st.nlink == 2, "fstat fills atime and nlink (%lld.%09llu, %llu)",
+	   (long long)st.atime, (unsigned long long)st.atime_ns,
+	   (unsigned long long)st.nlink);
+	/* through the link: the file's times change, not the link's */
+	memset(&lst, 0, sizeof(lst));
+	gfsp_error_clear(&err);
+	rc = gfsp_utimens(tpath("l"), 1000000001, 1, 1000000002, 999999999,
+			 &err);
+	rc |= gfsp_stat(tpath("f"), &st, &err);
+	rc |= gfsp_lstat(tpath("l"), &lst, &err);
+	ok(rc == 0 && st.atime == 1000000001 && st.atime_ns == 1 &&
+	   st.mtime == 1000000002 && st.mtime_ns == 999999999 &&
+	   lst.mtime != 1000000002, "utimens follows a link: the file's "
+	   "times set (%lld.%09llu), the link's not (%lld)",
+	   (long long)st.mtime, (unsigned long long)st.mtime_ns,
+	   (long long)lst.mtime);
+	gfsp_error_clear(&err);
+	rc = gfsp_utimens(tpath("f"), 5, 1000000000, 6, 0, &err);
+	ok(rc == GFSP_EINVAL && strstr(err.msg, tpath("f")) &&
+	   strstr(err.msg, "1000000000") &&
+	   gfsp_stat(tpath("f"), &st, NULL) == 0 && st.atime == 1000000001,
+	   "utimens with 10^9 ns: GFSP_EINVAL, nothing set (%s)", err.msg);
+	gfsp_error_clear(&err);
+	rc = gfsp_utimens(tpath("nope"), 1, 0, 1, 0, &err);
+	ok(rc == GFSP_ENOENT && strstr(err.msg, "cannot set times of '") &&
+	   strstr(err.msg, tpath("nope")) &&
+	   strstr(err.msg, "No such file or directory"),
+	   "utimens missing: %s", err.msg);
+
+	/* permissions: only the bits, through a link to its file */
+	gfsp_error_clear(&err);
+	rc = gfsp_chmod(tpath("f"), 0600, &err);
+	rc |= gfsp_stat(tpath("f"), &st, &err);
+	ok(rc == 0 && (st.mode & 07777) == 0600 && S_ISREG(st.mode),
+	   "chmod 0600 round trip (%o) %s", st.mode, err.msg);
+	gfsp_error_clear(&err);
+	rc = gfsp_chmod(tpath("f"), S_IFDIR | 04751, &err);
+	rc |= gfsp_stat(tpath("f"), &st, &err);
+	ok(rc == 0 && (st.mode & 07777) == 04751 && S_ISREG(st.mode),
+	   "chmod: setuid and 0751 set, the type bits given ignored (%o) %s",
+	   st.mode, err.msg);
+	gfsp_error_clear(&err);
+	rc = gfsp_chmod(tpath("l"), 0640, &err);
+	rc |= gfsp_stat(tpath("f"), &st, &err);
+	rc |= gfsp_lstat(tpath("l"), &lst, &err);
+	ok(rc == 0 && (st.mode & 07777) == 0640 && S_ISLNK(lst.mode),
+	   "chmod follows a link: the file is 0640 (%o) %s", st.mode,
+	   err.msg);
+	gfsp_error_clear(&err);
+	rc = gfsp_chmod(tpath("nope"), 0644, &err);
+	ok(rc == GFSP_ENOENT && strstr(err.msg, "cannot change permissions "
+					"of '") &&
+	   strstr(err.msg, tpath("nope")) &&
+	   strstr(err.msg, "No such file or directory"),
+	   "chmod missing: %s", err.msg);
+
+	/* removing a name of two leaves one */
+	gfsp_error_clear(&err);
+	rc = gfsp_unlink(tpath("h"), &err);
+	rc |= gfsp_stat(tpath("f"), &st, &err);
+	ok(rc == 0 && st.nlink == 1 && has_content(tpath("f"), "hello"),
+	   "unlink of one name: nlink 1 again, the data kept (%llu)",
+	   (unsigned long long)st.nlink);
+	gfsp_error_clear(&err);
+	rc = gfsp_unlink(tpath("l"), &err);
+	rc |= gfsp_unlink(tpath("dl"), &err);
+	rc |= gfsp_unlink(tpath("f"), &err);
+	rc |= gfsp_rmdir(tdir, &err);
+	ok(rc == 0, "cleaned up: %s", err.msg);
+}
+
 /* ------------------------------------------------------------- driver */
 
 static uint64_t o_bsize = 1, o_n;
@@ -666,6 +962,7 @@ main(void)
 	test_sizes();
 	test_errors();
 	test_store();
+	test_tree_ops();
 	test_driver();
 	test_fault();
 	return done_testing();
