@@ -81,8 +81,9 @@ struct gfsp_store_ops {
 		     size_t *done, struct gfsp_error *err);
 	int (*pwrite)(struct gfsp_file *f, const void *buf, size_t len,
 		      uint64_t off, struct gfsp_error *err);
-	/* Gfarm: size, atime and mtime are those of the storage node's copy
-	 * being read or written, which after utimens differ from stat's */
+	/* Gfarm: a handle that writes sees the storage node's copy (its
+	 * size, atime and mtime, which after utimens differ from stat's); a
+	 * read-only handle sees what stat sees */
 	int (*fstat)(struct gfsp_file *f, struct gfsp_stat *st,
 		     struct gfsp_error *err);
 	int (*ftruncate)(struct gfsp_file *f, uint64_t size,

@@ -527,8 +527,14 @@ gf_fstat(struct gfsp_file *file, struct gfsp_stat *st,
 	gfarm_error_t e;
 
 	gf_enter(&g);
-	/* gfs_fstat() would return gfmd's size, stale until close */
-	e = gfs_pio_stat(f->gf, &gs);
+	/*
+	 * A handle that writes: gfs_pio_stat, the storage node's copy (gfmd's
+	 * size is stale until close).  A handle that only reads: gfmd's
+	 * gfs_fstat, whose times are those stat() and utimens() see (the
+	 * copy's are not: a file whose times were set would look changed
+	 * to whoever compares an open file with its path).
+	 */
+	e = f->writable ? gfs_pio_stat(f->gf, &gs) : gfs_fstat(f->gf, &gs);
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR)
 		return gf_error(err, e, "cannot stat '%s'", f->hdr.path);
