@@ -125,9 +125,12 @@ void gfsp_progress_finish(struct gfsp_progress *p);
  * Options are described once, in the command's table; --help text, the man
  * page and the completions are checked against it by tests/cmd/options.sh.
  */
-/* SIZE: a positive size with suffixes ("4M"); OFFSET: the same, 0 allowed */
+/* SIZE: a positive size with suffixes ("4M"); OFFSET: the same, 0 allowed;
+ * OPTUINT: a flag that may take "=N" (value: int64_t, -1 when not given,
+ * 0 when given alone, N when given as --name=N) */
 enum gfsp_optarg {
-	GFSP_OPT_FLAG, GFSP_OPT_SIZE, GFSP_OPT_OFFSET, GFSP_OPT_STRING, GFSP_OPT_UINT
+	GFSP_OPT_FLAG, GFSP_OPT_SIZE, GFSP_OPT_OFFSET, GFSP_OPT_STRING,
+	GFSP_OPT_UINT, GFSP_OPT_OPTUINT
 };
 
 struct gfsp_opt {

@@ -120,6 +120,9 @@ opt_head(const struct gfsp_opt *o, char *buf, size_t len)
 
 	if (o->sname != 0)
 		snprintf(sh, sizeof(sh), "-%c, ", o->sname);
+	if (o->type == GFSP_OPT_OPTUINT)
+		return snprintf(buf, len, "  %s--%s[=%s]", sh, o->lname,
+				o->argname);
 	return snprintf(buf, len, "  %s--%s%s%s", sh, o->lname,
 			o->argname != NULL ? "=" : "",
 			o->argname != NULL ? o->argname : "");
@@ -207,6 +210,7 @@ set_value(const struct gfsp_cmd *cmd, int rank, const struct gfsp_opt *o,
 	  const char *arg)
 {
 	struct gfsp_error err;
+	uint64_t v;
 
 	switch (o->type) {
 	case GFSP_OPT_FLAG:
@@ -225,6 +229,18 @@ set_value(const struct gfsp_cmd *cmd, int rank, const struct gfsp_opt *o,
 				    "positive", o->lname);
 			return EXIT_USAGE;
 		}
+		break;
+	case GFSP_OPT_OPTUINT:
+		if (arg == NULL) {
+			*(int64_t *)o->value = 0;
+			break;
+		}
+		if (parse_uint(arg, &v) != 0 || v > INT64_MAX) {
+			usage_error(cmd, rank, "option '--%s': invalid number "
+				    "'%s'", o->lname, arg);
+			return EXIT_USAGE;
+		}
+		*(int64_t *)o->value = (int64_t)v;
 		break;
 	case GFSP_OPT_UINT:
 		if (parse_uint(arg, (uint64_t *)o->value) != 0) {
@@ -277,6 +293,7 @@ parse_args(const struct gfsp_cmd *cmd, int rank, int argc, char **argv,
 		o = optset_get(&s, i);
 		lopts[i].name = o->lname;
 		lopts[i].has_arg = o->type == GFSP_OPT_FLAG ? no_argument :
+			o->type == GFSP_OPT_OPTUINT ? optional_argument :
 			required_argument;
 		lopts[i].flag = NULL;
 		lopts[i].val = o->sname != 0 ? o->sname :
@@ -285,6 +302,8 @@ parse_args(const struct gfsp_cmd *cmd, int rank, int argc, char **argv,
 			*sp++ = o->sname;
 			if (o->type != GFSP_OPT_FLAG)
 				*sp++ = ':';
+			if (o->type == GFSP_OPT_OPTUINT)
+				*sp++ = ':';	/* "z::": -zN only */
 		}
 	}
 	*sp = '\0';
