@@ -223,3 +223,42 @@ gfsp_bcast_string(MPI_Comm comm, char **s, struct gfsp_error *err)
 				   "MPI_Bcast", err);
 	return rc;
 }
+
+int
+gfsp_mkdirs(const char *path, uint32_t mode, struct gfsp_error *err)
+{
+	struct gfsp_stat st;
+	char *p, *s;
+	int rc = 0;
+
+	p = strdup(path);
+	if (p == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	/* skip a scheme's "gfarm://host/" and the leading '/' */
+	s = strstr(p, "://");
+	s = s ? strchr(s + 3, '/') : p;
+	for (s = s ? s + 1 : p + strlen(p); rc == 0; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		{
+			char c = *s;
+
+			*s = '\0';
+			if (gfsp_stat(p, &st, NULL) != 0)
+				rc = gfsp_mkdir(p, mode, err);
+			if (rc == GFSP_EEXIST) {
+				gfsp_error_clear(err);
+				rc = 0;
+			}
+			if (rc == 0 && gfsp_stat(p, &st, err) == 0 &&
+			    !S_ISDIR(st.mode))
+				rc = gfsp_error_set(err, GFSP_EEXIST, "'%s' is "
+						   "not a directory", p);
+			*s = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	free(p);
+	return rc;
+}

@@ -35,6 +35,10 @@ int gfsp_dst_install(const struct gfsp_dst *d, const char *tmp, int force,
  * keeps going and returns the first error. */
 int gfsp_remove_tree(const char *path, struct gfsp_error *err);
 
+/* mkdir -p: path and its missing parents (a POSIX path or a URL), each
+ * new one with mode; an existing non-directory on the way is an error. */
+int gfsp_mkdirs(const char *path, uint32_t mode, struct gfsp_error *err);
+
 /* Collective: broadcast rank 0's string; other ranks get a malloc'd copy. */
 int gfsp_bcast_string(MPI_Comm comm, char **s, struct gfsp_error *err);
 

@@ -1,0 +1,646 @@
+/*
+ * journal.c - the state directory of a transfer (stage.h): which files
+ * are installed, and which chunks of unfinished ones are in their
+ * temporary files.
+ *
+ * Records are JSON lines appended with one write(2) each, so a process
+ * killed at any point leaves whole lines and at most a torn last one,
+ * which the loader skips.  A chunk's record is written after its bytes,
+ * so every record names bytes that are there (a killed process loses at
+ * most the chunks it had not recorded yet; Gfarm's client buffer is
+ * flushed first, see xfer.c).  Each rank appends to its own journal; the
+ * records of all of them are read back in any order: "done" records carry
+ * the time they were made and the latest wins.
+ *
+ * The state directory is on the node-local side and is a plain POSIX
+ * directory, whatever the backend of the transfer.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "core.h"
+#include "splitfile.h"
+#include "stage.h"
+
+#define OOM(err) gfsp_error_set(err, GFSP_ENOMEM, "out of memory")
+
+struct donerec {
+	char *rel;
+	int64_t t;		/* when recorded (ns of the wall clock) */
+	struct gfsp_done d;
+};
+
+struct chunkent {
+	char *rel;
+	char *tmp;
+	uint64_t key;
+	int64_t t;
+	struct gfsp_chunkrec c;
+};
+
+struct gfsp_state {
+	char *dir;
+	int lockfd;		/* -1: not locked here */
+	int jfd;		/* this run's journal, -1 until first record */
+	char *jname;		/* its name */
+	int rank;
+	struct donerec *done;
+	size_t ndone, capdone;
+	struct chunkent *chunk;
+	size_t nchunk, capchunk;
+	char **loaded;		/* journal files read at open */
+	size_t nloaded;
+};
+
+static int64_t
+wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int
+grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+	size_t c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? 2 * *cap : 64;
+	p = realloc(*v, c * size);
+	if (p == NULL)
+		return -1;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+static uint64_t
+jget_u64(json_object *o, const char *k)
+{
+	json_object *x;
+
+	if (!json_object_object_get_ex(o, k, &x))
+		return 0;
+	if (json_object_is_type(x, json_type_string))
+		return strtoull(json_object_get_string(x), NULL, 16);
+	return (uint64_t)json_object_get_int64(x);
+}
+
+static const char *
+jget_str(json_object *o, const char *k)
+{
+	json_object *x;
+
+	if (!json_object_object_get_ex(o, k, &x) ||
+	    !json_object_is_type(x, json_type_string))
+		return NULL;
+	return json_object_get_string(x);
+}
+
+/* One line; a line that is not a record (a torn last line) is skipped. */
+static int
+load_line(struct gfsp_state *s, const char *line)
+{
+	json_object *o, *seg;
+	const char *rel, *tmp;
+	struct donerec *d;
+	struct chunkent *c;
+	size_t i, n;
+	int rc = 0;
+
+	o = json_tokener_parse(line);
+	if (o == NULL || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return 0;
+	}
+	if ((rel = jget_str(o, "done")) != NULL) {
+		if (grow((void **)&s->done, &s->capdone, s->ndone,
+			 sizeof(*s->done))) {
+			rc = -1;
+			goto out;
+		}
+		d = &s->done[s->ndone];
+		d->rel = strdup(rel);
+		if (d->rel == NULL) {
+			rc = -1;
+			goto out;
+		}
+		d->t = (int64_t)jget_u64(o, "t");
+		d->d.key = jget_u64(o, "key");
+		d->d.size = jget_u64(o, "size");
+		d->d.mtime = (int64_t)jget_u64(o, "mtime");
+		d->d.mtime_ns = jget_u64(o, "mtime_ns");
+		d->d.hash = jget_u64(o, "hash");
+		d->d.dino = jget_u64(o, "dino");
+		d->d.dmtime_ns = jget_u64(o, "dmtime_ns");
+		d->d.dctime = (int64_t)jget_u64(o, "dctime");
+		d->d.dctime_ns = jget_u64(o, "dctime_ns");
+		s->ndone++;
+	} else if ((rel = jget_str(o, "chunk")) != NULL &&
+		   (tmp = jget_str(o, "tmp")) != NULL &&
+		   json_object_object_get_ex(o, "seg", &seg) &&
+		   json_object_is_type(seg, json_type_array)) {
+		if (grow((void **)&s->chunk, &s->capchunk, s->nchunk,
+			 sizeof(*s->chunk))) {
+			rc = -1;
+			goto out;
+		}
+		c = &s->chunk[s->nchunk];
+		memset(c, 0, sizeof(*c));
+		n = json_object_array_length(seg);
+		c->rel = strdup(rel);
+		c->tmp = strdup(tmp);
+		c->c.seg = malloc((n ? n : 1) * sizeof(uint64_t));
+		if (c->rel == NULL || c->tmp == NULL || c->c.seg == NULL) {
+			free(c->rel);
+			free(c->tmp);
+			free(c->c.seg);
+			rc = -1;
+			goto out;
+		}
+		for (i = 0; i < n; i++)
+			c->c.seg[i] = strtoull(json_object_get_string(
+			    json_object_array_get_idx(seg, i)), NULL, 16);
+		c->c.nseg = n;
+		c->key = jget_u64(o, "key");
+		c->t = (int64_t)jget_u64(o, "t");
+		c->c.off = jget_u64(o, "off");
+		c->c.len = jget_u64(o, "len");
+		c->c.zoff = jget_u64(o, "zoff");
+		c->c.zlen = jget_u64(o, "zlen");
+		c->c.zhash = jget_u64(o, "zhash");
+		s->nchunk++;
+	}
+out:
+	json_object_put(o);
+	return rc;
+}
+
+static int
+load_file(struct gfsp_state *s, const char *name, struct gfsp_error *err)
+{
+	char *path, *line = NULL;
+	size_t cap = 0;
+	FILE *fp;
+	int rc = 0;
+
+	if (asprintf(&path, "%s/%s", s->dir, name) < 0)
+		return OOM(err);
+	fp = fopen(path, "r");
+	if (fp == NULL) {
+		rc = errno == ENOENT ? 0 : gfsp_error_errno(err, errno,
+		    "cannot read '%s'", path);
+		free(path);
+		return rc;
+	}
+	while (rc == 0 && getline(&line, &cap, fp) > 0)
+		if (load_line(s, line))
+			rc = OOM(err);
+	if (rc == 0 && ferror(fp))
+		rc = gfsp_error_errno(err, errno, "cannot read '%s'", path);
+	fclose(fp);
+	free(line);
+	free(path);
+	return rc;
+}
+
+static int
+done_cmp(const void *a, const void *b)
+{
+	const struct donerec *x = a, *y = b;
+	int c = strcmp(x->rel, y->rel);
+
+	if (c)
+		return c;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int
+chunk_cmp(const void *a, const void *b)
+{
+	const struct chunkent *x = a, *y = b;
+	int c = strcmp(x->rel, y->rel);
+
+	if (c)
+		return c;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->c.off != y->c.off)
+		return x->c.off < y->c.off ? -1 : 1;
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static void
+free_records(struct gfsp_state *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ndone; i++)
+		free(s->done[i].rel);
+	for (i = 0; i < s->nchunk; i++) {
+		free(s->chunk[i].rel);
+		free(s->chunk[i].tmp);
+		free(s->chunk[i].c.seg);
+	}
+	free(s->done);
+	free(s->chunk);
+	s->done = NULL;
+	s->chunk = NULL;
+	s->ndone = s->capdone = s->nchunk = s->capchunk = 0;
+	gfsp_strv_free(s->loaded, s->nloaded);
+	s->loaded = NULL;
+	s->nloaded = 0;
+}
+
+/* Read the index and every journal; sort. */
+static int
+load_all(struct gfsp_state *s, struct gfsp_error *err)
+{
+	char **names = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	free_records(s);
+	rc = gfsp_readdir(s->dir, &names, &n, err);
+	for (i = 0; rc == 0 && i < n; i++) {
+		if (strcmp(names[i], "index") != 0 &&
+		    strncmp(names[i], "journal.", 8) != 0)
+			continue;
+		rc = load_file(s, names[i], err);
+	}
+	if (rc) {
+		gfsp_strv_free(names, n);
+		return rc;
+	}
+	s->loaded = names;
+	s->nloaded = n;
+	if (s->ndone > 1)
+		qsort(s->done, s->ndone, sizeof(*s->done), done_cmp);
+	if (s->nchunk > 1)
+		qsort(s->chunk, s->nchunk, sizeof(*s->chunk), chunk_cmp);
+	return 0;
+}
+
+int
+gfsp_state_open(const char *dir, int rank, int lock, struct gfsp_state **out,
+	       struct gfsp_error *err)
+{
+	struct gfsp_state *s;
+	char *path = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (s == NULL || (s->dir = strdup(dir)) == NULL) {
+		free(s);
+		return OOM(err);
+	}
+	s->lockfd = s->jfd = -1;
+	s->rank = rank;
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		rc = gfsp_error_errno(err, errno, "cannot create the state "
+				     "directory '%s'", dir);
+		goto out;
+	}
+	if (lock) {
+		if (asprintf(&path, "%s/lock", dir) < 0) {
+			rc = OOM(err);
+			goto out;
+		}
+		s->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (s->lockfd < 0) {
+			rc = gfsp_error_errno(err, errno, "cannot open '%s'",
+					     path);
+			goto out;
+		}
+		if (flock(s->lockfd, LOCK_EX | LOCK_NB) != 0) {
+			rc = errno == EWOULDBLOCK
+			    ? gfsp_error_set(err, GFSP_EEXIST, "'%s' is in use "
+				"by another transfer (a running stage command "
+				"or mover holds '%s')", dir, path)
+			    : gfsp_error_errno(err, errno, "cannot lock '%s'",
+					      path);
+			goto out;
+		}
+	}
+	rc = load_all(s, err);
+out:
+	free(path);
+	if (rc)
+		gfsp_state_close(s);
+	else
+		*out = s;
+	return rc;
+}
+
+void
+gfsp_state_close(struct gfsp_state *s)
+{
+	if (s == NULL)
+		return;
+	if (s->jfd >= 0)
+		close(s->jfd);
+	if (s->lockfd >= 0)
+		close(s->lockfd);	/* releases the lock */
+	free_records(s);
+	free(s->jname);
+	free(s->dir);
+	free(s);
+}
+
+/* The latest record of rel, or NULL. */
+static struct donerec *
+find_done(struct gfsp_state *s, const char *rel)
+{
+	size_t lo = 0, hi = s->ndone, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (strcmp(s->done[mid].rel, rel) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || strcmp(s->done[lo - 1].rel, rel) != 0)
+		return NULL;
+	return &s->done[lo - 1];
+}
+
+const struct gfsp_done *
+gfsp_state_done(struct gfsp_state *s, const char *rel)
+{
+	struct donerec *d = find_done(s, rel);
+
+	return d ? &d->d : NULL;
+}
+
+size_t
+gfsp_state_chunks(struct gfsp_state *s, const char *rel, uint64_t key,
+		 size_t *first)
+{
+	size_t lo = 0, hi = s->nchunk, mid, end;
+	int c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = strcmp(s->chunk[mid].rel, rel);
+		if (c == 0)
+			c = s->chunk[mid].key < key ? -1 :
+			    s->chunk[mid].key > key;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < s->nchunk && s->chunk[end].key == key &&
+	     strcmp(s->chunk[end].rel, rel) == 0; end++)
+		;
+	*first = lo;
+	return end - lo;
+}
+
+const struct gfsp_chunkrec *
+gfsp_state_chunk(struct gfsp_state *s, size_t i, const char **tmp)
+{
+	if (tmp != NULL)
+		*tmp = s->chunk[i].tmp;
+	return &s->chunk[i].c;
+}
+
+static int
+append(struct gfsp_state *s, json_object *o, struct gfsp_error *err)
+{
+	const char *text;
+	char *line;
+	size_t len;
+	ssize_t w;
+	int rc = 0;
+
+	json_object_object_add(o, "t", json_object_new_int64(wall_ns()));
+	if (s->jfd < 0) {
+		if (asprintf(&s->jname, "%s/journal.%ld.%d", s->dir,
+			     (long)getpid(), s->rank) < 0) {
+			s->jname = NULL;
+			return OOM(err);
+		}
+		s->jfd = open(s->jname, O_WRONLY | O_APPEND | O_CREAT |
+			      O_CLOEXEC, 0600);
+		if (s->jfd < 0)
+			return gfsp_error_errno(err, errno, "cannot create "
+					       "the journal '%s'", s->jname);
+	}
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	len = strlen(text);
+	line = malloc(len + 2);
+	if (line == NULL)
+		return OOM(err);
+	memcpy(line, text, len);
+	line[len++] = '\n';
+	w = write(s->jfd, line, len);
+	if (w != (ssize_t)len)
+		rc = gfsp_error_errno(err, w < 0 ? errno : EIO, "cannot write "
+				     "the journal '%s'", s->jname);
+	free(line);
+	return rc;
+}
+
+static json_object *
+hex(uint64_t v)
+{
+	char b[20];
+
+	snprintf(b, sizeof(b), "%016llx", (unsigned long long)v);
+	return json_object_new_string(b);
+}
+
+static json_object *
+chunk_json(const char *rel, uint64_t key, const char *tmp,
+	   const struct gfsp_chunkrec *c)
+{
+	json_object *o = json_object_new_object(), *seg;
+	uint64_t i;
+
+	if (o == NULL)
+		return NULL;
+	seg = json_object_new_array();
+	for (i = 0; i < c->nseg; i++)
+		json_object_array_add(seg, hex(c->seg[i]));
+	json_object_object_add(o, "chunk", json_object_new_string(rel));
+	json_object_object_add(o, "key", hex(key));
+	json_object_object_add(o, "tmp", json_object_new_string(tmp));
+	json_object_object_add(o, "off", json_object_new_int64((int64_t)c->off));
+	json_object_object_add(o, "len", json_object_new_int64((int64_t)c->len));
+	json_object_object_add(o, "zoff", json_object_new_int64((int64_t)c->zoff));
+	json_object_object_add(o, "zlen", json_object_new_int64((int64_t)c->zlen));
+	json_object_object_add(o, "zhash", hex(c->zhash));
+	json_object_object_add(o, "seg", seg);
+	return o;
+}
+
+int
+gfsp_state_add_chunk(struct gfsp_state *s, const char *rel, uint64_t key,
+		    const char *tmp, const struct gfsp_chunkrec *c,
+		    struct gfsp_error *err)
+{
+	json_object *o = chunk_json(rel, key, tmp, c);
+	int rc;
+
+	if (o == NULL)
+		return OOM(err);
+	rc = append(s, o, err);
+	json_object_put(o);
+	return rc;
+}
+
+static json_object *
+done_json(const char *rel, const struct gfsp_done *d)
+{
+	json_object *o = json_object_new_object();
+
+	if (o == NULL)
+		return NULL;
+	json_object_object_add(o, "done", json_object_new_string(rel));
+	json_object_object_add(o, "key", hex(d->key));
+	json_object_object_add(o, "size", json_object_new_int64((int64_t)d->size));
+	json_object_object_add(o, "mtime", json_object_new_int64(d->mtime));
+	json_object_object_add(o, "mtime_ns",
+			       json_object_new_int64((int64_t)d->mtime_ns));
+	json_object_object_add(o, "hash", hex(d->hash));
+	json_object_object_add(o, "dino", json_object_new_int64((int64_t)d->dino));
+	json_object_object_add(o, "dmtime_ns",
+			       json_object_new_int64((int64_t)d->dmtime_ns));
+	json_object_object_add(o, "dctime", json_object_new_int64(d->dctime));
+	json_object_object_add(o, "dctime_ns",
+			       json_object_new_int64((int64_t)d->dctime_ns));
+	return o;
+}
+
+int
+gfsp_state_add_done(struct gfsp_state *s, const char *rel,
+		   const struct gfsp_done *d, struct gfsp_error *err)
+{
+	json_object *o = done_json(rel, d);
+	int rc;
+
+	if (o == NULL)
+		return OOM(err);
+	rc = append(s, o, err);
+	json_object_put(o);
+	return rc;
+}
+
+int
+gfsp_state_compact(struct gfsp_state *s, struct gfsp_error *err)
+{
+	char *tmp = NULL, *path = NULL;
+	json_object *o;
+	const char *text;
+	FILE *fp = NULL;
+	size_t i;
+	int rc;
+
+	if (s->jfd >= 0) {
+		close(s->jfd);
+		s->jfd = -1;
+	}
+	rc = load_all(s, err);	/* what every rank of the run wrote */
+	if (rc)
+		return rc;
+	if (asprintf(&tmp, "%s/index.new", s->dir) < 0 ||
+	    asprintf(&path, "%s/index", s->dir) < 0) {
+		rc = OOM(err);
+		goto out;
+	}
+	fp = fopen(tmp, "w");
+	if (fp == NULL) {
+		rc = gfsp_error_errno(err, errno, "cannot create '%s'", tmp);
+		goto out;
+	}
+	for (i = 0; i < s->ndone; i++) {
+		/* the last of each rel's records */
+		if (i + 1 < s->ndone && strcmp(s->done[i].rel,
+					       s->done[i + 1].rel) == 0)
+			continue;
+		o = done_json(s->done[i].rel, &s->done[i].d);
+		if (o == NULL) {
+			rc = OOM(err);
+			goto out;
+		}
+		json_object_object_add(o, "t",
+				       json_object_new_int64(s->done[i].t));
+		text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+		fprintf(fp, "%s\n", text);
+		json_object_put(o);
+	}
+	for (i = 0; i < s->nchunk; i++) {
+		struct chunkent *c = &s->chunk[i];
+		const struct donerec *d = find_done(s, c->rel);
+
+		/* a chunk of a version installed since is of no more use,
+		 * nor is its temporary file (renamed away, or abandoned) */
+		if (d != NULL && d->t > c->t) {
+			if (d->d.key != c->key)
+				unlink(c->tmp);
+			continue;
+		}
+		o = chunk_json(c->rel, c->key, c->tmp, &c->c);
+		if (o == NULL) {
+			rc = OOM(err);
+			goto out;
+		}
+		json_object_object_add(o, "t", json_object_new_int64(c->t));
+		text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+		fprintf(fp, "%s\n", text);
+		json_object_put(o);
+	}
+	if (fflush(fp) != 0 || fsync(fileno(fp)) != 0) {
+		rc = gfsp_error_errno(err, errno, "cannot write '%s'", tmp);
+		goto out;
+	}
+	if (fclose(fp) != 0) {
+		fp = NULL;
+		rc = gfsp_error_errno(err, errno, "cannot write '%s'", tmp);
+		goto out;
+	}
+	fp = NULL;
+	/* one atomic step from the old index to the new; the journals it
+	 * now holds go after it */
+	if (rename(tmp, path) != 0) {
+		rc = gfsp_error_errno(err, errno, "cannot rename '%s' to '%s'",
+				     tmp, path);
+		goto out;
+	}
+	for (i = 0; i < s->nloaded; i++) {
+		char *j;
+
+		if (strncmp(s->loaded[i], "journal.", 8) != 0)
+			continue;
+		if (asprintf(&j, "%s/%s", s->dir, s->loaded[i]) < 0) {
+			rc = OOM(err);
+			goto out;
+		}
+		unlink(j);
+		free(j);
+	}
+out:
+	if (fp != NULL) {
+		fclose(fp);
+		unlink(tmp);
+	}
+	free(tmp);
+	free(path);
+	return rc;
+}

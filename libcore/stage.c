@@ -1,0 +1,1074 @@
+/*
+ * stage.c - stage-in and stage-out (stage.h): the collective plan around
+ * the transfer engine.
+ *
+ * stage-in: rank 0 lists the sources and every rank gets the list.  Each
+ * node needs every file (unless --scatter), so a file is read from shared
+ * storage once and forwarded: the ranks with the same number on their
+ * node form a "slot" communicator across the nodes, a file's pieces go to
+ * the slots by size (largest first, to the least loaded), and within its
+ * slot a piece is read by the node that has read the fewest bytes so far
+ * and broadcast to the others:
+ *
+ *   node A: local 0 --- slot 0 --- local 0 :node B     piece -> slot, reader
+ *           local 1 --- slot 1 --- local 1
+ *
+ * With --scatter a file goes to one node (its slot is one rank of all
+ * ranks) and nothing is forwarded.
+ *
+ * stage-out: each node lists its own SRC and writes to DEST/NODE/ (or, with
+ * --merge, to DEST/, after rank 0 checked that no two nodes hold the same
+ * name); a node's files are spread over its own ranks.
+ *
+ * In both, a file larger than a few chunks is cut into pieces that several
+ * ranks of a node write into its one temporary file (not when it is
+ * compressed, and not to Gfarm, where a file lives on one node), and the
+ * node's first rank installs it once every piece is in.
+ *
+ * Phases (each ends in gfsp_agree, so no rank waits for one that failed):
+ *   setup   nodes, the local root, the state directory (locked)
+ *   list    the entries, on every rank that needs them
+ *   check   which files are already there (skipped everywhere or nowhere)
+ *   dirs    directories, by each node's first rank
+ *   copy    every rank's pieces (gfsp_xfer_run)
+ *   finish  split files installed; links made; directory times set
+ *   report  failures and statistics gathered at rank 0
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "copy.h"
+#include "core.h"
+#include "dst.h"
+#include "splitfile.h"
+#include "stage.h"
+#include "tier.h"
+#include "zfile.h"
+
+#define OOM(err) gfsp_error_set(err, GFSP_ENOMEM, "out of memory")
+
+struct stage {
+	const struct gfsp_stage_opts *o;
+	MPI_Comm comm, node, slot;
+	int rank, nprocs, lrank, ppn, nindex, nnodes, min_ppn;
+	char nodename[256];
+	char *root;			/* this node's destination root */
+	char *local;			/* this node's local root (state) */
+	struct gfsp_state *st;
+	struct gfsp_flist fl;
+	struct gfsp_fresult *res;
+	unsigned char *skip;		/* per entry: already there */
+	unsigned char *mine;		/* per entry: this node makes it */
+	struct gfsp_piece *p;		/* this rank's pieces */
+	size_t np;
+	uint64_t *split;		/* entries cut into pieces */
+	size_t nsplit;
+	struct gfsp_plan_rank plan;	/* this rank's share */
+	struct gfsp_xfer *x;
+	struct gfsp_progress *prog;
+};
+
+/* ------------------------------------------------------------- setup */
+
+static char *
+expand_node(const char *pattern)
+{
+	return gfsp_tier_dir(pattern);
+}
+
+/* The directory that holds path (a copy), for a state next to a file. */
+static char *
+parent_of(const char *path)
+{
+	char *s = strdup(path), *slash;
+
+	if (s == NULL)
+		return NULL;
+	slash = strrchr(s, '/');
+	if (slash == NULL) {
+		free(s);
+		return strdup(".");
+	}
+	if (slash == s)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	return s;
+}
+
+static int
+setup(struct stage *s, struct gfsp_error *err)
+{
+	const struct gfsp_stage_opts *o = s->o;
+	struct gfsp_stat st;
+	char *src = NULL, *statedir = NULL;
+	int rc, color;
+
+	MPI_Comm_rank(s->comm, &s->rank);
+	MPI_Comm_size(s->comm, &s->nprocs);
+	gfsp_node_name(s->nodename, sizeof(s->nodename));
+	rc = gfsp_node_comm(s->comm, &s->node, &s->nindex, &s->nnodes, err);
+	if (rc)
+		return rc;
+	MPI_Comm_rank(s->node, &s->lrank);
+	MPI_Comm_size(s->node, &s->ppn);
+	rc = gfsp_mpi_check(MPI_Allreduce(&s->ppn, &s->min_ppn, 1, MPI_INT,
+					  MPI_MIN, s->comm), "MPI_Allreduce",
+			   err);
+	if (rc)
+		return rc;
+	/* the slot communicators: one rank of each node, by node */
+	color = s->lrank;
+	rc = gfsp_mpi_check(MPI_Comm_split(s->comm, color, s->nindex,
+					   &s->slot), "MPI_Comm_split", err);
+	if (rc)
+		return rc;
+
+	/* the roots of this node */
+	if (o->way == GFSP_STAGE_IN) {
+		s->root = expand_node(o->dst);
+		s->local = s->root ? strdup(s->root) : NULL;
+	} else {
+		src = expand_node(o->src[0]);
+		if (src == NULL)
+			return OOM(err);
+		rc = gfsp_stat(src, &st, err);
+		if (rc == 0)
+			s->local = S_ISDIR(st.mode) ? strdup(src)
+				 : parent_of(src);
+		if (rc == 0 && o->merge)
+			s->root = strdup(o->dst);
+		else if (rc == 0 && asprintf(&s->root, "%s/%s", o->dst,
+					     s->nodename) < 0)
+			s->root = NULL;
+		free(src);
+		if (rc)
+			goto agree;
+	}
+	if (s->root == NULL || s->local == NULL) {
+		rc = OOM(err);
+		goto agree;
+	}
+	if (o->dry_run)
+		goto agree;
+	/* the destination roots: one rank makes each */
+	if (o->way == GFSP_STAGE_OUT && s->rank == 0)
+		rc = gfsp_mkdirs(o->dst, 0755, err);
+	rc = gfsp_agree(s->comm, rc, err);
+	if (rc)
+		return rc;
+	if (s->lrank == 0)
+		rc = gfsp_mkdirs(s->root, 0755, err);
+agree:
+	rc = gfsp_agree(s->comm, rc, err);
+	if (rc || o->dry_run)
+		return rc;
+
+	/* the state: the node's first rank creates and locks it */
+	if (o->state_dir != NULL)
+		statedir = expand_node(o->state_dir);
+	else if (asprintf(&statedir, "%s/%s", s->local, GFSP_STATE_DIR) < 0)
+		statedir = NULL;
+	if (statedir == NULL)
+		rc = OOM(err);
+	if (rc == 0 && s->lrank == 0)
+		rc = gfsp_state_open(statedir, s->rank, 1, &s->st, err);
+	rc = gfsp_agree(s->comm, rc, err);
+	if (rc == 0 && s->lrank != 0)
+		rc = gfsp_state_open(statedir, s->rank, 0, &s->st, err);
+	free(statedir);
+	return gfsp_agree(s->comm, rc, err);
+}
+
+/* -------------------------------------------------------------- list */
+
+static int
+list_in(struct stage *s, struct gfsp_error *err)
+{
+	int i, rc = 0;
+
+	if (s->rank == 0) {
+		for (i = 0; rc == 0 && i < s->o->nsrc; i++)
+			rc = gfsp_flist_add_tree(&s->fl, s->o->src[i], err);
+		if (rc == 0 && s->o->manifest != NULL)
+			rc = gfsp_flist_add_manifest(&s->fl, s->o->manifest,
+						    err);
+		if (rc == 0)
+			rc = gfsp_flist_finish(&s->fl, err);
+	}
+	rc = gfsp_agree(s->comm, rc, err);
+	if (rc == 0)
+		rc = gfsp_flist_bcast(s->comm, 0, &s->fl, err);
+	return gfsp_agree(s->comm, rc, err);
+}
+
+struct named {
+	char *rel, *src;
+	int node;
+};
+
+static int
+named_cmp(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->rel, y->rel);
+
+	return c ? c : x->node - y->node;
+}
+
+/* Rank 0: the entries of the packed lists (one a node) that two nodes
+ * would both make, into *bad (node: which node's entry). */
+static int
+find_conflicts(const unsigned char *buf, const int *lens, const int *displs,
+	       int n, struct gfsp_flist *bad, struct gfsp_error *err)
+{
+	struct gfsp_flist one;
+	struct named *v = NULL, *t;
+	size_t nv = 0, cap = 0, i, j;
+	int k, rc = 0;
+
+	for (k = 0; rc == 0 && k < n; k++) {
+		rc = gfsp_flist_unpack(&one, buf + displs[k], (size_t)lens[k],
+				       err);
+		for (i = 0; rc == 0 && i < one.n; i++) {
+			if (one.v[i].type == GFSP_SF_DIR)
+				continue;
+			if (nv == cap) {
+				cap = cap ? 2 * cap : 64;
+				t = realloc(v, cap * sizeof(*v));
+				if (t == NULL) {
+					rc = OOM(err);
+					break;
+				}
+				v = t;
+			}
+			v[nv].rel = one.v[i].rel;
+			v[nv].src = one.v[i].src;
+			v[nv++].node = k;
+			one.v[i].rel = one.v[i].src = NULL;
+		}
+		gfsp_flist_free(&one);
+	}
+	if (rc == 0 && nv > 1)
+		qsort(v, nv, sizeof(*v), named_cmp);
+	for (i = 1; rc == 0 && i < nv; i++) {
+		if (strcmp(v[i - 1].rel, v[i].rel) != 0)
+			continue;
+		for (j = i - 1; rc == 0 && j <= i; j++) {
+			struct gfsp_sfile *f;
+
+			if (bad->n == bad->cap) {
+				size_t c = bad->cap ? 2 * bad->cap : 16;
+
+				f = realloc(bad->v, c * sizeof(*f));
+				if (f == NULL) {
+					rc = OOM(err);
+					break;
+				}
+				bad->v = f;
+				bad->cap = c;
+			}
+			f = &bad->v[bad->n++];
+			memset(f, 0, sizeof(*f));
+			f->rel = strdup(v[j].rel);
+			f->src = strdup(v[j].src);
+			f->node = v[j].node;
+			if (f->rel == NULL || f->src == NULL)
+				rc = OOM(err);
+		}
+	}
+	for (i = 0; i < nv; i++) {
+		free(v[i].rel);
+		free(v[i].src);
+	}
+	free(v);
+	return rc;
+}
+
+/*
+ * --merge: no two nodes may make the same file or link.  Rank 0 gathers
+ * the lists of the nodes' first ranks and every rank learns the entries
+ * of its node that clash; they fail, naming the clash, and the rest goes.
+ */
+static int
+merge_conflicts(struct stage *s, struct gfsp_error *err)
+{
+	MPI_Comm leaders = MPI_COMM_NULL;
+	struct gfsp_flist bad = { 0 };
+	unsigned char *buf = NULL, *rbuf = NULL;
+	size_t len = 0, i, j;
+	int *lens = NULL, *displs = NULL, n, k, rc, total = 0;
+
+	rc = gfsp_mpi_check(MPI_Comm_split(s->comm, s->lrank == 0 ? 0 :
+					   MPI_UNDEFINED, s->rank, &leaders),
+			   "MPI_Comm_split", err);
+	if (rc == 0 && leaders != MPI_COMM_NULL) {
+		MPI_Comm_size(leaders, &n);
+		rc = gfsp_flist_pack(&s->fl, &buf, &len, err);
+		if (rc == 0 && len > INT32_MAX)
+			rc = gfsp_error_set(err, GFSP_ENOTSUP, "--merge: too "
+			    "many entries to compare across nodes");
+		k = rc ? 0 : (int)len;
+		lens = calloc((size_t)n, sizeof(int));
+		displs = calloc((size_t)n, sizeof(int));
+		if (lens == NULL || displs == NULL)
+			return OOM(err);	/* MPI has failed us first */
+		MPI_Gather(&k, 1, MPI_INT, lens, 1, MPI_INT, 0, leaders);
+		if (s->rank == 0) {
+			for (k = 0; k < n; k++) {
+				displs[k] = total;
+				total += lens[k];
+			}
+			rbuf = malloc(total ? (size_t)total : 1);
+		}
+		MPI_Gatherv(buf, rc ? 0 : (int)len, MPI_BYTE, rbuf, lens,
+			    displs, MPI_BYTE, 0, leaders);
+		if (s->rank == 0 && rc == 0)
+			rc = rbuf == NULL ? OOM(err) : find_conflicts(rbuf,
+			    lens, displs, n, &bad, err);
+		if (gfsp_flist_bcast(leaders, 0, &bad, err) != 0 && rc == 0)
+			rc = GFSP_EMPI;
+		MPI_Comm_free(&leaders);
+	}
+	rc = gfsp_agree(s->comm, rc, err);
+	if (rc == 0)
+		rc = gfsp_flist_bcast(s->node, 0, &bad, err);
+	for (i = 0; rc == 0 && i < bad.n; i++) {
+		if (bad.v[i].node != s->nindex)
+			continue;
+		for (j = 0; j < s->fl.n; j++) {
+			if (strcmp(s->fl.v[j].rel, bad.v[i].rel) != 0)
+				continue;
+			s->res[j].rc = GFSP_EEXIST;
+			if (asprintf(&s->res[j].msg, "'%s': another node also "
+				     "stages '%s' (--merge needs distinct "
+				     "names)", s->fl.v[j].src,
+				     bad.v[i].rel) < 0)
+				s->res[j].msg = NULL;
+		}
+	}
+	gfsp_flist_free(&bad);
+	free(buf);
+	free(rbuf);
+	free(lens);
+	free(displs);
+	return rc;
+}
+
+static int
+list_out(struct stage *s, struct gfsp_error *err)
+{
+	char *src = NULL, *arg = NULL;
+	size_t i;
+	int rc = 0;
+
+	if (s->lrank == 0) {
+		/* SRC's contents, whatever its trailing slash says */
+		src = expand_node(s->o->src[0]);
+		if (src == NULL || asprintf(&arg, "%s/", src) < 0)
+			rc = OOM(err);
+		if (rc == 0) {
+			struct gfsp_stat st;
+
+			rc = gfsp_stat(src, &st, err);
+			if (rc == 0)
+				rc = gfsp_flist_add_tree(&s->fl,
+				    S_ISDIR(st.mode) ? arg : src, err);
+		}
+		if (rc == 0)
+			rc = gfsp_flist_finish(&s->fl, err);
+		free(src);
+		free(arg);
+	}
+	rc = gfsp_agree(s->comm, rc, err);
+	if (rc == 0)
+		rc = gfsp_flist_bcast(s->node, 0, &s->fl, err);
+	rc = gfsp_agree(s->comm, rc, err);
+	for (i = 0; rc == 0 && i < s->fl.n; i++)
+		s->fl.v[i].node = s->nindex;
+	if (rc == 0) {
+		s->res = calloc(s->fl.n + 1, sizeof(*s->res));
+		if (s->res == NULL)
+			rc = OOM(err);
+	}
+	rc = gfsp_agree(s->comm, rc, err);
+	if (rc == 0 && s->o->merge && s->nnodes > 1)
+		rc = merge_conflicts(s, err);
+	return gfsp_agree(s->comm, rc, err);
+}
+
+/* -------------------------------------------------------------- plan */
+
+struct order {
+	uint64_t size;
+	uint32_t file;
+};
+
+static int
+order_cmp(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return x->file < y->file ? -1 : x->file > y->file;
+}
+
+static int
+piece_cmp(const void *a, const void *b)
+{
+	const struct gfsp_piece *x = a, *y = b;
+
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* May a file be cut into pieces written by several ranks? */
+static int
+splittable(const struct stage *s, const struct gfsp_sfile *f)
+{
+	const struct gfsp_store_ops *ops;
+	struct gfsp_error e = { 0 };
+	struct gfsp_file *h;
+	unsigned char hdr[GFSP_Z_HEADER_SIZE];
+	size_t got;
+	uint64_t csize;
+	int isz = 0;
+
+	if (s->o->x.compress)
+		return 0;
+	if (gfsp_store_for(s->root, &ops, &e) != 0 ||
+	    strcmp(ops->name, "posix") != 0)
+		return 0;	/* Gfarm keeps a file on one node: one writer */
+	if (s->o->x.raw)
+		return 1;
+	/* a gfsz source is decompressed frame by frame, in one piece */
+	if (gfsp_open(f->src, GFSP_O_RDONLY, 0, &h, &e) != 0)
+		return 0;	/* the copy will say why */
+	if (gfsp_pread(h, hdr, sizeof(hdr), 0, &got, &e) == 0)
+		gfsp_z_detect(hdr, got, NULL, &isz, &csize, &e);
+	gfsp_close(h, NULL);
+	return !isz;
+}
+
+/*
+ * Every rank computes the same plan from the same list; each keeps its
+ * own pieces.  Slots: the ranks a piece may go to (in: the slot
+ * communicators, min_ppn of them, or with --scatter every rank; out: the
+ * node's ranks).
+ */
+static int
+plan(struct stage *s, struct gfsp_error *err)
+{
+	const uint64_t chunk = s->o->x.chunk;
+	const uint64_t piece = 8 * chunk;	/* a split file's piece */
+	const int forward = s->o->way == GFSP_STAGE_IN && !s->o->scatter &&
+			    s->nnodes > 1;
+	int nslots, myslot, isplit;
+	uint64_t *load = NULL, *readload = NULL, off, len;
+	struct order *ord = NULL;
+	struct gfsp_piece *all = NULL;
+	size_t nall = 0, cap = 0, i, n = 0, k;
+	int rc = 0, sl, j;
+
+	if (s->o->way == GFSP_STAGE_IN && !s->o->scatter) {
+		nslots = s->min_ppn;
+		myslot = s->lrank < s->min_ppn ? s->lrank : -1;
+	} else if (s->o->way == GFSP_STAGE_IN) {
+		nslots = s->nprocs;	/* slot r: rank r */
+		myslot = s->rank;
+	} else {
+		nslots = s->ppn;
+		myslot = s->lrank;
+	}
+	load = calloc((size_t)nslots, sizeof(*load));
+	readload = calloc((size_t)s->nnodes * (size_t)nslots,
+			  sizeof(*readload));
+	ord = malloc((s->fl.n + 1) * sizeof(*ord));
+	s->split = malloc((s->fl.n + 1) * sizeof(*s->split));
+	if (load == NULL || readload == NULL || ord == NULL ||
+	    s->split == NULL) {
+		rc = OOM(err);
+		goto out;
+	}
+	for (i = 0; i < s->fl.n; i++)
+		if (s->fl.v[i].type == GFSP_SF_FILE && s->res[i].rc == 0) {
+			ord[n].size = s->fl.v[i].st.size;
+			ord[n++].file = (uint32_t)i;
+		}
+	qsort(ord, n, sizeof(*ord), order_cmp);
+
+	for (k = 0; k < n; k++) {
+		const struct gfsp_sfile *f = &s->fl.v[ord[k].file];
+		uint32_t np = 1;
+
+		isplit = f->st.size > 2 * piece && splittable(s, f);
+		if (isplit) {
+			np = (uint32_t)((f->st.size + piece - 1) / piece);
+			s->split[s->nsplit++] = ord[k].file;
+		}
+		/* --scatter: the file's pieces stay on the node of its
+		 * first piece's rank */
+		for (off = 0, j = 0; j < (int)np; j++, off += len) {
+			len = isplit ? GFSP_MIN(piece, f->st.size - off)
+				     : f->st.size;
+			/* the least loaded slot; --scatter keeps a file's
+			 * pieces with its first (on one node) */
+			if (s->o->scatter && j > 0) {
+				sl = all[nall - 1].reader;
+			} else {
+				sl = 0;
+				for (int t = 1; t < nslots; t++)
+					if (load[t] < load[sl])
+						sl = t;
+			}
+			load[sl] += GFSP_MAX(len, (uint64_t)4096);
+			if (nall == cap) {
+				struct gfsp_piece *v;
+
+				cap = cap ? 2 * cap : 64;
+				v = realloc(all, cap * sizeof(*v));
+				if (v == NULL) {
+					rc = OOM(err);
+					goto out;
+				}
+				all = v;
+			}
+			all[nall].file = ord[k].file;
+			all[nall].npieces = np;
+			all[nall].off = off;
+			all[nall].len = len;
+			all[nall].bcomm = MPI_COMM_NULL;
+			all[nall].reader = sl;	/* the slot, for now */
+			nall++;
+		}
+	}
+	qsort(all, nall, sizeof(*all), piece_cmp);
+
+	/* keep mine; choose the reading node of forwarded pieces */
+	s->p = malloc((nall + 1) * sizeof(*s->p));
+	if (s->p == NULL) {
+		rc = OOM(err);
+		goto out;
+	}
+	for (i = 0; i < nall; i++) {
+		int slot = all[i].reader, reader = 0;
+
+		if (forward) {
+			uint64_t *rl = readload + (size_t)slot * s->nnodes;
+
+			for (int t = 1; t < s->nnodes; t++)
+				if (rl[t] < rl[reader])
+					reader = t;
+			rl[reader] += GFSP_MAX(all[i].len, (uint64_t)4096);
+		}
+		if (slot != myslot)
+			continue;
+		s->p[s->np] = all[i];
+		s->p[s->np].bcomm = forward ? s->slot : MPI_COMM_NULL;
+		s->p[s->np].reader = reader;
+		s->np++;
+		s->plan.bytes += all[i].len;
+		s->plan.pieces++;
+	}
+	/* --scatter: which node makes each file */
+	if (s->o->way == GFSP_STAGE_IN && s->o->scatter) {
+		int *nodeof = malloc((size_t)s->nprocs * sizeof(int));
+
+		if (nodeof == NULL) {
+			rc = OOM(err);
+			goto out;
+		}
+		rc = gfsp_mpi_check(MPI_Allgather(&s->nindex, 1, MPI_INT,
+						  nodeof, 1, MPI_INT, s->comm),
+				   "MPI_Allgather", err);
+		for (i = 0; rc == 0 && i < nall; i++)
+			s->fl.v[all[i].file].node = nodeof[all[i].reader];
+		free(nodeof);
+		/* a second name lives with its first */
+		for (i = 0; rc == 0 && i < s->fl.n; i++) {
+			struct gfsp_sfile *f = &s->fl.v[i];
+
+			if (f->type != GFSP_SF_HARDLINK)
+				continue;
+			for (k = 0; k < s->fl.n; k++)
+				if (strcmp(s->fl.v[k].rel, f->link) == 0)
+					f->node = s->fl.v[k].node;
+		}
+	}
+out:
+	free(load);
+	free(readload);
+	free(ord);
+	free(all);
+	return rc;
+}
+
+/* ------------------------------------------------------------- check */
+
+/*
+ * Which files are there already, on every node that needs them?  Each
+ * node's ranks check a share of its files; a file counts as there only if
+ * every node that needs it has it (MPI_BAND over all ranks), so that all
+ * ranks plan the same.
+ */
+static int
+check_present(struct stage *s, struct gfsp_error *err)
+{
+	size_t i, k = 0;
+	int rc;
+
+	for (i = 0; i < s->fl.n; i++) {
+		const struct gfsp_sfile *f = &s->fl.v[i];
+		int here = f->node < 0 || f->node == s->nindex;
+
+		s->skip[i] = 1;
+		if (f->type != GFSP_SF_FILE || s->res[i].rc != 0) {
+			s->skip[i] = f->type == GFSP_SF_FILE ? 0 : 1;
+			continue;
+		}
+		if (!here)
+			continue;
+		if ((k++ % (size_t)s->ppn) != (size_t)s->lrank)
+			continue;
+		s->skip[i] = (unsigned char)gfsp_xfer_present(s->x,
+							      (uint32_t)i);
+	}
+	rc = gfsp_mpi_check(MPI_Allreduce(MPI_IN_PLACE, s->skip,
+					  (int)s->fl.n, MPI_UNSIGNED_CHAR,
+					  MPI_BAND, s->o->way == GFSP_STAGE_IN
+					  ? s->comm : s->node),
+			   "MPI_Allreduce", err);
+	for (i = 0; i < s->fl.n; i++) {
+		if (s->fl.v[i].type != GFSP_SF_FILE)
+			s->skip[i] = 0;
+		else if (s->skip[i] && !s->res[i].skipped)
+			s->res[i].skipped = s->lrank == 0 &&
+			    (s->fl.v[i].node < 0 ||
+			     s->fl.v[i].node == s->nindex) ? 1 : 0;
+		else if (!s->skip[i])
+			s->res[i].skipped = 0;
+	}
+	return gfsp_agree(s->comm, rc, err);
+}
+
+/* Take the files that are there from the plan (every rank drops the
+ * same ones, so forwarding ranks stay in step). */
+static void
+drop_present(struct stage *s)
+{
+	size_t i, n = 0;
+
+	s->plan.bytes = s->plan.pieces = 0;
+	for (i = 0; i < s->np; i++) {
+		if (s->skip[s->p[i].file])
+			continue;
+		s->p[n++] = s->p[i];
+		s->plan.bytes += s->p[i].len;
+		s->plan.pieces++;
+	}
+	s->np = n;
+	for (i = n = 0; i < s->nsplit; i++)
+		if (!s->skip[s->split[i]])
+			s->split[n++] = s->split[i];
+	s->nsplit = n;
+}
+
+/* ------------------------------------------------------------- phases */
+
+static int
+on_this_node(const struct stage *s, size_t i)
+{
+	return s->fl.v[i].node < 0 || s->fl.v[i].node == s->nindex;
+}
+
+/* Directories: the node's first rank, parents first. */
+static void
+make_dirs(struct stage *s)
+{
+	size_t i;
+
+	if (s->lrank != 0)
+		return;
+	for (i = 0; i < s->fl.n; i++)
+		if (s->fl.v[i].type == GFSP_SF_DIR)
+			gfsp_xfer_make(s->x, (uint32_t)i);
+}
+
+/* A split file is whole on this node: every piece's rank succeeded; its
+ * segment hashes, one rank's each, are ORed together at the first rank. */
+static int
+finish_split(struct stage *s, struct gfsp_error *err)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; rc == 0 && i < s->nsplit; i++) {
+		uint32_t f = (uint32_t)s->split[i];
+		struct gfsp_fresult *r = &s->res[f];
+		uint64_t nseg = (s->fl.v[f].st.size + GFSP_SEG_SIZE_DEFAULT -
+				 1) / GFSP_SEG_SIZE_DEFAULT, *seg;
+		int bad = r->rc != 0, anybad = 0;
+
+		if (!on_this_node(s, f))
+			continue;
+		seg = calloc(nseg ? nseg : 1, sizeof(*seg));
+		if (seg == NULL)
+			return OOM(err);
+		if (r->seg != NULL)
+			memcpy(seg, r->seg, GFSP_MIN(r->nseg, nseg) *
+			       sizeof(*seg));
+		rc = gfsp_mpi_check(MPI_Allreduce(MPI_IN_PLACE, seg, (int)nseg,
+						  MPI_UINT64_T, MPI_BOR,
+						  s->node), "MPI_Allreduce",
+				   err);
+		if (rc == 0)
+			rc = gfsp_mpi_check(MPI_Allreduce(&bad, &anybad, 1,
+							  MPI_INT, MPI_MAX,
+							  s->node),
+					   "MPI_Allreduce", err);
+		if (rc == 0 && s->lrank == 0 && !anybad) {
+			free(r->seg);
+			r->seg = seg;
+			r->nseg = nseg;
+			seg = NULL;
+			gfsp_xfer_finish(s->x, f);
+		}
+		free(seg);
+	}
+	return rc;
+}
+
+/* Links, then the times of directories: the node's first rank. */
+static void
+make_links(struct stage *s)
+{
+	size_t i, k;
+
+	if (s->lrank != 0)
+		return;
+	for (i = 0; i < s->fl.n; i++) {
+		const struct gfsp_sfile *f = &s->fl.v[i];
+
+		if (!on_this_node(s, i))
+			continue;
+		if (f->type == GFSP_SF_HARDLINK) {
+			/* its first name must have made it here */
+			for (k = 0; k < s->fl.n; k++)
+				if (strcmp(s->fl.v[k].rel, f->link) == 0)
+					break;
+			if (k < s->fl.n && s->res[k].rc != 0) {
+				s->res[i].rc = GFSP_EIO;
+				if (asprintf(&s->res[i].msg, "'%s': not linked: "
+					     "'%s' failed", f->src,
+					     s->fl.v[k].src) < 0)
+					s->res[i].msg = NULL;
+				continue;
+			}
+		}
+		if (f->type == GFSP_SF_SYMLINK || f->type == GFSP_SF_HARDLINK)
+			gfsp_xfer_make(s->x, (uint32_t)i);
+	}
+	gfsp_xfer_dir_times(s->x);
+}
+
+/* ------------------------------------------------------------ report */
+
+static json_object *
+failure_json(const char *path, const char *node, const char *msg)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "path", json_object_new_string(path));
+	json_object_object_add(o, "node", json_object_new_string(node));
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	return o;
+}
+
+/*
+ * Rank 0 gets every rank's failures (one message per entry and node) and
+ * the summed statistics.  A failure is sent as "index\tnode\tmessage\n".
+ */
+static int
+report(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
+{
+	char *text = NULL, *all = NULL;
+	size_t len = 0, i;
+	FILE *fp;
+	int k, *lens = NULL, *displs = NULL, total = 0, rc = 0;
+	uint64_t mine[10], sum[10];
+	const struct gfsp_xfer_stats *xs = gfsp_xfer_stats(s->x);
+	struct rusage ru;
+	long rss;
+	double cpu;
+
+	fp = open_memstream(&text, &len);
+	if (fp == NULL)
+		return OOM(err);
+	for (i = 0; i < s->fl.n; i++)
+		if (s->res[i].rc != 0)
+			fprintf(fp, "%zu\t%s\t%s\n", i, s->nodename,
+				s->res[i].msg ? s->res[i].msg : "failed");
+	fclose(fp);
+	k = (int)len;
+	if (s->rank == 0) {
+		lens = calloc((size_t)s->nprocs, sizeof(int));
+		displs = calloc((size_t)s->nprocs, sizeof(int));
+	}
+	MPI_Gather(&k, 1, MPI_INT, lens, 1, MPI_INT, 0, s->comm);
+	if (s->rank == 0) {
+		for (k = 0; k < s->nprocs; k++) {
+			displs[k] = total;
+			total += lens[k];
+		}
+		all = malloc((size_t)total + 1);
+	}
+	MPI_Gatherv(text, (int)len, MPI_CHAR, all, lens, displs, MPI_CHAR, 0,
+		    s->comm);
+
+	memset(mine, 0, sizeof(mine));
+	mine[0] = xs->bytes_read;
+	mine[1] = xs->bytes_written;
+	mine[2] = xs->bytes_resumed;
+	mine[3] = xs->bytes_forwarded;
+	mine[4] = xs->raw_bytes;
+	mine[5] = xs->files;
+	for (i = 0; i < s->fl.n; i++) {
+		if (s->lrank != 0 || !on_this_node(s, i))
+			continue;
+		mine[6] += s->res[i].skipped;
+		mine[7] += s->res[i].installed &&
+			   s->fl.v[i].type != GFSP_SF_FILE &&
+			   s->fl.v[i].type != GFSP_SF_DIR;
+		mine[8] += s->fl.v[i].type == GFSP_SF_DIR;
+	}
+	MPI_Reduce(mine, sum, 9, MPI_UINT64_T, MPI_SUM, 0, s->comm);
+	getrusage(RUSAGE_SELF, &ru);
+	cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	      (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	MPI_Reduce(&ru.ru_maxrss, &rss, 1, MPI_LONG, MPI_MAX, 0, s->comm);
+	MPI_Reduce(&cpu, &res->cpu_seconds, 1, MPI_DOUBLE, MPI_SUM, 0,
+		   s->comm);
+
+	if (s->rank == 0) {
+		res->max_rss_kib = rss;
+		res->sum.bytes_read = sum[0];
+		res->sum.bytes_written = sum[1];
+		res->sum.bytes_resumed = sum[2];
+		res->sum.bytes_forwarded = sum[3];
+		res->sum.raw_bytes = sum[4];
+		res->sum.files = sum[5];
+		res->files = sum[5];
+		res->skipped = sum[6];
+		res->links = sum[7];
+		res->dirs = sum[8];
+		res->failures = json_object_new_array();
+		if (all != NULL) {
+			char *line, *save = NULL, *t1, *t2;
+
+			all[total] = '\0';
+			for (line = strtok_r(all, "\n", &save); line != NULL;
+			     line = strtok_r(NULL, "\n", &save)) {
+				t1 = strchr(line, '\t');
+				t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+				if (t2 == NULL)
+					continue;
+				*t1 = *t2 = '\0';
+				i = strtoull(line, NULL, 10);
+				if (i >= s->fl.n)
+					continue;
+				json_object_array_add(res->failures,
+				    failure_json(s->o->way == GFSP_STAGE_IN ?
+						 s->fl.v[i].src : s->fl.v[i].rel,
+						 t1 + 1, t2 + 1));
+			}
+		}
+		res->failed = json_object_array_length(res->failures);
+	}
+	free(text);
+	free(all);
+	free(lens);
+	free(displs);
+	return rc;
+}
+
+/* --dry-run: every rank's share, at rank 0. */
+static void
+report_plan(struct stage *s, struct gfsp_stage_result *res)
+{
+	uint64_t mine[3] = { s->plan.bytes, s->plan.pieces, 0 }, *all = NULL;
+	char *names = NULL;
+	int r;
+
+	if (s->rank == 0) {
+		all = calloc((size_t)s->nprocs * 3, sizeof(*all));
+		names = calloc((size_t)s->nprocs, 256);
+	}
+	MPI_Gather(mine, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, 0, s->comm);
+	MPI_Gather(s->nodename, 256, MPI_CHAR, names, 256, MPI_CHAR, 0,
+		   s->comm);
+	if (s->rank == 0 && all != NULL && names != NULL) {
+		res->plan = json_object_new_array();
+		for (r = 0; r < s->nprocs; r++) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "rank", json_object_new_int(r));
+			json_object_object_add(o, "node", json_object_new_string(
+			    names + (size_t)r * 256));
+			json_object_object_add(o, "bytes",
+			    json_object_new_uint64(all[3 * r]));
+			json_object_object_add(o, "pieces",
+			    json_object_new_uint64(all[3 * r + 1]));
+			json_object_array_add(res->plan, o);
+		}
+	}
+	free(all);
+	free(names);
+}
+
+/* --------------------------------------------------------------- run */
+
+static void
+stage_free(struct stage *s)
+{
+	size_t i;
+
+	if (s->res != NULL)
+		for (i = 0; i < s->fl.n; i++) {
+			free(s->res[i].msg);
+			free(s->res[i].seg);
+		}
+	free(s->res);
+	free(s->skip);
+	free(s->p);
+	free(s->split);
+	gfsp_xfer_free(s->x);
+	gfsp_state_close(s->st);
+	gfsp_flist_free(&s->fl);
+	if (s->slot != MPI_COMM_NULL)
+		MPI_Comm_free(&s->slot);
+	if (s->node != MPI_COMM_NULL)
+		MPI_Comm_free(&s->node);
+	free(s->root);
+	free(s->local);
+}
+
+int
+gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
+	  struct gfsp_stage_result *res, struct gfsp_error *err)
+{
+	struct stage s;
+	struct gfsp_xfer_opts xo = o->x;
+	uint64_t total = 0;
+	double t0 = gfsp_now();
+	size_t i;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	memset(&s, 0, sizeof(s));
+	s.o = o;
+	s.comm = comm;
+	s.node = s.slot = MPI_COMM_NULL;
+	if (xo.chunk == 0)
+		xo.chunk = GFSP_STAGE_CHUNK_DEFAULT;
+
+	rc = setup(&s, err);
+	if (rc == 0)
+		rc = o->way == GFSP_STAGE_IN ? list_in(&s, err)
+		    : list_out(&s, err);
+	if (rc)
+		goto out;
+	if (s.res == NULL)
+		s.res = calloc(s.fl.n + 1, sizeof(*s.res));
+	s.skip = calloc(s.fl.n + 1, 1);
+	rc = s.res == NULL || s.skip == NULL ? OOM(err) : 0;
+	if (rc == 0)
+		rc = gfsp_xfer_new(&xo, &s.fl, s.root, s.st, s.res, NULL,
+				   &s.x, err);
+	rc = gfsp_agree(comm, rc, err);
+	if (rc == 0) {
+		struct gfsp_stage_opts o2 = *o;
+
+		o2.x = xo;
+		s.o = &o2;
+		rc = plan(&s, err);
+		s.o = o;
+	}
+	rc = gfsp_agree(comm, rc, err);
+	if (rc == 0 && !o->dry_run)
+		rc = check_present(&s, err);
+	if (rc == 0)
+		drop_present(&s);
+	if (rc)
+		goto out;
+	res->ranks = s.nprocs;
+	res->nodes = s.nnodes;
+	for (i = 0; i < s.fl.n; i++)
+		if (s.fl.v[i].type == GFSP_SF_FILE && !s.skip[i])
+			res->planned_bytes += s.fl.v[i].st.size;
+	res->listed = s.fl.n;
+	if (o->dry_run) {
+		report_plan(&s, res);
+		goto out;
+	}
+
+	make_dirs(&s);
+	rc = gfsp_agree(comm, 0, err);
+	if (rc)
+		goto out;
+	rc = gfsp_mpi_check(MPI_Allreduce(&s.plan.bytes, &total, 1,
+					  MPI_UINT64_T, MPI_SUM, comm),
+			   "MPI_Allreduce", err);
+	if (rc)
+		goto out;
+	s.prog = gfsp_progress_start(comm, o->way == GFSP_STAGE_IN ?
+				     "stage-in" : "stage-out", total);
+	gfsp_xfer_set_progress(s.x, s.prog);
+	rc = gfsp_xfer_run(s.x, s.p, s.np, err);
+	rc = gfsp_agree(comm, rc, err);
+	if (rc == 0)
+		rc = finish_split(&s, err);
+	rc = gfsp_agree(comm, rc, err);
+	if (rc == 0)
+		make_links(&s);
+	rc = gfsp_agree(comm, rc, err);
+	if (rc == 0 && s.lrank == 0 && s.st != NULL) {
+		rc = gfsp_state_compact(s.st, err);
+		if (rc) {	/* the copies stand; the next run redoes */
+			gfsp_log_warn("%s", err->msg);
+			gfsp_error_clear(err);
+			rc = 0;
+		}
+	}
+	rc = gfsp_agree(comm, rc, err);
+	if (s.prog)
+		gfsp_progress_finish(s.prog);
+	if (rc == 0)
+		rc = report(&s, res, err);
+out:
+	res->seconds = gfsp_now() - t0;
+	stage_free(&s);
+	if (rc == 0) {
+		int failed = s.rank == 0 && res->failed > 0;
+
+		MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
+		if (failed)
+			rc = gfsp_error_set(err, GFSP_EIO, "some entries were "
+					   "not staged");
+	}
+	return rc;
+}
+
+void
+gfsp_stage_result_free(struct gfsp_stage_result *r)
+{
+	json_object_put(r->failures);
+	json_object_put(r->plan);
+	r->failures = r->plan = NULL;
+}

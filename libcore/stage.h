@@ -1,0 +1,338 @@
+/*
+ * stage.h - staging: moving job data between shared and node-local storage
+ * (stage-in, stage-out, the asynchronous mover).  Included by libcore/ and
+ * cmd/ only.
+ *
+ * Three layers, each usable without the next:
+ *
+ *   walk.c     what to move: a list of entries (files, directories,
+ *              symbolic links, second names of hard-linked files), from
+ *              source trees or a manifest, with the source's identity
+ *   journal.c  the state directory on the node-local side: what was
+ *              installed (so a re-run skips it) and which chunks of an
+ *              unfinished file are already in its temporary file (so an
+ *              interrupted run resumes without recopying them)
+ *   xfer.c     the transfer engine: a rank's list of pieces (a file, or a
+ *              range of a large one) copied through the double-buffered
+ *              pipeline (pipe.h), hashed, optionally zstd-compressed or
+ *              decompressed (zfile.h), rate-limited, journalled, written
+ *              to a temporary sibling and installed only when complete
+ *   stage.c    the collective commands on top: planning, forwarding of
+ *              files every node needs, per-file failures, the summary
+ *
+ * Nothing appears under its final name before it is whole: a file is
+ * written to ".NAME.gfsplit-stage.KEY" in its destination directory (KEY:
+ * the source's identity key, so a resumed run finds the same file and a
+ * changed source gets another), then synced, given the source's mode and
+ * times, and renamed into place.
+ */
+#ifndef GFSP_STAGE_H
+#define GFSP_STAGE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <json-c/json.h>
+
+#include "gfsplit.h"
+#include "store.h"
+
+struct gfsp_progress;
+
+#define GFSP_STATE_DIR		".gfsplit-stage"	/* in the local root */
+#define GFSP_STAGE_TMP_TAG	".gfsplit-stage."	/* in temporary names */
+#define GFSP_STAGE_CHUNK_DEFAULT	(8u << 20)	/* bytes per chunk */
+
+/* ------------------------------------------------------ entries (walk.c) */
+
+enum gfsp_sf_type {
+	GFSP_SF_FILE = 0,
+	GFSP_SF_DIR,
+	GFSP_SF_SYMLINK,
+	GFSP_SF_HARDLINK	/* a second name of an earlier FILE entry */
+};
+
+struct gfsp_sfile {
+	char *src;		/* the source, as a full store path */
+	char *rel;		/* where it goes, under the destination root */
+	char *link;		/* SYMLINK: its target; HARDLINK: the rel of
+				 * the FILE entry it is another name of */
+	int type;		/* enum gfsp_sf_type */
+	int node;		/* the node that writes it; -1: every node */
+	uint32_t tree;		/* which source argument it came from */
+	struct gfsp_stat st;	/* the source when listed (not following a
+				 * last symbolic link) */
+};
+
+struct gfsp_flist {
+	struct gfsp_sfile *v;
+	size_t n, cap;
+};
+
+/*
+ * Add SRC to the list, the way rsync names things: "dir" puts the
+ * directory itself at "dir" under the destination (rel = its last
+ * component), "dir/" puts its contents (rel = the names inside it).  A
+ * tree is walked without following symbolic links; files with several
+ * links that the walk meets more than once become HARDLINK entries.
+ * Entries named GFSP_STATE_DIR and temporary files of a transfer are left
+ * out.  Every entry is listed with its parents before it.
+ */
+int gfsp_flist_add_tree(struct gfsp_flist *l, const char *src,
+		       struct gfsp_error *err);
+
+/*
+ * Add the pairs of a manifest: one "SRC DST" pair a line, the two fields
+ * separated by blanks; a backslash escapes the next character (so "\ "
+ * is a space in a name, "\n" a newline, "\\" a backslash); empty lines and
+ * lines starting with '#' are skipped.  DST is relative to the destination
+ * root: absolute names and names with a ".." component are rejected,
+ * naming the manifest and the line.  SRC may be a file or a directory
+ * (copied whole, to DST).
+ */
+int gfsp_flist_add_manifest(struct gfsp_flist *l, const char *manifest,
+			   struct gfsp_error *err);
+
+/* Sort by rel (parents before children) and reject two entries with the
+ * same rel, naming both sources. */
+int gfsp_flist_finish(struct gfsp_flist *l, struct gfsp_error *err);
+
+void gfsp_flist_free(struct gfsp_flist *l);
+
+/* The list as bytes, and back (for MPI_Bcast). */
+int gfsp_flist_pack(const struct gfsp_flist *l, unsigned char **buf,
+		   size_t *len, struct gfsp_error *err);
+int gfsp_flist_unpack(struct gfsp_flist *l, const unsigned char *buf,
+		     size_t len, struct gfsp_error *err);
+
+/* Collective: rank `root`'s list to every rank of comm. */
+int gfsp_flist_bcast(MPI_Comm comm, int root, struct gfsp_flist *l,
+		    struct gfsp_error *err);
+
+/* "dir/.NAME.gfsplit-stage.KEY" for the final path and source identity
+ * (malloc'd, NULL when out of memory). */
+char *gfsp_stage_tmp_name(const char *path, const struct gfsp_sfile *f);
+
+/* 1 if NAME (one component) is one of ours: the state directory or a
+ * temporary file of a transfer. */
+int gfsp_stage_internal_name(const char *name);
+
+/* ------------------------------------------------- the state (journal.c) */
+
+/*
+ * The state directory, GFSP_STATE_DIR in the local root of a transfer
+ * (DEST of stage-in, SRC of stage-out), one per node:
+ *
+ *   lock               flock(2)'ed by a running transfer
+ *   index              JSON lines: the files installed by earlier runs
+ *   journal.PID.R      JSON lines appended by the rank R of a run
+ *
+ * A line is one record:
+ *   {"done":REL,"key":K,"size":S,"mtime":T,"mtime_ns":N,"hash":H,
+ *    "dino":I,"dmtime_ns":M,"dctime":C,"dctime_ns":CN}
+ *       REL was installed from the source version K, with checksum H; the
+ *       installed file had inode I, mtime T.M and ctime C.CN then (ctime,
+ *       which no one can set back, tells a file changed in place)
+ *   {"chunk":REL,"key":K,"tmp":NAME,"off":O,"len":L,"zoff":ZO,"zlen":ZL,
+ *    "zhash":H,"seg":[h,...]}
+ *       raw bytes [O, O+L) of source version K are in the temporary file
+ *       NAME (compressed: the frame at [ZO, ZO+ZL)); seg: XXH3 of each
+ *       1 MiB segment.  Written after the bytes.
+ */
+struct gfsp_state;
+
+/* Open (creating it) the state directory `dir`, lock it, load what it
+ * holds.  rank: the writer's number, for this run's journal name.  lock:
+ * take the lock (one rank of a node). */
+int gfsp_state_open(const char *dir, int rank, int lock,
+		   struct gfsp_state **out, struct gfsp_error *err);
+
+struct gfsp_done {
+	uint64_t key, size, hash, dino;
+	int64_t mtime, dctime;
+	uint64_t mtime_ns, dmtime_ns, dctime_ns;
+};
+
+/* The installed record of rel, or NULL. */
+const struct gfsp_done *gfsp_state_done(struct gfsp_state *s, const char *rel);
+
+struct gfsp_chunkrec {
+	uint64_t off, len, zoff, zlen;
+	uint64_t zhash;		/* compressed: XXH3 of the raw chunk */
+	uint64_t nseg;
+	uint64_t *seg;
+};
+
+/* The chunks of rel's source version key already in its temporary file:
+ * how many, sorted by off, numbered from *first on for gfsp_state_chunk
+ * (which also gives the temporary file's name). */
+size_t gfsp_state_chunks(struct gfsp_state *s, const char *rel, uint64_t key,
+			size_t *first);
+const struct gfsp_chunkrec *gfsp_state_chunk(struct gfsp_state *s, size_t i,
+					   const char **tmp);
+
+int gfsp_state_add_chunk(struct gfsp_state *s, const char *rel, uint64_t key,
+			const char *tmp, const struct gfsp_chunkrec *c,
+			struct gfsp_error *err);
+int gfsp_state_add_done(struct gfsp_state *s, const char *rel,
+		       const struct gfsp_done *d, struct gfsp_error *err);
+
+/*
+ * After a run: rewrite the index with every installed file (this run's
+ * records over the older ones), keep the chunk records of files still not
+ * installed, and remove the journals that are now in it.  One rank of the
+ * node, after all its ranks are done writing records.
+ */
+int gfsp_state_compact(struct gfsp_state *s, struct gfsp_error *err);
+
+void gfsp_state_close(struct gfsp_state *s);
+
+/* ------------------------------------------------- the engine (xfer.c) */
+
+struct gfsp_xfer_opts {
+	uint64_t chunk;		/* bytes per chunk, a multiple of 1 MiB */
+	int compress;		/* store the destination zstd-compressed */
+	int level;		/* zstd level (0: default) */
+	int workers;		/* zstd worker threads (0: none) */
+	int checksum;		/* verify recorded checksums on resume and
+				 * when deciding a file is already there */
+	int raw;		/* copy gfsz sources as they are */
+	uint64_t bwlimit;	/* bytes per second for this rank, 0: none */
+	int sync;		/* fsync each file before installing it */
+};
+
+/*
+ * One piece of work: bytes [off, off + len) of file `file` (a whole file
+ * when off == 0 and len == its size).  A piece whose bytes every node
+ * needs is read by one rank (`reader`, a rank of bcomm) and forwarded to
+ * the others of bcomm, which write it to their own node.
+ */
+struct gfsp_piece {
+	uint32_t file;
+	uint32_t npieces;	/* pieces of this file (1: whole) */
+	uint64_t off, len;
+	MPI_Comm bcomm;		/* MPI_COMM_NULL: read and written here */
+	int reader;		/* rank in bcomm that reads */
+};
+
+/* What became of one file on this rank. */
+struct gfsp_fresult {
+	int rc;			/* 0 or the GFSP_E* code of its failure */
+	char *msg;		/* the failure, naming the file */
+	uint64_t hash;		/* checksum of the raw bytes */
+	uint64_t stored;	/* bytes written (compressed: stored size) */
+	uint64_t *seg;		/* segment hashes, while pieces gather */
+	uint64_t nseg;
+	int installed;		/* 1: installed by this rank */
+	int skipped;		/* already there, identical */
+};
+
+struct gfsp_xfer_stats {
+	uint64_t bytes_read;	/* from sources */
+	uint64_t bytes_written;	/* to destinations */
+	uint64_t bytes_resumed;	/* found done in a temporary file */
+	uint64_t bytes_forwarded;	/* received from another rank */
+	uint64_t raw_bytes;	/* content moved, uncompressed */
+	uint64_t files;		/* installed */
+};
+
+struct gfsp_xfer;
+
+/*
+ * A transfer of the entries `files` to the destination root `dst` with
+ * the state `st` (may be NULL: no journal).  res: one per file, filled by
+ * gfsp_xfer_run and gfsp_xfer_finish.
+ */
+int gfsp_xfer_new(const struct gfsp_xfer_opts *o, const struct gfsp_flist *files,
+		 const char *dst, struct gfsp_state *st,
+		 struct gfsp_fresult *res, struct gfsp_progress *prog,
+		 struct gfsp_xfer **out, struct gfsp_error *err);
+
+/*
+ * Copy this rank's pieces, in order.  Whole files are installed as soon
+ * as they are complete; pieces of a split file are left in its temporary
+ * file for gfsp_xfer_finish.  A file that fails is recorded in res and
+ * the others go on; the return is nonzero only when the transfer cannot
+ * go on at all (out of memory, MPI).  Collective over the bcomm of every
+ * forwarded piece: the ranks of a bcomm must list its pieces in the same
+ * order.
+ */
+int gfsp_xfer_run(struct gfsp_xfer *x, const struct gfsp_piece *p, size_t n,
+		 struct gfsp_error *err);
+
+/* Install split file `file` whose pieces are all written and whose
+ * segment hashes are res[file].seg (in order). */
+int gfsp_xfer_finish(struct gfsp_xfer *x, uint32_t file);
+
+/* Make the directory, symbolic link or hard link `file` (after the files
+ * it needs are in place); directories get their mode and times in
+ * gfsp_xfer_dir_times, deepest first, once everything under them is. */
+int gfsp_xfer_make(struct gfsp_xfer *x, uint32_t file);
+void gfsp_xfer_dir_times(struct gfsp_xfer *x);
+
+/* Is `file` already at its destination, identical: a regular file of the
+ * same size and mtime, and either the state's record of it matches both
+ * sides, or (checksum) the contents hash alike. */
+int gfsp_xfer_present(struct gfsp_xfer *x, uint32_t file);
+
+/* Count this rank's bytes into prog from now on (NULL: none). */
+void gfsp_xfer_set_progress(struct gfsp_xfer *x, struct gfsp_progress *prog);
+
+const struct gfsp_xfer_stats *gfsp_xfer_stats(const struct gfsp_xfer *x);
+void gfsp_xfer_free(struct gfsp_xfer *x);
+
+/* The destination path of an entry (malloc'd). */
+char *gfsp_xfer_dst_path(const struct gfsp_xfer *x, uint32_t file);
+
+/* ------------------------------------------- the commands (stage.c) */
+
+enum gfsp_stage_way { GFSP_STAGE_IN = 0, GFSP_STAGE_OUT };
+
+struct gfsp_stage_opts {
+	int way;		/* enum gfsp_stage_way */
+	int nsrc;
+	char **src;		/* in: SRC...; out: the one SRC (may hold %h) */
+	const char *manifest;	/* in: "SRC DST" pairs, or NULL */
+	const char *dst;	/* in: node-local DEST (may hold %h) */
+	int scatter;		/* in: each file to one node only */
+	int merge;		/* out: one tree, not DEST/NODE/ */
+	const char *state_dir;	/* NULL: GFSP_STATE_DIR in the local root */
+	int dry_run;
+	struct gfsp_xfer_opts x;
+};
+
+/* Rank 0's summary of a run. */
+struct gfsp_stage_result {
+	int nodes, ranks;
+	uint64_t files;		/* regular files installed (node copies) */
+	uint64_t skipped;	/* already there */
+	uint64_t links, dirs;	/* made */
+	uint64_t failed;	/* entries that failed on some node */
+	uint64_t listed;	/* entries listed (summed over nodes for out) */
+	uint64_t planned_bytes;	/* bytes to copy, before skipping */
+	struct gfsp_xfer_stats sum;	/* summed over ranks */
+	double seconds;
+	long max_rss_kib;
+	double cpu_seconds;
+	json_object *failures;	/* [{"path","node","error"}] */
+	json_object *plan;	/* dry run: [{"rank","node","bytes","pieces"}] */
+};
+
+/*
+ * Collective: stage in or out as o says.  Returns 0 when every entry is
+ * in place; GFSP_EIO with res->failures naming each entry that is not
+ * (the others are in place); another code when nothing could be done
+ * (res->failures NULL).  Every rank returns the same code.
+ */
+int gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
+	      struct gfsp_stage_result *res, struct gfsp_error *err);
+
+/* Rank 0: the summary as text lines (with the failures) or one JSON
+ * object. */
+void gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
+		     const struct gfsp_stage_result *r, int json);
+void gfsp_stage_result_free(struct gfsp_stage_result *r);
+
+/* The whole of stage-in (way GFSP_STAGE_IN) or stage-out, from main(). */
+int gfsp_stage_main(int way, int argc, char **argv);
+
+#endif /* GFSP_STAGE_H */

@@ -1,0 +1,292 @@
+/*
+ * stagecmd.c - the command side of stage-in and stage-out: one options
+ * table for what both take, one for each, and the glue from options to
+ * gfsp_stage() and its summary.  cmd/stage-in and cmd/stage-out are one
+ * call into here each.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "stage.h"
+
+static uint64_t opt_chunk = GFSP_STAGE_CHUNK_DEFAULT;
+static int64_t opt_compress = -1;
+static uint64_t opt_threads;
+static uint64_t opt_bwlimit;
+static const char *opt_state;
+static const char *opt_manifest;
+static int opt_raw, opt_no_checksum, opt_dry_run, opt_json, opt_progress;
+static int opt_scatter, opt_merge, opt_sync, opt_no_sync;
+
+#define COMMON_OPTS \
+	{ "chunk-size", 'c', GFSP_OPT_SIZE, "SIZE", \
+	  "bytes read and written at a time, a multiple of 1M up to 128M " \
+	  "(default 8M; two buffers of it per rank)", &opt_chunk, NULL }, \
+	{ "compress", 'z', GFSP_OPT_OPTUINT, "LEVEL", \
+	  "store the copies zstd-compressed, at LEVEL (default 3); a " \
+	  "compressed source is always decompressed", &opt_compress, NULL }, \
+	{ "threads", 0, GFSP_OPT_UINT, "N", \
+	  "zstd worker threads per rank (default 0: compress in the reading " \
+	  "thread)", &opt_threads, NULL }, \
+	{ "raw", 0, GFSP_OPT_FLAG, NULL, \
+	  "copy compressed sources as they are, without decompressing", \
+	  &opt_raw, NULL }, \
+	{ "no-checksum", 0, GFSP_OPT_FLAG, NULL, \
+	  "trust size and time alone when deciding a file is already there, " \
+	  "and resumed chunks without reading them back", &opt_no_checksum, \
+	  NULL }, \
+	{ "bwlimit", 0, GFSP_OPT_SIZE, "RATE", \
+	  "bytes per second each node writes at most (e.g. 200M)", \
+	  &opt_bwlimit, NULL }, \
+	{ "state-dir", 0, GFSP_OPT_STRING, "DIR", \
+	  "each node's journal and index (default: .gfsplit-stage in the " \
+	  "node-local root); \"%h\" stands for the node's name", &opt_state, \
+	  NULL }, \
+	{ "dry-run", 'n', GFSP_OPT_FLAG, NULL, \
+	  "list and plan, copy nothing", &opt_dry_run, NULL }, \
+	{ "progress", 0, GFSP_OPT_FLAG, NULL, \
+	  "show the progress line even when stderr is not a terminal", \
+	  &opt_progress, NULL }, \
+	{ "json", 0, GFSP_OPT_FLAG, NULL, \
+	  "print a JSON summary on stdout", &opt_json, NULL }
+
+static const struct gfsp_opt in_opts[] = {
+	{ "manifest", 'm', GFSP_OPT_STRING, "FILE",
+	  "also stage the 'SRC DST' pairs of FILE (DST under DEST)",
+	  &opt_manifest, NULL },
+	{ "scatter", 0, GFSP_OPT_FLAG, NULL,
+	  "spread the files over the nodes (each to one node) instead of "
+	  "giving every node all of them", &opt_scatter, NULL },
+	{ "sync", 0, GFSP_OPT_FLAG, NULL,
+	  "fsync each file before it takes its name", &opt_sync, NULL },
+	COMMON_OPTS,
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
+};
+
+static const struct gfsp_opt out_opts[] = {
+	{ "merge", 0, GFSP_OPT_FLAG, NULL,
+	  "put every node's files in one tree DEST/ (names must not clash) "
+	  "instead of DEST/NODE/", &opt_merge, NULL },
+	{ "no-sync", 0, GFSP_OPT_FLAG, NULL,
+	  "do not fsync each file before it takes its name", &opt_no_sync,
+	  NULL },
+	COMMON_OPTS,
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
+};
+
+static int
+options(int way, struct gfsp_stage_opts *o, int rank)
+{
+	memset(o, 0, sizeof(*o));
+	o->way = way;
+	o->manifest = opt_manifest;
+	o->scatter = opt_scatter;
+	o->merge = opt_merge;
+	o->state_dir = opt_state;
+	o->dry_run = opt_dry_run;
+	o->x.chunk = opt_chunk;
+	o->x.compress = opt_compress >= 0;
+	o->x.level = opt_compress > 0 ? (int)GFSP_MIN(opt_compress, 22) : 0;
+	o->x.workers = (int)GFSP_MIN(opt_threads, 64u);
+	o->x.checksum = !opt_no_checksum;
+	o->x.raw = opt_raw;
+	o->x.bwlimit = opt_bwlimit;
+	o->x.sync = way == GFSP_STAGE_OUT ? !opt_no_sync : opt_sync;
+	if (opt_chunk % (1u << 20) != 0 || opt_chunk > (128u << 20)) {
+		if (rank == 0)
+			gfsp_log_error("--chunk-size: a multiple of 1M up to "
+				      "128M, please");
+		return 2;
+	}
+	if (opt_raw && o->x.compress) {
+		if (rank == 0)
+			gfsp_log_error("--raw and --compress: choose one");
+		return 2;
+	}
+	if (opt_progress)
+		setenv("GFSPLIT_PROGRESS", "1", 1);
+	return 0;
+}
+
+static int
+run(int way, int argc, char **argv, MPI_Comm comm)
+{
+	struct gfsp_stage_opts o;
+	struct gfsp_stage_result res;
+	struct gfsp_error err = { 0 };
+	const char *name = way == GFSP_STAGE_IN ? "stage-in" : "stage-out";
+	int rank, rc;
+
+	MPI_Comm_rank(comm, &rank);
+	rc = options(way, &o, rank);
+	if (rc)
+		return rc;
+	o.nsrc = argc - 1;
+	o.src = argv;
+	o.dst = argv[argc - 1];
+	if (way == GFSP_STAGE_IN && o.nsrc == 0 && o.manifest == NULL) {
+		if (rank == 0)
+			gfsp_log_error("nothing to stage: give SRC... or "
+				      "--manifest");
+		return 2;
+	}
+	if (way == GFSP_STAGE_OUT && o.nsrc != 1) {
+		if (rank == 0)
+			gfsp_log_error("stage-out takes one SRC and one DEST");
+		return 2;
+	}
+	rc = gfsp_stage(comm, &o, &res, &err);
+	if (rank == 0 && (rc == 0 || res.failures != NULL))
+		gfsp_stage_print(stdout, name, &o, &res, opt_json);
+	if (rc && res.failures == NULL)
+		gfsp_log_gfs_error(&err);
+	gfsp_stage_result_free(&res);
+	return rc ? 1 : 0;
+}
+
+static int
+run_in(int argc, char **argv, MPI_Comm comm)
+{
+	return run(GFSP_STAGE_IN, argc, argv, comm);
+}
+
+static int
+run_out(int argc, char **argv, MPI_Comm comm)
+{
+	return run(GFSP_STAGE_OUT, argc, argv, comm);
+}
+
+int
+gfsp_stage_main(int way, int argc, char **argv)
+{
+	static const struct gfsp_cmd in = {
+		.name = "stage-in",
+		.usage = "[OPTIONS] SRC... DEST",
+		.summary = "Copy files and trees from shared storage into the "
+			   "node-local directory DEST of every node, reading "
+			   "each file from shared storage once.",
+		.opts = in_opts,
+		.min_args = 1,
+		.max_args = -1,
+		.uses_mpi = 1,
+		.run = run_in,
+	};
+	static const struct gfsp_cmd out = {
+		.name = "stage-out",
+		.usage = "[OPTIONS] SRC DEST",
+		.summary = "Copy each node's node-local results SRC back to "
+			   "shared storage, into DEST/NODE/ or one merged tree.",
+		.opts = out_opts,
+		.min_args = 2,
+		.max_args = 2,
+		.uses_mpi = 1,
+		.run = run_out,
+	};
+
+	return gfsp_cmd_main(way == GFSP_STAGE_IN ? &in : &out, argc, argv);
+}
+
+/* ------------------------------------------------------------ summary */
+
+void
+gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
+		const struct gfsp_stage_result *r, int json)
+{
+	json_object *j;
+	char a[32], b[32];
+	size_t i, n;
+
+	if (json) {
+		j = json_object_new_object();
+		json_object_object_add(j, "command", json_object_new_string(cmd));
+		json_object_object_add(j, "dest", json_object_new_string(o->dst));
+		json_object_object_add(j, "nodes", json_object_new_int(r->nodes));
+		json_object_object_add(j, "ranks", json_object_new_int(r->ranks));
+		json_object_object_add(j, "dry_run",
+				       json_object_new_boolean(o->dry_run));
+		json_object_object_add(j, "entries",
+				       json_object_new_uint64(r->listed));
+		json_object_object_add(j, "planned_bytes",
+				       json_object_new_uint64(r->planned_bytes));
+		json_object_object_add(j, "files",
+				       json_object_new_uint64(r->files));
+		json_object_object_add(j, "skipped",
+				       json_object_new_uint64(r->skipped));
+		json_object_object_add(j, "links",
+				       json_object_new_uint64(r->links));
+		json_object_object_add(j, "dirs", json_object_new_uint64(r->dirs));
+		json_object_object_add(j, "failed",
+				       json_object_new_uint64(r->failed));
+		json_object_object_add(j, "bytes_read",
+				       json_object_new_uint64(r->sum.bytes_read));
+		json_object_object_add(j, "bytes_written",
+				       json_object_new_uint64(r->sum.bytes_written));
+		json_object_object_add(j, "bytes_resumed",
+				       json_object_new_uint64(r->sum.bytes_resumed));
+		json_object_object_add(j, "bytes_forwarded",
+				       json_object_new_uint64(r->sum.bytes_forwarded));
+		json_object_object_add(j, "raw_bytes",
+				       json_object_new_uint64(r->sum.raw_bytes));
+		json_object_object_add(j, "seconds",
+				       json_object_new_double(r->seconds));
+		json_object_object_add(j, "max_rss_kib",
+				       json_object_new_int64(r->max_rss_kib));
+		json_object_object_add(j, "cpu_seconds",
+				       json_object_new_double(r->cpu_seconds));
+		json_object_object_add(j, "failures", r->failures ?
+				       json_object_get(r->failures) :
+				       json_object_new_array());
+		if (r->plan)
+			json_object_object_add(j, "plan",
+					       json_object_get(r->plan));
+		fprintf(fp, "%s\n", json_object_to_json_string_ext(j,
+			JSON_C_TO_STRING_PLAIN));
+		json_object_put(j);
+		return;
+	}
+	n = r->failures ? json_object_array_length(r->failures) : 0;
+	for (i = 0; i < n; i++) {
+		json_object *f = json_object_array_get_idx(r->failures, i), *x;
+		const char *node = "", *msg = "";
+
+		if (json_object_object_get_ex(f, "node", &x))
+			node = json_object_get_string(x);
+		if (json_object_object_get_ex(f, "error", &x))
+			msg = json_object_get_string(x);
+		gfsp_log_error("%s: %s", node, msg);
+	}
+	if (o->dry_run) {
+		n = r->plan ? json_object_array_length(r->plan) : 0;
+		fprintf(fp, "%s: would copy %s in %llu entries to %d node%s\n",
+			cmd, gfsp_format_size(r->planned_bytes, a, sizeof(a)),
+			(unsigned long long)r->listed, r->nodes,
+			r->nodes == 1 ? "" : "s");
+		for (i = 0; i < n; i++) {
+			json_object *p = json_object_array_get_idx(r->plan, i), *x;
+			uint64_t bytes = 0, pieces = 0;
+
+			if (json_object_object_get_ex(p, "bytes", &x))
+				bytes = (uint64_t)json_object_get_int64(x);
+			if (json_object_object_get_ex(p, "pieces", &x))
+				pieces = (uint64_t)json_object_get_int64(x);
+			fprintf(fp, "  rank %zu: %s in %llu piece%s\n", i,
+				gfsp_format_size(bytes, a, sizeof(a)),
+				(unsigned long long)pieces,
+				pieces == 1 ? "" : "s");
+		}
+		return;
+	}
+	gfsp_log_info("%s: %llu files (%s) on %d node%s, %llu already there, "
+		      "%llu links, %llu failed; read %s in %.2f s",
+		      cmd, (unsigned long long)r->files,
+		      gfsp_format_size(r->sum.raw_bytes, a, sizeof(a)),
+		      r->nodes, r->nodes == 1 ? "" : "s",
+		      (unsigned long long)r->skipped,
+		      (unsigned long long)r->links,
+		      (unsigned long long)r->failed,
+		      gfsp_format_size(r->sum.bytes_read, b, sizeof(b)),
+		      r->seconds);
+}

@@ -1,0 +1,1367 @@
+/*
+ * xfer.c - the transfer engine (stage.h).
+ *
+ * A rank works through its list of pieces with one double-buffered
+ * pipeline (pipe.h).  The helper thread produces: it opens each source,
+ * reads a chunk (decompressing a gfsz source), hashes it, compresses it
+ * when the destination is stored compressed, and hands over a buffer that
+ * starts with a header describing what to write where:
+ *
+ *   chunk buffer:  | struct xhdr (XHDR bytes) | bytes to write ... |
+ *
+ * The calling thread consumes: it writes the bytes into the file's
+ * temporary sibling, records the chunk in the journal, and installs the
+ * file when its last chunk is in.  A piece that every node needs is read
+ * by one rank of its bcomm; that rank's consumer broadcasts each header
+ * and its bytes before writing them, and the other ranks of the bcomm
+ * (whose producer only put a RECV marker in the pipe for the piece)
+ * receive them in their consumer and write them to their own node:
+ *
+ *   reader:    produce c0 | produce c1 | ...
+ *              consume:   bcast c0, write c0 | bcast c1, write c1
+ *   others:    produce RECV marker
+ *              consume:   recv c0, write c0 | recv c1, write c1 | ...
+ *
+ * A failure of one file (its source vanished or changed, a full disk) is
+ * carried in a FAIL header, so every rank of a bcomm sees the same number
+ * of headers whatever happened, and the run goes on with the next piece.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "core.h"
+#include "dst.h"
+#include "pipe.h"
+#include "splitfile.h"
+#include "stage.h"
+#include "tier.h"
+#include "zfile.h"
+
+#define OOM(err) gfsp_error_set(err, GFSP_ENOMEM, "out of memory")
+#define SEG	GFSP_SEG_SIZE_DEFAULT
+#define SEG_MAX	128			/* segments a chunk: 128 MiB chunks */
+#define XHDR	4096			/* header room at a buffer's start */
+
+enum { K_DATA = 1, K_RESUMED, K_FAIL, K_RECV };
+
+struct xhdr {
+	uint32_t kind;
+	int32_t code;			/* K_FAIL: the GFSP_E* code */
+	uint32_t piece;			/* index in the run's list */
+	uint32_t last;			/* last chunk of the piece */
+	uint32_t zdst;			/* the file is stored compressed */
+	uint32_t has_zent;
+	uint64_t raw_off, raw_len;	/* the source's bytes it holds */
+	uint64_t dst_off, dst_len;	/* what to write where */
+	uint64_t stored;		/* K_DATA last: the file's stored size */
+	struct gfsp_zentry zent;	/* compressed: this chunk's frame */
+	uint64_t nseg;
+	uint64_t seg[SEG_MAX];
+	char msg[GFSP_ERRMSG_MAX];
+};
+
+_Static_assert(sizeof(struct xhdr) <= XHDR, "xhdr fits its room");
+
+/* The producer's side of the current piece. */
+struct rd {
+	struct gfsp_file *src;
+	struct gfsp_file *tmp;		/* resume: the temporary, to verify */
+	int zsrc;			/* the source is gfsz */
+	struct gfsp_zindex zix;
+	uint64_t next;			/* next raw offset (or chunk) */
+	uint64_t end;			/* one past the piece's raw bytes */
+	int zdst;			/* -1: not decided yet */
+	uint64_t zoff;			/* next frame's offset */
+	size_t rfirst, rn, ri;		/* the journal's chunks of the file */
+	int resumable;			/* resume still allowed here */
+	int failed;			/* a FAIL header went out */
+};
+
+/* The consumer's side of the file it writes. */
+struct wr {
+	uint32_t file;
+	uint32_t piece;			/* index in the run's list */
+	char *dst, *tmp;
+	struct gfsp_file *out;
+	int rc;				/* the first failure on this node */
+	char *msg;
+	struct gfsp_zentry *ze;		/* compressed: frames so far */
+	size_t nze, capze;
+	uint64_t stored;
+};
+
+struct gfsp_xfer {
+	struct gfsp_xfer_opts o;
+	const struct gfsp_flist *fl;
+	char *root;
+	struct gfsp_state *st;
+	struct gfsp_fresult *res;
+	struct gfsp_progress *prog;
+	struct gfsp_zcodec *zc;		/* the producer's */
+	struct gfsp_zcodec *zcw;	/* the consumer's (checks) */
+	unsigned char *scratch;		/* producer: raw or frame bytes */
+	size_t scap;
+	unsigned char *rbuf;		/* consumer: forwarded chunks */
+	size_t bufsize;
+	/* the run */
+	const struct gfsp_piece *p;
+	size_t np;
+	size_t pi;			/* producer: current piece */
+	int pstarted;
+	struct rd rd;
+	struct wr wr;
+	/* rate limit: tokens in bytes, refilled at o.bwlimit per second */
+	double tokens, tlast;
+	struct gfsp_xfer_stats stats;
+	uint64_t progress;
+};
+
+static uint64_t
+chunk_of(const struct gfsp_xfer *x)
+{
+	return x->o.chunk ? x->o.chunk : GFSP_STAGE_CHUNK_DEFAULT;
+}
+
+char *
+gfsp_xfer_dst_path(const struct gfsp_xfer *x, uint32_t file)
+{
+	char *s;
+
+	if (asprintf(&s, "%s/%s", x->root, x->fl->v[file].rel) < 0)
+		return NULL;
+	return s;
+}
+
+int
+gfsp_xfer_new(const struct gfsp_xfer_opts *o, const struct gfsp_flist *fl,
+	     const char *dst, struct gfsp_state *st, struct gfsp_fresult *res,
+	     struct gfsp_progress *prog, struct gfsp_xfer **out,
+	     struct gfsp_error *err)
+{
+	struct gfsp_xfer *x;
+	uint64_t chunk;
+	int rc = 0;
+
+	*out = NULL;
+	x = calloc(1, sizeof(*x));
+	if (x == NULL)
+		return OOM(err);
+	x->o = *o;
+	x->fl = fl;
+	x->st = st;
+	x->res = res;
+	x->prog = prog;
+	x->root = strdup(dst);
+	chunk = chunk_of(x);
+	if (chunk % SEG != 0 || chunk / SEG > SEG_MAX) {
+		rc = gfsp_error_set(err, GFSP_EINVAL, "chunk size %llu: not a "
+		    "multiple of 1 MiB up to %d MiB", (unsigned long long)chunk,
+		    SEG_MAX);
+		goto out;
+	}
+	x->scap = gfsp_z_bound((size_t)chunk) + GFSP_Z_HEADER_SIZE;
+	x->bufsize = XHDR + x->scap;
+	x->scratch = gfsp_big_alloc(x->scap, 4096);
+	x->rbuf = gfsp_big_alloc(x->bufsize, 4096);
+	if (x->root == NULL || x->scratch == NULL || x->rbuf == NULL) {
+		rc = OOM(err);
+		goto out;
+	}
+	rc = gfsp_zcodec_new(o->level, o->workers, &x->zc, err);
+	if (rc == GFSP_ENOTSUP && !o->compress) {
+		/* without zstd: plain copies work, gfsz sources fail each */
+		gfsp_error_clear(err);
+		rc = 0;
+	}
+	if (rc == 0 && x->zc != NULL)
+		rc = gfsp_zcodec_new(0, 0, &x->zcw, err);
+out:
+	if (rc)
+		gfsp_xfer_free(x);
+	else
+		*out = x;
+	return rc;
+}
+
+void
+gfsp_xfer_free(struct gfsp_xfer *x)
+{
+	if (x == NULL)
+		return;
+	gfsp_zcodec_free(x->zc);
+	gfsp_zcodec_free(x->zcw);
+	free(x->scratch);
+	free(x->rbuf);
+	free(x->root);
+	free(x);
+}
+
+void
+gfsp_xfer_set_progress(struct gfsp_xfer *x, struct gfsp_progress *prog)
+{
+	x->prog = prog;
+}
+
+const struct gfsp_xfer_stats *
+gfsp_xfer_stats(const struct gfsp_xfer *x)
+{
+	return &x->stats;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static int
+same_version(const struct gfsp_stat *a, const struct gfsp_stat *b)
+{
+	return a->size == b->size && a->mtime == b->mtime &&
+	       a->mtime_ns == b->mtime_ns && a->ino == b->ino &&
+	       a->gen == b->gen && a->ctime == b->ctime &&
+	       a->ctime_ns == b->ctime_ns;
+}
+
+/* Record a failure of file f on this rank (the first one stays). */
+static void
+fail_file(struct gfsp_xfer *x, uint32_t f, int code, const char *msg)
+{
+	struct gfsp_fresult *r = &x->res[f];
+
+	if (r->rc != 0)
+		return;
+	r->rc = code ? code : GFSP_EIO;
+	r->msg = strdup(msg);
+}
+
+static void
+rate_wait(struct gfsp_xfer *x, uint64_t n)
+{
+	double now, need;
+	struct timespec ts;
+
+	if (x->o.bwlimit == 0 || n == 0)
+		return;
+	now = gfsp_now();
+	if (x->tlast == 0)
+		x->tokens = (double)chunk_of(x);	/* a burst of a chunk */
+	else
+		x->tokens = GFSP_MIN(x->tokens + (now - x->tlast) *
+				     (double)x->o.bwlimit,
+				     (double)chunk_of(x));
+	x->tlast = now;
+	x->tokens -= (double)n;
+	if (x->tokens >= 0)
+		return;
+	need = -x->tokens / (double)x->o.bwlimit;
+	ts.tv_sec = (time_t)need;
+	ts.tv_nsec = (long)((need - (double)ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL);
+	x->tlast = gfsp_now();
+	x->tokens = 0;
+}
+
+static void
+segs(const void *buf, uint64_t len, uint64_t *seg, uint64_t *nseg)
+{
+	const unsigned char *p = buf;
+	uint64_t n = 0, k;
+
+	while (len > 0) {
+		k = GFSP_MIN(len, (uint64_t)SEG);
+		seg[n++] = gfsp_seg_hash(p, (size_t)k);
+		p += k;
+		len -= k;
+	}
+	*nseg = n;
+}
+
+/* ------------------------------------------------------------ producer */
+
+static void
+rd_close(struct gfsp_xfer *x)
+{
+	struct gfsp_error e = { 0 };
+
+	if (x->rd.src)
+		gfsp_close(x->rd.src, &e);
+	if (x->rd.tmp)
+		gfsp_close(x->rd.tmp, &e);
+	if (x->rd.zsrc)
+		gfsp_zindex_free(&x->rd.zix);
+	memset(&x->rd, 0, sizeof(x->rd));
+}
+
+/* A FAIL header: the piece is over for everyone. */
+static void
+produce_fail(struct gfsp_xfer *x, struct gfsp_chunk *c, struct xhdr *h,
+	     const struct gfsp_error *e)
+{
+	h->kind = K_FAIL;
+	h->code = e->code ? e->code : GFSP_EIO;
+	h->last = 1;
+	snprintf(h->msg, sizeof(h->msg), "%s", e->msg);
+	c->len = XHDR;
+	x->rd.failed = 1;
+}
+
+/* Read a gfsz source's index (the source is open). */
+static int
+open_zsrc(struct gfsp_xfer *x, const struct gfsp_sfile *f,
+	  struct gfsp_error *e)
+{
+	unsigned char foot[GFSP_Z_FOOTER_SIZE];
+	uint64_t ioff, ilen, csize = 0;
+	size_t got;
+	void *frame;
+	int isz = 0, rc;
+
+	rc = gfsp_pread(x->rd.src, x->scratch, GFSP_Z_HEADER_SIZE, 0, &got, e);
+	if (rc)
+		return rc;
+	rc = gfsp_z_detect(x->scratch, got, f->src, &isz, &csize, e);
+	if (rc || !isz)
+		return rc;
+	if (x->zc == NULL)
+		return gfsp_error_set(e, GFSP_ENOTSUP, "'%s' is compressed and "
+		    "this build has no zstd (give --raw to copy it as it is)",
+		    f->src);
+	if (csize + GFSP_Z_HEADER_SIZE > x->scap || csize == 0)
+		return gfsp_error_set(e, GFSP_ECORRUPT, "'%s': compressed "
+		    "chunks of %llu bytes: larger than this build reads",
+		    f->src, (unsigned long long)csize);
+	rc = gfsp_pread(x->rd.src, foot, sizeof(foot),
+			f->st.size - sizeof(foot), &got, e);
+	if (rc == 0 && (got != sizeof(foot) || f->st.size < sizeof(foot)))
+		rc = gfsp_error_set(e, GFSP_ECORRUPT, "'%s': compressed file "
+				   "cut short", f->src);
+	if (rc == 0)
+		rc = gfsp_z_footer_parse(foot, f->st.size, f->src, &ioff, &ilen,
+					 e);
+	if (rc)
+		return rc;
+	frame = malloc(ilen ? ilen : 1);
+	if (frame == NULL)
+		return OOM(e);
+	rc = gfsp_pread(x->rd.src, frame, ilen, ioff, &got, e);
+	if (rc == 0 && got != ilen)
+		rc = gfsp_error_set(e, GFSP_ECORRUPT, "'%s': compressed file "
+				   "cut short", f->src);
+	if (rc == 0)
+		rc = gfsp_z_index_parse(frame, ilen, ioff, csize, f->src,
+					&x->rd.zix, e);
+	free(frame);
+	if (rc == 0)
+		x->rd.zsrc = 1;
+	return rc;
+}
+
+/* Open the source of piece p and check it is the version listed. */
+static int
+rd_begin(struct gfsp_xfer *x, const struct gfsp_piece *p,
+	 struct gfsp_error *e)
+{
+	const struct gfsp_sfile *f = &x->fl->v[p->file];
+	struct gfsp_stat now;
+	int rc;
+
+	memset(&x->rd, 0, sizeof(x->rd));
+	x->rd.zdst = -1;
+	rc = gfsp_open(f->src, GFSP_O_RDONLY, 0, &x->rd.src, e);
+	if (rc == 0)
+		rc = gfsp_fstat(x->rd.src, &now, e);
+	if (rc == 0 && !same_version(&now, &f->st))
+		rc = gfsp_error_set(e, GFSP_EIO, "'%s' changed since it was "
+				   "listed", f->src);
+	if (rc == 0 && !x->o.raw && p->off == 0 && p->npieces == 1)
+		rc = open_zsrc(x, f, e);
+	if (rc)
+		return rc;
+	x->rd.next = x->rd.zsrc ? 0 : p->off;
+	x->rd.end = x->rd.zsrc ? x->rd.zix.n : p->off + p->len;
+	if (x->o.compress && !x->rd.zsrc && p->npieces == 1)
+		x->rd.zdst = -1;	/* decided at the first chunk */
+	else
+		x->rd.zdst = 0;
+	/* resume: only where this rank alone writes the file here */
+	if (x->st != NULL && p->bcomm == MPI_COMM_NULL && !x->rd.zsrc) {
+		x->rd.rn = gfsp_state_chunks(x->st, f->rel,
+					     gfsp_file_key(f->src, &f->st),
+					     &x->rd.rfirst);
+		x->rd.resumable = x->rd.rn > 0;
+	}
+	return 0;
+}
+
+/* The temporary file of entry `file` (malloc'd). */
+static char *
+tmp_path(const struct gfsp_xfer *x, uint32_t file)
+{
+	char *d = gfsp_xfer_dst_path(x, file), *t;
+
+	t = d ? gfsp_stage_tmp_name(d, &x->fl->v[file]) : NULL;
+	free(d);
+	return t;
+}
+
+/*
+ * Is the chunk at raw offset off already in the temporary file, as the
+ * journal says (and, with o.checksum, as its bytes say)?  Then fill h for
+ * a K_RESUMED chunk.  out: room for the raw chunk.  The first chunk that
+ * is not there ends resuming for the piece.
+ */
+static int
+rd_resumed(struct gfsp_xfer *x, const struct gfsp_piece *p, uint64_t off,
+	   uint64_t len, struct xhdr *h, unsigned char *out)
+{
+	const struct gfsp_chunkrec *r = NULL;
+	struct gfsp_error e = { 0 };
+	struct gfsp_zentry ze;
+	const char *tmp = NULL;
+	uint64_t seg[SEG_MAX], nseg;
+	size_t got;
+	char *mine;
+	int ok;
+
+	while (x->rd.ri < x->rd.rn) {
+		r = gfsp_state_chunk(x->st, x->rd.rfirst + x->rd.ri, &tmp);
+		if (r->off >= off)
+			break;
+		x->rd.ri++;
+	}
+	if (x->rd.ri >= x->rd.rn || r->off != off || r->len != len ||
+	    r->nseg > SEG_MAX || r->zlen > x->scap)
+		goto no;
+	/* compressed frames follow each other from the header on */
+	if (r->zlen != 0 && x->rd.zdst != 0 &&
+	    r->zoff != (x->rd.zdst == 1 ? x->rd.zoff : GFSP_Z_HEADER_SIZE))
+		goto no;
+	if ((r->zlen != 0 && x->rd.zdst == 0) ||
+	    (r->zlen == 0 && x->rd.zdst == 1))
+		goto no;
+	mine = tmp_path(x, p->file);
+	ok = mine != NULL && strcmp(mine, tmp) == 0;
+	free(mine);
+	if (!ok)
+		goto no;
+	if (x->o.checksum) {
+		if (x->rd.tmp == NULL &&
+		    gfsp_open(tmp, GFSP_O_RDONLY, 0, &x->rd.tmp, &e) != 0)
+			goto no;
+		if (r->zlen == 0) {
+			if (gfsp_pread(x->rd.tmp, out, len, off, &got, &e) ||
+			    got != len)
+				goto no;
+		} else {
+			if (gfsp_pread(x->rd.tmp, x->scratch, r->zlen, r->zoff,
+				       &got, &e) || got != r->zlen)
+				goto no;
+			ze.z_off = r->zoff;
+			ze.z_len = r->zlen;
+			ze.raw_len = len;
+			ze.hash = r->zhash;
+			if (gfsp_z_decompress(x->zc, 0, &ze, x->scratch, out,
+					      len, tmp, &e))
+				goto no;
+		}
+		segs(out, len, seg, &nseg);
+		if (nseg != r->nseg || memcmp(seg, r->seg, nseg * 8) != 0)
+			goto no;
+	}
+	h->kind = K_RESUMED;
+	h->raw_off = off;
+	h->raw_len = len;
+	h->nseg = r->nseg;
+	memcpy(h->seg, r->seg, r->nseg * 8);
+	if (r->zlen) {
+		h->has_zent = 1;
+		h->zent.z_off = r->zoff;
+		h->zent.z_len = r->zlen;
+		h->zent.raw_len = len;
+		h->zent.hash = r->zhash;
+		x->rd.zoff = r->zoff + r->zlen;
+		x->rd.zdst = 1;
+	} else {
+		x->rd.zdst = 0;
+	}
+	x->rd.ri++;
+	return 1;
+no:
+	x->rd.resumable = 0;
+	return 0;
+}
+
+/*
+ * The bytes to store for the raw chunk `raw` (len bytes at raw offset
+ * off) into out, described in h.  At the first chunk the file is stored
+ * compressed only if that chunk, with the format's overhead, shrinks by
+ * at least 1/64: random data and empty files are stored as they are.
+ */
+static int
+rd_compress(struct gfsp_xfer *x, const unsigned char *raw, uint64_t len,
+	    uint64_t off, struct xhdr *h, unsigned char *out,
+	    struct gfsp_error *e)
+{
+	const uint64_t overhead = GFSP_Z_HEADER_SIZE + 8 + GFSP_Z_ENTRY_SIZE +
+				  GFSP_Z_FOOTER_SIZE;
+	size_t zlen = 0, at = off == 0 ? GFSP_Z_HEADER_SIZE : 0;
+	int rc;
+
+	if (x->rd.zdst != 0) {
+		rc = gfsp_z_compress(x->zc, raw, (size_t)len, out + at,
+				     x->scap - at, &zlen, e);
+		if (rc)
+			return rc;
+		if (x->rd.zdst == -1)
+			x->rd.zdst = len > 0 &&
+			    zlen + overhead + len / 64 < len ? 1 : 0;
+	}
+	if (x->rd.zdst == 0) {
+		memcpy(out, raw, (size_t)len);
+		h->dst_off = off;
+		h->dst_len = len;
+		return 0;
+	}
+	if (off == 0) {
+		gfsp_z_header(out, chunk_of(x));
+		x->rd.zoff = GFSP_Z_HEADER_SIZE;
+	}
+	h->has_zent = 1;
+	h->zent.z_off = x->rd.zoff;
+	h->zent.z_len = zlen;
+	h->zent.raw_len = len;
+	h->zent.hash = gfsp_hash64(raw, (size_t)len);
+	h->dst_off = x->rd.zoff - at;
+	h->dst_len = at + zlen;
+	x->rd.zoff += zlen;
+	return 0;
+}
+
+/* One chunk of the current piece into c (h at its start). */
+static int
+rd_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
+	 struct gfsp_chunk *c, struct xhdr *h, struct gfsp_error *e)
+{
+	const struct gfsp_sfile *f = &x->fl->v[p->file];
+	unsigned char *data = (unsigned char *)c->buf + XHDR;
+	const struct gfsp_zentry *ze;
+	uint64_t off, len;
+	size_t got;
+	int rc;
+
+	h->kind = K_DATA;
+	if (x->rd.zsrc && x->rd.zix.n == 0) {	/* an empty gfsz file */
+		off = len = 0;
+		h->nseg = h->dst_off = h->dst_len = 0;
+	} else if (x->rd.zsrc) {	/* chunk rd.next of a gfsz source */
+		ze = &x->rd.zix.e[x->rd.next];
+		off = x->rd.next * x->rd.zix.chunk_size;
+		len = ze->raw_len;
+		rc = gfsp_pread(x->rd.src, x->scratch, ze->z_len, ze->z_off,
+				&got, e);
+		if (rc == 0 && got != ze->z_len)
+			rc = gfsp_error_set(e, GFSP_ECORRUPT, "'%s': compressed "
+					   "file cut short", f->src);
+		if (rc == 0)
+			rc = gfsp_z_decompress(x->zc, x->rd.next, ze,
+					       x->scratch, data, x->scap, f->src,
+					       e);
+		if (rc)
+			return rc;
+		x->rd.next++;
+		x->stats.bytes_read += ze->z_len;
+		segs(data, len, h->seg, &h->nseg);
+		h->dst_off = off;
+		h->dst_len = len;
+	} else {
+		off = x->rd.next;
+		len = GFSP_MIN(chunk_of(x), x->rd.end - off);
+		x->rd.next += len;
+		if (x->rd.resumable && rd_resumed(x, p, off, len, h, data))
+			goto out;
+		/* to compress, read into scratch and store into data */
+		rc = gfsp_pread(x->rd.src, x->rd.zdst ? x->scratch : data, len,
+				off, &got, e);
+		if (rc == 0 && got != len)
+			rc = gfsp_error_set(e, GFSP_EIO, "'%s' changed while it "
+			    "was staged: it ends at %llu, it was listed with "
+			    "%llu bytes", f->src,
+			    (unsigned long long)(off + got),
+			    (unsigned long long)f->st.size);
+		if (rc)
+			return rc;
+		x->stats.bytes_read += len;
+		if (x->rd.zdst) {
+			segs(x->scratch, len, h->seg, &h->nseg);
+			rc = rd_compress(x, x->scratch, len, off, h, data, e);
+			if (rc)
+				return rc;
+		} else {
+			segs(data, len, h->seg, &h->nseg);
+			h->dst_off = off;
+			h->dst_len = len;
+		}
+	}
+out:
+	h->raw_off = off;
+	h->raw_len = len;
+	h->zdst = x->rd.zdst == 1;
+	h->last = x->rd.next >= x->rd.end;
+	c->len = XHDR + (h->kind == K_DATA ? h->dst_len : 0);
+	return 0;
+}
+
+/* The source must still be the version listed once the piece is read. */
+static int
+rd_end(struct gfsp_xfer *x, const struct gfsp_piece *p, struct gfsp_error *e)
+{
+	const struct gfsp_sfile *f = &x->fl->v[p->file];
+	struct gfsp_stat now;
+	int rc;
+
+	rc = gfsp_fstat(x->rd.src, &now, e);
+	if (rc == 0 && !same_version(&now, &f->st))
+		rc = gfsp_error_set(e, GFSP_EIO, "'%s' changed while it was "
+				   "staged (size, time or inode differ from "
+				   "when it was listed)", f->src);
+	return rc;
+}
+
+static int
+am_reader(const struct gfsp_piece *p)
+{
+	int r;
+
+	if (p->bcomm == MPI_COMM_NULL)
+		return 1;
+	MPI_Comm_rank(p->bcomm, &r);
+	return r == p->reader;
+}
+
+/*
+ * The pipe's producer: the next chunk of the current piece, a RECV marker
+ * for a piece another rank reads, or done.  A failure of the piece's file
+ * becomes a FAIL header (the pipe goes on); only a failure to make a
+ * header at all stops the pipe.
+ */
+static int
+xfer_produce(void *arg, struct gfsp_chunk *c, int *done,
+	     struct gfsp_error *err)
+{
+	struct gfsp_xfer *x = arg;
+	struct xhdr *h = c->buf;
+	struct gfsp_error e = { 0 };
+	const struct gfsp_piece *p;
+	int rc;
+
+	if (x->pi >= x->np) {
+		*done = 1;
+		return 0;
+	}
+	p = &x->p[x->pi];
+	memset(h, 0, offsetof(struct xhdr, seg));
+	h->msg[0] = '\0';
+	h->piece = (uint32_t)x->pi;
+	if (!am_reader(p)) {
+		h->kind = K_RECV;
+		c->len = XHDR;
+		x->pi++;
+		return 0;
+	}
+	if (!x->pstarted) {
+		x->pstarted = 1;
+		rc = rd_begin(x, p, &e);
+		if (rc) {
+			produce_fail(x, c, h, &e);
+			goto next;
+		}
+	}
+	rc = rd_chunk(x, p, c, h, &e);
+	if (rc == 0 && h->last)
+		rc = rd_end(x, p, &e);
+	if (rc) {
+		produce_fail(x, c, h, &e);
+		goto next;
+	}
+	if (!h->last)
+		return 0;
+next:
+	rd_close(x);
+	x->pstarted = 0;
+	x->pi++;
+	(void)err;
+	return 0;
+}
+
+/* ------------------------------------------------------------ consumer */
+
+/* Keep the segment hashes of a chunk at their place in the file's list. */
+static int
+keep_segs(struct gfsp_xfer *x, uint32_t f, const struct xhdr *h,
+	  struct gfsp_error *err)
+{
+	struct gfsp_fresult *r = &x->res[f];
+	uint64_t first = h->raw_off / SEG, need = first + h->nseg, *v;
+
+	if (need > r->nseg) {
+		v = realloc(r->seg, need * sizeof(*v));
+		if (v == NULL)
+			return OOM(err);
+		memset(v + r->nseg, 0, (need - r->nseg) * sizeof(*v));
+		r->seg = v;
+		r->nseg = need;
+	}
+	memcpy(r->seg + first, h->seg, h->nseg * sizeof(*v));
+	return 0;
+}
+
+static int
+keep_zent(struct gfsp_xfer *x, const struct gfsp_zentry *ze,
+	  struct gfsp_error *err)
+{
+	struct wr *w = &x->wr;
+	struct gfsp_zentry *v;
+	size_t cap;
+
+	if (w->nze == w->capze) {
+		cap = w->capze ? 2 * w->capze : 16;
+		v = realloc(w->ze, cap * sizeof(*v));
+		if (v == NULL)
+			return OOM(err);
+		w->ze = v;
+		w->capze = cap;
+	}
+	w->ze[w->nze++] = *ze;
+	return 0;
+}
+
+/* The first failure of the file on this node (kept in wr). */
+static void
+wr_fail(struct gfsp_xfer *x, const struct gfsp_error *e)
+{
+	if (x->wr.rc != 0)
+		return;
+	x->wr.rc = e->code ? e->code : GFSP_EIO;
+	x->wr.msg = strdup(e->msg);
+}
+
+static void
+wr_reset(struct gfsp_xfer *x)
+{
+	struct gfsp_error e = { 0 };
+
+	if (x->wr.out)
+		gfsp_close(x->wr.out, &e);
+	free(x->wr.dst);
+	free(x->wr.tmp);
+	free(x->wr.msg);
+	free(x->wr.ze);
+	memset(&x->wr, 0, sizeof(x->wr));
+}
+
+/* The directory that holds path, made with its parents (for manifest
+ * entries, whose parents are not listed). */
+static int
+make_parent(const char *path, struct gfsp_error *e)
+{
+	char *dir = strdup(path), *slash;
+	int rc;
+
+	if (dir == NULL)
+		return OOM(e);
+	slash = strrchr(dir, '/');
+	if (slash == NULL || slash == dir) {
+		free(dir);
+		return 0;
+	}
+	*slash = '\0';
+	rc = gfsp_mkdirs(dir, 0755, e);
+	free(dir);
+	return rc;
+}
+
+static int
+wr_begin(struct gfsp_xfer *x, const struct gfsp_piece *p)
+{
+	struct gfsp_error e = { 0 };
+
+	wr_reset(x);
+	x->wr.file = p->file;
+	x->wr.dst = gfsp_xfer_dst_path(x, p->file);
+	x->wr.tmp = tmp_path(x, p->file);
+	if (x->wr.dst == NULL || x->wr.tmp == NULL)
+		return GFSP_ENOMEM;
+	/* no O_TRUNC: chunks found in the journal are already in it, and
+	 * every other byte up to the end is written now */
+	if (gfsp_open(x->wr.tmp, GFSP_O_WRONLY | GFSP_O_CREAT, 0600,
+		      &x->wr.out, &e) == GFSP_ENOENT) {
+		gfsp_error_clear(&e);
+		if (make_parent(x->wr.tmp, &e) == 0)
+			gfsp_open(x->wr.tmp, GFSP_O_WRONLY | GFSP_O_CREAT,
+				  0600, &x->wr.out, &e);
+	}
+	if (x->wr.out == NULL)
+		wr_fail(x, &e);
+	return 0;
+}
+
+/*
+ * Rename the finished tmp to dst.  Whatever dst is now (a file, a link,
+ * an empty directory is refused) is moved aside first, the new one
+ * renamed in, and only then the old one removed; if the second rename
+ * fails the old one is put back.
+ */
+static int
+put_in_place(const char *tmp, const char *dst, struct gfsp_error *e)
+{
+	struct gfsp_stat st;
+	struct gfsp_error le = { 0 };
+	char *old;
+	int rc;
+
+	rc = gfsp_lstat(dst, &st, &le);
+	if (rc == GFSP_ENOENT)
+		return gfsp_rename(tmp, dst, e);
+	if (rc)
+		return gfsp_error_set(e, rc, "%s", le.msg);
+	if (S_ISDIR(st.mode))
+		return gfsp_error_set(e, GFSP_EEXIST, "'%s' is a directory "
+				     "(refusing to replace it)", dst);
+	if (asprintf(&old, "%s.old", tmp) < 0)
+		return OOM(e);
+	rc = gfsp_rename(dst, old, e);
+	if (rc == 0) {
+		rc = gfsp_rename(tmp, dst, e);
+		if (rc)
+			gfsp_rename(old, dst, NULL);
+		else
+			gfsp_unlink(old, NULL);
+	}
+	free(old);
+	return rc;
+}
+
+/* Record in the state that dst holds file's source as it is now. */
+static int
+record_done(struct gfsp_xfer *x, uint32_t file, const char *dst,
+	    uint64_t hash, struct gfsp_error *e)
+{
+	const struct gfsp_sfile *f = &x->fl->v[file];
+	struct gfsp_stat now;
+	struct gfsp_done rec;
+	int rc;
+
+	if (x->st == NULL)
+		return 0;
+	/* what a re-run compares: this source version, that installed file */
+	rc = gfsp_stat(dst, &now, e);
+	if (rc)
+		return rc;
+	memset(&rec, 0, sizeof(rec));
+	rec.key = gfsp_file_key(f->src, &f->st);
+	rec.size = now.size;
+	rec.mtime = now.mtime;
+	rec.mtime_ns = now.mtime_ns;
+	rec.dmtime_ns = now.mtime_ns;
+	rec.dino = now.ino;
+	rec.dctime = now.ctime;
+	rec.dctime_ns = now.ctime_ns;
+	rec.hash = hash;
+	return gfsp_state_add_done(x->st, f->rel, &rec, e);
+}
+
+/* Give the finished temporary file the source's mode and times and
+ * rename it into place; record it as installed. */
+static int
+install(struct gfsp_xfer *x, uint32_t file, const char *tmp, const char *dst,
+	uint64_t stored, uint64_t hash, struct gfsp_error *e)
+{
+	const struct gfsp_sfile *f = &x->fl->v[file];
+	int rc;
+
+	rc = gfsp_chmod(tmp, f->st.mode & 07777, e);
+	if (rc == 0)
+		rc = gfsp_utimens(tmp, f->st.atime, f->st.atime_ns,
+				  f->st.mtime, f->st.mtime_ns, e);
+	if (rc)
+		return rc;
+	rc = put_in_place(tmp, dst, e);
+	if (rc)
+		return rc;
+	x->res[file].installed = 1;
+	x->res[file].hash = hash;
+	x->res[file].stored = stored;
+	x->stats.files++;
+	return record_done(x, file, dst, hash, e);
+}
+
+/* The file's checksum from its segment hashes (all of them here). */
+static uint64_t
+file_hash(const struct gfsp_fresult *r)
+{
+	return gfsp_phash_root(r->seg, r->nseg);
+}
+
+/* The last chunk of the piece is in: close the temporary file, and
+ * install a file that was one piece. */
+static void
+wr_end(struct gfsp_xfer *x, const struct gfsp_piece *p)
+{
+	struct gfsp_error e = { 0 };
+	struct wr *w = &x->wr;
+	void *ix = NULL;
+	size_t ixlen = 0;
+	uint64_t raw = 0, hash;
+	size_t i;
+	int rc = w->rc;
+
+	hash = file_hash(&x->res[p->file]);
+	if (rc == 0 && w->nze > 0) {	/* stored compressed: the index */
+		for (i = 0; i < w->nze; i++)
+			raw += w->ze[i].raw_len;
+		rc = gfsp_z_index_build(w->ze, w->nze, w->stored, raw, hash,
+					&ix, &ixlen, &e);
+		if (rc == 0)
+			rc = gfsp_pwrite(w->out, ix, ixlen, w->stored, &e);
+		if (rc == 0)
+			w->stored += ixlen;
+		free(ix);
+	}
+	if (rc == 0 && p->npieces == 1)
+		rc = gfsp_ftruncate(w->out, w->stored, &e);
+	if (rc == 0 && p->npieces == 1 && x->o.sync)
+		rc = gfsp_fsync(w->out, &e);
+	if (w->out) {
+		int crc = gfsp_close(w->out, rc ? NULL : &e);
+
+		w->out = NULL;
+		if (rc == 0)
+			rc = crc;
+	}
+	if (rc == 0 && p->npieces == 1)
+		rc = install(x, p->file, w->tmp, w->dst, w->stored, hash, &e);
+	if (rc && w->rc == 0)
+		wr_fail(x, &e);
+	if (w->rc)
+		fail_file(x, p->file, w->rc, w->msg);
+	wr_reset(x);
+}
+
+/* Has the journal chunks of this version of the file? */
+static int
+journaled(struct gfsp_xfer *x, uint32_t file)
+{
+	const struct gfsp_sfile *f = &x->fl->v[file];
+	size_t first;
+
+	return x->st != NULL && gfsp_state_chunks(x->st, f->rel,
+	    gfsp_file_key(f->src, &f->st), &first) > 0;
+}
+
+/* Write one chunk (h, data) of piece p here. */
+static int
+wr_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
+	 const struct xhdr *h, const unsigned char *data,
+	 struct gfsp_error *err)
+{
+	const struct gfsp_sfile *f = &x->fl->v[p->file];
+	struct gfsp_error e = { 0 };
+	struct gfsp_chunkrec rec;
+	struct wr *w = &x->wr;
+	int rc;
+
+	if (w->dst == NULL || w->piece != h->piece) {
+		if (h->kind == K_FAIL) {	/* before anything was made */
+			fail_file(x, p->file, h->code, h->msg);
+			return 0;
+		}
+		if (wr_begin(x, p))
+			return OOM(err);
+		w->piece = h->piece;
+	}
+	if (h->kind == K_FAIL) {
+		gfsp_error_set(&e, h->code, "%s", h->msg);
+		wr_fail(x, &e);
+		/* nothing of it is kept for a resume: drop what was made */
+		if (p->npieces == 1 && !journaled(x, p->file))
+			gfsp_unlink(w->tmp, &e);
+		wr_end(x, p);
+		return 0;
+	}
+	rc = keep_segs(x, p->file, h, err);
+	if (rc == 0 && h->has_zent)
+		rc = keep_zent(x, &h->zent, err);
+	if (rc)
+		return rc;
+	if (h->kind == K_DATA && w->rc == 0 && h->dst_len > 0) {
+		rate_wait(x, h->dst_len);
+		if (gfsp_pwrite(w->out, data, h->dst_len, h->dst_off, &e) != 0)
+			wr_fail(x, &e);
+		else
+			x->stats.bytes_written += h->dst_len;
+	}
+	if (h->kind == K_RESUMED)
+		x->stats.bytes_resumed += h->raw_len;
+	else
+		x->stats.raw_bytes += h->raw_len;
+	w->stored = GFSP_MAX(w->stored, h->kind == K_RESUMED && h->has_zent
+			     ? h->zent.z_off + h->zent.z_len
+			     : h->kind == K_RESUMED ? h->raw_off + h->raw_len
+			     : h->dst_off + h->dst_len);
+	/* a chunk of a file of several, written by this rank alone: into
+	 * the journal once its bytes are out of the client (Gfarm buffers) */
+	if (h->kind == K_DATA && w->rc == 0 && x->st != NULL &&
+	    p->bcomm == MPI_COMM_NULL && f->st.size > chunk_of(x) &&
+	    !(h->last && p->npieces == 1)) {
+		if (gfsp_flush(w->out, &e) != 0) {
+			wr_fail(x, &e);
+		} else {
+			memset(&rec, 0, sizeof(rec));
+			rec.off = h->raw_off;
+			rec.len = h->raw_len;
+			if (h->has_zent) {
+				rec.zoff = h->zent.z_off;
+				rec.zlen = h->zent.z_len;
+				rec.zhash = h->zent.hash;
+			}
+			rec.nseg = h->nseg;
+			rec.seg = (uint64_t *)h->seg;
+			if (gfsp_state_add_chunk(x->st, f->rel,
+						 gfsp_file_key(f->src, &f->st),
+						 w->tmp, &rec, &e) != 0)
+				wr_fail(x, &e);
+		}
+	}
+	x->progress += h->raw_len;
+	if (x->prog)
+		gfsp_progress_update(x->prog, x->progress);
+	if (h->last)
+		wr_end(x, p);
+	return 0;
+}
+
+/* Receive piece p, chunk after chunk, from its reader, and write it. */
+static int
+recv_piece(struct gfsp_xfer *x, const struct gfsp_piece *p,
+	   struct gfsp_error *err)
+{
+	struct xhdr *h = (struct xhdr *)x->rbuf;
+	int rc;
+
+	do {
+		rc = gfsp_mpi_check(MPI_Bcast(x->rbuf, XHDR, MPI_BYTE,
+					      p->reader, p->bcomm),
+				   "MPI_Bcast", err);
+		if (rc == 0 && h->kind == K_DATA && h->dst_len > 0)
+			rc = gfsp_mpi_check(MPI_Bcast(x->rbuf + XHDR,
+						      (int)h->dst_len, MPI_BYTE,
+						      p->reader, p->bcomm),
+					   "MPI_Bcast", err);
+		if (rc == 0 && h->kind != K_DATA && h->kind != K_FAIL &&
+		    h->kind != K_RESUMED)
+			rc = gfsp_error_set(err, GFSP_ECORRUPT, "forwarded "
+					   "chunk of unknown kind %u", h->kind);
+		if (rc == 0) {
+			if (h->kind == K_DATA)
+				x->stats.bytes_forwarded += h->dst_len;
+			rc = wr_chunk(x, p, h, x->rbuf + XHDR, err);
+		}
+	} while (rc == 0 && !h->last);
+	return rc;
+}
+
+static int
+xfer_consume(void *arg, const struct gfsp_chunk *c, struct gfsp_error *err)
+{
+	struct gfsp_xfer *x = arg;
+	const struct xhdr *h = c->buf;
+	const struct gfsp_piece *p = &x->p[h->piece];
+	int rc;
+
+	if (h->kind == K_RECV)
+		return recv_piece(x, p, err);
+	if (p->bcomm != MPI_COMM_NULL) {
+		rc = gfsp_mpi_check(MPI_Bcast(c->buf, XHDR, MPI_BYTE, p->reader,
+					      p->bcomm), "MPI_Bcast", err);
+		if (rc == 0 && h->kind == K_DATA && h->dst_len > 0)
+			rc = gfsp_mpi_check(MPI_Bcast((char *)c->buf + XHDR,
+						      (int)h->dst_len, MPI_BYTE,
+						      p->reader, p->bcomm),
+					   "MPI_Bcast", err);
+		if (rc)
+			return rc;
+	}
+	return wr_chunk(x, p, h, (const unsigned char *)c->buf + XHDR, err);
+}
+
+static const struct gfsp_pipe_ops xfer_pipe_ops = {
+	.produce = xfer_produce,
+	.consume = xfer_consume,
+};
+
+int
+gfsp_xfer_run(struct gfsp_xfer *x, const struct gfsp_piece *p, size_t n,
+	     struct gfsp_error *err)
+{
+	int rc;
+
+	if (n == 0)
+		return 0;
+	x->p = p;
+	x->np = n;
+	x->pi = 0;
+	x->pstarted = 0;
+	rc = gfsp_pipe_run(&xfer_pipe_ops, x, x->bufsize, err);
+	rd_close(x);
+	wr_reset(x);
+	x->p = NULL;
+	x->np = 0;
+	return rc;
+}
+
+int
+gfsp_xfer_finish(struct gfsp_xfer *x, uint32_t file)
+{
+	const struct gfsp_sfile *f = &x->fl->v[file];
+	struct gfsp_fresult *r = &x->res[file];
+	struct gfsp_error e = { 0 };
+	struct gfsp_file *out = NULL;
+	char *dst = gfsp_xfer_dst_path(x, file), *tmp = tmp_path(x, file);
+	int rc;
+
+	if (dst == NULL || tmp == NULL) {
+		rc = OOM(&e);
+		goto out;
+	}
+	rc = gfsp_open(tmp, GFSP_O_WRONLY, 0, &out, &e);
+	if (rc == 0)
+		rc = gfsp_ftruncate(out, f->st.size, &e);
+	if (rc == 0 && x->o.sync)
+		rc = gfsp_fsync(out, &e);
+	if (out != NULL) {
+		int crc = gfsp_close(out, rc ? NULL : &e);
+
+		if (rc == 0)
+			rc = crc;
+	}
+	if (rc == 0)
+		rc = install(x, file, tmp, dst, f->st.size, file_hash(r), &e);
+out:
+	if (rc)
+		fail_file(x, file, rc, e.msg);
+	free(dst);
+	free(tmp);
+	return rc;
+}
+
+/* ---------------------------------------------- directories and links */
+
+/* Record again the file whose rel is `rel` (at dst), which is in place
+ * (another rank may have installed it: its checksum may be unknown
+ * here, and is then recorded as 0). */
+static void
+rerecord(struct gfsp_xfer *x, const char *rel, const char *dst)
+{
+	size_t i;
+
+	for (i = 0; i < x->fl->n; i++)
+		if (strcmp(x->fl->v[i].rel, rel) == 0)
+			break;
+	if (i < x->fl->n && x->res[i].rc == 0)
+		record_done(x, (uint32_t)i, dst, x->res[i].hash, NULL);
+}
+
+/* Is the link f already at dst (the same target; the same file)? */
+static int
+link_there(struct gfsp_xfer *x, const struct gfsp_sfile *f, const char *dst)
+{
+	struct gfsp_stat a, b;
+	char *target = NULL, *first = NULL;
+	int same = 0;
+
+	if (gfsp_lstat(dst, &a, NULL) != 0)
+		return 0;
+	if (f->type == GFSP_SF_SYMLINK) {
+		same = S_ISLNK(a.mode) && gfsp_readlink(dst, &target, NULL) == 0
+		       && strcmp(target, f->link) == 0;
+	} else if (asprintf(&first, "%s/%s", x->root, f->link) >= 0) {
+		same = S_ISREG(a.mode) && gfsp_lstat(first, &b, NULL) == 0 &&
+		       a.ino == b.ino;
+	} else {
+		first = NULL;
+	}
+	free(target);
+	free(first);
+	return same;
+}
+
+int
+gfsp_xfer_make(struct gfsp_xfer *x, uint32_t file)
+{
+	const struct gfsp_sfile *f = &x->fl->v[file];
+	struct gfsp_error e = { 0 };
+	char *dst = gfsp_xfer_dst_path(x, file), *tmp = NULL, *first = NULL;
+	int rc = 0, tries;
+
+	if (dst == NULL) {
+		rc = OOM(&e);
+		goto out;
+	}
+	if (f->type == GFSP_SF_DIR) {
+		/* writable by us until dir_times gives it its own mode */
+		rc = gfsp_mkdirs(dst, 0700, &e);
+		goto out;
+	}
+	if ((f->type != GFSP_SF_SYMLINK && f->type != GFSP_SF_HARDLINK) ||
+	    link_there(x, f, dst))
+		goto out;
+	/* a link is made under a temporary name and renamed into place */
+	tmp = tmp_path(x, file);
+	if (tmp == NULL || (f->type == GFSP_SF_HARDLINK &&
+			    asprintf(&first, "%s/%s", x->root, f->link) < 0)) {
+		first = NULL;
+		rc = OOM(&e);
+		goto out;
+	}
+	gfsp_unlink(tmp, NULL);	/* a leftover of an interrupted run */
+	for (tries = 0; tries < 2; tries++) {
+		gfsp_error_clear(&e);
+		rc = f->type == GFSP_SF_SYMLINK ? gfsp_symlink(f->link, tmp, &e)
+		    : gfsp_link(first, tmp, &e);
+		if (rc != GFSP_ENOENT || tries > 0 ||
+		    (f->type == GFSP_SF_HARDLINK &&
+		     gfsp_lstat(first, &(struct gfsp_stat){ 0 }, NULL) != 0))
+			break;
+		gfsp_error_clear(&e);
+		if (make_parent(tmp, &e) != 0)
+			break;
+	}
+	if (rc == 0)
+		rc = put_in_place(tmp, dst, &e);
+	if (rc) {
+		gfsp_unlink(tmp, NULL);
+	} else {
+		x->res[file].installed = 1;
+		/* a new name changed the first's ctime: record it anew */
+		if (f->type == GFSP_SF_HARDLINK)
+			rerecord(x, f->link, first);
+	}
+out:
+	if (rc)
+		fail_file(x, file, rc, e.msg);
+	free(dst);
+	free(tmp);
+	free(first);
+	return rc;
+}
+
+void
+gfsp_xfer_dir_times(struct gfsp_xfer *x)
+{
+	const struct gfsp_sfile *f;
+	struct gfsp_error e;
+	char *dst;
+	size_t i;
+
+	/* sorted by rel: backwards, every directory after what it holds */
+	for (i = x->fl->n; i-- > 0;) {
+		f = &x->fl->v[i];
+		if (f->type != GFSP_SF_DIR || x->res[i].rc != 0)
+			continue;
+		dst = gfsp_xfer_dst_path(x, (uint32_t)i);
+		if (dst == NULL)
+			continue;
+		gfsp_error_clear(&e);
+		if (gfsp_chmod(dst, f->st.mode & 07777, &e) != 0 ||
+		    gfsp_utimens(dst, f->st.atime, f->st.atime_ns, f->st.mtime,
+				 f->st.mtime_ns, &e) != 0)
+			fail_file(x, (uint32_t)i, e.code, e.msg);
+		free(dst);
+	}
+}
+
+/* ------------------------------------------------------- already there */
+
+/* The phash of a whole file (NULL x->scratch use: the caller's buffer). */
+static int
+hash_whole(struct gfsp_xfer *x, const char *path, uint64_t size,
+	   uint64_t *hash, struct gfsp_error *e)
+{
+	struct gfsp_file *f;
+	struct gfsp_phash *ph;
+	uint64_t off, len;
+	size_t got;
+	int rc;
+
+	ph = gfsp_phash_new(SEG);
+	if (ph == NULL)
+		return OOM(e);
+	rc = gfsp_open(path, GFSP_O_RDONLY, 0, &f, e);
+	for (off = 0; rc == 0 && off < size; off += len) {
+		len = GFSP_MIN(x->scap, size - off);
+		rc = gfsp_pread(f, x->scratch, len, off, &got, e);
+		if (rc == 0 && got != len)
+			rc = gfsp_error_set(e, GFSP_EIO, "'%s' is shorter than "
+					   "it was", path);
+		if (rc == 0)
+			gfsp_phash_update(ph, x->scratch, len);
+	}
+	if (rc == 0)
+		*hash = gfsp_phash_final(ph);
+	if (f != NULL && rc != GFSP_ENOENT)
+		gfsp_close(f, NULL);
+	gfsp_phash_free(ph);
+	return rc;
+}
+
+int
+gfsp_xfer_present(struct gfsp_xfer *x, uint32_t file)
+{
+	const struct gfsp_sfile *f = &x->fl->v[file];
+	const struct gfsp_done *d = NULL;
+	struct gfsp_error e = { 0 };
+	struct gfsp_stat now;
+	uint64_t hs, hd;
+	char *dst;
+	int rc, same = 0;
+
+	if (f->type != GFSP_SF_FILE)
+		return 0;
+	dst = gfsp_xfer_dst_path(x, file);
+	if (dst == NULL)
+		return 0;
+	rc = gfsp_stat(dst, &now, &e);
+	if (rc != 0 || !S_ISREG(now.mode))
+		goto out;
+	if (x->st != NULL)
+		d = gfsp_state_done(x->st, f->rel);
+	if (d != NULL) {
+		/* installed by us from this very version, untouched since */
+		same = d->key == gfsp_file_key(f->src, &f->st) &&
+		       d->size == now.size && d->dino == now.ino &&
+		       d->mtime == now.mtime && d->dmtime_ns == now.mtime_ns &&
+		       d->dctime == now.ctime && d->dctime_ns == now.ctime_ns;
+		if (same)
+			x->res[file].hash = d->hash;
+		goto out;
+	}
+	/* made by someone else: same size and time, and same bytes */
+	if (now.size != f->st.size || now.mtime != f->st.mtime ||
+	    now.mtime_ns != f->st.mtime_ns)
+		goto out;
+	if (!x->o.checksum) {
+		same = 1;
+		goto out;
+	}
+	same = hash_whole(x, f->src, f->st.size, &hs, &e) == 0 &&
+	       hash_whole(x, dst, now.size, &hd, &e) == 0 && hs == hd;
+	if (same)
+		x->res[file].hash = hs;
+out:
+	if (same)
+		x->res[file].skipped = 1;
+	free(dst);
+	return same;
+}

@@ -1,0 +1,299 @@
+#!/bin/bash
+# stage.sh - stage-in and stage-out (libcore/stage.c, xfer.c, walk.c,
+# journal.c) under real mpiexec, on POSIX storage; two emulated nodes
+# where it matters (MPMD with GFSPLIT_NODE, DEST/%h):
+#   - a tree arrives whole: bytes, modes, times, symbolic links, hard
+#     links, empty and sparse files, names with spaces and newlines
+#   - a file every node needs is read from shared storage once and
+#     forwarded; --scatter gives each file to one node
+#   - a re-run skips what is there; a changed file is copied again
+#   - zstd: the stored copy is smaller for smooth data, never larger for
+#     random data, readable by the zstd CLI, decompressed by stage-in;
+#     a corrupted one is detected
+#   - a rank killed mid-file: nothing under the final name, and the next
+#     run resumes without recopying the chunks it had written
+#   - a missing or unreadable source, a source that changes while it is
+#     copied, a full destination, a manifest that leaves DEST: each a
+#     clear error naming the file, exit 1, the other files in place
+#   - stage-out: per-node directories, --merge, and clashing names
+. "$(dirname "$0")/../lib.sh"
+
+IN=$BIN/stage-in
+OUT_=$BIN/stage-out
+for p in "$IN" "$OUT_"; do
+	if [ ! -x "$p" ]; then
+		not_ok "$(basename "$p") is built" "missing: $p (make)"
+		finish
+		exit 1
+	fi
+done
+
+# two K PROG ARGS..: K ranks on node nA and K on node nB
+two() {
+	_k=$1; shift
+	timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$_k" -env GFSPLIT_NODE nA "$@" : \
+		-n "$_k" -env GFSPLIT_NODE nB "$@"
+}
+# run DESC N PROG ARGS..: exits 0 with valid JSON (--json is added) in $J
+J=$TMPD/last.json
+run() {
+	_d=$1 _n=$2; shift 2
+	if mpirun_n "$_n" "$@" --json >"$J" 2>"$TMPD/err" &&
+	    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$J" 2>/dev/null; then
+		ok "$_d"
+	else
+		not_ok "$_d" "$*" "$(tail -n 8 "$TMPD/err" "$J")"
+	fi
+}
+# jcheck DESC EXPR: the python expression on the last JSON (j) is true
+jcheck() {
+	if [ "$(json_get "$J" "$2" 2>&1)" = True ]; then ok "$1"
+	else not_ok "$1" "$2" "$(cat "$J")"; fi
+}
+# same_tree DESC A B: same names, types, bytes, modes, mtimes and links
+same_tree() {
+	if python3 - "$2" "$3" >"$TMPD/tree" 2>&1 <<'EOF'
+import os, stat, sys
+a, b = sys.argv[1], sys.argv[2]
+def walk(top):
+    out = {}
+    for d, dirs, files in os.walk(top):
+        for n in dirs + files:
+            p = os.path.join(d, n)
+            r = os.path.relpath(p, top)
+            if r.startswith(".gfsplit-stage"):
+                continue
+            st = os.lstat(p)
+            e = [stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode)]
+            if stat.S_ISLNK(st.st_mode):
+                e.append(os.readlink(p))
+            elif stat.S_ISREG(st.st_mode):
+                e += [st.st_mtime_ns, open(p, "rb").read(), st.st_nlink]
+            elif stat.S_ISDIR(st.st_mode):
+                e.append(st.st_mtime_ns)
+            out[r] = e
+    return out
+x, y = walk(a), walk(b)
+bad = sorted(set(x) ^ set(y)) + [k for k in x if k in y and x[k] != y[k]]
+for k in bad[:5]:
+    print("differs:", repr(k), x.get(k, "absent")[:2], y.get(k, "absent")[:2])
+sys.exit(1 if bad else 0)
+EOF
+	then ok "$1"; else not_ok "$1" "$(cat "$TMPD/tree")"; fi
+}
+
+# ---- a source tree with everything a tree can hold
+S=$TMPD/src/tree
+mkdir -p "$S/sub/deep" "$S/with space" "$S/ro"
+make_file "$S/big" $((20 * 1048576 + 4321)) 1	# split over ranks (8 x 1M chunks)
+make_file "$S/sub/small" 70000 2
+make_file "$S/sub/deep/x" 5 3
+: >"$S/empty"
+truncate -s 5M "$S/sparse"; printf 'tail' >>"$S/sparse"
+printf 'odd' >"$S/with space/a b"
+printf 'nl' >"$S/with space/new
+line"
+ln -s sub/small "$S/link"
+ln -s /nonexistent/target "$S/dangling"
+ln "$S/sub/small" "$S/hard"
+printf 'r' >"$S/ro/f"; chmod 0440 "$S/ro/f"; chmod 0555 "$S/ro"
+chmod 0751 "$S/sub"
+touch -h -d '2021-03-04 05:06:07.123456789' "$S/sub/small" "$S/big"
+touch -d '2019-01-01' "$S/sub/deep"
+
+# ---- stage-in, one node
+D=$TMPD/local
+run "stage-in of a tree (2 ranks)" 2 "$IN" -c 1M "$S" "$D"
+same_tree "the tree arrives whole: bytes, modes, times, links" "$S" "$D/tree"
+[ "$(stat -c %i "$D/tree/hard")" = "$(stat -c %i "$D/tree/sub/small")" ] &&
+	ok "hard links stay one file" || not_ok "hard links stay one file"
+jcheck "JSON: 6 regular files (1 hard link), nothing failed" \
+	'j["files"] == 8 and j["failed"] == 0 and j["links"] == 3'
+jcheck "the big file was cut into pieces (bytes read once)" \
+	'j["bytes_read"] == j["raw_bytes"] == j["planned_bytes"]'
+t=$(ls -a "$D/tree" "$D/tree/sub" | grep -c 'gfsplit-stage\.' || true)
+[ "$t" -eq 0 ] && ok "no temporary file is left" || not_ok "no temporary file is left" "$t"
+
+run "a re-run copies nothing" 2 "$IN" -c 1M "$S" "$D"
+jcheck "  every file was already there" 'j["files"] == 0 and j["skipped"] == 8 and j["bytes_read"] == 0'
+printf 'changed' >>"$S/sub/deep/x"
+run "a re-run after a change" 2 "$IN" -c 1M "$S" "$D"
+jcheck "  only the changed file is copied" 'j["files"] == 1 and j["bytes_read"] == 12'
+same_bytes "  and it is the new one" "$S/sub/deep/x" "$D/tree/sub/deep/x"
+# a file made by another tool, same size and time, other bytes: --checksum
+cp -p "$S/sub/small" "$TMPD/keep"
+printf 'X' | dd of="$D/tree/sub/small" bs=1 seek=10 conv=notrunc 2>/dev/null
+touch -d '2021-03-04 05:06:07.123456789' "$D/tree/sub/small"
+run "a destination changed behind the journal's back" 2 "$IN" -c 1M "$S" "$D"
+same_bytes "  is copied again" "$S/sub/small" "$D/tree/sub/small"
+
+# ---- two nodes: read once, forwarded
+D2=$TMPD/nodes
+if two 2 "$IN" --json -c 1M "$S" "$D2/%h" >"$J" 2>"$TMPD/err"; then
+	ok "stage-in to 2 nodes x 2 ranks"
+else
+	not_ok "stage-in to 2 nodes x 2 ranks" "$(tail -n 8 "$TMPD/err")"
+fi
+same_tree "  node nA has the tree" "$S" "$D2/nA/tree"
+same_tree "  node nB has the tree" "$S" "$D2/nB/tree"
+jcheck "  shared storage read once, the rest forwarded" \
+	'j["bytes_read"] == j["planned_bytes"] and j["bytes_forwarded"] == j["planned_bytes"] and j["raw_bytes"] == 2 * j["planned_bytes"]'
+D3=$TMPD/scatter
+if two 1 "$IN" --json --scatter -c 1M "$S/" "$D3/%h" >"$J" 2>"$TMPD/err"; then
+	ok "stage-in --scatter to 2 nodes"
+else
+	not_ok "stage-in --scatter to 2 nodes" "$(tail -n 8 "$TMPD/err")"
+fi
+python3 - "$S" "$D3" >"$TMPD/sc" 2>&1 <<'EOF'
+import os, sys
+src, d = sys.argv[1], sys.argv[2]
+for top, dirs, files in os.walk(src):
+    for n in files:
+        r = os.path.relpath(os.path.join(top, n), src)
+        if os.path.islink(os.path.join(src, r)):
+            continue	# links and directories are made on every node
+        have = [x for x in ("nA", "nB") if os.path.lexists(os.path.join(d, x, r))]
+        if len(have) != 1:
+            print(r, have); sys.exit(1)
+        if open(os.path.join(src, r), "rb").read() != open(os.path.join(d, have[0], r), "rb").read():
+            print("bytes", r); sys.exit(1)
+EOF
+[ $? -eq 0 ] && ok "  each file is on exactly one node, whole" ||
+	not_ok "  each file is on exactly one node, whole" "$(cat "$TMPD/sc")"
+
+# ---- zstd
+Z=$TMPD/z
+mkdir -p "$Z/in"
+python3 -c '
+import math, struct, sys
+with open(sys.argv[1], "wb") as f:
+    f.write(b"".join(struct.pack("<f", 1000.0 * math.sin(i * 1e-3)) for i in range(3000000)))
+' "$Z/in/smooth"
+make_file "$Z/in/random" $((3 * 1048576 + 17)) 9
+run "stage-out --compress" 2 "$OUT_" -z -c 1M "$Z/in" "$Z/out"
+ZN=$(ls "$Z/out")
+python3 - "$Z/in" "$Z/out/$ZN" >"$TMPD/zr" <<'EOF'
+import os, sys
+a, b = sys.argv[1], sys.argv[2]
+s = os.path.getsize
+print(s(os.path.join(b, "smooth")) < 0.95 * s(os.path.join(a, "smooth")),
+      s(os.path.join(b, "random")) <= s(os.path.join(a, "random")))
+EOF
+[ "$(cat "$TMPD/zr")" = "True True" ] && ok "  smooth data shrinks, random data does not grow" ||
+	not_ok "  smooth data shrinks, random data does not grow" "$(cat "$TMPD/zr")" "$(ls -l "$Z/in" "$Z/out/$ZN")"
+if command -v zstd >/dev/null 2>&1; then
+	zstd -q -d -c "$Z/out/$ZN/smooth" >"$TMPD/unz" 2>&1
+	same_bytes "  the zstd CLI reads the stored copy" "$Z/in/smooth" "$TMPD/unz"
+else
+	skip "  the zstd CLI reads the stored copy" "zstd not installed"
+fi
+run "stage-in decompresses it" 2 "$IN" "$Z/out/$ZN/" "$Z/back"
+same_bytes "  smooth: the original bytes" "$Z/in/smooth" "$Z/back/smooth"
+same_bytes "  random: the original bytes" "$Z/in/random" "$Z/back/random"
+run "stage-in --raw copies it as it is" 1 "$IN" --raw "$Z/out/$ZN/smooth" "$Z/raw"
+same_bytes "  byte for byte" "$Z/out/$ZN/smooth" "$Z/raw/smooth"
+cp "$Z/out/$ZN/smooth" "$Z/bad"
+python3 -c '
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+b[len(b) // 2] ^= 0x55
+open(p, "wb").write(b)' "$Z/bad"
+expect_exit "a corrupted compressed file fails" 1 mpirun_n 1 "$IN" "$Z/bad" "$Z/badout"
+output_has "  naming it" "bad.*(checksum|corrupt)"
+is_absent "  and nothing takes its name" "$Z/badout/bad"
+
+# ---- a rank killed mid-file, then resumed
+R=$TMPD/resume
+make_file "$TMPD/rsrc" $((24 * 1048576)) 4
+GFSPLIT_FAULT=crash:0:$((10 * 1048576)) mpirun_n 1 "$IN" -c 1M "$TMPD/rsrc" "$R" >/dev/null 2>&1
+is_absent "killed mid-file: nothing under the final name" "$R/rsrc"
+ls -a "$R" | grep -q '^\.rsrc\.gfsplit-stage\.' && ok "  the temporary file stays for the resume" ||
+	not_ok "  the temporary file stays for the resume" "$(ls -a "$R")"
+run "the next run resumes" 1 "$IN" -c 1M "$TMPD/rsrc" "$R"
+jcheck "  without recopying the chunks written before" \
+	'j["bytes_resumed"] >= 9 * 1048576 and j["bytes_read"] + j["bytes_resumed"] == 24 * 1048576'
+same_bytes "  and the file is whole" "$TMPD/rsrc" "$R/rsrc"
+# a temporary whose bytes were damaged is not trusted
+GFSPLIT_FAULT=crash:0:$((10 * 1048576)) mpirun_n 1 "$IN" -c 1M "$TMPD/rsrc" "$R/2" >/dev/null 2>&1
+tmpf=$(ls -a "$R/2" | grep '^\.rsrc\.gfsplit-stage\.' | head -n 1)
+printf 'XXXX' | dd of="$R/2/$tmpf" bs=1 seek=100 conv=notrunc 2>/dev/null
+run "a resume over a damaged temporary" 1 "$IN" -c 1M "$TMPD/rsrc" "$R/2"
+same_bytes "  recopies what does not match" "$TMPD/rsrc" "$R/2/rsrc"
+jcheck "  (the damaged chunk and what follows it in its piece)" 'j["bytes_resumed"] < 8 * 1048576'
+
+# ---- bad input and faults
+E=$TMPD/bad
+mkdir -p "$E/src"
+printf 'a' >"$E/src/good"
+expect_exit "a missing source: exit 1" 1 mpirun_n 2 "$IN" "$E/src/good" "$E/nothere" "$E/d1"
+output_has "  naming it" "nothere.*(No such file|no such)"
+if can_run_as_nobody; then
+	mkdir -p "$E/nb" && chmod 0777 "$E/nb" && chmod 0755 "$E" "$TMPD"
+	printf 'secret' >"$E/src/secret"; chmod 0600 "$E/src/secret"
+	chmod 0755 "$E/src"
+	expect_exit "an unreadable source: exit 1" 1 as_nobody \
+		timeout 60 "$MPIEXEC" -n 2 "$IN" "$E/src/" "$E/nb/d"
+	output_has "  naming it" "secret.*(Permission denied|permission)"
+	[ -f "$E/nb/d/good" ] && ok "  the readable file is staged all the same" ||
+		not_ok "  the readable file is staged all the same" "$(ls -la "$E/nb/d" 2>&1)"
+else
+	skip "an unreadable source" "needs root and setpriv"
+fi
+# a manifest that would leave DEST
+M=$E/manifest
+printf '%s ok/good\n%s ../escape\n' "$E/src/good" "$E/src/good" >"$M"
+expect_exit "a manifest with '..' is refused" 1 mpirun_n 1 "$IN" -m "$M" "$E/m1"
+output_has "  naming the line" "manifest:2: .*leaves the destination"
+is_absent "  and nothing escaped" "$E/escape" "$E/m1/ok/good"
+printf '%s /abs/path\n' "$E/src/good" >"$M"
+expect_exit "an absolute manifest destination is refused" 1 mpirun_n 1 "$IN" -m "$M" "$E/m2"
+printf '%s dir\\ with\\ space/f\\nx\n# comment\n\n' "$E/src/good" >"$M"
+run "a manifest with escaped names" 1 "$IN" -m "$M" "$E/m3"
+same_bytes "  lands where it says" "$E/src/good" "$E/m3/dir with space/f
+x"
+# a source that changes while it is copied
+make_file "$E/grow" $((16 * 1048576)) 5
+( sleep 0.6; printf 'more' >>"$E/grow" ) &
+expect_exit "a source changing while staged fails" 1 mpirun_n 1 "$IN" --bwlimit 8M -c 1M "$E/grow" "$E/g"
+wait
+output_has "  naming it" "grow.*changed"
+is_absent "  nothing torn under its name" "$E/g/grow"
+# a full destination (a small tmpfs; root only)
+if [ "$(id -u)" -eq 0 ] && mkdir -p "$E/full" && mount -t tmpfs -o size=2m tmpfs "$E/full" 2>/dev/null; then
+	at_exit "umount '$E/full'"
+	make_file "$E/src/huge" $((3 * 1048576)) 6
+	expect_exit "a full destination: exit 1" 1 mpirun_n 2 "$IN" "$E/src/" "$E/full/d"
+	output_has "  naming the file and the cause" "huge.*No space left"
+	is_absent "  nothing torn under its name" "$E/full/d/huge"
+	same_bytes "  the small file is staged" "$E/src/good" "$E/full/d/good"
+	umount "$E/full"
+else
+	skip "a full destination" "cannot mount a tmpfs here"
+fi
+
+# ---- stage-out
+O=$TMPD/out
+L=$TMPD/loc
+for n in nA nB; do
+	mkdir -p "$L/$n/res"
+	make_file "$L/$n/res/own-$n" 300000 7
+	printf '%s' "$n" >"$L/$n/res/same"
+done
+if two 2 "$OUT_" --json "$L/%h/res" "$O" >"$J" 2>"$TMPD/err"; then
+	ok "stage-out of two nodes into DEST/NODE/"
+else
+	not_ok "stage-out of two nodes into DEST/NODE/" "$(tail -n 8 "$TMPD/err")"
+fi
+same_bytes "  node nA's file" "$L/nA/res/own-nA" "$O/nA/own-nA"
+same_bytes "  node nB's file" "$L/nB/res/same" "$O/nB/same"
+if two 1 "$OUT_" --json --merge "$L/%h/res" "$O/m" >"$J" 2>"$TMPD/err"; then
+	not_ok "stage-out --merge with a name on both nodes fails"
+else
+	ok "stage-out --merge with a name on both nodes fails"
+fi
+jcheck "  naming the clash on both nodes" \
+	'len(j["failures"]) == 2 and all("another node" in f["error"] for f in j["failures"])'
+same_bytes "  the other files are merged" "$L/nB/res/own-nB" "$O/m/own-nB"
+is_absent "  and the clashing name is not" "$O/m/same"
+finish
