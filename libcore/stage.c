@@ -106,7 +106,7 @@ setup(struct stage *s, struct gfsp_error *err)
 {
 	const struct gfsp_stage_opts *o = s->o;
 	struct gfsp_stat st;
-	char *src = NULL, *statedir = NULL;
+	char *src = NULL;
 	int rc, color;
 
 	MPI_Comm_rank(s->comm, &s->rank);
@@ -150,12 +150,22 @@ setup(struct stage *s, struct gfsp_error *err)
 		if (rc)
 			goto agree;
 	}
-	if (s->root == NULL || s->local == NULL) {
+	if (s->root == NULL || s->local == NULL)
 		rc = OOM(err);
-		goto agree;
-	}
+agree:
+	return gfsp_agree(s->comm, rc, err);
+}
+
+/* Once the sources are listed: the destination roots and the state. */
+static int
+prepare(struct stage *s, struct gfsp_error *err)
+{
+	const struct gfsp_stage_opts *o = s->o;
+	char *statedir = NULL;
+	int rc = 0;
+
 	if (o->dry_run)
-		goto agree;
+		return 0;
 	/* the destination roots: one rank makes each */
 	if (o->way == GFSP_STAGE_OUT && s->rank == 0)
 		rc = gfsp_mkdirs(o->dst, 0755, err);
@@ -164,9 +174,8 @@ setup(struct stage *s, struct gfsp_error *err)
 		return rc;
 	if (s->lrank == 0)
 		rc = gfsp_mkdirs(s->root, 0755, err);
-agree:
 	rc = gfsp_agree(s->comm, rc, err);
-	if (rc || o->dry_run)
+	if (rc)
 		return rc;
 
 	/* the state: the node's first rank creates and locks it */
@@ -982,6 +991,8 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 	if (rc == 0)
 		rc = o->way == GFSP_STAGE_IN ? list_in(&s, err)
 		    : list_out(&s, err);
+	if (rc == 0)
+		rc = prepare(&s, err);
 	if (rc)
 		goto out;
 	if (s.res == NULL)

@@ -279,9 +279,9 @@ gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 		}
 		return;
 	}
-	gfsp_log_info("%s: %llu files (%s) on %d node%s, %llu already there, "
+	gfsp_log_info("%llu files (%s) on %d node%s, %llu already there, "
 		      "%llu links, %llu failed; read %s in %.2f s",
-		      cmd, (unsigned long long)r->files,
+		      (unsigned long long)r->files,
 		      gfsp_format_size(r->sum.raw_bytes, a, sizeof(a)),
 		      r->nodes, r->nodes == 1 ? "" : "s",
 		      (unsigned long long)r->skipped,

@@ -1,10 +1,11 @@
 #!/bin/bash
 # cli.sh - the command-line contract of pcp-split, gfsplit-merge,
-# stat-layout and cache-warm: --help and --version exit 0 with the right text, usage errors
-# (unknown option, wrong operand count, bad size) exit 2 with a hint.
+# stat-layout, cache-warm, stage-in and stage-out: --help and --version exit
+# 0 with the right text, usage errors (unknown option, wrong operand count,
+# bad size) exit 2 with a hint.
 . "$(dirname "$0")/../lib.sh"
 
-for cmd in pcp-split gfsplit-merge stat-layout cache-warm; do
+for cmd in pcp-split gfsplit-merge stat-layout cache-warm stage-in stage-out; do
 	expect_exit "$cmd --help exits 0" 0 "$BIN/$cmd" --help
 	output_has "$cmd --help shows the usage line" "^Usage: $cmd \[OPTIONS\] "
 	output_has "$cmd --help lists --version" "^ +-V, --version"
@@ -19,7 +20,7 @@ for cmd in pcp-split gfsplit-merge stat-layout cache-warm; do
 	output_has "$cmd: unknown option hints at --help" "Try '$cmd --help'"
 	expect_exit "$cmd: no operand exits 2" 2 "$BIN/$cmd"
 	output_has "$cmd: missing operand said" "missing operand"
-	[ "$cmd" = cache-warm ] && continue	# FILE...
+	case $cmd in cache-warm|stage-in) continue ;; esac	# FILE..., SRC... DEST
 	expect_exit "$cmd: too many operands exits 2" 2 "$BIN/$cmd" a b c
 	output_has "$cmd: extra operand named" "extra operand '(b|c)'"
 done

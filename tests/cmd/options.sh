@@ -43,7 +43,7 @@ same_set() {	# DESC REF OTHER
 	fi
 }
 
-for cmd in pcp-split gfsplit-merge stat-layout cache-warm; do
+for cmd in pcp-split gfsplit-merge stat-layout cache-warm stage-in stage-out; do
 	from_help "$cmd" >"$TMPD/help"
 	from_man "$cmd" >"$TMPD/man"
 	from_bash "$cmd" >"$TMPD/bash"
@@ -58,6 +58,8 @@ for cmd in pcp-split gfsplit-merge stat-layout cache-warm; do
 	same_set "$cmd: zsh completion == --help" "$TMPD/help" "$TMPD/zsh"
 
 	# short options too: every "-x, --long" of --help is in man and zsh
+	# (zsh: {-x+,--long=} with an argument, {-x-,--long=-} with an optional
+	# one such as -z, --compress[=LEVEL], {-x,--long} without)
 	"$BIN/$cmd" --help | grep -oE '^ +-[A-Za-z], --[a-z-]+' |
 		sed 's/^ *//' | sort >"$TMPD/hs"
 	miss=""
@@ -65,7 +67,7 @@ for cmd in pcp-split gfsplit-merge stat-layout cache-warm; do
 		s=${pair%%,*} l=${pair#*, }
 		man_tags "$cmd" | grep -qE -- "^\.BR $s \", \" $l( |=|$)" ||
 			miss="$miss man:$s"
-		grep -qE -- "\{$s\+?,$l=?\}" "$TOP/completions/zsh/_$cmd" ||
+		grep -qE -- "\{$s(\+?,$l=?|-,$l=-)\}" "$TOP/completions/zsh/_$cmd" ||
 			miss="$miss zsh:$s"
 	done <"$TMPD/hs"
 	[ -z "$miss" ] && ok "$cmd: short options agree ($(wc -l <"$TMPD/hs"))" ||
@@ -82,7 +84,7 @@ for cmd in pcp-split gfsplit-merge stat-layout cache-warm; do
 done
 
 # the bash completion completes options for each command
-for cmd in pcp-split gfsplit-merge stat-layout cache-warm; do
+for cmd in pcp-split gfsplit-merge stat-layout cache-warm stage-in stage-out; do
 	got=$(bash -c '. "$1"; COMP_WORDS=("$2" --js); COMP_CWORD=1;
 		_gfsplit "$2" --js "$2"; echo "${COMPREPLY[*]}"' _ \
 		"$TOP/completions/bash/gfsplit" "$cmd")
