@@ -66,6 +66,12 @@ int gfsp_mpi_wait(MPI_Request *req, MPI_Status *st);
  * error string) and return GFSP_EMPI. */
 int gfsp_mpi_check(int mpirc, const char *what, struct gfsp_error *err);
 
+/* ---------------------------------------------------------- JSON (report.c) */
+
+struct json_object;
+/* The string member `key` of object o, or NULL (absent, or not a string). */
+const char *gfsp_json_str(struct json_object *o, const char *key);
+
 /* ---------------------------------------------------------- logging (log.c) */
 
 enum gfsp_loglevel { GFSP_LOG_QUIET = 0, GFSP_LOG_NORMAL = 1, GFSP_LOG_VERBOSE = 2 };

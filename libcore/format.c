@@ -116,19 +116,6 @@ put_str(struct wcur *w, const char *s, size_t n)
 	put_bytes(w, s, n);
 }
 
-static uint32_t
-le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	    (uint32_t)p[3] << 24;
-}
-
-static uint64_t
-le64(const unsigned char *p)
-{
-	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
-
 /* A read cursor over the body (everything before the trailer). */
 struct rcur {
 	const unsigned char *p;
@@ -159,7 +146,7 @@ get_u32(struct rcur *r, uint32_t *v, const char *what)
 {
 	if (need(r, 4, what))
 		return GFSP_ECORRUPT;
-	*v = le32(r->p + r->pos);
+	*v = gfsp_le32(r->p + r->pos);
 	r->pos += 4;
 	return 0;
 }
@@ -169,7 +156,7 @@ get_u64(struct rcur *r, uint64_t *v, const char *what)
 {
 	if (need(r, 8, what))
 		return GFSP_ECORRUPT;
-	*v = le64(r->p + r->pos);
+	*v = gfsp_le64(r->p + r->pos);
 	r->pos += 8;
 	return 0;
 }
@@ -218,13 +205,13 @@ open_body(const unsigned char *buf, size_t len, const char *name,
 		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: truncated: %zu bytes, a %s has at least %zu",
 		    name, len, what, minlen);
-	want = le64(buf + len - TRAILER_LEN);
+	want = gfsp_le64(buf + len - TRAILER_LEN);
 	got = gfsp_hash64(buf, len - TRAILER_LEN);
 	if (want != got)
 		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: checksum mismatch (file is corrupt or truncated)",
 		    name);
-	version = le32(buf + MAGIC_LEN);
+	version = gfsp_le32(buf + MAGIC_LEN);
 	if (version > GFSP_FORMAT_VERSION)
 		return gfsp_error_set(err, GFSP_EVERSION,
 		    "%s: format version %u is not supported by this gfsplit "
@@ -302,7 +289,7 @@ gfsp_marker_decode(const unsigned char *buf, size_t len, const char *name,
 	    MARKER_FIXED, &r, err);
 	if (rc)
 		return rc;
-	t.version = le32(buf + MAGIC_LEN);
+	t.version = gfsp_le32(buf + MAGIC_LEN);
 	if (get_u32(&r, &t.nprocs, "nprocs") ||
 	    get_u32(&r, &t.nnodes, "nnodes") ||
 	    get_u64(&r, &t.logical_size, "logical size") ||
@@ -586,7 +573,7 @@ get_view_arrays(struct rcur *r, const struct vhead *h, uint32_t rank,
 	}
 	sum = 0;
 	for (k = 0; k < 2 * alen; k++) {
-		arr[k] = le64(r->p + r->pos);
+		arr[k] = gfsp_le64(r->p + r->pos);
 		r->pos += 8;
 	}
 	for (k = 0; k < alen; k++) {
@@ -795,7 +782,7 @@ gfsp_locfile_decode(const unsigned char *buf, size_t len, const char *name,
 	for (i = 0; i < nrecs; i++) {
 		struct gfsp_locrec *rec = &t.recs[i];
 
-		rc = decode_rec(&r, le32(buf + MAGIC_LEN), t.nprocs, rec);
+		rc = decode_rec(&r, gfsp_le32(buf + MAGIC_LEN), t.nprocs, rec);
 		if (rc)
 			goto fail;
 		/* t.nrecs counts the records that hold allocations,

@@ -29,13 +29,33 @@ struct gfsp_phash {
 	XXH3_state_t *root;	/* segment hashes closed so far */
 };
 
-static void
-put_le64(unsigned char *p, uint64_t v)
+void
+gfsp_put_le32(unsigned char *p, uint32_t v)
 {
 	int i;
 
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 4; i++)
 		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+void
+gfsp_put_le64(unsigned char *p, uint64_t v)
+{
+	gfsp_put_le32(p, (uint32_t)v);
+	gfsp_put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+uint32_t
+gfsp_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24;
+}
+
+uint64_t
+gfsp_le64(const unsigned char *p)
+{
+	return (uint64_t)gfsp_le32(p) | (uint64_t)gfsp_le32(p + 4) << 32;
 }
 
 uint64_t
@@ -60,7 +80,7 @@ gfsp_phash_root(const uint64_t *seg, uint64_t nseg)
 	XXH3_INITSTATE(&st);
 	XXH3_64bits_reset(&st);
 	for (i = 0; i < nseg; i++) {
-		put_le64(le, seg[i]);
+		gfsp_put_le64(le, seg[i]);
 		XXH3_64bits_update(&st, le, sizeof(le));
 	}
 	return XXH3_64bits_digest(&st);
@@ -91,7 +111,7 @@ close_segment(struct gfsp_phash *h)
 {
 	unsigned char le[8];
 
-	put_le64(le, XXH3_64bits_digest(h->seg));
+	gfsp_put_le64(le, XXH3_64bits_digest(h->seg));
 	XXH3_64bits_update(h->root, le, sizeof(le));
 	XXH3_64bits_reset(h->seg);
 	h->in_seg = 0;
@@ -131,7 +151,7 @@ gfsp_phash_final(struct gfsp_phash *h)
 	XXH3_INITSTATE(&tmp);
 	XXH3_copyState(&tmp, h->root);
 	if (h->in_seg > 0) {
-		put_le64(le, XXH3_64bits_digest(h->seg));
+		gfsp_put_le64(le, XXH3_64bits_digest(h->seg));
 		XXH3_64bits_update(&tmp, le, sizeof(le));
 	}
 	return XXH3_64bits_digest(&tmp);

@@ -99,17 +99,6 @@ jget_u64(json_object *o, const char *k)
 	return (uint64_t)json_object_get_int64(x);
 }
 
-static const char *
-jget_str(json_object *o, const char *k)
-{
-	json_object *x;
-
-	if (!json_object_object_get_ex(o, k, &x) ||
-	    !json_object_is_type(x, json_type_string))
-		return NULL;
-	return json_object_get_string(x);
-}
-
 /* One line; a line that is not a record (a torn last line) is skipped. */
 static int
 load_line(struct gfsp_state *s, const char *line)
@@ -126,7 +115,7 @@ load_line(struct gfsp_state *s, const char *line)
 		json_object_put(o);
 		return 0;
 	}
-	if ((rel = jget_str(o, "done")) != NULL) {
+	if ((rel = gfsp_json_str(o, "done")) != NULL) {
 		if (grow((void **)&s->done, &s->capdone, s->ndone,
 			 sizeof(*s->done))) {
 			rc = -1;
@@ -138,7 +127,7 @@ load_line(struct gfsp_state *s, const char *line)
 			rc = -1;
 			goto out;
 		}
-		d->t = (int64_t)jget_u64(o, "t");
+		d->t = d->d.t = (int64_t)jget_u64(o, "t");
 		d->d.key = jget_u64(o, "key");
 		d->d.size = jget_u64(o, "size");
 		d->d.mtime = (int64_t)jget_u64(o, "mtime");
@@ -149,8 +138,8 @@ load_line(struct gfsp_state *s, const char *line)
 		d->d.dctime = (int64_t)jget_u64(o, "dctime");
 		d->d.dctime_ns = jget_u64(o, "dctime_ns");
 		s->ndone++;
-	} else if ((rel = jget_str(o, "chunk")) != NULL &&
-		   (tmp = jget_str(o, "tmp")) != NULL &&
+	} else if ((rel = gfsp_json_str(o, "chunk")) != NULL &&
+		   (tmp = gfsp_json_str(o, "tmp")) != NULL &&
 		   json_object_object_get_ex(o, "seg", &seg) &&
 		   json_object_is_type(seg, json_type_array)) {
 		if (grow((void **)&s->chunk, &s->capchunk, s->nchunk,
@@ -176,7 +165,7 @@ load_line(struct gfsp_state *s, const char *line)
 			    json_object_array_get_idx(seg, i)), NULL, 16);
 		c->c.nseg = n;
 		c->key = jget_u64(o, "key");
-		c->t = (int64_t)jget_u64(o, "t");
+		c->t = c->c.t = (int64_t)jget_u64(o, "t");
 		c->c.off = jget_u64(o, "off");
 		c->c.len = jget_u64(o, "len");
 		c->c.zoff = jget_u64(o, "zoff");
@@ -236,8 +225,6 @@ chunk_cmp(const void *a, const void *b)
 
 	if (c)
 		return c;
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
 	if (x->c.off != y->c.off)
 		return x->c.off < y->c.off ? -1 : 1;
 	return x->t < y->t ? -1 : x->t > y->t;
@@ -292,6 +279,12 @@ load_all(struct gfsp_state *s, struct gfsp_error *err)
 	if (s->nchunk > 1)
 		qsort(s->chunk, s->nchunk, sizeof(*s->chunk), chunk_cmp);
 	return 0;
+}
+
+int
+gfsp_state_reload(struct gfsp_state *s, struct gfsp_error *err)
+{
+	return load_all(s, err);
 }
 
 int
@@ -388,35 +381,32 @@ gfsp_state_done(struct gfsp_state *s, const char *rel)
 }
 
 size_t
-gfsp_state_chunks(struct gfsp_state *s, const char *rel, uint64_t key,
-		 size_t *first)
+gfsp_state_chunks(struct gfsp_state *s, const char *rel, size_t *first)
 {
 	size_t lo = 0, hi = s->nchunk, mid, end;
-	int c;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		c = strcmp(s->chunk[mid].rel, rel);
-		if (c == 0)
-			c = s->chunk[mid].key < key ? -1 :
-			    s->chunk[mid].key > key;
-		if (c < 0)
+		if (strcmp(s->chunk[mid].rel, rel) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (end = lo; end < s->nchunk && s->chunk[end].key == key &&
-	     strcmp(s->chunk[end].rel, rel) == 0; end++)
+	for (end = lo; end < s->nchunk && strcmp(s->chunk[end].rel, rel) == 0;
+	     end++)
 		;
 	*first = lo;
 	return end - lo;
 }
 
 const struct gfsp_chunkrec *
-gfsp_state_chunk(struct gfsp_state *s, size_t i, const char **tmp)
+gfsp_state_chunk(struct gfsp_state *s, size_t i, const char **tmp,
+		 uint64_t *key)
 {
 	if (tmp != NULL)
 		*tmp = s->chunk[i].tmp;
+	if (key != NULL)
+		*key = s->chunk[i].key;
 	return &s->chunk[i].c;
 }
 
@@ -589,13 +579,10 @@ gfsp_state_compact(struct gfsp_state *s, struct gfsp_error *err)
 		struct chunkent *c = &s->chunk[i];
 		const struct donerec *d = find_done(s, c->rel);
 
-		/* a chunk of a version installed since is of no more use,
-		 * nor is its temporary file (renamed away, or abandoned) */
-		if (d != NULL && d->t > c->t) {
-			if (d->d.key != c->key)
-				unlink(c->tmp);
+		/* a chunk of a version installed since is of no more use
+		 * (its temporary file was renamed into place) */
+		if (d != NULL && d->t > c->t)
 			continue;
-		}
 		o = chunk_json(c->rel, c->key, c->tmp, &c->c);
 		if (o == NULL) {
 			rc = OOM(err);

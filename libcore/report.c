@@ -11,6 +11,17 @@
 #include "core.h"
 #include "copy.h"
 
+const char *
+gfsp_json_str(json_object *o, const char *key)
+{
+	json_object *x;
+
+	if (!json_object_object_get_ex(o, key, &x) ||
+	    !json_object_is_type(x, json_type_string))
+		return NULL;
+	return json_object_get_string(x);
+}
+
 
 int
 gfsp_copy_usage(MPI_Comm comm, struct gfsp_copy_result *res,

@@ -53,6 +53,11 @@ void gfsp_phash_free(struct gfsp_phash *h);
 uint64_t gfsp_seg_hash(const void *buf, size_t len);
 /* Root from segment hashes in order. */
 uint64_t gfsp_phash_root(const uint64_t *seg, uint64_t nseg);
+/* Little-endian integers in bytes: the byte order of every format here. */
+void gfsp_put_le32(unsigned char *p, uint32_t v);
+void gfsp_put_le64(unsigned char *p, uint64_t v);
+uint32_t gfsp_le32(const unsigned char *p);
+uint64_t gfsp_le64(const unsigned char *p);
 /* General-purpose XXH3-64 (metadata trailers). */
 uint64_t gfsp_hash64(const void *buf, size_t len);
 

@@ -549,6 +549,7 @@ plan(struct stage *s, struct gfsp_error *err)
 				}
 				all = v;
 			}
+			memset(&all[nall], 0, sizeof(all[nall]));
 			all[nall].file = ord[k].file;
 			all[nall].npieces = np;
 			all[nall].off = off;
@@ -813,9 +814,7 @@ report(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 	int k, *lens = NULL, *displs = NULL, total = 0, rc = 0;
 	uint64_t mine[10], sum[10];
 	const struct gfsp_xfer_stats *xs = gfsp_xfer_stats(s->x);
-	struct rusage ru;
 	long rss;
-	double cpu;
 
 	fp = open_memstream(&text, &len);
 	if (fp == NULL)
@@ -858,13 +857,13 @@ report(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 		mine[8] += s->fl.v[i].type == GFSP_SF_DIR;
 	}
 	MPI_Reduce(mine, sum, 9, MPI_UINT64_T, MPI_SUM, 0, s->comm);
-	getrusage(RUSAGE_SELF, &ru);
-	cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	      (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-	MPI_Reduce(&ru.ru_maxrss, &rss, 1, MPI_LONG, MPI_MAX, 0, s->comm);
-	MPI_Reduce(&cpu, &res->cpu_seconds, 1, MPI_DOUBLE, MPI_SUM, 0,
-		   s->comm);
+	{
+		struct gfsp_copy_result u = { 0 };
 
+		gfsp_copy_usage(s->comm, &u, NULL);
+		rss = u.max_rss_kib;
+		res->cpu_seconds = u.cpu_seconds;
+	}
 	if (s->rank == 0) {
 		res->max_rss_kib = rss;
 		res->sum.bytes_read = sum[0];
@@ -995,6 +994,13 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 		rc = prepare(&s, err);
 	if (rc)
 		goto out;
+	/* --bwlimit is a node's: shared by the node's ranks that write */
+	if (xo.bwlimit > 0) {
+		int writers = o->way == GFSP_STAGE_IN && !o->scatter ?
+			      s.min_ppn : s.ppn;
+
+		xo.bwlimit = GFSP_MAX(xo.bwlimit / (uint64_t)writers, 1);
+	}
 	if (s.res == NULL)
 		s.res = calloc(s.fl.n + 1, sizeof(*s.res));
 	s.skip = calloc(s.fl.n + 1, 1);

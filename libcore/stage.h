@@ -22,9 +22,8 @@
  *
  * Nothing appears under its final name before it is whole: a file is
  * written to ".NAME.gfsplit-stage.KEY" in its destination directory (KEY:
- * the source's identity key, so a resumed run finds the same file and a
- * changed source gets another), then synced, given the source's mode and
- * times, and renamed into place.
+ * a hash of the source's path, so a resumed run finds the same file),
+ * then synced, given the source's mode and times, and renamed into place.
  */
 #ifndef GFSP_STAGE_H
 #define GFSP_STAGE_H
@@ -108,8 +107,10 @@ int gfsp_flist_unpack(struct gfsp_flist *l, const unsigned char *buf,
 int gfsp_flist_bcast(MPI_Comm comm, int root, struct gfsp_flist *l,
 		    struct gfsp_error *err);
 
-/* "dir/.NAME.gfsplit-stage.KEY" for the final path and source identity
- * (malloc'd, NULL when out of memory). */
+/* "dir/.NAME.gfsplit-stage.KEY" for the final path and the source (KEY:
+ * a hash of the source's path, so every version of a file meets the
+ * chunks the journal holds of the others; malloc'd, NULL when out of
+ * memory). */
 char *gfsp_stage_tmp_name(const char *path, const struct gfsp_sfile *f);
 
 /* 1 if NAME (one component) is one of ours: the state directory or a
@@ -147,6 +148,7 @@ int gfsp_state_open(const char *dir, int rank, int lock,
 		   struct gfsp_state **out, struct gfsp_error *err);
 
 struct gfsp_done {
+	int64_t t;		/* when it was recorded (wall clock, ns) */
 	uint64_t key, size, hash, dino;
 	int64_t mtime, dctime;
 	uint64_t mtime_ns, dmtime_ns, dctime_ns;
@@ -156,19 +158,23 @@ struct gfsp_done {
 const struct gfsp_done *gfsp_state_done(struct gfsp_state *s, const char *rel);
 
 struct gfsp_chunkrec {
+	int64_t t;		/* when it was recorded (wall clock, ns) */
 	uint64_t off, len, zoff, zlen;
 	uint64_t zhash;		/* compressed: XXH3 of the raw chunk */
 	uint64_t nseg;
 	uint64_t *seg;
 };
 
-/* The chunks of rel's source version key already in its temporary file:
- * how many, sorted by off, numbered from *first on for gfsp_state_chunk
- * (which also gives the temporary file's name). */
-size_t gfsp_state_chunks(struct gfsp_state *s, const char *rel, uint64_t key,
-			size_t *first);
+/* The chunks of rel already in its temporary file, from any version of
+ * the source: how many, sorted by off (the same off: older first),
+ * numbered from *first on for gfsp_state_chunk (which also gives the
+ * temporary file's name and the source version, key). */
+size_t gfsp_state_chunks(struct gfsp_state *s, const char *rel, size_t *first);
 const struct gfsp_chunkrec *gfsp_state_chunk(struct gfsp_state *s, size_t i,
-					   const char **tmp);
+					   const char **tmp, uint64_t *key);
+
+/* Read the records again (what this process and others appended since). */
+int gfsp_state_reload(struct gfsp_state *s, struct gfsp_error *err);
 
 int gfsp_state_add_chunk(struct gfsp_state *s, const char *rel, uint64_t key,
 			const char *tmp, const struct gfsp_chunkrec *c,
@@ -209,6 +215,9 @@ struct gfsp_xfer_opts {
 struct gfsp_piece {
 	uint32_t file;
 	uint32_t npieces;	/* pieces of this file (1: whole) */
+	int precopy;		/* a file still being written: its whole
+				 * chunks into the temporary file and the
+				 * journal, not installed (the mover) */
 	uint64_t off, len;
 	MPI_Comm bcomm;		/* MPI_COMM_NULL: read and written here */
 	int reader;		/* rank in bcomm that reads */

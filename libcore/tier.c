@@ -164,17 +164,6 @@ get_u64(json_object *o, const char *k, uint64_t *v)
 	return 0;
 }
 
-static const char *
-get_str(json_object *o, const char *k)
-{
-	json_object *x;
-
-	if (!json_object_object_get_ex(o, k, &x) ||
-	    !json_object_is_type(x, json_type_string))
-		return NULL;
-	return json_object_get_string(x);
-}
-
 static int
 hexval(int c)
 {
@@ -235,12 +224,12 @@ map_read(const char *dir, const char *mpath, int open_data,
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		goto out;
 	}
-	path = o ? get_str(o, "path") : NULL;
-	have = o ? get_str(o, "have") : NULL;
-	data = o ? get_str(o, "data") : NULL;
+	path = o ? gfsp_json_str(o, "path") : NULL;
+	have = o ? gfsp_json_str(o, "have") : NULL;
+	data = o ? gfsp_json_str(o, "data") : NULL;
 	bad = o == NULL || path == NULL || have == NULL || data == NULL ||
 	    strchr(data, '/') != NULL ||
-	    strcmp(get_str(o, "format") ? get_str(o, "format") : "",
+	    strcmp(gfsp_json_str(o, "format") ? gfsp_json_str(o, "format") : "",
 	    MAP_FORMAT) != 0 || get_u64(o, "version", &ver) ||
 	    get_u64(o, "size", &e->st.size) || get_u64(o, "mtime", &mt) ||
 	    get_u64(o, "mtime_ns", &e->st.mtime_ns) ||

@@ -73,7 +73,8 @@ gfsp_stage_tmp_name(const char *path, const struct gfsp_sfile *f)
 
 	if (asprintf(&s, "%.*s.%s%s%016llx", dirlen, path,
 		     path + dirlen, GFSP_STAGE_TMP_TAG,
-		     (unsigned long long)gfsp_file_key(f->src, &f->st)) < 0)
+		     (unsigned long long)gfsp_hash64(f->src,
+						     strlen(f->src))) < 0)
 		return NULL;
 	return s;
 }

@@ -79,6 +79,9 @@ struct rd {
 	uint64_t zoff;			/* next frame's offset */
 	size_t rfirst, rn, ri;		/* the journal's chunks of the file */
 	int resumable;			/* resume still allowed here */
+	int64_t after;			/* records older: before an install */
+	uint64_t key;			/* the source's version now */
+	uint64_t tmpsize;		/* the temporary file's size */
 	int failed;			/* a FAIL header went out */
 };
 
@@ -358,6 +361,17 @@ open_zsrc(struct gfsp_xfer *x, const struct gfsp_sfile *f,
 	return rc;
 }
 
+/* The temporary file of entry `file` (malloc'd). */
+static char *
+tmp_path(const struct gfsp_xfer *x, uint32_t file)
+{
+	char *d = gfsp_xfer_dst_path(x, file), *t;
+
+	t = d ? gfsp_stage_tmp_name(d, &x->fl->v[file]) : NULL;
+	free(d);
+	return t;
+}
+
 /* Open the source of piece p and check it is the version listed. */
 static int
 rd_begin(struct gfsp_xfer *x, const struct gfsp_piece *p,
@@ -372,7 +386,8 @@ rd_begin(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	rc = gfsp_open(f->src, GFSP_O_RDONLY, 0, &x->rd.src, e);
 	if (rc == 0)
 		rc = gfsp_fstat(x->rd.src, &now, e);
-	if (rc == 0 && !same_version(&now, &f->st))
+	/* (a file still being written may have grown since) */
+	if (rc == 0 && !p->precopy && !same_version(&now, &f->st))
 		rc = gfsp_error_set(e, GFSP_EIO, "'%s' changed since it was "
 				   "listed", f->src);
 	if (rc == 0 && !x->o.raw && p->off == 0 && p->npieces == 1)
@@ -385,68 +400,80 @@ rd_begin(struct gfsp_xfer *x, const struct gfsp_piece *p,
 		x->rd.zdst = -1;	/* decided at the first chunk */
 	else
 		x->rd.zdst = 0;
-	/* resume: only where this rank alone writes the file here */
+	/* resume: only where this rank alone writes the file here, from
+	 * records newer than its last install, into a temporary file that
+	 * is there */
 	if (x->st != NULL && p->bcomm == MPI_COMM_NULL && !x->rd.zsrc) {
-		x->rd.rn = gfsp_state_chunks(x->st, f->rel,
-					     gfsp_file_key(f->src, &f->st),
-					     &x->rd.rfirst);
-		x->rd.resumable = x->rd.rn > 0;
+		const struct gfsp_done *d = gfsp_state_done(x->st, f->rel);
+		struct gfsp_stat tst;
+		char *tmp = tmp_path(x, p->file);
+
+		x->rd.rn = gfsp_state_chunks(x->st, f->rel, &x->rd.rfirst);
+		x->rd.after = d ? d->t : INT64_MIN;
+		x->rd.key = gfsp_file_key(f->src, &f->st);
+		x->rd.resumable = x->rd.rn > 0 && tmp != NULL &&
+		    gfsp_stat(tmp, &tst, NULL) == 0;
+		x->rd.tmpsize = x->rd.resumable ? tst.size : 0;
+		free(tmp);
 	}
 	return 0;
 }
 
-/* The temporary file of entry `file` (malloc'd). */
-static char *
-tmp_path(const struct gfsp_xfer *x, uint32_t file)
-{
-	char *d = gfsp_xfer_dst_path(x, file), *t;
-
-	t = d ? gfsp_stage_tmp_name(d, &x->fl->v[file]) : NULL;
-	free(d);
-	return t;
-}
-
 /*
  * Is the chunk at raw offset off already in the temporary file, as the
- * journal says (and, with o.checksum, as its bytes say)?  Then fill h for
- * a K_RESUMED chunk.  out: room for the raw chunk.  The first chunk that
- * is not there ends resuming for the piece.
+ * journal says?  A record of this version of the source is checked
+ * against the temporary file's bytes (with o.checksum); a record of an
+ * earlier version (a file that was still being written) against the
+ * source's bytes now, which are read for that: only the write is saved.
+ * Then fill h for a K_RESUMED chunk.  out: room for the raw chunk.  The
+ * first chunk that is not there ends resuming for the piece.
  */
 static int
 rd_resumed(struct gfsp_xfer *x, const struct gfsp_piece *p, uint64_t off,
 	   uint64_t len, struct xhdr *h, unsigned char *out)
 {
-	const struct gfsp_chunkrec *r = NULL;
+	const struct gfsp_chunkrec *r = NULL, *c;
 	struct gfsp_error e = { 0 };
 	struct gfsp_zentry ze;
-	const char *tmp = NULL;
-	uint64_t seg[SEG_MAX], nseg;
+	const char *tmp = NULL, *t;
+	uint64_t seg[SEG_MAX], nseg, key = 0, k;
 	size_t got;
 	char *mine;
 	int ok;
 
-	while (x->rd.ri < x->rd.rn) {
-		r = gfsp_state_chunk(x->st, x->rd.rfirst + x->rd.ri, &tmp);
-		if (r->off >= off)
+	/* the latest usable record at off */
+	for (; x->rd.ri < x->rd.rn; x->rd.ri++) {
+		c = gfsp_state_chunk(x->st, x->rd.rfirst + x->rd.ri, &t, &k);
+		if (c->off > off)
 			break;
-		x->rd.ri++;
+		if (c->off == off && c->t > x->rd.after) {
+			r = c;
+			tmp = t;
+			key = k;
+		}
 	}
-	if (x->rd.ri >= x->rd.rn || r->off != off || r->len != len ||
-	    r->nseg > SEG_MAX || r->zlen > x->scap)
+	if (r == NULL || r->len != len || r->nseg > SEG_MAX ||
+	    r->zlen > x->scap ||
+	    (r->zlen ? r->zoff + r->zlen : r->off + r->len) > x->rd.tmpsize)
 		goto no;
 	/* compressed frames follow each other from the header on */
-	if (r->zlen != 0 && x->rd.zdst != 0 &&
-	    r->zoff != (x->rd.zdst == 1 ? x->rd.zoff : GFSP_Z_HEADER_SIZE))
+	if (r->zlen != 0 && (x->rd.zdst == 0 ||
+	    r->zoff != (x->rd.zdst == 1 ? x->rd.zoff : GFSP_Z_HEADER_SIZE)))
 		goto no;
-	if ((r->zlen != 0 && x->rd.zdst == 0) ||
-	    (r->zlen == 0 && x->rd.zdst == 1))
+	if (r->zlen == 0 && x->rd.zdst == 1)
 		goto no;
 	mine = tmp_path(x, p->file);
 	ok = mine != NULL && strcmp(mine, tmp) == 0;
 	free(mine);
 	if (!ok)
 		goto no;
-	if (x->o.checksum) {
+	if (key != x->rd.key) {
+		/* an earlier version: are these bytes of the source the same? */
+		if (gfsp_pread(x->rd.src, out, len, off, &got, &e) ||
+		    got != len)
+			goto no;
+		x->stats.bytes_read += len;
+	} else if (x->o.checksum) {
 		if (x->rd.tmp == NULL &&
 		    gfsp_open(tmp, GFSP_O_RDONLY, 0, &x->rd.tmp, &e) != 0)
 			goto no;
@@ -466,6 +493,8 @@ rd_resumed(struct gfsp_xfer *x, const struct gfsp_piece *p, uint64_t off,
 					      len, tmp, &e))
 				goto no;
 		}
+	}
+	if (key != x->rd.key || x->o.checksum) {
 		segs(out, len, seg, &nseg);
 		if (nseg != r->nseg || memcmp(seg, r->seg, nseg * 8) != 0)
 			goto no;
@@ -486,7 +515,6 @@ rd_resumed(struct gfsp_xfer *x, const struct gfsp_piece *p, uint64_t off,
 	} else {
 		x->rd.zdst = 0;
 	}
-	x->rd.ri++;
 	return 1;
 no:
 	x->rd.resumable = 0;
@@ -679,7 +707,7 @@ xfer_produce(void *arg, struct gfsp_chunk *c, int *done,
 		}
 	}
 	rc = rd_chunk(x, p, c, h, &e);
-	if (rc == 0 && h->last)
+	if (rc == 0 && h->last && !p->precopy)
 		rc = rd_end(x, p, &e);
 	if (rc) {
 		produce_fail(x, c, h, &e);
@@ -904,6 +932,16 @@ file_hash(const struct gfsp_fresult *r)
 	return gfsp_phash_root(r->seg, r->nseg);
 }
 
+/* Does the journal hold chunks of the file? */
+static int
+journaled(struct gfsp_xfer *x, uint32_t file)
+{
+	const struct gfsp_sfile *f = &x->fl->v[file];
+	size_t first;
+
+	return x->st != NULL && gfsp_state_chunks(x->st, f->rel, &first) > 0;
+}
+
 /* The last chunk of the piece is in: close the temporary file, and
  * install a file that was one piece. */
 static void
@@ -918,6 +956,8 @@ wr_end(struct gfsp_xfer *x, const struct gfsp_piece *p)
 	int rc = w->rc;
 
 	hash = file_hash(&x->res[p->file]);
+	if (p->precopy)
+		goto close;		/* the rest comes with the next copy */
 	if (rc == 0 && w->nze > 0) {	/* stored compressed: the index */
 		for (i = 0; i < w->nze; i++)
 			raw += w->ze[i].raw_len;
@@ -933,6 +973,7 @@ wr_end(struct gfsp_xfer *x, const struct gfsp_piece *p)
 		rc = gfsp_ftruncate(w->out, w->stored, &e);
 	if (rc == 0 && p->npieces == 1 && x->o.sync)
 		rc = gfsp_fsync(w->out, &e);
+close:
 	if (w->out) {
 		int crc = gfsp_close(w->out, rc ? NULL : &e);
 
@@ -940,24 +981,18 @@ wr_end(struct gfsp_xfer *x, const struct gfsp_piece *p)
 		if (rc == 0)
 			rc = crc;
 	}
-	if (rc == 0 && p->npieces == 1)
+	if (rc == 0 && p->npieces == 1 && !p->precopy)
 		rc = install(x, p->file, w->tmp, w->dst, w->stored, hash, &e);
 	if (rc && w->rc == 0)
 		wr_fail(x, &e);
-	if (w->rc)
+	if (w->rc) {
 		fail_file(x, p->file, w->rc, w->msg);
+		/* what no journal record keeps for a resume only takes room
+		 * (a full disk's room, perhaps) */
+		if (p->npieces == 1 && !journaled(x, p->file))
+			gfsp_unlink(w->tmp, NULL);
+	}
 	wr_reset(x);
-}
-
-/* Has the journal chunks of this version of the file? */
-static int
-journaled(struct gfsp_xfer *x, uint32_t file)
-{
-	const struct gfsp_sfile *f = &x->fl->v[file];
-	size_t first;
-
-	return x->st != NULL && gfsp_state_chunks(x->st, f->rel,
-	    gfsp_file_key(f->src, &f->st), &first) > 0;
 }
 
 /* Write one chunk (h, data) of piece p here. */
@@ -984,9 +1019,6 @@ wr_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	if (h->kind == K_FAIL) {
 		gfsp_error_set(&e, h->code, "%s", h->msg);
 		wr_fail(x, &e);
-		/* nothing of it is kept for a resume: drop what was made */
-		if (p->npieces == 1 && !journaled(x, p->file))
-			gfsp_unlink(w->tmp, &e);
 		wr_end(x, p);
 		return 0;
 	}
@@ -1013,8 +1045,8 @@ wr_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	/* a chunk of a file of several, written by this rank alone: into
 	 * the journal once its bytes are out of the client (Gfarm buffers) */
 	if (h->kind == K_DATA && w->rc == 0 && x->st != NULL &&
-	    p->bcomm == MPI_COMM_NULL && f->st.size > chunk_of(x) &&
-	    !(h->last && p->npieces == 1)) {
+	    p->bcomm == MPI_COMM_NULL && (p->precopy ||
+	    (f->st.size > chunk_of(x) && !(h->last && p->npieces == 1)))) {
 		if (gfsp_flush(w->out, &e) != 0) {
 			wr_fail(x, &e);
 		} else {

@@ -26,35 +26,6 @@
 #define F_CHECK		32
 #define F_TAG		40
 
-static void
-put_le32(unsigned char *p, uint32_t v)
-{
-	int i;
-
-	for (i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void
-put_le64(unsigned char *p, uint64_t v)
-{
-	put_le32(p, (uint32_t)v);
-	put_le32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint32_t
-le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	    (uint32_t)p[3] << 24;
-}
-
-static uint64_t
-le64(const unsigned char *p)
-{
-	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
-
 /* "name: " or nothing, for messages */
 #define NM(name)	(name) != NULL ? (name) : "", (name) != NULL ? ": " : ""
 
@@ -63,12 +34,12 @@ le64(const unsigned char *p)
 void
 gfsp_z_header(unsigned char out[GFSP_Z_HEADER_SIZE], uint64_t chunk_size)
 {
-	put_le32(out, SKIP_MAGIC);
-	put_le32(out + 4, HDR_PAYLOAD);
+	gfsp_put_le32(out, SKIP_MAGIC);
+	gfsp_put_le32(out + 4, HDR_PAYLOAD);
 	memcpy(out + 8, HDR_TAG, 4);
-	put_le32(out + 12, GFSP_Z_VERSION);
-	put_le64(out + 16, chunk_size);
-	put_le64(out + 24, 0);
+	gfsp_put_le32(out + 12, GFSP_Z_VERSION);
+	gfsp_put_le64(out + 16, chunk_size);
+	gfsp_put_le64(out + 24, 0);
 }
 
 int
@@ -79,23 +50,23 @@ gfsp_z_detect(const void *buf, size_t len, const char *name, int *is_z,
 	uint32_t version;
 
 	*is_z = 0;
-	if (len < FRAME_HDR + 4 || le32(p) != SKIP_MAGIC ||
+	if (len < FRAME_HDR + 4 || gfsp_le32(p) != SKIP_MAGIC ||
 	    memcmp(p + FRAME_HDR, HDR_TAG, 4) != 0)
 		return 0;
 	if (len < GFSP_Z_HEADER_SIZE)
 		return gfsp_error_set(err, GFSP_ECORRUPT, "%s%sgfsz header "
 		    "truncated: %zu bytes of %d", NM(name), len,
 		    GFSP_Z_HEADER_SIZE);
-	version = le32(p + 12);
+	version = gfsp_le32(p + 12);
 	if (version != GFSP_Z_VERSION)
 		return gfsp_error_set(err, GFSP_EVERSION, "%s%sgfsz version %u "
 		    "is not supported by this gfsplit (reads version %d)",
 		    NM(name), version, GFSP_Z_VERSION);
-	if (le32(p + 4) != HDR_PAYLOAD)
+	if (gfsp_le32(p + 4) != HDR_PAYLOAD)
 		return gfsp_error_set(err, GFSP_ECORRUPT, "%s%sgfsz header "
-		    "payload is %u bytes, not %d", NM(name), le32(p + 4),
+		    "payload is %u bytes, not %d", NM(name), gfsp_le32(p + 4),
 		    HDR_PAYLOAD);
-	*chunk_size = le64(p + 16);
+	*chunk_size = gfsp_le64(p + 16);
 	if (*chunk_size == 0)
 		return gfsp_error_set(err, GFSP_ECORRUPT, "%s%sgfsz header "
 		    "gives chunk size 0", NM(name));
@@ -316,20 +287,20 @@ gfsp_z_index_build(const struct gfsp_zentry *e, uint64_t n,
 	if (p == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM, "cannot allocate a "
 		    "gfsz index of %zu bytes", FRAME_HDR + payload);
-	put_le32(p, SKIP_MAGIC);
-	put_le32(p + 4, (uint32_t)payload);
+	gfsp_put_le32(p, SKIP_MAGIC);
+	gfsp_put_le32(p + 4, (uint32_t)payload);
 	for (k = 0, q = p + FRAME_HDR; k < n; k++, q += GFSP_Z_ENTRY_SIZE) {
-		put_le64(q, e[k].z_off);
-		put_le64(q + 8, e[k].z_len);
-		put_le64(q + 16, e[k].raw_len);
-		put_le64(q + 24, e[k].hash);
+		gfsp_put_le64(q, e[k].z_off);
+		gfsp_put_le64(q + 8, e[k].z_len);
+		gfsp_put_le64(q + 16, e[k].raw_len);
+		gfsp_put_le64(q + 24, e[k].hash);
 	}
 	foot = q;
-	put_le64(foot + F_INDEX_OFF, index_off);
-	put_le64(foot + F_NCHUNKS, n);
-	put_le64(foot + F_RAW_SIZE, raw_size);
-	put_le64(foot + F_FILE_HASH, file_hash);
-	put_le64(foot + F_CHECK, gfsp_hash64(p + FRAME_HDR,
+	gfsp_put_le64(foot + F_INDEX_OFF, index_off);
+	gfsp_put_le64(foot + F_NCHUNKS, n);
+	gfsp_put_le64(foot + F_RAW_SIZE, raw_size);
+	gfsp_put_le64(foot + F_FILE_HASH, file_hash);
+	gfsp_put_le64(foot + F_CHECK, gfsp_hash64(p + FRAME_HDR,
 	    (size_t)(foot + F_CHECK - (p + FRAME_HDR))));
 	memcpy(foot + F_TAG, FOOT_TAG, 8);
 	*out = p;
@@ -349,8 +320,8 @@ gfsp_z_footer_parse(const unsigned char foot[GFSP_Z_FOOTER_SIZE],
 	if (file_size < least || memcmp(foot + F_TAG, FOOT_TAG, 8) != 0)
 		return gfsp_error_set(err, GFSP_ECORRUPT, "%s%sno gfsz index "
 		    "at the end (file truncated?)", NM(name));
-	n = le64(foot + F_NCHUNKS);
-	off = le64(foot + F_INDEX_OFF);
+	n = gfsp_le64(foot + F_NCHUNKS);
+	off = gfsp_le64(foot + F_INDEX_OFF);
 	/* n first, so that the lengths below cannot overflow */
 	if (n > MAX_ENTRIES || n > (file_size - least) / GFSP_Z_ENTRY_SIZE)
 		return gfsp_error_set(err, GFSP_ECORRUPT, "%s%sgfsz footer: "
@@ -383,41 +354,41 @@ gfsp_z_index_parse(const void *frame, size_t len, uint64_t index_off,
 		rc = gfsp_error_set(err, GFSP_ECORRUPT, __VA_ARGS__);	\
 		goto out;						\
 	} while (0)
-	if (len < FRAME_HDR + GFSP_Z_FOOTER_SIZE || le32(p) != SKIP_MAGIC)
+	if (len < FRAME_HDR + GFSP_Z_FOOTER_SIZE || gfsp_le32(p) != SKIP_MAGIC)
 		BAD("%s%sgfsz index: not a skippable frame", NM(name));
 	payload = len - FRAME_HDR;
 	foot = p + len - GFSP_Z_FOOTER_SIZE;
-	if (le32(p + 4) != payload || memcmp(foot + F_TAG, FOOT_TAG, 8) != 0)
+	if (gfsp_le32(p + 4) != payload || memcmp(foot + F_TAG, FOOT_TAG, 8) != 0)
 		BAD("%s%sgfsz index: frame of %zu bytes is cut short or "
 		    "overlong", NM(name), len);
 	/* footer_check covers the payload up to itself */
-	if (le64(foot + F_CHECK) != gfsp_hash64(p + FRAME_HDR,
+	if (gfsp_le64(foot + F_CHECK) != gfsp_hash64(p + FRAME_HDR,
 	    (size_t)(foot + F_CHECK - (p + FRAME_HDR))))
 		BAD("%s%sgfsz index: checksum mismatch", NM(name));
-	n = le64(foot + F_NCHUNKS);
+	n = gfsp_le64(foot + F_NCHUNKS);
 	if ((payload - GFSP_Z_FOOTER_SIZE) / GFSP_Z_ENTRY_SIZE != n ||
 	    (payload - GFSP_Z_FOOTER_SIZE) % GFSP_Z_ENTRY_SIZE != 0)
 		BAD("%s%sgfsz index: %llu chunks in a frame of %zu bytes",
 		    NM(name), (unsigned long long)n, len);
-	if (le64(foot + F_INDEX_OFF) != index_off)
+	if (gfsp_le64(foot + F_INDEX_OFF) != index_off)
 		BAD("%s%sgfsz index: read at %llu, footer says %llu", NM(name),
 		    (unsigned long long)index_off,
-		    (unsigned long long)le64(foot + F_INDEX_OFF));
+		    (unsigned long long)gfsp_le64(foot + F_INDEX_OFF));
 	if (chunk_size == 0)
 		BAD("%s%sgfsz index: chunk size 0", NM(name));
 	out->chunk_size = chunk_size;
-	out->raw_size = le64(foot + F_RAW_SIZE);
-	out->file_hash = le64(foot + F_FILE_HASH);
+	out->raw_size = gfsp_le64(foot + F_RAW_SIZE);
+	out->file_hash = gfsp_le64(foot + F_FILE_HASH);
 	if (n > 0 && (e = malloc((size_t)n * sizeof(*e))) == NULL) {
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "%s%scannot allocate "
 		    "%llu gfsz index entries", NM(name), (unsigned long long)n);
 		goto out;
 	}
 	for (k = 0, q = p + FRAME_HDR; k < n; k++, q += GFSP_Z_ENTRY_SIZE) {
-		e[k].z_off = le64(q);
-		e[k].z_len = le64(q + 8);
-		e[k].raw_len = le64(q + 16);
-		e[k].hash = le64(q + 24);
+		e[k].z_off = gfsp_le64(q);
+		e[k].z_len = gfsp_le64(q + 8);
+		e[k].raw_len = gfsp_le64(q + 16);
+		e[k].hash = gfsp_le64(q + 24);
 		/* pos <= index_off all along, so these cannot overflow */
 		if (e[k].z_off != pos)
 			BAD("%s%sgfsz index: chunk %llu at %llu, expected at "
