@@ -262,3 +262,37 @@ gfsp_mkdirs(const char *path, uint32_t mode, struct gfsp_error *err)
 	free(p);
 	return rc;
 }
+
+int
+gfsp_gather_text(MPI_Comm comm, const char *text, size_t len, char **all,
+		struct gfsp_error *err)
+{
+	int rank, nprocs, k = (int)len, total = 0, r, rc;
+	int *lens = NULL, *displs = NULL;
+
+	*all = NULL;
+	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &nprocs);
+	if (rank == 0) {
+		lens = calloc((size_t)nprocs, sizeof(int));
+		displs = calloc((size_t)nprocs, sizeof(int));
+	}
+	rc = gfsp_mpi_check(MPI_Gather(&k, 1, MPI_INT, lens, 1, MPI_INT, 0,
+				       comm), "MPI_Gather", err);
+	if (rc == 0 && rank == 0) {
+		for (r = 0; r < nprocs; r++) {
+			displs[r] = total;
+			total += lens[r];
+		}
+		*all = malloc((size_t)total + 1);
+		if (*all != NULL)
+			(*all)[total] = '\0';
+	}
+	if (rc == 0)
+		rc = gfsp_mpi_check(MPI_Gatherv(text, k, MPI_CHAR, *all, lens,
+						displs, MPI_CHAR, 0, comm),
+				   "MPI_Gatherv", err);
+	free(lens);
+	free(displs);
+	return rc;
+}

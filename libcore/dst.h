@@ -39,6 +39,11 @@ int gfsp_remove_tree(const char *path, struct gfsp_error *err);
  * new one with mode; an existing non-directory on the way is an error. */
 int gfsp_mkdirs(const char *path, uint32_t mode, struct gfsp_error *err);
 
+/* Collective: every rank's text (len bytes, no NUL needed), in rank order,
+ * as one NUL-terminated string at rank 0 (*all malloc'd; NULL elsewhere). */
+int gfsp_gather_text(MPI_Comm comm, const char *text, size_t len, char **all,
+		    struct gfsp_error *err);
+
 /* Collective: broadcast rank 0's string; other ranks get a malloc'd copy. */
 int gfsp_bcast_string(MPI_Comm comm, char **s, struct gfsp_error *err);
 

@@ -811,7 +811,7 @@ report(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 	char *text = NULL, *all = NULL;
 	size_t len = 0, i;
 	FILE *fp;
-	int k, *lens = NULL, *displs = NULL, total = 0, rc = 0;
+	int rc = 0;
 	uint64_t mine[10], sum[10];
 	const struct gfsp_xfer_stats *xs = gfsp_xfer_stats(s->x);
 	long rss;
@@ -824,21 +824,7 @@ report(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 			fprintf(fp, "%zu\t%s\t%s\n", i, s->nodename,
 				s->res[i].msg ? s->res[i].msg : "failed");
 	fclose(fp);
-	k = (int)len;
-	if (s->rank == 0) {
-		lens = calloc((size_t)s->nprocs, sizeof(int));
-		displs = calloc((size_t)s->nprocs, sizeof(int));
-	}
-	MPI_Gather(&k, 1, MPI_INT, lens, 1, MPI_INT, 0, s->comm);
-	if (s->rank == 0) {
-		for (k = 0; k < s->nprocs; k++) {
-			displs[k] = total;
-			total += lens[k];
-		}
-		all = malloc((size_t)total + 1);
-	}
-	MPI_Gatherv(text, (int)len, MPI_CHAR, all, lens, displs, MPI_CHAR, 0,
-		    s->comm);
+	gfsp_gather_text(s->comm, text, len, &all, NULL);
 
 	memset(mine, 0, sizeof(mine));
 	mine[0] = xs->bytes_read;
@@ -880,7 +866,6 @@ report(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 		if (all != NULL) {
 			char *line, *save = NULL, *t1, *t2;
 
-			all[total] = '\0';
 			for (line = strtok_r(all, "\n", &save); line != NULL;
 			     line = strtok_r(NULL, "\n", &save)) {
 				t1 = strchr(line, '\t');
@@ -901,8 +886,6 @@ report(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 	}
 	free(text);
 	free(all);
-	free(lens);
-	free(displs);
 	return rc;
 }
 

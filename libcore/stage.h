@@ -292,6 +292,39 @@ void gfsp_xfer_free(struct gfsp_xfer *x);
 /* The destination path of an entry (malloc'd). */
 char *gfsp_xfer_dst_path(const struct gfsp_xfer *x, uint32_t file);
 
+/* ------------------------------------ asynchronous stage-out (mover.c) */
+
+struct gfsp_mover_opts {
+	const char *src;	/* the node's SRC, absolute */
+	const char *dst;	/* the node's destination root */
+	const char *state_dir;	/* absolute */
+	struct gfsp_xfer_opts x;
+	double interval;	/* seconds between periodic passes; also how
+				 * long a file must rest to count as written */
+	const char *cpus;	/* "0,2-3": the mover's cores, or NULL */
+};
+
+/* The mover itself (in its own process, no MPI): until a wait request
+ * or SIGTERM. */
+int gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err);
+
+/* Start a mover for state directory `state` running argv (this program,
+ * which sees GFSPLIT_STAGE_MOVER, _SRC and _DST); returns when it
+ * answers.  GFSP_EEXIST if one already runs there. */
+int gfsp_mover_spawn(char **argv, const char *state, const char *src,
+		    const char *dst, struct gfsp_error *err);
+
+/* Ask the mover of `state`: "status", "flush" or "wait"; its JSON answer
+ * in *reply (caller puts it).  GFSP_ENOENT when none runs there. */
+int gfsp_mover_request(const char *state, const char *req,
+		      json_object **reply, struct gfsp_error *err);
+
+/* The state directories of this user's movers on node `node` that answer
+ * (stale registry entries are removed).  Free with gfsp_strv_free. */
+int gfsp_mover_list(const char *node, char ***states, size_t *n,
+		   struct gfsp_error *err);
+const char *gfsp_mover_registry(void);
+
 /* ------------------------------------------- the commands (stage.c) */
 
 enum gfsp_stage_way { GFSP_STAGE_IN = 0, GFSP_STAGE_OUT };

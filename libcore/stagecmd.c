@@ -9,8 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
+
 #include "core.h"
+#include "dst.h"
+#include "splitfile.h"
 #include "stage.h"
+#include "tier.h"
 
 static uint64_t opt_chunk = GFSP_STAGE_CHUNK_DEFAULT;
 static int64_t opt_compress = -1;
@@ -20,6 +27,10 @@ static const char *opt_state;
 static const char *opt_manifest;
 static int opt_raw, opt_no_checksum, opt_dry_run, opt_json, opt_progress;
 static int opt_scatter, opt_merge, opt_sync, opt_no_sync;
+static int opt_async, opt_flush, opt_wait, opt_status;
+static uint64_t opt_interval = 30;
+static const char *opt_cpus;
+static char **main_argv;	/* for the mover: this program's own */
 
 #define COMMON_OPTS \
 	{ "chunk-size", 'c', GFSP_OPT_SIZE, "SIZE", \
@@ -73,6 +84,25 @@ static const struct gfsp_opt out_opts[] = {
 	{ "no-sync", 0, GFSP_OPT_FLAG, NULL,
 	  "do not fsync each file before it takes its name", &opt_no_sync,
 	  NULL },
+	{ "async", 0, GFSP_OPT_FLAG, NULL,
+	  "start a background mover on each node and return: it writes files "
+	  "back as they are closed, every --interval, and on --flush",
+	  &opt_async, NULL },
+	{ "flush", 0, GFSP_OPT_FLAG, NULL,
+	  "have the movers write back everything now; returns when done",
+	  &opt_flush, NULL },
+	{ "wait", 0, GFSP_OPT_FLAG, NULL,
+	  "wait until the movers have written everything back, report, and "
+	  "end them", &opt_wait, NULL },
+	{ "status", 0, GFSP_OPT_FLAG, NULL,
+	  "show what the movers have pending, done and failed", &opt_status,
+	  NULL },
+	{ "interval", 0, GFSP_OPT_UINT, "SECONDS",
+	  "the movers' period, and how long a file must rest to count as "
+	  "written without a close (default 30)", &opt_interval, NULL },
+	{ "cpus", 0, GFSP_OPT_STRING, "LIST",
+	  "cores the movers run on, e.g. 7 or 6-7 (default: any, at the "
+	  "lowest priority)", &opt_cpus, NULL },
 	COMMON_OPTS,
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
 };
@@ -111,6 +141,220 @@ options(int way, struct gfsp_stage_opts *o, int rank)
 	return 0;
 }
 
+/* ------------------------------------------------ asynchronous stage-out */
+
+/* This node's SRC, destination root and state directory, absolute. */
+static int
+node_paths(const char *src_arg, const char *dst_arg, char **src, char **dst,
+	   char **state, struct gfsp_error *err)
+{
+	char node[256], *s, *real = NULL;
+	int rc = 0;
+
+	*src = *dst = *state = NULL;
+	s = gfsp_tier_dir(src_arg);
+	if (s == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	if (strstr(s, "://") == NULL) {
+		real = realpath(s, NULL);
+		if (real == NULL)
+			rc = gfsp_error_errno(err, errno, "'%s'", s);
+		free(s);
+		s = real;
+	}
+	*src = s;
+	gfsp_node_name(node, sizeof(node));
+	if (rc == 0 && dst_arg != NULL &&
+	    (opt_merge ? asprintf(dst, "%s", dst_arg)
+		       : asprintf(dst, "%s/%s", dst_arg, node)) < 0)
+		*dst = NULL, rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	if (rc == 0 && opt_state != NULL) {
+		char *e = gfsp_tier_dir(opt_state);
+
+		*state = e ? realpath(e, NULL) : NULL;
+		if (*state == NULL && e != NULL && mkdir(e, 0700) == 0)
+			*state = realpath(e, NULL);
+		if (*state == NULL)
+			rc = gfsp_error_errno(err, errno, "--state-dir '%s'",
+					     opt_state);
+		free(e);
+	} else if (rc == 0 && asprintf(state, "%s/%s", *src,
+				       GFSP_STATE_DIR) < 0) {
+		*state = NULL;
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	}
+	return rc;
+}
+
+/* --async: each node's first rank starts its node's mover. */
+static int
+start_movers(MPI_Comm comm, const struct gfsp_stage_opts *o)
+{
+	struct gfsp_error err = { 0 };
+	MPI_Comm node = MPI_COMM_NULL;
+	char *src = NULL, *dst = NULL, *state = NULL;
+	int rc, lrank = 0, idx, nn, rank;
+
+	MPI_Comm_rank(comm, &rank);
+	rc = gfsp_node_comm(comm, &node, &idx, &nn, &err);
+	if (rc == 0)
+		MPI_Comm_rank(node, &lrank);
+	if (rc == 0 && !opt_merge && rank == 0)
+		rc = gfsp_mkdirs(o->dst, 0755, &err);
+	rc = gfsp_agree(comm, rc, &err);
+	if (rc == 0 && lrank == 0) {
+		rc = node_paths(o->src[0], o->dst, &src, &dst, &state, &err);
+		if (rc == 0)
+			rc = gfsp_mkdirs(dst, 0755, &err);
+		if (rc == 0 && mkdir(state, 0700) != 0 && errno != EEXIST)
+			rc = gfsp_error_errno(err.code ? NULL : &err, errno,
+					     "cannot create '%s'", state);
+		if (rc == 0)
+			rc = gfsp_mover_spawn(main_argv, state, src, dst, &err);
+		if (rc == 0)
+			gfsp_log_warn("mover started: '%s' -> '%s'", src, dst);
+	}
+	if (rc)
+		gfsp_log_gfs_error(&err);
+	free(src);
+	free(dst);
+	free(state);
+	if (node != MPI_COMM_NULL)
+		MPI_Comm_free(&node);
+	return gfsp_agree(comm, rc, &err) ? 1 : 0;
+}
+
+/* The movers' answers: the JSON array, or a few lines each. */
+static void
+print_movers(json_object *all, const char *req)
+{
+	size_t i, n = json_object_array_length(all), k;
+
+	if (opt_json) {
+		printf("%s\n", json_object_to_json_string_ext(all,
+		       JSON_C_TO_STRING_PLAIN));
+		return;
+	}
+	if (n == 0)
+		gfsp_log_info("no mover runs");
+	for (i = 0; i < n; i++) {
+		json_object *o = json_object_array_get_idx(all, i), *x, *f;
+		const char *node = gfsp_json_str(o, "node");
+
+		if (gfsp_json_str(o, "error") != NULL && !json_object_object_get_ex(o, "pid", &x)) {
+			gfsp_log_error("%s: %s", node ? node : "?",
+				      gfsp_json_str(o, "error"));
+			continue;
+		}
+		printf("%s: mover %d, '%s' -> '%s': %s\n", node ? node : "?",
+		       json_object_get_int(json_object_object_get_ex(o, "pid", &x) ? x : NULL),
+		       gfsp_json_str(o, "src"), gfsp_json_str(o, "dest"),
+		       strcmp(req, "wait") == 0 ? "done" : "running");
+		if (json_object_object_get_ex(o, "files_done", &x))
+			printf("  %lld files written back, %lld bytes\n",
+			       (long long)json_object_get_int64(x),
+			       (long long)json_object_get_int64(
+			       json_object_object_get_ex(o, "bytes_done", &f) ? f : NULL));
+		if (json_object_object_get_ex(o, "pending", &x))
+			for (k = 0; k < json_object_array_length(x); k++)
+				printf("  pending: %s\n", json_object_get_string(
+				       json_object_array_get_idx(x, k)));
+		if (json_object_object_get_ex(o, "failed", &x))
+			for (k = 0; k < json_object_array_length(x); k++) {
+				f = json_object_array_get_idx(x, k);
+				printf("  failed: %s: %s\n",
+				       gfsp_json_str(f, "path"),
+				       gfsp_json_str(f, "error"));
+			}
+	}
+}
+
+/* --flush, --wait, --status: each node's first rank asks its movers (of
+ * SRC, or all of them); rank 0 prints their answers. */
+static int
+control(MPI_Comm comm, int argc, char **argv)
+{
+	const char *req = opt_flush ? "flush" : opt_wait ? "wait" : "status";
+	struct gfsp_error err = { 0 };
+	MPI_Comm node = MPI_COMM_NULL;
+	json_object *all = NULL, *reply;
+	char **states = NULL, *src = NULL, *dst = NULL, *one = NULL, node_name[256];
+	char *text = NULL, *gathered = NULL;
+	size_t n = 0, i, len = 0;
+	int rc, lrank = 0, idx, nn, rank, bad = 0;
+	FILE *fp;
+
+	MPI_Comm_rank(comm, &rank);
+	gfsp_node_name(node_name, sizeof(node_name));
+	rc = gfsp_node_comm(comm, &node, &idx, &nn, &err);
+	if (rc == 0)
+		MPI_Comm_rank(node, &lrank);
+	fp = open_memstream(&text, &len);
+	if (rc == 0 && lrank == 0 && argc > 0) {
+		rc = node_paths(argv[0], NULL, &src, &dst, &one, &err);
+		if (rc == 0) {
+			states = calloc(1, sizeof(char *));
+			if (states != NULL) {
+				states[0] = one;
+				n = 1;
+			}
+		}
+	} else if (rc == 0 && lrank == 0) {
+		rc = gfsp_mover_list(node_name, &states, &n, &err);
+	}
+	for (i = 0; rc == 0 && lrank == 0 && i < n; i++) {
+		struct gfsp_error e = { 0 };
+
+		if (gfsp_mover_request(states[i], req, &reply, &e) != 0) {
+			reply = json_object_new_object();
+			json_object_object_add(reply, "node",
+					       json_object_new_string(node_name));
+			json_object_object_add(reply, "state",
+					       json_object_new_string(states[i]));
+			json_object_object_add(reply, "error",
+					       json_object_new_string(e.msg));
+		}
+		fprintf(fp, "%s\n", json_object_to_json_string_ext(reply,
+			JSON_C_TO_STRING_PLAIN));
+		json_object_put(reply);
+	}
+	fclose(fp);
+	if (rc)
+		gfsp_log_gfs_error(&err);
+	rc = gfsp_agree(comm, rc, &err);
+	if (rc == 0)
+		rc = gfsp_gather_text(comm, text, len, &gathered, &err);
+	if (rc == 0 && rank == 0) {
+		char *line, *save = NULL;
+
+		all = json_object_new_array();
+		for (line = strtok_r(gathered, "\n", &save); line != NULL;
+		     line = strtok_r(NULL, "\n", &save)) {
+			json_object *o = json_tokener_parse(line), *x;
+
+			if (o == NULL)
+				continue;
+			if (json_object_object_get_ex(o, "error", &x) ||
+			    (opt_status == 0 &&
+			     json_object_object_get_ex(o, "failed", &x) &&
+			     json_object_array_length(x) > 0))
+				bad = 1;
+			json_object_array_add(all, o);
+		}
+		print_movers(all, req);
+		json_object_put(all);
+	}
+	MPI_Bcast(&bad, 1, MPI_INT, 0, comm);
+	gfsp_strv_free(states, n);
+	free(src);
+	free(dst);
+	free(text);
+	free(gathered);
+	if (node != MPI_COMM_NULL)
+		MPI_Comm_free(&node);
+	return rc || bad ? 1 : 0;
+}
+
 static int
 run(int way, int argc, char **argv, MPI_Comm comm)
 {
@@ -133,11 +377,22 @@ run(int way, int argc, char **argv, MPI_Comm comm)
 				      "--manifest");
 		return 2;
 	}
+	if (way == GFSP_STAGE_OUT &&
+	    opt_async + opt_flush + opt_wait + opt_status > 1) {
+		if (rank == 0)
+			gfsp_log_error("--async, --flush, --wait and --status: "
+				      "one at a time");
+		return 2;
+	}
+	if (way == GFSP_STAGE_OUT && (opt_flush || opt_wait || opt_status))
+		return control(comm, argc, argv);
 	if (way == GFSP_STAGE_OUT && o.nsrc != 1) {
 		if (rank == 0)
 			gfsp_log_error("stage-out takes one SRC and one DEST");
 		return 2;
 	}
+	if (way == GFSP_STAGE_OUT && opt_async)
+		return start_movers(comm, &o);
 	rc = gfsp_stage(comm, &o, &res, &err);
 	if (rank == 0 && (rc == 0 || res.failures != NULL))
 		gfsp_stage_print(stdout, name, &o, &res, opt_json);
@@ -159,6 +414,36 @@ run_out(int argc, char **argv, MPI_Comm comm)
 	return run(GFSP_STAGE_OUT, argc, argv, comm);
 }
 
+/* The mover's own run: no MPI; paths from the environment. */
+static int
+run_mover(int argc, char **argv, MPI_Comm comm)
+{
+	struct gfsp_mover_opts mo;
+	struct gfsp_stage_opts o;
+	struct gfsp_error err = { 0 };
+	const char *state = getenv("GFSPLIT_STAGE_MOVER");
+	int rc;
+
+	rc = options(GFSP_STAGE_OUT, &o, 0);
+	if (rc)
+		return rc;
+	memset(&mo, 0, sizeof(mo));
+	mo.src = getenv("GFSPLIT_MOVER_SRC");
+	mo.dst = getenv("GFSPLIT_MOVER_DST");
+	mo.state_dir = state;
+	mo.x = o.x;
+	mo.interval = opt_interval > 0 ? (double)opt_interval : 30;
+	mo.cpus = opt_cpus;
+	if (mo.src == NULL || mo.dst == NULL || state == NULL) {
+		gfsp_log_error("the mover needs GFSPLIT_MOVER_SRC and _DST");
+		return 2;
+	}
+	rc = gfsp_mover_run(&mo, &err);
+	if (rc)
+		gfsp_log_gfs_error(&err);
+	return rc ? 1 : 0;
+}
+
 int
 gfsp_stage_main(int way, int argc, char **argv)
 {
@@ -176,16 +461,29 @@ gfsp_stage_main(int way, int argc, char **argv)
 	};
 	static const struct gfsp_cmd out = {
 		.name = "stage-out",
-		.usage = "[OPTIONS] SRC DEST",
+		.usage = "[OPTIONS] SRC DEST | --flush|--wait|--status [SRC]",
 		.summary = "Copy each node's node-local results SRC back to "
-			   "shared storage, into DEST/NODE/ or one merged tree.",
+			   "shared storage, into DEST/NODE/ or one merged tree; "
+			   "with --async in the background while the job runs.",
 		.opts = out_opts,
-		.min_args = 2,
+		.min_args = 0,
 		.max_args = 2,
 		.uses_mpi = 1,
 		.run = run_out,
 	};
+	static const struct gfsp_cmd mover = {
+		.name = "stage-out",
+		.usage = "(mover)",
+		.opts = out_opts,
+		.min_args = 0,
+		.max_args = 2,
+		.uses_mpi = 0,
+		.run = run_mover,
+	};
 
+	main_argv = argv;
+	if (way == GFSP_STAGE_OUT && getenv("GFSPLIT_STAGE_MOVER") != NULL)
+		return gfsp_cmd_main(&mover, argc, argv);
 	return gfsp_cmd_main(way == GFSP_STAGE_IN ? &in : &out, argc, argv);
 }
 

@@ -93,6 +93,7 @@ struct wr {
 	struct gfsp_file *out;
 	int rc;				/* the first failure on this node */
 	char *msg;
+	int journaled;			/* chunks of it recorded in this run */
 	struct gfsp_zentry *ze;		/* compressed: frames so far */
 	size_t nze, capze;
 	uint64_t stored;
@@ -452,9 +453,12 @@ rd_resumed(struct gfsp_xfer *x, const struct gfsp_piece *p, uint64_t off,
 			key = k;
 		}
 	}
+	/* an earlier version's chunk is not read back: its temporary file
+	 * must hold it (Gfarm's size of a file whose writer failed may lag,
+	 * which only costs the resume of such chunks) */
 	if (r == NULL || r->len != len || r->nseg > SEG_MAX ||
-	    r->zlen > x->scap ||
-	    (r->zlen ? r->zoff + r->zlen : r->off + r->len) > x->rd.tmpsize)
+	    r->zlen > x->scap || (key != x->rd.key &&
+	    (r->zlen ? r->zoff + r->zlen : r->off + r->len) > x->rd.tmpsize))
 		goto no;
 	/* compressed frames follow each other from the header on */
 	if (r->zlen != 0 && (x->rd.zdst == 0 ||
@@ -741,7 +745,8 @@ keep_segs(struct gfsp_xfer *x, uint32_t f, const struct xhdr *h,
 		r->seg = v;
 		r->nseg = need;
 	}
-	memcpy(r->seg + first, h->seg, h->nseg * sizeof(*v));
+	if (h->nseg > 0)	/* an empty file has none */
+		memcpy(r->seg + first, h->seg, h->nseg * sizeof(*v));
 	return 0;
 }
 
@@ -989,7 +994,7 @@ close:
 		fail_file(x, p->file, w->rc, w->msg);
 		/* what no journal record keeps for a resume only takes room
 		 * (a full disk's room, perhaps) */
-		if (p->npieces == 1 && !journaled(x, p->file))
+		if (p->npieces == 1 && !w->journaled && !journaled(x, p->file))
 			gfsp_unlink(w->tmp, NULL);
 	}
 	wr_reset(x);
@@ -1064,6 +1069,8 @@ wr_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 						 gfsp_file_key(f->src, &f->st),
 						 w->tmp, &rec, &e) != 0)
 				wr_fail(x, &e);
+			else
+				w->journaled = 1;
 		}
 	}
 	x->progress += h->raw_len;

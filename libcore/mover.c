@@ -1,0 +1,912 @@
+/*
+ * mover.c - asynchronous stage-out (stage.h): one background mover per
+ * node writes a node's results back to shared storage while the job
+ * computes (seed 004's "cache method": write-back on close, on request
+ * and periodically).
+ *
+ * The mover is a process of its own, started by `stage-out --async` on
+ * each node's first rank (posix_spawn of the same program, in a session
+ * of its own, so neither the job's end nor mpiexec stops it) and made of
+ * no MPI: it runs the transfer engine (xfer.c) on the node alone.  It
+ * works in passes; a pass lists SRC and, for every file that is not on
+ * shared storage as it is now:
+ *
+ *   open for writing by no process (/proc), and closed since the last
+ *   pass (inotify IN_CLOSE_WRITE or a rename into SRC), or unchanged for
+ *   INTERVAL seconds, or the pass was asked for (flush, wait)
+ *                                   -> copied whole and installed
+ *   still being written (open for writing, or changed within INTERVAL
+ *   and not closed)                 -> its whole chunks pre-copied into
+ *                                      its temporary file and journal:
+ *                                      nothing under its final name, and
+ *                                      the copy after its close writes
+ *                                      only the chunks that changed
+ *
+ * A pass runs when a file is closed (after a short delay that gathers the
+ * closes of a burst), every INTERVAL seconds, and on request.  Requests
+ * come over a UNIX socket in the state directory, one line each:
+ *
+ *   status   -> one JSON line: pid, node, what is pending, done, failed
+ *   flush    -> a pass of everything now, then the status
+ *   wait     -> passes until nothing is pending (or the failures stay),
+ *               the status, and the mover ends
+ *
+ * The mover runs at the lowest CPU priority (nice 19), in the idle I/O
+ * class, and on the cores --cpus names.  It holds the state's lock for
+ * its life; killed, it loses nothing: the journal has every chunk it
+ * wrote, and the next mover (or a stage-out) resumes from it.  Each node's
+ * movers are also listed in a registry directory (GFSPLIT_MOVER_DIR,
+ * default /tmp/gfsplit-movers-UID), so `stage-out --wait` with no SRC
+ * finds them all.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "core.h"
+#include "dst.h"
+#include "splitfile.h"
+#include "stage.h"
+
+#define OOM(err) gfsp_error_set(err, GFSP_ENOMEM, "out of memory")
+#define SOCK_NAME	"mover.sock"
+#define CLOSE_DELAY	0.3	/* seconds: a burst of closes, one pass */
+#define WAIT_TRIES	3	/* passes that may fail before wait gives up */
+
+extern char **environ;
+
+/* ------------------------------------------------------ the registry */
+
+const char *
+gfsp_mover_registry(void)
+{
+	static char dir[PATH_MAX];
+	const char *e = getenv("GFSPLIT_MOVER_DIR");
+
+	if (e != NULL && *e != '\0')
+		snprintf(dir, sizeof(dir), "%s", e);
+	else
+		snprintf(dir, sizeof(dir), "/tmp/gfsplit-movers-%u",
+			 (unsigned)getuid());
+	return dir;
+}
+
+/* "REGISTRY/NODE.HASH" of a state directory (malloc'd) */
+static char *
+registry_entry(const char *node, const char *state)
+{
+	char *s;
+
+	if (asprintf(&s, "%s/%s.%016llx", gfsp_mover_registry(), node,
+		     (unsigned long long)gfsp_hash64(state, strlen(state))) < 0)
+		return NULL;
+	return s;
+}
+
+/* --------------------------------------------------------- requests */
+
+/* Connect to the mover of state directory `state`: -1 if none answers. */
+static int
+connect_mover(const char *state)
+{
+	struct sockaddr_un sa;
+	int fd, dfd;
+
+	/* a long state path: reach the socket through the directory's fd */
+	dfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dfd,
+		 SOCK_NAME);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	close(dfd);
+	return fd;
+}
+
+int
+gfsp_mover_request(const char *state, const char *req, json_object **reply,
+		  struct gfsp_error *err)
+{
+	char buf[4096], *text = NULL;
+	size_t len = 0;
+	ssize_t n;
+	FILE *mem;
+	int fd;
+
+	*reply = NULL;
+	fd = connect_mover(state);
+	if (fd < 0)
+		return gfsp_error_set(err, GFSP_ENOENT, "no mover runs for "
+				     "'%s'", state);
+	if (dprintf(fd, "%s\n", req) < 0) {
+		close(fd);
+		return gfsp_error_errno(err, errno, "cannot ask the mover of "
+				       "'%s'", state);
+	}
+	shutdown(fd, SHUT_WR);
+	mem = open_memstream(&text, &len);
+	if (mem == NULL) {
+		close(fd);
+		return OOM(err);
+	}
+	/* a flush or a wait answers when its work is done: no timeout */
+	while ((n = read(fd, buf, sizeof(buf))) > 0 ||
+	       (n < 0 && errno == EINTR))
+		if (n > 0)
+			fwrite(buf, 1, (size_t)n, mem);
+	close(fd);
+	fclose(mem);
+	*reply = json_tokener_parse(text ? text : "");
+	free(text);
+	if (*reply == NULL)
+		return gfsp_error_set(err, GFSP_EIO, "the mover of '%s' ended "
+				     "without an answer (see %s/mover.log)",
+				     state, state);
+	return 0;
+}
+
+int
+gfsp_mover_list(const char *node, char ***states, size_t *n,
+	       struct gfsp_error *err)
+{
+	char **names = NULL, *p, path[PATH_MAX + 1];
+	size_t nn = 0, i, k = 0, len = strlen(node);
+	ssize_t got;
+	int fd, rc;
+
+	*states = NULL;
+	*n = 0;
+	rc = gfsp_readdir(gfsp_mover_registry(), &names, &nn, err);
+	if (rc == GFSP_ENOENT) {
+		gfsp_error_clear(err);
+		return 0;
+	}
+	if (rc)
+		return rc;
+	*states = calloc(nn + 1, sizeof(char *));
+	if (*states == NULL) {
+		gfsp_strv_free(names, nn);
+		return OOM(err);
+	}
+	for (i = 0; i < nn; i++) {
+		if (strncmp(names[i], node, len) != 0 || names[i][len] != '.')
+			continue;
+		if (asprintf(&p, "%s/%s", gfsp_mover_registry(), names[i]) < 0)
+			continue;
+		got = readlink(p, path, sizeof(path) - 1);
+		if (got > 0) {
+			path[got] = '\0';
+			fd = connect_mover(path);
+			if (fd >= 0) {
+				close(fd);
+				(*states)[k++] = strdup(path);
+			} else {
+				unlink(p);	/* a mover that is gone */
+			}
+		}
+		free(p);
+	}
+	gfsp_strv_free(names, nn);
+	*n = k;
+	return 0;
+}
+
+/* ---------------------------------------------------------- starting */
+
+int
+gfsp_mover_spawn(char **argv, const char *state, const char *src,
+		const char *dst, struct gfsp_error *err)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	char exe[PATH_MAX], *log = NULL, **env = NULL;
+	size_t ne = 0, i;
+	pid_t pid;
+	int rc = 0, fd = -1, status, tries;
+	ssize_t n;
+
+	fd = connect_mover(state);
+	if (fd >= 0) {
+		close(fd);
+		return gfsp_error_set(err, GFSP_EEXIST, "a mover already runs "
+				     "for '%s' (stage-out --wait ends it)", src);
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return gfsp_error_errno(err, errno, "cannot find this program");
+	exe[n] = '\0';
+	if (asprintf(&log, "%s/mover.log", state) < 0)
+		return OOM(err);
+	while (environ[ne] != NULL)
+		ne++;
+	env = calloc(ne + 5, sizeof(char *));
+	if (env == NULL) {
+		free(log);
+		return OOM(err);
+	}
+	for (i = 0; i < ne; i++)
+		env[i] = environ[i];
+	if (asprintf(&env[ne], "GFSPLIT_STAGE_MOVER=%s", state) < 0 ||
+	    asprintf(&env[ne + 1], "GFSPLIT_MOVER_SRC=%s", src) < 0 ||
+	    asprintf(&env[ne + 2], "GFSPLIT_MOVER_DST=%s", dst) < 0) {
+		rc = OOM(err);
+		goto out;
+	}
+	/* its own session, no terminal, none of our descriptors (MPI's
+	 * sockets to the launcher among them), its output in the log */
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, log,
+					 O_WRONLY | O_CREAT | O_APPEND, 0600);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID);
+	rc = posix_spawn(&pid, exe, &fa, &at, argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	if (rc != 0) {
+		rc = gfsp_error_errno(err, rc, "cannot start the mover");
+		goto out;
+	}
+	/* up when it answers; gone early: its log says why */
+	for (tries = 0; tries < 300; tries++) {
+		fd = connect_mover(state);
+		if (fd >= 0) {
+			close(fd);
+			break;
+		}
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			char tail[512] = "";
+			FILE *fp = fopen(log, "r");
+
+			if (fp != NULL) {
+				fseek(fp, -(long)sizeof(tail) + 1, SEEK_END);
+				n = (ssize_t)fread(tail, 1, sizeof(tail) - 1, fp);
+				tail[n > 0 ? n : 0] = '\0';
+				fclose(fp);
+			}
+			rc = gfsp_error_set(err, GFSP_EIO, "the mover for "
+			    "'%s' ended at once: %s", src, tail);
+			goto out;
+		}
+		usleep(20000);
+	}
+	if (tries == 300)
+		rc = gfsp_error_set(err, GFSP_EIO, "the mover for '%s' did "
+				   "not answer within 6 s (see %s)", src, log);
+out:
+	if (env != NULL)
+		for (i = ne; i < ne + 3; i++)
+			free(env[i]);
+	free(env);
+	free(log);
+	return rc;
+}
+
+/* ------------------------------------------------------- the mover */
+
+struct mover {
+	const struct gfsp_mover_opts *o;
+	struct gfsp_state *st;
+	char node[256];
+	char *reg;			/* our registry entry */
+	int lfd, ifd;			/* listening socket, inotify */
+	/* inotify: watch descriptor -> directory (rel, "" for SRC) */
+	int *wd;
+	char **wrel;
+	size_t nw, capw;
+	/* rels closed since the last pass */
+	char **closed;
+	size_t nclosed, capclosed;
+	int overflow;			/* events were lost: treat all closed */
+	/* what the last pass left */
+	json_object *failed;		/* [{"path","error"}] */
+	json_object *pending;		/* ["rel", ...] */
+	uint64_t files, bytes, resumed, passes;
+	double started, last_pass;
+	int stop;
+};
+
+static volatile sig_atomic_t got_term;
+
+static void
+on_term(int sig)
+{
+	(void)sig;
+	got_term = 1;
+}
+
+/* nice 19, the idle I/O class, the cores of --cpus ("0,2-3") */
+static void
+lower_priority(const char *cpus)
+{
+	cpu_set_t set;
+	const char *p = cpus;
+	char *end;
+	long a, b;
+
+	if (setpriority(PRIO_PROCESS, 0, 19) != 0)
+		gfsp_log_warn("cannot lower the CPU priority: %s",
+			      strerror(errno));
+	/* IOPRIO_WHO_PROCESS, IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT */
+	if (syscall(SYS_ioprio_set, 1, 0, 3 << 13) != 0)
+		gfsp_log_warn("cannot enter the idle I/O class: %s",
+			      strerror(errno));
+	if (cpus == NULL || *cpus == '\0')
+		return;
+	CPU_ZERO(&set);
+	while (*p) {
+		a = strtol(p, &end, 10);
+		b = a;
+		if (end != p && *end == '-')
+			b = strtol(end + 1, &end, 10);
+		if (end == p || a < 0 || b < a || b >= CPU_SETSIZE) {
+			gfsp_log_warn("--cpus '%s': not a list of cores", cpus);
+			return;
+		}
+		for (; a <= b; a++)
+			CPU_SET((int)a, &set);
+		p = *end == ',' ? end + 1 : end;
+		if (*end != ',' && *end != '\0') {
+			gfsp_log_warn("--cpus '%s': not a list of cores", cpus);
+			return;
+		}
+	}
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		gfsp_log_warn("--cpus '%s': %s", cpus, strerror(errno));
+}
+
+static int
+push_str(char ***v, size_t *n, size_t *cap, const char *s)
+{
+	char **p;
+
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		p = realloc(*v, *cap * sizeof(*p));
+		if (p == NULL)
+			return -1;
+		*v = p;
+	}
+	(*v)[*n] = strdup(s);
+	if ((*v)[*n] == NULL)
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+/* Watch directory rel of SRC and what it holds, for closes and new
+ * directories. */
+static void
+watch_tree(struct mover *m, const char *rel)
+{
+	char *path, **names = NULL, *child;
+	size_t n = 0, i;
+	struct stat sb;
+	int w, *nwd;
+
+	if (asprintf(&path, "%s%s%s", m->o->src, *rel ? "/" : "", rel) < 0)
+		return;
+	w = inotify_add_watch(m->ifd, path, IN_CLOSE_WRITE | IN_MOVED_TO |
+			      IN_CREATE | IN_ONLYDIR);
+	if (w >= 0 && m->nw == m->capw) {
+		size_t cap = m->capw ? 2 * m->capw : 16;
+		char **nrel;
+
+		nwd = realloc(m->wd, cap * sizeof(*nwd));
+		if (nwd != NULL)
+			m->wd = nwd;
+		nrel = realloc(m->wrel, cap * sizeof(*nrel));
+		if (nrel != NULL)
+			m->wrel = nrel;
+		if (nwd != NULL && nrel != NULL)
+			m->capw = cap;
+	}
+	if (w >= 0 && m->nw < m->capw) {
+		m->wd[m->nw] = w;
+		m->wrel[m->nw] = strdup(rel);
+		if (m->wrel[m->nw] != NULL)
+			m->nw++;
+	}
+	if (gfsp_readdir(path, &names, &n, NULL) != 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (gfsp_stage_internal_name(names[i]))
+			continue;
+		if (asprintf(&child, "%s/%s", path, names[i]) < 0)
+			continue;
+		if (lstat(child, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+			free(child);
+			if (asprintf(&child, "%s%s%s", rel, *rel ? "/" : "",
+				     names[i]) >= 0)
+				watch_tree(m, child);
+		}
+		free(child);
+	}
+out:
+	gfsp_strv_free(names, n);
+	free(path);
+}
+
+/* What inotify says: closes to remember, directories to watch. */
+static void
+read_events(struct mover *m)
+{
+	char buf[16384] __attribute__((aligned(8)));
+	const struct inotify_event *ev;
+	ssize_t n;
+	char *p, *rel;
+	size_t i;
+
+	while ((n = read(m->ifd, buf, sizeof(buf))) > 0) {
+		for (p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			if (ev->mask & IN_Q_OVERFLOW) {
+				m->overflow = 1;
+				continue;
+			}
+			for (i = 0; i < m->nw && m->wd[i] != ev->wd; i++)
+				;
+			if (i == m->nw || ev->len == 0 ||
+			    gfsp_stage_internal_name(ev->name))
+				continue;
+			if (asprintf(&rel, "%s%s%s", m->wrel[i],
+				     *m->wrel[i] ? "/" : "", ev->name) < 0)
+				continue;
+			if (ev->mask & IN_ISDIR) {
+				if (ev->mask & (IN_CREATE | IN_MOVED_TO))
+					watch_tree(m, rel);
+			} else if (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) {
+				if (push_str(&m->closed, &m->nclosed,
+					     &m->capclosed, rel) != 0)
+					m->overflow = 1;
+			}
+			free(rel);
+		}
+	}
+}
+
+static int
+was_closed(const struct mover *m, const char *rel)
+{
+	size_t i;
+
+	if (m->overflow)
+		return 1;
+	for (i = 0; i < m->nclosed; i++)
+		if (strcmp(m->closed[i], rel) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The inodes of regular files some process has open for writing (every
+ * process whose /proc entries we may read: the job's, on its node).  A
+ * file open for writing is still being written, whatever its times say:
+ * it is pre-copied, never installed.  Sorted, for bsearch.
+ */
+struct inoset {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+static int
+ino_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+open_for_writing(struct inoset *set)
+{
+	char path[600], line[128];
+	struct dirent *p, *d;
+	struct stat sb;
+	DIR *proc, *fds;
+	FILE *fp;
+	unsigned flags;
+	uint64_t *v;
+
+	set->n = 0;
+	proc = opendir("/proc");
+	if (proc == NULL)
+		return;
+	while ((p = readdir(proc)) != NULL) {
+		if (p->d_name[0] < '1' || p->d_name[0] > '9' ||
+		    atoi(p->d_name) == (int)getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/fd", p->d_name);
+		fds = opendir(path);
+		if (fds == NULL)
+			continue;
+		while ((d = readdir(fds)) != NULL) {
+			if (d->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/fd/%s",
+				 p->d_name, d->d_name);
+			if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/fdinfo/%s",
+				 p->d_name, d->d_name);
+			fp = fopen(path, "r");
+			flags = 0;
+			while (fp != NULL && fgets(line, sizeof(line), fp))
+				if (sscanf(line, "flags: %o", &flags) == 1)
+					break;
+			if (fp != NULL)
+				fclose(fp);
+			if ((flags & O_ACCMODE) == O_RDONLY)
+				continue;
+			if (set->n == set->cap) {
+				set->cap = set->cap ? 2 * set->cap : 64;
+				v = realloc(set->v, set->cap * sizeof(*v));
+				if (v == NULL)
+					break;
+				set->v = v;
+			}
+			set->v[set->n++] = (uint64_t)sb.st_ino;
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	if (set->n > 1)
+		qsort(set->v, set->n, sizeof(*set->v), ino_cmp);
+}
+
+static int
+being_written(const struct inoset *set, uint64_t ino)
+{
+	return set->n > 0 && bsearch(&ino, set->v, set->n, sizeof(*set->v),
+				     ino_cmp) != NULL;
+}
+
+enum { PASS_PERIODIC, PASS_ALL };
+
+/*
+ * One pass over SRC.  Returns 0, or a code when SRC cannot be listed
+ * (the failures of single files are in m->failed).
+ */
+static int
+pass(struct mover *m, int mode, struct gfsp_error *err)
+{
+	const struct gfsp_mover_opts *o = m->o;
+	struct gfsp_flist fl = { 0 };
+	struct gfsp_fresult *res = NULL;
+	struct gfsp_xfer *x = NULL;
+	struct gfsp_piece *p = NULL;
+	struct inoset open = { 0 };
+	const struct gfsp_xfer_stats *xs;
+	char *arg = NULL;
+	size_t np = 0, i;
+	double now;
+	uint64_t whole;
+	int rc;
+
+	m->passes++;
+	gfsp_error_clear(err);
+	now = (double)time(NULL);
+	rc = gfsp_state_reload(m->st, err);
+	if (rc == 0 && asprintf(&arg, "%s/", o->src) < 0)
+		rc = OOM(err);
+	if (rc == 0)
+		rc = gfsp_flist_add_tree(&fl, arg, err);
+	if (rc == 0)
+		rc = gfsp_flist_finish(&fl, err);
+	if (rc == 0) {
+		res = calloc(fl.n + 1, sizeof(*res));
+		p = calloc(fl.n + 1, sizeof(*p));
+		if (res == NULL || p == NULL)
+			rc = OOM(err);
+	}
+	if (rc == 0)
+		rc = gfsp_xfer_new(&o->x, &fl, o->dst, m->st, res, NULL, &x,
+				   err);
+	if (rc)
+		goto out;
+	json_object_put(m->pending);
+	m->pending = json_object_new_array();
+	open_for_writing(&open);
+	for (i = 0; i < fl.n; i++) {
+		const struct gfsp_sfile *f = &fl.v[i];
+
+		if (f->type == GFSP_SF_DIR) {
+			gfsp_xfer_make(x, (uint32_t)i);
+			continue;
+		}
+		if (f->type != GFSP_SF_FILE || gfsp_xfer_present(x,
+								 (uint32_t)i))
+			continue;
+		p[np].file = (uint32_t)i;
+		p[np].npieces = 1;
+		p[np].bcomm = MPI_COMM_NULL;
+		if (!being_written(&open, f->st.ino) &&
+		    (mode == PASS_ALL || was_closed(m, f->rel) ||
+		     now - (double)f->st.mtime >= o->interval)) {
+			p[np].len = f->st.size;
+			np++;
+			continue;
+		}
+		/* still being written: its whole chunks, not installed */
+		json_object_array_add(m->pending,
+				      json_object_new_string(f->rel));
+		whole = f->st.size / o->x.chunk * o->x.chunk;
+		if (whole > 0) {
+			p[np].len = whole;
+			p[np].precopy = 1;
+			np++;
+		}
+	}
+	rc = gfsp_xfer_run(x, p, np, err);
+	for (i = 0; i < fl.n; i++)
+		if (fl.v[i].type == GFSP_SF_SYMLINK ||
+		    fl.v[i].type == GFSP_SF_HARDLINK)
+			gfsp_xfer_make(x, (uint32_t)i);
+	gfsp_xfer_dir_times(x);
+	xs = gfsp_xfer_stats(x);
+	m->files += xs->files;
+	m->bytes += xs->raw_bytes;
+	m->resumed += xs->bytes_resumed;
+	json_object_put(m->failed);
+	m->failed = json_object_new_array();
+	for (i = 0; i < fl.n; i++) {
+		json_object *f;
+
+		if (res[i].rc == 0)
+			continue;
+		f = json_object_new_object();
+		json_object_object_add(f, "path",
+				       json_object_new_string(fl.v[i].rel));
+		json_object_object_add(f, "error", json_object_new_string(
+		    res[i].msg ? res[i].msg : "failed"));
+		json_object_array_add(m->failed, f);
+	}
+	{
+		struct gfsp_error ce = { 0 };
+
+		if (gfsp_state_compact(m->st, &ce) != 0)
+			gfsp_log_warn("%s", ce.msg);
+	}
+	/* the closes are dealt with (a failed file is tried again at the
+	 * next pass all the same: it is not on shared storage) */
+	gfsp_strv_free(m->closed, m->nclosed);
+	m->closed = NULL;
+	m->nclosed = m->capclosed = 0;
+	m->overflow = 0;
+	m->last_pass = gfsp_now();
+out:
+	if (res != NULL)
+		for (i = 0; i < fl.n; i++) {
+			free(res[i].msg);
+			free(res[i].seg);
+		}
+	free(res);
+	free(p);
+	free(arg);
+	free(open.v);
+	gfsp_xfer_free(x);
+	gfsp_flist_free(&fl);
+	return rc;
+}
+
+static json_object *
+status(struct mover *m, const char *listing_error)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "node", json_object_new_string(m->node));
+	json_object_object_add(o, "pid", json_object_new_int(getpid()));
+	json_object_object_add(o, "src", json_object_new_string(m->o->src));
+	json_object_object_add(o, "dest", json_object_new_string(m->o->dst));
+	json_object_object_add(o, "running", json_object_new_boolean(!m->stop));
+	json_object_object_add(o, "passes", json_object_new_uint64(m->passes));
+	json_object_object_add(o, "files_done", json_object_new_uint64(m->files));
+	json_object_object_add(o, "bytes_done", json_object_new_uint64(m->bytes));
+	json_object_object_add(o, "bytes_resumed",
+			       json_object_new_uint64(m->resumed));
+	json_object_object_add(o, "seconds",
+			       json_object_new_double(gfsp_now() - m->started));
+	json_object_object_add(o, "pending", m->pending ?
+			       json_object_get(m->pending) :
+			       json_object_new_array());
+	json_object_object_add(o, "failed", m->failed ?
+			       json_object_get(m->failed) :
+			       json_object_new_array());
+	if (listing_error != NULL)
+		json_object_object_add(o, "error",
+				       json_object_new_string(listing_error));
+	return o;
+}
+
+static void
+answer(int fd, json_object *o)
+{
+	dprintf(fd, "%s\n", json_object_to_json_string_ext(o,
+		JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+}
+
+/* One request from a client (then closed). */
+static void
+serve(struct mover *m, int fd)
+{
+	struct gfsp_error e = { 0 };
+	char line[64] = "";
+	ssize_t n;
+	int tries, rc;
+
+	n = read(fd, line, sizeof(line) - 1);
+	line[n > 0 ? n : 0] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	if (strcmp(line, "flush") == 0) {
+		rc = pass(m, PASS_ALL, &e);
+		answer(fd, status(m, rc ? e.msg : NULL));
+	} else if (strcmp(line, "wait") == 0) {
+		/* everything out; a failed file is tried again, a few times */
+		for (tries = 0; tries < WAIT_TRIES; tries++) {
+			rc = pass(m, PASS_ALL, &e);
+			if (rc == 0 && json_object_array_length(m->failed) == 0)
+				break;
+			sleep(1);
+		}
+		m->stop = 1;
+		answer(fd, status(m, rc ? e.msg : NULL));
+	} else if (strcmp(line, "status") == 0) {
+		answer(fd, status(m, NULL));
+	} else {
+		dprintf(fd, "{\"error\":\"unknown request\"}\n");
+	}
+	close(fd);
+}
+
+static int
+listen_here(struct mover *m, struct gfsp_error *err)
+{
+	struct sockaddr_un sa;
+
+	/* bound by a relative name: the mover's working directory is the
+	 * state directory, whose path may be longer than sun_path */
+	unlink(SOCK_NAME);
+	m->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", SOCK_NAME);
+	if (m->lfd < 0 || bind(m->lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0
+	    || listen(m->lfd, 16) != 0)
+		return gfsp_error_errno(err, errno, "cannot listen on "
+				       "'%s/%s'", m->o->state_dir, SOCK_NAME);
+	return 0;
+}
+
+int
+gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
+{
+	struct mover m;
+	struct gfsp_error e = { 0 };
+	struct pollfd pfd[2];
+	double next, due_close = 0, t;
+	int rc, fd, timeout;
+
+	memset(&m, 0, sizeof(m));
+	m.o = o;
+	m.lfd = m.ifd = -1;
+	m.started = gfsp_now();
+	gfsp_node_name(m.node, sizeof(m.node));
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTERM, on_term);
+	signal(SIGINT, on_term);
+	signal(SIGHUP, SIG_IGN);
+	lower_priority(o->cpus);
+
+	rc = gfsp_state_open(o->state_dir, 0, 1, &m.st, err);
+	if (rc == 0 && chdir(o->state_dir) != 0)
+		rc = gfsp_error_errno(err, errno, "cannot enter '%s'",
+				     o->state_dir);
+	if (rc == 0)
+		rc = listen_here(&m, err);
+	if (rc)
+		goto out;
+	m.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (m.ifd < 0)
+		gfsp_log_warn("no inotify (%s): closes are seen at the "
+			      "periodic passes only", strerror(errno));
+	else
+		watch_tree(&m, "");
+	m.reg = registry_entry(m.node, o->state_dir);
+	if (m.reg != NULL) {
+		gfsp_mkdirs(gfsp_mover_registry(), 0700, NULL);
+		unlink(m.reg);
+		if (symlink(o->state_dir, m.reg) != 0) {
+			free(m.reg);
+			m.reg = NULL;
+		}
+	}
+	gfsp_log_warn("mover %d: '%s' -> '%s', a pass every %.0f s",
+		      (int)getpid(), o->src, o->dst, o->interval);
+
+	/* whatever an earlier mover left: out first */
+	if (pass(&m, PASS_PERIODIC, &e) != 0)
+		gfsp_log_warn("%s", e.msg);
+	next = gfsp_now() + o->interval;
+	while (!m.stop && !got_term) {
+		t = gfsp_now();
+		if (due_close > 0 && due_close <= t) {
+			due_close = 0;
+			if (pass(&m, PASS_PERIODIC, &e) != 0)
+				gfsp_log_warn("%s", e.msg);
+		}
+		if (next <= t) {
+			if (pass(&m, PASS_PERIODIC, &e) != 0)
+				gfsp_log_warn("%s", e.msg);
+			next = gfsp_now() + o->interval;
+		}
+		t = gfsp_now();
+		timeout = (int)(1000 * (GFSP_MIN(next, due_close > 0 ?
+				due_close : next) - t)) + 1;
+		pfd[0].fd = m.lfd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = m.ifd;
+		pfd[1].events = POLLIN;
+		if (poll(pfd, m.ifd >= 0 ? 2 : 1, GFSP_MAX(timeout, 0)) <= 0)
+			continue;
+		if (m.ifd >= 0 && (pfd[1].revents & POLLIN)) {
+			read_events(&m);
+			if ((m.nclosed > 0 || m.overflow) && due_close == 0)
+				due_close = gfsp_now() + CLOSE_DELAY;
+		}
+		if (pfd[0].revents & POLLIN) {
+			fd = accept4(m.lfd, NULL, NULL, SOCK_CLOEXEC);
+			if (fd >= 0)
+				serve(&m, fd);
+		}
+	}
+out:
+	if (m.lfd >= 0) {
+		close(m.lfd);
+		unlink(SOCK_NAME);
+	}
+	if (m.reg != NULL) {
+		unlink(m.reg);
+		free(m.reg);
+	}
+	if (m.ifd >= 0)
+		close(m.ifd);
+	gfsp_strv_free(m.wrel, m.nw);
+	free(m.wd);
+	gfsp_strv_free(m.closed, m.nclosed);
+	json_object_put(m.failed);
+	json_object_put(m.pending);
+	gfsp_state_close(m.st);
+	if (rc == 0)
+		gfsp_log_warn("mover %d: done after %llu passes, %llu files",
+			      (int)getpid(), (unsigned long long)m.passes,
+			      (unsigned long long)m.files);
+	return rc;
+}
