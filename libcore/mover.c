@@ -45,6 +45,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -317,6 +318,16 @@ struct mover {
 	char node[256];
 	char *reg;			/* our registry entry */
 	int lfd, ifd;			/* listening socket, inotify */
+	/* requests: a thread answers "status" at once from what is below
+	 * (under lock); "flush" and "wait" it queues for the main loop,
+	 * which it wakes through a pipe */
+	pthread_mutex_t lock;
+	pthread_t server;
+	int wake[2];
+	int queue[16];
+	char qreq[16][8];
+	size_t nq;
+	int in_pass;
 	/* inotify: watch descriptor -> directory (rel, "" for SRC) */
 	int *wd;
 	char **wrel;
@@ -603,6 +614,7 @@ pass(struct mover *m, int mode, struct gfsp_error *err)
 	struct gfsp_xfer *x = NULL;
 	struct gfsp_piece *p = NULL;
 	struct inoset open = { 0 };
+	json_object *pending = NULL, *failed = NULL;
 	const struct gfsp_xfer_stats *xs;
 	char *arg = NULL;
 	size_t np = 0, i;
@@ -610,7 +622,10 @@ pass(struct mover *m, int mode, struct gfsp_error *err)
 	uint64_t whole;
 	int rc;
 
+	pthread_mutex_lock(&m->lock);
 	m->passes++;
+	m->in_pass = 1;
+	pthread_mutex_unlock(&m->lock);
 	gfsp_error_clear(err);
 	now = (double)time(NULL);
 	rc = gfsp_state_reload(m->st, err);
@@ -631,8 +646,7 @@ pass(struct mover *m, int mode, struct gfsp_error *err)
 				   err);
 	if (rc)
 		goto out;
-	json_object_put(m->pending);
-	m->pending = json_object_new_array();
+	pending = json_object_new_array();
 	open_for_writing(&open);
 	for (i = 0; i < fl.n; i++) {
 		const struct gfsp_sfile *f = &fl.v[i];
@@ -655,8 +669,7 @@ pass(struct mover *m, int mode, struct gfsp_error *err)
 			continue;
 		}
 		/* still being written: its whole chunks, not installed */
-		json_object_array_add(m->pending,
-				      json_object_new_string(f->rel));
+		json_object_array_add(pending, json_object_new_string(f->rel));
 		whole = f->st.size / o->x.chunk * o->x.chunk;
 		if (whole > 0) {
 			p[np].len = whole;
@@ -671,11 +684,7 @@ pass(struct mover *m, int mode, struct gfsp_error *err)
 			gfsp_xfer_make(x, (uint32_t)i);
 	gfsp_xfer_dir_times(x);
 	xs = gfsp_xfer_stats(x);
-	m->files += xs->files;
-	m->bytes += xs->raw_bytes;
-	m->resumed += xs->bytes_resumed;
-	json_object_put(m->failed);
-	m->failed = json_object_new_array();
+	failed = json_object_new_array();
 	for (i = 0; i < fl.n; i++) {
 		json_object *f;
 
@@ -686,8 +695,18 @@ pass(struct mover *m, int mode, struct gfsp_error *err)
 				       json_object_new_string(fl.v[i].rel));
 		json_object_object_add(f, "error", json_object_new_string(
 		    res[i].msg ? res[i].msg : "failed"));
-		json_object_array_add(m->failed, f);
+		json_object_array_add(failed, f);
 	}
+	pthread_mutex_lock(&m->lock);
+	m->files += xs->files;
+	m->bytes += xs->raw_bytes;
+	m->resumed += xs->bytes_resumed;
+	json_object_put(m->failed);
+	m->failed = failed;
+	json_object_put(m->pending);
+	m->pending = pending;
+	failed = pending = NULL;
+	pthread_mutex_unlock(&m->lock);
 	{
 		struct gfsp_error ce = { 0 };
 
@@ -711,11 +730,17 @@ out:
 	free(p);
 	free(arg);
 	free(open.v);
+	json_object_put(pending);
+	json_object_put(failed);
+	pthread_mutex_lock(&m->lock);
+	m->in_pass = 0;
+	pthread_mutex_unlock(&m->lock);
 	gfsp_xfer_free(x);
 	gfsp_flist_free(&fl);
 	return rc;
 }
 
+/* (under m->lock) */
 static json_object *
 status(struct mover *m, const char *listing_error)
 {
@@ -727,6 +752,7 @@ status(struct mover *m, const char *listing_error)
 	json_object_object_add(o, "dest", json_object_new_string(m->o->dst));
 	json_object_object_add(o, "running", json_object_new_boolean(!m->stop));
 	json_object_object_add(o, "passes", json_object_new_uint64(m->passes));
+	json_object_object_add(o, "in_pass", json_object_new_boolean(m->in_pass));
 	json_object_object_add(o, "files_done", json_object_new_uint64(m->files));
 	json_object_object_add(o, "bytes_done", json_object_new_uint64(m->bytes));
 	json_object_object_add(o, "bytes_resumed",
@@ -753,37 +779,107 @@ answer(int fd, json_object *o)
 	json_object_put(o);
 }
 
-/* One request from a client (then closed). */
 static void
-serve(struct mover *m, int fd)
+answer_status(struct mover *m, int fd, const char *listing_error)
+{
+	json_object *o;
+
+	pthread_mutex_lock(&m->lock);
+	o = status(m, listing_error);
+	pthread_mutex_unlock(&m->lock);
+	answer(fd, o);
+	close(fd);
+}
+
+/* The server thread: status at once, flush and wait to the main loop. */
+static void *
+server(void *arg)
+{
+	struct mover *m = arg;
+	char line[64];
+	sigset_t all;
+	ssize_t n;
+	int fd;
+
+	/* signals are the main loop's, which polls */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	for (;;) {
+		fd = accept4(m->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			break;		/* the socket was shut down: the end */
+		}
+		n = read(fd, line, sizeof(line) - 1);
+		line[n > 0 ? n : 0] = '\0';
+		line[strcspn(line, "\n")] = '\0';
+		if (strcmp(line, "status") == 0) {
+			answer_status(m, fd, NULL);
+			continue;
+		}
+		if (strcmp(line, "flush") != 0 && strcmp(line, "wait") != 0) {
+			dprintf(fd, "{\"error\":\"unknown request\"}\n");
+			close(fd);
+			continue;
+		}
+		pthread_mutex_lock(&m->lock);
+		if (m->nq < GFSP_ARRAY_SIZE(m->queue)) {
+			m->queue[m->nq] = fd;
+			strcpy(m->qreq[m->nq], line[0] == 'f' ? "flush" : "wait");
+			m->nq++;
+			fd = -1;
+		}
+		pthread_mutex_unlock(&m->lock);
+		if (fd >= 0) {
+			dprintf(fd, "{\"error\":\"too many requests\"}\n");
+			close(fd);
+		} else if (write(m->wake[1], "", 1) < 0) {
+			/* the pipe is full: the main loop is awake anyway */
+		}
+	}
+	return NULL;
+}
+
+/* The queued flush and wait requests, in the main loop. */
+static void
+serve_queue(struct mover *m)
 {
 	struct gfsp_error e = { 0 };
-	char line[64] = "";
-	ssize_t n;
-	int tries, rc;
+	char req[8];
+	int fd, tries, rc;
 
-	n = read(fd, line, sizeof(line) - 1);
-	line[n > 0 ? n : 0] = '\0';
-	line[strcspn(line, "\n")] = '\0';
-	if (strcmp(line, "flush") == 0) {
-		rc = pass(m, PASS_ALL, &e);
-		answer(fd, status(m, rc ? e.msg : NULL));
-	} else if (strcmp(line, "wait") == 0) {
-		/* everything out; a failed file is tried again, a few times */
+	for (;;) {
+		pthread_mutex_lock(&m->lock);
+		if (m->nq == 0) {
+			pthread_mutex_unlock(&m->lock);
+			return;
+		}
+		fd = m->queue[0];
+		memcpy(req, m->qreq[0], sizeof(req));
+		memmove(m->queue, m->queue + 1, (m->nq - 1) * sizeof(int));
+		memmove(m->qreq, m->qreq + 1, (m->nq - 1) * sizeof(m->qreq[0]));
+		m->nq--;
+		pthread_mutex_unlock(&m->lock);
+		if (strcmp(req, "flush") == 0) {
+			rc = pass(m, PASS_ALL, &e);
+			answer_status(m, fd, rc ? e.msg : NULL);
+			continue;
+		}
+		/* wait: everything out; a failed file is tried again, a few
+		 * times; then the end */
 		for (tries = 0; tries < WAIT_TRIES; tries++) {
 			rc = pass(m, PASS_ALL, &e);
-			if (rc == 0 && json_object_array_length(m->failed) == 0)
+			if (rc == 0 && json_object_array_length(m->failed) == 0 &&
+			    json_object_array_length(m->pending) == 0)
 				break;
 			sleep(1);
 		}
+		pthread_mutex_lock(&m->lock);
 		m->stop = 1;
-		answer(fd, status(m, rc ? e.msg : NULL));
-	} else if (strcmp(line, "status") == 0) {
-		answer(fd, status(m, NULL));
-	} else {
-		dprintf(fd, "{\"error\":\"unknown request\"}\n");
+		pthread_mutex_unlock(&m->lock);
+		answer_status(m, fd, rc ? e.msg : NULL);
 	}
-	close(fd);
 }
 
 static int
@@ -811,12 +907,15 @@ gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
 	struct mover m;
 	struct gfsp_error e = { 0 };
 	struct pollfd pfd[2];
+	char drain[64];
 	double next, due_close = 0, t;
-	int rc, fd, timeout;
+	int rc, timeout, started = 0;
 
 	memset(&m, 0, sizeof(m));
 	m.o = o;
 	m.lfd = m.ifd = -1;
+	m.wake[0] = m.wake[1] = -1;
+	pthread_mutex_init(&m.lock, NULL);
 	m.started = gfsp_now();
 	gfsp_node_name(m.node, sizeof(m.node));
 	signal(SIGPIPE, SIG_IGN);
@@ -831,8 +930,14 @@ gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
 				     o->state_dir);
 	if (rc == 0)
 		rc = listen_here(&m, err);
+	if (rc == 0 && pipe2(m.wake, O_CLOEXEC | O_NONBLOCK) != 0)
+		rc = gfsp_error_errno(err, errno, "cannot make a pipe");
+	if (rc == 0 && (errno = pthread_create(&m.server, NULL, server, &m)))
+		rc = gfsp_error_errno(err, errno, "cannot start the server "
+				     "thread");
 	if (rc)
 		goto out;
+	started = 1;
 	m.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (m.ifd < 0)
 		gfsp_log_warn("no inotify (%s): closes are seen at the "
@@ -855,7 +960,12 @@ gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
 	if (pass(&m, PASS_PERIODIC, &e) != 0)
 		gfsp_log_warn("%s", e.msg);
 	next = gfsp_now() + o->interval;
-	while (!m.stop && !got_term) {
+	for (;;) {
+		pthread_mutex_lock(&m.lock);
+		t = m.stop || got_term;
+		pthread_mutex_unlock(&m.lock);
+		if (t)
+			break;
 		t = gfsp_now();
 		if (due_close > 0 && due_close <= t) {
 			due_close = 0;
@@ -870,7 +980,7 @@ gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
 		t = gfsp_now();
 		timeout = (int)(1000 * (GFSP_MIN(next, due_close > 0 ?
 				due_close : next) - t)) + 1;
-		pfd[0].fd = m.lfd;
+		pfd[0].fd = m.wake[0];
 		pfd[0].events = POLLIN;
 		pfd[1].fd = m.ifd;
 		pfd[1].events = POLLIN;
@@ -882,15 +992,33 @@ gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
 				due_close = gfsp_now() + CLOSE_DELAY;
 		}
 		if (pfd[0].revents & POLLIN) {
-			fd = accept4(m.lfd, NULL, NULL, SOCK_CLOEXEC);
-			if (fd >= 0)
-				serve(&m, fd);
+			while (read(m.wake[0], drain, sizeof(drain)) > 0)
+				;
+			serve_queue(&m);
 		}
 	}
 out:
 	if (m.lfd >= 0) {
-		close(m.lfd);
+		/* no more requests: the server thread's accept returns */
 		unlink(SOCK_NAME);
+		shutdown(m.lfd, SHUT_RDWR);
+		if (started)
+			pthread_join(m.server, NULL);
+		close(m.lfd);
+	}
+	/* requests still queued (a SIGTERM): their answer is the status */
+	pthread_mutex_lock(&m.lock);
+	while (m.nq > 0) {
+		int qfd = m.queue[--m.nq];
+		json_object *st = status(&m, "the mover was stopped");
+
+		answer(qfd, st);
+		close(qfd);
+	}
+	pthread_mutex_unlock(&m.lock);
+	if (m.wake[0] >= 0) {
+		close(m.wake[0]);
+		close(m.wake[1]);
 	}
 	if (m.reg != NULL) {
 		unlink(m.reg);

@@ -334,9 +334,14 @@ control(MPI_Comm comm, int argc, char **argv)
 
 			if (o == NULL)
 				continue;
+			/* a failed file, a mover that did not answer, and
+			 * for --wait a file still open for writing */
 			if (json_object_object_get_ex(o, "error", &x) ||
 			    (opt_status == 0 &&
 			     json_object_object_get_ex(o, "failed", &x) &&
+			     json_object_array_length(x) > 0) ||
+			    (opt_wait &&
+			     json_object_object_get_ex(o, "pending", &x) &&
 			     json_object_array_length(x) > 0))
 				bad = 1;
 			json_object_array_add(all, o);
@@ -382,6 +387,13 @@ run(int way, int argc, char **argv, MPI_Comm comm)
 		if (rank == 0)
 			gfsp_log_error("--async, --flush, --wait and --status: "
 				      "one at a time");
+		return 2;
+	}
+	if (way == GFSP_STAGE_OUT && o.dry_run &&
+	    opt_async + opt_flush + opt_wait + opt_status > 0) {
+		if (rank == 0)
+			gfsp_log_error("--dry-run plans a synchronous stage-out "
+				      "only");
 		return 2;
 	}
 	if (way == GFSP_STAGE_OUT && (opt_flush || opt_wait || opt_status))
