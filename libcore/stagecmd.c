@@ -398,9 +398,10 @@ run(int way, int argc, char **argv, MPI_Comm comm)
 	}
 	if (way == GFSP_STAGE_OUT && (opt_flush || opt_wait || opt_status))
 		return control(comm, argc, argv);
-	if (way == GFSP_STAGE_OUT && o.nsrc != 1) {
+	if (way == GFSP_STAGE_OUT && argc < 2) {
 		if (rank == 0)
-			gfsp_log_error("stage-out takes one SRC and one DEST");
+			gfsp_log_error("missing operand: stage-out takes SRC "
+				      "and DEST (or --flush, --wait, --status)");
 		return 2;
 	}
 	if (way == GFSP_STAGE_OUT && opt_async)
