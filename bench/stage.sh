@@ -2,7 +2,7 @@
 # bench/stage.sh - stage-in against `cp -r` per node, and zstd on the way
 # out (issue 6), on POSIX storage of this machine:
 #
-#   bash bench/stage.sh
+#   bash bench/stage.sh [posix] [gfarm]        (default: posix)
 #
 # Shared storage is a directory on the disk ($BENCH_STAGE_DIR, default
 # /var/tmp), node-local storage is /dev/shm (a RAM disk, as a node's local
@@ -17,15 +17,37 @@
 # Ratio = cp seconds / stage-in seconds (>= 1.0: stage-in at least as
 # fast).  Also read from shared storage (stage-in's bytes_read / data size:
 # 1.0 = once), peak RSS per rank and CPU seconds (stage-in's own JSON).
+# Hidden transfer: bench/stage_job.py, a job of HJ_STEPS compute phases
+# (HJ_COMPUTE seconds each, one core: taskset -c 0) each followed by
+# writing HJ_BYTES to node-local storage, (a) alone, (b) followed by a
+# synchronous stage-out, (c) with stage-out --async (the mover on the
+# other core, --cpus 1) and stage-out --wait at the end.  Shared storage
+# here is a local disk, far faster than a real one per node, so its rate is
+# set with --bwlimit HJ_RATE in (b) and (c) alike.  Targets: (c) total <=
+# 1.1 x (a); hidden = 1 - ((c) - (a)) / ((b) - (a)) >= 0.9; the compute
+# phases of (c) slower than (a)'s by under 5% (medians).
 # zstd: stage-out of a smooth float array (float32, a sum of a few waves
 # over a 3-D grid) and of random bytes, with and without --compress:
 # stored/raw ratio and throughput.  Medians of REPS runs, contenders in an
 # order that rotates with each repetition.  JSON in $BENCH_OUT/stage.json.
 #
-# Tunables (environment): BENCH_STAGE_BIG (1G), BENCH_STAGE_SMALL_N (2000),
+# gfarm (root): the emulated cluster of bench/lib.sh (K gfsd, each in a
+# network namespace behind a link of RATE each way); the data on gfsd node
+# 1; stage-in gfarm:///... to 1 and 2 emulated compute nodes x 2 ranks,
+# against `gfpcopy` of the same directory once per compute node, the
+# copies at the same time (Gfarm's own parallel copy tool).  Sizes
+# BENCH_STAGE_GFARM_BIG (128M), _GFARM_SMALL_N (200) files of 128K, RATE
+# BENCH_STAGE_GFARM_RATE (200mbit).  JSON in $BENCH_OUT/stage_gfarm.json.
+# Tunables (environment): BENCH_STAGE_HJ_STEPS (8), _HJ_BYTES (64M),
+# _HJ_COMPUTE (1.5), _HJ_RATE (100M); BENCH_STAGE_BIG (1G), BENCH_STAGE_SMALL_N (2000),
 # BENCH_STAGE_SMALL_SIZE (128K), BENCH_STAGE_REPS (3), BENCH_STAGE_ZSIZE
 # (256M), BENCH_STAGE_QUICK=1 (tiny sizes, one repetition: a smoke test).
 set -u
+MODES=${*:-posix}
+for _m in $MODES; do
+	case $_m in posix | gfarm) ;; *) echo "usage: bench/stage.sh [posix] [gfarm]" >&2; exit 2 ;; esac
+done
+want() { case " $MODES " in *" $1 "*) return 0 ;; esac; return 1; }
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
 BIN=${BIN:-$TOP/bin}
@@ -38,10 +60,14 @@ if [ "${BENCH_STAGE_QUICK:-0}" = 1 ]; then
 	BIG=${BENCH_STAGE_BIG:-32M} SMALL_N=${BENCH_STAGE_SMALL_N:-50}
 	SMALL_SIZE=${BENCH_STAGE_SMALL_SIZE:-128K} REPS=${BENCH_STAGE_REPS:-1}
 	ZSIZE=${BENCH_STAGE_ZSIZE:-16M}
+	HJ_STEPS=${BENCH_STAGE_HJ_STEPS:-3} HJ_BYTES=${BENCH_STAGE_HJ_BYTES:-8M}
+	HJ_COMPUTE=${BENCH_STAGE_HJ_COMPUTE:-0.5} HJ_RATE=${BENCH_STAGE_HJ_RATE:-100M}
 else
 	BIG=${BENCH_STAGE_BIG:-1G} SMALL_N=${BENCH_STAGE_SMALL_N:-2000}
 	SMALL_SIZE=${BENCH_STAGE_SMALL_SIZE:-128K} REPS=${BENCH_STAGE_REPS:-3}
 	ZSIZE=${BENCH_STAGE_ZSIZE:-256M}
+	HJ_STEPS=${BENCH_STAGE_HJ_STEPS:-8} HJ_BYTES=${BENCH_STAGE_HJ_BYTES:-64M}
+	HJ_COMPUTE=${BENCH_STAGE_HJ_COMPUTE:-1.5} HJ_RATE=${BENCH_STAGE_HJ_RATE:-100M}
 fi
 bytes() { numfmt --from=iec "${1%B}"; }
 say() { echo "stage: $*"; }
@@ -58,6 +84,7 @@ drop() {
 }
 [ "$(id -u)" = 0 ] || say "not root: the page cache is not dropped between runs"
 
+posix_bench() {
 # ---- the data (untimed)
 say "making the data: one file of $BIG, $SMALL_N files of $SMALL_SIZE, $ZSIZE of floats and of random bytes"
 mkdir -p "$W/big" "$W/small" "$W/z/smooth" "$W/z/random"
@@ -136,7 +163,53 @@ cp_nodes() {
 		wait' _ "$W/$set" "$L/d"
 }
 
+# ---- the hidden-transfer job: compute iterations for HJ_COMPUTE seconds
+ITERS=$(python3 -c '
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from stage_job import compute
+t = time.monotonic(); compute(2000000); t = time.monotonic() - t
+print(int(2000000 * float(sys.argv[2]) / t))' "$HERE" "$HJ_COMPUTE")
+export GFSPLIT_MOVER_DIR=$W/movers
+hj() {	# hj MODE: one run of the job in MODE alone|sync|async
+	local mode=$1 t0 t1 rc=0
+	rm -rf "$L/job" "$W/shared"
+	mkdir -p "$L/job" "$W/shared"
+	sync
+	t0=$(date +%s.%N)
+	if [ "$mode" = async ]; then
+		mpiexec -n 1 "$BIN/stage-out" --async --cpus 1 --interval 5 \
+			--bwlimit "$HJ_RATE" "$L/job" "$W/shared" 2>>"$W/err" || rc=1
+	fi
+	taskset -c 0 python3 "$HERE/stage_job.py" "$L/job" "$HJ_STEPS" \
+		"$(bytes "$HJ_BYTES")" "$ITERS" >"$W/job.json" || rc=1
+	case $mode in
+	sync) mpiexec -n 1 "$BIN/stage-out" --bwlimit "$HJ_RATE" "$L/job" "$W/shared" \
+		2>>"$W/err" || rc=1 ;;
+	async) mpiexec -n 1 "$BIN/stage-out" --wait "$L/job" >/dev/null 2>>"$W/err" || rc=1 ;;
+	esac
+	t1=$(date +%s.%N)
+	# every step on shared storage, whole
+	if [ "$mode" != alone ]; then
+		for f in "$L/job"/step*; do
+			cmp -s "$f" "$W/shared/$(hostname)/$(basename "$f")" ||
+				{ rc=1; say "FAILED: $mode: $(basename "$f") not on shared storage"; break; }
+		done
+	fi
+	python3 - "$mode" "$t0" "$t1" "$rc" "$W/job.json" >>"$REC" <<'EOF2'
+import json, sys
+mode, t0, t1, rc, job = sys.argv[1:]
+print(json.dumps({"name": "job " + mode, "config": "hidden", "seconds": float(t1) - float(t0),
+                  "rc": int(rc), "json": json.load(open(job))}))
+EOF2
+}
+
 for ((rep = 0; rep < REPS; rep++)); do
+	case $((rep % 3)) in
+	0) hj alone; hj sync; hj async ;;
+	1) hj sync; hj async; hj alone ;;
+	2) hj async; hj alone; hj sync ;;
+	esac
 	for set in big small; do
 		for cfg in "1 2" "2 2" "1 4"; do
 			read -r m ppn <<<"$cfg"
@@ -196,8 +269,123 @@ for data in ("smooth", "random"):
         summary["zstd"].append({"data": data, "mode": name, "seconds": s,
                                 "mib_per_s": size[data] / s / 2**20, "stored_over_raw": ratio})
         print("%-7s %-13s %8.2f %10.1f %8.3f" % (data, name, s, size[data] / s / 2**20, ratio))
+print("\nhidden transfer: %s, the job alone / + stage-out after / with --async (medians)" % "job")
+hj = {}
+for mode in ("alone", "sync", "async"):
+    r = [x for x in rs if x["name"] == "job " + mode and x["rc"] == 0]
+    hj[mode] = {"total_s": med([x["seconds"] for x in r]),
+                "compute_phase_s": med([statistics.median(x["json"]["compute_s"]) for x in r])}
+if all(hj[m]["total_s"] == hj[m]["total_s"] for m in hj):
+    a, b, c = hj["alone"]["total_s"], hj["sync"]["total_s"], hj["async"]["total_s"]
+    hidden = 1 - (c - a) / (b - a) if b > a else float("nan")
+    slow = hj["async"]["compute_phase_s"] / hj["alone"]["compute_phase_s"] - 1
+    summary["hidden"] = dict(hj, async_over_alone=c / a, sync_over_alone=b / a,
+                             hidden_fraction=hidden, compute_slowdown=slow)
+    print("%-7s %8s %12s" % ("mode", "total s", "compute s"))
+    for m in ("alone", "sync", "async"):
+        print("%-7s %8.2f %12.3f" % (m, hj[m]["total_s"], hj[m]["compute_phase_s"]))
+    print("async / alone %.3f (target <= 1.1), sync / alone %.3f, hidden %.1f%% (target >= 90%%), "
+          "compute phases %+.1f%% (target < 5%%)" % (c / a, b / a, 100 * hidden, 100 * slow))
 json.dump(summary, open(out, "w"), indent=1)
 if failed:
     print("\n%d runs FAILED (see %s)" % (len(failed), out))
     sys.exit(1)
 EOF
+}
+
+# ---- gfarm ----------------------------------------------------------------
+gfarm_bench() {
+	local GBIG=${BENCH_STAGE_GFARM_BIG:-128M} GN=${BENCH_STAGE_GFARM_SMALL_N:-200}
+	local why set m k rep
+	if [ "${BENCH_STAGE_QUICK:-0}" = 1 ]; then
+		GBIG=${BENCH_STAGE_GFARM_BIG:-8M} GN=${BENCH_STAGE_GFARM_SMALL_N:-20}
+	fi
+	K=${BENCH_STAGE_GFARM_NODES:-2} RATE=${BENCH_STAGE_GFARM_RATE:-200mbit}
+	NET=${BENCH_STAGE_GFARM_NET:-10.234} GFMD_PORT=${BENCH_STAGE_GFARM_GFMD_PORT:-20663}
+	CB=${BENCH_STAGE_GFARM_BASE:-/tmp/gfsplit-bench-stage-gfarm} CPFX=gfsb
+	CTAG="stage: gfarm" CERR="$W/err"
+	# shellcheck source=bench/lib.sh
+	. "$TOP/bench/lib.sh"
+	cluster_skip() { cluster_die "$@"; }
+	PATH="$PATH:/usr/sbin:/sbin"
+	why=$(cluster_check gfreg gfpcopy) || { say "SKIP gfarm: $why"; return 0; }
+	why=$(cluster_free) || { say "SKIP gfarm: $why"; return 0; }
+	cluster_teardown
+	trap 'cluster_teardown; rm -rf "$W" "$L"' EXIT
+	cluster_up
+	say "gfarm: cluster up: gfmd + $K gfsd ($HOSTS), $RATE per link and way"
+	cluster_unshape
+	timeout 20 gfmkdir -p /bench/stage/big /bench/stage/small || cluster_die "gfmkdir failed"
+	head -c "$(bytes "$GBIG")" /dev/urandom >"$W/f"
+	timeout 300 gfreg -h "$(node_ip 1)" "$W/f" gfarm:///bench/stage/big/data 9<&- ||
+		cluster_die "gfreg failed"
+	mkdir -p "$W/s"
+	for ((k = 0; k < GN; k++)); do
+		head -c 131072 /dev/urandom >"$W/s/f$k"
+	done
+	timeout 300 gfreg -h "$(node_ip 1)" "$W"/s/f* gfarm:///bench/stage/small/ 9<&- ||
+		cluster_die "gfreg of the small files failed"
+	rm -rf "$W/f" "$W/s"
+	cluster_shape || cluster_die "cannot limit the links again"
+	say "gfarm: $GBIG and $GN x 128K on node 1 ($(node_ip 1)); $REPS reps"
+	REC=$W/gfarm.jsonl
+	: >"$REC"
+	for ((rep = 0; rep < REPS; rep++)); do
+		for set in big small; do
+			for m in 1 2; do
+				if [ $((rep % 2)) -eq 0 ]; then g_stage "$set" "$m"; g_pcopy "$set" "$m"
+				else g_pcopy "$set" "$m"; g_stage "$set" "$m"; fi
+			done
+		done
+		say "gfarm: repetition $((rep + 1)) of $REPS done"
+	done
+	python3 - "$REC" "$BENCH_OUT/stage_gfarm.json" "$(bytes "$GBIG")" "$((GN * 131072))" "$RATE" <<'EOF'
+import json, statistics, sys
+rec, out, big, small, rate = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+rs = [json.loads(l) for l in open(rec)]
+size = {"big": big, "small": small}
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+rows = []
+print("stage-in from Gfarm (data on one gfsd behind %s) vs gfpcopy per node" % rate)
+print("(medians; ratio = gfpcopy / stage-in; read/sz = Gfarm bytes read / data size)")
+print("%-6s %-5s %9s %10s %6s %8s" % ("data", "nodes", "stage s", "gfpcopy s", "ratio", "read/sz"))
+for data in ("big", "small"):
+    for m in (1, 2):
+        st = [r for r in rs if r["name"] == "stage-in" and r["config"] == "%s %dx2" % (data, m) and r["rc"] == 0]
+        gp = [r for r in rs if r["name"] == "gfpcopy" and r["config"] == "%s %dx1" % (data, m) and r["rc"] == 0]
+        s, g = med([r["seconds"] for r in st]), med([r["seconds"] for r in gp])
+        rd = med([r["json"]["bytes_read"] / size[data] for r in st if "json" in r])
+        rows.append({"data": data, "nodes": m, "stage_in_s": s, "gfpcopy_s": g, "ratio": g / s,
+                     "read_once_factor": rd, "bytes_per_node": size[data]})
+        print("%-6s %-5d %9.2f %10.2f %6.2f %8.2f" % (data, m, s, g, g / s, rd))
+failed = [r for r in rs if r["rc"] != 0]
+json.dump({"rate": rate, "rows": rows, "runs": rs, "failed": len(failed)}, open(out, "w"), indent=1)
+sys.exit(1 if failed else 0)
+EOF
+}
+# g_stage SET NODES: stage-in of gfarm:///bench/stage/SET/ to NODES x 2 ranks
+g_stage() {
+	local set=$1 m=$2 args=() k
+	rm -rf "$L/d"
+	for ((k = 0; k < m; k++)); do
+		[ $k -gt 0 ] && args+=(:)
+		args+=(-n 2 -env GFSPLIT_NODE "node$k" "$BIN/stage-in" --json
+		       "gfarm:///bench/stage/$set/" "$L/d/%h")
+	done
+	run stage-in "$set ${m}x2" timeout 900 mpiexec "${args[@]}"
+}
+# g_pcopy SET NODES: gfpcopy of the same directory once per node, at once
+g_pcopy() {
+	local set=$1 m=$2
+	rm -rf "$L/d"
+	mkdir -p "$L/d"
+	run gfpcopy "$set ${m}x1" bash -c '
+		for ((k = 0; k < $1; k++)); do
+			timeout 900 gfpcopy -q "gfarm:///bench/stage/$2" "$3/node$k" &
+		done
+		wait' _ "$m" "$set" "$L/d"
+}
+
+want posix && posix_bench
+want gfarm && gfarm_bench

@@ -115,6 +115,8 @@ struct gfsp_xfer {
 	/* the run */
 	const struct gfsp_piece *p;
 	size_t np;
+	unsigned char *reads;		/* per piece: this rank reads it (the
+					 * helper thread makes no MPI call) */
 	size_t pi;			/* producer: current piece */
 	int pstarted;
 	struct rd rd;
@@ -661,16 +663,6 @@ rd_end(struct gfsp_xfer *x, const struct gfsp_piece *p, struct gfsp_error *e)
 	return rc;
 }
 
-static int
-am_reader(const struct gfsp_piece *p)
-{
-	int r;
-
-	if (p->bcomm == MPI_COMM_NULL)
-		return 1;
-	MPI_Comm_rank(p->bcomm, &r);
-	return r == p->reader;
-}
 
 /*
  * The pipe's producer: the next chunk of the current piece, a RECV marker
@@ -696,7 +688,7 @@ xfer_produce(void *arg, struct gfsp_chunk *c, int *done,
 	memset(h, 0, offsetof(struct xhdr, seg));
 	h->msg[0] = '\0';
 	h->piece = (uint32_t)x->pi;
-	if (!am_reader(p)) {
+	if (!x->reads[x->pi]) {
 		h->kind = K_RECV;
 		c->len = XHDR;
 		x->pi++;
@@ -723,7 +715,6 @@ next:
 	rd_close(x);
 	x->pstarted = 0;
 	x->pi++;
-	(void)err;
 	return 0;
 }
 
@@ -1144,15 +1135,28 @@ int
 gfsp_xfer_run(struct gfsp_xfer *x, const struct gfsp_piece *p, size_t n,
 	     struct gfsp_error *err)
 {
+	size_t i;
 	int rc;
 
 	if (n == 0)
 		return 0;
+	x->reads = malloc(n);
+	if (x->reads == NULL)
+		return OOM(err);
+	for (i = 0; i < n; i++) {
+		int r = 0;
+
+		if (p[i].bcomm != MPI_COMM_NULL)
+			MPI_Comm_rank(p[i].bcomm, &r);
+		x->reads[i] = p[i].bcomm == MPI_COMM_NULL || r == p[i].reader;
+	}
 	x->p = p;
 	x->np = n;
 	x->pi = 0;
 	x->pstarted = 0;
 	rc = gfsp_pipe_run(&xfer_pipe_ops, x, x->bufsize, err);
+	free(x->reads);
+	x->reads = NULL;
 	rd_close(x);
 	wr_reset(x);
 	x->p = NULL;
@@ -1328,7 +1332,7 @@ static int
 hash_whole(struct gfsp_xfer *x, const char *path, uint64_t size,
 	   uint64_t *hash, struct gfsp_error *e)
 {
-	struct gfsp_file *f;
+	struct gfsp_file *f = NULL;
 	struct gfsp_phash *ph;
 	uint64_t off, len;
 	size_t got;
@@ -1349,7 +1353,7 @@ hash_whole(struct gfsp_xfer *x, const char *path, uint64_t size,
 	}
 	if (rc == 0)
 		*hash = gfsp_phash_final(ph);
-	if (f != NULL && rc != GFSP_ENOENT)
+	if (f != NULL)
 		gfsp_close(f, NULL);
 	gfsp_phash_free(ph);
 	return rc;
