@@ -323,8 +323,10 @@ gfarm_bench() {
 	for ((k = 0; k < GN; k++)); do
 		head -c 131072 /dev/urandom >"$W/s/f$k"
 	done
-	timeout 300 gfreg -h "$(node_ip 1)" "$W"/s/f* gfarm:///bench/stage/small/ 9<&- ||
-		cluster_die "gfreg of the small files failed"
+	for ((k = 0; k < GN; k++)); do
+		timeout 60 gfreg -h "$(node_ip 1)" "$W/s/f$k" "gfarm:///bench/stage/small/f$k" 9<&- ||
+			cluster_die "gfreg of small file $k failed"
+	done
 	rm -rf "$W/f" "$W/s"
 	cluster_shape || cluster_die "cannot limit the links again"
 	say "gfarm: $GBIG and $GN x 128K on node 1 ($(node_ip 1)); $REPS reps"
