@@ -1072,6 +1072,23 @@ wr_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	return 0;
 }
 
+/* MPI_Bcast without spinning: ranks of a slot wait for a reader that is
+ * still reading, and on a node with more ranks than cores a spinning
+ * wait takes the core from the ranks that work (gfsp_mpi_wait). */
+static int
+bcast(void *buf, size_t len, int root, MPI_Comm comm, struct gfsp_error *err)
+{
+	MPI_Request req;
+	int rc;
+
+	rc = gfsp_mpi_check(MPI_Ibcast(buf, (int)len, MPI_BYTE, root, comm,
+				       &req), "MPI_Ibcast", err);
+	if (rc == 0)
+		rc = gfsp_mpi_check(gfsp_mpi_wait(&req, MPI_STATUS_IGNORE),
+				   "MPI_Wait", err);
+	return rc;
+}
+
 /* Receive piece p, chunk after chunk, from its reader, and write it. */
 static int
 recv_piece(struct gfsp_xfer *x, const struct gfsp_piece *p,
@@ -1081,14 +1098,10 @@ recv_piece(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	int rc;
 
 	do {
-		rc = gfsp_mpi_check(MPI_Bcast(x->rbuf, XHDR, MPI_BYTE,
-					      p->reader, p->bcomm),
-				   "MPI_Bcast", err);
+		rc = bcast(x->rbuf, XHDR, p->reader, p->bcomm, err);
 		if (rc == 0 && h->kind == K_DATA && h->dst_len > 0)
-			rc = gfsp_mpi_check(MPI_Bcast(x->rbuf + XHDR,
-						      (int)h->dst_len, MPI_BYTE,
-						      p->reader, p->bcomm),
-					   "MPI_Bcast", err);
+			rc = bcast(x->rbuf + XHDR, h->dst_len, p->reader,
+				   p->bcomm, err);
 		if (rc == 0 && h->kind != K_DATA && h->kind != K_FAIL &&
 		    h->kind != K_RESUMED)
 			rc = gfsp_error_set(err, GFSP_ECORRUPT, "forwarded "
@@ -1113,13 +1126,10 @@ xfer_consume(void *arg, const struct gfsp_chunk *c, struct gfsp_error *err)
 	if (h->kind == K_RECV)
 		return recv_piece(x, p, err);
 	if (p->bcomm != MPI_COMM_NULL) {
-		rc = gfsp_mpi_check(MPI_Bcast(c->buf, XHDR, MPI_BYTE, p->reader,
-					      p->bcomm), "MPI_Bcast", err);
+		rc = bcast(c->buf, XHDR, p->reader, p->bcomm, err);
 		if (rc == 0 && h->kind == K_DATA && h->dst_len > 0)
-			rc = gfsp_mpi_check(MPI_Bcast((char *)c->buf + XHDR,
-						      (int)h->dst_len, MPI_BYTE,
-						      p->reader, p->bcomm),
-					   "MPI_Bcast", err);
+			rc = bcast((char *)c->buf + XHDR, h->dst_len,
+				   p->reader, p->bcomm, err);
 		if (rc)
 			return rc;
 	}
