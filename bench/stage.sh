@@ -84,6 +84,32 @@ drop() {
 }
 [ "$(id -u)" = 0 ] || say "not root: the page cache is not dropped between runs"
 
+# run NAME CONFIG CMD...: one timed run (page cache dropped first); a
+# record line with the wall seconds and the command's JSON if it printed one
+run() {
+	local name=$1 cfg=$2 t0 t1 rc out
+	shift 2
+	drop
+	out=$W/out.json
+	t0=$(date +%s.%N)
+	"$@" >"$out" 2>"$W/err"
+	rc=$?
+	t1=$(date +%s.%N)
+	python3 - "$name" "$cfg" "$t0" "$t1" "$rc" "$out" "$W/err" >>"$REC" <<'EOF'
+import json, sys
+name, cfg, t0, t1, rc, out, err = sys.argv[1:]
+rec = {"name": name, "config": cfg, "seconds": float(t1) - float(t0), "rc": int(rc)}
+try:
+    rec["json"] = json.loads(open(out).read().strip().splitlines()[-1])
+except Exception:
+    pass
+if int(rc) != 0:
+    rec["stderr"] = open(err).read()[-2000:]
+print(json.dumps(rec))
+EOF
+	[ "$rc" -eq 0 ] || say "FAILED: $name $cfg: $(tail -n 3 "$W/err")"
+}
+
 posix_bench() {
 # ---- the data (untimed)
 say "making the data: one file of $BIG, $SMALL_N files of $SMALL_SIZE, $ZSIZE of floats and of random bytes"
@@ -116,32 +142,6 @@ with open(path, "wb") as f:
         k += m
 EOF
 head -c "$(bytes "$ZSIZE")" /dev/urandom >"$W/z/random/data"
-
-# run NAME CONFIG CMD...: one timed run (page cache dropped first); a
-# record line with the wall seconds and the command's JSON if it printed one
-run() {
-	local name=$1 cfg=$2 t0 t1 rc out
-	shift 2
-	drop
-	out=$W/out.json
-	t0=$(date +%s.%N)
-	"$@" >"$out" 2>"$W/err"
-	rc=$?
-	t1=$(date +%s.%N)
-	python3 - "$name" "$cfg" "$t0" "$t1" "$rc" "$out" "$W/err" >>"$REC" <<'EOF'
-import json, sys
-name, cfg, t0, t1, rc, out, err = sys.argv[1:]
-rec = {"name": name, "config": cfg, "seconds": float(t1) - float(t0), "rc": int(rc)}
-try:
-    rec["json"] = json.loads(open(out).read().strip().splitlines()[-1])
-except Exception:
-    pass
-if int(rc) != 0:
-    rec["stderr"] = open(err).read()[-2000:]
-print(json.dumps(rec))
-EOF
-	[ "$rc" -eq 0 ] || say "FAILED: $name $cfg: $(tail -n 3 "$W/err")"
-}
 
 # stage_in SET NODES PPN: stage-in of $W/SET/ to M nodes x PPN ranks
 stage_in() {
@@ -309,8 +309,8 @@ gfarm_bench() {
 	cluster_skip() { cluster_die "$@"; }
 	PATH="$PATH:/usr/sbin:/sbin"
 	why=$(cluster_check gfreg gfpcopy) || { say "SKIP gfarm: $why"; return 0; }
+	cluster_teardown	# ours, left by a run that was killed
 	why=$(cluster_free) || { say "SKIP gfarm: $why"; return 0; }
-	cluster_teardown
 	trap 'cluster_teardown; rm -rf "$W" "$L"' EXIT
 	cluster_up
 	say "gfarm: cluster up: gfmd + $K gfsd ($HOSTS), $RATE per link and way"
