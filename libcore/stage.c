@@ -75,12 +75,6 @@ struct stage {
 
 /* ------------------------------------------------------------- setup */
 
-static char *
-expand_node(const char *pattern)
-{
-	return gfsp_tier_dir(pattern);
-}
-
 /* The directory that holds path (a copy), for a state next to a file. */
 static char *
 parent_of(const char *path)
@@ -131,10 +125,10 @@ setup(struct stage *s, struct gfsp_error *err)
 
 	/* the roots of this node */
 	if (o->way == GFSP_STAGE_IN) {
-		s->root = expand_node(o->dst);
+		s->root = gfsp_tier_dir(o->dst);
 		s->local = s->root ? strdup(s->root) : NULL;
 	} else {
-		src = expand_node(o->src[0]);
+		src = gfsp_tier_dir(o->src[0]);
 		if (src == NULL)
 			return OOM(err);
 		rc = gfsp_stat(src, &st, err);
@@ -180,7 +174,7 @@ prepare(struct stage *s, struct gfsp_error *err)
 
 	/* the state: the node's first rank creates and locks it */
 	if (o->state_dir != NULL)
-		statedir = expand_node(o->state_dir);
+		statedir = gfsp_tier_dir(o->state_dir);
 	else if (asprintf(&statedir, "%s/%s", s->local, GFSP_STATE_DIR) < 0)
 		statedir = NULL;
 	if (statedir == NULL)
@@ -378,7 +372,7 @@ list_out(struct stage *s, struct gfsp_error *err)
 
 	if (s->lrank == 0) {
 		/* SRC's contents, whatever its trailing slash says */
-		src = expand_node(s->o->src[0]);
+		src = gfsp_tier_dir(s->o->src[0]);
 		if (src == NULL || asprintf(&arg, "%s/", src) < 0)
 			rc = OOM(err);
 		if (rc == 0) {

@@ -38,8 +38,8 @@ gfsp_file_key(const char *path, const struct gfsp_stat *st)
 	return gfsp_hash64(id, sizeof(id));
 }
 
-static int
-same_identity(const struct gfsp_stat *a, const struct gfsp_stat *b)
+int
+gfsp_same_identity(const struct gfsp_stat *a, const struct gfsp_stat *b)
 {
 	return a->size == b->size && a->mtime == b->mtime &&
 	    a->mtime_ns == b->mtime_ns && a->ino == b->ino &&
@@ -314,7 +314,7 @@ gfsp_tier_find(const char *dir, const char *path, const struct gfsp_stat *st,
 	if (rc)
 		return rc;
 	/* the key says it is this version; the map says so too? */
-	if (strcmp(e->path, path) != 0 || !same_identity(&e->st, st))
+	if (strcmp(e->path, path) != 0 || !gfsp_same_identity(&e->st, st))
 		gfsp_tier_free(e);
 	else
 		*out = e;
@@ -374,7 +374,7 @@ gfsp_tier_scan(const char *dir, struct gfsp_tier_entry ***out, size_t *n,
 		free(mpath);
 		gfsp_error_clear(&e2);
 		if (gfsp_stat(e->path, &st, &e2) != 0 ||
-		    !same_identity(&st, &e->st)) {
+		    !gfsp_same_identity(&st, &e->st)) {
 			gfsp_log_verbose("local tier: '%s' changed since it "
 			    "was warmed (or is gone): its blocks in '%s' are "
 			    "not used", e->path, dir);

@@ -36,6 +36,9 @@
 /* The identity key of a file as st describes it now. */
 uint64_t gfsp_file_key(const char *path, const struct gfsp_stat *st);
 
+/* Do a and b describe one version of a file (the fields of its key)? */
+int gfsp_same_identity(const struct gfsp_stat *a, const struct gfsp_stat *b);
+
 /* DIR with "%h" replaced by this node's name; malloc'ed, NULL: no memory */
 char *gfsp_tier_dir(const char *pattern);
 

@@ -82,6 +82,7 @@ struct rd {
 	int64_t after;			/* records older: before an install */
 	uint64_t key;			/* the source's version now */
 	uint64_t tmpsize;		/* the temporary file's size */
+	char *tmpname;			/* its name (resume only) */
 	int failed;			/* a FAIL header went out */
 };
 
@@ -221,15 +222,6 @@ gfsp_xfer_stats(const struct gfsp_xfer *x)
 
 /* ------------------------------------------------------------ helpers */
 
-static int
-same_version(const struct gfsp_stat *a, const struct gfsp_stat *b)
-{
-	return a->size == b->size && a->mtime == b->mtime &&
-	       a->mtime_ns == b->mtime_ns && a->ino == b->ino &&
-	       a->gen == b->gen && a->ctime == b->ctime &&
-	       a->ctime_ns == b->ctime_ns;
-}
-
 /* Record a failure of file f on this rank (the first one stays). */
 static void
 fail_file(struct gfsp_xfer *x, uint32_t f, int code, const char *msg)
@@ -297,6 +289,7 @@ rd_close(struct gfsp_xfer *x)
 		gfsp_close(x->rd.tmp, &e);
 	if (x->rd.zsrc)
 		gfsp_zindex_free(&x->rd.zix);
+	free(x->rd.tmpname);
 	memset(&x->rd, 0, sizeof(x->rd));
 }
 
@@ -390,7 +383,7 @@ rd_begin(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	if (rc == 0)
 		rc = gfsp_fstat(x->rd.src, &now, e);
 	/* (a file still being written may have grown since) */
-	if (rc == 0 && !p->precopy && !same_version(&now, &f->st))
+	if (rc == 0 && !p->precopy && !gfsp_same_identity(&now, &f->st))
 		rc = gfsp_error_set(e, GFSP_EIO, "'%s' changed since it was "
 				   "listed", f->src);
 	if (rc == 0 && !x->o.raw && p->off == 0 && p->npieces == 1)
@@ -409,15 +402,14 @@ rd_begin(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	if (x->st != NULL && p->bcomm == MPI_COMM_NULL && !x->rd.zsrc) {
 		const struct gfsp_done *d = gfsp_state_done(x->st, f->rel);
 		struct gfsp_stat tst;
-		char *tmp = tmp_path(x, p->file);
 
 		x->rd.rn = gfsp_state_chunks(x->st, f->rel, &x->rd.rfirst);
 		x->rd.after = d ? d->t : INT64_MIN;
 		x->rd.key = gfsp_file_key(f->src, &f->st);
-		x->rd.resumable = x->rd.rn > 0 && tmp != NULL &&
-		    gfsp_stat(tmp, &tst, NULL) == 0;
+		x->rd.tmpname = x->rd.rn > 0 ? tmp_path(x, p->file) : NULL;
+		x->rd.resumable = x->rd.tmpname != NULL &&
+		    gfsp_stat(x->rd.tmpname, &tst, NULL) == 0;
 		x->rd.tmpsize = x->rd.resumable ? tst.size : 0;
-		free(tmp);
 	}
 	return 0;
 }
@@ -441,8 +433,6 @@ rd_resumed(struct gfsp_xfer *x, const struct gfsp_piece *p, uint64_t off,
 	const char *tmp = NULL, *t;
 	uint64_t seg[SEG_MAX], nseg, key = 0, k;
 	size_t got;
-	char *mine;
-	int ok;
 
 	/* the latest usable record at off */
 	for (; x->rd.ri < x->rd.rn; x->rd.ri++) {
@@ -468,10 +458,8 @@ rd_resumed(struct gfsp_xfer *x, const struct gfsp_piece *p, uint64_t off,
 		goto no;
 	if (r->zlen == 0 && x->rd.zdst == 1)
 		goto no;
-	mine = tmp_path(x, p->file);
-	ok = mine != NULL && strcmp(mine, tmp) == 0;
-	free(mine);
-	if (!ok)
+	/* the record's temporary file is this file's */
+	if (strcmp(x->rd.tmpname, tmp) != 0)
 		goto no;
 	if (key != x->rd.key) {
 		/* an earlier version: are these bytes of the source the same? */
@@ -656,7 +644,7 @@ rd_end(struct gfsp_xfer *x, const struct gfsp_piece *p, struct gfsp_error *e)
 	int rc;
 
 	rc = gfsp_fstat(x->rd.src, &now, e);
-	if (rc == 0 && !same_version(&now, &f->st))
+	if (rc == 0 && !gfsp_same_identity(&now, &f->st))
 		rc = gfsp_error_set(e, GFSP_EIO, "'%s' changed while it was "
 				   "staged (size, time or inode differ from "
 				   "when it was listed)", f->src);

@@ -136,6 +136,21 @@ json_get() {
 	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
+# json_true DESC EXPR [FILE]: ok if the python expression on FILE's JSON
+# (j; FILE defaults to $J) is True; the JSON is shown otherwise.
+json_true() {
+	if [ "$(json_get "${3:-$J}" "$2" 2>&1)" = True ]; then ok "$1"
+	else not_ok "$1" "$2" "$(cat "${3:-$J}")"; fi
+}
+
+# two_nodes K CMD...: CMD on K ranks of emulated node nA and K of node nB
+# (mpiexec MPMD, GFSPLIT_NODE), with the timeout.
+two_nodes() {
+	_k=$1; shift
+	timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$_k" -env GFSPLIT_NODE nA "$@" : \
+		-n "$_k" -env GFSPLIT_NODE nB "$@"
+}
+
 # can_run_as_nobody: true if an unprivileged user is available (for EACCES cases).
 can_run_as_nobody() {
 	[ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 &&

@@ -29,16 +29,10 @@ make_file "$F" $((40 * 65536 + 1234)) 5	# 41 blocks of 64 KiB, a short last one
 NB=41
 TIER=$TMPD/tier
 
-# two K: mpiexec with K ranks on node nA and K on node nB, running the rest
-two() {
-	_k=$1; shift
-	timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$_k" -env GFSPLIT_NODE nA "$@" : \
-		-n "$_k" -env GFSPLIT_NODE nB "$@"
-}
 # warm DESC K ARGS..: cache-warm --json on 2 x K ranks exits 0; JSON in w.json
 warm() {
 	_d=$1 _k=$2; shift 2
-	if two "$_k" "$WARM" --json -b 64K -d "$TIER/%h" "$@" >"$TMPD/w.json" 2>"$TMPD/w.err" &&
+	if two_nodes "$_k" "$WARM" --json -b 64K -d "$TIER/%h" "$@" >"$TMPD/w.json" 2>"$TMPD/w.err" &&
 	    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$TMPD/w.json" 2>/dev/null; then
 		ok "$_d"
 	else
@@ -50,7 +44,7 @@ warm() {
 # with the tiers; its JSON in j.json
 job() {
 	_d=$1 _k=$2 _f=$3; shift 3
-	if two "$_k" "$PROG" seq "$_f" --block 64K --cache 4M --local-dir "$TIER/%h" "$@" \
+	if two_nodes "$_k" "$PROG" seq "$_f" --block 64K --cache 4M --local-dir "$TIER/%h" "$@" \
 		>"$TMPD/j.out" 2>"$TMPD/j.err" &&
 	    grep '^{' "$TMPD/j.out" | tail -n 1 >"$TMPD/j.json"; then
 		ok "$_d"
@@ -143,14 +137,14 @@ READAPP=$UNIT/mpi_readapp
 if [ -n "${CACHE_LIB:-}" ] && [ -f "$CACHE_LIB" ] && [ -x "$READAPP" ]; then
 	rm -f "$TMPD/hook.json"
 	preload_of "$CACHE_LIB"
-	if two 2 env LD_PRELOAD="$PRE" GFSPLIT_CACHE_FILES="$F" GFSPLIT_CACHE_SIZE=4M \
+	if two_nodes 2 env LD_PRELOAD="$PRE" GFSPLIT_CACHE_FILES="$F" GFSPLIT_CACHE_SIZE=4M \
 		GFSPLIT_CACHE_BLOCK=64K GFSPLIT_CACHE_STATS="$TMPD/hook.json" \
 		GFSPLIT_CACHE_LOCAL_DIR="$TIER/%h" "$READAPP" read "$F" >"$TMPD/h.out" 2>"$TMPD/h.err"; then
 		ok "the read hook with GFSPLIT_CACHE_LOCAL_DIR: the program ran"
 	else
 		not_ok "the read hook with GFSPLIT_CACHE_LOCAL_DIR: the program ran" "$(tail -n 8 "$TMPD/h.err")"
 	fi
-	two 2 "$READAPP" read "$F" >"$TMPD/p.out" 2>"$TMPD/p.err"
+	two_nodes 2 "$READAPP" read "$F" >"$TMPD/p.out" 2>"$TMPD/p.err"
 	if [ -s "$TMPD/p.out" ] && cmp -s "$TMPD/p.out" "$TMPD/h.out"; then
 		ok "the read hook: the program read exactly what it reads without it"
 	else
@@ -199,9 +193,9 @@ grep -q "0123456789abcdef.map' is not a tier map" "$TMPD/j.err" &&
 rm -f "$TIER/nA/0123456789abcdef.map"
 
 # ---- errors
-expect_exit "a missing file: exit 1 on every rank, no hang" 1 two 1 "$WARM" -b 64K -d "$TIER/%h" "$TMPD/nope"
+expect_exit "a missing file: exit 1 on every rank, no hang" 1 two_nodes 1 "$WARM" -b 64K -d "$TIER/%h" "$TMPD/nope"
 output_has "it names the file" "nope.*No such file"
-expect_exit "a tier directory that cannot be made: exit 1" 1 two 1 "$WARM" -b 64K -d /proc/nope/%h "$F"
+expect_exit "a tier directory that cannot be made: exit 1" 1 two_nodes 1 "$WARM" -b 64K -d /proc/nope/%h "$F"
 output_has "it names the directory and the cause" "/proc/nope"
 expect_exit "--keep sometimes: exit 2" 2 mpirun_n 1 "$WARM" --keep sometimes "$F"
 output_has "it lists the choices" "keep.*(all|part)"

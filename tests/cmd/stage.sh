@@ -28,12 +28,6 @@ for p in "$IN" "$OUT_"; do
 	fi
 done
 
-# two K PROG ARGS..: K ranks on node nA and K on node nB
-two() {
-	_k=$1; shift
-	timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$_k" -env GFSPLIT_NODE nA "$@" : \
-		-n "$_k" -env GFSPLIT_NODE nB "$@"
-}
 # run DESC N PROG ARGS..: exits 0 with valid JSON (--json is added) in $J
 J=$TMPD/last.json
 run() {
@@ -44,11 +38,6 @@ run() {
 	else
 		not_ok "$_d" "$*" "$(tail -n 8 "$TMPD/err" "$J")"
 	fi
-}
-# jcheck DESC EXPR: the python expression on the last JSON (j) is true
-jcheck() {
-	if [ "$(json_get "$J" "$2" 2>&1)" = True ]; then ok "$1"
-	else not_ok "$1" "$2" "$(cat "$J")"; fi
 }
 # same_tree DESC A B: same names, types, bytes, modes, mtimes and links
 same_tree() {
@@ -107,18 +96,18 @@ run "stage-in of a tree (2 ranks)" 2 "$IN" -c 1M "$S" "$D"
 same_tree "the tree arrives whole: bytes, modes, times, links" "$S" "$D/tree"
 [ "$(stat -c %i "$D/tree/hard")" = "$(stat -c %i "$D/tree/sub/small")" ] &&
 	ok "hard links stay one file" || not_ok "hard links stay one file"
-jcheck "JSON: 6 regular files (1 hard link), nothing failed" \
+json_true "JSON: 6 regular files (1 hard link), nothing failed" \
 	'j["files"] == 8 and j["failed"] == 0 and j["links"] == 3'
-jcheck "the big file was cut into pieces (bytes read once)" \
+json_true "the big file was cut into pieces (bytes read once)" \
 	'j["bytes_read"] == j["raw_bytes"] == j["planned_bytes"]'
 t=$(ls -a "$D/tree" "$D/tree/sub" | grep -c 'gfsplit-stage\.' || true)
 [ "$t" -eq 0 ] && ok "no temporary file is left" || not_ok "no temporary file is left" "$t"
 
 run "a re-run copies nothing" 2 "$IN" -c 1M "$S" "$D"
-jcheck "  every file was already there" 'j["files"] == 0 and j["skipped"] == 8 and j["bytes_read"] == 0'
+json_true "  every file was already there" 'j["files"] == 0 and j["skipped"] == 8 and j["bytes_read"] == 0'
 printf 'changed' >>"$S/sub/deep/x"
 run "a re-run after a change" 2 "$IN" -c 1M "$S" "$D"
-jcheck "  only the changed file is copied" 'j["files"] == 1 and j["bytes_read"] == 12'
+json_true "  only the changed file is copied" 'j["files"] == 1 and j["bytes_read"] == 12'
 same_bytes "  and it is the new one" "$S/sub/deep/x" "$D/tree/sub/deep/x"
 # a file made by another tool, same size and time, other bytes: --checksum
 cp -p "$S/sub/small" "$TMPD/keep"
@@ -129,17 +118,17 @@ same_bytes "  is copied again" "$S/sub/small" "$D/tree/sub/small"
 
 # ---- two nodes: read once, forwarded
 D2=$TMPD/nodes
-if two 2 "$IN" --json -c 1M "$S" "$D2/%h" >"$J" 2>"$TMPD/err"; then
+if two_nodes 2 "$IN" --json -c 1M "$S" "$D2/%h" >"$J" 2>"$TMPD/err"; then
 	ok "stage-in to 2 nodes x 2 ranks"
 else
 	not_ok "stage-in to 2 nodes x 2 ranks" "$(tail -n 8 "$TMPD/err")"
 fi
 same_tree "  node nA has the tree" "$S" "$D2/nA/tree"
 same_tree "  node nB has the tree" "$S" "$D2/nB/tree"
-jcheck "  shared storage read once, the rest forwarded" \
+json_true "  shared storage read once, the rest forwarded" \
 	'j["bytes_read"] == j["planned_bytes"] and j["bytes_forwarded"] == j["planned_bytes"] and j["raw_bytes"] == 2 * j["planned_bytes"]'
 D3=$TMPD/scatter
-if two 1 "$IN" --json --scatter -c 1M "$S/" "$D3/%h" >"$J" 2>"$TMPD/err"; then
+if two_nodes 1 "$IN" --json --scatter -c 1M "$S/" "$D3/%h" >"$J" 2>"$TMPD/err"; then
 	ok "stage-in --scatter to 2 nodes"
 else
 	not_ok "stage-in --scatter to 2 nodes" "$(tail -n 8 "$TMPD/err")"
@@ -211,7 +200,7 @@ is_absent "killed mid-file: nothing under the final name" "$R/rsrc"
 ls -a "$R" | grep -q '^\.rsrc\.gfsplit-stage\.' && ok "  the temporary file stays for the resume" ||
 	not_ok "  the temporary file stays for the resume" "$(ls -a "$R")"
 run "the next run resumes" 1 "$IN" -c 1M "$TMPD/rsrc" "$R"
-jcheck "  without recopying the chunks written before" \
+json_true "  without recopying the chunks written before" \
 	'j["bytes_resumed"] >= 9 * 1048576 and j["bytes_read"] + j["bytes_resumed"] == 24 * 1048576'
 same_bytes "  and the file is whole" "$TMPD/rsrc" "$R/rsrc"
 # a temporary whose bytes were damaged is not trusted
@@ -220,7 +209,7 @@ tmpf=$(ls -a "$R/2" | grep '^\.rsrc\.gfsplit-stage\.' | head -n 1)
 printf 'XXXX' | dd of="$R/2/$tmpf" bs=1 seek=100 conv=notrunc 2>/dev/null
 run "a resume over a damaged temporary" 1 "$IN" -c 1M "$TMPD/rsrc" "$R/2"
 same_bytes "  recopies what does not match" "$TMPD/rsrc" "$R/2/rsrc"
-jcheck "  (the damaged chunk and what follows it in its piece)" 'j["bytes_resumed"] < 8 * 1048576'
+json_true "  (the damaged chunk and what follows it in its piece)" 'j["bytes_resumed"] < 8 * 1048576'
 
 # ---- bad input and faults
 E=$TMPD/bad
@@ -280,19 +269,19 @@ for n in nA nB; do
 	make_file "$L/$n/res/own-$n" 300000 7
 	printf '%s' "$n" >"$L/$n/res/same"
 done
-if two 2 "$OUT_" --json "$L/%h/res" "$O" >"$J" 2>"$TMPD/err"; then
+if two_nodes 2 "$OUT_" --json "$L/%h/res" "$O" >"$J" 2>"$TMPD/err"; then
 	ok "stage-out of two nodes into DEST/NODE/"
 else
 	not_ok "stage-out of two nodes into DEST/NODE/" "$(tail -n 8 "$TMPD/err")"
 fi
 same_bytes "  node nA's file" "$L/nA/res/own-nA" "$O/nA/own-nA"
 same_bytes "  node nB's file" "$L/nB/res/same" "$O/nB/same"
-if two 1 "$OUT_" --json --merge "$L/%h/res" "$O/m" >"$J" 2>"$TMPD/err"; then
+if two_nodes 1 "$OUT_" --json --merge "$L/%h/res" "$O/m" >"$J" 2>"$TMPD/err"; then
 	not_ok "stage-out --merge with a name on both nodes fails"
 else
 	ok "stage-out --merge with a name on both nodes fails"
 fi
-jcheck "  naming the clash on both nodes" \
+json_true "  naming the clash on both nodes" \
 	'len(j["failures"]) == 2 and all("another node" in f["error"] for f in j["failures"])'
 same_bytes "  the other files are merged" "$L/nB/res/own-nB" "$O/m/own-nB"
 is_absent "  and the clashing name is not" "$O/m/same"

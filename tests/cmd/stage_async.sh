@@ -15,15 +15,7 @@ mkdir -p "$L/nA" "$L/nB"
 # the movers must not outlive the test, whatever happens
 at_exit 'for p in $(cat "$TMPD"/pids 2>/dev/null); do kill -9 $p; done'
 
-two() {
-	timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 1 -env GFSPLIT_NODE nA "$@" : \
-		-n 1 -env GFSPLIT_NODE nB "$@"
-}
-jcheck() {
-	if [ "$(json_get "$J" "$2" 2>&1)" = True ]; then ok "$1"
-	else not_ok "$1" "$2" "$(cat "$J")"; fi
-}
-status() { two "$OUT_" --status --json >"$J" 2>"$TMPD/err"; }
+status() { two_nodes 1 "$OUT_" --status --json >"$J" 2>"$TMPD/err"; }
 remember_pids() { status && json_get "$J" '" ".join(str(m["pid"]) for m in j)' >>"$TMPD/pids"; }
 # until SECONDS CMD..: poll CMD every 0.2 s for at most SECONDS
 until_ok() {
@@ -33,13 +25,13 @@ until_ok() {
 }
 
 make_file "$L/nA/early" 100000 1	# there before the movers start
-if two "$OUT_" --async --interval 3 -c 1M --cpus 0 "$L/%h" "$D" 2>"$TMPD/err"; then
+if two_nodes 1 "$OUT_" --async --interval 3 -c 1M --cpus 0 "$L/%h" "$D" 2>"$TMPD/err"; then
 	ok "stage-out --async starts a mover on each node and returns"
 else
 	not_ok "stage-out --async starts a mover on each node and returns" "$(cat "$TMPD/err")"
 fi
 remember_pids
-jcheck "  both movers answer --status" 'len(j) == 2 and all(m["running"] for m in j)'
+json_true "  both movers answer --status" 'len(j) == 2 and all(m["running"] for m in j)'
 pid=$(json_get "$J" '[m["pid"] for m in j if m["node"] == "nA"][0]')
 nice=$(awk '{print $19}' "/proc/$pid/stat" 2>/dev/null)
 [ "$nice" = 19 ] && ok "  the mover runs at nice 19" || not_ok "  the mover runs at nice 19" "nice $nice"
@@ -51,7 +43,7 @@ else
 fi
 mask=$(awk '/Cpus_allowed_list/ {print $2}' "/proc/$pid/status")
 [ "$mask" = 0 ] && ok "  on the cores of --cpus" || not_ok "  on the cores of --cpus" "$mask"
-expect_exit "a second --async for the same SRC fails" 1 two "$OUT_" --async "$L/%h" "$D"
+expect_exit "a second --async for the same SRC fails" 1 two_nodes 1 "$OUT_" --async "$L/%h" "$D"
 output_has "  saying a mover runs" "already runs"
 
 until_ok 10 cmp -s "$L/nA/early" "$D/nA/early" &&
@@ -81,28 +73,28 @@ is_absent "a file open for writing is not installed (after 2 periods)" "$D/nA/op
 ls -a "$D/nA" | grep -q '^\.open\.gfsplit-stage\.' && ok "  but pre-copied into its temporary file" ||
 	not_ok "  but pre-copied into its temporary file" "$(ls -la "$D/nA")"
 status
-jcheck "  and --status lists it as pending" '"open" in [m for m in j if m["node"] == "nA"][0]["pending"]'
+json_true "  and --status lists it as pending" '"open" in [m for m in j if m["node"] == "nA"][0]["pending"]'
 touch "$TMPD/open.go"
 wait "$writer"
 until_ok 10 cmp -s "$L/nA/open" "$D/nA/open" &&
 	ok "  once closed, it is written back whole" ||
 	not_ok "  once closed, it is written back whole" "$(ls -la "$D/nA")"
 status
-jcheck "  reusing the pre-copied chunks (bytes_resumed)" \
+json_true "  reusing the pre-copied chunks (bytes_resumed)" \
 	'[m for m in j if m["node"] == "nA"][0]["bytes_resumed"] >= 3 * 1048576'
 
 # --flush: written back when it returns
 make_file "$L/nB/flushed" 5000 3
 touch -d '1 hour ago' "$L/nB/flushed"	# no close event needed
-if two "$OUT_" --flush --json >"$J" 2>"$TMPD/err"; then ok "--flush returns 0"
+if two_nodes 1 "$OUT_" --flush --json >"$J" 2>"$TMPD/err"; then ok "--flush returns 0"
 else not_ok "--flush returns 0" "$(cat "$TMPD/err" "$J")"; fi
 same_bytes "  and the file is written back" "$L/nB/flushed" "$D/nB/flushed"
 
 # a mover killed mid-file; the next one resumes from the journal
 pidB=$(json_get "$J" '[m["pid"] for m in j if m["node"] == "nB"][0]')
 kill -9 "$pidB"
-two "$OUT_" --wait >/dev/null 2>&1	# ends nA's mover
-if two "$OUT_" --async --interval 3 -c 1M --bwlimit 2M "$L/%h" "$D" 2>"$TMPD/err"; then
+two_nodes 1 "$OUT_" --wait >/dev/null 2>&1	# ends nA's mover
+if two_nodes 1 "$OUT_" --async --interval 3 -c 1M --bwlimit 2M "$L/%h" "$D" 2>"$TMPD/err"; then
 	ok "movers start again (a killed one's state is taken over)"
 else
 	not_ok "movers start again" "$(cat "$TMPD/err")"
@@ -114,7 +106,7 @@ status
 pidB=$(json_get "$J" '[m["pid"] for m in j if m["node"] == "nB"][0]')
 kill -9 "$pidB"
 is_absent "  killed mid-file: nothing under the final name" "$D/nB/big"
-if two "$OUT_" --async --interval 3 -c 1M "$L/%h" "$D" >"$TMPD/out" 2>"$TMPD/err"; then
+if two_nodes 1 "$OUT_" --async --interval 3 -c 1M "$L/%h" "$D" >"$TMPD/out" 2>"$TMPD/err"; then
 	ok "  --async again for that node"
 else
 	# nA's mover still runs: that node refuses, the other starts
@@ -122,9 +114,9 @@ else
 		not_ok "  --async again for that node" "$(cat "$TMPD/err")"
 fi
 remember_pids
-if two "$OUT_" --wait --json >"$J" 2>"$TMPD/err"; then ok "--wait returns 0"
+if two_nodes 1 "$OUT_" --wait --json >"$J" 2>"$TMPD/err"; then ok "--wait returns 0"
 else not_ok "--wait returns 0" "$(cat "$TMPD/err" "$J")"; fi
-jcheck "  the new mover resumed the killed one's chunks" \
+json_true "  the new mover resumed the killed one's chunks" \
 	'[m for m in j if m["node"] == "nB"][0]["bytes_resumed"] > 0'
 same_bytes "  and the file is whole" "$L/nB/big" "$D/nB/big"
 for n in nA nB; do
@@ -133,14 +125,13 @@ for n in nA nB; do
 	done
 done
 ok "after --wait every file of both nodes is on shared storage"
-two "$OUT_" --status --json >"$J" 2>/dev/null
-jcheck "  and no mover runs any more" 'j == []'
+two_nodes 1 "$OUT_" --status --json >"$J" 2>/dev/null
+json_true "  and no mover runs any more" 'j == []'
 # (a mover whose parent is gone may stay a zombie until it is reaped)
-alive() { [ -e "/proc/$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+gone() { [ ! -e "/proc/$1" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 left=""
 for p in $(sort -u "$TMPD/pids"); do
-	until_ok 5 sh -c "! { [ -e /proc/$p ] && [ \"\$(awk '{print \$3}' /proc/$p/stat 2>/dev/null)\" != Z ]; }" ||
-		left="$left $p"
+	until_ok 5 gone "$p" || left="$left $p"
 done
 [ -z "$left" ] && ok "  every mover process has ended" ||
 	not_ok "  every mover process has ended" "still running:$left"

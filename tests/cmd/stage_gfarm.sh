@@ -16,15 +16,6 @@ IN=$BIN/stage-in
 OUT_=$BIN/stage-out
 J=$TMPD/last.json
 
-two() {
-	_k=$1; shift
-	timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$_k" -env GFSPLIT_NODE nA "$@" : \
-		-n "$_k" -env GFSPLIT_NODE nB "$@"
-}
-jcheck() {
-	if [ "$(json_get "$J" "$2" 2>&1)" = True ]; then ok "$1"
-	else not_ok "$1" "$2" "$(cat "$J")"; fi
-}
 
 S=$TMPD/res
 mkdir -p "$S/sub"
@@ -47,12 +38,12 @@ gfexport /t/out/n0/sub/small >"$TMPD/small.gf" 2>&1
 same_bytes "  the small file on Gfarm (gfexport)" "$S/sub/small" "$TMPD/small.gf"
 [ -z "$(gfls -a /t/out/n0 2>&1 | grep gfsplit-stage)" ] && ok "  no temporary file left on Gfarm" ||
 	not_ok "  no temporary file left on Gfarm" "$(gfls -a /t/out/n0)"
-if two 1 "$IN" --json -c 1M gfarm:///t/out/n0/ "$TMPD/back/%h" >"$J" 2>"$TMPD/err"; then
+if two_nodes 1 "$IN" --json -c 1M gfarm:///t/out/n0/ "$TMPD/back/%h" >"$J" 2>"$TMPD/err"; then
 	ok "stage-in of it to 2 emulated nodes"
 else
 	not_ok "stage-in of it to 2 emulated nodes" "$(tail -n 8 "$TMPD/err" "$J")"
 fi
-jcheck "  Gfarm read once, forwarded to the other node" \
+json_true "  Gfarm read once, forwarded to the other node" \
 	'j["bytes_read"] == j["planned_bytes"] == j["bytes_forwarded"] and j["failed"] == 0'
 for n in nA nB; do
 	same_bytes "  node $n: the big file" "$S/big" "$TMPD/back/$n/big"
@@ -64,8 +55,8 @@ a=$(stat -c '%a %y' "$S/sub/small") b=$(stat -c '%a %y' "$TMPD/back/nA/sub/small
 	not_ok "  the symbolic link survives" "$(ls -l "$TMPD/back/nB")"
 [ -f "$TMPD/back/nA/empty" ] && [ ! -s "$TMPD/back/nA/empty" ] && ok "  the empty file survives" ||
 	not_ok "  the empty file survives"
-if two 1 "$IN" --json gfarm:///t/out/n0/ "$TMPD/back/%h" >"$J" 2>"$TMPD/err"; then
-	jcheck "a second stage-in from Gfarm copies nothing" 'j["files"] == 0 and j["bytes_read"] == 0'
+if two_nodes 1 "$IN" --json gfarm:///t/out/n0/ "$TMPD/back/%h" >"$J" 2>"$TMPD/err"; then
+	json_true "a second stage-in from Gfarm copies nothing" 'j["files"] == 0 and j["bytes_read"] == 0'
 else
 	not_ok "a second stage-in from Gfarm copies nothing" "$(tail -n 8 "$TMPD/err")"
 fi
@@ -101,7 +92,7 @@ wait "$bg"
 rc=$?
 [ "$rc" -eq 1 ] && ok "stage-out with the gfsd stopped mid-file exits 1" ||
 	not_ok "stage-out with the gfsd stopped mid-file exits 1" "exit $rc" "$(tail -n 5 "$TMPD/err")"
-jcheck "  the error names the file (JSON failures)" \
+json_true "  the error names the file (JSON failures)" \
 	'len(j["failures"]) == 1 and "big" in j["failures"][0]["error"]'
 echo "# $(json_get "$J" 'j["failures"][0]["error"]' 2>&1)"
 "${gfsd_cmd[@]}" && sleep 1
@@ -113,7 +104,7 @@ if GFSPLIT_NODE=n0 mpirun_n 1 "$OUT_" --json -c 1M "$TMPD/r" gfarm:///t/r >"$J" 
 else
 	not_ok "with the gfsd back, the same stage-out finishes" "$(tail -n 8 "$TMPD/err" "$J")"
 fi
-jcheck "  resuming from the journal (chunks not recopied)" \
+json_true "  resuming from the journal (chunks not recopied)" \
 	'j["bytes_resumed"] > 0 and j["bytes_read"] + j["bytes_resumed"] == 24 * 1048576'
 gfexport /t/r/n0/big >"$TMPD/r.gf" 2>&1
 same_bytes "  and the file on Gfarm is whole" "$TMPD/r/big" "$TMPD/r.gf"
