@@ -190,6 +190,47 @@ prepare(struct stage *s, struct gfsp_error *err)
 
 /* -------------------------------------------------------------- list */
 
+/* Bytes of a piece of a split file: 8 chunks. */
+static uint64_t
+piece_size(const struct stage *s)
+{
+	return 8 * (s->o->x.chunk ? s->o->x.chunk : GFSP_STAGE_CHUNK_DEFAULT);
+}
+
+/*
+ * The lister, before the list goes out: which files large enough to be
+ * split are gfsz (decompressed frame by frame, in one piece), so that no
+ * other rank opens them to find out.
+ */
+static void
+mark_gfsz(struct stage *s)
+{
+	struct gfsp_error e = { 0 };
+	unsigned char hdr[GFSP_Z_HEADER_SIZE];
+	struct gfsp_file *h;
+	uint64_t csize;
+	size_t i, got;
+	int isz;
+
+	if (s->o->x.raw)
+		return;
+	for (i = 0; i < s->fl.n; i++) {
+		struct gfsp_sfile *f = &s->fl.v[i];
+
+		if (f->type != GFSP_SF_FILE || f->st.size <= 2 * piece_size(s) ||
+		    gfsp_open(f->src, GFSP_O_RDONLY, 0, &h, &e) != 0) {
+			gfsp_error_clear(&e);	/* the copy will say why */
+			continue;
+		}
+		isz = 0;
+		if (gfsp_pread(h, hdr, sizeof(hdr), 0, &got, &e) == 0)
+			gfsp_z_detect(hdr, got, NULL, &isz, &csize, &e);
+		gfsp_close(h, NULL);
+		gfsp_error_clear(&e);
+		f->gfsz = isz;
+	}
+}
+
 static int
 list_in(struct stage *s, struct gfsp_error *err)
 {
@@ -203,6 +244,8 @@ list_in(struct stage *s, struct gfsp_error *err)
 						    err);
 		if (rc == 0)
 			rc = gfsp_flist_finish(&s->fl, err);
+		if (rc == 0)
+			mark_gfsz(s);
 	}
 	rc = gfsp_agree(s->comm, rc, err);
 	if (rc == 0)
@@ -385,6 +428,8 @@ list_out(struct stage *s, struct gfsp_error *err)
 		}
 		if (rc == 0)
 			rc = gfsp_flist_finish(&s->fl, err);
+		if (rc == 0)
+			mark_gfsz(s);
 		free(src);
 		free(arg);
 	}
@@ -438,26 +483,12 @@ splittable(const struct stage *s, const struct gfsp_sfile *f)
 {
 	const struct gfsp_store_ops *ops;
 	struct gfsp_error e = { 0 };
-	struct gfsp_file *h;
-	unsigned char hdr[GFSP_Z_HEADER_SIZE];
-	size_t got;
-	uint64_t csize;
-	int isz = 0;
 
-	if (s->o->x.compress)
+	if (s->o->x.compress || f->gfsz)
 		return 0;
-	if (gfsp_store_for(s->root, &ops, &e) != 0 ||
-	    strcmp(ops->name, "posix") != 0)
-		return 0;	/* Gfarm keeps a file on one node: one writer */
-	if (s->o->x.raw)
-		return 1;
-	/* a gfsz source is decompressed frame by frame, in one piece */
-	if (gfsp_open(f->src, GFSP_O_RDONLY, 0, &h, &e) != 0)
-		return 0;	/* the copy will say why */
-	if (gfsp_pread(h, hdr, sizeof(hdr), 0, &got, &e) == 0)
-		gfsp_z_detect(hdr, got, NULL, &isz, &csize, &e);
-	gfsp_close(h, NULL);
-	return !isz;
+	/* Gfarm keeps a file on one node: one writer */
+	return gfsp_store_for(s->root, &ops, &e) == 0 &&
+	       strcmp(ops->name, "posix") == 0;
 }
 
 /*
@@ -469,8 +500,7 @@ splittable(const struct stage *s, const struct gfsp_sfile *f)
 static int
 plan(struct stage *s, struct gfsp_error *err)
 {
-	const uint64_t chunk = s->o->x.chunk;
-	const uint64_t piece = 8 * chunk;	/* a split file's piece */
+	const uint64_t piece = piece_size(s);
 	const int forward = s->o->way == GFSP_STAGE_IN && !s->o->scatter &&
 			    s->nnodes > 1;
 	int nslots, myslot, isplit;

@@ -58,6 +58,8 @@ struct gfsp_sfile {
 	int type;		/* enum gfsp_sf_type */
 	int node;		/* the node that writes it; -1: every node */
 	uint32_t tree;		/* which source argument it came from */
+	int gfsz;		/* a large file that starts with a gfsz header
+				 * (probed once, by the rank that lists) */
 	struct gfsp_stat st;	/* the source when listed (not following a
 				 * last symbolic link) */
 };

@@ -463,6 +463,7 @@ gfsp_flist_pack(const struct gfsp_flist *l, unsigned char **buf, size_t *len,
 		put_u64(&w, (uint64_t)f->type);
 		put_u64(&w, (uint64_t)(int64_t)f->node);
 		put_u64(&w, f->tree);
+		put_u64(&w, (uint64_t)f->gfsz);
 		put(&w, &f->st, sizeof(f->st));
 		put_str(&w, f->src);
 		put_str(&w, f->rel);
@@ -541,6 +542,7 @@ gfsp_flist_unpack(struct gfsp_flist *l, const unsigned char *buf, size_t len,
 		f->type = (int)get_u64(&r);
 		f->node = (int)(int64_t)get_u64(&r);
 		f->tree = (uint32_t)get_u64(&r);
+		f->gfsz = (int)get_u64(&r);
 		get(&r, &f->st, sizeof(f->st));
 		f->src = get_str(&r);
 		f->rel = get_str(&r);
