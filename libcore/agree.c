@@ -31,6 +31,16 @@ gfsp_mpi_wait(MPI_Request *req, MPI_Status *st)
 	}
 }
 
+int
+gfsp_quiet_barrier(MPI_Comm comm)
+{
+	MPI_Request req;
+	int mrc;
+
+	mrc = MPI_Ibarrier(comm, &req);
+	return mrc == MPI_SUCCESS ? gfsp_mpi_wait(&req, NULL) : mrc;
+}
+
 /*
  * One MPI_Allreduce with MPI_MINLOC over (key, code) pairs carries both
  * the verdict and the culprit:

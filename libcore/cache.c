@@ -1058,11 +1058,7 @@ gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
 static int
 wait_all(struct gfsp_cache *c)
 {
-	MPI_Request req;
-	int mrc;
-
-	mrc = MPI_Ibarrier(c->comm, &req);
-	return mrc == MPI_SUCCESS ? gfsp_mpi_wait(&req, NULL) : mrc;
+	return gfsp_quiet_barrier(c->comm);
 }
 
 void

@@ -61,6 +61,10 @@ int gfsp_agree(MPI_Comm comm, int rc, struct gfsp_error *err);
  * Returns the MPI code.
  */
 int gfsp_mpi_wait(MPI_Request *req, MPI_Status *st);
+/* A barrier that waits the same way (MPI_Ibarrier + gfsp_mpi_wait): ranks
+ * that arrive first leave the CPU to those still working.  Returns the MPI
+ * code. */
+int gfsp_quiet_barrier(MPI_Comm comm);
 
 /* Check an MPI return code; on failure set err (GFSP_EMPI, with the MPI
  * error string) and return GFSP_EMPI. */
@@ -95,6 +99,9 @@ void gfsp_log_gfs_error(const struct gfsp_error *err);
 int gfsp_parse_size(const char *s, uint64_t *out, struct gfsp_error *err);
 /* "1.50 GiB" into buf */
 const char *gfsp_format_size(uint64_t n, char *buf, size_t len);
+/* "1K,128K,1M": sorted, duplicates dropped, each >= 1.  OUT *v malloc'ed */
+int gfsp_parse_size_list(const char *s, uint64_t **v, size_t *n,
+			struct gfsp_error *err);
 double gfsp_now(void);		/* monotonic seconds */
 
 /* ------------------------------------------------------- progress (progress.c) */

@@ -2,6 +2,7 @@
  * size.c - sizes with binary suffixes, their display, and the clock.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -105,4 +106,62 @@ gfsp_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/*
+ * A comma-separated list of sizes ("1K,128K,1M"), sorted and without
+ * duplicates; each at least 1 byte.  OUT *v malloc'ed.
+ */
+int
+gfsp_parse_size_list(const char *s, uint64_t **v, size_t *n,
+		    struct gfsp_error *err)
+{
+	char *copy, *tok, *save = NULL;
+	uint64_t x, *a = NULL;
+	size_t i, k = 0, cap = 0;
+	int rc = 0;
+
+	*v = NULL;
+	*n = 0;
+	copy = strdup(s != NULL ? s : "");
+	if (copy == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	for (tok = strtok_r(copy, ",", &save); rc == 0 && tok != NULL;
+	     tok = strtok_r(NULL, ",", &save)) {
+		rc = gfsp_parse_size(tok, &x, err);
+		if (rc == 0 && x == 0)
+			rc = gfsp_error_set(err, GFSP_EINVAL, "invalid size "
+					   "'%s': must be at least 1 byte", tok);
+		if (rc == 0 && k == cap) {
+			uint64_t *na = realloc(a, (cap = cap ? 2 * cap : 8) *
+					       sizeof(*a));
+
+			if (na == NULL)
+				rc = gfsp_error_set(err, GFSP_ENOMEM,
+						   "out of memory");
+			else
+				a = na;
+		}
+		if (rc != 0)
+			break;
+		/* insertion keeps it sorted; equal ones are dropped */
+		for (i = k; i > 0 && a[i - 1] > x; i--)
+			;
+		if (i > 0 && a[i - 1] == x)
+			continue;
+		memmove(&a[i + 1], &a[i], (k - i) * sizeof(*a));
+		a[i] = x;
+		k++;
+	}
+	if (rc == 0 && k == 0)
+		rc = gfsp_error_set(err, GFSP_EINVAL, "invalid list '%s': "
+				   "empty", s != NULL ? s : "");
+	free(copy);
+	if (rc != 0) {
+		free(a);
+		return rc;
+	}
+	*v = a;
+	*n = k;
+	return 0;
 }

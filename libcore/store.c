@@ -378,6 +378,12 @@ gfsp_where(const char *path, char ***hosts, size_t *n, struct gfsp_error *err)
 	PATH_OP(path, where(path, hosts, n, err));
 }
 
+int
+gfsp_evict(const char *path, struct gfsp_error *err)
+{
+	PATH_OP(path, evict(path, err));
+}
+
 void
 gfsp_strv_free(char **v, size_t n)
 {

@@ -47,6 +47,9 @@ struct gfsp_stat {
 #define GFSP_O_CREAT	0x10
 #define GFSP_O_EXCL	0x20
 #define GFSP_O_TRUNC	0x40
+/* bypass the page cache (POSIX O_DIRECT: buffers, offsets and lengths
+ * aligned to the device's block); GFSP_ENOTSUP where there is none */
+#define GFSP_O_DIRECT	0x80
 
 /*
  * Where a new file's data should live, for backends that keep each file
@@ -145,6 +148,11 @@ struct gfsp_store_ops {
 	 * OUT *hosts: free with gfsp_strv_free */
 	int (*where)(const char *path, char ***hosts, size_t *n,
 		     struct gfsp_error *err);
+	/* drop the file's data from this node's page cache, so that the next
+	 * read comes from the storage (written data is made durable first);
+	 * GFSP_ENOTSUP where the client cannot reach the cache (Gfarm: it
+	 * is the gfsd's) */
+	int (*evict)(const char *path, struct gfsp_error *err);
 };
 
 extern const struct gfsp_store_ops gfsp_store_posix;
@@ -189,6 +197,7 @@ int gfsp_getxattr(const char *path, const char *name, void *val, size_t *len,
 		 struct gfsp_error *err);
 int gfsp_where(const char *path, char ***hosts, size_t *n,
 	      struct gfsp_error *err);
+int gfsp_evict(const char *path, struct gfsp_error *err);
 void gfsp_strv_free(char **v, size_t n);
 const char *gfsp_file_path(const struct gfsp_file *f);
 

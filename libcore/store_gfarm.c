@@ -294,6 +294,10 @@ gf_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
 	int gflags, rc;
 
 	*out = NULL;
+	if (flags & GFSP_O_DIRECT)
+		return gfsp_error_set(err, GFSP_ENOTSUP, "cannot open '%s' for "
+				     "direct I/O: Gfarm has none (its data is "
+				     "cached by the gfsd)", path);
 	rc = gf_ready(path, err);
 	if (rc != 0)
 		return rc;
@@ -895,6 +899,16 @@ gf_where(const char *path, char ***hosts, size_t *n, struct gfsp_error *err)
 	return 0;
 }
 
+/* a file's data is cached by the gfsd that holds it, on its node: out of
+ * the client's reach */
+static int
+gf_evict(const char *path, struct gfsp_error *err)
+{
+	return gfsp_error_set(err, GFSP_ENOTSUP, "cannot drop '%s' from the "
+			     "page cache: a Gfarm file is cached by its gfsd, "
+			     "out of the client's reach", path);
+}
+
 const struct gfsp_store_ops gfsp_store_gfarm = {
 	.name		= "gfarm",
 	.open		= gf_open,
@@ -921,6 +935,7 @@ const struct gfsp_store_ops gfsp_store_gfarm = {
 	.setxattr	= gf_setxattr,
 	.getxattr	= gf_getxattr,
 	.where		= gf_where,
+	.evict		= gf_evict,
 };
 
 #endif /* HAVE_GFARM */

@@ -56,6 +56,8 @@ posix_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
 		oflags |= O_EXCL;
 	if (flags & GFSP_O_TRUNC)
 		oflags |= O_TRUNC;
+	if (flags & GFSP_O_DIRECT)
+		oflags |= O_DIRECT;
 
 	pf = calloc(1, sizeof(*pf));
 	if (pf == NULL || (pf->hdr.path = strdup(path)) == NULL) {
@@ -532,6 +534,27 @@ posix_where(const char *path, char ***hosts, size_t *n, struct gfsp_error *err)
 	return 0;
 }
 
+/* clean pages are the only ones the kernel drops on request: write the
+ * dirty ones back first */
+static int
+posix_evict(const char *path, struct gfsp_error *err)
+{
+	int fd, rc = 0, e;
+
+	do {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	} while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return gfsp_error_errno(err, errno, "cannot open '%s'", path);
+	if (fdatasync(fd) != 0 && errno != EINVAL)
+		rc = gfsp_error_errno(err, errno, "cannot sync '%s'", path);
+	else if ((e = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)) != 0)
+		rc = gfsp_error_errno(err, e, "cannot drop '%s' from the page "
+				     "cache", path);
+	close(fd);
+	return rc;
+}
+
 const struct gfsp_store_ops gfsp_store_posix = {
 	.name		= "posix",
 	.open		= posix_open,
@@ -558,4 +581,5 @@ const struct gfsp_store_ops gfsp_store_posix = {
 	.setxattr	= posix_setxattr,
 	.getxattr	= posix_getxattr,
 	.where		= posix_where,
+	.evict		= posix_evict,
 };
