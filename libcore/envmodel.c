@@ -803,8 +803,9 @@ rate_in_size(const struct gfsp_env_point *const *p, size_t n, double D,
 		tau = tau_of(p[k]) + bt * (D - s0);
 		u = u_of(p[k]) + bu * (D - s0);
 	}
-	/* the segment's fit a + bt*s: the share of a that does not grow */
-	a = tau_of(p[k]) - bt * s0;
+	/* the fit a + bt*s of the line used (below the smallest: of the
+	 * first segment); a is the part that does not grow with the size */
+	a = (D < s0 ? tau_of(p[0]) + bt * (D - s0) : tau) - bt * D;
 	whole = a + bt * D;
 	r->fixed_share = !(a > 0) ? 0 : !(whole > a) ? 1 : a / whole;
 rates:
@@ -1129,7 +1130,7 @@ gfsp_env_prediction_print(FILE *out, const struct gfsp_env_shape *s,
 	    shape_size(s->output_size, a, sizeof(a)),
 	    shape_size(s->input_size, b, sizeof(b)), 100 * s->local_fraction,
 	    shape_size(s->shared_size, c, sizeof(c)));
-	fprintf(out, "%-12s %9s %10s %11s %12s %10s %10s %10s  %s\n", "term",
+	fprintf(out, "%-12s %9s %10s %11s %12s %10s %11s %10s  %s\n", "term",
 	    "ops/round", "size", "T (ops/s)", "B", "t_ops (s)", "t_bytes (s)",
 	    "term (s)", "bound");
 	for (i = 0; i < p->nterms; i++) {
@@ -1142,7 +1143,7 @@ gfsp_env_prediction_print(FILE *out, const struct gfsp_env_shape *s,
 		} else {
 			strcpy(b, "-");
 		}
-		fprintf(out, "%-12s %9.4g %10s %11.5g %12s %10.4g %10.4g "
+		fprintf(out, "%-12s %9.4g %10s %11.5g %12s %10.4g %11.4g "
 		    "%10.4g  %s%s\n", gfsp_env_metric_name(t->metric), t->ops,
 		    a, t->rate.ops_s, b, t->t_ops, t->t_bytes, t->seconds,
 		    t->bound, t->rate.flags ? " *" : "");
