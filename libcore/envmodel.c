@@ -709,15 +709,15 @@ gfsp_env_load(const char *path, struct gfsp_envelope **out,
 	doc = json_object_from_fd(fd);
 	close(fd);
 	if (doc == NULL) {
-		/* json-c's last error reads "json_object_from_fd_ex: error
-		 * parsing fd 3: unexpected character\n"; its cause is the
-		 * part after the last colon */
+		/* json-c's last error reads "json_tokener_parse_ex failed:
+		 * unexpected character\n"; the cause is after the colon, and
+		 * "continue" means the tokener wanted more text */
 		why = json_util_get_last_err();
-		why = why == NULL ? "" : (colon = strrchr(why, ':')) != NULL ?
-		    colon + 2 : why;
+		colon = why != NULL ? strrchr(why, ':') : NULL;
+		why = colon != NULL ? colon + 1 + strspn(colon + 1, " ") :
+		    "parse error";
 		len = strcspn(why, "\n");
-		/* the tokener still waiting for more: the text stopped */
-		if (strncmp(why, "continue", len) == 0 && len > 0)
+		if (len == 8 && strncmp(why, "continue", len) == 0)
 			why = "it ends too early", len = strlen(why);
 		return gfsp_error_set(err, GFSP_EINVAL, "'%s' is not valid "
 		    "JSON: %.*s", path, (int)len, why);

@@ -620,6 +620,14 @@ test_json_round_trip(void)
 	ok(rc == GFSP_EINVAL && g == NULL && strstr(err.msg, path) != NULL &&
 	   strstr(err.msg, "not valid JSON") != NULL, "a syntax error names "
 	   "the file: %s", err.msg);
+	/* ... and so does a file cut short */
+	if (truncate(path, 31) != 0)
+		diag("truncate %s: %s", path, strerror(errno));
+	gfsp_error_clear(&err);
+	rc = gfsp_env_load(path, &g, &err);
+	ok(rc == GFSP_EINVAL && strstr(err.msg, path) != NULL &&
+	   strstr(err.msg, "ends too early") != NULL, "a file cut short: %s",
+	   err.msg);
 	unlink(path);
 	gfsp_error_clear(&err);
 	rc = gfsp_env_load(path, &g, &err);
