@@ -261,233 +261,221 @@ gfsp_env_to_json(const struct gfsp_envelope *e)
 /* ------------------------------------------------- reading JSON */
 
 /*
- * A document being read: every message names the file and, inside a
- * point, the point -- by its index in "points" (from 0, as jq counts)
- * and, once known, its metric, process count and size:
+ * A document being read.  Like the builders above, the readers carry on
+ * after a failure and do nothing more: the first error is kept in rc and
+ * every later call returns at once (0, NULL), so a reader is a flat list
+ * of members.  A message names the file and, inside a point, the point:
+ * its index in "points" (from 0, as jq counts) and, once read, its
+ * metric, process count and size:
  *   'env.json': point 3 (write, 4 procs, 1024 bytes): ops_per_s.median
  *   is missing
- * Members are named by their path below the object being read ("method.",
- * "samples[2].").  A null member counts as missing.
+ * Members are named by their path ("method.", "samples[2].") given as
+ * ctx.  A null member counts as missing.
  */
 struct rd {
 	const char *name;
 	char at[128];
 	struct gfsp_error *err;
+	int rc;
 };
 
-static int __attribute__((format(printf, 3, 4)))
+static void __attribute__((format(printf, 3, 4)))
 rd_fail(struct rd *r, int code, const char *fmt, ...)
 {
 	char what[512];
 	va_list ap;
 
+	if (r->rc != 0)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	return gfsp_error_set(r->err, code, "'%s': %s%s", r->name, r->at,
+	r->rc = gfsp_error_set(r->err, code, "'%s': %s%s", r->name, r->at,
 	    what);
 }
 
-/* member ctx+key of o, of the type (json_type_double: any number);
- * absent: an error, or *out = NULL when optional */
-static int
+static void
+rd_oom(struct rd *r)
+{
+	if (r->rc == 0)
+		r->rc = gfsp_error_set(r->err, GFSP_ENOMEM, "out of memory");
+}
+
+/* n + 1 zeroed elements (never a NULL for none) */
+static void *
+rd_alloc(struct rd *r, size_t n, size_t size)
+{
+	void *p = r->rc == 0 ? calloc(n + 1, size) : NULL;
+
+	if (p == NULL)
+		rd_oom(r);
+	return p;
+}
+
+/* member key of o, of the type (json_type_double: any number), or NULL:
+ * absent (an error unless optional) or of another type (an error) */
+static json_object *
 rd_get(struct rd *r, json_object *o, const char *ctx, const char *key,
-       json_type type, int optional, json_object **out)
+       json_type type, int optional)
 {
 	json_object *x = NULL;
-	const char *what;
 
-	*out = NULL;
-	if (!json_object_object_get_ex(o, key, &x) || x == NULL)
-		return optional ? 0 : rd_fail(r, GFSP_EINVAL, "%s%s is "
-		    "missing", ctx, key);
-	if (json_object_is_type(x, type) || (type == json_type_double &&
-	    json_object_is_type(x, json_type_int))) {
-		*out = x;
-		return 0;
+	if (r->rc != 0)
+		return NULL;
+	if (!json_object_object_get_ex(o, key, &x) || x == NULL) {
+		if (!optional)
+			rd_fail(r, GFSP_EINVAL, "%s%s is missing", ctx, key);
+		return NULL;
 	}
-	what = type == json_type_double ? "a number" :
+	if (json_object_is_type(x, type) || (type == json_type_double &&
+	    json_object_is_type(x, json_type_int)))
+		return x;
+	rd_fail(r, GFSP_EINVAL, "%s%s is not %s", ctx, key,
+	    type == json_type_double ? "a number" :
 	    type == json_type_int ? "a whole number" :
 	    type == json_type_string ? "a string" :
 	    type == json_type_boolean ? "true or false" :
-	    type == json_type_array ? "an array" : "an object";
-	return rd_fail(r, GFSP_EINVAL, "%s%s is not %s", ctx, key, what);
+	    type == json_type_array ? "an array" : "an object");
+	return NULL;
 }
 
-/* a whole number >= 0 (json-c keeps one above INT64_MAX as unsigned) */
-static int
-rd_u64_value(struct rd *r, json_object *x, const char *ctx, const char *key,
-	     uint64_t *v)
+/* x (named ctx+key) as a whole number >= 0; 0 when x is NULL.  json-c
+ * keeps a number above INT64_MAX as unsigned, below 0 as signed. */
+static uint64_t
+rd_u64_of(struct rd *r, json_object *x, const char *ctx, const char *key)
 {
+	if (r->rc != 0 || x == NULL)
+		return 0;
 	if (!json_object_is_type(x, json_type_int))
-		return rd_fail(r, GFSP_EINVAL, "%s%s is not a whole number",
-		    ctx, key);
-	if (json_object_get_int64(x) < 0)
-		return rd_fail(r, GFSP_EINVAL, "%s%s is negative", ctx, key);
-	*v = json_object_get_uint64(x);
-	return 0;
+		rd_fail(r, GFSP_EINVAL, "%s%s is not a whole number", ctx, key);
+	else if (json_object_get_int64(x) < 0)
+		rd_fail(r, GFSP_EINVAL, "%s%s is negative", ctx, key);
+	return r->rc == 0 ? json_object_get_uint64(x) : 0;
 }
 
-static int
-rd_u64(struct rd *r, json_object *o, const char *ctx, const char *key,
-       uint64_t *v)
+static uint64_t
+rd_u64(struct rd *r, json_object *o, const char *ctx, const char *key)
 {
-	json_object *x;
-	int rc = rd_get(r, o, ctx, key, json_type_int, 0, &x);
-
-	return rc ? rc : rd_u64_value(r, x, ctx, key, v);
+	return rd_u64_of(r, rd_get(r, o, ctx, key, json_type_int, 0), ctx,
+	    key);
 }
 
 static int
 rd_int(struct rd *r, json_object *o, const char *ctx, const char *key,
-       int min, int *v)
+       int min)
 {
-	uint64_t u = 0;
-	int rc = rd_u64(r, o, ctx, key, &u);
+	uint64_t u = rd_u64(r, o, ctx, key);
 
-	if (rc == 0 && (u < (uint64_t)min || u > INT_MAX))
-		rc = rd_fail(r, GFSP_EINVAL, "%s%s is %" PRIu64 ", not in "
-		    "[%d, %d]", ctx, key, u, min, INT_MAX);
-	if (rc == 0)
-		*v = (int)u;
-	return rc;
+	if (r->rc == 0 && (u < (uint64_t)min || u > INT_MAX))
+		rd_fail(r, GFSP_EINVAL, "%s%s is %" PRIu64 ", not in [%d, %d]",
+		    ctx, key, u, min, INT_MAX);
+	return r->rc == 0 ? (int)u : 0;
 }
 
-/* a finite number >= 0; optional members keep *v */
-static int
-rd_num(struct rd *r, json_object *o, const char *ctx, const char *key,
-       int optional, double *v)
+/* x as a finite number >= 0; 0 when x is NULL */
+static double
+rd_num_of(struct rd *r, json_object *x, const char *ctx, const char *key)
 {
-	json_object *x;
-	double d;
-	int rc = rd_get(r, o, ctx, key, json_type_double, optional, &x);
+	double d = r->rc == 0 && x != NULL ? json_object_get_double(x) : 0;
 
-	if (rc || x == NULL)
-		return rc;
-	d = json_object_get_double(x);
 	if (!isfinite(d))
-		return rd_fail(r, GFSP_EINVAL, "%s%s is not finite", ctx, key);
-	if (d < 0)
-		return rd_fail(r, GFSP_EINVAL, "%s%s is negative", ctx, key);
-	*v = d;
-	return 0;
+		rd_fail(r, GFSP_EINVAL, "%s%s is not finite", ctx, key);
+	else if (d < 0)
+		rd_fail(r, GFSP_EINVAL, "%s%s is negative", ctx, key);
+	return r->rc == 0 ? d : 0;
 }
 
-/* a string member, copied into *v (optional: NULL when absent) */
-static int
-rd_strdup(struct rd *r, json_object *o, const char *ctx, const char *key,
-	  int optional, char **v)
+static double
+rd_num(struct rd *r, json_object *o, const char *ctx, const char *key)
 {
-	json_object *x;
-	int rc = rd_get(r, o, ctx, key, json_type_string, optional, &x);
-
-	if (rc || x == NULL)
-		return rc;
-	*v = strdup(json_object_get_string(x));
-	return *v == NULL ? gfsp_error_set(r->err, GFSP_ENOMEM,
-	    "out of memory") : 0;
+	return rd_num_of(r, rd_get(r, o, ctx, key, json_type_double, 0), ctx,
+	    key);
 }
 
-static int
-rd_bool(struct rd *r, json_object *o, const char *ctx, const char *key,
-	int *v)
+/* a copy of the string, or NULL */
+static char *
+rd_str(struct rd *r, json_object *o, const char *ctx, const char *key,
+       int optional)
 {
-	json_object *x;
-	int rc = rd_get(r, o, ctx, key, json_type_boolean, 0, &x);
+	json_object *x = rd_get(r, o, ctx, key, json_type_string, optional);
+	char *s = x != NULL ? strdup(json_object_get_string(x)) : NULL;
 
-	if (rc == 0)
-		*v = json_object_get_boolean(x);
-	return rc;
+	if (x != NULL && s == NULL)
+		rd_oom(r);
+	return s;
 }
 
 static int
+rd_bool(struct rd *r, json_object *o, const char *ctx, const char *key)
+{
+	json_object *x = rd_get(r, o, ctx, key, json_type_boolean, 0);
+
+	return x != NULL && json_object_get_boolean(x);
+}
+
+static void
 rd_stat(struct rd *r, json_object *o, const char *key,
 	struct gfsp_env_stat *s)
 {
+	json_object *x = rd_get(r, o, "", key, json_type_object, 0);
 	char ctx[32];
-	json_object *x;
-	int rc;
 
 	snprintf(ctx, sizeof(ctx), "%s.", key);
-	rc = rd_get(r, o, "", key, json_type_object, 0, &x);
-	if (rc == 0)
-		rc = rd_num(r, x, ctx, "min", 0, &s->min);
-	if (rc == 0)
-		rc = rd_num(r, x, ctx, "median", 0, &s->median);
-	if (rc == 0)
-		rc = rd_num(r, x, ctx, "max", 0, &s->max);
-	if (rc == 0 && !(s->min <= s->median && s->median <= s->max))
-		rc = rd_fail(r, GFSP_EINVAL, "%s: min, median and max are "
-		    "not in order", key);
-	return rc;
+	s->min = rd_num(r, x, ctx, "min");
+	s->median = rd_num(r, x, ctx, "median");
+	s->max = rd_num(r, x, ctx, "max");
+	if (r->rc == 0 && !(s->min <= s->median && s->median <= s->max))
+		rd_fail(r, GFSP_EINVAL, "%s: min, median and max are not in "
+		    "order", key);
 }
 
-static int
+static void
 rd_samples(struct rd *r, json_object *o, struct gfsp_env_point *p)
 {
-	json_object *a, *x;
+	json_object *a = rd_get(r, o, "", "samples", json_type_array, 1), *x;
 	char ctx[48];
-	size_t i, n;
-	int rc = rd_get(r, o, "", "samples", json_type_array, 1, &a);
+	size_t i;
 
-	if (rc || a == NULL)
-		return rc;
-	n = json_object_array_length(a);
-	/* one more, so that an empty list is not mistaken for none */
-	p->samples = calloc(n + 1, sizeof(*p->samples));
-	if (p->samples == NULL)
-		return gfsp_error_set(r->err, GFSP_ENOMEM, "out of memory");
-	p->nsamples = n;
-	for (i = 0; i < n && rc == 0; i++) {
-		snprintf(ctx, sizeof(ctx), "samples[%zu]", i);
+	if (a == NULL)
+		return;		/* none kept */
+	p->nsamples = json_object_array_length(a);
+	p->samples = rd_alloc(r, p->nsamples, sizeof(*p->samples));
+	for (i = 0; i < p->nsamples && r->rc == 0; i++) {
 		x = json_object_array_get_idx(a, i);
-		if (!json_object_is_type(x, json_type_object)) {
-			rc = rd_fail(r, GFSP_EINVAL, "%s is not an object",
-			    ctx);
-			break;
-		}
-		strcat(ctx, ".");
-		rc = rd_num(r, x, ctx, "seconds", 0, &p->samples[i].seconds);
-		if (rc == 0)
-			rc = rd_u64(r, x, ctx, "ops", &p->samples[i].ops);
-		if (rc == 0)
-			rc = rd_u64(r, x, ctx, "bytes", &p->samples[i].bytes);
+		snprintf(ctx, sizeof(ctx), "samples[%zu].", i);
+		if (!json_object_is_type(x, json_type_object))
+			rd_fail(r, GFSP_EINVAL, "samples[%zu] is not an object",
+			    i);
+		p->samples[i].seconds = rd_num(r, x, ctx, "seconds");
+		p->samples[i].ops = rd_u64(r, x, ctx, "ops");
+		p->samples[i].bytes = rd_u64(r, x, ctx, "bytes");
 	}
-	return rc;
 }
 
-static int
+static void
 rd_point(struct rd *r, json_object *o, size_t index, struct gfsp_env_point *p)
 {
-	const char *metric;
 	json_object *x;
-	int rc;
 
 	snprintf(r->at, sizeof(r->at), "point %zu: ", index);
 	if (!json_object_is_type(o, json_type_object))
-		return rd_fail(r, GFSP_EINVAL, "not an object");
-	rc = rd_get(r, o, "", "metric", json_type_string, 0, &x);
-	if (rc)
-		return rc;
-	metric = json_object_get_string(x);
-	p->metric = gfsp_env_metric_parse(metric);
+		rd_fail(r, GFSP_EINVAL, "not an object");
+	x = rd_get(r, o, "", "metric", json_type_string, 0);
+	p->metric = x != NULL ? gfsp_env_metric_parse(json_object_get_string(x))
+	    : 0;
 	if (p->metric < 0)
-		return rd_fail(r, GFSP_EINVAL, "unknown metric '%s'", metric);
-	rc = rd_int(r, o, "", "procs", 1, &p->procs);
-	if (rc == 0)
-		rc = rd_u64(r, o, "", "size", &p->size);
-	if (rc)
-		return rc;
-	snprintf(r->at, sizeof(r->at), "point %zu (%s, %d procs, %" PRIu64
-	    " bytes): ", index, metric, p->procs, p->size);
-	rc = rd_u64(r, o, "", "files", &p->files);
-	if (rc == 0)
-		rc = rd_stat(r, o, "ops_per_s", &p->ops_s);
-	if (rc == 0)
-		rc = rd_stat(r, o, "bytes_per_s", &p->bytes_s);
-	if (rc == 0)
-		rc = rd_samples(r, o, p);
-	return rc;
+		rd_fail(r, GFSP_EINVAL, "unknown metric '%s'",
+		    json_object_get_string(x));
+	p->procs = rd_int(r, o, "", "procs", 1);
+	p->size = rd_u64(r, o, "", "size");
+	if (r->rc == 0)
+		snprintf(r->at, sizeof(r->at), "point %zu (%s, %d procs, %"
+		    PRIu64 " bytes): ", index, gfsp_env_metric_name(p->metric),
+		    p->procs, p->size);
+	p->files = rd_u64(r, o, "", "files");
+	rd_stat(r, o, "ops_per_s", &p->ops_s);
+	rd_stat(r, o, "bytes_per_s", &p->bytes_s);
+	rd_samples(r, o, p);
 }
 
 static int
@@ -499,193 +487,149 @@ cmp_u64(const void *a, const void *b)
 }
 
 /*
- * The list "key" (sizes or procs) into v[*n]: strictly ascending and each
- * at least min.  Absent, it is the distinct values of the points (vals,
- * one per point).
+ * The list "key" (sizes or procs): strictly ascending, each at least min,
+ * holding vals[n] (each point's value).  Absent, it is the distinct
+ * values of vals.  *len: its length.
  */
-static int
+static uint64_t *
 rd_list(struct rd *r, json_object *doc, const char *key, uint64_t min,
-	const uint64_t *vals, size_t npoints, uint64_t **v, size_t *n)
+	const uint64_t *vals, size_t n, size_t *len)
 {
-	json_object *a;
+	json_object *a = rd_get(r, doc, "", key, json_type_array, 1);
+	size_t i, k = a != NULL ? json_object_array_length(a) : n;
+	uint64_t *v = rd_alloc(r, k, sizeof(*v));
 	char ctx[32];
-	size_t i, k;
-	int rc = rd_get(r, doc, "", key, json_type_array, 1, &a);
 
-	if (rc)
-		return rc;
-	k = a != NULL ? json_object_array_length(a) : npoints;
-	*v = malloc((k + 1) * sizeof(**v));
-	if (*v == NULL)
-		return gfsp_error_set(r->err, GFSP_ENOMEM, "out of memory");
+	*len = 0;
+	if (v == NULL)
+		return NULL;
 	if (a == NULL) {
-		memcpy(*v, vals, npoints * sizeof(**v));
-		qsort(*v, npoints, sizeof(**v), cmp_u64);
-		for (i = k = 0; i < npoints; i++)
-			if (k == 0 || (*v)[k - 1] != (*v)[i])
-				(*v)[k++] = (*v)[i];
-		*n = k;
-		return 0;
+		memcpy(v, vals, n * sizeof(*v));
+		qsort(v, n, sizeof(*v), cmp_u64);
+		for (i = k = 0; i < n; i++)
+			if (k == 0 || v[k - 1] != v[i])
+				v[k++] = v[i];
 	}
-	*n = k;
-	for (i = 0; i < k && rc == 0; i++) {
+	for (i = 0; a != NULL && i < k && r->rc == 0; i++) {
 		snprintf(ctx, sizeof(ctx), "%s[%zu]", key, i);
-		rc = rd_u64_value(r, json_object_array_get_idx(a, i), ctx, "",
-		    &(*v)[i]);
-		if (rc == 0 && (*v)[i] < min)
-			rc = rd_fail(r, GFSP_EINVAL, "%s is less than %" PRIu64,
+		v[i] = rd_u64_of(r, json_object_array_get_idx(a, i), ctx, "");
+		if (json_object_array_get_idx(a, i) == NULL)
+			rd_fail(r, GFSP_EINVAL, "%s is null", ctx);
+		else if (r->rc == 0 && v[i] < min)
+			rd_fail(r, GFSP_EINVAL, "%s is less than %" PRIu64,
 			    ctx, min);
-		if (rc == 0 && i > 0 && (*v)[i] <= (*v)[i - 1])
-			rc = rd_fail(r, GFSP_EINVAL, "%s is not ascending",
-			    key);
+		else if (r->rc == 0 && i > 0 && v[i] <= v[i - 1])
+			rd_fail(r, GFSP_EINVAL, "%s is not ascending", key);
 	}
-	/* every point's value must be listed */
-	for (i = 0; i < npoints && rc == 0; i++)
-		if (bsearch(&vals[i], *v, k, sizeof(**v), cmp_u64) == NULL)
-			rc = rd_fail(r, GFSP_EINVAL, "point %zu: %" PRIu64
-			    " is not in %s", i, vals[i], key);
-	return rc;
+	for (i = 0; i < n && r->rc == 0; i++)
+		if (bsearch(&vals[i], v, k, sizeof(*v), cmp_u64) == NULL)
+			rd_fail(r, GFSP_EINVAL, "point %zu: %" PRIu64 " is not "
+			    "in %s", i, vals[i], key);
+	*len = k;
+	return v;
 }
 
 /* sizes and procs, checked against the points or derived from them */
-static int
+static void
 rd_grid(struct rd *r, json_object *doc, struct gfsp_envelope *e)
 {
-	uint64_t *vals, *procs = NULL;
+	uint64_t *vals = rd_alloc(r, e->npoints, sizeof(*vals)), *procs;
 	size_t i;
-	int rc;
 
-	vals = malloc((e->npoints + 1) * sizeof(*vals));
-	if (vals == NULL)
-		return gfsp_error_set(r->err, GFSP_ENOMEM, "out of memory");
-	for (i = 0; i < e->npoints; i++)
+	for (i = 0; vals != NULL && i < e->npoints; i++)
 		vals[i] = e->points[i].size;
-	rc = rd_list(r, doc, "sizes", 0, vals, e->npoints, &e->sizes,
-	    &e->nsizes);
-	for (i = 0; i < e->npoints; i++)
+	e->sizes = rd_list(r, doc, "sizes", 0, vals, e->npoints, &e->nsizes);
+	for (i = 0; vals != NULL && i < e->npoints; i++)
 		vals[i] = (uint64_t)e->points[i].procs;
-	if (rc == 0)
-		rc = rd_list(r, doc, "procs", 1, vals, e->npoints, &procs,
-		    &e->nprocs);
-	if (rc == 0 && (e->procs = calloc(e->nprocs + 1, sizeof(int))) ==
-	    NULL)
-		rc = gfsp_error_set(r->err, GFSP_ENOMEM, "out of memory");
-	for (i = 0; rc == 0 && i < e->nprocs; i++) {
+	procs = rd_list(r, doc, "procs", 1, vals, e->npoints, &e->nprocs);
+	e->procs = rd_alloc(r, e->nprocs, sizeof(*e->procs));
+	for (i = 0; r->rc == 0 && i < e->nprocs; i++) {
 		if (procs[i] > INT_MAX)
-			rc = rd_fail(r, GFSP_EINVAL, "procs[%zu] is too large",
-			    i);
-		else
-			e->procs[i] = (int)procs[i];
+			rd_fail(r, GFSP_EINVAL, "procs[%zu] is too large", i);
+		e->procs[i] = (int)procs[i];
 	}
 	free(procs);
 	free(vals);
-	return rc;
 }
 
-static int
+static void
 rd_head(struct rd *r, json_object *doc, struct gfsp_envelope *e)
 {
 	struct gfsp_env_method *m = &e->method;
-	json_object *x, *t;
+	const char *format = json_object_is_type(doc, json_type_object) ?
+	    gfsp_json_str(doc, "format") : NULL;
+	json_object *t, *x;
 	uint64_t version;
-	int rc;
 
-	if (!json_object_is_type(doc, json_type_object) ||
-	    gfsp_json_str(doc, "format") == NULL)
-		return rd_fail(r, GFSP_EINVAL, "not an envelope (no \"format\" "
-		    "\"%s\")", ENV_FORMAT);
-	if (strcmp(gfsp_json_str(doc, "format"), ENV_FORMAT) != 0)
-		return rd_fail(r, GFSP_EINVAL, "not an envelope (format '%s')",
-		    gfsp_json_str(doc, "format"));
-	rc = rd_u64(r, doc, "", "version", &version);
-	if (rc == 0 && version != ENV_VERSION)
-		return rd_fail(r, GFSP_EVERSION, "envelope version %" PRIu64
-		    ", this build reads version %d", version, ENV_VERSION);
-	if (rc == 0)
-		rc = rd_strdup(r, doc, "", "started", 1, &e->started);
-	if (rc == 0)
-		rc = rd_num(r, doc, "", "seconds", 1, &e->seconds);
-	if (rc == 0)
-		rc = rd_get(r, doc, "", "machine", json_type_object, 1, &x);
-	if (rc == 0 && x != NULL)
-		e->machine = json_object_get(x);
+	if (format == NULL)
+		rd_fail(r, GFSP_EINVAL, "not an envelope (no \"format\")");
+	else if (strcmp(format, ENV_FORMAT) != 0)
+		rd_fail(r, GFSP_EINVAL, "not an envelope (format '%s')",
+		    format);
+	version = rd_u64(r, doc, "", "version");
+	if (r->rc == 0 && version != ENV_VERSION)
+		rd_fail(r, GFSP_EVERSION, "envelope version %" PRIu64 ", this "
+		    "build reads version %d", version, ENV_VERSION);
+	e->started = rd_str(r, doc, "", "started", 1);
+	e->seconds = rd_num_of(r, rd_get(r, doc, "", "seconds",
+	    json_type_double, 1), "", "seconds");
+	e->machine = json_object_get(rd_get(r, doc, "", "machine",
+	    json_type_object, 1));
 
-	if (rc == 0)
-		rc = rd_get(r, doc, "", "target", json_type_object, 0, &t);
-	if (rc == 0)
-		rc = rd_strdup(r, t, "target.", "path", 0, &e->target);
-	if (rc == 0)
-		rc = rd_strdup(r, t, "target.", "backend", 0, &e->backend);
-	if (rc == 0)
-		rc = rd_bool(r, t, "target.", "remote_same_as_local",
-		    &e->remote_same_as_local);
+	t = rd_get(r, doc, "", "target", json_type_object, 0);
+	e->target = rd_str(r, t, "target.", "path", 0);
+	e->backend = rd_str(r, t, "target.", "backend", 0);
+	e->remote_same_as_local = rd_bool(r, t, "target.",
+	    "remote_same_as_local");
 
-	if (rc == 0)
-		rc = rd_get(r, doc, "", "method", json_type_object, 0, &t);
-	if (rc == 0)
-		rc = rd_int(r, t, "method.", "reps", 0, &m->reps);
-	if (rc == 0)
-		rc = rd_int(r, t, "method.", "warmup", 0, &m->warmup);
-	if (rc == 0)
-		rc = rd_u64(r, t, "method.", "work", &m->work);
-	if (rc == 0)
-		rc = rd_u64(r, t, "method.", "max_files", &m->max_files);
-	if (rc == 0)
-		rc = rd_u64(r, t, "method.", "min_files", &m->min_files);
-	if (rc == 0)
-		rc = rd_u64(r, t, "method.", "buffer", &m->buffer);
-	if (rc == 0)
-		rc = rd_get(r, t, "method.", "cache", json_type_string, 0, &x);
-	if (rc == 0 && (m->cache = name_index(cache_names,
-	    GFSP_ARRAY_SIZE(cache_names), json_object_get_string(x))) < 0)
-		rc = rd_fail(r, GFSP_EINVAL, "method.cache '%s' is not keep, "
-		    "drop or direct", json_object_get_string(x));
-	if (rc == 0)
-		rc = rd_bool(r, t, "method.", "fsync", &m->fsync);
-	return rc;
+	t = rd_get(r, doc, "", "method", json_type_object, 0);
+	m->reps = rd_int(r, t, "method.", "reps", 0);
+	m->warmup = rd_int(r, t, "method.", "warmup", 0);
+	m->work = rd_u64(r, t, "method.", "work");
+	m->max_files = rd_u64(r, t, "method.", "max_files");
+	m->min_files = rd_u64(r, t, "method.", "min_files");
+	m->buffer = rd_u64(r, t, "method.", "buffer");
+	x = rd_get(r, t, "method.", "cache", json_type_string, 0);
+	m->cache = x == NULL ? 0 : name_index(cache_names,
+	    GFSP_ARRAY_SIZE(cache_names), json_object_get_string(x));
+	if (m->cache < 0)
+		rd_fail(r, GFSP_EINVAL, "method.cache '%s' is not keep, drop "
+		    "or direct", json_object_get_string(x));
+	m->fsync = rd_bool(r, t, "method.", "fsync");
 }
 
 int
 gfsp_env_from_json(json_object *doc, const char *name,
 		   struct gfsp_envelope **out, struct gfsp_error *err)
 {
-	struct rd r = { .name = name, .at = "", .err = err };
-	struct gfsp_envelope *e;
+	struct rd r = { .name = name, .at = "", .err = err, .rc = 0 };
+	struct gfsp_envelope *e = rd_alloc(&r, 0, sizeof(*e));
 	const struct gfsp_env_point *p, *q;
 	json_object *a;
 	size_t i;
-	int rc;
 
 	*out = NULL;
-	e = calloc(1, sizeof(*e));
 	if (e == NULL)
-		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	rc = rd_head(&r, doc, e);
-	if (rc == 0)
-		rc = rd_get(&r, doc, "", "points", json_type_array, 0, &a);
-	if (rc == 0) {
-		e->npoints = json_object_array_length(a);
-		e->points = calloc(e->npoints + 1, sizeof(*e->points));
-		if (e->points == NULL)
-			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	}
-	for (i = 0; rc == 0 && i < e->npoints; i++) {
-		rc = rd_point(&r, json_object_array_get_idx(a, i), i,
-		    &e->points[i]);
-		/* interpolation needs one point per (metric, procs, size) */
+		return r.rc;
+	rd_head(&r, doc, e);
+	a = rd_get(&r, doc, "", "points", json_type_array, 0);
+	e->npoints = a != NULL ? json_object_array_length(a) : 0;
+	e->points = rd_alloc(&r, e->npoints, sizeof(*e->points));
+	for (i = 0; i < e->npoints && r.rc == 0; i++) {
 		p = &e->points[i];
-		q = rc == 0 ? gfsp_env_find(e, p->metric, p->procs, p->size) :
-		    p;
+		rd_point(&r, json_object_array_get_idx(a, i), i, &e->points[i]);
+		/* interpolation needs one point per (metric, procs, size) */
+		q = gfsp_env_find(e, p->metric, p->procs, p->size);
 		if (q != p)
-			rc = rd_fail(&r, GFSP_EINVAL, "the same as point %zu",
+			rd_fail(&r, GFSP_EINVAL, "the same as point %zu",
 			    (size_t)(q - e->points));
 	}
 	r.at[0] = '\0';
-	if (rc == 0)
-		rc = rd_grid(&r, doc, e);
-	if (rc) {
+	rd_grid(&r, doc, e);
+	if (r.rc != 0) {
+		/* points not reached are zeroed, free as they are */
 		gfsp_envelope_free(e);
-		return rc;
+		return r.rc;
 	}
 	*out = e;
 	return 0;

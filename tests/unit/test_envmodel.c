@@ -684,6 +684,8 @@ test_json_reject(void)
 	    "'t.json': envelope version 2, this build reads version 1");
 	reject("", "{\"format\": \"gfsplit-tier\"}", GFSP_EINVAL,
 	    "'t.json': not an envelope (format 'gfsplit-tier')");
+	reject("", "{\"format\": null}", GFSP_EINVAL,
+	    "'t.json': not an envelope (no \"format\")");
 	reject("points.3", "{\"metric\": \"delete\"}", GFSP_EINVAL,
 	    "'t.json': point 3: unknown metric 'delete'");
 	reject("points.5.bytes_per_s", "{\"min\": -1}", GFSP_EINVAL,
@@ -695,6 +697,14 @@ test_json_reject(void)
 	reject("points.0.ops_per_s", "{\"min\": 1e9}", GFSP_EINVAL,
 	    "'t.json': point 0 (create, 1 procs, 1024 bytes): ops_per_s: min, "
 	    "median and max are not in order");
+	reject("points.0.ops_per_s", "{\"max\": 1e400}", GFSP_EINVAL,
+	    "'t.json': point 0 (create, 1 procs, 1024 bytes): ops_per_s.max "
+	    "is not finite");
+	reject("points.1", "{\"samples\": [3]}", GFSP_EINVAL,
+	    "'t.json': point 1 (create, 1 procs, 1048576 bytes): samples[0] "
+	    "is not an object");
+	reject("", "{\"machine\": \"n1\"}", GFSP_EINVAL,
+	    "'t.json': machine is not an object");
 	reject("points.2", "{\"procs\": 0}", GFSP_EINVAL,
 	    "'t.json': point 2: procs is 0, not in [1, 2147483647]");
 	reject("points.2", "{\"size\": 1.5}", GFSP_EINVAL,
