@@ -90,8 +90,7 @@ gfsp_envelope_free(struct gfsp_envelope *e)
 	free(e->target);
 	free(e->backend);
 	free(e->started);
-	if (e->machine != NULL)
-		json_object_put(e->machine);
+	json_object_put(e->machine);
 	free(e);
 }
 
@@ -604,20 +603,22 @@ gfsp_env_from_json(json_object *doc, const char *name,
 {
 	struct rd r = { .name = name, .at = "", .err = err, .rc = 0 };
 	struct gfsp_envelope *e = rd_alloc(&r, 0, sizeof(*e));
-	const struct gfsp_env_point *p, *q;
+	const struct gfsp_env_point *q;
+	struct gfsp_env_point *p;
 	json_object *a;
-	size_t i;
+	size_t i, n;
 
 	*out = NULL;
 	if (e == NULL)
 		return r.rc;
 	rd_head(&r, doc, e);
 	a = rd_get(&r, doc, "", "points", json_type_array, 0);
-	e->npoints = a != NULL ? json_object_array_length(a) : 0;
-	e->points = rd_alloc(&r, e->npoints, sizeof(*e->points));
+	n = a != NULL ? json_object_array_length(a) : 0;
+	e->points = rd_alloc(&r, n, sizeof(*e->points));
+	e->npoints = e->points != NULL ? n : 0;
 	for (i = 0; i < e->npoints && r.rc == 0; i++) {
 		p = &e->points[i];
-		rd_point(&r, json_object_array_get_idx(a, i), i, &e->points[i]);
+		rd_point(&r, json_object_array_get_idx(a, i), i, p);
 		/* interpolation needs one point per (metric, procs, size) */
 		q = gfsp_env_find(e, p->metric, p->procs, p->size);
 		if (q != p)
@@ -697,12 +698,24 @@ u_of(const struct gfsp_env_point *p)
 static int
 cmp_point(const void *a, const void *b)
 {
-	const struct gfsp_env_point *x = *(const struct gfsp_env_point *const *)a;
-	const struct gfsp_env_point *y = *(const struct gfsp_env_point *const *)b;
+	const struct gfsp_env_point *x, *y;
 
+	x = *(const struct gfsp_env_point *const *)a;
+	y = *(const struct gfsp_env_point *const *)b;
 	if (x->procs != y->procs)
 		return x->procs < y->procs ? -1 : 1;
 	return x->size < y->size ? -1 : x->size > y->size;
+}
+
+/* the end of the run of points of p[g]'s process count */
+static size_t
+group_end(const struct gfsp_env_point *const *p, size_t n, size_t g)
+{
+	size_t h = g;
+
+	while (h < n && p[h]->procs == p[g]->procs)
+		h++;
+	return h;
 }
 
 /*
@@ -769,7 +782,7 @@ gfsp_env_rate(const struct gfsp_envelope *e, int metric, double procs,
 {
 	const struct gfsp_env_point **p;
 	struct gfsp_env_rate lo, hi;
-	size_t n = 0, i, g, h, prev = 0;
+	size_t n = 0, i, g, h;
 	double w;
 
 	memset(out, 0, sizeof(*out));
@@ -790,19 +803,16 @@ gfsp_env_rate(const struct gfsp_envelope *e, int metric, double procs,
 		    "has no %s points", e->target ? e->target : "",
 		    gfsp_env_metric_name(metric));
 	}
-	/* groups of one process count, sizes ascending: p[g..h) is the
-	 * highest count <= procs (or the lowest count), p[h..) the next */
+	/* by process count, sizes ascending: p[g..h) is the largest count
+	 * <= procs (or the smallest count), p[h..i) the next one, if any */
 	qsort(p, n, sizeof(*p), cmp_point);
-	for (g = 0; g < n; g = h) {
-		for (h = g; h < n && p[h]->procs == p[g]->procs; h++)
-			;
-		if (p[g]->procs > procs)
-			break;
-		prev = g;
+	g = 0;
+	h = group_end(p, n, 0);
+	while (h < n && p[h]->procs <= procs) {
+		g = h;
+		h = group_end(p, n, h);
 	}
-	g = prev;
-	for (h = g; h < n && p[h]->procs == p[g]->procs; h++)
-		;
+	i = group_end(p, n, h);
 	rate_in_size(p + g, h - g, size, &lo);
 	*out = lo;
 	if (procs < p[g]->procs) {
@@ -815,8 +825,7 @@ gfsp_env_rate(const struct gfsp_envelope *e, int metric, double procs,
 		if (procs > p[g]->procs)
 			out->flags |= GFSP_ENV_EXTRA_PROCS;
 	} else if (procs > p[g]->procs) {
-		for (i = h; i < n && p[i]->procs == p[h]->procs; i++)
-			;
+		/* between two counts: T, B (and fixed_share) linearly */
 		rate_in_size(p + h, i - h, size, &hi);
 		w = (procs - p[g]->procs) / (p[h]->procs - p[g]->procs);
 		out->ops_s = lo.ops_s + w * (hi.ops_s - lo.ops_s);
@@ -836,8 +845,9 @@ static const struct {
 	struct gfsp_env_shape shape;
 } presets[] = {
 	/* the seed's evaluation (4.5): Montage mProjectPP, 955 tasks on 8
-	 * nodes writing 4.2 MB each; each reads a 2 MB image and the
-	 * template header all share; 94% of its reads were local (4.3) */
+	 * nodes writing 4.2 MB each (taken as MiB); each reads a 2 MB image
+	 * and the template header all share; 94% of its reads were local
+	 * (4.3) */
 	{ "mprojectpp", { 955, 8, 4404019, 2 << 20, 1024, 0.94 } },
 	{ "bandwidth-bound", { 64, 8, 16 << 20, 16 << 20, GFSP_ENV_NONE, 1 } },
 	{ "metadata-bound", { 4000, 8, 1024, 1024, 1024, 1 } },
@@ -918,8 +928,8 @@ gfsp_env_predict(const struct gfsp_envelope *e, const struct gfsp_env_shape *s,
 
 	memset(out, 0, sizeof(*out));
 	if (s->tasks < 1 || s->nodes < 1)
-		return gfsp_error_set(err, GFSP_EINVAL, "a stage needs at least "
-		    "one task and one node (%" PRIu64 " tasks, %d nodes)",
+		return gfsp_error_set(err, GFSP_EINVAL, "a stage needs at "
+		    "least one task and one node (%" PRIu64 " tasks, %d nodes)",
 		    s->tasks, s->nodes);
 	if (!(a >= 0 && a <= 1))
 		return gfsp_error_set(err, GFSP_EINVAL, "the local fraction %g "
