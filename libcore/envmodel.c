@@ -1065,10 +1065,14 @@ shape_size(int64_t size, char *buf, size_t len)
 /*
  *   stage: 955 tasks on 8 nodes, 120 rounds
  *     output 4.20 MiB, input 2.00 MiB (94% local), shared input 1.00 KiB
- *   term         ops/round       size   T (ops/s)        B/s  ...  bound
- *   create               8   4.20 MiB        1000          -  ...  metadata
+ *   term     ops/round      size  T (ops/s)            B  ...  bound
+ *   create           8  4.20 MiB       1000            -  ...  metadata
+ *   write            8  4.20 MiB      23.81  100.0 MiB/s  ...  bandwidth *
  *   ...
  *   write  2.64 s = 120 rounds x (create + write)
+ *   ...
+ *   * extrapolated: the node count lies outside the envelope's process
+ *     counts
  */
 void
 gfsp_env_prediction_print(FILE *out, const struct gfsp_env_shape *s,
@@ -1080,10 +1084,13 @@ gfsp_env_prediction_print(FILE *out, const struct gfsp_env_shape *s,
 
 	fprintf(out, "stage: %" PRIu64 " tasks on %d nodes, %" PRIu64
 	    " rounds\n", s->tasks, s->nodes, p->rounds);
-	fprintf(out, "  output %s, input %s (%.0f%% local), shared input %s\n",
+	snprintf(c, sizeof(c), " (%.0f%% local)", 100 * s->local_fraction);
+	fprintf(out, "  output %s, input %s%s, ",
 	    shape_size(s->output_size, a, sizeof(a)),
-	    shape_size(s->input_size, b, sizeof(b)), 100 * s->local_fraction,
-	    shape_size(s->shared_size, c, sizeof(c)));
+	    shape_size(s->input_size, b, sizeof(b)),
+	    s->input_size >= 0 ? c : "");
+	fprintf(out, "shared input %s\n", shape_size(s->shared_size, a,
+	    sizeof(a)));
 	fprintf(out, "%-12s %9s %10s %11s %12s %10s %11s %10s  %s\n", "term",
 	    "ops/round", "size", "T (ops/s)", "B", "t_ops (s)", "t_bytes (s)",
 	    "term (s)", "bound");
@@ -1107,10 +1114,10 @@ gfsp_env_prediction_print(FILE *out, const struct gfsp_env_shape *s,
 	fprintf(out, "read   %.4g s = %" PRIu64 " rounds x (read-local + "
 	    "read-remote + read-shared)\n", p->read_s, p->rounds);
 	fprintf(out, "total  %.4g s\n", p->total_s);
-	if (p->flags)
-		fprintf(out, "* extrapolated: the stage's %s outside the "
-		    "envelope's measured ones\n",
-		    p->flags == GFSP_ENV_EXTRA_SIZE ? "sizes are" :
-		    p->flags == GFSP_ENV_EXTRA_PROCS ? "node count is" :
-		    "sizes and node count are");
+	if (p->flags & GFSP_ENV_EXTRA_SIZE)
+		fprintf(out, "* extrapolated: a size lies outside the "
+		    "envelope's sizes\n");
+	if (p->flags & GFSP_ENV_EXTRA_PROCS)
+		fprintf(out, "* extrapolated: the node count lies outside the "
+		    "envelope's process counts\n");
 }

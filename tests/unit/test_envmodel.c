@@ -177,16 +177,16 @@ test_bounds_flat(void)
 	 */
 	rc = gfsp_env_predict(e, &sh, &p, &err);
 	ok_e(rc == 0 && p.rounds == 3 && p.nterms == 2 &&
-	   p.terms[0].metric == GFSP_ENV_CREATE &&
-	   near(p.terms[0].seconds, 0.008) &&
-	   strcmp(p.terms[0].bound, "metadata") == 0 &&
-	   near(p.terms[1].t_ops, 0.008) &&
-	   near(p.terms[1].t_bytes, 0.00008192) &&
-	   strcmp(p.terms[1].bound, "throughput") == 0 &&
-	   near(p.write_s, 0.048) && p.read_s == 0 &&
-	   near(p.total_s, 0.048) && p.flags == 0,
-	   "T and B apart, 1 KiB output: throughput-bound, 0.048 s",
-	   &err);
+	     p.terms[0].metric == GFSP_ENV_CREATE &&
+	     near(p.terms[0].seconds, 0.008) &&
+	     strcmp(p.terms[0].bound, "metadata") == 0 &&
+	     near(p.terms[1].t_ops, 0.008) &&
+	     near(p.terms[1].t_bytes, 0.00008192) &&
+	     strcmp(p.terms[1].bound, "throughput") == 0 &&
+	     near(p.write_s, 0.048) && p.read_s == 0 &&
+	     near(p.total_s, 0.048) && p.flags == 0,
+	     "T and B apart, 1 KiB output: throughput-bound, 0.048 s",
+	     &err);
 	/*
 	 * Output 16 MiB: write t_bytes = 8*16777216/1e8 = 1.34217728 s
 	 * against t_ops 0.008 -> bandwidth-bound;
@@ -233,11 +233,11 @@ test_bounds_consistent(void)
 	 */
 	rc = gfsp_env_predict(e, &sh, &p, &err);
 	ok_e(rc == 0 && p.rounds == 13 &&
-	   near(p.terms[1].t_ops, p.terms[1].t_bytes) &&
-	   near(p.terms[1].rate.fixed_share, 0.001 / 0.00101024) &&
-	   strcmp(p.terms[1].bound, "throughput") == 0 &&
-	   near(p.write_s, 0.15706496), "B = T*size, 1 KiB: throughput by "
-	   "fixed_share 0.98986, 0.15706496 s", &err);
+	     near(p.terms[1].t_ops, p.terms[1].t_bytes) &&
+	     near(p.terms[1].rate.fixed_share, 0.001 / 0.00101024) &&
+	     strcmp(p.terms[1].bound, "throughput") == 0 &&
+	     near(p.write_s, 0.15706496), "B = T*size, 1 KiB: throughput by "
+	     "fixed_share 0.98986, 0.15706496 s", &err);
 	/*
 	 * 256 KiB, inside [1 KiB, 1 MiB]: tau = 0.001 + 262144e-8 =
 	 * 0.00362144 exactly as the system; fixed_share = 0.001/0.00362144
@@ -280,15 +280,15 @@ test_read(void)
 	 */
 	rc = gfsp_env_predict(e, &sh, &p, &err);
 	ok_e(rc == 0 && p.nterms == 3 && p.terms[0].ops == 6 &&
-	   p.terms[1].ops == 2 && p.terms[2].ops == 8 &&
-	   near(p.terms[0].seconds, 0.03145728) &&
-	   near(p.terms[1].seconds, 0.04194304) &&
-	   near(p.terms[2].seconds, 0.002) &&
-	   strcmp(p.terms[1].bound, "bandwidth") == 0 &&
-	   strcmp(p.terms[2].bound, "throughput") == 0 &&
-	   near(p.read_s, 0.22620096) && p.write_s == 0 &&
-	   near(p.total_s, 0.22620096), "read, alpha 0.75: 0.22620096 s",
-	   &err);
+	     p.terms[1].ops == 2 && p.terms[2].ops == 8 &&
+	     near(p.terms[0].seconds, 0.03145728) &&
+	     near(p.terms[1].seconds, 0.04194304) &&
+	     near(p.terms[2].seconds, 0.002) &&
+	     strcmp(p.terms[1].bound, "bandwidth") == 0 &&
+	     strcmp(p.terms[2].bound, "throughput") == 0 &&
+	     near(p.read_s, 0.22620096) && p.write_s == 0 &&
+	     near(p.total_s, 0.22620096), "read, alpha 0.75: 0.22620096 s",
+	     &err);
 	/* alpha 1: no remote term; 3 * (8*1048576/2e8 + 0.002) =
 	 * 3 * (0.04194304 + 0.002) = 0.13182912 */
 	sh.local_fraction = 1;
@@ -337,11 +337,11 @@ test_same_as_local(void)
 	env_flat(e, GFSP_ENV_READ_LOCAL, 2000, 200e6);
 	rc = gfsp_env_predict(e, &sh, &p, &err);
 	ok_e(rc == 0 && p.nterms == 2 &&
-	   p.terms[1].metric == GFSP_ENV_READ_REMOTE && p.terms[1].ops == 2 &&
-	   near(p.terms[1].rate.bytes_s, 200e6) &&
-	   near(p.terms[1].seconds, 0.01048576) &&
-	   near(p.read_s, 0.12582912), "remote same as local: read-local's "
-	   "rates, 0.12582912 s", &err);
+	     p.terms[1].metric == GFSP_ENV_READ_REMOTE && p.terms[1].ops == 2 &&
+	     near(p.terms[1].rate.bytes_s, 200e6) &&
+	     near(p.terms[1].seconds, 0.01048576) &&
+	     near(p.read_s, 0.12582912), "remote same as local: read-local's "
+	     "rates, 0.12582912 s", &err);
 
 	/* the same envelope, not marked so: read-remote is missing */
 	e->remote_same_as_local = 0;
@@ -440,7 +440,7 @@ test_rate_procs(void)
 	/* 8 procs: w = (8-4)/(16-4) = 1/3; T = 100 + 300/3 = 200 */
 	rc = gfsp_env_rate(e, GFSP_ENV_WRITE, 8, MiB, &r, &err);
 	ok_e(rc == 0 && near(r.ops_s, 200) && near(r.bytes_s, 200.0 * MiB) &&
-	   r.flags == 0, "procs: linear between two counts", &err);
+	     r.flags == 0, "procs: linear between two counts", &err);
 	/* 32 procs: 16's rates (write has no 32), saturated */
 	rc = gfsp_env_rate(e, GFSP_ENV_WRITE, 32, MiB, &r, &err);
 	ok(rc == 0 && near(r.ops_s, 400) && r.flags == GFSP_ENV_EXTRA_PROCS,
@@ -585,13 +585,13 @@ test_json_round_trip(void)
 	back = json_tokener_parse(text);
 	rc = gfsp_env_from_json(back, "mem.json", &f, &err);
 	ok_e(rc == 0 && strcmp(f->target, e->target) == 0 &&
-	   strcmp(f->backend, "gfarm") == 0 && !f->remote_same_as_local &&
-	   memcmp(&f->method, &e->method, sizeof(e->method)) == 0 &&
-	   f->nsizes == 2 && f->sizes[1] == MiB && f->nprocs == 2 &&
-	   f->procs[1] == 4 && strcmp(f->started, e->started) == 0 &&
-	   f->seconds == 61.5 && json_object_equal(f->machine, e->machine) &&
-	   same_points(e, f), "JSON there and back: equal, to the bit",
-	   &err);
+	     strcmp(f->backend, "gfarm") == 0 && !f->remote_same_as_local &&
+	     memcmp(&f->method, &e->method, sizeof(e->method)) == 0 &&
+	     f->nsizes == 2 && f->sizes[1] == MiB && f->nprocs == 2 &&
+	     f->procs[1] == 4 && strcmp(f->started, e->started) == 0 &&
+	     f->seconds == 61.5 && json_object_equal(f->machine, e->machine) &&
+	     same_points(e, f), "JSON there and back: equal, to the bit",
+	     &err);
 	json_object_put(back);
 
 	/* through a file, and without sizes and procs (derived) */
@@ -602,9 +602,9 @@ test_json_round_trip(void)
 	rc = json_object_to_file(path, doc);
 	rc = rc == 0 ? gfsp_env_load(path, &g, &err) : -1;
 	ok_e(rc == 0 && g->nsizes == 2 && g->sizes[0] == KiB &&
-	   g->sizes[1] == MiB && g->nprocs == 2 && g->procs[0] == 1 &&
-	   g->procs[1] == 4 && same_points(e, g), "load from a file; sizes "
-	   "and procs derived from the points", &err);
+	     g->sizes[1] == MiB && g->nprocs == 2 && g->procs[0] == 1 &&
+	     g->procs[1] == 4 && same_points(e, g), "load from a file; sizes "
+	     "and procs derived from the points", &err);
 	unlink(path);
 	gfsp_envelope_free(g);
 
@@ -752,6 +752,43 @@ test_presets(void)
 }
 
 static void
+test_mprojectpp(void)
+{
+	struct gfsp_envelope *e = env_new("/flat", 0);
+	struct gfsp_env_shape sh;
+	struct gfsp_env_prediction p;
+	struct gfsp_error err = { 0 };
+	int rc;
+
+	env_flat(e, GFSP_ENV_CREATE, 1000, 0);
+	env_flat(e, GFSP_ENV_WRITE, 1000, 100e6);
+	env_flat(e, GFSP_ENV_READ_LOCAL, 2000, 200e6);
+	env_flat(e, GFSP_ENV_READ_REMOTE, 500, 50e6);
+	env_flat(e, GFSP_ENV_READ_SHARED, 4000, 400e6);
+	gfsp_env_preset("mprojectpp", &sh);
+	/*
+	 * 955 tasks on 8 nodes: ceil(119.375) = 120 rounds.
+	 *   create  8/1000 = 0.008
+	 *   write   8*4404019/1e8 = 0.35232152 (t_ops 0.008): bandwidth
+	 *   write_s = 120 * 0.36032152 = 43.2385824
+	 *   local   7.52 ops: 7.52*2097152/2e8 = 0.0788529152 (t_ops 0.00376)
+	 *   remote  0.48 ops: 0.48*2097152/5e7 = 0.0201326592 (t_ops 0.00096)
+	 *   shared  8 ops of 1 KiB: 8/4000 = 0.002 (t_bytes 0.00002048)
+	 *   read_s = 120 * 0.1009855744 = 12.118268928
+	 *   total  = 55.356851328
+	 */
+	rc = gfsp_env_predict(e, &sh, &p, &err);
+	ok_e(rc == 0 && p.rounds == 120 && p.nterms == 5 &&
+	     near(p.terms[3].ops, 0.48) &&
+	     near(p.terms[3].seconds, 0.0201326592) &&
+	     near(p.write_s, 43.2385824) && near(p.read_s, 12.118268928) &&
+	     near(p.total_s, 55.356851328) && p.flags == 0,
+	     "mprojectpp on a flat envelope: 43.2385824 + 12.118268928 s",
+	     &err);
+	gfsp_envelope_free(e);
+}
+
+static void
 test_output(void)
 {
 	struct gfsp_envelope *e = env_new("/out", 1);
@@ -775,16 +812,16 @@ test_output(void)
 	o = rc == 0 ? gfsp_env_prediction_json(&sh, &p) : NULL;
 	back = o ? json_tokener_parse(json_object_to_json_string(o)) : NULL;
 	ok_e(back != NULL && json_object_object_get_ex(back, "shape", &t) &&
-	   json_object_is_type(json_object_object_get(t, "shared_size"),
-	   json_type_null) &&
-	   json_object_get_int64(json_object_object_get(t, "tasks")) == 64 &&
-	   json_object_array_length(json_object_object_get(back, "terms")) ==
-	   p.nterms &&
-	   json_object_get_double(json_object_object_get(back, "total_s")) ==
-	   p.total_s &&
-	   json_object_get_boolean(json_object_object_get(back,
-	   "extrapolated_procs")),
-	   "prediction as JSON: shape, terms, total, flags", &err);
+	     json_object_is_type(json_object_object_get(t, "shared_size"),
+	     json_type_null) &&
+	     json_object_get_int64(json_object_object_get(t, "tasks")) == 64 &&
+	     json_object_array_length(json_object_object_get(back, "terms")) ==
+	     p.nterms &&
+	     json_object_get_double(json_object_object_get(back, "total_s")) ==
+	     p.total_s &&
+	     json_object_get_boolean(json_object_object_get(back,
+	     "extrapolated_procs")),
+	     "prediction as JSON: shape, terms, total, flags", &err);
 	json_object_put(back);
 	json_object_put(o);
 
@@ -818,6 +855,7 @@ main(void)
 	test_json_round_trip();
 	test_json_reject();
 	test_presets();
+	test_mprojectpp();
 	test_output();
 	return done_testing();
 }
