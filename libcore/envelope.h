@@ -30,7 +30,7 @@ struct json_object;
  * so that the steps of a task add up without overlap:
  *
  *   create       open(O_CREAT|O_EXCL) of a new file placed on the
- *                process's own node (the file stays open)
+ *                process's own node
  *   write        write SIZE bytes into that new file and close it
  *   read-local   1-to-1: open, read all SIZE bytes, close a file of the
  *                process's own, stored on its own node
@@ -38,8 +38,10 @@ struct json_object;
  *   read-shared  N-to-1: every process opens, reads and closes the same
  *                files
  *
- * create and write are timed in one phase (create, barrier, write), so
- * a create point exists for each size written.
+ * create and write are timed in one phase (each file created, written
+ * and closed in turn; the phase's time split between the two steps in
+ * the proportion of the time spent in each), so a create point exists for
+ * each size written.
  */
 enum gfsp_env_metric {
 	GFSP_ENV_CREATE,
@@ -99,6 +101,10 @@ struct gfsp_env_method {
 	uint64_t buffer;	/* bytes per read or write call */
 	int cache;		/* enum gfsp_env_cache */
 	int fsync;		/* write includes fsync before close */
+	/* seconds a repetition should last at least: when the first warm-up
+	 * is shorter, the files per process grow for the timed ones (at most
+	 * 100 times); 0: never */
+	double min_time;
 };
 
 /*
@@ -291,12 +297,16 @@ struct gfsp_env_opts {
 	unsigned metrics;		/* bit (1 << metric) per metric */
 	struct gfsp_env_method method;
 	const char *hosts;		/* node per rank (rank mod K), or NULL */
+	/* read-remote is in metrics by default, not by request: where there
+	 * is no second node it is left out with a warning, not an error */
+	int remote_optional;
 };
 
 /*
  * Collective over comm: measure the envelope of o->target.  Works in a
  * private directory under the target, removed again whatever happens.
- * *out on every rank (the same numbers); rank 0's has the samples.
+ * *out on every rank; complete on rank 0 only (the others hold the points
+ * they took part in).
  */
 int gfsp_env_measure(MPI_Comm comm, const struct gfsp_env_opts *o,
 		    struct gfsp_envelope **out, struct gfsp_error *err);
@@ -326,5 +336,11 @@ int gfsp_env_replay(MPI_Comm comm, const struct gfsp_env_opts *o,
 		   const struct gfsp_env_shape *shape,
 		   struct gfsp_env_replay *out, struct gfsp_error *err);
 void gfsp_env_replay_free(struct gfsp_env_replay *r);
+/* the replay as JSON (target, shape, samples, statistics, prediction,
+ * error) and as text */
+struct json_object *gfsp_env_replay_json(const char *target,
+				       const struct gfsp_env_replay *r);
+void gfsp_env_replay_print(FILE *out, const char *target,
+			   const struct gfsp_env_replay *r);
 
 #endif /* GFSP_ENVELOPE_H */

@@ -231,6 +231,7 @@ gfsp_env_to_json(const struct gfsp_envelope *e)
 	put(t, "cache", json_object_new_string(gfsp_env_cache_name(m->cache)),
 	    &oom);
 	put(t, "fsync", json_object_new_boolean(m->fsync), &oom);
+	put(t, "min_time", json_object_new_double(m->min_time), &oom);
 	put(o, "method", t, &oom);
 
 	/* empty lists are left out: a reader derives them from the points */
@@ -595,6 +596,9 @@ rd_head(struct rd *r, json_object *doc, struct gfsp_envelope *e)
 		rd_fail(r, GFSP_EINVAL, "method.cache '%s' is not keep, drop "
 		    "or direct", json_object_get_string(x));
 	m->fsync = rd_bool(r, t, "method.", "fsync");
+	/* optional: envelopes measured without calibration lack it */
+	x = rd_get(r, t, "method.", "min_time", json_type_double, 1);
+	m->min_time = x != NULL ? rd_num_of(r, x, "method.", "min_time") : 0;
 }
 
 int
