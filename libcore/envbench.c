@@ -5,8 +5,10 @@
  * Method, per process count p (the ranks below p, a sub-communicator; the
  * others wait without spinning) and file size s:
  *
- *   write phase   [barrier] create k files each, kept open   -> create
- *                 [barrier] write s bytes into each, close   -> write
+ *   write phase   [barrier] each process creates a file on its own node,
+ *                 writes s bytes, closes it, k times -> create and write:
+ *                 the phase's time split between the two in the
+ *                 proportion of the time spent in each
  *   read-local    [barrier] open, read, close k files each, stored on the
  *                 reader's node (the last write repetition's files)
  *   read-remote   the same, the files stored on another node (Gfarm)
@@ -15,12 +17,13 @@
  *
  * Each phase runs `warmup` untimed and `reps` timed repetitions with a
  * fixed amount of work: k = work / s files per process, within
- * [min_files, max_files].  A repetition's time runs from the release of
- * a barrier to the end of the slowest process; a process that is done
- * waits in a sleeping barrier, so that on an oversubscribed node it leaves
- * the CPU to the processes still timed.  Untimed setup (the files a read
- * phase reads, eviction from the page cache, removal) happens between
- * the barriers.
+ * [min_files, max_files]; a first warm-up shorter than min_time raises k
+ * (calibrate).  A repetition's time runs from the release of a barrier to
+ * the end of the slowest process; a process that is done waits in a
+ * sleeping barrier, so that on an oversubscribed node it leaves the CPU
+ * to the processes still timed.  Untimed setup (the files a read phase
+ * reads, eviction from the page cache, removal) happens between the
+ * barriers.
  *
  * Every file lives in one private directory under the target, which is
  * emptied and removed whatever happens.
@@ -670,7 +673,12 @@ bench_init(struct bench *b, MPI_Comm comm, const struct gfsp_env_opts *o,
 		rc = make_dir(b, what, err);
 	if (rc == 0)
 		rc = find_nodes(b, err);
-	return rc;
+	if (rc == 0 && b->nodes && b->m->cache == GFSP_ENV_CACHE_DIRECT)
+		rc = gfsp_error_set(b->rank == 0 ? err : NULL, GFSP_ENOTSUP,
+				   "--cache direct: Gfarm has no direct I/O "
+				   "(its data is cached by the gfsd); use "
+				   "--cache drop (as root) or keep");
+	return gfsp_agree(comm, rc, err);
 }
 
 static void
@@ -774,11 +782,11 @@ check_opts(struct bench *b, struct gfsp_error *err)
 				     "buffer %" PRIu64 ", files %" PRIu64
 				     "..%" PRIu64, b->m->reps, b->m->buffer,
 				     b->m->min_files, b->m->max_files);
-	if (b->nodes && b->m->cache == GFSP_ENV_CACHE_DIRECT)
-		return gfsp_error_set(err, GFSP_ENOTSUP, "--cache direct: "
-				     "Gfarm has no direct I/O (its data is "
-				     "cached by the gfsd); use --cache drop "
-				     "(as root) or keep");
+	if (!b->nodes && b->metrics == 1u << GFSP_ENV_READ_REMOTE)
+		return gfsp_error_set(err, GFSP_EINVAL, "read-remote: on "
+				     "POSIX every file is as near as any "
+				     "other: nothing to measure (read-local "
+				     "stands for it)");
 	if (b->nodes && wanted(b, GFSP_ENV_READ_REMOTE) &&
 	    b->remote[0] == '\0' && b->o->remote_optional) {
 		if (b->rank == 0)
@@ -930,45 +938,81 @@ stage_inputs(struct stage *st, struct gfsp_error *err)
 	return gfsp_agree(b->comm, rc, err);
 }
 
-/* one timed run of the stage; *secs the slowest rank's, *rs and *ws the
- * slowest rank's time in read and write steps */
+/* one task's reads: its own input and the shared one */
+static int
+task_reads(struct bench *b, const struct gfsp_env_shape *s, uint64_t task,
+	   struct gfsp_error *err)
+{
+	char path[PATH_MAX_];
+	int rc = 0;
+
+	if (s->input_size >= 0)
+		rc = read_file(b, fpath(b, path, "in", 0, task),
+			       (uint64_t)s->input_size, err);
+	if (rc == 0 && s->shared_size >= 0)
+		rc = read_file(b, fpath(b, path, "shared", 0, 0),
+			       (uint64_t)s->shared_size, err);
+	return rc;
+}
+
+/* one task's output: created on its node, written, closed */
+static int
+task_write(struct bench *b, const struct gfsp_env_shape *s, uint64_t task,
+	   struct gfsp_error *err)
+{
+	struct gfsp_file *f;
+	struct gfsp_place pl;
+	char path[PATH_MAX_];
+	int rc;
+
+	if (s->output_size < 0)
+		return 0;
+	placement(b->node, &pl);
+	rc = gfsp_create(fpath(b, path, "out", 0, task), 0644, &pl, &f, err);
+	if (rc != 0)
+		return rc;
+	rc = fill(b, f, (uint64_t)s->output_size, err);
+	if (gfsp_close(f, rc == 0 ? err : NULL) != 0 && rc == 0)
+		rc = GFSP_EIO;
+	return rc;
+}
+
+/*
+ * One timed run of the stage: rank r runs tasks r, r + C, ..., each
+ * reading, then writing.  Free running, as a workflow system runs them;
+ * with lockstep, round by round and step by step as formulas (1)-(3)
+ * count them: every rank's reads of a round, a barrier, every rank's
+ * writes, a barrier (a rank that failed keeps to the barriers, so none
+ * waits for it).  *secs is the slowest rank's time, *rs and *ws the
+ * slowest rank's time in read and in write steps.
+ */
 static int
 stage_run(struct stage *st, double *secs, double *rs, double *ws,
 	  struct gfsp_error *err)
 {
 	struct bench *b = st->b;
 	const struct gfsp_env_shape *s = st->s;
-	struct gfsp_file *f;
-	struct gfsp_place pl;
 	char path[PATH_MAX_];
 	double t0, t, mine[2] = { 0, 0 }, all[2];
-	uint64_t task;
-	int rc = 0;
+	uint64_t task, rounds = (s->tasks + (uint64_t)b->size - 1) /
+				(uint64_t)b->size, r;
+	int rc = 0, lock = b->o->lockstep;
 
-	placement(b->node, &pl);
 	t0 = t_begin(b->comm);
-	for (task = (uint64_t)b->rank; rc == 0 && task < s->tasks;
-	     task += (uint64_t)b->size) {
+	for (r = 0; r < rounds && (rc == 0 || lock); r++) {
+		task = r * (uint64_t)b->size + (uint64_t)b->rank;
 		t = gfsp_now();
-		if (s->input_size >= 0)
-			rc = read_file(b, fpath(b, path, "in", 0, task),
-				       (uint64_t)s->input_size, err);
-		if (rc == 0 && s->shared_size >= 0)
-			rc = read_file(b, fpath(b, path, "shared", 0, 0),
-				       (uint64_t)s->shared_size, err);
+		if (rc == 0 && task < s->tasks)
+			rc = task_reads(b, s, task, err);
 		mine[0] += gfsp_now() - t;
+		if (lock)
+			gfsp_quiet_barrier(b->comm);
 		t = gfsp_now();
-		if (rc == 0 && s->output_size >= 0) {
-			rc = gfsp_create(fpath(b, path, "out", 0, task), 0644,
-					 &pl, &f, err);
-			if (rc == 0) {
-				rc = fill(b, f, (uint64_t)s->output_size, err);
-				if (gfsp_close(f, rc == 0 ? err : NULL) != 0 &&
-				    rc == 0)
-					rc = GFSP_EIO;
-			}
-		}
+		if (rc == 0 && task < s->tasks)
+			rc = task_write(b, s, task, err);
 		mine[1] += gfsp_now() - t;
+		if (lock)
+			gfsp_quiet_barrier(b->comm);
 		gfsp_progress_update(b->prog, b->done);
 	}
 	rc = t_end(b->comm, t0, rc, secs, err);
@@ -979,7 +1023,7 @@ stage_run(struct stage *st, double *secs, double *rs, double *ws,
 		*rs = all[0];
 		*ws = all[1];
 	}
-	/* untimed: the outputs go, the inputs leave the cache if asked */
+	/* untimed: the outputs go */
 	for (task = (uint64_t)b->rank; task < s->tasks;
 	     task += (uint64_t)b->size)
 		(void)gfsp_unlink(fpath(b, path, "out", 0, task), NULL);
@@ -1023,6 +1067,7 @@ gfsp_env_replay(MPI_Comm comm, const struct gfsp_env_opts *o,
 	memset(out, 0, sizeof(*out));
 	memset(&st, 0, sizeof(st));
 	out->shape = *shape;
+	out->lockstep = o->lockstep;
 	MPI_Comm_size(comm, &size);
 	MPI_Comm_rank(comm, &rank);
 	/* the prediction first: a bad envelope or shape costs no I/O.  The
@@ -1116,6 +1161,8 @@ gfsp_env_replay_json(const char *target, const struct gfsp_env_replay *r)
 	if (o == NULL)
 		return NULL;
 	json_object_object_add(o, "target", json_object_new_string(target));
+	json_object_object_add(o, "lockstep",
+			       json_object_new_boolean(r->lockstep));
 	a = json_object_new_array();
 	for (i = 0; a != NULL && i < r->reps; i++)
 		json_object_array_add(a, json_object_new_double(r->seconds[i]));
@@ -1148,7 +1195,8 @@ gfsp_env_replay_print(FILE *out, const char *target,
 		      const struct gfsp_env_replay *r)
 {
 	gfsp_env_prediction_print(out, &r->shape, &r->predicted);
-	fprintf(out, "\nreplay on %s: %d runs\n", target, r->reps);
+	fprintf(out, "\nreplay on %s: %d runs%s\n", target, r->reps,
+		r->lockstep ? ", in lockstep" : "");
 	fprintf(out, "  measured   %.3f s median [%.3f..%.3f]  (slowest "
 		"rank's read steps %.3f s, write steps %.3f s)\n",
 		r->stage.median, r->stage.min, r->stage.max, r->read_s,

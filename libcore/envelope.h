@@ -300,6 +300,10 @@ struct gfsp_env_opts {
 	/* read-remote is in metrics by default, not by request: where there
 	 * is no second node it is left out with a warning, not an error */
 	int remote_optional;
+	/* replay: round by round, a barrier after every rank's reads and
+	 * after every rank's writes (as formulas (1)-(3) count a stage),
+	 * instead of free running */
+	int lockstep;
 };
 
 /*
@@ -314,6 +318,7 @@ int gfsp_env_measure(MPI_Comm comm, const struct gfsp_env_opts *o,
 /* A replay's measured times against the prediction. */
 struct gfsp_env_replay {
 	struct gfsp_env_shape shape;
+	int lockstep;		/* how it ran (gfsp_env_opts) */
 	int reps;
 	double *seconds;	/* [reps] the whole stage, per repetition */
 	struct gfsp_env_stat stage;	/* min, median, max of seconds */

@@ -26,7 +26,7 @@ enum { MEASURE = 1, PREDICT = 2, REPLAY = 4 };
 static const char *opt_sizes, *opt_procs, *opt_metrics, *opt_heatmap,
 	*opt_heatmap_metric, *opt_envelope, *opt_preset,
 	*opt_fraction, *opt_hosts, *opt_cache, *opt_min_time;
-static int opt_json, opt_csv, opt_fsync;
+static int opt_json, opt_csv, opt_fsync, opt_lockstep;
 static uint64_t opt_reps = UNSET, opt_warmup = UNSET, opt_work = UNSET,
 	opt_files = UNSET, opt_buffer = UNSET, opt_tasks = UNSET,
 	opt_nodes = UNSET, opt_output = UNSET, opt_input = UNSET,
@@ -47,7 +47,7 @@ static const struct gfsp_opt opts[] = {
 	{ "warmup", 0, GFSP_OPT_UINT, "N",
 	  "untimed repetitions before them (default 1)", &opt_warmup, NULL },
 	{ "work", 0, GFSP_OPT_SIZE, "SIZE",
-	  "bytes per process per repetition (default 64M)", &opt_work, NULL },
+	  "bytes per process per repetition (default 256M)", &opt_work, NULL },
 	{ "files", 0, GFSP_OPT_UINT, "N",
 	  "files per process per repetition, at most (default 512)",
 	  &opt_files, NULL },
@@ -80,6 +80,9 @@ static const struct gfsp_opt opts[] = {
 	  "read-local-bandwidth|read-local-throughput|read-remote-bandwidth|"
 	  "read-remote-throughput|read-shared-bandwidth|"
 	  "read-shared-throughput" },
+	{ "lockstep", 0, GFSP_OPT_FLAG, NULL,
+	  "replay: round by round, a barrier after the reads and after the "
+	  "writes (as the formulas count)", &opt_lockstep, NULL },
 	{ "envelope", 'e', GFSP_OPT_STRING, "FILE",
 	  "predict, replay: the envelope (from --json)", &opt_envelope, NULL },
 	{ "preset", 0, GFSP_OPT_STRING, "NAME",
@@ -107,7 +110,8 @@ static const struct {
 	int modes;
 } belongs[] = {
 	{ "sizes", MEASURE }, { "procs", MEASURE }, { "metrics", MEASURE },
-	{ "work", MEASURE }, { "files", MEASURE }, { "min-time", MEASURE },
+	{ "work", MEASURE }, { "files", MEASURE },
+	{ "min-time", MEASURE },
 	{ "csv", MEASURE },
 	{ "heatmap", MEASURE | PREDICT },
 	{ "heatmap-metric", MEASURE | PREDICT },
@@ -118,7 +122,7 @@ static const struct {
 	{ "tasks", PREDICT | REPLAY }, { "nodes", PREDICT | REPLAY },
 	{ "output-size", PREDICT | REPLAY }, { "input-size", PREDICT | REPLAY },
 	{ "shared-input-size", PREDICT | REPLAY },
-	{ "local-fraction", PREDICT | REPLAY },
+	{ "local-fraction", PREDICT | REPLAY }, { "lockstep", REPLAY },
 };
 
 static const char *const mode_name[] = {
@@ -191,7 +195,7 @@ method_of(struct gfsp_env_method *m)
 {
 	m->reps = (int)GFSP_MIN(or_default(opt_reps, 3), 1000000);
 	m->warmup = (int)GFSP_MIN(or_default(opt_warmup, 1), 1000000);
-	m->work = or_default(opt_work, 64ull << 20);
+	m->work = or_default(opt_work, 256ull << 20);
 	m->max_files = or_default(opt_files, 512);
 	m->min_files = GFSP_MIN(4, m->max_files);
 	m->buffer = or_default(opt_buffer, 1u << 20);
@@ -417,6 +421,15 @@ load(struct gfsp_envelope **e, int rank)
 	return 0;
 }
 
+/* a stage given: predict does not only draw a heat map */
+static int
+stage_given(void)
+{
+	return opt_preset || opt_tasks != UNSET || opt_nodes != UNSET ||
+	       opt_output != UNSET || opt_input != UNSET ||
+	       opt_shared != UNSET || opt_fraction != NULL;
+}
+
 static int
 predict(int rank)
 {
@@ -425,23 +438,18 @@ predict(int rank)
 	struct gfsp_env_shape s;
 	struct gfsp_error err = { 0 };
 	json_object *doc;
-	int rc;
+	int rc, stage = !opt_heatmap || stage_given();
 
 	if (opt_envelope == NULL)
 		return usage(rank, "predict needs --envelope FILE");
-	if (!opt_heatmap || opt_preset || opt_tasks != UNSET ||
-	    opt_nodes != UNSET) {
-		rc = shape_of(&s, rank);
-		if (rc != 0)
-			return rc;
-	}
+	if (stage && (rc = shape_of(&s, rank)) != 0)
+		return rc;
 	if (rank != 0)
 		return 0;
 	rc = load(&e, rank);
 	if (rc == 0 && opt_heatmap != NULL)
 		rc = heatmap(e);
-	if (rc == 0 && (!opt_heatmap || opt_preset || opt_tasks != UNSET ||
-	    opt_nodes != UNSET)) {
+	if (rc == 0 && stage) {
 		if (gfsp_env_predict(e, &s, &p, &err) != 0) {
 			gfsp_log_error("'%s': %s", opt_envelope, err.msg);
 			rc = 1;
@@ -489,6 +497,7 @@ replay(const char *target, MPI_Comm comm, int rank)
 	}
 	o.target = target;
 	o.hosts = opt_hosts ? opt_hosts : getenv("GFSPLIT_GFARM_HOSTS");
+	o.lockstep = opt_lockstep;
 	method_of(&o.method);
 	rc = gfsp_env_replay(comm, &o, e, &s, &r, &err);
 	if (rc != 0) {
@@ -531,6 +540,9 @@ run(int argc, char **argv, MPI_Comm comm)
 		return usage(rank, "--json and --csv: choose one");
 	if (opt_min_time != NULL && number(opt_min_time, 0, &t) != 0)
 		return usage(rank, "--min-time: a number of seconds, please");
+	if (opt_reps == 0 || opt_files == 0 || opt_buffer == 0)
+		return usage(rank, "--reps, --files and --buffer-size: at "
+			     "least 1, please");
 	switch (mode) {
 	case PREDICT:
 		return predict(rank);

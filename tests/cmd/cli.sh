@@ -1,11 +1,11 @@
 #!/bin/bash
 # cli.sh - the command-line contract of pcp-split, gfsplit-merge,
-# stat-layout, cache-warm, stage-in and stage-out: --help and --version exit
-# 0 with the right text, usage errors (unknown option, wrong operand count,
-# bad size) exit 2 with a hint.
+# stat-layout, cache-warm, stage-in, stage-out and envelope-bench: --help and
+# --version exit 0 with the right text, usage errors (unknown option, wrong
+# operand count, bad size) exit 2 with a hint.
 . "$(dirname "$0")/../lib.sh"
 
-for cmd in pcp-split gfsplit-merge stat-layout cache-warm stage-in stage-out; do
+for cmd in pcp-split gfsplit-merge stat-layout cache-warm stage-in stage-out envelope-bench; do
 	expect_exit "$cmd --help exits 0" 0 "$BIN/$cmd" --help
 	output_has "$cmd --help shows the usage line" "^Usage: $cmd \[OPTIONS\] "
 	output_has "$cmd --help lists --version" "^ +-V, --version"

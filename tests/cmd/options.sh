@@ -43,7 +43,7 @@ same_set() {	# DESC REF OTHER
 	fi
 }
 
-for cmd in pcp-split gfsplit-merge stat-layout cache-warm stage-in stage-out; do
+for cmd in pcp-split gfsplit-merge stat-layout cache-warm stage-in stage-out envelope-bench; do
 	from_help "$cmd" >"$TMPD/help"
 	from_man "$cmd" >"$TMPD/man"
 	from_bash "$cmd" >"$TMPD/bash"
@@ -84,7 +84,7 @@ for cmd in pcp-split gfsplit-merge stat-layout cache-warm stage-in stage-out; do
 done
 
 # the bash completion completes options for each command
-for cmd in pcp-split gfsplit-merge stat-layout cache-warm stage-in stage-out; do
+for cmd in pcp-split gfsplit-merge stat-layout cache-warm stage-in stage-out envelope-bench; do
 	got=$(bash -c '. "$1"; COMP_WORDS=("$2" --js); COMP_CWORD=1;
 		_gfsplit "$2" --js "$2"; echo "${COMPREPLY[*]}"' _ \
 		"$TOP/completions/bash/gfsplit" "$cmd")
