@@ -684,7 +684,10 @@ bench_init(struct bench *b, MPI_Comm comm, const struct gfsp_env_opts *o,
 static void
 bench_fini(struct bench *b)
 {
-	remove_dir(b);
+	if (b->o->keep && b->dir != NULL)
+		gfsp_log_info("the files stay in %s", b->dir);
+	else
+		remove_dir(b);
 	free(b->dir);
 	free(b->buf);
 }
@@ -904,6 +907,7 @@ task_local(double alpha, uint64_t t)
 struct stage {
 	struct bench *b;
 	const struct gfsp_env_shape *s;
+	int keep_outputs;		/* this run's outputs stay */
 	MPI_Comm nodec;
 	char shared_node[NODE_MAX];
 };
@@ -1023,8 +1027,8 @@ stage_run(struct stage *st, double *secs, double *rs, double *ws,
 		*rs = all[0];
 		*ws = all[1];
 	}
-	/* untimed: the outputs go */
-	for (task = (uint64_t)b->rank; task < s->tasks;
+	/* untimed: the outputs go (but the last run's, with keep) */
+	for (task = (uint64_t)b->rank; task < s->tasks && !st->keep_outputs;
 	     task += (uint64_t)b->size)
 		(void)gfsp_unlink(fpath(b, path, "out", 0, task), NULL);
 	return gfsp_agree(b->comm, rc, err);
@@ -1113,6 +1117,7 @@ gfsp_env_replay(MPI_Comm comm, const struct gfsp_env_opts *o,
 	}
 	for (rep = 0; rc == 0 && rep < nrep; rep++) {
 		rc = stage_evict(&st, err);
+		st.keep_outputs = o->keep && rep + 1 == nrep;
 		if (rc == 0)
 			rc = stage_run(&st, &out->seconds[n], &rs[n], &ws[n],
 				       err);

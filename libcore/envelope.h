@@ -304,6 +304,9 @@ struct gfsp_env_opts {
 	 * after every rank's writes (as formulas (1)-(3) count a stage),
 	 * instead of free running */
 	int lockstep;
+	/* replay: leave the inputs and the last run's outputs in the private
+	 * directory (named at the end), to look at */
+	int keep;
 };
 
 /*

@@ -26,7 +26,7 @@ enum { MEASURE = 1, PREDICT = 2, REPLAY = 4 };
 static const char *opt_sizes, *opt_procs, *opt_metrics, *opt_heatmap,
 	*opt_heatmap_metric, *opt_envelope, *opt_preset,
 	*opt_fraction, *opt_hosts, *opt_cache, *opt_min_time;
-static int opt_json, opt_csv, opt_fsync, opt_lockstep;
+static int opt_json, opt_csv, opt_fsync, opt_lockstep, opt_keep;
 static uint64_t opt_reps = UNSET, opt_warmup = UNSET, opt_work = UNSET,
 	opt_files = UNSET, opt_buffer = UNSET, opt_tasks = UNSET,
 	opt_nodes = UNSET, opt_output = UNSET, opt_input = UNSET,
@@ -83,6 +83,9 @@ static const struct gfsp_opt opts[] = {
 	{ "lockstep", 0, GFSP_OPT_FLAG, NULL,
 	  "replay: round by round, a barrier after the reads and after the "
 	  "writes (as the formulas count)", &opt_lockstep, NULL },
+	{ "keep", 0, GFSP_OPT_FLAG, NULL,
+	  "replay: leave the inputs and the last run's outputs, to look at",
+	  &opt_keep, NULL },
 	{ "envelope", 'e', GFSP_OPT_STRING, "FILE",
 	  "predict, replay: the envelope (from --json)", &opt_envelope, NULL },
 	{ "preset", 0, GFSP_OPT_STRING, "NAME",
@@ -123,6 +126,7 @@ static const struct {
 	{ "output-size", PREDICT | REPLAY }, { "input-size", PREDICT | REPLAY },
 	{ "shared-input-size", PREDICT | REPLAY },
 	{ "local-fraction", PREDICT | REPLAY }, { "lockstep", REPLAY },
+	{ "keep", REPLAY },
 };
 
 static const char *const mode_name[] = {
@@ -498,6 +502,7 @@ replay(const char *target, MPI_Comm comm, int rank)
 	o.target = target;
 	o.hosts = opt_hosts ? opt_hosts : getenv("GFSPLIT_GFARM_HOSTS");
 	o.lockstep = opt_lockstep;
+	o.keep = opt_keep;
 	method_of(&o.method);
 	rc = gfsp_env_replay(comm, &o, e, &s, &r, &err);
 	if (rc != 0) {
