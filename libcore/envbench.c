@@ -63,6 +63,7 @@ struct bench {
 	struct gfsp_progress *prog;
 	uint64_t done;			/* bytes moved by this rank */
 	unsigned metrics;		/* o->metrics, less what cannot be */
+	const char *backend;		/* the target's store: "posix", ... */
 };
 
 /* ------------------------------------------------------------ files */
@@ -543,6 +544,7 @@ find_nodes(struct bench *b, struct gfsp_error *err)
 	rc = gfsp_store_for(b->o->target, &ops, err);
 	if (rc != 0)
 		return rc;
+	b->backend = ops->name;
 	b->nodes = strcmp(ops->name, "posix") != 0;
 	if (!b->nodes)
 		return 0;
@@ -648,6 +650,23 @@ remove_dir(struct bench *b)
 		gfsp_log_warn("%s", err.msg);
 }
 
+/* pseudo-random bytes (xorshift64*): no layer can skip or squeeze them as
+ * it could zeros */
+static void
+fill_random(unsigned char *p, size_t n, uint64_t seed)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull ^ seed, v;
+	size_t i;
+
+	for (i = 0; i < n; i += 8) {
+		x ^= x >> 12;
+		x ^= x << 25;
+		x ^= x >> 27;
+		v = x * 0x2545f4914f6cdd1dull;
+		memcpy(p + i, &v, GFSP_MIN(8, n - i));
+	}
+}
+
 static int
 bench_init(struct bench *b, MPI_Comm comm, const struct gfsp_env_opts *o,
 	   const char *what, struct gfsp_error *err)
@@ -664,10 +683,8 @@ bench_init(struct bench *b, MPI_Comm comm, const struct gfsp_env_opts *o,
 	b->buf = gfsp_big_alloc(o->method.buffer, 4096);
 	if (b->buf == NULL)
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	else	/* data that no layer can compress away */
-		for (size_t i = 0; i < o->method.buffer; i++)
-			b->buf[i] = (unsigned char)((i * 2654435761u) >> 13 ^
-						    (unsigned)b->rank);
+	else
+		fill_random(b->buf, o->method.buffer, (uint64_t)b->rank);
 	rc = gfsp_agree(comm, rc, err);
 	if (rc == 0)
 		rc = make_dir(b, what, err);
@@ -816,6 +833,7 @@ gfsp_env_measure(MPI_Comm comm, const struct gfsp_env_opts *o,
 	struct bench b;
 	struct point pt;
 	double t0 = gfsp_now();
+	char *started = now_iso();
 	size_t i, j;
 	int rc, p;
 
@@ -823,8 +841,11 @@ gfsp_env_measure(MPI_Comm comm, const struct gfsp_env_opts *o,
 	e = calloc(1, sizeof(*e));
 	rc = e == NULL ? gfsp_error_set(err, GFSP_ENOMEM, "out of memory") : 0;
 	rc = gfsp_agree(comm, rc, err);
-	if (rc != 0)
+	if (rc != 0) {
+		free(started);
+		free(e);
 		return rc;
+	}
 	rc = bench_init(&b, comm, o, "m", err);
 	if (rc == 0)
 		/* the same verdict on every rank: rank 0 tells it */
@@ -864,7 +885,7 @@ gfsp_env_measure(MPI_Comm comm, const struct gfsp_env_opts *o,
 		gfsp_progress_finish(b.prog);
 	if (rc == 0 && b.rank == 0) {
 		e->target = strdup(o->target);
-		e->backend = strdup(b.nodes ? "gfarm" : "posix");
+		e->backend = strdup(b.backend);
 		e->remote_same_as_local = !b.nodes;
 		e->method = o->method;
 		e->nsizes = o->nsizes;
@@ -872,7 +893,8 @@ gfsp_env_measure(MPI_Comm comm, const struct gfsp_env_opts *o,
 		e->sizes = malloc(o->nsizes * sizeof(*e->sizes));
 		e->procs = malloc(o->nprocs * sizeof(*e->procs));
 		e->machine = machine_json(&b);
-		e->started = now_iso();
+		e->started = started;
+		started = NULL;
 		if (e->target == NULL || e->backend == NULL ||
 		    e->sizes == NULL || e->procs == NULL ||
 		    e->machine == NULL || e->started == NULL) {
@@ -883,6 +905,7 @@ gfsp_env_measure(MPI_Comm comm, const struct gfsp_env_opts *o,
 		}
 	}
 	bench_fini(&b);
+	free(started);		/* NULL when the envelope took it */
 	rc = gfsp_agree(comm, rc, err);
 	e->seconds = gfsp_now() - t0;
 	if (rc != 0) {
@@ -1160,8 +1183,8 @@ gfsp_env_replay_free(struct gfsp_env_replay *r)
 struct json_object *
 gfsp_env_replay_json(const char *target, const struct gfsp_env_replay *r)
 {
-	json_object *o = json_object_new_object(), *a, *st;
-	int i;
+	json_object *o = json_object_new_object(), *a;
+	int i, oom = 0;
 
 	if (o == NULL)
 		return NULL;
@@ -1172,16 +1195,8 @@ gfsp_env_replay_json(const char *target, const struct gfsp_env_replay *r)
 	for (i = 0; a != NULL && i < r->reps; i++)
 		json_object_array_add(a, json_object_new_double(r->seconds[i]));
 	json_object_object_add(o, "measured_seconds", a);
-	st = json_object_new_object();
-	if (st != NULL) {
-		json_object_object_add(st, "min",
-				       json_object_new_double(r->stage.min));
-		json_object_object_add(st, "median",
-				       json_object_new_double(r->stage.median));
-		json_object_object_add(st, "max",
-				       json_object_new_double(r->stage.max));
-	}
-	json_object_object_add(o, "measured", st);
+	json_object_object_add(o, "measured",
+			       gfsp_env_stat_json(&r->stage, &oom));
 	json_object_object_add(o, "measured_read_steps_s",
 			       json_object_new_double(r->read_s));
 	json_object_object_add(o, "measured_write_steps_s",
@@ -1192,6 +1207,10 @@ gfsp_env_replay_json(const char *target, const struct gfsp_env_replay *r)
 	json_object_object_add(o, "predicted_s",
 			       json_object_new_double(r->predicted.total_s));
 	json_object_object_add(o, "error", json_object_new_double(r->error));
+	if (oom) {
+		json_object_put(o);
+		return NULL;
+	}
 	return o;
 }
 

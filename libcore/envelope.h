@@ -141,6 +141,9 @@ const struct gfsp_env_point *gfsp_env_find(const struct gfsp_envelope *e,
 
 /* min, median and max of n values (sorts v) */
 struct gfsp_env_stat gfsp_env_stat_of(double *v, size_t n);
+/* { "min", "median", "max" }; *oom set when memory ran out */
+struct json_object *gfsp_env_stat_json(const struct gfsp_env_stat *s,
+				     int *oom);
 
 /* ------------------------------------------------- the document (JSON) */
 

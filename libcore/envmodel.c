@@ -154,8 +154,8 @@ push(json_object *a, json_object *v, int *oom)
 	}
 }
 
-static json_object *
-stat_json(const struct gfsp_env_stat *s, int *oom)
+json_object *
+gfsp_env_stat_json(const struct gfsp_env_stat *s, int *oom)
 {
 	json_object *o = json_object_new_object();
 
@@ -176,8 +176,8 @@ point_json(const struct gfsp_env_point *p, int *oom)
 	put(o, "procs", json_object_new_int(p->procs), oom);
 	put(o, "size", json_object_new_uint64(p->size), oom);
 	put(o, "files", json_object_new_uint64(p->files), oom);
-	put(o, "ops_per_s", stat_json(&p->ops_s, oom), oom);
-	put(o, "bytes_per_s", stat_json(&p->bytes_s, oom), oom);
+	put(o, "ops_per_s", gfsp_env_stat_json(&p->ops_s, oom), oom);
+	put(o, "bytes_per_s", gfsp_env_stat_json(&p->bytes_s, oom), oom);
 	if (p->samples == NULL)
 		return o;
 	a = json_object_new_array();

@@ -243,11 +243,18 @@ heatmap(const struct gfsp_envelope *e)
 	return 0;
 }
 
-static void
+/* print the document and free it; 1 if there is none (out of memory) */
+static int
 print_json(json_object *o)
 {
+	if (o == NULL) {
+		gfsp_log_error("out of memory");
+		return 1;
+	}
 	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 	    JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return 0;
 }
 
 /* ------------------------------------------------------------ measure */
@@ -321,7 +328,6 @@ measure(const char *target, MPI_Comm comm, int rank, int nprocs)
 	struct gfsp_error err = { 0 };
 	uint64_t *sizes = NULL;
 	int *procs = NULL, rc;
-	json_object *doc;
 
 	o.target = target;
 	rc = gfsp_parse_size_list(opt_sizes ? opt_sizes : "1K,128K,1M,16M",
@@ -348,20 +354,12 @@ measure(const char *target, MPI_Comm comm, int rank, int nprocs)
 		goto out;
 	}
 	if (rank == 0) {
-		if (opt_json) {
-			doc = gfsp_env_to_json(e);
-			if (doc == NULL) {
-				gfsp_log_error("out of memory");
-				rc = 1;
-			} else {
-				print_json(doc);
-				json_object_put(doc);
-			}
-		} else if (opt_csv) {
+		if (opt_json)
+			rc = print_json(gfsp_env_to_json(e));
+		else if (opt_csv)
 			gfsp_env_print_csv(stdout, e);
-		} else {
+		else
 			gfsp_env_print_table(stdout, e);
-		}
 		if (opt_heatmap != NULL && heatmap(e) != 0)
 			rc = 1;
 	}
@@ -441,7 +439,6 @@ predict(int rank)
 	struct gfsp_env_prediction p;
 	struct gfsp_env_shape s;
 	struct gfsp_error err = { 0 };
-	json_object *doc;
 	int rc, stage = !opt_heatmap || stage_given();
 
 	if (opt_envelope == NULL)
@@ -458,9 +455,7 @@ predict(int rank)
 			gfsp_log_error("'%s': %s", opt_envelope, err.msg);
 			rc = 1;
 		} else if (opt_json) {
-			doc = gfsp_env_prediction_json(&s, &p);
-			print_json(doc);
-			json_object_put(doc);
+			rc = print_json(gfsp_env_prediction_json(&s, &p));
 		} else {
 			gfsp_env_prediction_print(stdout, &s, &p);
 		}
@@ -477,7 +472,6 @@ replay(const char *target, MPI_Comm comm, int rank)
 	struct gfsp_env_replay r;
 	struct gfsp_env_shape s;
 	struct gfsp_error err = { 0 };
-	json_object *doc;
 	int rc;
 
 	if (opt_envelope == NULL)
@@ -509,9 +503,7 @@ replay(const char *target, MPI_Comm comm, int rank)
 		gfsp_log_gfs_error(&err);
 		rc = 1;
 	} else if (rank == 0 && opt_json) {
-		doc = gfsp_env_replay_json(target, &r);
-		print_json(doc);
-		json_object_put(doc);
+		rc = print_json(gfsp_env_replay_json(target, &r));
 	} else if (rank == 0) {
 		gfsp_env_replay_print(stdout, target, &r);
 	}
