@@ -5,26 +5,30 @@
 #   bash bench/envelope.sh [posix] [gfarm]        (default: posix)
 #
 # For each target: the envelope is measured once (mpiexec -n RANKS, the
-# default sweep of sizes and process counts, ENV_REPS repetitions), then
-# each preset stage (mprojectpp, bandwidth-bound, metadata-bound) is
-# replayed RUNS times, free running and --lockstep, each replay the median
-# of its REPLAY_REPS runs; the error of each is (predicted - measured) /
-# measured, and the figure is the median over the RUNS.
+# default sweep of sizes and process counts, ENV_REPS repetitions; its
+# peak RSS and CPU time recorded), then each preset stage (mprojectpp,
+# bandwidth-bound, metadata-bound) is replayed RUNS times free running
+# (and bandwidth-bound, whose rounds are few, also --lockstep), each
+# replay the median of its REPLAY_REPS runs; the error of each is
+# (predicted - measured) / measured, and the figure is the median over
+# the RUNS.
 #   posix  a directory on /dev/shm (node-local RAM storage); the
 #          metadata-bound preset with 10x the tasks (4000 tasks of 1 KiB
 #          last ~0.05 s there: too short to time)
 #   gfarm  the test fixture's Gfarm (tests/gfarm/start.sh): one gfmd, 4
-#          gfsd on loopback addresses, rank r on gfsd r mod 4 (--hosts)
+#          gfsd on loopback addresses, rank r on gfsd r mod 4 (--hosts);
+#          its spools on /dev/shm too (on the disk, the gigabytes of the
+#          sweep leave dirty pages whose writeback throttles later phases)
 # Cross-check, on the same target in the same run, one process:
-#   create     posix: a bash loop of `exec {fd}>file` (an open(O_CREAT)
-#              kept open, as envelope-bench's create step), gfarm: the same
-#              loop in python calling libgfarm (gfs_pio_create and pinning
-#              to the node), against the envelope's create at 1 process,
-#              1 KiB
-#   write      posix: dd bs=1M of XFER bytes; gfarm: gfreg -h NODE; against
-#              the envelope's write bandwidth at 1 process, 16 MiB
-#   read       posix: dd to /dev/null; gfarm: gfexport; against read-local
-#              at 1 process, 16 MiB
+#   create     posix: a python loop of os.open(O_CREAT|O_EXCL) kept open
+#              (envelope-bench's create step); gfarm: a python loop
+#              calling libgfarm (gfs_pio_create and pinning to the node);
+#              against the envelope's create at 1 process, 1 KiB
+#   write      posix: python os.write of 1 MiB from one buffer, XFER bytes
+#              (and dd bs=1M from /dev/zero, for reference); gfarm: gfreg
+#              -h NODE; against the envelope's write at 1 process, 16 MiB
+#   read       posix: python readinto 1 MiB (and dd to /dev/null); gfarm:
+#              gfexport; against read-local at 1 process, 16 MiB
 # JSON in $BENCH_OUT/envelope_MODE.json, the heat map of write bandwidth in
 # $BENCH_OUT/envelope_MODE.svg.  Tunables: RANKS (8), RUNS (3), ENV_REPS
 # (5), REPLAY_REPS (3), XFER (256M), BENCH_ENVELOPE_QUICK=1 (a smoke test:
@@ -54,21 +58,37 @@ say() { echo "envelope: $*" >&2; }
 W=$(mktemp -d /tmp/gfsplit-bench-envelope.XXXXXX)
 cleanup() {
 	[ -n "${GFARM_BASE_B:-}" ] && GFARM_BASE=$GFARM_BASE_B "$TOP/tests/gfarm/stop.sh" >/dev/null 2>&1
-	rm -rf "$W" "${SHM:-}"
+	rm -rf "$W" "${SHM:-}" "${GFARM_BASE_B:-}"
 }
 trap cleanup EXIT
 
-now() { date +%s.%N; }
+# usage FILE CMD...: CMD, then its process tree's peak RSS (KiB, the
+# largest process) and CPU seconds into FILE as JSON
+usage() {
+	local f=$1; shift
+	python3 - "$f" "$@" <<'EOF'
+import json, resource, subprocess, sys
+rc = subprocess.run(sys.argv[2:]).returncode
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+json.dump({"max_rss_kib": u.ru_maxrss, "cpu_s": u.ru_utime + u.ru_stime}, open(sys.argv[1], "w"))
+sys.exit(rc)
+EOF
+}
 
 # replays MODE TARGET HOSTOPT...: RUNS x 3 presets x (free, lockstep)
 replays() {
-	local mode=$1 target=$2 run p lock tasks; shift 2
+	local mode=$1 target=$2 run p lock locks tasks; shift 2
 	for run in $(seq 1 "$RUNS"); do
 		for p in mprojectpp bandwidth-bound metadata-bound; do
 			tasks=""
 			[ "$p" = metadata-bound ] && [ "$mode" = posix ] && tasks="--tasks 40000"
 			[ "${BENCH_ENVELOPE_QUICK:-0}" = 1 ] && tasks="--tasks $((RANKS * 4))"
-			for lock in "" --lockstep; do
+			# lockstep: the stage as the formulas count it; only
+			# where rounds are few (its barriers and stragglers
+			# cost a round each, which the formulas do not count)
+			locks=""
+			[ "$p" = bandwidth-bound ] && locks=--lockstep
+			for lock in "" $locks; do
 				say "$mode: replay $p ${lock:-free} (run $run)"
 				mpiexec -n "$RANKS" "$EB" replay --json --reps "$REPLAY_REPS" "$@" \
 					-e "$W/env_$mode.json" --preset $p $tasks $lock "$target" \
@@ -89,9 +109,11 @@ def point(metric, procs, size):
     for p in env["points"]:
         if (p["metric"], p["procs"], p["size"]) == (metric, procs, size):
             return p
+use = json.load(open(f"{w}/usage_{mode}.json"))
 res = {"mode": mode, "target": env["target"], "machine": env["machine"],
-       "envelope_seconds": env["seconds"], "replays": {}, "cross_check": {}}
-print(f"\n== {mode}: {env['target']['path']}  (envelope: {env['seconds']:.0f} s)")
+       "envelope_seconds": env["seconds"], "envelope_usage": use, "replays": {}, "cross_check": {}}
+print(f"\n== {mode}: {env['target']['path']}  (envelope: {env['seconds']:.0f} s, "
+      f"peak RSS of a process {use['max_rss_kib'] / 1024:.0f} MiB, CPU {use['cpu_s']:.0f} s)")
 print(f"{'preset':16} {'run':10} {'measured s':>11} {'predicted s':>12} {'error':>8}   errors of the {runs} runs")
 for p in ("mprojectpp", "bandwidth-bound", "metadata-bound"):
     for lock in ("", "lock"):
@@ -118,7 +140,10 @@ for name, metric, size, unit in (("create", "create", 1024, "ops"), ("write", "w
     ratio = e / cc[name]["rate"]
     res["cross_check"][name] = {"envelope": e, "independent": cc[name]["rate"], "how": cc[name]["how"],
                                 "unit": unit + "/s", "ratio": ratio}
-    print(f"cross-check {name:7} envelope {e:14.4g} {unit}/s   {cc[name]['how']:28} {cc[name]['rate']:14.4g}   ratio {ratio:.3f}")
+    if "dd" in cc[name]:
+        res["cross_check"][name]["dd"] = cc[name]["dd"]
+    print(f"cross-check {name:7} envelope {e:14.4g} {unit}/s   {cc[name]['how']:28} {cc[name]['rate']:14.4g}   ratio {ratio:.3f}"
+          + (f"   (dd: {cc[name]['dd']:.4g}, ratio {e / cc[name]['dd']:.3f})" if "dd" in cc[name] else ""))
 json.dump(res, open(f"{out}/envelope_{mode}.json", "w"), indent=1)
 EOF
 }
@@ -127,36 +152,59 @@ EOF
 if case " $MODES " in *" posix "*) true ;; *) false ;; esac; then
 	SHM=$(mktemp -d /dev/shm/gfsplit-bench-envelope.XXXXXX)
 	say "posix: measuring the envelope of $SHM"
-	mpiexec -n "$RANKS" "$EB" --json --reps "$ENV_REPS" $ENV_OPTS \
+	usage "$W/usage_posix.json" mpiexec -n "$RANKS" "$EB" --json --reps "$ENV_REPS" $ENV_OPTS \
 		--heatmap "$BENCH_OUT/envelope_posix.svg" "$SHM" >"$W/env_posix.json" || exit 1
 	replays posix "$SHM"
 	say "posix: cross-check"
 	python3 - "$SHM" "$XFER" >"$W/cross_posix.json" <<'EOF'
 import json, os, re, subprocess, sys, time
 d, xfer = sys.argv[1], sys.argv[2]
-n = 2000
-# the envelope's create: open(O_CREAT) of a new file, kept open
-script = f'cd {d}; t0=$EPOCHREALTIME; for i in $(seq {n}); do exec {{fd}}>c.$i; done; t1=$EPOCHREALTIME; echo $t0 $t1'
-t0, t1 = map(float, subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True).stdout.split())
-subprocess.run(f"rm -f {d}/c.*", shell=True, check=True)
+n = 10000
+# the envelope's create: open(O_CREAT|O_EXCL) of a new file (kept open)
+fds = []
+t0 = time.monotonic()
+for i in range(n):
+    fds.append(os.open(f"{d}/c.{i}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+t1 = time.monotonic()
+for i, fd in enumerate(fds):
+    os.close(fd)
+    os.unlink(f"{d}/c.{i}")
+# write and read: 1 MiB calls from one buffer, as envelope-bench does
+count = int(re.match(r"(\d+)", xfer).group(1))
+buf = os.urandom(1 << 20)
+t = time.monotonic()
+fd = os.open(f"{d}/x", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+for i in range(count):
+    os.write(fd, buf)
+os.close(fd)
+wr = (count << 20) / (time.monotonic() - t)
+rbuf = bytearray(1 << 20)
+t = time.monotonic()
+with open(f"{d}/x", "rb", buffering=0) as f:
+    while f.readinto(rbuf):
+        pass
+rd = (count << 20) / (time.monotonic() - t)
 def dd(args):
     err = subprocess.run(["dd"] + args, capture_output=True, text=True, check=True).stderr
     m = re.search(r"(\d+) bytes .* copied, ([\d.]+) s", err)
     return int(m.group(1)) / float(m.group(2))
-count = int(re.match(r"(\d+)", xfer).group(1))
-w = dd(["if=/dev/zero", f"of={d}/dd", "bs=1M", f"count={count}"])
-r = dd([f"if={d}/dd", "of=/dev/null", "bs=1M"])
-os.unlink(f"{d}/dd")
-json.dump({"create": {"rate": n / (t1 - t0), "how": f"bash exec {{fd}}> x{n}"},
-           "write": {"rate": w, "how": f"dd bs=1M {xfer}"},
-           "read": {"rate": r, "how": f"dd to /dev/null {xfer}"}}, sys.stdout)
+ddr = dd([f"if={d}/x", "of=/dev/null", "bs=1M"])
+os.unlink(f"{d}/x")
+ddw = dd(["if=/dev/zero", f"of={d}/x", "bs=1M", f"count={count}"])
+os.unlink(f"{d}/x")
+json.dump({"create": {"rate": n / (t1 - t0), "how": f"python os.open x{n}"},
+           "write": {"rate": wr, "how": f"python os.write 1M x{count}", "dd": ddw},
+           "read": {"rate": rd, "how": f"python readinto 1M x{count}", "dd": ddr}}, sys.stdout)
 EOF
 	summary posix
 fi
 
 # -------------------------------------------------------------- gfarm
 if case " $MODES " in *" gfarm "*) true ;; *) false ;; esac; then
-	GFARM_BASE_B=$W/gfarm
+	# the spools in memory too: on this machine's disk, gigabytes written
+	# in the sweep leave dirty pages whose writeback throttles later
+	# phases by the hidden state of the page cache
+	GFARM_BASE_B=$(mktemp -d /dev/shm/gfsplit-bench-gfarm.XXXXXX)
 	eval "$(GFARM_BASE=$GFARM_BASE_B GFARM_NODES=4 GFARM_GFMD_PORT=24601 \
 		GFARM_GFSD_PORT=24600 GFARM_IP_PREFIX=127.0.88 "$TOP/tests/gfarm/start.sh" 2>"$W/gfarm.log")" ||
 		{ say "cannot start Gfarm: $(tail -n 5 "$W/gfarm.log")"; exit 1; }
@@ -164,7 +212,7 @@ if case " $MODES " in *" gfarm "*) true ;; *) false ;; esac; then
 	HOSTS=$(echo $GFARM_TEST_HOSTS | tr ' ' ,)
 	gfmkdir /eb
 	say "gfarm: measuring the envelope of gfarm:///eb (nodes $HOSTS)"
-	mpiexec -n "$RANKS" "$EB" --json --reps "$ENV_REPS" --hosts "$HOSTS" $ENV_OPTS \
+	usage "$W/usage_gfarm.json" mpiexec -n "$RANKS" "$EB" --json --reps "$ENV_REPS" --hosts "$HOSTS" $ENV_OPTS \
 		--heatmap "$BENCH_OUT/envelope_gfarm.svg" gfarm:///eb >"$W/env_gfarm.json" || exit 1
 	replays gfarm gfarm:///eb --hosts "$HOSTS"
 	say "gfarm: cross-check"
