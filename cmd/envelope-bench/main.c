@@ -55,7 +55,7 @@ static const struct gfsp_opt opts[] = {
 	  "a repetition lasts at least this long: more files if the warm-up "
 	  "was shorter (default 0.2; 0: never)", &opt_min_time, NULL },
 	{ "buffer-size", 'b', GFSP_OPT_SIZE, "SIZE",
-	  "bytes per read or write call (default 1M)", &opt_buffer, NULL },
+	  "bytes per read or write call (default 8M)", &opt_buffer, NULL },
 	{ "cache", 0, GFSP_OPT_STRING, "MODE",
 	  "page cache for reads: keep, drop (evict first), direct (O_DIRECT)",
 	  &opt_cache, "keep|drop|direct" },
@@ -202,7 +202,7 @@ method_of(struct gfsp_env_method *m)
 	m->work = or_default(opt_work, 256ull << 20);
 	m->max_files = or_default(opt_files, 512);
 	m->min_files = GFSP_MIN(4, m->max_files);
-	m->buffer = or_default(opt_buffer, 1u << 20);
+	m->buffer = or_default(opt_buffer, 8u << 20);
 	m->cache = opt_cache == NULL || !strcmp(opt_cache, "keep") ?
 		   GFSP_ENV_CACHE_KEEP : !strcmp(opt_cache, "drop") ?
 		   GFSP_ENV_CACHE_DROP : GFSP_ENV_CACHE_DIRECT;
