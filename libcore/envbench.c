@@ -231,25 +231,26 @@ drop_node_cache(struct gfsp_error *err)
 	return rc;
 }
 
+/* what a rank evicts before a timed read on POSIX (see drop_cache) */
+typedef int (*evict_fn)(struct bench *b, const void *what,
+			struct gfsp_error *err);
+
 /*
  * Before a timed read: with --cache drop, the files about to be read leave
- * the page cache.  POSIX evicts each file (the reader's own, or the
- * shared ones by the first rank); on Gfarm the first rank of each node
- * empties the node's cache.  nodec: c split by node.
+ * the page cache.  POSIX evicts each file (every rank those that mine
+ * names); on Gfarm the first rank of each node empties the node's cache.
+ * nodec: c split by node.
  */
 static int
-evict(struct bench *b, MPI_Comm c, MPI_Comm nodec, const char *kind,
-      int owner, uint64_t k, int mine, struct gfsp_error *err)
+drop_cache(struct bench *b, MPI_Comm c, MPI_Comm nodec, evict_fn mine,
+	   const void *what, struct gfsp_error *err)
 {
-	char path[PATH_MAX_];
-	uint64_t i;
 	int rc = 0, nr;
 
 	if (b->m->cache != GFSP_ENV_CACHE_DROP)
 		return 0;
 	if (!b->nodes) {
-		for (i = 0; rc == 0 && mine && i < k; i++)
-			rc = gfsp_evict(fpath(b, path, kind, owner, i), err);
+		rc = mine(b, what, err);
 	} else {
 		MPI_Comm_rank(nodec, &nr);
 		if (nr == 0)
@@ -258,12 +259,28 @@ evict(struct bench *b, MPI_Comm c, MPI_Comm nodec, const char *kind,
 	return gfsp_agree(c, rc, err);
 }
 
-/* -------------------------------------------------------- recording */
-
-struct reps {
-	size_t n, cap;
-	double *secs;
+/* the files kind.owner.0 .. k-1 of a read phase, if this rank reads them
+ * first (its own, or the shared ones on the first rank) */
+struct phase_files {
+	const char *kind;
+	int owner;
+	uint64_t k;
 };
+
+static int
+evict_phase_files(struct bench *b, const void *what, struct gfsp_error *err)
+{
+	const struct phase_files *pf = what;
+	char path[PATH_MAX_];
+	uint64_t i;
+	int rc = 0;
+
+	for (i = 0; rc == 0 && pf->owner == b->rank && i < pf->k; i++)
+		rc = gfsp_evict(fpath(b, path, pf->kind, pf->owner, i), err);
+	return rc;
+}
+
+/* -------------------------------------------------------- recording */
 
 static int
 points_add(struct gfsp_envelope *e, int metric, int procs, uint64_t size,
@@ -446,8 +463,10 @@ read_phase(struct bench *b, struct point *pt, int metric, const char *kind,
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	rc = gfsp_agree(pt->c, rc, err);
 	for (rep = 0; rc == 0 && rep < nrep; rep++) {
-		rc = evict(b, pt->c, pt->nodec, kind, owner, pt->k,
-			   owner == b->rank, err);
+		struct phase_files pf = { kind, owner, pt->k };
+
+		rc = drop_cache(b, pt->c, pt->nodec, evict_phase_files, &pf,
+				err);
 		if (rc != 0)
 			break;
 		t0 = t_begin(pt->c);
@@ -987,21 +1006,12 @@ static int
 task_write(struct bench *b, const struct gfsp_env_shape *s, uint64_t task,
 	   struct gfsp_error *err)
 {
-	struct gfsp_file *f;
-	struct gfsp_place pl;
 	char path[PATH_MAX_];
-	int rc;
 
 	if (s->output_size < 0)
 		return 0;
-	placement(b->node, &pl);
-	rc = gfsp_create(fpath(b, path, "out", 0, task), 0644, &pl, &f, err);
-	if (rc != 0)
-		return rc;
-	rc = fill(b, f, (uint64_t)s->output_size, err);
-	if (gfsp_close(f, rc == 0 ? err : NULL) != 0 && rc == 0)
-		rc = GFSP_EIO;
-	return rc;
+	return make_file(b, fpath(b, path, "out", 0, task),
+			 (uint64_t)s->output_size, b->node, err);
 }
 
 /*
@@ -1057,27 +1067,21 @@ stage_run(struct stage *st, double *secs, double *rs, double *ws,
 	return gfsp_agree(b->comm, rc, err);
 }
 
+/* POSIX --cache drop: this rank's inputs, and rank 0 the shared one */
 static int
-stage_evict(struct stage *st, struct gfsp_error *err)
+evict_inputs(struct bench *b, const void *what, struct gfsp_error *err)
 {
-	struct bench *b = st->b;
+	const struct gfsp_env_shape *s = what;
 	char path[PATH_MAX_];
 	uint64_t t;
-	int rc = 0, nr;
+	int rc = 0;
 
-	if (b->m->cache != GFSP_ENV_CACHE_DROP)
-		return 0;
-	if (b->nodes) {
-		MPI_Comm_rank(st->nodec, &nr);
-		rc = nr == 0 ? drop_node_cache(err) : 0;
-	} else {
-		for (t = (uint64_t)b->rank; rc == 0 && st->s->input_size >= 0
-		     && t < st->s->tasks; t += (uint64_t)b->size)
-			rc = gfsp_evict(fpath(b, path, "in", 0, t), err);
-		if (rc == 0 && b->rank == 0 && st->s->shared_size >= 0)
-			rc = gfsp_evict(fpath(b, path, "shared", 0, 0), err);
-	}
-	return gfsp_agree(b->comm, rc, err);
+	for (t = (uint64_t)b->rank; rc == 0 && s->input_size >= 0 &&
+	     t < s->tasks; t += (uint64_t)b->size)
+		rc = gfsp_evict(fpath(b, path, "in", 0, t), err);
+	if (rc == 0 && b->rank == 0 && s->shared_size >= 0)
+		rc = gfsp_evict(fpath(b, path, "shared", 0, 0), err);
+	return rc;
 }
 
 int
@@ -1139,7 +1143,7 @@ gfsp_env_replay(MPI_Comm comm, const struct gfsp_env_opts *o,
 		rc = stage_inputs(&st, err);
 	}
 	for (rep = 0; rc == 0 && rep < nrep; rep++) {
-		rc = stage_evict(&st, err);
+		rc = drop_cache(&b, comm, st.nodec, evict_inputs, shape, err);
 		st.keep_outputs = o->keep && rep + 1 == nrep;
 		if (rc == 0)
 			rc = stage_run(&st, &out->seconds[n], &rs[n], &ws[n],
