@@ -207,6 +207,10 @@ cluster_unshape() {
 }
 
 # ---- Gfarm: gfmd in the root namespace, gfsd k inside PFX-nodek ----------
+# No sockopt tcp_nodelay here (tests/gfarm/start.sh sets it: without it a
+# small request after a bulk transfer can wait 40 ms for a delayed ACK): the
+# figures of gfarm_scale, mpiio, cache and stage in bench/README.md were
+# measured without it, and stay comparable until they are measured again.
 cluster_conf() {
 	local k ME=root common
 	common="auth enable sharedsecret *

@@ -165,6 +165,10 @@ metadb_server_port $GFARM_GFMD_PORT
 auth enable sharedsecret *
 shared_key_file $B/etc/shared_key
 sockopt keepalive
+# Without TCP_NODELAY a small request written after a bulk transfer waits for
+# the peer's delayed ACK (Nagle): 40 ms stalls that make 16 MiB writes 5-8x
+# slower on loopback.  The daemons set it on their sockets too.
+sockopt tcp_nodelay
 # default 512M: a node with less free space is never chosen for writing
 minimum_free_disk_space 64M
 # gfpcopy/gfprep skip nodes whose load > thresh * ncpu; test machines are busy
@@ -187,6 +191,7 @@ admin_user $ME
 auth enable sharedsecret *
 shared_key_file $B/etc/shared_key
 sockopt keepalive
+sockopt tcp_nodelay
 local_user_map $B/etc/usermap
 metadb_replication disable
 metadb_journal_dir $B/journal
@@ -199,6 +204,7 @@ metadb_server_port $GFARM_GFMD_PORT
 auth enable sharedsecret *
 shared_key_file $B/etc/shared_key
 sockopt keepalive
+sockopt tcp_nodelay
 local_user_map $B/etc/usermap
 spool_check_level disable
 EOT
