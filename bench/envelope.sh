@@ -19,18 +19,24 @@
 #          gfsd on loopback addresses, rank r on gfsd r mod 4 (--hosts);
 #          its spools on /dev/shm too (on the disk, the gigabytes of the
 #          sweep leave dirty pages whose writeback throttles later phases)
-# Cross-check, on the same target in the same run, one process:
-#   create     posix: a python loop of os.open(O_CREAT|O_EXCL) kept open
-#              (envelope-bench's create step); gfarm: a python loop
-#              calling libgfarm (gfs_pio_create and pinning to the node);
-#              against the envelope's create at 1 process, 1 KiB
-#   write      posix: python os.write of 1 MiB from one buffer, XFER bytes
-#              (and dd bs=1M from /dev/zero, for reference); gfarm: gfreg
-#              -h NODE; against the envelope's write at 1 process, 16 MiB
-#   read       posix: python readinto 1 MiB (and dd to /dev/null); gfarm:
-#              gfexport; against read-local at 1 process, 16 MiB
-# JSON in $BENCH_OUT/envelope_MODE.json, the heat map of write bandwidth in
-# $BENCH_OUT/envelope_MODE.svg.  Tunables: RANKS (8), RUNS (3), ENV_REPS
+# Cross-check, on the same target in the same run, one process, each a
+# loop written apart from envelope-bench that does what its phase does:
+#   create     a new file (timed), 1 KiB written into it and closed
+#              (untimed), one after the other; posix: python os.open
+#              (O_CREAT|O_EXCL); gfarm: python calling libgfarm
+#              (gfs_pio_create and pinning to the node); against the
+#              envelope's create at 1 process, 1 KiB
+#   write      XFER / 16 MiB new files of 16 MiB in calls of the
+#              envelope's buffer size, an untimed pass then the median of
+#              three; posix: python os.write; gfarm: python + libgfarm;
+#              against the envelope's write at 1 process, 16 MiB
+#   read       those files, the same way (readinto; gfs_pio_read);
+#              against read-local at 1 process, 16 MiB
+#   and for reference the stock tools, a process a file: posix dd of one
+#   file; gfarm gfreg -h NODE and gfexport of an XFER file
+# JSON in $BENCH_OUT/envelope_MODE.json, the envelope measured in
+# envelope_MODE_envelope.json, the heat map of write bandwidth in
+# envelope_MODE.svg.  Tunables: RANKS (8), RUNS (3), ENV_REPS
 # (5), REPLAY_REPS (3), XFER (256M), BENCH_ENVELOPE_QUICK=1 (a smoke test:
 # small sizes, few tasks, one run).
 set -u
@@ -140,11 +146,13 @@ for name, metric, size, unit in (("create", "create", 1024, "ops"), ("write", "w
     ratio = e / cc[name]["rate"]
     res["cross_check"][name] = {"envelope": e, "independent": cc[name]["rate"], "how": cc[name]["how"],
                                 "unit": unit + "/s", "ratio": ratio}
-    if "dd" in cc[name]:
-        res["cross_check"][name]["dd"] = cc[name]["dd"]
-    print(f"cross-check {name:7} envelope {e:14.4g} {unit}/s   {cc[name]['how']:28} {cc[name]['rate']:14.4g}   ratio {ratio:.3f}"
-          + (f"   (dd: {cc[name]['dd']:.4g}, ratio {e / cc[name]['dd']:.3f})" if "dd" in cc[name] else ""))
+    if "tool" in cc[name]:
+        res["cross_check"][name].update(tool=cc[name]["tool"], tool_how=cc[name]["tool_how"])
+    print(f"cross-check {name:7} envelope {e:14.4g} {unit}/s   {cc[name]['how']:36} {cc[name]['rate']:14.4g}   ratio {ratio:.3f}"
+          + (f"\n{'':44}({cc[name]['tool_how']}: {cc[name]['tool']:.4g}, ratio {e / cc[name]['tool']:.3f})"
+             if "tool" in cc[name] else ""))
 json.dump(res, open(f"{out}/envelope_{mode}.json", "w"), indent=1)
+json.dump(env, open(f"{out}/envelope_{mode}_envelope.json", "w"))
 EOF
 }
 
@@ -156,45 +164,63 @@ if case " $MODES " in *" posix "*) true ;; *) false ;; esac; then
 		--heatmap "$BENCH_OUT/envelope_posix.svg" "$SHM" >"$W/env_posix.json" || exit 1
 	replays posix "$SHM"
 	say "posix: cross-check"
-	python3 - "$SHM" "$XFER" >"$W/cross_posix.json" <<'EOF'
-import json, os, re, subprocess, sys, time
-d, xfer = sys.argv[1], sys.argv[2]
-n = 10000
-# the envelope's create: open(O_CREAT|O_EXCL) of a new file (kept open)
-fds = []
-t0 = time.monotonic()
+	python3 - "$SHM" "$XFER" "$W/env_posix.json" >"$W/cross_posix.json" <<'EOF'
+import json, os, re, statistics, subprocess, sys, time
+d, xfer, envf = sys.argv[1], sys.argv[2], sys.argv[3]
+# create as the envelope does: open(O_CREAT|O_EXCL) of a new file (timed),
+# 1 KiB written into it and closed (untimed), one file after the other
+n, tc, kib = 10000, 0.0, os.urandom(1024)
 for i in range(n):
-    fds.append(os.open(f"{d}/c.{i}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-t1 = time.monotonic()
-for i, fd in enumerate(fds):
+    t = time.monotonic()
+    fd = os.open(f"{d}/c.{i}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    tc += time.monotonic() - t
+    os.write(fd, kib)
     os.close(fd)
+for i in range(n):
     os.unlink(f"{d}/c.{i}")
-# write and read: 1 MiB calls from one buffer, as envelope-bench does
-count = int(re.match(r"(\d+)", xfer).group(1))
-buf = os.urandom(1 << 20)
-t = time.monotonic()
-fd = os.open(f"{d}/x", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-for i in range(count):
-    os.write(fd, buf)
-os.close(fd)
-wr = (count << 20) / (time.monotonic() - t)
-rbuf = bytearray(1 << 20)
-t = time.monotonic()
-with open(f"{d}/x", "rb", buffering=0) as f:
-    while f.readinto(rbuf):
-        pass
-rd = (count << 20) / (time.monotonic() - t)
+# write and read as the envelope does (16 MiB files, its call size), XFER
+# bytes a pass, one untimed pass then the median of three
+env = json.load(open(envf))
+bs, fsz = env["method"]["buffer"], 16 << 20
+nfiles = max(1, (int(re.match(r"(\d+)", xfer).group(1)) << 20) // fsz)
+buf, rbuf = os.urandom(bs), bytearray(bs)
+def write_pass():
+    for i in range(nfiles):     # new files every pass, as the envelope's
+        if os.path.exists(f"{d}/x.{i}"):
+            os.unlink(f"{d}/x.{i}")
+    t = time.monotonic()
+    for i in range(nfiles):
+        fd = os.open(f"{d}/x.{i}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        for _ in range(fsz // bs):
+            os.write(fd, buf)
+        os.close(fd)
+    return nfiles * fsz / (time.monotonic() - t)
+def read_pass():
+    t = time.monotonic()
+    for i in range(nfiles):
+        with open(f"{d}/x.{i}", "rb", buffering=0) as f:
+            while f.readinto(rbuf):
+                pass
+    return nfiles * fsz / (time.monotonic() - t)
+def med3(fn):
+    fn()
+    return statistics.median(fn() for _ in range(3))
+wr, rd = med3(write_pass), med3(read_pass)
 def dd(args):
     err = subprocess.run(["dd"] + args, capture_output=True, text=True, check=True).stderr
     m = re.search(r"(\d+) bytes .* copied, ([\d.]+) s", err)
     return int(m.group(1)) / float(m.group(2))
-ddr = dd([f"if={d}/x", "of=/dev/null", "bs=1M"])
+ddr = dd([f"if={d}/x.0", "of=/dev/null", f"bs={bs}"])
+for i in range(nfiles):
+    os.unlink(f"{d}/x.{i}")
+ddw = dd(["if=/dev/zero", f"of={d}/x", f"bs={bs}", f"count={fsz // bs}"])
 os.unlink(f"{d}/x")
-ddw = dd(["if=/dev/zero", f"of={d}/x", "bs=1M", f"count={count}"])
-os.unlink(f"{d}/x")
-json.dump({"create": {"rate": n / (t1 - t0), "how": f"python os.open x{n}"},
-           "write": {"rate": wr, "how": f"python os.write 1M x{count}", "dd": ddw},
-           "read": {"rate": rd, "how": f"python readinto 1M x{count}", "dd": ddr}}, sys.stdout)
+how = f"python {nfiles} x 16M files, {bs >> 20}M calls"
+json.dump({"create": {"rate": n / tc, "how": f"python os.open x{n}"},
+           "write": {"rate": wr, "how": how + " os.write", "tool": ddw,
+                     "tool_how": f"dd if=/dev/zero bs={bs >> 20}M, 16M"},
+           "read": {"rate": rd, "how": how + " readinto", "tool": ddr,
+                    "tool_how": f"dd of=/dev/null bs={bs >> 20}M, 16M"}}, sys.stdout)
 EOF
 	summary posix
 fi
@@ -217,40 +243,81 @@ if case " $MODES " in *" gfarm "*) true ;; *) false ;; esac; then
 	replays gfarm gfarm:///eb --hosts "$HOSTS"
 	say "gfarm: cross-check"
 	python3 - "${HOSTS%%,*}" "$XFER" "$W" >"$W/cross_gfarm.json" <<'EOF'
-import ctypes, json, os, re, subprocess, sys, time
+import ctypes, json, os, re, statistics, subprocess, sys, time
 host, xfer, w = sys.argv[1], sys.argv[2], sys.argv[3]
 g = ctypes.CDLL("libgfarm.so.1")
 assert g.gfarm_initialize(None, None) == 0
-n = 500
-files = []
-t0 = time.monotonic()
-for i in range(n):
+env = json.load(open(f"{w}/env_gfarm.json"))
+bs, fsz = env["method"]["buffer"], 16 << 20
+buf = ctypes.create_string_buffer(os.urandom(bs), bs)
+got = ctypes.c_int()
+def create(path):	# GFARM_FILE_WRONLY (1) | GFARM_FILE_EXCLUSIVE (0x1000)
     f = ctypes.c_void_p()
-    # GFARM_FILE_WRONLY (1) | GFARM_FILE_EXCLUSIVE (0x1000)
-    e = g.gfs_pio_create(f"/eb/c.{i}".encode(), 1 | 0x1000, 0o644, ctypes.byref(f))
+    e = g.gfs_pio_create(path.encode(), 1 | 0x1000, 0o644, ctypes.byref(f))
     e = e or g.gfs_pio_internal_set_view_section(f, host.encode())
     assert e == 0, e
-    files.append(f)
-t1 = time.monotonic()
-for f in files:
-    g.gfs_pio_close(f)
+    return f
+def write(f, n):
+    while n > 0:
+        assert g.gfs_pio_write(f, buf, min(n, bs), ctypes.byref(got)) == 0
+        n -= got.value
+    assert g.gfs_pio_close(f) == 0
+# create as the envelope does: a new file pinned to the node (timed), 1 KiB
+# written into it and closed (untimed), one file after the other
+n, tc = 500, 0.0
+for i in range(n):
+    t = time.monotonic()
+    f = create(f"/eb/c.{i}")
+    tc += time.monotonic() - t
+    write(f, 1024)
 for i in range(n):
     g.gfs_unlink(f"/eb/c.{i}".encode())
+# write and read as the envelope does (16 MiB files, its call size), XFER
+# bytes a pass, one untimed pass then the median of three
+nfiles = max(1, (int(re.match(r"(\d+)", xfer).group(1)) << 20) // fsz)
+def write_pass():
+    for i in range(nfiles):
+        g.gfs_unlink(f"/eb/x.{i}".encode())
+    t = time.monotonic()
+    for i in range(nfiles):
+        write(create(f"/eb/x.{i}"), fsz)
+    return nfiles * fsz / (time.monotonic() - t)
+def read_pass():
+    t = time.monotonic()
+    for i in range(nfiles):
+        f = ctypes.c_void_p()
+        assert g.gfs_pio_open(f"/eb/x.{i}".encode(), 0, ctypes.byref(f)) == 0
+        left = fsz
+        while True:
+            assert g.gfs_pio_read(f, buf, bs, ctypes.byref(got)) == 0
+            if got.value == 0:
+                break
+            left -= got.value
+        assert left == 0 and g.gfs_pio_close(f) == 0
+    return nfiles * fsz / (time.monotonic() - t)
+def med3(fn):
+    fn()
+    return statistics.median(fn() for _ in range(3))
+wr, rd = med3(write_pass), med3(read_pass)
+for i in range(nfiles):
+    g.gfs_unlink(f"/eb/x.{i}".encode())
+# for reference, the Gfarm tools (a process each: its start-up is timed)
 count = int(re.match(r"(\d+)", xfer).group(1)) << 20
 src = f"/dev/shm/gfsplit-bench-envelope.{os.getpid()}"
 with open(src, "wb") as f:
     f.write(os.urandom(1 << 20) * (count >> 20))
 t = time.monotonic()
 subprocess.run(["gfreg", "-h", host, src, "/eb/x"], check=True)
-wr = count / (time.monotonic() - t)
+gfreg = count / (time.monotonic() - t)
 t = time.monotonic()
 subprocess.run(["gfexport", "/eb/x"], check=True, stdout=subprocess.DEVNULL)
-rd = count / (time.monotonic() - t)
+gfexport = count / (time.monotonic() - t)
 subprocess.run(["gfrm", "/eb/x"], check=True)
 os.unlink(src)
-json.dump({"create": {"rate": n / (t1 - t0), "how": f"libgfarm create+pin x{n}"},
-           "write": {"rate": wr, "how": f"gfreg -h node {xfer}"},
-           "read": {"rate": rd, "how": f"gfexport {xfer}"}}, sys.stdout)
+how = f"libgfarm {nfiles} x 16M files, {bs >> 20}M calls"
+json.dump({"create": {"rate": n / tc, "how": f"libgfarm create+pin x{n}"},
+           "write": {"rate": wr, "how": how + " write", "tool": gfreg, "tool_how": f"gfreg -h node {xfer}"},
+           "read": {"rate": rd, "how": how + " read", "tool": gfexport, "tool_how": f"gfexport {xfer}"}}, sys.stdout)
 EOF
 	summary gfarm
 fi
