@@ -55,7 +55,7 @@ int gfsp_agree(MPI_Comm comm, int rc, struct gfsp_error *err);
 
 /*
  * Wait for a request without spinning a core: test it, then sleep with a
- * backoff that grows to 1 ms.  MPICH's blocking calls busy-poll, so on an
+ * backoff that grows to 100 us.  MPICH's blocking calls busy-poll, so on an
  * oversubscribed node the ranks that finished first would take the CPU from
  * the ranks still copying; the waits between phases use this instead.
  * Returns the MPI code.
@@ -65,6 +65,10 @@ int gfsp_mpi_wait(MPI_Request *req, MPI_Status *st);
  * that arrive first leave the CPU to those still working.  Returns the MPI
  * code. */
 int gfsp_quiet_barrier(MPI_Comm comm);
+/* The same for a rank with nothing to do for long (seconds, and no
+ * one-sided operations aimed at it): sleeps of up to 5 ms, so idle ranks
+ * do not disturb the timing of those at work.  Returns the MPI code. */
+int gfsp_idle_barrier(MPI_Comm comm);
 
 /* Check an MPI return code; on failure set err (GFSP_EMPI, with the MPI
  * error string) and return GFSP_EMPI. */

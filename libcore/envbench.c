@@ -193,7 +193,7 @@ remove_files(const struct bench *b, const char *kind, int owner, uint64_t k)
 static double
 t_begin(MPI_Comm c)
 {
-	gfsp_quiet_barrier(c);
+	gfsp_idle_barrier(c);
 	MPI_Barrier(c);
 	return gfsp_now();
 }
@@ -205,7 +205,7 @@ t_end(MPI_Comm c, double t0, int rc, double *secs, struct gfsp_error *err)
 {
 	double dt = gfsp_now() - t0;
 
-	gfsp_quiet_barrier(c);
+	gfsp_idle_barrier(c);	/* its wake-up is not timed */
 	rc = gfsp_agree(c, rc, err);
 	if (rc == 0)
 		rc = gfsp_mpi_check(MPI_Allreduce(&dt, secs, 1, MPI_DOUBLE,
@@ -897,7 +897,7 @@ gfsp_env_measure(MPI_Comm comm, const struct gfsp_env_opts *o,
 				MPI_Comm_free(&pt.nodec);
 			MPI_Comm_free(&pt.c);
 		}
-		gfsp_quiet_barrier(comm);
+		gfsp_idle_barrier(comm);	/* the ranks left out wait */
 		rc = gfsp_agree(comm, rc, err);
 	}
 	if (b.prog != NULL)
