@@ -11,7 +11,11 @@
 # (and bandwidth-bound, whose rounds are few, also --lockstep), each
 # replay the median of its REPLAY_REPS runs; the error of each is
 # (predicted - measured) / measured, and the figure is the median over
-# the RUNS.
+# the RUNS.  This machine's speed drifts by up to 2x over minutes (other
+# tenants), so each run also measures an envelope of its own just before
+# its replays (RANKS processes only, the presets' C) and the error is
+# given for the prediction from it too: the model's error with less of
+# the drift in it.
 #   posix  a directory on /dev/shm (node-local RAM storage); the
 #          metadata-bound preset with 10x the tasks (4000 tasks of 1 KiB
 #          last ~0.05 s there: too short to time)
@@ -85,6 +89,11 @@ EOF
 replays() {
 	local mode=$1 target=$2 run p lock locks tasks; shift 2
 	for run in $(seq 1 "$RUNS"); do
+		# this run's own envelope: RANKS processes only (the presets'
+		# C), measured just before its replays
+		say "$mode: envelope of run $run (--procs $RANKS)"
+		mpiexec -n "$RANKS" "$EB" --json --reps "$ENV_REPS" --procs "$RANKS" "$@" $ENV_OPTS \
+			"$target" >"$W/env_${mode}_$run.json" || { say "envelope failed"; exit 1; }
 		for p in mprojectpp bandwidth-bound metadata-bound; do
 			tasks=""
 			[ "$p" = metadata-bound ] && [ "$mode" = posix ] && tasks="--tasks 40000"
@@ -101,6 +110,8 @@ replays() {
 					>"$W/r_${mode}_${p}_${lock:+lock}_$run.json" ||
 					{ say "replay failed"; exit 1; }
 			done
+			"$EB" predict --json -e "$W/env_${mode}_$run.json" --preset $p $tasks \
+				>"$W/p_${mode}_${p}_$run.json" || { say "predict failed"; exit 1; }
 		done
 	done
 }
@@ -120,22 +131,30 @@ res = {"mode": mode, "target": env["target"], "machine": env["machine"],
        "envelope_seconds": env["seconds"], "envelope_usage": use, "replays": {}, "cross_check": {}}
 print(f"\n== {mode}: {env['target']['path']}  (envelope: {env['seconds']:.0f} s, "
       f"peak RSS of a process {use['max_rss_kib'] / 1024:.0f} MiB, CPU {use['cpu_s']:.0f} s)")
-print(f"{'preset':16} {'run':10} {'measured s':>11} {'predicted s':>12} {'error':>8}   errors of the {runs} runs")
+print("error = (predicted - measured) / measured, medians of the runs; predicted from the sweep's\n"
+      "envelope, and (run's envelope) from the envelope measured just before the run's replays")
+print(f"{'preset':16} {'run':9} {'measured s':>10} {'predicted s':>11} {'error':>7}  {'the runs':23}"
+      f" {'run envelope':>12} {'error':>7}  the runs")
+pct = lambda v: f"{100 * v:+.1f}%"
 for p in ("mprojectpp", "bandwidth-bound", "metadata-bound"):
     for lock in ("", "lock"):
-        rs = [json.load(open(f)) for f in sorted(glob.glob(f"{w}/r_{mode}_{p}_{lock}_*.json"))]
-        if not rs:
+        if not os.path.exists(f"{w}/r_{mode}_{p}_{lock}_1.json"):
             continue
+        rs = [json.load(open(f"{w}/r_{mode}_{p}_{lock}_{i}.json")) for i in range(1, runs + 1)]
+        ps = [json.load(open(f"{w}/p_{mode}_{p}_{i}.json"))["total_s"] for i in range(1, runs + 1)]
+        meas = [r["measured"]["median"] for r in rs]
         errs = [r["error"] for r in rs]
-        med = statistics.median(errs)
+        perrs = [(q - m) / m for q, m in zip(ps, meas)]
         key = p + (" lockstep" if lock else "")
-        res["replays"][key] = {"errors": errs, "median_error": med,
-            "measured_s": [r["measured"]["median"] for r in rs],
-            "predicted_s": [r["predicted_s"] for r in rs],
+        res["replays"][key] = {"errors": errs, "median_error": statistics.median(errs),
+            "measured_s": meas, "predicted_s": [r["predicted_s"] for r in rs],
+            "run_envelope_predicted_s": ps, "run_envelope_errors": perrs,
+            "run_envelope_median_error": statistics.median(perrs),
             "tasks": rs[0]["prediction"]["shape"]["tasks"]}
-        print(f"{p:16} {'lockstep' if lock else 'free':10} {statistics.median(res['replays'][key]['measured_s']):11.3f} "
-              f"{statistics.median(res['replays'][key]['predicted_s']):12.3f} {100*med:+7.1f}%   "
-              + " ".join(f"{100*e:+.1f}%" for e in errs))
+        print(f"{p:16} {'lockstep' if lock else 'free':9} {statistics.median(meas):10.3f} "
+              f"{statistics.median(res['replays'][key]['predicted_s']):11.3f} {pct(statistics.median(errs)):>7}  "
+              f"{' '.join(pct(e) for e in errs):23} {statistics.median(ps):12.3f} "
+              f"{pct(statistics.median(perrs)):>7}  " + " ".join(pct(e) for e in perrs))
 cc = json.load(open(f"{w}/cross_{mode}.json"))
 for name, metric, size, unit in (("create", "create", 1024, "ops"), ("write", "write", 16 << 20, "bytes"),
                                  ("read", "read-local", 16 << 20, "bytes")):
@@ -210,17 +229,17 @@ def dd(args):
     err = subprocess.run(["dd"] + args, capture_output=True, text=True, check=True).stderr
     m = re.search(r"(\d+) bytes .* copied, ([\d.]+) s", err)
     return int(m.group(1)) / float(m.group(2))
-ddr = dd([f"if={d}/x.0", "of=/dev/null", f"bs={bs}"])
 for i in range(nfiles):
     os.unlink(f"{d}/x.{i}")
-ddw = dd(["if=/dev/zero", f"of={d}/x", f"bs={bs}", f"count={fsz // bs}"])
+ddw = dd(["if=/dev/zero", f"of={d}/x", f"bs={bs}", f"count={nfiles * fsz // bs}"])
+ddr = dd([f"if={d}/x", "of=/dev/null", f"bs={bs}"])
 os.unlink(f"{d}/x")
 how = f"python {nfiles} x 16M files, {bs >> 20}M calls"
 json.dump({"create": {"rate": n / tc, "how": f"python os.open x{n}"},
            "write": {"rate": wr, "how": how + " os.write", "tool": ddw,
-                     "tool_how": f"dd if=/dev/zero bs={bs >> 20}M, 16M"},
+                     "tool_how": f"dd if=/dev/zero bs={bs >> 20}M, {xfer}"},
            "read": {"rate": rd, "how": how + " readinto", "tool": ddr,
-                    "tool_how": f"dd of=/dev/null bs={bs >> 20}M, 16M"}}, sys.stdout)
+                    "tool_how": f"dd of=/dev/null bs={bs >> 20}M, {xfer}"}}, sys.stdout)
 EOF
 	summary posix
 fi
