@@ -134,30 +134,6 @@ count(const char *s, const char *what)
 	return n;
 }
 
-static const struct gfsp_env_point *
-point_of(const struct gfsp_envelope *e, int metric, int procs, uint64_t size)
-{
-	size_t i;
-
-	for (i = 0; i < e->npoints; i++)
-		if (e->points[i].metric == metric &&
-		    e->points[i].procs == procs && e->points[i].size == size)
-			return &e->points[i];
-	return NULL;
-}
-
-/* the metric of a name (gfsp_env_metric_parse is envmodel.c's) */
-static int
-metric_of(const char *name)
-{
-	int m;
-
-	for (m = 0; m < GFSP_ENV_NMETRIC; m++)
-		if (strcmp(gfsp_env_metric_name(m), name) == 0)
-			return m;
-	return -1;
-}
-
 static int
 near(double a, double b)
 {
@@ -228,8 +204,8 @@ test_csv(const struct gfsp_envelope *e)
 				  &ns, &v[0], &v[1], &v[2], &v[3], &v[4],
 				  &v[5]) == 11, "unreadable row '%s'", line))
 			continue;
-		m = metric_of(name);
-		p = point_of(e, m, procs, size);
+		m = gfsp_env_metric_parse(name);
+		p = gfsp_env_find(e, m, procs, size);
 		if (!check(p != NULL, "row of no point: '%s'", line))
 			continue;
 		/* metric, then procs, then size: a key that only grows */
