@@ -11,8 +11,9 @@
  * tests, since a waiting rank may be the target of others' one-sided
  * operations, which this MPICH serves only inside MPI calls.  A rank idle
  * for long (no one-sided target) sleeps up to 5 ms: on an oversubscribed
- * node seven ranks waking 10000 times a second each slow the one that
- * works by half when its operations are round trips. */
+ * node, seven ranks waking 10000 times a second each take the CPU from
+ * the one at work (envelope-bench's one-process create rate on Gfarm, 2
+ * cores, came out at half an independent loop's with them). */
 #define SPIN_TESTS 200
 #define MAX_SLEEP_NS 100000L
 #define IDLE_SLEEP_NS 5000000L
