@@ -36,8 +36,9 @@
 #              against the envelope's write at 1 process, 16 MiB
 #   read       those files, the same way (readinto; gfs_pio_read);
 #              against read-local at 1 process, 16 MiB
-#   and for reference the stock tools, a process a file: posix dd of one
-#   file; gfarm gfreg -h NODE and gfexport of an XFER file
+#   and for reference the stock tools, a process each (its start-up
+#   timed): posix dd writing and reading one XFER file; gfarm gfreg -h
+#   NODE and gfexport of one
 # JSON in $BENCH_OUT/envelope_MODE.json, the envelope measured in
 # envelope_MODE_envelope.json, the heat map of write bandwidth in
 # envelope_MODE.svg.  Tunables: RANKS (8), RUNS (3), ENV_REPS
@@ -59,7 +60,7 @@ BENCH_OUT=${BENCH_OUT:-$HERE/out}
 mkdir -p "$BENCH_OUT"
 RANKS=${RANKS:-8} RUNS=${RUNS:-3} ENV_REPS=${ENV_REPS:-5} REPLAY_REPS=${REPLAY_REPS:-3}
 XFER=${XFER:-256M}
-ENV_OPTS="" TASKS_SCALE=1
+ENV_OPTS=""
 if [ "${BENCH_ENVELOPE_QUICK:-0}" = 1 ]; then
 	RUNS=1 ENV_REPS=1 REPLAY_REPS=1 XFER=16M
 	ENV_OPTS="--sizes 1K,1M,16M --procs $RANKS --files 16 --work 32M"
@@ -119,7 +120,7 @@ replays() {
 # summary MODE: the JSON and the table
 summary() {
 	python3 - "$1" "$W" "$BENCH_OUT" "$RUNS" <<'EOF'
-import glob, json, os, statistics, sys
+import json, os, statistics, sys
 mode, w, out, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 env = json.load(open(f"{w}/env_{mode}.json"))
 def point(metric, procs, size):
