@@ -4,9 +4,12 @@
 set -eu
 # gfmd gfsd gfarm-client: the real Gfarm the tests start (tests/gfarm/);
 # libgfarm-dev: the Gfarm backend (configure --with-gfarm);
-# zstd: the CLI that tests/unit/test_zfile.c decompresses a gfsz file with
+# zstd: the CLI that tests/unit/test_zfile.c decompresses a gfsz file with;
+# libhdf5-mpich-dev hdf5-tools: parallel HDF5 as a real MPI-IO client of the
+# preload library, checked with h5diff and h5dump (tests/cmd/mpiio_hdf5.sh)
 PKGS="build-essential pkg-config python3 mpich libmpich-dev libjson-c-dev libxxhash-dev
-libzstd-dev zstd libibverbs-dev util-linux gfmd gfsd gfarm-client libgfarm-dev"
+libzstd-dev zstd libibverbs-dev util-linux gfmd gfsd gfarm-client libgfarm-dev
+libhdf5-mpich-dev hdf5-tools"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

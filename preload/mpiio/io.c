@@ -5,7 +5,7 @@
  * the memory datatype (seed section 7.3.4): noncontiguous memory is packed
  * first, and the writer records which global bytes the appended stretch
  * holds (runs, runlog.h).  With the default or any contiguous view that is
- * a dense range at disp + offset; with any other view it is the view's
+ * a dense range from the view's first byte on; with any other view it is the view's
  * bytes between the global offsets of the first and the last byte.
  *
  * A read maps the same global bytes through the split file's layout;
@@ -96,7 +96,7 @@ sf_get_view(struct sfile *f, MPI_Offset *disp, MPI_Datatype *etype,
 {
 	int rc;
 
-	*disp = (MPI_Offset)f->disp;
+	*disp = (MPI_Offset)f->user_disp;
 	strcpy(datarep, "native");
 	if (f->etype == MPI_DATATYPE_NULL) {	/* never set */
 		*etype = *filetype = MPI_BYTE;
@@ -166,7 +166,7 @@ sf_set_view(struct sfile *f, MPI_Offset disp, MPI_Datatype etype,
 	f->view = v;
 	f->view_lent = id != 0;
 	f->dense = dense_view(&v);
-	f->disp = (uint64_t)disp;
+	f->user_disp = (uint64_t)disp;
 	f->etype_size = (uint64_t)esz;
 	f->view_id = id;
 	f->pos = 0;
@@ -182,11 +182,16 @@ sf_view_release(struct sfile *f)
 	f->view_lent = 0;
 }
 
-/* View stream offset s -> global offset. */
+/*
+ * View stream offset s -> global offset.  A dense view starts at its
+ * first byte, f->view.disp: MPI's disp plus the filetype's first byte
+ * (an hindexed type whose blocks are contiguous but start at 136 is
+ * dense from disp + 136), never the disp argument alone.
+ */
 static uint64_t
 global_of(const struct sfile *f, uint64_t s)
 {
-	return f->dense ? f->disp + s : gfsp_view_global(&f->view, s);
+	return f->dense ? f->view.disp + s : gfsp_view_global(&f->view, s);
 }
 
 int
@@ -204,7 +209,7 @@ uint64_t
 sf_stream_size(const struct sfile *f)
 {
 	if (f->dense)
-		return f->size > f->disp ? f->size - f->disp : 0;
+		return f->size > f->view.disp ? f->size - f->view.disp : 0;
 	return gfsp_view_bytes_below(&f->view, f->size);
 }
 
@@ -248,15 +253,13 @@ read_stream(struct sfile *f, uint64_t s, void *dst, uint64_t n,
 	    uint64_t *got, struct gfsp_error *err)
 {
 	struct rd r = { f, dst, s, 0, err };
-	uint64_t g;
 	int rc;
 
 	*got = 0;
 	if (n == 0)
 		return 0;
 	if (f->dense) {
-		g = f->disp + s;
-		return pread_global(f, dst, n, g, got, err);
+		return pread_global(f, dst, n, global_of(f, s), got, err);
 	}
 	rc = gfsp_view_extents(&f->view, global_of(f, s), f->size, s + n,
 	    read_piece, &r);
@@ -308,7 +311,7 @@ write_stream(struct sfile *f, uint64_t s, const void *data, uint64_t n,
 		return gfsp_error_set(err, GFSP_EINVAL, "'%s': write past the "
 		    "end of the file view", f->path);
 	if (f->dense) {
-		begin = f->disp + s;
+		begin = global_of(f, s);
 		end = begin + n;
 		rc = gfsp_split_write_at(f->w, begin, data, n, err);
 	} else {

@@ -49,8 +49,10 @@ struct sfile {
 
 	/* the file view, flattened */
 	struct gfsp_view view;
-	int dense;		/* view is every byte from disp on */
-	uint64_t disp;
+	int dense;		/* view is every byte from view.disp on */
+	uint64_t user_disp;	/* set_view's disp, for get_view only: the
+				 * view starts at view.disp (the filetype's
+				 * first byte may lie past it) */
 	uint64_t etype_size;
 	uint32_t view_id;	/* the writer's id of the view, 0: none */
 	MPI_Datatype etype, filetype;	/* for get_view; NULL: never set */
