@@ -11,7 +11,7 @@
  *
  *   off  size  field
  *     0     8  magic "GFSPLITM"
- *     8     4  version (2; 1 is read too)
+ *     8     4  version (3; 1 and 2 are read too)
  *    12     4  nprocs            writer ranks, 1..2^24
  *    16     4  nnodes            location files, 1..nprocs
  *    20     8  logical_size
@@ -24,7 +24,7 @@
  * Location file (loc.<k>):
  *
  *     0     8  magic "GFSPLITL"
- *     8     4  version (1)
+ *     8     4  version (as the marker's)
  *    12     4  nprocs
  *    16     4  nnodes
  *    20     4  node              this file's index k, < nnodes
@@ -34,7 +34,8 @@
  *     ...      nrecs records, strictly increasing rank
  *   end-8   8  XXH3-64 of all preceding bytes
  *
- * Record (v1: 64 + H + 16*A bytes; v2 adds the tail after indices[]):
+ * Record (v1: 64 + H + 16*A bytes; v2 adds the tail after indices[]; v3
+ * adds an epoch to each run):
  *
  *     0     4  rank              < nprocs
  *     4     8  disp
@@ -54,6 +55,7 @@
  *                       blocklens[A], indices[A]
  *           8  R                 runs; 0: the implicit v1 run
  *              R times: view (4; 2^32-1: dense), begin, end, loff (8 each)
+ *                       v3: and epoch (8)
  *
  * Decoders check, in this order: magic, minimum length, the trailer,
  * the version, then every count against the bytes that remain before
@@ -316,7 +318,8 @@ gfsp_marker_decode(const unsigned char *buf, size_t len, const char *name,
 /* ---------------------------------------------------- location files */
 
 #define VIEW_FIXED	(8 * 5)			/* disp extent size end A */
-#define RUN_LEN		(4 + 8 * 3)
+#define RUN_LEN		(4 + 8 * 4)	/* v3; a v2 run has no epoch */
+#define RUN_LEN_V2	(4 + 8 * 3)
 
 void
 gfsp_locrec_free(struct gfsp_locrec *rec)
@@ -442,6 +445,7 @@ put_rec(struct wcur *w, const struct gfsp_locrec *rec)
 		put_u64(w, rec->runs[k].begin);
 		put_u64(w, rec->runs[k].end);
 		put_u64(w, rec->runs[k].loff);
+		put_u64(w, rec->runs[k].epoch);
 	}
 }
 
@@ -616,10 +620,11 @@ out:
 	return rc;
 }
 
-/* The v2 tail: extra views and runs. */
+/* The v2 tail: extra views and runs (v3: runs with their epoch). */
 static int
-decode_tail(struct rcur *r, struct gfsp_locrec *rec)
+decode_tail(struct rcur *r, uint32_t version, struct gfsp_locrec *rec)
 {
+	size_t run_len = version >= 3 ? RUN_LEN : RUN_LEN_V2;
 	struct vhead h;
 	uint32_t nx, i;
 	uint64_t nruns, k;
@@ -650,7 +655,7 @@ decode_tail(struct rcur *r, struct gfsp_locrec *rec)
 	}
 	if (get_u64(r, &nruns, "run count"))
 		return GFSP_ECORRUPT;
-	if (nruns > left(r) / RUN_LEN)
+	if (nruns > left(r) / run_len)
 		return gfsp_error_set(r->err, GFSP_ECORRUPT,
 		    "%s: rank %u: %llu runs do not fit in the %zu bytes left",
 		    name, rec->rank, (unsigned long long)nruns, left(r));
@@ -668,6 +673,9 @@ decode_tail(struct rcur *r, struct gfsp_locrec *rec)
 		get_u64(r, &run->begin, "run");
 		get_u64(r, &run->end, "run");
 		get_u64(r, &run->loff, "run");
+		run->epoch = 0;		/* before v3: one epoch */
+		if (version >= 3)
+			get_u64(r, &run->epoch, "run");
 		if (run->view != GFSP_RUN_DENSE && run->view > nx)
 			return gfsp_error_set(r->err, GFSP_ECORRUPT,
 			    "%s: rank %u run %llu: view %u does not exist "
@@ -707,7 +715,7 @@ decode_rec(struct rcur *r, uint32_t version, uint32_t nprocs,
 	if (rc)
 		return rc;
 	if (version >= 2) {
-		rc = decode_tail(r, rec);
+		rc = decode_tail(r, version, rec);
 		if (rc)
 			gfsp_locrec_free(rec);
 	}

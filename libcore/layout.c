@@ -14,8 +14,9 @@
  * A v1 record has one run: its whole view from part offset 0, and views
  * are disjoint after overlap resolution.  Runs of v2 records may overlap
  * (an overwrite, or ranks that wrote the same bytes); each byte then goes
- * to the run of highest priority: lowest rank first, then within a rank
- * the latest run.  A sweep over the sorted pieces with a heap of the
+ * to the run of highest priority: the latest epoch first (v3: a write MPI
+ * orders after another, splitfile.h), then the lowest rank, then within a
+ * rank the latest run.  A sweep over the sorted pieces with a heap of the
  * pieces that cover the current offset keeps the map a partition of
  * [a, b) in O(pieces log pieces).
  */
@@ -262,7 +263,7 @@ check_part_file(const struct gfsp_layout *l, int r, struct gfsp_error *err)
 }
 
 /* The implicit run of a v1 record: the whole view from part offset 0. */
-static const struct gfsp_run whole_view = { 0, 0, UINT64_MAX, 0 };
+static const struct gfsp_run whole_view = { 0, 0, UINT64_MAX, 0, 0 };
 
 const struct gfsp_run *
 gfsp_layout_runs(const struct gfsp_layout *l, int r, uint64_t *n)
@@ -532,7 +533,9 @@ gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
 struct piece {
 	uint64_t goff, len;
 	uint64_t loff;		/* in the part */
-	uint64_t prio;		/* lower wins: rank, then later run */
+	/* lower wins: later epoch (ep = UINT64_MAX - epoch), then lower
+	 * rank, then later run (prio = rank << 32 | UINT32_MAX - run) */
+	uint64_t ep, prio;
 	int32_t part;
 };
 
@@ -542,7 +545,7 @@ struct pieces {
 	size_t max;		/* stop collecting past this many */
 	/* the run being collected */
 	int32_t part;
-	uint64_t prio;
+	uint64_t ep, prio;
 	uint64_t vbase;		/* view-local offset of the run's begin */
 	uint64_t loff;		/* part offset of the run's begin */
 };
@@ -572,10 +575,18 @@ add_piece(void *ctx, uint64_t goff, uint64_t loff, uint64_t len)
 	p->v[p->n].goff = goff;
 	p->v[p->n].len = len;
 	p->v[p->n].loff = loff - p->vbase + p->loff;
+	p->v[p->n].ep = p->ep;
 	p->v[p->n].prio = p->prio;
 	p->v[p->n].part = p->part;
 	p->n++;
 	return 0;
+}
+
+/* x wins over y where both hold a byte */
+static int
+wins(const struct piece *x, const struct piece *y)
+{
+	return x->ep != y->ep ? x->ep < y->ep : x->prio < y->prio;
 }
 
 static int
@@ -585,7 +596,7 @@ cmp_piece(const void *a, const void *b)
 
 	if (x->goff != y->goff)
 		return x->goff < y->goff ? -1 : 1;
-	return (x->prio > y->prio) - (x->prio < y->prio);
+	return wins(y, x) - wins(x, y);
 }
 
 /* The pieces of one run of part r inside [a, b). */
@@ -603,6 +614,7 @@ collect_run(const struct gfsp_layout *l, int r, uint64_t j,
 	/* part bytes from the run's start on: a short part leaves holes */
 	avail = l->part_size[r] - run->loff;
 	p->part = r;
+	p->ep = UINT64_MAX - run->epoch;
 	p->prio = (uint64_t)r << 32 | (UINT32_MAX - (j & UINT32_MAX));
 	p->loff = run->loff;
 	if (v == NULL) {
@@ -658,7 +670,7 @@ struct heap {
 static int
 heap_less(const struct heap *h, size_t i, size_t j)
 {
-	return h->pc[h->v[i]].prio < h->pc[h->v[j]].prio;
+	return wins(&h->pc[h->v[i]], &h->pc[h->v[j]]);
 }
 
 static void

@@ -26,6 +26,7 @@ struct lrun {
 	uint64_t loff;			/* part offset of the first byte */
 	uint64_t bytes;			/* part bytes the run holds */
 	uint64_t clip;			/* nothing at or past it counts */
+	uint64_t epoch;			/* the writes' epoch (splitfile.h) */
 };
 
 struct gfsp_runlog {
@@ -35,6 +36,7 @@ struct gfsp_runlog {
 	uint64_t n, cap;
 	int pend;			/* a contiguous block is growing */
 	uint64_t pg, plen, ploff;
+	uint64_t epoch;			/* of the writes from now on */
 };
 
 struct gfsp_runlog *
@@ -99,6 +101,7 @@ push_run(struct gfsp_runlog *rl, struct gfsp_error *err)
 	nr = &rl->runs[rl->n++];
 	memset(nr, 0, sizeof(*nr));
 	nr->clip = UINT64_MAX;
+	nr->epoch = rl->epoch;
 	return nr;
 }
 
@@ -110,8 +113,10 @@ last_open(const struct gfsp_runlog *rl, int kind)
 	if (rl->n == 0)
 		return NULL;
 	r = &rl->runs[rl->n - 1];
-	/* a truncated run is sealed: extending it would undo the cut */
-	return r->kind == kind && r->clip == UINT64_MAX ? r : NULL;
+	/* a truncated run is sealed: extending it would undo the cut; a
+	 * run of an earlier epoch too: its writes come before the new ones */
+	return r->kind == kind && r->clip == UINT64_MAX &&
+	    r->epoch == rl->epoch ? r : NULL;
 }
 
 /* The last run if the pending block can join it, else NULL. */
@@ -241,6 +246,24 @@ gfsp_runlog_truncate(struct gfsp_runlog *rl, uint64_t size)
 		rl->runs[i].clip = GFSP_MIN(rl->runs[i].clip, size);
 }
 
+int
+gfsp_runlog_set_epoch(struct gfsp_runlog *rl, uint64_t epoch,
+		      struct gfsp_error *err)
+{
+	int rc;
+
+	if (epoch == rl->epoch)
+		return 0;
+	if (epoch < rl->epoch)
+		return gfsp_error_set(err, GFSP_EINVAL, "write epoch %llu "
+		    "after %llu: epochs only grow", (unsigned long long)epoch,
+		    (unsigned long long)rl->epoch);
+	rc = close_pending(rl, err);	/* the block is the old epoch's */
+	if (rc == 0)
+		rl->epoch = epoch;
+	return rc;
+}
+
 uint64_t
 gfsp_runlog_nruns(const struct gfsp_runlog *rl)
 {
@@ -330,6 +353,7 @@ export_run(struct xport *x, const struct lrun *r, struct gfsp_run *out,
 	int rc;
 
 	out->loff = r->loff;
+	out->epoch = r->epoch;
 	if (r->kind == RUN_VIEW) {
 		out->begin = r->begin;
 		out->end = GFSP_MIN(r->end, r->clip);

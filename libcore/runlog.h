@@ -50,6 +50,14 @@ int gfsp_runlog_view(struct gfsp_runlog *rl, uint32_t id, uint64_t begin,
  * it any more (MPI_File_set_size).  Later writes may extend it again. */
 void gfsp_runlog_truncate(struct gfsp_runlog *rl, uint64_t size);
 
+/*
+ * Writes from now on belong to `epoch` (splitfile.h: a later epoch wins
+ * over an earlier one where runs overlap).  Epochs never go back; no run
+ * spans two of them.
+ */
+int gfsp_runlog_set_epoch(struct gfsp_runlog *rl, uint64_t epoch,
+			  struct gfsp_error *err);
+
 /* Runs so far (a pending block counts as one). */
 uint64_t gfsp_runlog_nruns(const struct gfsp_runlog *rl);
 

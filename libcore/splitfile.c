@@ -507,6 +507,15 @@ gfsp_split_write_view(struct gfsp_split_writer *w, uint32_t id,
 	return rc;
 }
 
+int
+gfsp_split_set_epoch(struct gfsp_split_writer *w, uint64_t epoch,
+		     struct gfsp_error *err)
+{
+	int rc = run_mode(w, err);
+
+	return rc ? rc : gfsp_runlog_set_epoch(w->log, epoch, err);
+}
+
 void
 gfsp_split_truncate(struct gfsp_split_writer *w, uint64_t size)
 {

@@ -30,7 +30,7 @@
 #include "gfsplit.h"
 #include "store.h"
 
-#define GFSP_FORMAT_VERSION	2	/* reads 1 and 2 */
+#define GFSP_FORMAT_VERSION	3	/* reads 1, 2 and 3 */
 #define GFSP_MARKER_NAME		"gfsplit.meta"
 #define GFSP_XATTR_NAME		"user.gfsplit"
 #define GFSP_SEG_SIZE_DEFAULT	(1u << 20)	/* checksum segment: 1 MiB */
@@ -77,9 +77,14 @@ struct gfsp_marker {
  * A run (format v2): the bytes of one of the record's views that lie in
  * global [begin, end), stored in the part densely from `loff` on, in
  * increasing global order.  `view` indexes the record's views (0 is `view`,
- * 1.. are xviews[0..]); GFSP_RUN_DENSE means every byte (no view).  Where
- * runs of one record overlap, the later run holds the data (an overwrite);
- * where records of different ranks overlap, the lowest rank does.
+ * 1.. are xviews[0..]); GFSP_RUN_DENSE means every byte (no view).
+ * `epoch` (v3) orders writes in time across ranks: the MPI-IO library
+ * starts a new one at every MPI_File_sync and around every collective
+ * call, so a write that MPI says came later (sync-barrier-sync between
+ * them, or a later collective call) has the higher epoch.  Where runs
+ * overlap, the run of the highest epoch holds the data; in one epoch, the
+ * lowest rank's (MPI leaves that undefined; the seed's rule); in one
+ * rank and epoch, the later run's (an overwrite).
  */
 #define GFSP_RUN_DENSE	UINT32_MAX
 
@@ -87,6 +92,7 @@ struct gfsp_run {
 	uint32_t view;
 	uint64_t begin, end;
 	uint64_t loff;
+	uint64_t epoch;
 };
 
 struct gfsp_locrec {
@@ -195,6 +201,8 @@ uint64_t gfsp_split_part_size(const struct gfsp_split_writer *w);
  * gfsp_split_write_at: buf holds global [goff, goff + len).
  * gfsp_split_write_view: buf holds the bytes of view id in global
  *   [begin, end), in order; len must be their number.
+ * gfsp_split_set_epoch: the writes from now on belong to `epoch` (struct
+ *   gfsp_run); epochs only grow.
  * gfsp_split_truncate: the file was cut to size bytes (collectively).
  * gfsp_split_nruns: runs recorded so far (patterns fold into one).
  */
@@ -205,6 +213,8 @@ int gfsp_split_write_at(struct gfsp_split_writer *w, uint64_t goff,
 int gfsp_split_write_view(struct gfsp_split_writer *w, uint32_t id,
 			 uint64_t begin, uint64_t end, const void *buf,
 			 size_t len, struct gfsp_error *err);
+int gfsp_split_set_epoch(struct gfsp_split_writer *w, uint64_t epoch,
+			 struct gfsp_error *err);
 void gfsp_split_truncate(struct gfsp_split_writer *w, uint64_t size);
 /*
  * Run mode, a file opened again: the new file replaces `path`, which holds

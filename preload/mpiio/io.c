@@ -306,6 +306,8 @@ write_stream(struct sfile *f, uint64_t s, const void *data, uint64_t n,
 
 	if (n == 0)
 		return 0;
+	if ((rc = gfsp_split_set_epoch(f->w, f->epoch, err)) != 0)
+		return rc;
 	if (!f->dense && gfsp_view_total(&f->view) != UINT64_MAX &&
 	    s + n > gfsp_view_total(&f->view))
 		return gfsp_error_set(err, GFSP_EINVAL, "'%s': write past the "
@@ -337,6 +339,8 @@ sf_io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
 
 	*bytes = 0;
 	gfsp_error_clear(&err);
+	if (flags & SF_COLL)
+		sf_next_epoch(f);
 	if (count < 0 || MPI_Type_size_x(type, &tsz) != MPI_SUCCESS)
 		rc = gfsp_error_set(&err, GFSP_EINVAL, "'%s': bad count or "
 		    "datatype", f->path);
@@ -385,8 +389,10 @@ sf_io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
 	free(packed);
 	if (rc == 0 && !(flags & SF_AT))
 		f->pos += (MPI_Offset)(got / f->etype_size);
-	if (flags & SF_COLL)
+	if (flags & SF_COLL) {
 		rc = agree(f, rc, &err);
+		sf_next_epoch(f);
+	}
 	if (rc)
 		return sf_fail(f, &err);
 	*bytes = (MPI_Count)got;
@@ -508,6 +514,7 @@ sf_set_size(struct sfile *f, MPI_Offset size, int grow_only)
 		    "file size", &err);
 	if (rc)
 		return sf_fail(f, &err);
+	sf_next_epoch(f);	/* writes after the cut are not cut */
 	if (grow_only) {
 		f->size = GFSP_MAX(all, (uint64_t)size);
 		return MPI_SUCCESS;
@@ -518,8 +525,17 @@ sf_set_size(struct sfile *f, MPI_Offset size, int grow_only)
 	return MPI_SUCCESS;
 }
 
+void
+sf_next_epoch(struct sfile *f)
+{
+	f->epoch++;
+}
+
 /* Collective: the parts are on stable storage, and every rank knows the
- * size all writes made. */
+ * size all writes made; writes after it are MPI-later than those before
+ * it on every rank (with the barrier of sync-barrier-sync, MPI 4.1
+ * section 14.6.1, the program orders them; without it MPI leaves their
+ * order open, and the epoch orders them as time did: the sync agrees). */
 int
 sf_sync(struct sfile *f)
 {
@@ -539,6 +555,7 @@ sf_sync(struct sfile *f)
 		    MPI_UINT64_T, MPI_MAX, f->comm),
 		    "cannot agree on the file size", &err);
 	rc = agree(f, rc, &err);
+	sf_next_epoch(f);
 	if (rc)
 		return sf_fail(f, &err);
 	f->size = all;

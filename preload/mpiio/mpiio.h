@@ -62,6 +62,11 @@ struct sfile {
 	MPI_Win shwin;		/* shared file pointer, on rank 0 (shared.c) */
 	MPI_Offset *shptr;	/* rank 0: the window's memory */
 	uint64_t size;		/* logical size as this rank knows it */
+	/* the writes' epoch (splitfile.h): every rank counts the same
+	 * collective calls, so it is the same on every rank between two of
+	 * them without a message; +1 at MPI_File_sync and on entering and
+	 * leaving each collective call (sf_next_epoch) */
+	uint64_t epoch;
 
 	/* split collective: result of the _begin for its _end */
 	int split_active;
@@ -112,6 +117,8 @@ int sf_seek(struct sfile *f, MPI_Offset off, int whence);
 int sf_get_size(struct sfile *f, MPI_Offset *size);
 int sf_set_size(struct sfile *f, MPI_Offset size, int grow_only);
 int sf_sync(struct sfile *f);
+/* A collective call begins or ends: later writes are MPI-later. */
+void sf_next_epoch(struct sfile *f);
 /* The bytes of the view below f->size: where MPI_SEEK_END points. */
 uint64_t sf_stream_size(const struct sfile *f);
 

@@ -10,7 +10,10 @@
 # result is a split file that stat-layout checks and gfsplit-merge turns
 # into MPICH's bytes exactly (the program's model depends on the rank
 # count, so a file is checked with as many ranks as wrote it).  Also:
-# MPI_MODE_DELETE_ON_CLOSE on an old file removes it, as MPICH does.
+# MPI_MODE_DELETE_ON_CLOSE on an old file removes it, as MPICH does; and
+# overlapping writes that MPI orders in time (sync-barrier-sync, later
+# collective calls, a nonblocking collective over a collective's zeros)
+# keep the later write, as under MPICH (format v3 epochs).
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/mpiio_lib.sh"
 mpiio_setup "$UNIT/mpi_rdwr" "MPI-IO read-write tests"
@@ -49,6 +52,20 @@ is_split "the plain file became a split directory" "$TMPD/q.sel" &&
 	check "it reads back as the model's updated file" pre 3 "" check "$TMPD/q.sel" updated
 check "merge it" mpirun_n 2 "$BIN/gfsplit-merge" "$TMPD/q.sel" "$TMPD/q.merged"
 same_bytes "merged, it equals MPICH's updated file" "$TMPD/p3" "$TMPD/q.merged"
+
+# what MPI orders, the later write wins (mpi_rdwr order)
+for n in 1 2 3; do
+	a=$TMPD/o$n b=$TMPD/o$n.split
+	check "$n ranks: MPICH: ordered overlapping writes keep the later one" plain "$n" order "$a"
+	check "$n ranks: MPICH: the file is the model's" plain "$n" check "$a" ordered
+	check "$n ranks: the preload: ordered overlapping writes keep the later one, read back after sync" \
+		pre "$n" "$TMPD/*.split" order "$b"
+	is_split "$n ranks: it is a split directory" "$b" || continue
+	check "$n ranks: stat-layout --check of it" "$BIN/stat-layout" --check "$b"
+	check "$n ranks: it reads back through the preload as the model's" pre "$n" "" check "$b" ordered
+	check "$n ranks: gfsplit-merge of it" mpirun_n 2 "$BIN/gfsplit-merge" "$b" "$b.merged"
+	same_bytes "$n ranks: merged, it equals what MPICH wrote" "$a" "$b.merged"
+done
 
 # delete on close: the old file goes too
 check "the preload creates d.split, 2 ranks" pre 2 "$TMPD/*.split" create "$TMPD/d.split"

@@ -17,8 +17,19 @@
  *                          past the cut (a hole between)
  *   mpi_rdwr delete FILE   opens FILE RDWR with MPI_MODE_DELETE_ON_CLOSE,
  *                          writes, reads it back, closes: FILE is gone
+ *   mpi_rdwr order FILE    creates FILE and writes what MPI orders in time
+ *                          over what it overwrites (MPI 4.1 14.6.1): rank
+ *                          0 writes 50 bytes at 0, sync, barrier, sync,
+ *                          rank N-1 writes 50 others there; a write_at_all
+ *                          of every rank's block, then a second one where
+ *                          each rank patches its neighbour's block; a
+ *                          write_at_all of zeros, then an iwrite_at_all of
+ *                          the real bytes over the neighbour's zeros (a
+ *                          two-phase variable put); the later write must
+ *                          win everywhere, read back after a sync
  *   mpi_rdwr check FILE STATE   reads the whole file (every rank) and
- *                          compares it with STATE: created, updated, cut
+ *                          compares it with STATE: created, updated, cut,
+ *                          ordered
  *
  * Exit 0 if every check passed on every rank; otherwise 1 and one line per
  * failure on stderr ("mpi_rdwr: rank R: ...").
@@ -83,6 +94,19 @@ model(const char *state, long long g)
 		if (g >= half + 1000 && g < half + 1000 + PATCH)
 			return patch_byte(0, g - half - 1000);
 		return g < half + 1000 + PATCH ? 0 : -1;
+	}
+	if (strcmp(state, "ordered") == 0) {
+		if (g < PATCH)		/* rank N-1's, after rank 0's */
+			return patch_byte(nprocs - 1, 500 + g);
+		if (g < B)
+			return g < (nprocs + 1) * (long long)B ? 0 : -1;
+		if (g >= (2LL * nprocs + 1) * B)
+			return -1;
+		r = (int)((g - B) / B) % nprocs;	/* block of rank r */
+		i = g - (B + r * (long long)B + 100);
+		if (g < (nprocs + 1) * (long long)B && i >= 0 && i < PATCH)
+			return patch_byte((r + nprocs - 1) % nprocs, i);
+		return base_byte(g);
 	}
 	if (strcmp(state, "updated") == 0) {
 		for (r = 0; r < nprocs; r++) {
@@ -205,6 +229,62 @@ do_update(const char *path)
 	check_mpi(MPI_File_close(&fh), "close");
 }
 
+/* The block of rank r in the second (k 0) or third (k 1) region. */
+static long long
+block_of(int k, int r)
+{
+	return (1 + (long long)k * nprocs + r) * B;
+}
+
+static void
+do_order(const char *path)
+{
+	unsigned char *buf = calloc(1, B);
+	int next = (rank + 1) % nprocs, i, k;
+	MPI_Request req;
+	MPI_File fh;
+
+	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
+	    MPI_MODE_RDWR, MPI_INFO_NULL, &fh), "open CREATE|RDWR"))
+		goto out;
+	/* sync-barrier-sync: rank N-1's bytes are the later ones */
+	if (rank == 0)
+		put_patch(fh, 0, 500 * (nprocs == 1));
+	check_mpi(MPI_File_sync(fh), "sync");
+	MPI_Barrier(MPI_COMM_WORLD);
+	check_mpi(MPI_File_sync(fh), "sync");
+	if (rank == nprocs - 1)
+		put_patch(fh, 0, 500);
+	/* two collective calls: the second patches the neighbour's block */
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < B; i++)
+			buf[i] = k ? 0 : base_byte(block_of(k, rank) + i);
+		check_mpi(MPI_File_write_at_all(fh, block_of(k, rank), buf, B,
+		    MPI_BYTE, MPI_STATUS_IGNORE), "write_at_all");
+	}
+	for (i = 0; i < PATCH; i++)
+		buf[i] = patch_byte(rank, i);
+	check_mpi(MPI_File_write_at_all(fh, block_of(0, next) + 100, buf,
+	    PATCH, MPI_BYTE, MPI_STATUS_IGNORE), "write_at_all (patch)");
+	/* the zeros of region 1, then the neighbour's real bytes */
+	for (i = 0; i < B; i++)
+		buf[i] = base_byte(block_of(1, next) + i);
+	if (check_mpi(MPI_File_iwrite_at_all(fh, block_of(1, next), buf, B,
+	    MPI_BYTE, &req), "iwrite_at_all") == 0)
+		check_mpi(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait");
+	check_mpi(MPI_File_sync(fh), "sync");
+	MPI_Barrier(MPI_COMM_WORLD);
+	check_mpi(MPI_File_sync(fh), "sync");
+	expect(fh, "ordered", 0, B, "the later of two ordered writes at 0");
+	expect(fh, "ordered", block_of(0, rank), B,
+	    "a block patched by a later collective call");
+	expect(fh, "ordered", block_of(1, rank), B,
+	    "zeros overwritten by a later nonblocking collective");
+	check_mpi(MPI_File_close(&fh), "close");
+out:
+	free(buf);
+}
+
 static void
 do_cut(const char *path)
 {
@@ -265,8 +345,9 @@ main(int argc, char **argv)
 	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
 	if (argc < 3 || (strcmp(argv[1], "check") == 0 && argc < 4)) {
 		if (rank == 0)
-			fprintf(stderr, "usage: mpi_rdwr create|update|cut|delete "
-			    "FILE | check FILE created|updated|cut\n");
+			fprintf(stderr, "usage: mpi_rdwr create|update|cut|"
+			    "delete|order FILE | check FILE created|updated|"
+			    "cut|ordered\n");
 		MPI_Finalize();
 		return 2;
 	}
@@ -278,6 +359,8 @@ main(int argc, char **argv)
 		do_cut(argv[2]);
 	else if (strcmp(argv[1], "delete") == 0)
 		do_delete(argv[2]);
+	else if (strcmp(argv[1], "order") == 0)
+		do_order(argv[2]);
 	else
 		do_check(argv[2], argv[3]);
 	MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

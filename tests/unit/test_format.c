@@ -184,7 +184,7 @@ test_marker(void)
 	gfsp_error_clear(&err);
 	rc = gfsp_marker_decode(copy, len, "gfsplit.meta", &d, &err);
 	ok(rc == GFSP_EVERSION && strcmp(err.msg, "gfsplit.meta: format "
-	    "version 9 is not supported by this gfsplit (reads version 2)")
+	    "version 9 is not supported by this gfsplit (reads version 3)")
 	    == 0, "newer marker version: %s", err.msg);
 
 	/* signed but inconsistent */
@@ -275,7 +275,8 @@ same_locfile(const struct gfsp_locfile *a, const struct gfsp_locfile *b)
 			if (x->runs[k].view != y->runs[k].view ||
 			    x->runs[k].begin != y->runs[k].begin ||
 			    x->runs[k].end != y->runs[k].end ||
-			    x->runs[k].loff != y->runs[k].loff)
+			    x->runs[k].loff != y->runs[k].loff ||
+			    x->runs[k].epoch != y->runs[k].epoch)
 				return 0;
 	}
 	return 1;
@@ -297,12 +298,12 @@ rec_offset(const unsigned char *buf, uint32_t i)
 		uint32_t nx;
 
 		p += 64 + hl + 16 * alen;
-		/* the v2 tail: extra views, then runs */
+		/* the v2 tail: extra views, then runs (v3: of 36 bytes) */
 		nx = rd32(buf + p);
 		p += 4;
 		while (nx-- > 0)
 			p += 40 + 16 * rd64(buf + p + 32);
-		p += 8 + 28 * rd64(buf + p);
+		p += 8 + (rd32(buf + 8) >= 3 ? 36 : 28) * rd64(buf + p);
 	}
 	return p;
 }
@@ -515,7 +516,7 @@ test_locfile_corrupt(void)
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
 	ok(rc == GFSP_EVERSION && strcmp(err.msg, "loc.1: format version 9 is "
-	    "not supported by this gfsplit (reads version 2)") == 0,
+	    "not supported by this gfsplit (reads version 3)") == 0,
 	    "newer version: %s", err.msg);
 
 	p0 = rec_offset(buf, 0);
@@ -753,25 +754,56 @@ test_runs(void)
 	    o1, l1, &err);
 	lf.recs[0].nruns = 3;
 	lf.recs[0].runs = calloc(3, sizeof(*lf.recs[0].runs));
-	lf.recs[0].runs[0] = (struct gfsp_run){ GFSP_RUN_DENSE, 0, 4096, 0 };
+	lf.recs[0].runs[0] = (struct gfsp_run){ GFSP_RUN_DENSE, 0, 4096, 0,
+						7 };
 	lf.recs[0].runs[1] = (struct gfsp_run){ 1, 100, 100 + 136 * 4096,
-						4096 };
-	lf.recs[0].runs[2] = (struct gfsp_run){ 2, 64, 640, 4096 + 32768 };
+						4096, 0 };
+	lf.recs[0].runs[2] = (struct gfsp_run){ 2, 64, 640, 4096 + 32768,
+						(uint64_t)1 << 40 };
 	gfsp_error_clear(&err);
 	rc = gfsp_locfile_encode(&lf, &buf, &len, &err);
-	ok(rc == 0, "v2 location file with runs encodes (%zu bytes)", len);
+	ok(rc == 0 && rd32(buf + 8) == 3,
+	    "v3 location file with runs encodes (%zu bytes)", len);
 	rc = gfsp_locfile_decode(buf, len, "loc.1", &d, &err);
 	ok(rc == 0 && same_locfile(&lf, &d) && d.recs[0].nruns == 3 &&
 	    d.recs[0].runs[1].view == 1 && d.recs[0].xviews[0].extent == 136 &&
-	    d.recs[1].nruns == 0, "views and runs round trip: %s", err.msg);
+	    d.recs[0].runs[2].epoch == (uint64_t)1 << 40 &&
+	    d.recs[1].nruns == 0, "views, runs and epochs round trip: %s",
+	    err.msg);
 	gfsp_locfile_free(&d);
+
+	/* v2: the same file with no epoch in any run reads as epoch 0 */
+	{
+		size_t r0 = rec_offset(buf, 1) - 3 * 36, k, n2 = 0;
+		unsigned char *v2 = malloc(len);
+
+		memcpy(v2, buf, r0);
+		n2 = r0;
+		for (k = 0; k < 3; k++) {
+			memcpy(v2 + n2, buf + r0 + 36 * k, 28);
+			n2 += 28;
+		}
+		memcpy(v2 + n2, buf + r0 + 3 * 36, len - (r0 + 3 * 36));
+		n2 += len - (r0 + 3 * 36);
+		v2[8] = 2;
+		resign(v2, n2);
+		rc = gfsp_locfile_decode(v2, n2, "loc.1", &d, &err);
+		ok(rc == 0 && d.recs[0].nruns == 3 &&
+		    d.recs[0].runs[2].loff == 4096 + 32768 &&
+		    d.recs[0].runs[0].epoch == 0 &&
+		    d.recs[0].runs[2].epoch == 0 && d.recs[2].nruns == 0,
+		    "a format v2 location file (runs without epochs) still "
+		    "reads, in epoch 0: %s", err.msg);
+		gfsp_locfile_free(&d);
+		free(v2);
+	}
 	ok(gfsp_locrec_view(&lf.recs[0], 2) == &lf.recs[0].xviews[1] &&
 	    gfsp_locrec_view(&lf.recs[0], 3) == NULL &&
 	    gfsp_locrec_view(&lf.recs[0], GFSP_RUN_DENSE) == NULL,
 	    "gfsp_locrec_view indexes view 0, the extra views, nothing else");
 
 	/* a run naming a view that does not exist */
-	p = rec_offset(buf, 1) - 28;	/* the last run of record 0 */
+	p = rec_offset(buf, 1) - 36;	/* the last run of record 0 */
 	buf[p] = 7;
 	resign(buf, len);
 	gfsp_error_clear(&err);

@@ -746,7 +746,7 @@ test_damage(void)
 		case D_LOC_VERSION:
 			snprintf(want, sizeof(want), "%s/loc.0: format version "
 			    "9 is not supported by this gfsplit (reads version "
-			    "2)", dst);
+			    "%d)", dst, GFSP_FORMAT_VERSION);
 			ok(rc == GFSP_EVERSION && strcmp(err.msg, want) == 0,
 			    "newer location file: %s", err.msg);
 			break;
