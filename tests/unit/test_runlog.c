@@ -243,6 +243,47 @@ test_overwrite_truncate(void)
 	model_free(&m);
 }
 
+/*
+ * Epochs: writes that would fold into one run do not across an epoch
+ * (each run keeps its own), and epochs never go back.
+ */
+static void
+test_epochs(void)
+{
+	struct gfsp_split_writer *w;
+	const struct gfsp_run *run;
+	struct gfsp_layout *l = NULL;
+	struct gfsp_error err;
+	struct model m;
+	char path[4200];
+	uint64_t n = 0;
+	int rc;
+
+	model_init(&m, 4096);
+	w = open_writer("epochs", path, sizeof(path));
+	if (w) {
+		put_at(w, &m, 0, 100);
+		gfsp_error_clear(&err);
+		rc = gfsp_split_set_epoch(w, 3, &err);
+		put_at(w, &m, 100, 100);	/* would continue the first */
+		put_at(w, &m, 200, 100);	/* continues the second */
+		ok(rc == 0 && gfsp_split_set_epoch(w, 1, &err) == GFSP_EINVAL &&
+		    strstr(err.msg, "epochs only grow"),
+		    "an epoch does not go back: %s", err.msg);
+		gfsp_error_clear(&err);
+		finish_and_compare(w, &m, path, 0, "two epochs", 2);
+	}
+	gfsp_error_clear(&err);
+	rc = gfsp_layout_open(path, &l, &err);
+	run = rc == 0 ? gfsp_layout_runs(l, 0, &n) : NULL;
+	ok(rc == 0 && n == 2 && run[0].epoch == 0 && run[0].end == 100 &&
+	    run[1].epoch == 3 && run[1].begin == 100 && run[1].end == 300,
+	    "a run per epoch, each with its epoch (%llu runs)",
+	    (unsigned long long)n);
+	gfsp_layout_close(l);
+	model_free(&m);
+}
+
 /* The most blocks a view of a run of rank 0 has, as stored (-1: error). */
 static int64_t
 stored_blocks(const char *path)
@@ -387,6 +428,7 @@ main(int argc, char **argv)
 	test_ior_pattern();
 	test_view_runs();
 	test_overwrite_truncate();
+	test_epochs();
 	fold_case(0);
 	fold_case(1);
 	test_random();
