@@ -189,7 +189,7 @@ begin(void)
 	char size[32], block[32];
 	int level = MPI_THREAD_SINGLE, nprocs, rc;
 
-	ch_inside = 1;
+	hk_inside = 1;
 	MPI_Comm_rank(MPI_COMM_WORLD, &ch_rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
 	MPI_Query_thread(&level);
@@ -235,7 +235,7 @@ begin(void)
 		    gfsp_cache_transport(cache), level == MPI_THREAD_MULTIPLE ?
 		    "" : "; only the thread that called MPI_Init uses it");
 out:
-	ch_inside = 0;
+	hk_inside = 0;
 }
 
 /* Rank 0: the summed statistics where GFSPLIT_CACHE_STATS says. */
@@ -285,7 +285,7 @@ end(void)
 	c = ch_stop(&opened);
 	if (c == NULL)
 		return;
-	ch_inside = 1;
+	hk_inside = 1;
 	if (conf.stats != NULL) {
 		gfsp_error_clear(&err);
 		MPI_Comm_size(comm, &nprocs);
@@ -300,7 +300,7 @@ end(void)
 	gfsp_cache_destroy(c);
 	cache = NULL;
 	MPI_Comm_free(&comm);
-	ch_inside = 0;
+	hk_inside = 0;
 }
 
 /* ------------------------------------------------------ the MPI calls */

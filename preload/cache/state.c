@@ -15,7 +15,6 @@
  * call it does not see) is dropped by the next open that returns it.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -42,11 +41,8 @@ struct ch_fd {
 	char *path;		/* the path the cache opened */
 };
 
-struct ch_libc ch_libc;
-__thread int ch_inside;
 int ch_rank;
 
-static pthread_once_t resolved = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct ch_fd **tab;	/* [ntab] */
@@ -59,54 +55,6 @@ static struct gfsp_cache *cache;
 static char *patterns;		/* GFSPLIT_CACHE_FILES */
 static int verbose;
 static uint64_t nopened;	/* files opened through the cache */
-
-/* ------------------------------------------------------------- libc */
-
-static void
-resolve(void)
-{
-#define FIND(field, sym) (*(void **)&ch_libc.field = dlsym(RTLD_NEXT, sym))
-	FIND(open, "open");
-	FIND(open64, "open64");
-	FIND(openat, "openat");
-	FIND(openat64, "openat64");
-	FIND(open_2, "__open_2");
-	FIND(open64_2, "__open64_2");
-	FIND(openat_2, "__openat_2");
-	FIND(openat64_2, "__openat64_2");
-	FIND(close, "close");
-	FIND(read, "read");
-	FIND(read_chk, "__read_chk");
-	FIND(pread, "pread");
-	FIND(pread64, "pread64");
-	FIND(pread_chk, "__pread_chk");
-	FIND(pread64_chk, "__pread64_chk");
-	FIND(lseek, "lseek");
-	FIND(dup2, "dup2");
-	FIND(dup3, "dup3");
-	FIND(close_range, "close_range");
-	FIND(closefrom, "closefrom");
-	FIND(fopen, "fopen");
-	FIND(fopen64, "fopen64");
-	FIND(fdopen, "fdopen");
-	FIND(freopen, "freopen");
-	FIND(freopen64, "freopen64");
-#undef FIND
-}
-
-void
-ch_libc_resolve(void)
-{
-	pthread_once(&resolved, resolve);
-}
-
-/* Early, while the process is one thread; the lazy path covers calls
- * from constructors that run before this one. */
-__attribute__((constructor)) static void
-ch_init(void)
-{
-	ch_libc_resolve();
-}
 
 static void
 child_after_fork(void)
@@ -188,7 +136,7 @@ pseudo_fs(int fd)
 /* In a fork child nothing is tracked: it never takes the lock, which
  * another thread of the parent may have held at the fork. */
 int
-ch_tracked(int fd)
+hk_tracked(int fd)
 {
 	unsigned n = __atomic_load_n(&ntab, __ATOMIC_ACQUIRE);
 
@@ -211,24 +159,24 @@ drop(int fd)
 }
 
 void
-ch_forget(int fd)
+hk_forget(int fd)
 {
-	int was = ch_inside;
+	int was = hk_inside;
 
-	if (!ch_tracked(fd))
+	if (!hk_tracked(fd))
 		return;
-	ch_inside = 1;
+	hk_inside = 1;
 	pthread_mutex_lock(&lock);
 	drop(fd);
 	pthread_mutex_unlock(&lock);
-	ch_inside = was;
+	hk_inside = was;
 }
 
 void
-ch_forget_range(unsigned lo, unsigned hi)
+hk_forget_range(unsigned lo, unsigned hi)
 {
 	unsigned n = __atomic_load_n(&ntab, __ATOMIC_ACQUIRE), fd;
-	int was = ch_inside;
+	int was = hk_inside;
 
 	if (forked)
 		return;
@@ -236,27 +184,47 @@ ch_forget_range(unsigned lo, unsigned hi)
 		hi = n - 1;
 	if (n == 0 || lo > hi)
 		return;
-	ch_inside = 1;
+	hk_inside = 1;
 	pthread_mutex_lock(&lock);
 	for (fd = lo; fd <= hi; fd++)
 		if (tab[fd] != NULL)
 			drop((int)fd);
 	pthread_mutex_unlock(&lock);
-	ch_inside = was;
+	hk_inside = was;
 }
 
 off_t
-ch_size(int fd)
+hk_size(int fd)
 {
 	off_t size = -1;
 
-	if (!ch_tracked(fd))
+	if (!hk_tracked(fd))
 		return -1;
 	pthread_mutex_lock(&lock);
 	if (tab[fd] != NULL)
 		size = (off_t)tab[fd]->size;
 	pthread_mutex_unlock(&lock);
 	return size;
+}
+
+/* A cached descriptor is the real file: its offset and what stat says
+ * are the kernel's. */
+int
+hk_seek(int fd, off_t off, int whence, off_t *pos)
+{
+	return 0;
+}
+
+int
+hk_fstat(int fd, struct stat *st)
+{
+	return 0;
+}
+
+int
+hk_stat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	return 0;
 }
 
 /* fd (a regular file of path, opened read-only) into the table. */
@@ -314,42 +282,42 @@ track(int fd, const char *path)
 }
 
 int
-ch_wanted(const char *path)
+hk_wanted(const char *path)
 {
-	return !ch_inside && thread_ok() && selected(path);
+	return !hk_inside && thread_ok() && selected(path);
 }
 
 int
-ch_opened(int fd, int dirfd, const char *path, int flags)
+hk_opened(int fd, int dirfd, const char *path, int flags)
 {
 	int saved = errno;
 
-	if (fd < 0 || ch_inside)
+	if (fd < 0 || hk_inside)
 		return fd;
 	/* a number we still hold was closed where we could not see it */
-	ch_forget(fd);
+	hk_forget(fd);
 	if ((flags & O_ACCMODE) == O_RDONLY &&
 	    !(flags & (O_PATH | O_TRUNC | O_DIRECTORY)) &&
-	    (dirfd == AT_FDCWD || path[0] == '/') && ch_wanted(path)) {
-		ch_inside = 1;
+	    (dirfd == AT_FDCWD || path[0] == '/') && hk_wanted(path)) {
+		hk_inside = 1;
 		track(fd, path);
-		ch_inside = 0;
+		hk_inside = 0;
 	}
 	errno = saved;
 	return fd;
 }
 
 int
-ch_try_read(int fd, void *buf, size_t n, int64_t off, size_t *got)
+hk_try_read(int fd, void *buf, size_t n, int64_t off, size_t *got)
 {
 	struct gfsp_error err;
 	struct ch_fd *e;
 	int64_t pos = off;
 	int saved = errno, served = 0, rc;
 
-	if (ch_inside || !ch_tracked(fd) || !thread_ok())
+	if (hk_inside || !hk_tracked(fd) || !thread_ok())
 		return 0;
-	ch_inside = 1;
+	hk_inside = 1;
 	pthread_mutex_lock(&lock);
 	e = tab[fd];
 	if (!live || e == NULL)
@@ -371,7 +339,7 @@ ch_try_read(int fd, void *buf, size_t n, int64_t off, size_t *got)
 	served = 1;
 out:
 	pthread_mutex_unlock(&lock);
-	ch_inside = 0;
+	hk_inside = 0;
 	errno = saved;
 	return served;
 }
@@ -420,9 +388,9 @@ ch_stop(uint64_t *opened)
 {
 	struct gfsp_cache *c;
 	unsigned fd;
-	int was = ch_inside;
+	int was = hk_inside;
 
-	ch_inside = 1;
+	hk_inside = 1;
 	pthread_mutex_lock(&lock);
 	c = cache;
 	*opened = nopened;
@@ -432,6 +400,6 @@ ch_stop(uint64_t *opened)
 			drop((int)fd);
 	cache = NULL;
 	pthread_mutex_unlock(&lock);
-	ch_inside = was;
+	hk_inside = was;
 	return c;
 }

@@ -1,22 +1,21 @@
 /*
- * stdio.c - streams of cached files (hook.h).
+ * stdio.c - streams of the files the backend serves (fdhook.h).
  *
  * glibc's fopen opens and reads with its internal calls, which no hook
- * sees, so a read-only fopen of a selected file returns a cookie stream
- * (fopencookie(3)) instead, over a real descriptor of the file that the
- * hook tracks:
+ * sees, so a read-only fopen of a file the backend wants returns a cookie
+ * stream (fopencookie(3)) instead, over a descriptor the backend took:
  *
  *   FILE  --glibc's buffering: fread, fgets, fgetc, fseek, ftell, ...-->
  *   cookie { fd, pos, size }
- *     read   pread through the cache at pos (fd read directly when the
- *            cache is not there: before MPI_Init is impossible, after
- *            MPI_Finalize, another thread, a fork child)
+ *     read   pread through the backend at pos (fd read directly when the
+ *            backend does not serve it now: the cache before MPI_Init or
+ *            after MPI_Finalize, another thread, a fork child)
  *     seek   pos only; SEEK_END from the size at the open
  *     close  the descriptor, forgotten first
  *
  * The stream keeps its own position and never moves fd's file offset
  * (glibc's own streams read ahead of theirs anyway).  fileno() gives fd,
- * so fstat(fileno(fp)) and friends see the real file.
+ * so fstat(fileno(fp)) and friends answer as for the descriptor.
  */
 #undef _FORTIFY_SOURCE
 #define _GNU_SOURCE
@@ -27,7 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hook.h"
+#include "fdhook.h"
 
 struct cookie {
 	int fd;
@@ -42,10 +41,16 @@ ck_read(void *p, char *buf, size_t n)
 	size_t got;
 	ssize_t r;
 
-	if (ch_try_read(k->fd, buf, n, k->pos, &got))
+	switch (hk_try_read(k->fd, buf, n, k->pos, &got)) {
+	case 1:
 		r = (ssize_t)got;
-	else
+		break;
+	case 0:
 		r = LIBC(pread)(k->fd, buf, n, (off_t)k->pos);
+		break;
+	default:
+		r = -1;
+	}
 	if (r > 0)
 		k->pos += r;
 	return r;
@@ -81,7 +86,7 @@ ck_close(void *p)
 	struct cookie *k = p;
 	int rc;
 
-	ch_forget(k->fd);
+	hk_forget(k->fd);
 	rc = LIBC(close)(k->fd);
 	free(k);
 	return rc;
@@ -105,7 +110,7 @@ cookie_stream(int fd, int64_t pos)
 		return NULL;
 	k->fd = fd;
 	k->pos = pos;
-	k->size = ch_size(fd);
+	k->size = hk_size(fd);
 	if (k->size < 0 || (fp = fopencookie(k, "r", io)) == NULL) {
 		free(k);
 		return NULL;
@@ -153,22 +158,22 @@ open_stream(const char *path, const char *mode,
 	int flags, fd;
 	FILE *fp;
 
-	if (!read_only(mode, &flags) || !ch_wanted(path)) {
+	if (!read_only(mode, &flags) || !hk_wanted(path)) {
 		fp = libc_fopen(path, mode);
 		/* a number we still hold was closed where we could not see
-		 * it (as in ch_opened) */
-		if (fp != NULL && !ch_inside && ch_tracked(fileno(fp)))
-			ch_forget(fileno(fp));
+		 * it (as in hk_opened) */
+		if (fp != NULL && !hk_inside && hk_tracked(fileno(fp)))
+			hk_forget(fileno(fp));
 		return fp;
 	}
-	fd = ch_opened(libc_open(path, flags), AT_FDCWD, path, flags);
+	fd = hk_opened(libc_open(path, flags), AT_FDCWD, path, flags);
 	if (fd < 0)
 		return NULL;
-	fp = ch_tracked(fd) ? cookie_stream(fd, 0) : NULL;
+	fp = hk_tracked(fd) ? cookie_stream(fd, 0) : NULL;
 	/* not taken after all (a FIFO, /proc, no memory, ...): the file is
 	 * open, so wrap it rather than open it again */
 	if (fp == NULL) {
-		ch_forget(fd);
+		hk_forget(fd);
 		fp = LIBC(fdopen)(fd, mode);
 	}
 	if (fp == NULL) {
@@ -183,12 +188,14 @@ open_stream(const char *path, const char *mode,
 FILE *
 fopen(const char *path, const char *mode)
 {
+	HK_CALLER();
 	return open_stream(path, mode, LIBC(open), LIBC(fopen));
 }
 
 FILE *
 fopen64(const char *path, const char *mode)
 {
+	HK_CALLER();
 	return open_stream(path, mode, LIBC(open64), LIBC(fopen64));
 }
 
@@ -204,7 +211,7 @@ fdopen(int fd, const char *mode)
 	off_t pos;
 	FILE *fp;
 
-	if (ch_inside || !ch_tracked(fd) || !read_only(mode, &flags) ||
+	if (hk_inside || !hk_tracked(fd) || !read_only(mode, &flags) ||
 	    (pos = LIBC(lseek)(fd, 0, SEEK_CUR)) < 0 ||
 	    (fp = cookie_stream(fd, pos)) == NULL)
 		return LIBC(fdopen)(fd, mode);
@@ -214,15 +221,15 @@ fdopen(int fd, const char *mode)
 /*
  * freopen closes or replaces the stream's descriptor inside glibc (and
  * keeps a cookie stream's open, to put the new file there): that number
- * is not a cached file any more.  The new stream is glibc's own.
+ * is not the backend's any more.  The new stream is glibc's own.
  */
 FILE *
 freopen(const char *path, const char *mode, FILE *fp)
 {
 	int fd = fp != NULL ? fileno(fp) : -1;
 
-	if (fd >= 0 && !ch_inside)
-		ch_forget(fd);
+	if (fd >= 0 && !hk_inside)
+		hk_forget(fd);
 	return LIBC(freopen)(path, mode, fp);
 }
 
@@ -231,7 +238,7 @@ freopen64(const char *path, const char *mode, FILE *fp)
 {
 	int fd = fp != NULL ? fileno(fp) : -1;
 
-	if (fd >= 0 && !ch_inside)
-		ch_forget(fd);
+	if (fd >= 0 && !hk_inside)
+		hk_forget(fd);
 	return LIBC(freopen64)(path, mode, fp);
 }

@@ -19,6 +19,8 @@
  *   io.c      views, reads and writes, file pointers, sizes, sync,
  *             completed requests for the nonblocking forms
  *   shared.c  the shared file pointer: a one-sided counter on rank 0
+ *   posix.c   split files as regular files to POSIX and stdio calls (the
+ *             backend of the descriptor hook, preload/hook/fdhook.h)
  *   wrap.c    the MPI_File_* symbols: a managed handle goes to file.c,
  *             io.c or shared.c, any other to PMPI_File_*
  */

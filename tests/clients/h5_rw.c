@@ -22,10 +22,12 @@
  * H5Pset_coll_metadata_write); --indep: independent raw data transfers
  * (default collective).
  *
- * read: opens FILE read-only and checks every element of the three
- * datasets and the attributes, each rank a different hyperslab than the
- * writer's (rank r reads rows r, r+N, ...); any rank count, R and C as
- * written.
+ * read: first probes FILE as HDF5 tools do, with POSIX calls (H5Fis_hdf5
+ * and, on rank 0, a serial open with the default sec2 driver that reads
+ * the attribute); then opens it read-only in parallel and checks every
+ * element of the three datasets and the attributes, each rank a
+ * different hyperslab than the writer's (rank r reads rows r, r+N, ...);
+ * any rank count, R and C as written.
  *
  * On success rank 0 prints "h5_rw: MODE N ranks ok"; any failure prints
  * the call and exits 1 on every rank (the ranks agree before exiting).
@@ -190,6 +192,25 @@ do_read(const char *path)
 
 	if (buf == NULL)
 		return 1;
+	/* the probe: the sec2 driver, open(2) and read(2) */
+	if (H5Fis_hdf5(path) <= 0) {
+		fprintf(stderr, "h5_rw: rank %d: H5Fis_hdf5 says '%s' is not "
+		    "an HDF5 file\n", rank, path);
+		return 1;
+	}
+	if (rank == 0) {
+		TRY(file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT));
+		TRY(attr = H5Aopen_by_name(file, "/grid", "version",
+		    H5P_DEFAULT, H5P_DEFAULT));
+		TRY(H5Aread(attr, H5T_NATIVE_INT, ints));
+		TRY(H5Aclose(attr));
+		TRY(H5Fclose(file));
+		if (ints[0] != 1 || ints[3] != 4) {
+			fprintf(stderr, "h5_rw: serial read of /grid/version: "
+			    "%d..%d, expected 1..4\n", ints[0], ints[3]);
+			return 1;
+		}
+	}
 	TRY(fapl = fapl_new());
 	TRY(file = H5Fopen(path, H5F_ACC_RDONLY, fapl));
 	TRY(attr = H5Aopen_by_name(file, "/grid", "version", H5P_DEFAULT,
