@@ -306,6 +306,8 @@ write_stream(struct sfile *f, uint64_t s, const void *data, uint64_t n,
 
 	if (n == 0)
 		return 0;
+	if (f->atomic && (rc = sf_clock_tick(f, &f->epoch, err)) != 0)
+		return rc;
 	if ((rc = gfsp_split_set_epoch(f->w, f->epoch, err)) != 0)
 		return rc;
 	if (!f->dense && gfsp_view_total(&f->view) != UINT64_MAX &&
@@ -346,6 +348,14 @@ sf_io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
 		    "datatype", f->path);
 	if (rc == 0)
 		rc = check_access(f, write, &err);
+	/* what other ranks wrote shows at a sync, not at once */
+	if (rc == 0 && !write && f->atomic && f->mode == SF_WRITE &&
+	    f->nprocs > 1)
+		rc = gfsp_error_set(&err, GFSP_ENOTSUP, "'%s': reads in atomic "
+		    "mode of a split file open for writing are not supported "
+		    "(the other ranks' writes show only after MPI_File_sync); "
+		    "turn atomic mode off to read, or leave the file out of "
+		    "GFSPLIT_SPLIT_FILES", f->path);
 	if (rc == 0) {
 		n = (uint64_t)count * (uint64_t)tsz;
 		if ((flags & SF_AT) && offset < 0)
@@ -528,7 +538,42 @@ sf_set_size(struct sfile *f, MPI_Offset size, int grow_only)
 void
 sf_next_epoch(struct sfile *f)
 {
-	f->epoch++;
+	if (!f->atomic)		/* the write clock orders them */
+		f->epoch++;
+}
+
+/*
+ * Collective.  On: the write clock starts past every epoch so far (they
+ * are equal on all ranks here).  Off: the epoch goes past every tick any
+ * rank took.  The shadow keeps the flag for MPI_File_get_atomicity.
+ */
+int
+sf_set_atomicity(struct sfile *f, int flag)
+{
+	struct gfsp_error err;
+	int want[2] = { !!flag, -!!flag }, all[2] = { 0, 0 }, rc;
+	uint64_t top = 0;
+
+	gfsp_error_clear(&err);
+	rc = gfsp_mpi_check(MPI_Allreduce(want, all, 2, MPI_INT, MPI_MAX,
+	    f->comm), "cannot agree on atomic mode", &err);
+	if (rc == 0 && all[0] != -all[1])
+		rc = gfsp_error_set(&err, GFSP_EINVAL, "'%s': set_atomicity: "
+		    "the ranks passed different flags", f->path);
+	if (rc == 0 && f->mode == SF_WRITE && flag && !f->atomic &&
+	    f->rank == 0)
+		rc = sf_clock_set(f, f->epoch + 1, &err);
+	if (rc == 0 && f->mode == SF_WRITE && !flag && f->atomic)
+		rc = gfsp_mpi_check(MPI_Allreduce(&f->epoch, &top, 1,
+		    MPI_UINT64_T, MPI_MAX, f->comm), "cannot agree on atomic "
+		    "mode", &err);
+	rc = agree(f, rc, &err);
+	if (rc)
+		return sf_fail(f, &err);
+	if (f->mode == SF_WRITE && !flag && f->atomic)
+		f->epoch = top + 1;
+	f->atomic = !!flag;
+	return PMPI_File_set_atomicity(f->fh, flag);
 }
 
 /* Collective: the parts are on stable storage, and every rank knows the

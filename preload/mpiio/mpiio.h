@@ -67,8 +67,10 @@ struct sfile {
 	/* the writes' epoch (splitfile.h): every rank counts the same
 	 * collective calls, so it is the same on every rank between two of
 	 * them without a message; +1 at MPI_File_sync and on entering and
-	 * leaving each collective call (sf_next_epoch) */
+	 * leaving each collective call (sf_next_epoch).  In atomic mode each
+	 * write takes its epoch from the write clock (sf_clock_tick). */
 	uint64_t epoch;
+	int atomic;		/* MPI_File_set_atomicity(fh, 1) */
 
 	/* split collective: result of the _begin for its _end */
 	int split_active;
@@ -119,6 +121,7 @@ int sf_seek(struct sfile *f, MPI_Offset off, int whence);
 int sf_get_size(struct sfile *f, MPI_Offset *size);
 int sf_set_size(struct sfile *f, MPI_Offset size, int grow_only);
 int sf_sync(struct sfile *f);
+int sf_set_atomicity(struct sfile *f, int flag);
 /* A collective call begins or ends: later writes are MPI-later. */
 void sf_next_epoch(struct sfile *f);
 /* The bytes of the view below f->size: where MPI_SEEK_END points. */
@@ -143,5 +146,14 @@ int sf_seek_shared(struct sfile *f, MPI_Offset off, int whence);
 int sf_get_position_shared(struct sfile *f, MPI_Offset *off);
 /* Collective, after a successful sf_set_view: the pointer back to 0. */
 int sf_shared_reset(struct sfile *f);
+/*
+ * The write clock of atomic mode, beside the pointer: a tick is the next
+ * epoch, and since a tick is taken before the write it orders, a write
+ * that starts after another has ended gets the higher one (MPI 4.1
+ * section 14.6.1: in atomic mode the later write wins).  sf_clock_set
+ * puts it at value (rank 0, with every rank waiting).
+ */
+int sf_clock_tick(struct sfile *f, uint64_t *tick, struct gfsp_error *err);
+int sf_clock_set(struct sfile *f, uint64_t value, struct gfsp_error *err);
 
 #endif /* GFSP_MPIIO_H */

@@ -4,11 +4,13 @@
  * MPICH (ROMIO) keeps the shared file pointer of a file in a hidden file
  * beside it; the shadow handle's would belong to /dev/null.  The library
  * keeps its own, in memory: one MPI_Offset, in etypes of the current view,
- * in an MPI window on rank 0 of the file's communicator.
+ * in an MPI window on rank 0 of the file's communicator.  The window's
+ * second MPI_Offset is the write clock of atomic mode (sf_clock_tick).
  *
  *   rank 0 of f->comm        ranks 1..N-1
  *   +------------------+     (size 0: they
  *   | MPI_Offset ptr   |      only reach in)
+ *   | MPI_Offset clock |
  *   +------------------+
  *        ^  MPI_Fetch_and_op + MPI_Win_flush(0), from any rank:
  *           MPI_SUM n     claim n etypes, get where they start
@@ -62,27 +64,54 @@ notice(struct sfile *f, const char *call)
 		    "split-written" : "read from the split file");
 }
 
+enum { PTR = 0, CLOCK = 1 };	/* the window's two counters */
+
 /*
- * One atomic access to the pointer: OUT *old (may be NULL) = pointer;
- * pointer = op(pointer, v).  Complete at the target when it returns.
+ * One atomic access to counter `which`: OUT *old (may be NULL) = counter;
+ * counter = op(counter, v).  Complete at the target when it returns.
  */
 static int
-counter(struct sfile *f, MPI_Op op, MPI_Offset v, MPI_Offset *old,
-	struct gfsp_error *err)
+access_counter(struct sfile *f, int which, MPI_Op op, MPI_Offset v,
+	       MPI_Offset *old, struct gfsp_error *err)
 {
 	char what[512];
 	MPI_Offset o = 0;
 	int mrc;
 
-	mrc = MPI_Fetch_and_op(&v, &o, MPI_OFFSET, 0, 0, op, f->shwin);
+	mrc = MPI_Fetch_and_op(&v, &o, MPI_OFFSET, 0, which, op, f->shwin);
 	if (mrc == MPI_SUCCESS)
 		mrc = MPI_Win_flush(0, f->shwin);
 	if (old != NULL)
 		*old = o;
 	if (mrc == MPI_SUCCESS)
 		return 0;
-	snprintf(what, sizeof(what), "'%s': shared file pointer", f->path);
+	snprintf(what, sizeof(what), "'%s': %s", f->path, which == PTR ?
+	    "shared file pointer" : "atomic mode's write clock");
 	return gfsp_mpi_check(mrc, what, err);
+}
+
+static int
+counter(struct sfile *f, MPI_Op op, MPI_Offset v, MPI_Offset *old,
+	struct gfsp_error *err)
+{
+	return access_counter(f, PTR, op, v, old, err);
+}
+
+int
+sf_clock_tick(struct sfile *f, uint64_t *tick, struct gfsp_error *err)
+{
+	MPI_Offset t = 0;
+	int rc = access_counter(f, CLOCK, MPI_SUM, 1, &t, err);
+
+	*tick = (uint64_t)t;
+	return rc;
+}
+
+int
+sf_clock_set(struct sfile *f, uint64_t value, struct gfsp_error *err)
+{
+	return access_counter(f, CLOCK, MPI_REPLACE, (MPI_Offset)value, NULL,
+	    err);
 }
 
 /*
@@ -136,10 +165,10 @@ code_of(int cls)
 int
 sf_shared_open(struct sfile *f, struct gfsp_error *err)
 {
-	MPI_Aint size = f->rank == 0 ? (MPI_Aint)sizeof(MPI_Offset) : 0;
+	MPI_Aint size = f->rank == 0 ? 2 * (MPI_Aint)sizeof(MPI_Offset) : 0;
 	int rc;
 
-	f->shptr = f->rank == 0 ? calloc(1, sizeof(MPI_Offset)) : NULL;
+	f->shptr = f->rank == 0 ? calloc(2, sizeof(MPI_Offset)) : NULL;
 	if (f->rank == 0 && f->shptr == NULL)
 		return gfsp_agree(f->comm, gfsp_error_set(err, GFSP_ENOMEM,
 		    "out of memory"), err);

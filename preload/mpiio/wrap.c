@@ -4,7 +4,7 @@
  * Each one looks the handle up: a file the library manages goes to
  * file.c / io.c / shared.c, any other straight to MPICH through
  * PMPI_File_*.  Calls that only touch what the shadow handle holds (info,
- * atomicity, errhandlers) are not defined here at all: MPICH answers them
+ * get_atomicity, errhandlers) are not defined here at all: MPICH answers them
  * on the shadow (opened on MPI_COMM_SELF, so get_group is ours).  The view is ours alone (MPICH's set_view
  * would flatten the filetype a second time), so get_view, get_byte_offset
  * and get_type_extent are answered here.
@@ -42,6 +42,15 @@ MPI_File_delete(const char *filename, MPI_Info info)
 
 	rc = sf_delete(filename, info, &handled);
 	return handled ? rc : PMPI_File_delete(filename, info);
+}
+
+int
+MPI_File_set_atomicity(MPI_File fh, int flag)
+{
+	struct sfile *f = sf_find(fh);
+
+	return f ? sf_set_atomicity(f, flag) :
+	    PMPI_File_set_atomicity(fh, flag);
 }
 
 /* The shadow is MPI_COMM_SELF's: the file's group is the open's. */

@@ -53,7 +53,25 @@ is_split "the plain file became a split directory" "$TMPD/q.sel" &&
 check "merge it" mpirun_n 2 "$BIN/gfsplit-merge" "$TMPD/q.sel" "$TMPD/q.merged"
 same_bytes "merged, it equals MPICH's updated file" "$TMPD/p3" "$TMPD/q.merged"
 
-# what MPI orders, the later write wins (mpi_rdwr order)
+# what MPI orders, the later write wins (mpi_rdwr order; atomic: the same
+# in atomic mode, ordered by barriers alone)
+for n in 1 2 3; do
+	a=$TMPD/t$n b=$TMPD/t$n.split
+	check "$n ranks: MPICH, atomic mode: writes ordered by a barrier keep the later one" plain "$n" atomic "$a"
+	check "$n ranks: MPICH: the file is the model's" plain "$n" check "$a" ordered
+	check "$n ranks: the preload, atomic mode: writes ordered by a barrier keep the later one" \
+		pre "$n" "$TMPD/*.split" atomic "$b"
+	check "$n ranks: gfsplit-merge of it" mpirun_n 2 "$BIN/gfsplit-merge" "$b" "$b.merged"
+	same_bytes "$n ranks: merged, it equals what MPICH wrote" "$a" "$b.merged"
+done
+# reads in atomic mode would not show the other ranks' writes at once:
+# refused, loudly (the writes themselves are kept)
+check "MPICH: in atomic mode a rank reads its neighbour's write at once, 2 ranks" \
+	plain 2 atomic-read "$TMPD/ar"
+expect_exit "the preload refuses that read, 2 ranks" 1 pre 2 "$TMPD/*.split" atomic-read "$TMPD/ar.split"
+output_has "it says why, naming the file" "ar.split': reads in atomic mode of a split file open for writing are not supported"
+output_has "through the file's error handler, as MPI_ERR_UNSUPPORTED_OPERATION" "read_at in atomic mode: .*[Uu]nsupported"
+
 for n in 1 2 3; do
 	a=$TMPD/o$n b=$TMPD/o$n.split
 	check "$n ranks: MPICH: ordered overlapping writes keep the later one" plain "$n" order "$a"

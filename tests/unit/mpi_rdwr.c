@@ -27,6 +27,14 @@
  *                          the real bytes over the neighbour's zeros (a
  *                          two-phase variable put); the later write must
  *                          win everywhere, read back after a sync
+ *   mpi_rdwr atomic FILE   the same in atomic mode (MPI_File_set_atomicity)
+ *                          with a barrier alone between the two writes at
+ *                          0, and independent writes over the collective
+ *                          ones after a barrier; atomic mode off, a sync,
+ *                          and every byte read back is the later write's
+ *   mpi_rdwr atomic-read FILE  creates FILE, atomic mode on; every rank
+ *                          writes its patch, barrier, reads its
+ *                          neighbour's (atomic mode shows it at once)
  *   mpi_rdwr check FILE STATE   reads the whole file (every rank) and
  *                          compares it with STATE: created, updated, cut,
  *                          ordered
@@ -237,7 +245,7 @@ block_of(int k, int r)
 }
 
 static void
-do_order(const char *path)
+do_order(const char *path, int atomic)
 {
 	unsigned char *buf = calloc(1, B);
 	int next = (rank + 1) % nprocs, i, k;
@@ -247,12 +255,17 @@ do_order(const char *path)
 	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
 	    MPI_MODE_RDWR, MPI_INFO_NULL, &fh), "open CREATE|RDWR"))
 		goto out;
-	/* sync-barrier-sync: rank N-1's bytes are the later ones */
+	if (atomic)
+		check_mpi(MPI_File_set_atomicity(fh, 1), "set_atomicity");
+	/* sync-barrier-sync (atomic mode: the barrier alone): rank N-1's
+	 * bytes are the later ones */
 	if (rank == 0)
 		put_patch(fh, 0, 500 * (nprocs == 1));
-	check_mpi(MPI_File_sync(fh), "sync");
+	if (!atomic)
+		check_mpi(MPI_File_sync(fh), "sync");
 	MPI_Barrier(MPI_COMM_WORLD);
-	check_mpi(MPI_File_sync(fh), "sync");
+	if (!atomic)
+		check_mpi(MPI_File_sync(fh), "sync");
 	if (rank == nprocs - 1)
 		put_patch(fh, 0, 500);
 	/* two collective calls: the second patches the neighbour's block */
@@ -264,14 +277,29 @@ do_order(const char *path)
 	}
 	for (i = 0; i < PATCH; i++)
 		buf[i] = patch_byte(rank, i);
-	check_mpi(MPI_File_write_at_all(fh, block_of(0, next) + 100, buf,
-	    PATCH, MPI_BYTE, MPI_STATUS_IGNORE), "write_at_all (patch)");
+	if (atomic) {	/* independent, ordered by the barrier */
+		MPI_Barrier(MPI_COMM_WORLD);
+		check_mpi(MPI_File_write_at(fh, block_of(0, next) + 100, buf,
+		    PATCH, MPI_BYTE, MPI_STATUS_IGNORE), "write_at (patch)");
+	} else {
+		check_mpi(MPI_File_write_at_all(fh, block_of(0, next) + 100,
+		    buf, PATCH, MPI_BYTE, MPI_STATUS_IGNORE),
+		    "write_at_all (patch)");
+	}
 	/* the zeros of region 1, then the neighbour's real bytes */
 	for (i = 0; i < B; i++)
 		buf[i] = base_byte(block_of(1, next) + i);
 	if (check_mpi(MPI_File_iwrite_at_all(fh, block_of(1, next), buf, B,
 	    MPI_BYTE, &req), "iwrite_at_all") == 0)
 		check_mpi(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait");
+	if (atomic) {
+		int flag = 0;
+
+		check_mpi(MPI_File_get_atomicity(fh, &flag), "get_atomicity");
+		if (!flag)
+			fail("get_atomicity says atomic mode is off", 0);
+		check_mpi(MPI_File_set_atomicity(fh, 0), "set_atomicity");
+	}
 	check_mpi(MPI_File_sync(fh), "sync");
 	MPI_Barrier(MPI_COMM_WORLD);
 	check_mpi(MPI_File_sync(fh), "sync");
@@ -283,6 +311,30 @@ do_order(const char *path)
 	check_mpi(MPI_File_close(&fh), "close");
 out:
 	free(buf);
+}
+
+static void
+do_atomic_read(const char *path)
+{
+	unsigned char buf[PATCH];
+	int next = (rank + 1) % nprocs, i;
+	MPI_File fh;
+
+	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
+	    MPI_MODE_RDWR, MPI_INFO_NULL, &fh), "open CREATE|RDWR"))
+		return;
+	check_mpi(MPI_File_set_atomicity(fh, 1), "set_atomicity");
+	put_patch(fh, rank * (long long)PATCH, 0);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (check_mpi(MPI_File_read_at(fh, next * (long long)PATCH, buf, PATCH,
+	    MPI_BYTE, MPI_STATUS_IGNORE), "read_at in atomic mode") == 0)
+		for (i = 0; i < PATCH; i++)
+			if (buf[i] != patch_byte(next, i)) {
+				fail("atomic mode: the neighbour's write does "
+				    "not show", next * (long long)PATCH + i);
+				break;
+			}
+	check_mpi(MPI_File_close(&fh), "close");
 }
 
 static void
@@ -346,8 +398,9 @@ main(int argc, char **argv)
 	if (argc < 3 || (strcmp(argv[1], "check") == 0 && argc < 4)) {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpi_rdwr create|update|cut|"
-			    "delete|order FILE | check FILE created|updated|"
-			    "cut|ordered\n");
+			    "delete|order|atomic|atomic-read FILE | check FILE "
+			    "created|"
+			    "updated|cut|ordered\n");
 		MPI_Finalize();
 		return 2;
 	}
@@ -360,7 +413,11 @@ main(int argc, char **argv)
 	else if (strcmp(argv[1], "delete") == 0)
 		do_delete(argv[2]);
 	else if (strcmp(argv[1], "order") == 0)
-		do_order(argv[2]);
+		do_order(argv[2], 0);
+	else if (strcmp(argv[1], "atomic") == 0)
+		do_order(argv[2], 1);
+	else if (strcmp(argv[1], "atomic-read") == 0)
+		do_atomic_read(argv[2]);
 	else
 		do_check(argv[2], argv[3]);
 	MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
