@@ -1126,6 +1126,155 @@ check_part(struct checker *ck, int r, unsigned char *buf,
 		problem(ck, rc, &e);
 }
 
+/*
+ * Runs of different ranks in one epoch over the same bytes are writes MPI
+ * leaves undefined (the lowest rank's are read).  Holding the same bytes
+ * (ghost cells written by both) they are harmless; holding different ones
+ * they are a conflict the program did not order, or a view recorded
+ * wrong: each such range is a problem.  At most CONFLICTS_SHOWN are told.
+ */
+#define CONFLICTS_SHOWN	10
+
+struct conflicts {
+	struct checker *ck;
+	unsigned char *a, *b;	/* CHECK_BUF / 2 each */
+	uint64_t ranges;	/* conflicting ranges found */
+	uint64_t bytes;		/* bytes in them */
+};
+
+/* Do x and y hold the same bytes in [s, e)?  1 yes, 0 no, <0 error. */
+static int
+same_bytes(struct gfsp_layout *l, const struct piece *x,
+	   const struct piece *y, uint64_t s, uint64_t e, unsigned char *a,
+	   unsigned char *b, struct gfsp_error *err)
+{
+	struct gfsp_file *fx, *fy;
+	uint64_t g, n;
+	size_t dx = 0, dy = 0;
+	int rc;
+
+	for (g = s; g < e; g += n) {
+		n = GFSP_MIN(e - g, (uint64_t)CHECK_BUF / 2);
+		rc = gfsp_layout_part(l, x->part, &fx, err);
+		if (rc == 0)
+			rc = gfsp_pread(fx, a, n, x->loff + (g - x->goff), &dx,
+			    err);
+		if (rc == 0)
+			rc = gfsp_layout_part(l, y->part, &fy, err);
+		if (rc == 0)
+			rc = gfsp_pread(fy, b, n, y->loff + (g - y->goff), &dy,
+			    err);
+		if (rc)
+			return -rc;
+		if (dx != n || dy != n || memcmp(a, b, n) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+static int
+conflicts_in(struct conflicts *cf, const struct pieces *p,
+	     struct gfsp_error *err)
+{
+	struct gfsp_layout *l = cf->ck->l;
+	struct gfsp_error e;
+	size_t *act, nact = 0, i, k, m;
+	uint64_t s, end;
+	int rc = 0;
+
+	if (p->n < 2)
+		return 0;
+	act = malloc(p->n * sizeof(*act));
+	if (act == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	for (i = 0; i < p->n && rc >= 0; i++) {
+		const struct piece *x = &p->v[i];
+
+		for (k = m = 0; k < nact; k++)	/* the ones still open */
+			if (p->v[act[k]].goff + p->v[act[k]].len > x->goff)
+				act[m++] = act[k];
+		nact = m;
+		for (k = 0; k < nact && rc >= 0; k++) {
+			const struct piece *y = &p->v[act[k]];
+
+			if (y->part == x->part || y->ep != x->ep)
+				continue;
+			s = x->goff;
+			end = GFSP_MIN(x->goff + x->len, y->goff + y->len);
+			rc = same_bytes(l, x, y, s, end, cf->a, cf->b, err);
+			if (rc != 0)
+				continue;
+			cf->ranges++;
+			cf->bytes += end - s;
+			if (cf->ranges > CONFLICTS_SHOWN)
+				continue;
+			gfsp_error_clear(&e);
+			gfsp_error_set(&e, GFSP_ECORRUPT, "'%s': ranks %d and "
+			    "%d wrote different bytes to [%llu, %llu) in one "
+			    "epoch (MPI leaves such writes undefined; rank "
+			    "%d's are read): the program did not order them, "
+			    "or a file view was recorded wrong", l->path,
+			    GFSP_MIN(x->part, y->part),
+			    GFSP_MAX(x->part, y->part), (unsigned long long)s,
+			    (unsigned long long)end,
+			    wins(x, y) ? x->part : y->part);
+			problem(cf->ck, GFSP_ECORRUPT, &e);
+		}
+		act[nact++] = i;
+	}
+	free(act);
+	return rc < 0 ? -rc : 0;
+}
+
+/* Windows of logical space as in gfsp_layout_coverage. */
+static int
+check_conflicts(struct checker *ck, struct gfsp_error *err)
+{
+	struct conflicts cf = { ck, NULL, NULL, 0, 0 };
+	const struct gfsp_layout *l = ck->l;
+	struct pieces p;
+	struct gfsp_error e;
+	uint64_t size = l->marker.logical_size, a = 0, b, win = COVER_WINDOW;
+	int rc = 0;
+
+	memset(&p, 0, sizeof(p));
+	p.max = GFSP_MAX(COVER_MAXPIECES, (size_t)l->nprocs * 2);
+	cf.a = malloc(CHECK_BUF / 2);
+	cf.b = malloc(CHECK_BUF / 2);
+	if (cf.a == NULL || cf.b == NULL)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	while (rc == 0 && a < size) {
+		b = win > size - a ? size : a + win;
+		rc = collect(l, a, b, &p, err);
+		if (rc == PIECES_FULL && win > 1) {
+			win /= 2;
+			rc = 0;
+			continue;
+		}
+		if (rc == PIECES_FULL)
+			rc = gfsp_error_set(err, GFSP_ENOMEM, "'%s': too many "
+			    "pieces at offset %llu", l->path,
+			    (unsigned long long)a);
+		if (rc == 0)
+			rc = conflicts_in(&cf, &p, err);
+		a = b;
+		if (p.n < p.max / 4 && win < COVER_WINDOW)
+			win *= 2;
+	}
+	if (rc == 0 && cf.ranges > CONFLICTS_SHOWN) {
+		gfsp_error_clear(&e);
+		gfsp_error_set(&e, GFSP_ECORRUPT, "'%s': %llu ranges (%llu "
+		    "bytes) written differently by two ranks in one epoch in "
+		    "all", l->path, (unsigned long long)cf.ranges,
+		    (unsigned long long)cf.bytes);
+		problem(ck, GFSP_ECORRUPT, &e);
+	}
+	free(cf.a);
+	free(cf.b);
+	free(p.v);
+	return rc;
+}
+
 int
 gfsp_layout_check(struct gfsp_layout *l,
 		 void (*report)(void *ctx, const char *msg), void *ctx,
@@ -1163,6 +1312,10 @@ gfsp_layout_check(struct gfsp_layout *l,
 		    "'%s': views of different ranks overlap in %llu bytes",
 		    l->path, (unsigned long long)cov.overlap_bytes);
 		problem(&ck, GFSP_ECORRUPT, &e);
+	} else if (cov.overlap_bytes > 0) {
+		gfsp_error_clear(&e);
+		if (check_conflicts(&ck, &e))
+			problem(&ck, e.code, &e);
 	}
 	/* the message of the first problem of the kind returned */
 	if (ck.checksum_bad)

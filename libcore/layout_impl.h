@@ -83,7 +83,8 @@ int gfsp_layout_coverage(const struct gfsp_layout *l, struct gfsp_coverage *c,
 /*
  * Full check: every part exists with its recorded size and checksum, views
  * are valid and disjoint, every recorded part byte lies below the logical
- * size.  Calls report(ctx, msg) for each problem found and returns
+ * size; where runs of two ranks overlap in one epoch, they hold the same
+ * bytes.  Calls report(ctx, msg) for each problem found and returns
  * GFSP_ECORRUPT / GFSP_ECHECKSUM if there was any (0 if clean); progress, if
  * non-NULL, is told the bytes hashed so far.
  */

@@ -95,6 +95,7 @@ runs_json(const struct gfsp_layout *l, int r, json_object *n)
 		add_u64(x, "begin", run->begin);
 		add_u64(x, "end", run->end);
 		add_u64(x, "part_offset", run->loff);
+		add_u64(x, "epoch", run->epoch);
 		json_object_array_add(arr, x);
 	}
 	json_object_object_add(n, "runs", arr);
@@ -396,8 +397,9 @@ text_runs(FILE *f, json_object *r)
 	for (i = 0; runs != NULL && i < json_object_array_length(runs); i++) {
 		x = json_object_array_get_idx(runs, i);
 		fprintf(f, "      [%" PRIu64 ", %" PRIu64 ") from part offset %"
-			PRIu64, u64(x, "begin"), u64(x, "end"),
-			u64(x, "part_offset"));
+			PRIu64 ", epoch %" PRIu64, u64(x, "begin"),
+			u64(x, "end"), u64(x, "part_offset"),
+			u64(x, "epoch"));
 		if (get(x, "view") == NULL)
 			fprintf(f, ", every byte\n");
 		else

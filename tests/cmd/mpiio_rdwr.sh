@@ -64,6 +64,14 @@ for n in 1 2 3; do
 	check "$n ranks: gfsplit-merge of it" mpirun_n 2 "$BIN/gfsplit-merge" "$b" "$b.merged"
 	same_bytes "$n ranks: merged, it equals what MPICH wrote" "$a" "$b.merged"
 done
+# stat-layout --check finds what no MPI program can rely on: two ranks'
+# different bytes over the same range in one epoch (the ordered files
+# above, whose later epochs overwrite, pass it)
+check "the preload writes a file where 3 ranks race at 0 and at B" pre 3 "$TMPD/*.split" race "$TMPD/race.split"
+expect_exit "stat-layout --check fails on it" 1 "$BIN/stat-layout" --check "$TMPD/race.split"
+output_has "it names the ranks and the range at 0" "ranks 0 and 1 wrote different bytes to \[0, 50\) in one epoch"
+output_has "and the range at B" "ranks 0 and 2 wrote different bytes to \[8192, 8242\) in one epoch"
+
 # reads in atomic mode would not show the other ranks' writes at once:
 # refused, loudly (the writes themselves are kept)
 check "MPICH: in atomic mode a rank reads its neighbour's write at once, 2 ranks" \

@@ -26,7 +26,7 @@ print(sum(min(b, s - k) for k in range(r * b, s, n * b)))' $SIZE 4 65536 "$1"
 
 # ---- human output
 expect_exit "stat-layout (text)" 0 "$BIN/stat-layout" "$sp"
-output_has "format version" "^format: +version 2, layout cyclic:65536"
+output_has "format version" "^format: +version 3, layout cyclic:65536"
 output_has "logical size" "^logical size: 3000017 bytes"
 output_has "writers" "^writers: +4 ranks"
 output_has "nodes" "^nodes: +2$"
@@ -47,7 +47,7 @@ cp "$OUT" "$TMPD/st.json"
 check "JSON values" python3 -c '
 import json, os, sys
 j = json.load(open(sys.argv[1])); d = sys.argv[2]
-assert j["format_version"] == 2 and j["logical_size"] == 3000017, j
+assert j["format_version"] == 3 and j["logical_size"] == 3000017, j
 assert j["nprocs"] == 4 and j["nnodes"] == 2 and j["layout"] == "cyclic:65536", j
 names = {n["name"]: n["ranks"] for n in j["nodes"]}
 assert names == {"alpha": [0, 2], "beta": [1, 3]}, names

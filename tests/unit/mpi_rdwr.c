@@ -32,6 +32,10 @@
  *                          0, and independent writes over the collective
  *                          ones after a barrier; atomic mode off, a sync,
  *                          and every byte read back is the later write's
+ *   mpi_rdwr race FILE     creates FILE; every rank writes its own patch
+ *                          at 0 and at B with nothing ordering them (MPI
+ *                          leaves the result undefined), and rank 0 alone
+ *                          at 2*B; no check
  *   mpi_rdwr atomic-read FILE  creates FILE, atomic mode on; every rank
  *                          writes its patch, barrier, reads its
  *                          neighbour's (atomic mode shows it at once)
@@ -314,6 +318,21 @@ out:
 }
 
 static void
+do_race(const char *path)
+{
+	MPI_File fh;
+
+	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
+	    MPI_MODE_WRONLY, MPI_INFO_NULL, &fh), "open CREATE|WRONLY"))
+		return;
+	put_patch(fh, 0, 0);
+	put_patch(fh, B, 0);
+	if (rank == 0)
+		put_patch(fh, 2 * B, 0);
+	check_mpi(MPI_File_close(&fh), "close");
+}
+
+static void
 do_atomic_read(const char *path)
 {
 	unsigned char buf[PATCH];
@@ -398,7 +417,8 @@ main(int argc, char **argv)
 	if (argc < 3 || (strcmp(argv[1], "check") == 0 && argc < 4)) {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpi_rdwr create|update|cut|"
-			    "delete|order|atomic|atomic-read FILE | check FILE "
+			    "delete|order|atomic|atomic-read|race FILE | check "
+			    "FILE "
 			    "created|"
 			    "updated|cut|ordered\n");
 		MPI_Finalize();
@@ -416,6 +436,8 @@ main(int argc, char **argv)
 		do_order(argv[2], 0);
 	else if (strcmp(argv[1], "atomic") == 0)
 		do_order(argv[2], 1);
+	else if (strcmp(argv[1], "race") == 0)
+		do_race(argv[2]);
 	else if (strcmp(argv[1], "atomic-read") == 0)
 		do_atomic_read(argv[2]);
 	else
