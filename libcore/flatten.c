@@ -672,6 +672,32 @@ normalize(struct plist *l)
 }
 
 int
+gfsp_type_dense(MPI_Datatype t, MPI_Count count, MPI_Count *first)
+{
+	struct plist l = { 0 };
+	struct gfsp_error err;
+	MPI_Count lb, extent, tlb, text, size;
+	int dense;
+
+	*first = 0;
+	if (MPI_Type_get_extent_x(t, &lb, &extent) != MPI_SUCCESS ||
+	    MPI_Type_get_true_extent_x(t, &tlb, &text) != MPI_SUCCESS ||
+	    MPI_Type_size_x(t, &size) != MPI_SUCCESS)
+		return 0;
+	*first = tlb;
+	if (size == 0)
+		return 1;
+	/* elements back to back, each one block of its bytes ... */
+	if (text != size || (count > 1 && extent != size))
+		return 0;
+	/* ... in typemap order: a struct of {int at 4, int at 0} is not */
+	gfsp_error_clear(&err);
+	dense = flatten(t, &l, &err) == 0 && l.n == 1 && l.p[0].off == tlb;
+	plist_free(&l);
+	return dense;
+}
+
+int
 gfsp_view_from_mpi(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
 		  struct gfsp_view *v, struct gfsp_error *err)
 {

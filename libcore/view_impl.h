@@ -51,6 +51,14 @@ uint64_t gfsp_view_total(const struct gfsp_view *v);
 /* Set v to the empty view (no blocks) at disp, keeping extent for show. */
 void gfsp_view_empty(struct gfsp_view *v, uint64_t disp, uint64_t extent);
 
+/*
+ * count elements of memory datatype t are one block of bytes in typemap
+ * order, starting at byte *first of the buffer (t's true lower bound), so
+ * the buffer can be used as it is instead of packed (flatten.c).  0 for a
+ * type with gaps, elements apart, or blocks out of order.
+ */
+int gfsp_type_dense(MPI_Datatype t, MPI_Count count, MPI_Count *first);
+
 /* Most blocks one overlap resolution may expand a pair of views to. */
 #define GFSP_RESOLVE_MAX_BLOCKS	(4u << 20)
 

@@ -269,19 +269,6 @@ read_stream(struct sfile *f, uint64_t s, void *dst, uint64_t n,
 
 /* -------------------------------------------------------- the data path */
 
-/* Contiguous in memory: count elements of type are one block of bytes. */
-static int
-contiguous(MPI_Datatype type, MPI_Count tsz, MPI_Count *lb)
-{
-	MPI_Count tlb, textent, l, extent;
-
-	if (MPI_Type_get_true_extent_x(type, &tlb, &textent) != MPI_SUCCESS ||
-	    MPI_Type_get_extent_x(type, &l, &extent) != MPI_SUCCESS)
-		return 0;
-	*lb = tlb;
-	return textent == tsz && extent == tsz;
-}
-
 static int
 check_access(struct sfile *f, int write, struct gfsp_error *err)
 {
@@ -368,7 +355,7 @@ sf_io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
 			    (unsigned long long)f->etype_size);
 	}
 	if (rc == 0 && n > 0) {
-		if (contiguous(type, tsz, &lb)) {
+		if (gfsp_type_dense(type, count, &lb)) {
 			data = (unsigned char *)buf + lb;
 		} else if ((packed = malloc(n)) == NULL) {
 			rc = gfsp_error_set(&err, GFSP_ENOMEM, "'%s': no memory "

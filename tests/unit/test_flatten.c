@@ -537,10 +537,47 @@ test_errors(void)
 	   "etype of size 0 rejected: \"%s\"", err.msg);
 }
 
+/* Memory types the MPI-IO library may use as they are, unpacked. */
+static void
+test_dense(void)
+{
+	int bl[2] = { 1, 1 };
+	MPI_Aint d[2] = { 4, 0 }, d2[2] = { -8, -4 };
+	MPI_Datatype ts[2] = { MPI_INT, MPI_INT }, t, c, r, h;
+	MPI_Count first = -1;
+	int dense;
+
+	ok(gfsp_type_dense(MPI_DOUBLE, 5, &first) && first == 0,
+	    "a named type is dense");
+	MPI_Type_contiguous(100, MPI_INT, &c);
+	MPI_Type_commit(&c);
+	ok(gfsp_type_dense(c, 3, &first) && first == 0,
+	    "a contiguous type is dense, any count");
+	MPI_Type_create_struct(2, bl, d, ts, &t);
+	MPI_Type_commit(&t);
+	ok(!gfsp_type_dense(t, 1, &first),
+	    "a struct {int at 4, int at 0} is not: its bytes are out of order");
+	MPI_Type_create_hindexed(2, bl, d2, MPI_INT, &h);
+	MPI_Type_commit(&h);
+	dense = gfsp_type_dense(h, 1, &first);
+	ok(dense && first == -8,
+	    "an hindexed type at -8 and -4 is dense from byte -8 (%lld)",
+	    (long long)first);
+	MPI_Type_create_resized(MPI_INT, 0, 8, &r);
+	MPI_Type_commit(&r);
+	ok(gfsp_type_dense(r, 1, &first) && !gfsp_type_dense(r, 2, &first),
+	    "an int resized to 8 bytes: one is dense, two are apart");
+	MPI_Type_free(&c);
+	MPI_Type_free(&t);
+	MPI_Type_free(&h);
+	MPI_Type_free(&r);
+}
+
 int
 main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
+	test_dense();
 	test_named();
 	test_f90();
 	test_constructors();
