@@ -1,13 +1,9 @@
 /*
- * state.c - what the read hook knows (hook.h): libc's own functions, the
- * selection of files, the table of cached descriptors and the read
- * through the cache.
+ * state.c - what the read hook knows (hook.h): the selection of files,
+ * the table of cached descriptors and the read through the cache.
  *
- * The table is indexed by descriptor, sized once at MPI_Init (the
- * descriptor limit, at most 1 Mi entries; a higher descriptor is simply
- * not cached) and never freed, so a lookup needs no lock:
- *
- *   tab[0 .. ntab)   NULL, or -> { cache file, size, path }
+ * The table (struct hk_fdtab, sized at MPI_Init) holds for each cached
+ * descriptor { cache file, size, path }.
  *
  * Entries are set and cleared under `lock`, which also serialises every
  * use of the cache; a reader that found an entry takes the lock and looks
@@ -31,7 +27,6 @@
 #include "core.h"
 #include "hook.h"
 
-#define TAB_MAX		(1 << 20)
 /* Linux moves at most this much in one read(2) */
 #define READ_MAX	((size_t)0x7ffff000)
 
@@ -45,8 +40,7 @@ int ch_rank;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-static struct ch_fd **tab;	/* [ntab] */
-static unsigned ntab;		/* set once, after tab */
+static struct hk_fdtab tab;
 static int live;		/* the cache is up: MPI_Init .. MPI_Finalize */
 static int forked;		/* this process is a fork() child */
 static int multiple;		/* any thread may use the cache */
@@ -138,57 +132,30 @@ pseudo_fs(int fd)
 int
 hk_tracked(int fd)
 {
-	unsigned n = __atomic_load_n(&ntab, __ATOMIC_ACQUIRE);
-
-	return fd >= 0 && (unsigned)fd < n && !forked &&
-	    __atomic_load_n(&tab[fd], __ATOMIC_ACQUIRE) != NULL;
+	return !forked && hk_fdtab_get(&tab, fd) != NULL;
 }
 
-/* Under the lock: fd's entry out of the table, and its cache file closed. */
+/* Out of the table (under the lock): its cache file closed. */
 static void
-drop(int fd)
+drop(void *p)
 {
-	struct ch_fd *e = tab[fd];
+	struct ch_fd *e = p;
 
-	__atomic_store_n(&tab[fd], NULL, __ATOMIC_RELEASE);
-	if (e == NULL)
-		return;
 	gfsp_cache_close(e->cf);
 	free(e->path);
 	free(e);
 }
 
 void
-hk_forget(int fd)
-{
-	int was = hk_inside;
-
-	if (!hk_tracked(fd))
-		return;
-	hk_inside = 1;
-	pthread_mutex_lock(&lock);
-	drop(fd);
-	pthread_mutex_unlock(&lock);
-	hk_inside = was;
-}
-
-void
 hk_forget_range(unsigned lo, unsigned hi)
 {
-	unsigned n = __atomic_load_n(&ntab, __ATOMIC_ACQUIRE), fd;
 	int was = hk_inside;
 
 	if (forked)
 		return;
-	if (hi >= n)
-		hi = n - 1;
-	if (n == 0 || lo > hi)
-		return;
 	hk_inside = 1;
 	pthread_mutex_lock(&lock);
-	for (fd = lo; fd <= hi; fd++)
-		if (tab[fd] != NULL)
-			drop((int)fd);
+	hk_fdtab_clear(&tab, lo, hi, drop);
 	pthread_mutex_unlock(&lock);
 	hk_inside = was;
 }
@@ -196,13 +163,14 @@ hk_forget_range(unsigned lo, unsigned hi)
 off_t
 hk_size(int fd)
 {
+	struct ch_fd *e;
 	off_t size = -1;
 
 	if (!hk_tracked(fd))
 		return -1;
 	pthread_mutex_lock(&lock);
-	if (tab[fd] != NULL)
-		size = (off_t)tab[fd]->size;
+	if ((e = hk_fdtab_get(&tab, fd)) != NULL)
+		size = (off_t)e->size;
 	pthread_mutex_unlock(&lock);
 	return size;
 }
@@ -250,7 +218,7 @@ track(int fd, const char *path)
 		return;
 	gfsp_error_clear(&err);
 	pthread_mutex_lock(&lock);
-	if (!live || (unsigned)fd >= ntab) {
+	if (!live || fd < 0 || (unsigned)fd >= tab.n) {
 		pthread_mutex_unlock(&lock);
 		free(real);
 		return;
@@ -265,7 +233,7 @@ track(int fd, const char *path)
 		e->cf = cf;
 		e->size = (uint64_t)sb.st_size;
 		e->path = real;
-		__atomic_store_n(&tab[fd], e, __ATOMIC_RELEASE);
+		hk_fdtab_put(&tab, fd, e);
 		nopened++;
 	} else {
 		gfsp_cache_close(cf);
@@ -319,7 +287,7 @@ hk_try_read(int fd, void *buf, size_t n, int64_t off, size_t *got)
 		return 0;
 	hk_inside = 1;
 	pthread_mutex_lock(&lock);
-	e = tab[fd];
+	e = hk_fdtab_get(&tab, fd);
 	if (!live || e == NULL)
 		goto out;
 	if (off < 0 && (pos = LIBC(lseek)(fd, 0, SEEK_CUR)) < 0)
@@ -331,7 +299,7 @@ hk_try_read(int fd, void *buf, size_t n, int64_t off, size_t *got)
 	if (rc) {
 		ch_say("rank %d: '%s' is read directly from now on: %s",
 		    ch_rank, e->path, err.msg);
-		drop(fd);
+		hk_fdtab_clear(&tab, (unsigned)fd, (unsigned)fd, drop);
 		goto out;
 	}
 	if (off < 0 && *got > 0)
@@ -350,20 +318,11 @@ int
 ch_start(struct gfsp_cache *c, const struct ch_conf *conf, int multi)
 {
 	static int atfork;
-	struct rlimit rl;
-	rlim_t n = TAB_MAX;
 
 	pthread_mutex_lock(&lock);
-	if (tab == NULL) {
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
-		    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < n)
-			n = rl.rlim_cur;
-		tab = calloc(n, sizeof(*tab));
-		if (tab == NULL) {
-			pthread_mutex_unlock(&lock);
-			return GFSP_ENOMEM;
-		}
-		__atomic_store_n(&ntab, (unsigned)n, __ATOMIC_RELEASE);
+	if (hk_fdtab_init(&tab) != 0) {
+		pthread_mutex_unlock(&lock);
+		return GFSP_ENOMEM;
 	}
 	free(patterns);
 	patterns = strdup(conf->patterns);
@@ -387,7 +346,6 @@ struct gfsp_cache *
 ch_stop(uint64_t *opened)
 {
 	struct gfsp_cache *c;
-	unsigned fd;
 	int was = hk_inside;
 
 	hk_inside = 1;
@@ -395,9 +353,7 @@ ch_stop(uint64_t *opened)
 	c = cache;
 	*opened = nopened;
 	__atomic_store_n(&live, 0, __ATOMIC_RELEASE);
-	for (fd = 0; tab != NULL && fd < ntab; fd++)
-		if (tab[fd] != NULL)
-			drop((int)fd);
+	hk_fdtab_clear(&tab, 0, ~0U, drop);
 	cache = NULL;
 	pthread_mutex_unlock(&lock);
 	hk_inside = was;

@@ -95,8 +95,9 @@ extern __thread const void *hk_caller;
  * hk_opened: fd was just opened (by libc, as the program asked) with
  * flags, relative to dirfd; the backend may take it.  Returns fd, errno
  * as libc left it.
- * hk_forget: fd is being closed (or replaced): it is not the backend's
- * any more; hk_forget_range: the same for lo .. hi.
+ * hk_forget_range: lo .. hi are being closed (or replaced): they are not
+ * the backend's any more; hk_forget (fdtab.c, for every backend): the
+ * same for one descriptor.
  * hk_try_read: read up to n bytes at off (-1: at fd's position, which
  * moves).  Returns 1 with *got set if the backend served it, 0 if the
  * caller must do the real call, -1 with errno set if the read failed.
@@ -107,6 +108,23 @@ extern __thread const void *hk_caller;
  * dirfd (flags as fstatat's), says, if the backend answers for it:
  * returns 1 with *st filled (or -1 and errno), 0 if libc answers.
  */
+/*
+ * The table a backend keeps its descriptors in (fdtab.c).  Lookups need
+ * no lock; put and clear are the backend's to serialise.  hk_fdtab_init
+ * sizes it once (0, or -1: out of memory); put fails (-1) for a
+ * descriptor beyond it; clear drops the entries of lo .. hi.
+ */
+struct hk_fdtab {
+	void **v;
+	unsigned n;		/* set once, after v */
+};
+
+int hk_fdtab_init(struct hk_fdtab *t);
+void *hk_fdtab_get(const struct hk_fdtab *t, int fd);
+int hk_fdtab_put(struct hk_fdtab *t, int fd, void *e);
+void hk_fdtab_clear(struct hk_fdtab *t, unsigned lo, unsigned hi,
+		    void (*drop)(void *e));
+
 int hk_tracked(int fd);
 int hk_wanted(const char *path);
 int hk_opened(int fd, int dirfd, const char *path, int flags);

@@ -51,7 +51,6 @@
 #include "splitfile.h"
 #include "../hook/fdhook.h"
 
-#define TAB_MAX		(1 << 20)
 #define READ_MAX	((size_t)0x7ffff000)	/* as read(2) */
 
 struct sp_fd {
@@ -61,8 +60,7 @@ struct sp_fd {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sp_fd **tab;	/* [ntab], under lock; lookups lock-free */
-static unsigned ntab;
+static struct hk_fdtab tab;	/* of struct sp_fd */
 static int enabled = -1;	/* GFSPLIT_POSIX, read once */
 
 static void
@@ -75,6 +73,18 @@ static void
 atfork_release(void)
 {
 	pthread_mutex_unlock(&lock);
+}
+
+/* The lock is free in a fork child: no thread holds it over the fork. */
+static int
+atfork_once(void)
+{
+	static int done;
+
+	if (!done)
+		done = pthread_atfork(atfork_prepare, atfork_release,
+		    atfork_release) == 0;
+	return done ? 0 : -1;
 }
 
 static int
@@ -110,21 +120,15 @@ from_program(void)
 int
 hk_tracked(int fd)
 {
-	unsigned n = __atomic_load_n(&ntab, __ATOMIC_ACQUIRE);
-
-	return fd >= 0 && (unsigned)fd < n &&
-	    __atomic_load_n(&tab[fd], __ATOMIC_ACQUIRE) != NULL;
+	return hk_fdtab_get(&tab, fd) != NULL;
 }
 
-/* Under the lock. */
+/* Out of the table (under the lock): its layout closed. */
 static void
-drop(int fd)
+drop(void *p)
 {
-	struct sp_fd *e = tab[fd];
+	struct sp_fd *e = p;
 
-	__atomic_store_n(&tab[fd], NULL, __ATOMIC_RELEASE);
-	if (e == NULL)
-		return;
 	gfsp_layout_close(e->l);
 	free(e);
 }
@@ -132,50 +136,13 @@ drop(int fd)
 void
 hk_forget_range(unsigned lo, unsigned hi)
 {
-	unsigned n = __atomic_load_n(&ntab, __ATOMIC_ACQUIRE), fd;
 	int was = hk_inside;
 
-	if (n == 0 || lo >= n)
-		return;
-	if (hi >= n)
-		hi = n - 1;
 	hk_inside = 1;
 	pthread_mutex_lock(&lock);
-	for (fd = lo; fd <= hi; fd++)
-		if (tab[fd] != NULL)
-			drop((int)fd);
+	hk_fdtab_clear(&tab, lo, hi, drop);
 	pthread_mutex_unlock(&lock);
 	hk_inside = was;
-}
-
-void
-hk_forget(int fd)
-{
-	if (hk_tracked(fd))
-		hk_forget_range((unsigned)fd, (unsigned)fd);
-}
-
-/* The table, sized once by the descriptor limit. */
-static int
-table(void)
-{
-	static int atfork;
-	struct rlimit rl;
-	rlim_t n = TAB_MAX;
-
-	if (tab != NULL)
-		return 0;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
-	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < n)
-		n = rl.rlim_cur;
-	tab = calloc(n, sizeof(*tab));
-	if (tab == NULL)
-		return -1;
-	if (!atfork)
-		atfork = pthread_atfork(atfork_prepare, atfork_release,
-		    atfork_release) == 0;
-	__atomic_store_n(&ntab, (unsigned)n, __ATOMIC_RELEASE);
-	return 0;
 }
 
 /* ------------------------------------------------------------- stat */
@@ -245,13 +212,14 @@ hk_stat(int dirfd, const char *path, struct stat *st, int flags)
 int
 hk_fstat(int fd, struct stat *st)
 {
+	struct sp_fd *e;
 	int served = 0;
 
 	if (!hk_tracked(fd))
 		return 0;
 	pthread_mutex_lock(&lock);
-	if (tab[fd] != NULL) {
-		*st = tab[fd]->st;
+	if ((e = hk_fdtab_get(&tab, fd)) != NULL) {
+		*st = e->st;
 		served = 1;
 	}
 	pthread_mutex_unlock(&lock);
@@ -297,17 +265,14 @@ take(int fd, const char *path, const struct stat *dir)
 	e->st = *dir;
 	as_file(&e->st, gfsp_layout_size(e->l));
 	pthread_mutex_lock(&lock);
-	if (table() == 0 && (unsigned)fd < ntab) {
-		if (tab[fd] != NULL)
-			drop(fd);
-		__atomic_store_n(&tab[fd], e, __ATOMIC_RELEASE);
-		e = NULL;
+	if (atfork_once() == 0 && hk_fdtab_init(&tab) == 0) {
+		hk_fdtab_clear(&tab, (unsigned)fd, (unsigned)fd, drop);
+		if (hk_fdtab_put(&tab, fd, e) == 0)
+			e = NULL;
 	}
 	pthread_mutex_unlock(&lock);
-	if (e != NULL) {
-		gfsp_layout_close(e->l);
-		free(e);
-	}
+	if (e != NULL)
+		drop(e);
 }
 
 int
@@ -335,13 +300,14 @@ hk_opened(int fd, int dirfd, const char *path, int flags)
 off_t
 hk_size(int fd)
 {
+	struct sp_fd *e;
 	off_t size = -1;
 
 	if (!hk_tracked(fd))
 		return -1;
 	pthread_mutex_lock(&lock);
-	if (tab[fd] != NULL)
-		size = tab[fd]->st.st_size;
+	if ((e = hk_fdtab_get(&tab, fd)) != NULL)
+		size = e->st.st_size;
 	pthread_mutex_unlock(&lock);
 	return size;
 }
@@ -359,7 +325,7 @@ hk_try_read(int fd, void *buf, size_t n, int64_t off, size_t *got)
 		return 0;
 	hk_inside = 1;
 	pthread_mutex_lock(&lock);
-	e = tab[fd];
+	e = hk_fdtab_get(&tab, fd);
 	if (e == NULL)
 		goto out;
 	pos = off < 0 ? e->pos : off;
@@ -394,7 +360,7 @@ hk_seek(int fd, off_t off, int whence, off_t *pos)
 	if (hk_inside || !hk_tracked(fd))
 		return 0;
 	pthread_mutex_lock(&lock);
-	e = tab[fd];
+	e = hk_fdtab_get(&tab, fd);
 	if (e == NULL) {
 		pthread_mutex_unlock(&lock);
 		return 0;

@@ -53,17 +53,29 @@ is_split "the plain file became a split directory" "$TMPD/q.sel" &&
 check "merge it" mpirun_n 2 "$BIN/gfsplit-merge" "$TMPD/q.sel" "$TMPD/q.merged"
 same_bytes "merged, it equals MPICH's updated file" "$TMPD/p3" "$TMPD/q.merged"
 
-# what MPI orders, the later write wins (mpi_rdwr order; atomic: the same
-# in atomic mode, ordered by barriers alone)
-for n in 1 2 3; do
-	a=$TMPD/t$n b=$TMPD/t$n.split
-	check "$n ranks: MPICH, atomic mode: writes ordered by a barrier keep the later one" plain "$n" atomic "$a"
-	check "$n ranks: MPICH: the file is the model's" plain "$n" check "$a" ordered
-	check "$n ranks: the preload, atomic mode: writes ordered by a barrier keep the later one" \
-		pre "$n" "$TMPD/*.split" atomic "$b"
-	check "$n ranks: gfsplit-merge of it" mpirun_n 2 "$BIN/gfsplit-merge" "$b" "$b.merged"
-	same_bytes "$n ranks: merged, it equals what MPICH wrote" "$a" "$b.merged"
-done
+# what MPI orders, the later write wins: ordered MODE WHAT runs mpi_rdwr
+# MODE (order: sync-barrier-sync and later collective calls; atomic: the
+# same in atomic mode, ordered by barriers alone) on MPICH and through the
+# preload, with 1 to 3 ranks
+ordered() {
+	mode=$1 what=$2
+	for n in 1 2 3; do
+		a=$TMPD/$mode$n b=$TMPD/$mode$n.split
+		check "$n ranks: MPICH, $what" plain "$n" "$mode" "$a"
+		check "$n ranks: MPICH: the file is the model's" plain "$n" check "$a" ordered
+		check "$n ranks: the preload, $what, read back after sync" \
+			pre "$n" "$TMPD/*.split" "$mode" "$b"
+		is_split "$n ranks: it is a split directory" "$b" || continue
+		check "$n ranks: stat-layout --check of it" "$BIN/stat-layout" --check "$b"
+		check "$n ranks: it reads back through the preload as the model's" \
+			pre "$n" "" check "$b" ordered
+		check "$n ranks: gfsplit-merge of it" mpirun_n 2 "$BIN/gfsplit-merge" "$b" "$b.merged"
+		same_bytes "$n ranks: merged, it equals what MPICH wrote" "$a" "$b.merged"
+	done
+}
+ordered order "ordered overlapping writes keep the later one"
+ordered atomic "atomic mode: writes ordered by a barrier keep the later one"
+
 # stat-layout --check finds what no MPI program can rely on: two ranks'
 # different bytes over the same range in one epoch (the ordered files
 # above, whose later epochs overwrite, pass it)
@@ -79,19 +91,6 @@ check "MPICH: in atomic mode a rank reads its neighbour's write at once, 2 ranks
 expect_exit "the preload refuses that read, 2 ranks" 1 pre 2 "$TMPD/*.split" atomic-read "$TMPD/ar.split"
 output_has "it says why, naming the file" "ar.split': reads in atomic mode of a split file open for writing are not supported"
 output_has "through the file's error handler, as MPI_ERR_UNSUPPORTED_OPERATION" "read_at in atomic mode: .*[Uu]nsupported"
-
-for n in 1 2 3; do
-	a=$TMPD/o$n b=$TMPD/o$n.split
-	check "$n ranks: MPICH: ordered overlapping writes keep the later one" plain "$n" order "$a"
-	check "$n ranks: MPICH: the file is the model's" plain "$n" check "$a" ordered
-	check "$n ranks: the preload: ordered overlapping writes keep the later one, read back after sync" \
-		pre "$n" "$TMPD/*.split" order "$b"
-	is_split "$n ranks: it is a split directory" "$b" || continue
-	check "$n ranks: stat-layout --check of it" "$BIN/stat-layout" --check "$b"
-	check "$n ranks: it reads back through the preload as the model's" pre "$n" "" check "$b" ordered
-	check "$n ranks: gfsplit-merge of it" mpirun_n 2 "$BIN/gfsplit-merge" "$b" "$b.merged"
-	same_bytes "$n ranks: merged, it equals what MPICH wrote" "$a" "$b.merged"
-done
 
 # delete on close: the old file goes too
 check "the preload creates d.split, 2 ranks" pre 2 "$TMPD/*.split" create "$TMPD/d.split"
