@@ -42,12 +42,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "core.h"
 #include "layout_impl.h"
-#include "mpiio.h"
 #include "splitfile.h"
 #include "../hook/fdhook.h"
 
