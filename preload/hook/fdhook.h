@@ -33,7 +33,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-/* libc's functions, found with dlsym(RTLD_NEXT, ...) on first use */
+/* libc's functions, found with dlsym(RTLD_NEXT, ...) on first use
+ * (int64_t is int64_t: the header needs no _GNU_SOURCE) */
 struct hk_libc {
 	int (*open)(const char *, int, ...);
 	int (*open64)(const char *, int, ...);
@@ -47,11 +48,11 @@ struct hk_libc {
 	ssize_t (*read)(int, void *, size_t);
 	ssize_t (*read_chk)(int, void *, size_t, size_t);
 	ssize_t (*pread)(int, void *, size_t, off_t);
-	ssize_t (*pread64)(int, void *, size_t, off64_t);
+	ssize_t (*pread64)(int, void *, size_t, int64_t);
 	ssize_t (*pread_chk)(int, void *, size_t, off_t, size_t);
-	ssize_t (*pread64_chk)(int, void *, size_t, off64_t, size_t);
+	ssize_t (*pread64_chk)(int, void *, size_t, int64_t, size_t);
 	off_t (*lseek)(int, off_t, int);
-	off64_t (*lseek64)(int, off64_t, int);
+	int64_t (*lseek64)(int, int64_t, int);
 	int (*stat)(const char *, struct stat *);
 	int (*lstat)(const char *, struct stat *);
 	int (*fstat)(int, struct stat *);

@@ -316,9 +316,9 @@ write_stream(struct sfile *f, uint64_t s, const void *data, uint64_t n,
 	return rc;
 }
 
-int
-sf_io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
-      MPI_Count count, MPI_Datatype type, MPI_Count *bytes)
+static int
+io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
+   MPI_Count count, MPI_Datatype type, MPI_Count *bytes)
 {
 	struct gfsp_error err;
 	MPI_Count tsz = 0, lb = 0, pos = 0;
@@ -394,6 +394,13 @@ sf_io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
 		return sf_fail(f, &err);
 	*bytes = (MPI_Count)got;
 	return MPI_SUCCESS;
+}
+
+int
+sf_io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
+      MPI_Count count, MPI_Datatype type, MPI_Count *bytes)
+{
+	return SF_WORK(io(f, write, flags, offset, buf, count, type, bytes));
 }
 
 /* ---------------------------------------------------- statuses, requests */

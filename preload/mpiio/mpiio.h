@@ -31,6 +31,23 @@
 #include <stdint.h>
 
 #include "gfsplit.h"
+#include "../hook/fdhook.h"
+
+/*
+ * The library's own work on a managed file (wrap.c): while it runs, the
+ * descriptor hook passes every POSIX call to libc, so libcore sees a
+ * split directory as the directory it is.  (The hook also tells the
+ * library's calls apart by their return address, but a sanitizer's
+ * interceptor between the two hides that.)
+ */
+#define SF_WORK(call) __extension__ ({					\
+	int was_ = hk_inside, rc_;					\
+									\
+	hk_inside = 1;							\
+	rc_ = (call);							\
+	hk_inside = was_;						\
+	rc_;								\
+})
 
 enum sf_mode {
 	SF_READ = 1,		/* an existing split file, read as one file */

@@ -24,7 +24,7 @@ int
 MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 	      MPI_File *fh)
 {
-	return sf_open(comm, filename, amode, info, fh);
+	return SF_WORK(sf_open(comm, filename, amode, info, fh));
 }
 
 int
@@ -32,7 +32,7 @@ MPI_File_close(MPI_File *fh)
 {
 	struct sfile *f = fh ? sf_find(*fh) : NULL;
 
-	return f ? sf_close(f, fh) : PMPI_File_close(fh);
+	return f ? SF_WORK(sf_close(f, fh)) : PMPI_File_close(fh);
 }
 
 int
@@ -40,7 +40,7 @@ MPI_File_delete(const char *filename, MPI_Info info)
 {
 	int handled, rc;
 
-	rc = sf_delete(filename, info, &handled);
+	rc = SF_WORK(sf_delete(filename, info, &handled));
 	return handled ? rc : PMPI_File_delete(filename, info);
 }
 
@@ -86,7 +86,8 @@ MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
 	if (f == NULL)
 		return PMPI_File_set_view(fh, disp, etype, filetype, datarep,
 		    info);
-	rc = sf_set_view(f, disp, etype, filetype, datarep, info);
+	rc = SF_WORK(sf_set_view(f, disp, etype, filetype, datarep,
+	    info));
 	/* a new view puts the shared file pointer back to 0 as well */
 	return rc == MPI_SUCCESS ? sf_shared_reset(f) : rc;
 }
@@ -166,7 +167,8 @@ MPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
 	struct sfile *f = sf_find(fh);
 
-	return f ? sf_set_size(f, size, 0) : PMPI_File_set_size(fh, size);
+	return f ? SF_WORK(sf_set_size(f, size, 0)) :
+	    PMPI_File_set_size(fh, size);
 }
 
 int
@@ -174,7 +176,8 @@ MPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
 	struct sfile *f = sf_find(fh);
 
-	return f ? sf_set_size(f, size, 1) : PMPI_File_preallocate(fh, size);
+	return f ? SF_WORK(sf_set_size(f, size, 1)) :
+	    PMPI_File_preallocate(fh, size);
 }
 
 int
@@ -182,7 +185,7 @@ MPI_File_sync(MPI_File fh)
 {
 	struct sfile *f = sf_find(fh);
 
-	return f ? sf_sync(f) : PMPI_File_sync(fh);
+	return f ? SF_WORK(sf_sync(f)) : PMPI_File_sync(fh);
 }
 
 /* ------------------------------------------------- reads and writes */

@@ -58,8 +58,17 @@ else
 	not_ok "a directory that is not a split file stays a directory"
 fi
 
-# HDF5's own tools straight on a split file
-if [ -x "$UNIT/h5_rw" ] && command -v h5dump >/dev/null; then
+# HDF5's own tools straight on a split file (not with the sanitized
+# library: h5dump and h5diff, uninstrumented, with the sanitizer runtime
+# preloaded deadlock on glibc's locale lock in libp11-kit's destructor at
+# exit, library or not; the release run covers them)
+case $PRELOAD in
+*/asan/*) h5tools=no ;;
+*) h5tools=yes ;;
+esac
+if [ $h5tools = no ]; then
+	skip "HDF5 tools on a split file" "not under the sanitizer build (uninstrumented h5dump deadlocks with libasan preloaded)"
+elif [ -x "$UNIT/h5_rw" ] && command -v h5dump >/dev/null; then
 	PROG=$UNIT/h5_rw
 	check "plain MPICH writes an HDF5 file, 2 ranks" plain 2 write "$TMPD/h.h5" --coll-md
 	check "the preload writes it as a split file, 2 ranks" pre 2 "$TMPD/*.split.h5" write "$TMPD/h.split.h5" --coll-md
