@@ -698,6 +698,41 @@ gfsp_type_dense(MPI_Datatype t, MPI_Count count, MPI_Count *first)
 }
 
 int
+gfsp_type_copy(MPI_Datatype t, MPI_Count count, void *buf, void *dense,
+	       uint64_t n, int pack, struct gfsp_error *err)
+{
+	struct plist l = { 0 };
+	MPI_Count lb, extent;
+	uint64_t done = 0, len;
+	unsigned char *d = dense;
+	uintptr_t base;
+	MPI_Count k;
+	size_t i;
+	int rc;
+
+	rc = gfsp_mpi_check(MPI_Type_get_extent_x(t, &lb, &extent),
+	    "cannot get datatype extent", err);
+	if (rc == 0)
+		rc = flatten(t, &l, err);	/* in typemap order */
+	for (k = 0; rc == 0 && k < count && done < n; k++) {
+		/* integers, not pointers: buf may be MPI_BOTTOM */
+		base = (uintptr_t)buf + (uintptr_t)(k * extent);
+		for (i = 0; i < l.n && done < n; i++) {
+			len = GFSP_MIN(l.p[i].len, n - done);
+			if (pack)
+				memcpy(d + done, (void *)(base +
+				    (uintptr_t)l.p[i].off), len);
+			else
+				memcpy((void *)(base + (uintptr_t)l.p[i].off),
+				    d + done, len);
+			done += len;
+		}
+	}
+	plist_free(&l);
+	return rc;
+}
+
+int
 gfsp_view_from_mpi(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
 		  struct gfsp_view *v, struct gfsp_error *err)
 {

@@ -59,6 +59,16 @@ void gfsp_view_empty(struct gfsp_view *v, uint64_t disp, uint64_t extent);
  */
 int gfsp_type_dense(MPI_Datatype t, MPI_Count count, MPI_Count *first);
 
+/*
+ * Copy the first n bytes of count elements of memory datatype t at buf
+ * (MPI_BOTTOM allowed: its displacements are addresses) to dense (pack)
+ * or from it (!pack), in typemap order, as MPI_Pack and MPI_Unpack do,
+ * but for any n up to the elements' size: a read short of the end fills
+ * only what it read.
+ */
+int gfsp_type_copy(MPI_Datatype t, MPI_Count count, void *buf, void *dense,
+		   uint64_t n, int pack, struct gfsp_error *err);
+
 /* Most blocks one overlap resolution may expand a pair of views to. */
 #define GFSP_RESOLVE_MAX_BLOCKS	(4u << 20)
 

@@ -321,7 +321,7 @@ io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
    MPI_Count count, MPI_Datatype type, MPI_Count *bytes)
 {
 	struct gfsp_error err;
-	MPI_Count tsz = 0, lb = 0, pos = 0;
+	MPI_Count tsz = 0, lb = 0;
 	unsigned char *data = NULL, *packed = NULL;
 	uint64_t n = 0, s, got = 0;
 	int rc = 0;
@@ -356,17 +356,17 @@ io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
 	}
 	if (rc == 0 && n > 0) {
 		if (gfsp_type_dense(type, count, &lb)) {
-			data = (unsigned char *)buf + lb;
+			/* integers: buf may be MPI_BOTTOM */
+			data = (unsigned char *)((uintptr_t)buf + (intptr_t)lb);
 		} else if ((packed = malloc(n)) == NULL) {
 			rc = gfsp_error_set(&err, GFSP_ENOMEM, "'%s': no memory "
 			    "to pack %llu bytes", f->path,
 			    (unsigned long long)n);
 		} else {
 			data = packed;
-			if (write && MPI_Pack_c(buf, count, type, packed,
-			    (MPI_Count)n, &pos, MPI_COMM_SELF) != MPI_SUCCESS)
-				rc = gfsp_error_set(&err, GFSP_EMPI, "'%s': "
-				    "cannot pack the write buffer", f->path);
+			if (write)
+				rc = gfsp_type_copy(type, count, buf, packed, n,
+				    1, &err);
 		}
 	}
 	s = (uint64_t)((flags & SF_AT) ? offset : f->pos) * f->etype_size;
@@ -377,11 +377,9 @@ io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
 			f->failed = 1;
 	} else if (rc == 0) {
 		rc = read_stream(f, s, data, n, &got, &err);
-		if (rc == 0 && packed != NULL && got > 0 &&
-		    MPI_Unpack_c(packed, (MPI_Count)got, &pos, buf, count,
-		    type, MPI_COMM_SELF) != MPI_SUCCESS)
-			rc = gfsp_error_set(&err, GFSP_EMPI, "'%s': cannot "
-			    "unpack the read buffer", f->path);
+		if (rc == 0 && packed != NULL && got > 0)
+			rc = gfsp_type_copy(type, count, buf, packed, got, 0,
+			    &err);
 	}
 	free(packed);
 	if (rc == 0 && !(flags & SF_AT))
