@@ -28,6 +28,34 @@ void *gfsp_big_alloc(size_t bytes, size_t align);
  * flags; a gfarm:// URL is one pattern although it holds a colon). */
 int gfsp_path_matches(const char *patterns, const char *path);
 
+/* ------------------------------------------------- shared machines (safe.c) */
+
+/* path made absolute against the working directory, without resolving
+ * symbolic links ("./" prefixes dropped); URLs as they are.  malloc'd,
+ * NULL when out of memory or the working directory is gone. */
+char *gfsp_path_abs(const char *path);
+
+/*
+ * A directory of our own on a shared machine: created 0700 when create is
+ * set and it is absent; refused (GFSP_EACCES, naming the owner or the
+ * mode) when it is a symbolic link, belongs to another user, or is open to
+ * group or others.  OUT *fd (if fdp is not NULL): the directory, opened
+ * O_DIRECTORY; open everything in it from there.
+ */
+int gfsp_private_dir(const char *path, int create, int *fdp,
+		    struct gfsp_error *err);
+/* The same check of an open directory (path: for the message). */
+int gfsp_private_fd(int fd, const char *path, struct gfsp_error *err);
+
+/*
+ * openat(dfd, name, flags) of a file in a private directory (dir: its
+ * path, for messages), never following a symbolic link, never blocking on
+ * a FIFO; the file must be a regular file of this user's with one name.
+ * Returns the descriptor, or minus a GFSP_E* code with err set.
+ */
+int gfsp_openat_private(int dfd, const char *dir, const char *name, int flags,
+		       struct gfsp_error *err);
+
 /* ------------------------------------------------------------ errors (err.c) */
 
 /* Set err (if non-NULL and not already set) and return code. */

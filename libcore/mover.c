@@ -82,12 +82,19 @@ gfsp_mover_registry(void)
 {
 	static char dir[PATH_MAX];
 	const char *e = getenv("GFSPLIT_MOVER_DIR");
+	char *abs;
 
-	if (e != NULL && *e != '\0')
-		snprintf(dir, sizeof(dir), "%s", e);
-	else
+	if (dir[0] != '\0')
+		return dir;
+	if (e != NULL && *e != '\0') {
+		/* absolute: the mover works from its state directory */
+		abs = gfsp_path_abs(e);
+		snprintf(dir, sizeof(dir), "%s", abs ? abs : e);
+		free(abs);
+	} else {
 		snprintf(dir, sizeof(dir), "/tmp/gfsplit-movers-%u",
-			 (unsigned)getuid());
+			 (unsigned)geteuid());
+	}
 	return dir;
 }
 
@@ -105,17 +112,31 @@ registry_entry(const char *node, const char *state)
 
 /* --------------------------------------------------------- requests */
 
-/* Connect to the mover of state directory `state`: -1 if none answers. */
+/*
+ * Connect to the mover of state directory `state`: the socket, or minus
+ * a GFSP_E* code (GFSP_ENOENT: none answers).  Only a state directory of
+ * our own is trusted, and only a mover of ours at the other end (its
+ * credentials, from the kernel): someone else's process could otherwise
+ * answer "done" while ours still has data pending.
+ */
 static int
-connect_mover(const char *state)
+connect_mover(const char *state, struct gfsp_error *err)
 {
 	struct sockaddr_un sa;
-	int fd, dfd;
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	int fd, dfd, rc;
 
 	/* a long state path: reach the socket through the directory's fd */
 	dfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return -1;
+		return -gfsp_error_errno(err, errno, "no mover runs for '%s'",
+					state);
+	rc = gfsp_private_fd(dfd, state, err);
+	if (rc) {
+		close(dfd);
+		return -rc;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dfd,
@@ -123,7 +144,17 @@ connect_mover(const char *state)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		close(fd);
-		fd = -1;
+		fd = -gfsp_error_set(err, GFSP_ENOENT, "no mover runs for "
+				     "'%s'", state);
+	} else if (fd >= 0 && (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred,
+					  &clen) != 0 ||
+				cred.uid != geteuid())) {
+		close(fd);
+		fd = -gfsp_error_set(err, GFSP_EACCES, "'%s/%s' is not a mover "
+		    "of this user's (uid %u answers): refusing its answer",
+		    state, SOCK_NAME, (unsigned)cred.uid);
+	} else if (fd < 0) {
+		fd = -gfsp_error_errno(err, errno, "cannot make a socket");
 	}
 	close(dfd);
 	return fd;
@@ -140,10 +171,9 @@ gfsp_mover_request(const char *state, const char *req, json_object **reply,
 	int fd;
 
 	*reply = NULL;
-	fd = connect_mover(state);
+	fd = connect_mover(state, err);
 	if (fd < 0)
-		return gfsp_error_set(err, GFSP_ENOENT, "no mover runs for "
-				     "'%s'", state);
+		return -fd;
 	if (dprintf(fd, "%s\n", req) < 0) {
 		close(fd);
 		return gfsp_error_errno(err, errno, "cannot ask the mover of "
@@ -182,7 +212,9 @@ gfsp_mover_list(const char *node, char ***states, size_t *n,
 
 	*states = NULL;
 	*n = 0;
-	rc = gfsp_readdir(gfsp_mover_registry(), &names, &nn, err);
+	rc = gfsp_private_dir(gfsp_mover_registry(), 0, NULL, err);
+	if (rc == 0)
+		rc = gfsp_readdir(gfsp_mover_registry(), &names, &nn, err);
 	if (rc == GFSP_ENOENT) {
 		gfsp_error_clear(err);
 		return 0;
@@ -202,11 +234,11 @@ gfsp_mover_list(const char *node, char ***states, size_t *n,
 		got = readlink(p, path, sizeof(path) - 1);
 		if (got > 0) {
 			path[got] = '\0';
-			fd = connect_mover(path);
+			fd = connect_mover(path, NULL);
 			if (fd >= 0) {
 				close(fd);
 				(*states)[k++] = strdup(path);
-			} else {
+			} else if (fd == -GFSP_ENOENT) {
 				unlink(p);	/* a mover that is gone */
 			}
 		}
@@ -231,12 +263,15 @@ gfsp_mover_spawn(char **argv, const char *state, const char *src,
 	int rc = 0, fd = -1, status, tries;
 	ssize_t n;
 
-	fd = connect_mover(state);
+	fd = connect_mover(state, err);
 	if (fd >= 0) {
 		close(fd);
 		return gfsp_error_set(err, GFSP_EEXIST, "a mover already runs "
 				     "for '%s' (stage-out --wait ends it)", src);
 	}
+	if (fd != -GFSP_ENOENT)
+		return -fd;
+	gfsp_error_clear(err);
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
 		return gfsp_error_errno(err, errno, "cannot find this program");
@@ -262,8 +297,8 @@ gfsp_mover_spawn(char **argv, const char *state, const char *src,
 	 * sockets to the launcher among them), its output in the log */
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, log,
-					 O_WRONLY | O_CREAT | O_APPEND, 0600);
+	posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT |
+					 O_APPEND | O_NOFOLLOW, 0600);
 	posix_spawn_file_actions_adddup2(&fa, 1, 2);
 	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
 	posix_spawnattr_init(&at);
@@ -277,7 +312,7 @@ gfsp_mover_spawn(char **argv, const char *state, const char *src,
 	}
 	/* up when it answers; gone early: its log says why */
 	for (tries = 0; tries < 300; tries++) {
-		fd = connect_mover(state);
+		fd = connect_mover(state, NULL);
 		if (fd >= 0) {
 			close(fd);
 			break;
@@ -924,6 +959,7 @@ gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
 	signal(SIGHUP, SIG_IGN);
 	lower_priority(o->cpus);
 
+	gfsp_mover_registry();	/* resolved while the caller's cwd is ours */
 	rc = gfsp_state_open(o->state_dir, 0, 1, &m.st, err);
 	if (rc == 0 && chdir(o->state_dir) != 0)
 		rc = gfsp_error_errno(err, errno, "cannot enter '%s'",
@@ -945,8 +981,14 @@ gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
 	else
 		watch_tree(&m, "");
 	m.reg = registry_entry(m.node, o->state_dir);
+	if (m.reg != NULL &&
+	    gfsp_private_dir(gfsp_mover_registry(), 1, NULL, &e) != 0) {
+		gfsp_log_warn("%s; not listed there", e.msg);
+		gfsp_error_clear(&e);
+		free(m.reg);
+		m.reg = NULL;
+	}
 	if (m.reg != NULL) {
-		gfsp_mkdirs(gfsp_mover_registry(), 0700, NULL);
 		unlink(m.reg);
 		if (symlink(o->state_dir, m.reg) != 0) {
 			free(m.reg);

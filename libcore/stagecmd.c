@@ -164,15 +164,22 @@ node_paths(const char *src_arg, const char *dst_arg, char **src, char **dst,
 	}
 	*src = s;
 	gfsp_node_name(node, sizeof(node));
-	if (rc == 0 && dst_arg != NULL &&
-	    (opt_merge ? asprintf(dst, "%s", dst_arg)
-		       : asprintf(dst, "%s/%s", dst_arg, node)) < 0)
-		*dst = NULL, rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	/* absolute now: the mover works from its state directory */
+	if (rc == 0 && dst_arg != NULL) {
+		char *abs = gfsp_path_abs(dst_arg);
+
+		if (abs == NULL || (opt_merge ? asprintf(dst, "%s", abs)
+				    : asprintf(dst, "%s/%s", abs, node)) < 0)
+			*dst = NULL, rc = gfsp_error_errno(err, errno ? errno
+			    : ENOMEM, "'%s'", dst_arg);
+		free(abs);
+	}
 	if (rc == 0 && opt_state != NULL) {
 		char *e = gfsp_tier_dir(opt_state);
 
 		*state = e ? realpath(e, NULL) : NULL;
-		if (*state == NULL && e != NULL && mkdir(e, 0700) == 0)
+		if (*state == NULL && e != NULL &&
+		    gfsp_private_dir(e, 1, NULL, err) == 0)
 			*state = realpath(e, NULL);
 		if (*state == NULL)
 			rc = gfsp_error_errno(err, errno, "--state-dir '%s'",
@@ -206,9 +213,12 @@ start_movers(MPI_Comm comm, const struct gfsp_stage_opts *o)
 		rc = node_paths(o->src[0], o->dst, &src, &dst, &state, &err);
 		if (rc == 0)
 			rc = gfsp_mkdirs(dst, 0755, &err);
-		if (rc == 0 && mkdir(state, 0700) != 0 && errno != EEXIST)
-			rc = gfsp_error_errno(err.code ? NULL : &err, errno,
-					     "cannot create '%s'", state);
+		if (rc == 0)
+			rc = gfsp_private_dir(state, 1, NULL, &err);
+		/* where --wait without SRC finds it */
+		if (rc == 0)
+			rc = gfsp_private_dir(gfsp_mover_registry(), 1, NULL,
+					     &err);
 		if (rc == 0)
 			rc = gfsp_mover_spawn(main_argv, state, src, dst, &err);
 		if (rc == 0)
@@ -449,6 +459,14 @@ run_mover(int argc, char **argv, MPI_Comm comm)
 	mo.cpus = opt_cpus;
 	if (mo.src == NULL || mo.dst == NULL || state == NULL) {
 		gfsp_log_error("the mover needs GFSPLIT_MOVER_SRC and _DST");
+		return 2;
+	}
+	/* it works from its state directory: a relative path would land
+	 * below it */
+	if (mo.src[0] != '/' || state[0] != '/' ||
+	    (mo.dst[0] != '/' && strstr(mo.dst, "://") == NULL)) {
+		gfsp_log_error("the mover needs absolute paths, not '%s' -> "
+			      "'%s' (state '%s')", mo.src, mo.dst, state);
 		return 2;
 	}
 	rc = gfsp_mover_run(&mo, &err);

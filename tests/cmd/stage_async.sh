@@ -127,6 +127,34 @@ done
 ok "after --wait every file of both nodes is on shared storage"
 two_nodes 1 "$OUT_" --status --json >"$J" 2>/dev/null
 json_true "  and no mover runs any more" 'j == []'
+
+# relative, ./-prefixed and symlinked SRC and DEST (the mover works from
+# its state directory: every path is resolved before it starts), with a
+# relative registry too
+cd "$TMPD" || exit 1
+GFSPLIT_MOVER_DIR=relreg
+ln -s rdest rlink
+for form in "rsrc rdest" "./rsrc ./rdest" "rsrc rlink"; do
+	set -- $form
+	rm -rf rsrc rdest/*; mkdir -p rsrc/nA rsrc/nB rdest
+	make_file rsrc/nA/f 70000 5; make_file rsrc/nB/f 80000 6
+	if two_nodes 1 "$OUT_" --async --interval 60 "$1/%h" "$2" 2>"$TMPD/err" &&
+		two_nodes 1 "$OUT_" --status --json >"$TMPD/rel.json" 2>>"$TMPD/err" &&
+		json_get "$TMPD/rel.json" '" ".join(str(m["pid"]) for m in j)' >>"$TMPD/pids" &&
+		two_nodes 1 "$OUT_" --wait "$1/%h" >"$TMPD/out" 2>>"$TMPD/err" &&
+		cmp -s rsrc/nA/f rdest/nA/f && cmp -s rsrc/nB/f rdest/nB/f; then
+		ok "--async '$1/%h' '$2' from the working directory writes back to '$2/NODE'"
+	else
+		not_ok "--async '$1/%h' '$2' writes back to '$2/NODE'" \
+			"$(cat "$TMPD/err" "$TMPD/out"; ls -laR rdest rsrc/nA/.gfsplit-stage 2>&1)"
+	fi
+	[ -z "$(find rsrc -path '*/.gfsplit-stage/*' -name 'rdest*')" ] &&
+		ok "  and nothing below its state directory" ||
+		not_ok "  and nothing below its state directory" "$(find rsrc)"
+done
+cd - >/dev/null
+GFSPLIT_MOVER_DIR=$TMPD/reg
+
 # (a mover whose parent is gone may stay a zombie until it is reaped)
 gone() { [ ! -e "/proc/$1" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 left=""
