@@ -930,6 +930,12 @@ open_tier(struct gfsp_cache *c, const char *pattern, const char *only,
 	dir = gfsp_tier_dir(pattern);
 	rc = dir == NULL ? gfsp_error_set(err, GFSP_ENOMEM, "out of memory") :
 	    gfsp_tier_scan(dir, &c->tier, &c->ntier, err);
+	if (rc == GFSP_EACCES) {
+		/* someone else's directory: read from the sources instead */
+		gfsp_log_warn("local tier not used: %s", err->msg);
+		gfsp_error_clear(err);
+		rc = 0;
+	}
 	rc = gfsp_agree(c->comm, rc, err);
 	if (rc == 0)
 		rc = gfsp_node_comm(c->comm, &node, &index, &nnodes, err);

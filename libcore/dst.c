@@ -250,10 +250,13 @@ gfsp_mkdirs(const char *path, uint32_t mode, struct gfsp_error *err)
 				gfsp_error_clear(err);
 				rc = 0;
 			}
+			/* (below a confined root stat does not follow a
+			 * link: one there is not a directory) */
 			if (rc == 0 && gfsp_stat(p, &st, err) == 0 &&
 			    !S_ISDIR(st.mode))
 				rc = gfsp_error_set(err, GFSP_EEXIST, "'%s' is "
-						   "not a directory", p);
+				    "not a directory%s", p, S_ISLNK(st.mode) ?
+				    " but a symbolic link (not followed)" : "");
 			*s = c;
 			if (c == '\0')
 				break;

@@ -16,6 +16,7 @@
  * directory, whatever the backend of the transfer.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -49,6 +50,8 @@ struct chunkent {
 
 struct gfsp_state {
 	char *dir;
+	int dfd;		/* dir, checked to be ours: everything in it
+				 * is opened from here, never by path */
 	int lockfd;		/* -1: not locked here */
 	int jfd;		/* this run's journal, -1 until first record */
 	char *jname;		/* its name */
@@ -184,14 +187,19 @@ load_file(struct gfsp_state *s, const char *name, struct gfsp_error *err)
 	char *path, *line = NULL;
 	size_t cap = 0;
 	FILE *fp;
-	int rc = 0;
+	int rc = 0, fd;
 
 	if (asprintf(&path, "%s/%s", s->dir, name) < 0)
 		return OOM(err);
-	fp = fopen(path, "r");
+	fd = gfsp_openat_private(s->dfd, s->dir, name, O_RDONLY, err);
+	fp = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (fp == NULL) {
-		rc = errno == ENOENT ? 0 : gfsp_error_errno(err, errno,
-		    "cannot read '%s'", path);
+		if (fd >= 0)
+			close(fd), rc = OOM(err);
+		else if (fd == -GFSP_ENOENT)	/* compacted away meanwhile */
+			gfsp_error_clear(err);
+		else
+			rc = -fd;
 		free(path);
 		return rc;
 	}
@@ -252,6 +260,47 @@ free_records(struct gfsp_state *s)
 	s->nloaded = 0;
 }
 
+/* The names in the state directory, from its descriptor. */
+static int
+list_names(struct gfsp_state *s, char ***names, size_t *n,
+	   struct gfsp_error *err)
+{
+	struct dirent *de;
+	char **v = NULL, **nv;
+	size_t cnt = 0;
+	int fd = dup(s->dfd), rc = 0;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	*names = NULL;
+	*n = 0;
+	if (d == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return gfsp_error_errno(err, errno, "cannot read '%s'", s->dir);
+	}
+	rewinddir(d);	/* a dup shares the offset of the last listing */
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		nv = realloc(v, (cnt + 1) * sizeof(*v));
+		if (nv == NULL || (nv[cnt] = strdup(de->d_name)) == NULL) {
+			v = nv ? nv : v;
+			rc = OOM(err);
+			break;
+		}
+		v = nv;
+		cnt++;
+	}
+	closedir(d);
+	if (rc) {
+		gfsp_strv_free(v, cnt);
+		return rc;
+	}
+	*names = v;
+	*n = cnt;
+	return 0;
+}
+
 /* Read the index and every journal; sort. */
 static int
 load_all(struct gfsp_state *s, struct gfsp_error *err)
@@ -261,7 +310,7 @@ load_all(struct gfsp_state *s, struct gfsp_error *err)
 	int rc;
 
 	free_records(s);
-	rc = gfsp_readdir(s->dir, &names, &n, err);
+	rc = list_names(s, &names, &n, err);
 	for (i = 0; rc == 0 && i < n; i++) {
 		if (strcmp(names[i], "index") != 0 &&
 		    strncmp(names[i], "journal.", 8) != 0)
@@ -301,22 +350,23 @@ gfsp_state_open(const char *dir, int rank, int lock, struct gfsp_state **out,
 		free(s);
 		return OOM(err);
 	}
-	s->lockfd = s->jfd = -1;
+	s->lockfd = s->jfd = s->dfd = -1;
 	s->rank = rank;
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		rc = gfsp_error_errno(err, errno, "cannot create the state "
-				     "directory '%s'", dir);
+	/* someone else's state directory is refused: its lock, index and
+	 * journals would steer what this run writes, and where */
+	rc = gfsp_private_dir(dir, 1, &s->dfd, err);
+	if (rc)
 		goto out;
-	}
 	if (lock) {
 		if (asprintf(&path, "%s/lock", dir) < 0) {
 			rc = OOM(err);
 			goto out;
 		}
-		s->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		s->lockfd = gfsp_openat_private(s->dfd, dir, "lock",
+					       O_RDWR | O_CREAT, err);
 		if (s->lockfd < 0) {
-			rc = gfsp_error_errno(err, errno, "cannot open '%s'",
-					     path);
+			rc = -s->lockfd;
+			s->lockfd = -1;
 			goto out;
 		}
 		if (flock(s->lockfd, LOCK_EX | LOCK_NB) != 0) {
@@ -348,6 +398,8 @@ gfsp_state_close(struct gfsp_state *s)
 		close(s->jfd);
 	if (s->lockfd >= 0)
 		close(s->lockfd);	/* releases the lock */
+	if (s->dfd >= 0)
+		close(s->dfd);
 	free_records(s);
 	free(s->jname);
 	free(s->dir);
@@ -426,11 +478,14 @@ append(struct gfsp_state *s, json_object *o, struct gfsp_error *err)
 			s->jname = NULL;
 			return OOM(err);
 		}
-		s->jfd = open(s->jname, O_WRONLY | O_APPEND | O_CREAT |
-			      O_CLOEXEC, 0600);
-		if (s->jfd < 0)
-			return gfsp_error_errno(err, errno, "cannot create "
-					       "the journal '%s'", s->jname);
+		s->jfd = gfsp_openat_private(s->dfd, s->dir,
+					    strrchr(s->jname, '/') + 1,
+					    O_WRONLY | O_APPEND | O_CREAT, err);
+		if (s->jfd < 0) {
+			rc = -s->jfd;
+			s->jfd = -1;
+			return rc;
+		}
 	}
 	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 	len = strlen(text);
@@ -540,7 +595,7 @@ gfsp_state_compact(struct gfsp_state *s, struct gfsp_error *err)
 	const char *text;
 	FILE *fp = NULL;
 	size_t i;
-	int rc;
+	int rc, fd;
 
 	if (s->jfd >= 0) {
 		close(s->jfd);
@@ -554,9 +609,16 @@ gfsp_state_compact(struct gfsp_state *s, struct gfsp_error *err)
 		rc = OOM(err);
 		goto out;
 	}
-	fp = fopen(tmp, "w");
+	fd = gfsp_openat_private(s->dfd, s->dir, "index.new",
+				 O_WRONLY | O_CREAT | O_TRUNC, err);
+	if (fd < 0) {
+		rc = -fd;
+		goto out;
+	}
+	fp = fdopen(fd, "w");
 	if (fp == NULL) {
-		rc = gfsp_error_errno(err, errno, "cannot create '%s'", tmp);
+		close(fd);
+		rc = OOM(err);
 		goto out;
 	}
 	for (i = 0; i < s->ndone; i++) {
@@ -605,27 +667,19 @@ gfsp_state_compact(struct gfsp_state *s, struct gfsp_error *err)
 	fp = NULL;
 	/* one atomic step from the old index to the new; the journals it
 	 * now holds go after it */
-	if (rename(tmp, path) != 0) {
+	if (renameat(s->dfd, "index.new", s->dfd, "index") != 0) {
 		rc = gfsp_error_errno(err, errno, "cannot rename '%s' to '%s'",
 				     tmp, path);
 		goto out;
 	}
 	for (i = 0; i < s->nloaded; i++) {
-		char *j;
-
-		if (strncmp(s->loaded[i], "journal.", 8) != 0)
-			continue;
-		if (asprintf(&j, "%s/%s", s->dir, s->loaded[i]) < 0) {
-			rc = OOM(err);
-			goto out;
-		}
-		unlink(j);
-		free(j);
+		if (strncmp(s->loaded[i], "journal.", 8) == 0)
+			unlinkat(s->dfd, s->loaded[i], 0);
 	}
 out:
 	if (fp != NULL) {
 		fclose(fp);
-		unlink(tmp);
+		unlinkat(s->dfd, "index.new", 0);
 	}
 	free(tmp);
 	free(path);

@@ -253,7 +253,7 @@ gfsp_mover_list(const char *node, char ***states, size_t *n,
 
 int
 gfsp_mover_spawn(char **argv, const char *state, const char *src,
-		const char *dst, struct gfsp_error *err)
+		const char *dst, const char *dst_root, struct gfsp_error *err)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -280,7 +280,7 @@ gfsp_mover_spawn(char **argv, const char *state, const char *src,
 		return OOM(err);
 	while (environ[ne] != NULL)
 		ne++;
-	env = calloc(ne + 5, sizeof(char *));
+	env = calloc(ne + 6, sizeof(char *));
 	if (env == NULL) {
 		free(log);
 		return OOM(err);
@@ -289,7 +289,8 @@ gfsp_mover_spawn(char **argv, const char *state, const char *src,
 		env[i] = environ[i];
 	if (asprintf(&env[ne], "GFSPLIT_STAGE_MOVER=%s", state) < 0 ||
 	    asprintf(&env[ne + 1], "GFSPLIT_MOVER_SRC=%s", src) < 0 ||
-	    asprintf(&env[ne + 2], "GFSPLIT_MOVER_DST=%s", dst) < 0) {
+	    asprintf(&env[ne + 2], "GFSPLIT_MOVER_DST=%s", dst) < 0 ||
+	    asprintf(&env[ne + 3], "GFSPLIT_MOVER_ROOT=%s", dst_root) < 0) {
 		rc = OOM(err);
 		goto out;
 	}
@@ -338,7 +339,7 @@ gfsp_mover_spawn(char **argv, const char *state, const char *src,
 				   "not answer within 6 s (see %s)", src, log);
 out:
 	if (env != NULL)
-		for (i = ne; i < ne + 3; i++)
+		for (i = ne; i < ne + 4; i++)
 			free(env[i]);
 	free(env);
 	free(log);
@@ -960,7 +961,12 @@ gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
 	lower_priority(o->cpus);
 
 	gfsp_mover_registry();	/* resolved while the caller's cwd is ours */
-	rc = gfsp_state_open(o->state_dir, 0, 1, &m.st, err);
+	/* no link below SRC or DEST followed, whoever plants one */
+	rc = gfsp_confine(o->src, err);
+	if (rc == 0)
+		rc = gfsp_confine(o->dst_root ? o->dst_root : o->dst, err);
+	if (rc == 0)
+		rc = gfsp_state_open(o->state_dir, 0, 1, &m.st, err);
 	if (rc == 0 && chdir(o->state_dir) != 0)
 		rc = gfsp_error_errno(err, errno, "cannot enter '%s'",
 				     o->state_dir);

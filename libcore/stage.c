@@ -59,6 +59,8 @@ struct stage {
 	char nodename[256];
 	char *root;			/* this node's destination root */
 	char *local;			/* this node's local root (state) */
+	char **confined;		/* roots given to gfsp_confine */
+	size_t nconfined;
 	struct gfsp_state *st;
 	struct gfsp_flist fl;
 	struct gfsp_fresult *res;
@@ -74,6 +76,26 @@ struct stage {
 };
 
 /* ------------------------------------------------------------- setup */
+
+/* Confine paths below root (store.h) for this run; stage_free undoes it. */
+static int
+confine(struct stage *s, const char *root, struct gfsp_error *err)
+{
+	char **v;
+	int rc = gfsp_confine(root, err);
+
+	if (rc)
+		return rc;
+	v = realloc(s->confined, (s->nconfined + 1) * sizeof(*v));
+	if (v != NULL)
+		s->confined = v;
+	if (v == NULL || (v[s->nconfined] = strdup(root)) == NULL) {
+		gfsp_unconfine(root);
+		return OOM(err);
+	}
+	s->nconfined++;
+	return 0;
+}
 
 /* The directory that holds path (a copy), for a state next to a file. */
 static char *
@@ -99,9 +121,9 @@ static int
 setup(struct stage *s, struct gfsp_error *err)
 {
 	const struct gfsp_stage_opts *o = s->o;
-	struct gfsp_stat st;
+	struct gfsp_stat st = { 0 };
 	char *src = NULL;
-	int rc, color;
+	int rc, color, i;
 
 	MPI_Comm_rank(s->comm, &s->rank);
 	MPI_Comm_size(s->comm, &s->nprocs);
@@ -146,6 +168,13 @@ setup(struct stage *s, struct gfsp_error *err)
 	}
 	if (s->root == NULL || s->local == NULL)
 		rc = OOM(err);
+	/* the source trees: nothing below them followed (a directory
+	 * swapped for a link between its listing and its reading) */
+	if (rc == 0 && o->way == GFSP_STAGE_OUT && S_ISDIR(st.mode))
+		rc = confine(s, s->local, err);
+	for (i = 0; rc == 0 && o->way == GFSP_STAGE_IN && i < o->nsrc; i++)
+		if (gfsp_stat(o->src[i], &st, NULL) == 0 && S_ISDIR(st.mode))
+			rc = confine(s, o->src[i], err);
 agree:
 	return gfsp_agree(s->comm, rc, err);
 }
@@ -160,14 +189,22 @@ prepare(struct stage *s, struct gfsp_error *err)
 
 	if (o->dry_run)
 		return 0;
-	/* the destination roots: one rank makes each */
+	/* the destination roots: one rank makes each; nothing below DEST
+	 * is followed from then on (a DEST/NODE -> /elsewhere someone
+	 * planted is an error) */
 	if (o->way == GFSP_STAGE_OUT && s->rank == 0)
 		rc = gfsp_mkdirs(o->dst, 0755, err);
+	rc = gfsp_agree(s->comm, rc, err);
+	if (rc == 0 && o->way == GFSP_STAGE_OUT)
+		rc = confine(s, o->dst, err);
 	rc = gfsp_agree(s->comm, rc, err);
 	if (rc)
 		return rc;
 	if (s->lrank == 0)
 		rc = gfsp_mkdirs(s->root, 0755, err);
+	rc = gfsp_agree(s->comm, rc, err);
+	if (rc == 0 && o->way == GFSP_STAGE_IN)
+		rc = confine(s, s->root, err);
 	rc = gfsp_agree(s->comm, rc, err);
 	if (rc)
 		return rc;
@@ -972,6 +1009,12 @@ stage_free(struct stage *s)
 		MPI_Comm_free(&s->node);
 	free(s->root);
 	free(s->local);
+	while (s->nconfined > 0) {
+		s->nconfined--;
+		gfsp_unconfine(s->confined[s->nconfined]);
+		free(s->confined[s->nconfined]);
+	}
+	free(s->confined);
 }
 
 int
@@ -994,6 +1037,12 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 		xo.chunk = GFSP_STAGE_CHUNK_DEFAULT;
 
 	rc = setup(&s, err);
+	/* one nonce for the run's new temporary names: pieces of a file
+	 * that ranks of a node write meet in one */
+	xo.nonce = gfsp_stage_nonce();
+	if (rc == 0)
+		rc = gfsp_mpi_check(MPI_Bcast(&xo.nonce, 1, MPI_UINT64_T, 0,
+					      comm), "MPI_Bcast", err);
 	if (rc == 0)
 		rc = o->way == GFSP_STAGE_IN ? list_in(&s, err)
 		    : list_out(&s, err);

@@ -21,9 +21,12 @@
  *              files every node needs, per-file failures, the summary
  *
  * Nothing appears under its final name before it is whole: a file is
- * written to ".NAME.gfsplit-stage.KEY" in its destination directory (KEY:
- * a hash of the source's path, so a resumed run finds the same file),
- * then synced, given the source's mode and times, and renamed into place.
+ * written to ".NAME.gfsplit-stage.KEY.NONCE" in its destination directory
+ * (KEY: a hash of the source's path; NONCE: the transfer's random number,
+ * so no one can plant the name first; a resumed run finds the file through
+ * the journal), created O_EXCL, then synced, given the source's mode and
+ * times on its descriptor, and renamed into place.  Destination roots are
+ * confined (gfsp_confine): no symbolic link below them is followed.
  */
 #ifndef GFSP_STAGE_H
 #define GFSP_STAGE_H
@@ -109,11 +112,14 @@ int gfsp_flist_unpack(struct gfsp_flist *l, const unsigned char *buf,
 int gfsp_flist_bcast(MPI_Comm comm, int root, struct gfsp_flist *l,
 		    struct gfsp_error *err);
 
-/* "dir/.NAME.gfsplit-stage.KEY" for the final path and the source (KEY:
- * a hash of the source's path, so every version of a file meets the
- * chunks the journal holds of the others; malloc'd, NULL when out of
- * memory). */
-char *gfsp_stage_tmp_name(const char *path, const struct gfsp_sfile *f);
+/* "dir/.NAME.gfsplit-stage.KEY.NONCE" for the final path, the source (KEY:
+ * a hash of its path) and a transfer's random nonce (malloc'd, NULL when
+ * out of memory). */
+char *gfsp_stage_tmp_name(const char *path, const struct gfsp_sfile *f,
+			 uint64_t nonce);
+
+/* A random number for temporary names that no one can guess. */
+uint64_t gfsp_stage_nonce(void);
 
 /* 1 if NAME (one component) is one of ours: the state directory or a
  * temporary file of a transfer. */
@@ -206,6 +212,8 @@ struct gfsp_xfer_opts {
 	int raw;		/* copy gfsz sources as they are */
 	uint64_t bwlimit;	/* bytes per second for this rank, 0: none */
 	int sync;		/* fsync each file before installing it */
+	uint64_t nonce;		/* of new temporary names: random, the same
+				 * on every rank of the transfer */
 };
 
 /*
@@ -299,6 +307,8 @@ char *gfsp_xfer_dst_path(const struct gfsp_xfer *x, uint32_t file);
 struct gfsp_mover_opts {
 	const char *src;	/* the node's SRC, absolute */
 	const char *dst;	/* the node's destination root */
+	const char *dst_root;	/* DEST of DEST/NODE (or dst): nothing
+				 * below it is followed */
 	const char *state_dir;	/* absolute */
 	struct gfsp_xfer_opts x;
 	double interval;	/* seconds between periodic passes; also how
@@ -311,10 +321,11 @@ struct gfsp_mover_opts {
 int gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err);
 
 /* Start a mover for state directory `state` running argv (this program,
- * which sees GFSPLIT_STAGE_MOVER, _SRC and _DST); returns when it
+ * which sees GFSPLIT_STAGE_MOVER, _SRC, _DST and _ROOT); returns when it
  * answers.  GFSP_EEXIST if one already runs there. */
 int gfsp_mover_spawn(char **argv, const char *state, const char *src,
-		    const char *dst, struct gfsp_error *err);
+		    const char *dst, const char *dst_root,
+		    struct gfsp_error *err);
 
 /* Ask the mover of `state`: "status", "flush" or "wait"; its JSON answer
  * in *reply (caller puts it).  GFSP_ENOENT when none runs there. */

@@ -143,15 +143,16 @@ options(int way, struct gfsp_stage_opts *o, int rank)
 
 /* ------------------------------------------------ asynchronous stage-out */
 
-/* This node's SRC, destination root and state directory, absolute. */
+/* This node's SRC, destination root (DEST/NODE, or DEST: *root) and state
+ * directory, absolute. */
 static int
 node_paths(const char *src_arg, const char *dst_arg, char **src, char **dst,
-	   char **state, struct gfsp_error *err)
+	   char **root, char **state, struct gfsp_error *err)
 {
 	char node[256], *s, *real = NULL;
 	int rc = 0;
 
-	*src = *dst = *state = NULL;
+	*src = *dst = *root = *state = NULL;
 	s = gfsp_tier_dir(src_arg);
 	if (s == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
@@ -172,7 +173,7 @@ node_paths(const char *src_arg, const char *dst_arg, char **src, char **dst,
 				    : asprintf(dst, "%s/%s", abs, node)) < 0)
 			*dst = NULL, rc = gfsp_error_errno(err, errno ? errno
 			    : ENOMEM, "'%s'", dst_arg);
-		free(abs);
+		*root = abs;
 	}
 	if (rc == 0 && opt_state != NULL) {
 		char *e = gfsp_tier_dir(opt_state);
@@ -199,8 +200,8 @@ start_movers(MPI_Comm comm, const struct gfsp_stage_opts *o)
 {
 	struct gfsp_error err = { 0 };
 	MPI_Comm node = MPI_COMM_NULL;
-	char *src = NULL, *dst = NULL, *state = NULL;
-	int rc, lrank = 0, idx, nn, rank;
+	char *src = NULL, *dst = NULL, *root = NULL, *state = NULL;
+	int rc, lrank = 0, idx, nn, rank, confined = 0;
 
 	MPI_Comm_rank(comm, &rank);
 	rc = gfsp_node_comm(comm, &node, &idx, &nn, &err);
@@ -210,7 +211,12 @@ start_movers(MPI_Comm comm, const struct gfsp_stage_opts *o)
 		rc = gfsp_mkdirs(o->dst, 0755, &err);
 	rc = gfsp_agree(comm, rc, &err);
 	if (rc == 0 && lrank == 0) {
-		rc = node_paths(o->src[0], o->dst, &src, &dst, &state, &err);
+		rc = node_paths(o->src[0], o->dst, &src, &dst, &root, &state,
+				&err);
+		/* DEST/NODE, not through a link someone planted there */
+		if (rc == 0 && !opt_merge)
+			rc = gfsp_confine(root, &err);
+		confined = rc == 0 && !opt_merge;
 		if (rc == 0)
 			rc = gfsp_mkdirs(dst, 0755, &err);
 		if (rc == 0)
@@ -220,7 +226,10 @@ start_movers(MPI_Comm comm, const struct gfsp_stage_opts *o)
 			rc = gfsp_private_dir(gfsp_mover_registry(), 1, NULL,
 					     &err);
 		if (rc == 0)
-			rc = gfsp_mover_spawn(main_argv, state, src, dst, &err);
+			rc = gfsp_mover_spawn(main_argv, state, src, dst, root,
+					     &err);
+		if (confined)
+			gfsp_unconfine(root);
 		if (rc == 0)
 			gfsp_log_warn("mover started: '%s' -> '%s'", src, dst);
 	}
@@ -228,6 +237,7 @@ start_movers(MPI_Comm comm, const struct gfsp_stage_opts *o)
 		gfsp_log_gfs_error(&err);
 	free(src);
 	free(dst);
+	free(root);
 	free(state);
 	if (node != MPI_COMM_NULL)
 		MPI_Comm_free(&node);
@@ -288,7 +298,8 @@ control(MPI_Comm comm, int argc, char **argv)
 	struct gfsp_error err = { 0 };
 	MPI_Comm node = MPI_COMM_NULL;
 	json_object *all = NULL, *reply;
-	char **states = NULL, *src = NULL, *dst = NULL, *one = NULL, node_name[256];
+	char **states = NULL, *src = NULL, *dst = NULL, *root = NULL, *one = NULL;
+	char node_name[256];
 	char *text = NULL, *gathered = NULL;
 	size_t n = 0, i, len = 0;
 	int rc, lrank = 0, idx, nn, rank, bad = 0;
@@ -301,7 +312,7 @@ control(MPI_Comm comm, int argc, char **argv)
 		MPI_Comm_rank(node, &lrank);
 	fp = open_memstream(&text, &len);
 	if (rc == 0 && lrank == 0 && argc > 0) {
-		rc = node_paths(argv[0], NULL, &src, &dst, &one, &err);
+		rc = node_paths(argv[0], NULL, &src, &dst, &root, &one, &err);
 		if (rc == 0) {
 			states = calloc(1, sizeof(char *));
 			if (states != NULL) {
@@ -363,6 +374,7 @@ control(MPI_Comm comm, int argc, char **argv)
 	gfsp_strv_free(states, n);
 	free(src);
 	free(dst);
+	free(root);
 	free(text);
 	free(gathered);
 	if (node != MPI_COMM_NULL)
@@ -453,8 +465,10 @@ run_mover(int argc, char **argv, MPI_Comm comm)
 	memset(&mo, 0, sizeof(mo));
 	mo.src = getenv("GFSPLIT_MOVER_SRC");
 	mo.dst = getenv("GFSPLIT_MOVER_DST");
+	mo.dst_root = getenv("GFSPLIT_MOVER_ROOT");
 	mo.state_dir = state;
 	mo.x = o.x;
+	mo.x.nonce = gfsp_stage_nonce();
 	mo.interval = opt_interval > 0 ? (double)opt_interval : 30;
 	mo.cpus = opt_cpus;
 	if (mo.src == NULL || mo.dst == NULL || state == NULL) {

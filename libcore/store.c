@@ -192,6 +192,19 @@ gfsp_ftruncate(struct gfsp_file *f, uint64_t size, struct gfsp_error *err)
 }
 
 int
+gfsp_fsetattr(struct gfsp_file *f, uint32_t mode, int64_t atime,
+	     uint64_t atime_ns, int64_t mtime, uint64_t mtime_ns,
+	     struct gfsp_error *err)
+{
+	if (atime_ns >= 1000000000u || mtime_ns >= 1000000000u)
+		return gfsp_error_set(err, GFSP_EINVAL, "cannot set times of "
+				     "'%s': nanoseconds out of range",
+				     gfsp_file_path(f));
+	return file_ops(f)->fsetattr(f, mode, atime, atime_ns, mtime,
+				     mtime_ns, err);
+}
+
+int
 gfsp_fsync(struct gfsp_file *f, struct gfsp_error *err)
 {
 	return file_ops(f)->fsync(f, err);

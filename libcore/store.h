@@ -50,6 +50,10 @@ struct gfsp_stat {
 /* bypass the page cache (POSIX O_DIRECT: buffers, offsets and lengths
  * aligned to the device's block); GFSP_ENOTSUP where there is none */
 #define GFSP_O_DIRECT	0x80
+/* a temporary of our own: created anew (with GFSP_O_CREAT: O_EXCL), or,
+ * when it exists, opened only if it is a regular file of this user's with
+ * one name; never through a symbolic link (POSIX; Gfarm: ignored) */
+#define GFSP_O_PRIVATE	0x100
 
 /*
  * Where a new file's data should live, for backends that keep each file
@@ -91,6 +95,15 @@ struct gfsp_store_ops {
 		     struct gfsp_error *err);
 	int (*ftruncate)(struct gfsp_file *f, uint64_t size,
 			 struct gfsp_error *err);
+	/* give the open file permission bits (mode & 07777) and times that
+	 * hold once it is closed: set on the handle, not by a path someone
+	 * could have swapped (POSIX: fchmod and futimens now; Gfarm, which
+	 * has neither and sets the times of a written file at close: by
+	 * the handle's path, right after its close).  Nothing may be
+	 * written after it */
+	int (*fsetattr)(struct gfsp_file *f, uint32_t mode, int64_t atime,
+			uint64_t atime_ns, int64_t mtime, uint64_t mtime_ns,
+			struct gfsp_error *err);
 	int (*fsync)(struct gfsp_file *f, struct gfsp_error *err);
 	/* make what this handle wrote visible to other opens of the file
 	 * (Gfarm's client buffers writes); NULL: nothing is held back */
@@ -174,6 +187,9 @@ int gfsp_pwrite(struct gfsp_file *f, const void *buf, size_t len, uint64_t off,
 	       struct gfsp_error *err);
 int gfsp_fstat(struct gfsp_file *f, struct gfsp_stat *st, struct gfsp_error *err);
 int gfsp_ftruncate(struct gfsp_file *f, uint64_t size, struct gfsp_error *err);
+int gfsp_fsetattr(struct gfsp_file *f, uint32_t mode, int64_t atime,
+		 uint64_t atime_ns, int64_t mtime, uint64_t mtime_ns,
+		 struct gfsp_error *err);
 int gfsp_fsync(struct gfsp_file *f, struct gfsp_error *err);
 int gfsp_flush(struct gfsp_file *f, struct gfsp_error *err);
 void gfsp_willneed(struct gfsp_file *f, uint64_t off, uint64_t len);
@@ -200,6 +216,20 @@ int gfsp_where(const char *path, char ***hosts, size_t *n,
 int gfsp_evict(const char *path, struct gfsp_error *err);
 void gfsp_strv_free(char **v, size_t n);
 const char *gfsp_file_path(const struct gfsp_file *f);
+
+/*
+ * Confine POSIX paths below the directory root (as given: root itself is
+ * resolved as usual, once, now).  From then on every operation on a path
+ * below it resolves the rest one component at a time from root's
+ * descriptor and follows no symbolic link on the way or at the end, so a
+ * link someone planted in a destination (DEST/sub -> /root) is an error
+ * naming it rather than a way out; ".." below root is refused.  stat()
+ * of such a path does not follow a final link either.  Nested calls with
+ * the same root count; gfsp_unconfine undoes one.  URLs: nothing (Gfarm
+ * resolves its paths on its metadata server).
+ */
+int gfsp_confine(const char *root, struct gfsp_error *err);
+void gfsp_unconfine(const char *root);
 
 /* Every backend's struct gfsp_file starts with this header. */
 struct gfsp_file_hdr {

@@ -53,6 +53,11 @@ struct gf_file {
 	struct gfsp_file_hdr hdr;	/* first: see store.h */
 	GFS_File gf;
 	int writable;
+	/* gf_fsetattr's mode and times, set at close */
+	int setattr;
+	uint32_t mode;
+	int64_t atime, mtime;
+	uint64_t atime_ns, mtime_ns;
 };
 
 static pthread_once_t gf_once = PTHREAD_ONCE_INIT;
@@ -427,6 +432,10 @@ gf_create(const char *path, uint32_t mode, const struct gfsp_place *place,
 	return 0;
 }
 
+static int gf_chmod(const char *path, uint32_t mode, struct gfsp_error *err);
+static int gf_utimens(const char *path, int64_t atime, uint64_t atime_ns,
+		      int64_t mtime, uint64_t mtime_ns, struct gfsp_error *err);
+
 static int
 gf_close(struct gfsp_file *file, struct gfsp_error *err)
 {
@@ -440,8 +449,31 @@ gf_close(struct gfsp_file *file, struct gfsp_error *err)
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR)
 		rc = gf_error(err, e, "cannot close '%s'", f->hdr.path);
+	/* gfmd takes a written file's times from its close: after it */
+	if (rc == 0 && f->setattr)
+		rc = gf_chmod(f->hdr.path, f->mode, err);
+	if (rc == 0 && f->setattr)
+		rc = gf_utimens(f->hdr.path, f->atime, f->atime_ns, f->mtime,
+				f->mtime_ns, err);
 	gf_file_free(f);
 	return rc;
+}
+
+static int
+gf_fsetattr(struct gfsp_file *file, uint32_t mode, int64_t atime,
+	    uint64_t atime_ns, int64_t mtime, uint64_t mtime_ns,
+	    struct gfsp_error *err)
+{
+	struct gf_file *f = (struct gf_file *)file;
+
+	(void)err;
+	f->setattr = 1;
+	f->mode = mode;
+	f->atime = atime;
+	f->atime_ns = atime_ns;
+	f->mtime = mtime;
+	f->mtime_ns = mtime_ns;
+	return 0;
 }
 
 static int
@@ -926,6 +958,7 @@ const struct gfsp_store_ops gfsp_store_gfarm = {
 	.symlink	= gf_symlink,
 	.link		= gf_link,
 	.utimens	= gf_utimens,
+	.fsetattr	= gf_fsetattr,
 	.chmod		= gf_chmod,
 	.mkdir		= gf_mkdir,
 	.rmdir		= gf_rmdir,

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,10 @@
 
 #include "core.h"
 #include "store.h"
+
+#ifdef SYS_openat2
+#include <linux/openat2.h>
+#endif
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -31,12 +37,322 @@ struct posix_file {
 	int fd;
 };
 
+/* ------------------------------------------------------ confined roots */
+
+/*
+ * A path below a confined root (gfsp_confine) is resolved here instead of
+ * by the kernel's usual walk, which follows every symbolic link:
+ *
+ *   "/dest/a/b/name"      root "/dest" (its descriptor, taken once)
+ *          \_/           every directory on the way opened from the one
+ *                         before with O_NOFOLLOW (or all at once with
+ *                         openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)
+ *              \__/       the operation done at (that directory, "name")
+ *                         without following a final link
+ *
+ * So no link below the root is followed, whoever planted it and whenever:
+ * the directories are held open, not looked up again by name.
+ */
+struct confined {
+	char *root;		/* as given, without trailing slashes */
+	size_t len;
+	int fd;			/* O_PATH | O_DIRECTORY */
+	int refs;
+};
+
+#define CONFINED_MAX	16
+static struct confined confined[CONFINED_MAX];
+static int nconfined;
+static pthread_rwlock_t confined_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+/* Where an operation on a path happens. */
+struct at {
+	int dfd;		/* AT_FDCWD, or the directory holding name */
+	const char *name;	/* the path itself, or its last component */
+	int nofollow;		/* below a confined root: follow nothing */
+	char *buf;		/* name's storage; then the root's name */
+	const char *root;
+};
+
+int
+gfsp_confine(const char *root, struct gfsp_error *err)
+{
+	size_t len = strlen(root);
+	int fd, i, rc = 0;
+
+	if (strstr(root, "://") != NULL)
+		return 0;
+	while (len > 1 && root[len - 1] == '/')
+		len--;
+	if (len == 0 || (len == 1 && root[0] == '/'))
+		return gfsp_error_set(err, GFSP_EINVAL, "cannot confine paths "
+				     "below '%s'", root);
+	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return gfsp_error_errno(err, errno, "cannot open directory "
+				       "'%s'", root);
+	pthread_rwlock_wrlock(&confined_lock);
+	for (i = 0; i < nconfined; i++)
+		if (confined[i].len == len &&
+		    strncmp(confined[i].root, root, len) == 0)
+			break;
+	if (i < nconfined) {
+		confined[i].refs++;
+		close(fd);
+	} else if (nconfined == CONFINED_MAX ||
+		   (confined[i].root = strndup(root, len)) == NULL) {
+		close(fd);
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "cannot confine paths "
+				   "below '%s': too many roots", root);
+	} else {
+		confined[i].len = len;
+		confined[i].fd = fd;
+		confined[i].refs = 1;
+		__atomic_store_n(&nconfined, nconfined + 1, __ATOMIC_RELEASE);
+	}
+	pthread_rwlock_unlock(&confined_lock);
+	return rc;
+}
+
+void
+gfsp_unconfine(const char *root)
+{
+	size_t len = strlen(root);
+	int i;
+
+	while (len > 1 && root[len - 1] == '/')
+		len--;
+	pthread_rwlock_wrlock(&confined_lock);
+	for (i = 0; i < nconfined; i++)
+		if (confined[i].len == len &&
+		    strncmp(confined[i].root, root, len) == 0)
+			break;
+	if (i < nconfined && --confined[i].refs == 0) {
+		close(confined[i].fd);
+		free(confined[i].root);
+		confined[i] = confined[nconfined - 1];
+		__atomic_store_n(&nconfined, nconfined - 1, __ATOMIC_RELEASE);
+	}
+	pthread_rwlock_unlock(&confined_lock);
+}
+
+/* The directory dir (components separated by '/') below rootfd, no link
+ * followed: its O_PATH descriptor, or -1 with errno (ELOOP: a link). */
+static int
+walk_beneath(int rootfd, char *dir)
+{
+	char *comp, *save = NULL;
+	int cur, next, e;
+	struct stat sb;
+#ifdef SYS_openat2
+	static int have_openat2 = 1;
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+			   RESOLVE_NO_MAGICLINKS,
+	};
+
+	if (__atomic_load_n(&have_openat2, __ATOMIC_RELAXED)) {
+		cur = (int)syscall(SYS_openat2, rootfd, dir, &how, sizeof(how));
+		if (cur >= 0 || errno == ENOENT || errno == ENOTDIR ||
+		    errno == ELOOP || errno == EXDEV || errno == EACCES)
+			return cur;
+		if (errno == ENOSYS || errno == EPERM)	/* old kernel, seccomp */
+			__atomic_store_n(&have_openat2, 0, __ATOMIC_RELAXED);
+	}
+#endif
+	cur = rootfd;
+	for (comp = strtok_r(dir, "/", &save); comp != NULL;
+	     comp = strtok_r(NULL, "/", &save)) {
+		if (strcmp(comp, ".") == 0)
+			continue;
+		next = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+			      O_CLOEXEC);
+		e = errno;
+		if (next < 0 && fstatat(cur, comp, &sb, AT_SYMLINK_NOFOLLOW) == 0
+		    && S_ISLNK(sb.st_mode))
+			e = ELOOP;
+		if (cur != rootfd)
+			close(cur);
+		if (next < 0) {
+			errno = e;
+			return -1;
+		}
+		cur = next;
+	}
+	return cur == rootfd ? fcntl(rootfd, F_DUPFD_CLOEXEC, 0) : cur;
+}
+
+/* Resolve path for an operation: 0, or an errno with a->root set when
+ * the path is below a confined root. */
+static int
+at_get(const char *path, struct at *a)
+{
+	const struct confined *c = NULL;
+	char *rest, *slash, *comp;
+	int i, rootfd = -1, e = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->dfd = AT_FDCWD;
+	a->name = path;
+	if (__atomic_load_n(&nconfined, __ATOMIC_ACQUIRE) == 0)
+		return 0;
+	pthread_rwlock_rdlock(&confined_lock);
+	for (i = 0; i < nconfined; i++)
+		if (strncmp(path, confined[i].root, confined[i].len) == 0 &&
+		    path[confined[i].len] == '/' &&
+		    (c == NULL || confined[i].len > c->len))
+			c = &confined[i];
+	rest = (char *)path + (c ? c->len : 0);
+	while (c != NULL && *rest == '/')
+		rest++;
+	if (c != NULL && *rest != '\0') {
+		rootfd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
+		/* "REST\0ROOT": the name, then the root for messages */
+		a->buf = malloc(strlen(rest) + c->len + 2);
+		if (a->buf != NULL) {
+			strcpy(a->buf, rest);
+			memcpy(a->buf + strlen(rest) + 1, c->root, c->len);
+			a->buf[strlen(rest) + 1 + c->len] = '\0';
+		}
+	}
+	pthread_rwlock_unlock(&confined_lock);
+	if (c == NULL || *rest == '\0')
+		return 0;	/* not below one; the root itself */
+	if (rootfd < 0 || a->buf == NULL) {
+		e = rootfd < 0 ? errno : ENOMEM;
+		goto out;
+	}
+	a->root = a->buf + strlen(a->buf) + 1;
+	a->nofollow = 1;
+	for (i = (int)strlen(a->buf); i > 0 && a->buf[i - 1] == '/'; i--)
+		a->buf[i - 1] = '\0';
+	for (comp = a->buf; comp != NULL; comp = slash ? slash + 1 : NULL) {
+		slash = strchr(comp, '/');
+		if (strncmp(comp, "..", 2) == 0 && (comp[2] == '/' ||
+						    comp[2] == '\0')) {
+			e = EACCES;	/* out of the root */
+			goto out;
+		}
+	}
+	slash = strrchr(a->buf, '/');
+	if (slash == NULL) {
+		a->dfd = rootfd;
+		a->name = a->buf;
+		return 0;
+	}
+	*slash = '\0';
+	a->name = slash + 1;
+	a->dfd = walk_beneath(rootfd, a->buf);
+	if (a->dfd < 0)
+		e = errno;
+out:
+	if (rootfd >= 0 && rootfd != a->dfd)
+		close(rootfd);
+	if (e && a->dfd >= 0)
+		close(a->dfd);
+	if (e)
+		a->dfd = -1;
+	return e;
+}
+
+/* "/proc/self/fd/DFD/NAME": for the calls that have no *at() form */
+static const char *
+at_proc(const struct at *a, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/self/fd/%d/%s", a->dfd, a->name);
+	return buf;
+}
+
+static void
+at_put(struct at *a)
+{
+	if (a->dfd >= 0)
+		close(a->dfd);
+	free(a->buf);
+}
+
+/* at's flags for *at() calls that may follow a final link */
+static int
+at_flag(const struct at *a, int follow)
+{
+	return a->nofollow || !follow ? AT_SYMLINK_NOFOLLOW : 0;
+}
+
+/*
+ * The error of an operation on a path: errno's text, and below a confined
+ * root what a "too many symbolic links" means there.
+ */
+static int
+posix_fail(struct gfsp_error *err, int e, const struct at *a, const char *fmt,
+	   ...)
+{
+	char what[GFSP_ERRMSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (a->root != NULL && e == ELOOP)
+		return gfsp_error_set(err, GFSP_EACCES, "%s: a symbolic link on "
+		    "the way (links below '%s' are not followed)", what,
+		    a->root);
+	return gfsp_error_errno(err, e, "%s", what);
+}
+
+/*
+ * GFSP_O_PRIVATE: a new file (O_CREAT: O_EXCL), or an existing one that is surely
+ * a temporary of ours, left by an earlier run or made by another rank
+ * of this one: a regular file of this user's with one name (a hard link
+ * to someone's file would have two).  oflags hold O_NOFOLLOW.
+ */
+static int
+open_private(const struct at *a, int oflags, uint32_t mode, int *e)
+{
+	struct stat sb;
+	int fd;
+
+	if (oflags & O_CREAT) {
+		do {
+			fd = openat(a->dfd, a->name, oflags | O_EXCL,
+				    (mode_t)mode);
+		} while (fd < 0 && errno == EINTR);
+		if (fd >= 0 || errno != EEXIST) {
+			*e = fd < 0 ? errno : 0;
+			return fd;
+		}
+	}
+	do {
+		fd = openat(a->dfd, a->name, (oflags & ~(O_CREAT | O_TRUNC)) |
+			    O_NONBLOCK);
+	} while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		*e = errno;
+		return -1;
+	}
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+	    sb.st_uid != geteuid() || sb.st_nlink != 1) {
+		close(fd);
+		*e = EEXIST;	/* not ours: someone else's name */
+		return -1;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	*e = 0;
+	if ((oflags & O_TRUNC) && ftruncate(fd, 0) != 0) {
+		*e = errno;
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 static int
 posix_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
 	   struct gfsp_error *err)
 {
 	struct posix_file *pf;
-	int oflags = O_CLOEXEC, fd, rc = 0;
+	struct at a;
+	int oflags = O_CLOEXEC, fd = -1, rc = 0, e;
 
 	*out = NULL;
 	switch (flags & 0x3) {
@@ -65,15 +381,23 @@ posix_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
 				   "memory", path);
 		goto out;
 	}
-	do {
-		fd = open(path, oflags, (mode_t)mode);
-	} while (fd < 0 && errno == EINTR);
-	if (fd < 0) {
-		rc = gfsp_error_errno(err, errno, "cannot %s '%s'",
-				     (flags & GFSP_O_CREAT) ? "create" : "open",
-				     path);
+	e = at_get(path, &a);
+	if (a.nofollow || (flags & GFSP_O_PRIVATE))
+		oflags |= O_NOFOLLOW;
+	if (e == 0 && (flags & GFSP_O_PRIVATE))
+		fd = open_private(&a, oflags, mode, &e);
+	else if (e == 0)
+		do {
+			fd = openat(a.dfd, a.name, oflags, (mode_t)mode);
+			e = fd < 0 ? errno : 0;
+		} while (e == EINTR);
+	if (e)
+		rc = posix_fail(err, e, &a, "cannot %s '%s'",
+				(flags & GFSP_O_CREAT) ? "create" : "open",
+				path);
+	at_put(&a);
+	if (rc)
 		goto out;
-	}
 	pf->hdr.ops = &gfsp_store_posix;
 	pf->fd = fd;
 	*out = (struct gfsp_file *)pf;
@@ -231,6 +555,26 @@ posix_willneed(struct gfsp_file *f, uint64_t off, uint64_t len)
 }
 
 static int
+posix_fsetattr(struct gfsp_file *f, uint32_t mode, int64_t atime,
+	       uint64_t atime_ns, int64_t mtime, uint64_t mtime_ns,
+	       struct gfsp_error *err)
+{
+	struct posix_file *pf = (struct posix_file *)f;
+	const struct timespec ts[2] = {
+		{ .tv_sec = (time_t)atime, .tv_nsec = (long)atime_ns },
+		{ .tv_sec = (time_t)mtime, .tv_nsec = (long)mtime_ns },
+	};
+
+	if (fchmod(pf->fd, (mode_t)(mode & 07777)) != 0)
+		return gfsp_error_errno(err, errno, "cannot change permissions "
+				       "of '%s'", pf->hdr.path);
+	if (futimens(pf->fd, ts) != 0)
+		return gfsp_error_errno(err, errno, "cannot set times of '%s'",
+				       pf->hdr.path);
+	return 0;
+}
+
+static int
 posix_fsync(struct gfsp_file *f, struct gfsp_error *err)
 {
 	struct posix_file *pf = (struct posix_file *)f;
@@ -242,26 +586,50 @@ posix_fsync(struct gfsp_file *f, struct gfsp_error *err)
 	return 0;
 }
 
+/*
+ * The path operations below share one shape: resolve (at_get), do the
+ * *at() call there, report with the path and, for a link below a
+ * confined root, the cause (posix_fail).
+ */
+#define AT_CALL(path, a, call, ...) do {				\
+	int e_ = at_get((path), &(a));					\
+	int rc_ = 0;							\
+	if (e_ == 0 && (call) != 0)					\
+		e_ = errno;						\
+	if (e_ != 0)							\
+		rc_ = posix_fail(err, e_, &(a), __VA_ARGS__);		\
+	at_put(&(a));							\
+	return rc_;							\
+} while (0)
+
+static int
+stat_at(const char *path, struct gfsp_stat *st, int follow,
+	struct gfsp_error *err)
+{
+	struct stat sb;
+	struct at a;
+	int e = at_get(path, &a), rc = 0;
+
+	if (e == 0 && fstatat(a.dfd, a.name, &sb, at_flag(&a, follow)) != 0)
+		e = errno;
+	if (e)
+		rc = posix_fail(err, e, &a, "cannot stat '%s'", path);
+	else
+		stat_fill(st, &sb);
+	at_put(&a);
+	return rc;
+}
+
 static int
 posix_stat(const char *path, struct gfsp_stat *st, struct gfsp_error *err)
 {
-	struct stat sb;
-
-	if (stat(path, &sb) != 0)
-		return gfsp_error_errno(err, errno, "cannot stat '%s'", path);
-	stat_fill(st, &sb);
-	return 0;
+	return stat_at(path, st, 1, err);
 }
 
 static int
 posix_lstat(const char *path, struct gfsp_stat *st, struct gfsp_error *err)
 {
-	struct stat sb;
-
-	if (lstat(path, &sb) != 0)
-		return gfsp_error_errno(err, errno, "cannot stat '%s'", path);
-	stat_fill(st, &sb);
-	return 0;
+	return stat_at(path, st, 0, err);
 }
 
 /*
@@ -275,49 +643,64 @@ posix_readlink(const char *path, char **target, struct gfsp_error *err)
 {
 	char *buf = NULL, *nb;
 	size_t cap = 256;
-	ssize_t n;
+	ssize_t n = 0;
+	struct at a;
+	int e = at_get(path, &a), rc = 0;
 
 	*target = NULL;
-	for (;;) {
+	while (e == 0) {
 		nb = realloc(buf, cap);
 		if (nb == NULL) {
-			free(buf);
-			return gfsp_error_set(err, GFSP_ENOMEM, "cannot "
-					     "readlink '%s': out of memory",
-					     path);
+			e = ENOMEM;
+			break;
 		}
 		buf = nb;
-		n = readlink(path, buf, cap);
-		if (n < 0) {
-			free(buf);
-			return gfsp_error_errno(err, errno, "cannot readlink "
-					       "'%s'", path);
-		}
-		if ((size_t)n < cap)
+		n = readlinkat(a.dfd, a.name, buf, cap);
+		if (n < 0)
+			e = errno;
+		else if ((size_t)n < cap)
 			break;
 		cap *= 2;
 	}
-	buf[n] = '\0';
-	*target = buf;
-	return 0;
+	if (e) {
+		free(buf);
+		rc = posix_fail(err, e, &a, "cannot readlink '%s'", path);
+	} else {
+		buf[n] = '\0';
+		*target = buf;
+	}
+	at_put(&a);
+	return rc;
 }
 
 static int
 posix_symlink(const char *target, const char *path, struct gfsp_error *err)
 {
-	if (symlink(target, path) != 0)
-		return gfsp_error_errno(err, errno, "cannot create symbolic "
-				       "link '%s'", path);
-	return 0;
+	struct at a;
+
+	AT_CALL(path, a, symlinkat(target, a.dfd, a.name),
+		"cannot create symbolic link '%s'", path);
 }
 
 static int
 posix_link(const char *from, const char *to, struct gfsp_error *err)
 {
-	if (link(from, to) != 0)
-		return gfsp_error_errno(err, errno, "cannot link '%s' to '%s'",
-				       from, to);
-	return 0;
+	struct at a, b;
+	int e = at_get(from, &a), rc = 0;
+
+	if (e == 0)
+		e = at_get(to, &b);
+	else
+		at_get("", &b);
+	/* flags 0: a final link is linked itself, as link(2) does */
+	if (e == 0 && linkat(a.dfd, a.name, b.dfd, b.name, 0) != 0)
+		e = errno;
+	if (e)
+		rc = posix_fail(err, e, a.root ? &a : &b, "cannot link '%s' to "
+				"'%s'", from, to);
+	at_put(&a);
+	at_put(&b);
+	return rc;
 }
 
 static int
@@ -329,46 +712,48 @@ posix_utimens(const char *path, int64_t atime, uint64_t atime_ns,
 		{ .tv_sec = (time_t)mtime, .tv_nsec = (long)mtime_ns },
 	};
 
-	if (utimensat(AT_FDCWD, path, ts, 0) != 0)
-		return gfsp_error_errno(err, errno, "cannot set times of '%s'",
-				       path);
-	return 0;
+	struct at a;
+
+	AT_CALL(path, a, utimensat(a.dfd, a.name, ts, at_flag(&a, 1)),
+		"cannot set times of '%s'", path);
 }
 
 static int
 posix_chmod(const char *path, uint32_t mode, struct gfsp_error *err)
 {
-	if (chmod(path, (mode_t)(mode & 07777)) != 0)
-		return gfsp_error_errno(err, errno,
-				       "cannot change permissions of '%s'",
-				       path);
-	return 0;
+	struct at a;
+
+	/* (glibc's fchmodat refuses a link with AT_SYMLINK_NOFOLLOW) */
+	AT_CALL(path, a, fchmodat(a.dfd, a.name, (mode_t)(mode & 07777),
+				  a.nofollow ? AT_SYMLINK_NOFOLLOW : 0),
+		"cannot change permissions of '%s'", path);
 }
 
 static int
 posix_mkdir(const char *path, uint32_t mode, struct gfsp_error *err)
 {
-	if (mkdir(path, (mode_t)mode) != 0)
-		return gfsp_error_errno(err, errno,
-				       "cannot create directory '%s'", path);
-	return 0;
+	struct at a;
+
+	AT_CALL(path, a, mkdirat(a.dfd, a.name, (mode_t)mode),
+		"cannot create directory '%s'", path);
 }
 
 static int
 posix_rmdir(const char *path, struct gfsp_error *err)
 {
-	if (rmdir(path) != 0)
-		return gfsp_error_errno(err, errno,
-				       "cannot remove directory '%s'", path);
-	return 0;
+	struct at a;
+
+	AT_CALL(path, a, unlinkat(a.dfd, a.name, AT_REMOVEDIR),
+		"cannot remove directory '%s'", path);
 }
 
 static int
 posix_unlink(const char *path, struct gfsp_error *err)
 {
-	if (unlink(path) != 0)
-		return gfsp_error_errno(err, errno, "cannot remove '%s'", path);
-	return 0;
+	struct at a;
+
+	AT_CALL(path, a, unlinkat(a.dfd, a.name, 0), "cannot remove '%s'",
+		path);
 }
 
 /*
@@ -383,26 +768,33 @@ static int
 posix_rename(const char *from, const char *to, struct gfsp_error *err)
 {
 	struct stat sb;
-	int e;
+	struct at a, b;
+	int e = at_get(from, &a), rc = 0;
 
+	if (e == 0)
+		e = at_get(to, &b);
+	else
+		at_get("", &b);
+	if (e)
+		goto fail;
 #ifdef SYS_renameat2
-	if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to,
+	if (syscall(SYS_renameat2, a.dfd, a.name, b.dfd, b.name,
 		    RENAME_NOREPLACE) == 0)
-		return 0;
+		goto out;
 	e = errno;
 	if (e != EINVAL && e != ENOSYS && e != ENOTSUP)
 		goto fail;
 #endif
-	if (lstat(from, &sb) != 0) {
+	if (fstatat(a.dfd, a.name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
 		e = errno;
 		goto fail;
 	}
 	if (!S_ISDIR(sb.st_mode)) {
-		if (link(from, to) == 0) {
-			if (unlink(from) == 0)
-				return 0;
+		if (linkat(a.dfd, a.name, b.dfd, b.name, 0) == 0) {
+			if (unlinkat(a.dfd, a.name, 0) == 0)
+				goto out;
 			e = errno;
-			unlink(to);	/* undo: `from` stays where it was */
+			unlinkat(b.dfd, b.name, 0);	/* undo: `from` stays */
 			goto fail;
 		}
 		e = errno;
@@ -410,15 +802,20 @@ posix_rename(const char *from, const char *to, struct gfsp_error *err)
 				    e != EOPNOTSUPP && e != EMLINK))
 			goto fail;
 	}
-	if (lstat(to, &sb) == 0) {
+	if (fstatat(b.dfd, b.name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
 		e = EEXIST;
 		goto fail;
 	}
-	if (rename(from, to) == 0)
-		return 0;
+	if (renameat(a.dfd, a.name, b.dfd, b.name) == 0)
+		goto out;
 	e = errno;
 fail:
-	return gfsp_error_errno(err, e, "cannot rename '%s' to '%s'", from, to);
+	rc = posix_fail(err, e, a.root ? &a : &b, "cannot rename '%s' to '%s'",
+			from, to);
+out:
+	at_put(&a);
+	at_put(&b);
+	return rc;
 }
 
 static int
@@ -430,12 +827,26 @@ posix_readdir(const char *path, char ***names, size_t *n, struct gfsp_error *err
 	size_t cnt = 0, cap = 0, i;
 	int rc = 0;
 
+	struct at a;
+	int e = at_get(path, &a), fd = -1;
+
 	*names = NULL;
 	*n = 0;
-	d = opendir(path);
+	if (e == 0) {
+		fd = openat(a.dfd, a.name, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+			    (a.nofollow ? O_NOFOLLOW : 0));
+		e = fd < 0 ? errno : 0;
+	}
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (d == NULL && e == 0) {
+		e = errno;
+		close(fd);
+	}
 	if (d == NULL)
-		return gfsp_error_errno(err, errno,
-				       "cannot open directory '%s'", path);
+		rc = posix_fail(err, e, &a, "cannot open directory '%s'", path);
+	at_put(&a);
+	if (d == NULL)
+		return rc;
 	for (;;) {
 		errno = 0;
 		de = readdir(d);
@@ -482,34 +893,47 @@ static int
 posix_setxattr(const char *path, const char *name, const void *val,
 	       size_t len, struct gfsp_error *err)
 {
-	if (setxattr(path, name, val, len, 0) != 0)
-		return gfsp_error_errno(err, errno, "cannot set attribute '%s' "
-				       "of '%s'", name, path);
-	return 0;
+	char proc[PATH_MAX + 32];
+	struct at a;
+
+	AT_CALL(path, a, a.nofollow ? lsetxattr(at_proc(&a, proc, sizeof(proc)),
+						 name, val, len, 0)
+				    : setxattr(path, name, val, len, 0),
+		"cannot set attribute '%s' of '%s'", name, path);
 }
 
 static int
 posix_getxattr(const char *path, const char *name, void *val, size_t *len,
 	       struct gfsp_error *err)
 {
+	char proc[PATH_MAX + 32];
 	size_t cap = *len;
-	ssize_t r = getxattr(path, name, val, cap);
+	ssize_t r = -1;
+	struct at a;
+	int e = at_get(path, &a), rc = 0;
 
-	if (r < 0) {
-		if (errno == ERANGE) {
-			r = getxattr(path, name, NULL, 0);
-			if (r >= 0)
-				*len = (size_t)r;
-			return gfsp_error_set(err, GFSP_EINVAL, "cannot get "
-					     "attribute '%s' of '%s': value "
-					     "larger than %zu bytes", name,
-					     path, cap);
-		}
-		return gfsp_error_errno(err, errno, "cannot get attribute '%s' "
-				       "of '%s'", name, path);
+	if (e == 0) {
+		r = a.nofollow ? lgetxattr(at_proc(&a, proc, sizeof(proc)),
+					   name, val, cap)
+			       : getxattr(path, name, val, cap);
+		e = r < 0 ? errno : 0;
 	}
-	*len = (size_t)r;
-	return 0;
+	if (e == ERANGE) {
+		r = a.nofollow ? lgetxattr(proc, name, NULL, 0)
+			       : getxattr(path, name, NULL, 0);
+		if (r >= 0)
+			*len = (size_t)r;
+		rc = gfsp_error_set(err, GFSP_EINVAL, "cannot get attribute "
+				   "'%s' of '%s': value larger than %zu bytes",
+				   name, path, cap);
+	} else if (e) {
+		rc = posix_fail(err, e, &a, "cannot get attribute '%s' of '%s'",
+				name, path);
+	} else {
+		*len = (size_t)r;
+	}
+	at_put(&a);
+	return rc;
 }
 
 /* POSIX has no per-file storage nodes: placement is the file system's */
@@ -525,13 +949,11 @@ posix_create(const char *path, uint32_t mode, const struct gfsp_place *place,
 static int
 posix_where(const char *path, char ***hosts, size_t *n, struct gfsp_error *err)
 {
-	struct stat st;
+	struct gfsp_stat st;
 
 	*hosts = NULL;
 	*n = 0;
-	if (stat(path, &st) != 0)
-		return gfsp_error_errno(err, errno, "cannot stat '%s'", path);
-	return 0;
+	return stat_at(path, &st, 1, err);
 }
 
 /* clean pages are the only ones the kernel drops on request: write the
@@ -539,19 +961,19 @@ posix_where(const char *path, char ***hosts, size_t *n, struct gfsp_error *err)
 static int
 posix_evict(const char *path, struct gfsp_error *err)
 {
-	int fd, rc = 0, e;
+	struct gfsp_file *f;
+	int fd, rc, e;
 
-	do {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	} while (fd < 0 && errno == EINTR);
-	if (fd < 0)
-		return gfsp_error_errno(err, errno, "cannot open '%s'", path);
+	rc = posix_open(path, GFSP_O_RDONLY, 0, &f, err);
+	if (rc)
+		return rc;
+	fd = ((struct posix_file *)f)->fd;
 	if (fdatasync(fd) != 0 && errno != EINVAL)
 		rc = gfsp_error_errno(err, errno, "cannot sync '%s'", path);
 	else if ((e = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)) != 0)
 		rc = gfsp_error_errno(err, e, "cannot drop '%s' from the page "
 				     "cache", path);
-	close(fd);
+	posix_close(f, NULL);
 	return rc;
 }
 
@@ -564,6 +986,7 @@ const struct gfsp_store_ops gfsp_store_posix = {
 	.pwrite		= posix_pwrite,
 	.fstat		= posix_fstat,
 	.ftruncate	= posix_ftruncate,
+	.fsetattr	= posix_fsetattr,
 	.fsync		= posix_fsync,
 	.willneed	= posix_willneed,
 	.stat		= posix_stat,

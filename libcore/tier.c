@@ -16,7 +16,7 @@
 #include "tier.h"
 
 #define MAP_FORMAT	"gfsplit-tier"
-#define MAP_VERSION	1
+#define MAP_VERSION	2	/* 2: "sums", a checksum of each block */
 
 uint64_t
 gfsp_file_key(const char *path, const struct gfsp_stat *st)
@@ -182,6 +182,7 @@ gfsp_tier_free(struct gfsp_tier_entry *e)
 		gfsp_close(e->data, &err);
 	free(e->path);
 	free(e->have);
+	free(e->sum);
 	free(e);
 }
 
@@ -206,7 +207,7 @@ map_read(const char *dir, const char *mpath, int open_data,
 {
 	struct gfsp_tier_entry *e = NULL;
 	json_object *o = NULL;
-	const char *path, *have, *data;
+	const char *path, *have, *data, *sums = NULL;
 	unsigned char *text = NULL;
 	char *dpath = NULL;
 	uint64_t ver = 0, mt = 0, ct = 0, i;
@@ -227,6 +228,7 @@ map_read(const char *dir, const char *mpath, int open_data,
 	path = o ? gfsp_json_str(o, "path") : NULL;
 	have = o ? gfsp_json_str(o, "have") : NULL;
 	data = o ? gfsp_json_str(o, "data") : NULL;
+	sums = o ? gfsp_json_str(o, "sums") : NULL;
 	bad = o == NULL || path == NULL || have == NULL || data == NULL ||
 	    strchr(data, '/') != NULL ||
 	    strcmp(gfsp_json_str(o, "format") ? gfsp_json_str(o, "format") : "",
@@ -246,7 +248,9 @@ map_read(const char *dir, const char *mpath, int open_data,
 		e->st.mtime = (int64_t)mt;
 		e->st.ctime = (int64_t)ct;
 		e->nblocks = (e->st.size + e->bsize - 1) / e->bsize;
-		bad = strlen(have) != 2 * ((e->nblocks + 7) / 8);
+		bad = strlen(have) != 2 * ((e->nblocks + 7) / 8) ||
+		    sums == NULL || strlen(sums) != 16 * e->nblocks ||
+		    strspn(sums, "0123456789abcdef") != 16 * e->nblocks;
 	}
 	if (bad) {
 		rc = gfsp_error_set(err, GFSP_ECORRUPT, "'%s' is not a tier "
@@ -256,7 +260,8 @@ map_read(const char *dir, const char *mpath, int open_data,
 	e->key = gfsp_file_key(path, &e->st);
 	e->path = strdup(path);
 	e->have = calloc((e->nblocks + 7) / 8 + 1, 1);
-	if (e->path == NULL || e->have == NULL) {
+	e->sum = malloc((e->nblocks + 1) * sizeof(uint64_t));
+	if (e->path == NULL || e->have == NULL || e->sum == NULL) {
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -269,6 +274,13 @@ map_read(const char *dir, const char *mpath, int open_data,
 			goto out;
 		}
 		e->have[i] = (unsigned char)(hi << 4 | lo);
+	}
+	for (i = 0; i < e->nblocks; i++) {
+		char h[17];
+
+		memcpy(h, sums + 16 * i, 16);
+		h[16] = '\0';
+		e->sum[i] = strtoull(h, NULL, 16);
 	}
 	dpath = join(dir, data);
 	if (dpath == NULL)
@@ -301,10 +313,15 @@ gfsp_tier_find(const char *dir, const char *path, const struct gfsp_stat *st,
 	int rc;
 
 	*out = NULL;
+	gfsp_error_clear(&e2);
+	if (gfsp_stat(dir, &mst, &e2) != 0)
+		return 0;		/* no tier here */
+	rc = gfsp_private_dir(dir, 0, NULL, err);
+	if (rc)
+		return rc;
 	mpath = map_name(dir, gfsp_file_key(path, st), "");
 	if (mpath == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	gfsp_error_clear(&e2);
 	if (gfsp_stat(mpath, &mst, &e2) != 0) {
 		free(mpath);
 		return 0;		/* not warmed */
@@ -355,7 +372,9 @@ gfsp_tier_scan(const char *dir, struct gfsp_tier_entry ***out, size_t *n,
 	gfsp_error_clear(&e2);
 	if (gfsp_stat(dir, &st, &e2) != 0)
 		return 0;		/* no tier here */
-	rc = gfsp_readdir(dir, &names, &nn, err);
+	rc = gfsp_private_dir(dir, 0, NULL, err);
+	if (rc == 0)
+		rc = gfsp_readdir(dir, &names, &nn, err);
 	for (i = 0; rc == 0 && i < nn; i++) {
 		if (!is_map_name(names[i]))
 			continue;
@@ -421,18 +440,48 @@ gfsp_tier_covers(const struct gfsp_tier_entry *e, uint64_t off, uint64_t len)
 	return 1;
 }
 
+/*
+ * Every block is checked against its checksum in the map before any of
+ * it is used: the tier is memory or a local disk that outlives jobs, and
+ * bytes that are not the source's must never reach a reader.  A read that
+ * is not whole blocks reads the blocks around it.
+ */
 int
 gfsp_tier_pread(struct gfsp_tier_entry *e, void *buf, uint64_t len,
 		uint64_t off, struct gfsp_error *err)
 {
-	size_t got = 0;
+	uint64_t b0 = off / e->bsize, b1, lo, hi, b;
+	unsigned char *tmp = NULL, *p = buf;
+	size_t got = 0, n;
 	int rc;
 
-	rc = gfsp_pread(e->data, buf, (size_t)len, off, &got, err);
-	if (rc == 0 && got < len)
+	if (len == 0)
+		return 0;
+	b1 = (off + len - 1) / e->bsize;
+	lo = b0 * e->bsize;
+	hi = GFSP_MIN((b1 + 1) * e->bsize, e->st.size);
+	if (lo != off || hi != off + len) {
+		tmp = malloc(hi - lo);
+		if (tmp == NULL)
+			return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+		p = tmp;
+	}
+	rc = gfsp_pread(e->data, p, (size_t)(hi - lo), lo, &got, err);
+	if (rc == 0 && got < hi - lo)
 		rc = gfsp_error_set(err, GFSP_EIO, "'%s': the local tier's "
 		    "copy of '%s' is short at %llu", gfsp_file_path(e->data),
-		    e->path, (unsigned long long)off);
+		    e->path, (unsigned long long)(lo + got));
+	for (b = b0; rc == 0 && b <= b1; b++) {
+		n = (size_t)GFSP_MIN(e->bsize, e->st.size - b * e->bsize);
+		if (gfsp_hash64(p + (b - b0) * e->bsize, n) != e->sum[b])
+			rc = gfsp_error_set(err, GFSP_ECHECKSUM, "'%s': the "
+			    "local tier's block %llu of '%s' does not match "
+			    "its checksum", gfsp_file_path(e->data),
+			    (unsigned long long)b, e->path);
+	}
+	if (rc == 0 && tmp != NULL)
+		memcpy(buf, tmp + (off - lo), (size_t)len);
+	free(tmp);
 	return rc;
 }
 
@@ -526,6 +575,8 @@ gfsp_tier_begin(const char *dir, const char *path, const struct gfsp_stat *st,
 		    "node-local directory, please (not a URL)", dir);
 	if (rc == 0 && create) {
 		rc = mkdir_parents(dir, err);
+		if (rc == 0)
+			rc = gfsp_private_dir(dir, 0, NULL, err);
 		gfsp_error_clear(&e);
 		gfsp_unlink(w->tmp, &e);	/* a crashed warm's */
 		if (rc == 0)
@@ -546,6 +597,46 @@ gfsp_tier_write(struct gfsp_tier_writer *w, uint64_t idx, const void *buf,
 		uint64_t len, struct gfsp_error *err)
 {
 	return gfsp_pwrite(w->f, buf, (size_t)len, idx * w->bsize, err);
+}
+
+/*
+ * The checksums of the present blocks of the data file, as 16 hex digits
+ * a block (0 for an absent one), read back from it: the blocks were
+ * written by every rank of the node.  malloc'd into *out.
+ */
+static int
+block_sums(struct gfsp_tier_writer *w, const unsigned char *have,
+	   uint64_t nblocks, char **out, struct gfsp_error *err)
+{
+	struct gfsp_file *f = NULL;
+	unsigned char *buf = NULL;
+	char *hex;
+	uint64_t i, n;
+	size_t got;
+	int rc;
+
+	*out = hex = calloc(16 * nblocks + 1, 1);
+	if (hex == NULL || (nblocks > 0 && (buf = malloc(w->bsize)) == NULL))
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	rc = gfsp_open(w->tmp, GFSP_O_RDONLY, 0, &f, err);
+	for (i = 0; rc == 0 && i < nblocks; i++) {
+		n = GFSP_MIN(w->bsize, w->st.size - i * w->bsize);
+		if (!have_block(have, i)) {
+			memset(hex + 16 * i, '0', 16);
+			continue;
+		}
+		rc = gfsp_pread(f, buf, (size_t)n, i * w->bsize, &got, err);
+		if (rc == 0 && got < n)
+			rc = gfsp_error_set(err, GFSP_EIO, "'%s' is short at "
+			    "block %llu", w->tmp, (unsigned long long)i);
+		if (rc == 0)
+			snprintf(hex + 16 * i, 17, "%016llx",
+			    (unsigned long long)gfsp_hash64(buf, (size_t)n));
+	}
+	if (f != NULL)
+		gfsp_close(f, NULL);
+	free(buf);
+	return rc;
 }
 
 /* Write text to path whole, synced. */
@@ -629,7 +720,7 @@ gfsp_tier_commit(struct gfsp_tier_writer *w, const unsigned char *have,
 	uint64_t nblocks = (w->st.size + w->bsize - 1) / w->bsize, i;
 	json_object *o = NULL;
 	char *hex = NULL, *data = NULL, *dpath = NULL, *mtmp = NULL;
-	char *mpath = NULL;
+	char *mpath = NULL, *sums = NULL;
 	struct timespec ts;
 	int rc = 0;
 
@@ -651,6 +742,12 @@ gfsp_tier_commit(struct gfsp_tier_writer *w, const unsigned char *have,
 	for (i = 0; i < (nblocks + 7) / 8; i++)
 		sprintf(hex + 2 * i, "%02x", have[i]);
 	hex[2 * ((nblocks + 7) / 8)] = '\0';
+	/* the data whole and on disk before its checksums are taken */
+	rc = gfsp_fsync(w->f, err);
+	if (rc == 0)
+		rc = block_sums(w, have, nblocks, &sums, err);
+	if (rc)
+		goto out;
 	json_object_object_add(o, "format", json_object_new_string(MAP_FORMAT));
 	json_object_object_add(o, "version", json_object_new_int(MAP_VERSION));
 	json_object_object_add(o, "path", json_object_new_string(w->path));
@@ -667,12 +764,11 @@ gfsp_tier_commit(struct gfsp_tier_writer *w, const unsigned char *have,
 	    json_object_new_uint64(w->st.ctime_ns));
 	json_object_object_add(o, "block_size", json_object_new_uint64(w->bsize));
 	json_object_object_add(o, "have", json_object_new_string(hex));
+	json_object_object_add(o, "sums", json_object_new_string(sums));
 	json_object_object_add(o, "data", json_object_new_string(data));
-	/* the data whole and on disk, under its own name; then the map,
-	 * atomically; then the entry it replaced goes */
-	rc = gfsp_fsync(w->f, err);
-	if (rc == 0)
-		rc = gfsp_rename(w->tmp, dpath, err);
+	/* the data under its own name; then the map, atomically; then the
+	 * entry it replaced goes */
+	rc = gfsp_rename(w->tmp, dpath, err);
 	if (rc == 0)
 		rc = write_synced(mtmp, json_object_to_json_string_ext(o,
 		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
@@ -692,6 +788,7 @@ out:
 	if (o != NULL)
 		json_object_put(o);
 	free(hex);
+	free(sums);
 	free(data);
 	free(dpath);
 	free(mtmp);

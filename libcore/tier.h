@@ -9,7 +9,10 @@
  *   KEY.map          JSON: the source's path and identity when warmed
  *                    (size, mtime and ctime to the nanosecond, inode,
  *                    Gfarm generation), the block size, which blocks are
- *                    present (a hex bitmap) and the name of the data file
+ *                    present (a hex bitmap), the XXH3-64 of each block
+ *                    (16 hex digits a block; 0 for an absent one,
+ *                    checked before any use) and the name of the data
+ *                    file
  *   KEY.NONCE.data   the present blocks at their own offsets (sparse)
  *
  * KEY is the file's identity key (gfsp_file_key, 16 hex digits): a file
@@ -19,6 +22,9 @@
  * synced, then the map under a temporary name, renamed over KEY.map (one
  * atomic step from the old entry, if any, to the new), and only then is
  * the old data file removed.
+ *
+ * The directory must be this user's own (0700, gfsp_private_dir): one that
+ * someone else made is refused, never read or written.
  *
  * A directory name may hold "%h", which is replaced by the node's name
  * (gfsp_node_name: GFSPLIT_NODE, or MPI's processor name): one shared
@@ -57,6 +63,7 @@ struct gfsp_tier_entry {
 	uint64_t bsize;		/* the tier's block size */
 	uint64_t nblocks;	/* of the source, at bsize */
 	unsigned char *have;	/* bitmap of present blocks */
+	uint64_t *sum;		/* XXH3-64 of each present block */
 	struct gfsp_file *data;	/* open, read only */
 };
 

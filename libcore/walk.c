@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "core.h"
 #include "splitfile.h"
@@ -65,18 +68,35 @@ gfsp_stage_internal_name(const char *name)
 }
 
 char *
-gfsp_stage_tmp_name(const char *path, const struct gfsp_sfile *f)
+gfsp_stage_tmp_name(const char *path, const struct gfsp_sfile *f,
+		   uint64_t nonce)
 {
 	const char *slash = strrchr(path, '/');
 	int dirlen = slash ? (int)(slash - path + 1) : 0;
 	char *s;
 
-	if (asprintf(&s, "%.*s.%s%s%016llx", dirlen, path,
+	if (asprintf(&s, "%.*s.%s%s%016llx.%016llx", dirlen, path,
 		     path + dirlen, GFSP_STAGE_TMP_TAG,
-		     (unsigned long long)gfsp_hash64(f->src,
-						     strlen(f->src))) < 0)
+		     (unsigned long long)gfsp_hash64(f->src, strlen(f->src)),
+		     (unsigned long long)nonce) < 0)
 		return NULL;
 	return s;
+}
+
+uint64_t
+gfsp_stage_nonce(void)
+{
+	uint64_t v = 0;
+
+	/* getrandom blocks only before the pool is first seeded */
+	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
+		    ((uint64_t)getpid() << 48);
+	}
+	return v;
 }
 
 static char *

@@ -357,15 +357,53 @@ open_zsrc(struct gfsp_xfer *x, const struct gfsp_sfile *f,
 	return rc;
 }
 
-/* The temporary file of entry `file` (malloc'd). */
+/*
+ * The temporary file of entry `file` (malloc'd): the one the latest
+ * chunk record of the journal names, so that a resumed run writes on
+ * where the last one stopped, if it is still surely ours (a regular file
+ * of this user's with one name: someone who can write the directory may
+ * have put a link or a file of theirs in its place); otherwise a new name
+ * with this transfer's nonce (stage.h).  Every rank of a node that
+ * writes pieces of the file finds the same: the records it loaded, or
+ * the nonce they share.
+ */
 static char *
 tmp_path(const struct gfsp_xfer *x, uint32_t file)
 {
-	char *d = gfsp_xfer_dst_path(x, file), *t;
+	const struct gfsp_sfile *f = &x->fl->v[file];
+	char *d = gfsp_xfer_dst_path(x, file), *t, *fresh;
+	const char *rt, *best = NULL;
+	struct gfsp_file *probe;
+	int64_t bt = INT64_MIN;
+	size_t n = 0, first = 0, i, dirlen;
 
-	t = d ? gfsp_stage_tmp_name(d, &x->fl->v[file]) : NULL;
+	fresh = d ? gfsp_stage_tmp_name(d, f, x->o.nonce) : NULL;
+	if (fresh != NULL && x->st != NULL)
+		n = gfsp_state_chunks(x->st, f->rel, &first);
+	for (i = first; i < first + n; i++) {
+		const struct gfsp_chunkrec *c = gfsp_state_chunk(x->st, i, &rt,
+								NULL);
+
+		if (c->t >= bt) {
+			bt = c->t;
+			best = rt;
+		}
+	}
+	/* only a name of this file's, in its directory, ".NAME.TAG.KEY." */
+	dirlen = fresh ? (size_t)(strrchr(fresh, '/') - fresh) + 1 : 0;
+	if (best != NULL && strncmp(best, fresh, dirlen) == 0 &&
+	    strncmp(best + dirlen, fresh + dirlen,
+		    strlen(fresh + dirlen) - 16) == 0 &&
+	    strlen(best) == strlen(fresh) && strchr(best + dirlen, '/') == NULL &&
+	    gfsp_open(best, GFSP_O_RDONLY | GFSP_O_PRIVATE, 0, &probe,
+		      NULL) == 0) {
+		gfsp_close(probe, NULL);
+		t = strdup(best);
+		free(fresh);
+		fresh = t;
+	}
 	free(d);
-	return t;
+	return fresh;
 }
 
 /* Open the source of piece p and check it is the version listed. */
@@ -794,6 +832,8 @@ make_parent(const char *path, struct gfsp_error *e)
 	return rc;
 }
 
+#define TMP_FLAGS	(GFSP_O_WRONLY | GFSP_O_CREAT | GFSP_O_PRIVATE)
+
 static int
 wr_begin(struct gfsp_xfer *x, const struct gfsp_piece *p)
 {
@@ -806,13 +846,14 @@ wr_begin(struct gfsp_xfer *x, const struct gfsp_piece *p)
 	if (x->wr.dst == NULL || x->wr.tmp == NULL)
 		return GFSP_ENOMEM;
 	/* no O_TRUNC: chunks found in the journal are already in it, and
-	 * every other byte up to the end is written now */
-	if (gfsp_open(x->wr.tmp, GFSP_O_WRONLY | GFSP_O_CREAT, 0600,
-		      &x->wr.out, &e) == GFSP_ENOENT) {
+	 * every other byte up to the end is written now.  A new file, or
+	 * one that is surely ours (GFSP_O_PRIVATE): never someone's planted
+	 * link or file */
+	if (gfsp_open(x->wr.tmp, TMP_FLAGS, 0600, &x->wr.out, &e) ==
+	    GFSP_ENOENT) {
 		gfsp_error_clear(&e);
 		if (make_parent(x->wr.tmp, &e) == 0)
-			gfsp_open(x->wr.tmp, GFSP_O_WRONLY | GFSP_O_CREAT,
-				  0600, &x->wr.out, &e);
+			gfsp_open(x->wr.tmp, TMP_FLAGS, 0600, &x->wr.out, &e);
 	}
 	if (x->wr.out == NULL)
 		wr_fail(x, &e);
@@ -884,21 +925,26 @@ record_done(struct gfsp_xfer *x, uint32_t file, const char *dst,
 	return gfsp_state_add_done(x->st, f->rel, &rec, e);
 }
 
-/* Give the finished temporary file the source's mode and times and
- * rename it into place; record it as installed. */
+/* Give the finished temporary file, still open, the source's mode and
+ * times: on its descriptor, whatever may have happened to its name. */
+static int
+set_attrs(struct gfsp_xfer *x, uint32_t file, struct gfsp_file *out,
+	  struct gfsp_error *e)
+{
+	const struct gfsp_sfile *f = &x->fl->v[file];
+
+	return gfsp_fsetattr(out, f->st.mode & 07777, f->st.atime,
+			     f->st.atime_ns, f->st.mtime, f->st.mtime_ns, e);
+}
+
+/* Rename the finished temporary file (closed, its attributes set) into
+ * place; record it as installed. */
 static int
 install(struct gfsp_xfer *x, uint32_t file, const char *tmp, const char *dst,
 	uint64_t stored, uint64_t hash, struct gfsp_error *e)
 {
-	const struct gfsp_sfile *f = &x->fl->v[file];
 	int rc;
 
-	rc = gfsp_chmod(tmp, f->st.mode & 07777, e);
-	if (rc == 0)
-		rc = gfsp_utimens(tmp, f->st.atime, f->st.atime_ns,
-				  f->st.mtime, f->st.mtime_ns, e);
-	if (rc)
-		return rc;
 	rc = put_in_place(tmp, dst, e);
 	if (rc)
 		return rc;
@@ -955,6 +1001,8 @@ wr_end(struct gfsp_xfer *x, const struct gfsp_piece *p)
 	}
 	if (rc == 0 && p->npieces == 1)
 		rc = gfsp_ftruncate(w->out, w->stored, &e);
+	if (rc == 0 && p->npieces == 1)
+		rc = set_attrs(x, p->file, w->out, &e);
 	if (rc == 0 && p->npieces == 1 && x->o.sync)
 		rc = gfsp_fsync(w->out, &e);
 close:
@@ -1176,9 +1224,11 @@ gfsp_xfer_finish(struct gfsp_xfer *x, uint32_t file)
 		rc = OOM(&e);
 		goto out;
 	}
-	rc = gfsp_open(tmp, GFSP_O_WRONLY, 0, &out, &e);
+	rc = gfsp_open(tmp, GFSP_O_WRONLY | GFSP_O_PRIVATE, 0, &out, &e);
 	if (rc == 0)
 		rc = gfsp_ftruncate(out, f->st.size, &e);
+	if (rc == 0)
+		rc = set_attrs(x, file, out, &e);
 	if (rc == 0 && x->o.sync)
 		rc = gfsp_fsync(out, &e);
 	if (out != NULL) {
