@@ -23,13 +23,21 @@ wait_backoff(MPI_Request *req, MPI_Status *st, long max_ns)
 {
 	struct timespec ts = { 0, 0 };
 	int done = 0, n = 0, mrc;
+	int64_t since = 0;
 
 	for (;;) {
 		mrc = MPI_Test(req, &done, st != NULL ? st : MPI_STATUS_IGNORE);
-		if (mrc != MPI_SUCCESS || done)
+		if (mrc != MPI_SUCCESS || done) {
+			gfsp_watch_wait_end(since);
 			return mrc;
+		}
 		if (++n <= SPIN_TESTS)
 			continue;
+		/* a long wait: --timeout's deadline runs from here */
+		if (n == SPIN_TESTS + 1)
+			since = gfsp_watch_wait_begin();
+		else
+			gfsp_watch_wait_poll(req, since);
 		ts.tv_nsec = ts.tv_nsec ? GFSP_MIN(2 * ts.tv_nsec, max_ns)
 					: 1000;
 		nanosleep(&ts, NULL);

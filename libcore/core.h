@@ -56,6 +56,29 @@ int gfsp_private_fd(int fd, const char *path, struct gfsp_error *err);
 int gfsp_openat_private(int dfd, const char *dir, const char *name, int flags,
 		       struct gfsp_error *err);
 
+/* ------------------------------------------------ stuck ranks (watch.c) */
+
+/*
+ * --timeout: from now on no rank of comm (MPI_COMM_NULL: a command without
+ * MPI) waits for its peers, or goes without progress, longer than timeout
+ * seconds (0: forever); past it, every rank that can says which rank and
+ * phase it waited for, and the job ends with exit status 1.  Collective
+ * when timeout > 0.  Also prints the rank and phase when a rank is
+ * terminated by SIGTERM or SIGINT.
+ */
+int gfsp_watch_start(const char *prog, MPI_Comm comm, double timeout,
+		    struct gfsp_error *err);
+/* The phase a command is in (a string that outlives the run), for the
+ * messages above. */
+void gfsp_watch_phase(const char *phase);
+/* Progress was made (the store's operations say so). */
+void gfsp_watch_beat(void);
+/* A wait for peers on req: begin (returns a mark), poll at each turn of
+ * the waiting loop (may end the job), end. */
+int64_t gfsp_watch_wait_begin(void);
+void gfsp_watch_wait_poll(MPI_Request *req, int64_t since);
+void gfsp_watch_wait_end(int64_t since);
+
 /* ------------------------------------------------------------ errors (err.c) */
 
 /* Set err (if non-NULL and not already set) and return code. */
@@ -195,6 +218,8 @@ struct gfsp_cmd {
 	const struct gfsp_opt *opts;	/* terminated by a zeroed entry */
 	int min_args, max_args;		/* positional arguments */
 	int uses_mpi;			/* 0: plain program, no MPI_Init */
+	int daemon;			/* runs until asked to end: no
+					 * --timeout (the mover) */
 	/* run: argc/argv are the positional arguments; return 0 or 1.
 	 * Must be collective-safe: every rank returns, none exits. */
 	int (*run)(int argc, char **argv, MPI_Comm comm);

@@ -23,6 +23,7 @@ int gfsp_opt_verbose, gfsp_opt_quiet;
 #define OPTVAL_LONG	256	/* getopt value of table entry i: 256 + i */
 
 static int gfsp_opt_help, gfsp_opt_version;
+static uint64_t gfsp_opt_timeout;
 
 static const struct gfsp_opt common_opts[] = {
 	{ "help", 'h', GFSP_OPT_FLAG, NULL, "show this help and exit",
@@ -33,6 +34,10 @@ static const struct gfsp_opt common_opts[] = {
 	  &gfsp_opt_verbose, NULL },
 	{ "quiet", 'q', GFSP_OPT_FLAG, NULL,
 	  "print only errors (no progress line)", &gfsp_opt_quiet, NULL },
+	{ "timeout", 0, GFSP_OPT_UINT, "SECONDS",
+	  "give up when a rank waits for the others or makes no progress "
+	  "for SECONDS, naming the rank and phase waited for (default: "
+	  "GFSPLIT_TIMEOUT, or never)", &gfsp_opt_timeout, NULL },
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
 };
 
@@ -390,6 +395,32 @@ check_stdout(void)
 	return 0;
 }
 
+/* --timeout, or GFSPLIT_TIMEOUT: the same on every rank */
+static int
+watch(const struct gfsp_cmd *cmd, MPI_Comm comm)
+{
+	struct gfsp_error err = { 0 };
+	const char *env = getenv("GFSPLIT_TIMEOUT");
+	double t = (double)gfsp_opt_timeout;
+	char *end;
+
+	if (cmd->daemon)
+		return 0;
+	if (t == 0 && env != NULL && *env != '\0') {
+		t = strtod(env, &end);
+		if (*end != '\0' || t < 0) {
+			gfsp_log_error("GFSPLIT_TIMEOUT='%s': seconds, please",
+				      env);
+			return EXIT_USAGE;
+		}
+	}
+	if (gfsp_watch_start(cmd->name, comm, t, &err) != 0) {
+		gfsp_log_gfs_error(&err);
+		return 1;
+	}
+	return 0;
+}
+
 int
 gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv)
 {
@@ -420,7 +451,9 @@ gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv)
 		if (cmd->uses_mpi && provided < MPI_THREAD_FUNNELED)
 			gfsp_log_verbose("MPI provides thread level %d only",
 					provided);
-		rc = cmd->run(argc - first, argv + first, comm);
+		rc = watch(cmd, comm);
+		if (rc == 0)
+			rc = cmd->run(argc - first, argv + first, comm);
 		if (rc < 0 || rc > EXIT_USAGE)
 			rc = 1;		/* a stray GFSP_E* code: failure */
 	} else if (rc < 0) {

@@ -676,6 +676,7 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 
 	x.k = (uint64_t)x.rank;
 	x.g = x.k * x.stripe;
+	gfsp_watch_phase("copying");
 	x.prog = gfsp_progress_start(comm, "gfsplit-merge", x.size);
 	/* a chunk never spans stripes, nor the file */
 	bufsize = GFSP_MAX(GFSP_MIN(bufsize, GFSP_MIN(x.stripe, x.size)), 4096);
@@ -690,6 +691,7 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 		goto out;
 
 	if (x.inpass) {
+		gfsp_watch_phase("verifying checksums");
 		rc = verify_exchange(comm, &x, err);
 		if (rc)
 			goto out;

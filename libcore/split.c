@@ -278,6 +278,7 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	opts.host = host[0] != '\0' ? host : NULL;
 	opts.policy = a->placement;
 	opts.misplaced = &res->misplaced;
+	gfsp_watch_phase("creating the parts");
 	rc = gfsp_split_create(comm, a->dst, &view, &opts, &w, &resolved, err);
 	if (rc)
 		goto out;	/* the writer agreed and cleaned up */
@@ -287,6 +288,7 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	x.view = resolved ? resolved : &view;
 	x.ltotal = gfsp_view_bytes_below(x.view, size);
 	x.w = w;
+	gfsp_watch_phase("copying");
 	x.prog = gfsp_progress_start(comm, "pcp-split", size);
 	/* no buffer larger than what this rank moves: touching pages it
 	 * never fills is most of the cost of a small copy */
@@ -295,6 +297,7 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	gfsp_progress_finish(x.prog);
 
 	/* collective: commits if every rank succeeded, else removes all */
+	gfsp_watch_phase("committing");
 	rc = gfsp_split_finish(w, rc, size, err);
 	if (rc)
 		goto out;

@@ -1043,9 +1043,11 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 	if (rc == 0)
 		rc = gfsp_mpi_check(MPI_Bcast(&xo.nonce, 1, MPI_UINT64_T, 0,
 					      comm), "MPI_Bcast", err);
+	gfsp_watch_phase("listing");
 	if (rc == 0)
 		rc = o->way == GFSP_STAGE_IN ? list_in(&s, err)
 		    : list_out(&s, err);
+	gfsp_watch_phase("preparing");
 	if (rc == 0)
 		rc = prepare(&s, err);
 	if (rc)
@@ -1103,8 +1105,10 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 	s.prog = gfsp_progress_start(comm, o->way == GFSP_STAGE_IN ?
 				     "stage-in" : "stage-out", total);
 	gfsp_xfer_set_progress(s.x, s.prog);
+	gfsp_watch_phase("copying");
 	rc = gfsp_xfer_run(s.x, s.p, s.np, err);
 	rc = gfsp_agree(comm, rc, err);
+	gfsp_watch_phase("installing");
 	if (rc == 0)
 		rc = finish_split(&s, err);
 	rc = gfsp_agree(comm, rc, err);

@@ -523,6 +523,7 @@ gfsp_stage_main(int way, int argc, char **argv)
 		.min_args = 0,
 		.max_args = 2,
 		.uses_mpi = 0,
+		.daemon = 1,
 		.run = run_mover,
 	};
 

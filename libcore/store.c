@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core.h"
 #include "store.h"
@@ -64,7 +65,7 @@ gfsp_store_for(const char *path, const struct gfsp_store_ops **ops,
 
 /* ------------------------------------------------------- fault injection */
 
-enum { FAULT_NONE, FAULT_EIO, FAULT_CRASH };
+enum { FAULT_NONE, FAULT_EIO, FAULT_CRASH, FAULT_HANG, FAULT_STOP };
 
 static int fault_kind = FAULT_NONE;
 static uint64_t fault_after;
@@ -94,6 +95,12 @@ gfsp_fault_init(int rank)
 	} else if (strncmp(env, "crash:", 6) == 0) {
 		kind = FAULT_CRASH;
 		s = env + 6;
+	} else if (strncmp(env, "hang:", 5) == 0) {
+		kind = FAULT_HANG;
+		s = env + 5;
+	} else if (strncmp(env, "stop:", 5) == 0) {
+		kind = FAULT_STOP;
+		s = env + 5;
 	} else {
 		return;
 	}
@@ -120,6 +127,10 @@ fault_check(const struct gfsp_file *f, size_t len, struct gfsp_error *err)
 		return 0;
 	if (fault_kind == FAULT_CRASH)
 		raise(SIGKILL);
+	while (fault_kind == FAULT_HANG)	/* a file system that hangs */
+		pause();
+	if (fault_kind == FAULT_STOP)	/* stopped, as by a debugger */
+		raise(SIGSTOP);
 	return gfsp_error_set(err, GFSP_EIO,
 			     "injected fault: cannot write '%s': "
 			     "Input/output error", gfsp_file_path(f));
@@ -165,7 +176,10 @@ int
 gfsp_pread(struct gfsp_file *f, void *buf, size_t len, uint64_t off,
 	  size_t *done, struct gfsp_error *err)
 {
-	return file_ops(f)->pread(f, buf, len, off, done, err);
+	int rc = file_ops(f)->pread(f, buf, len, off, done, err);
+
+	gfsp_watch_beat();
+	return rc;
 }
 
 int
@@ -176,7 +190,9 @@ gfsp_pwrite(struct gfsp_file *f, const void *buf, size_t len, uint64_t off,
 
 	if (rc != 0)
 		return rc;
-	return file_ops(f)->pwrite(f, buf, len, off, err);
+	rc = file_ops(f)->pwrite(f, buf, len, off, err);
+	gfsp_watch_beat();
+	return rc;
 }
 
 int
@@ -230,7 +246,9 @@ gfsp_willneed(struct gfsp_file *f, uint64_t off, uint64_t len)
 									\
 	if (rc_ != 0)							\
 		return rc_;						\
-	return ops->call;						\
+	rc_ = ops->call;						\
+	gfsp_watch_beat();	/* progress, for --timeout */		\
+	return rc_;							\
 } while (0)
 
 int

@@ -242,6 +242,9 @@ struct gfsp_file_hdr {
  *   "pwrite:RANK:AFTER"  the pwrite on rank RANK that would take its total
  *                        written bytes past AFTER fails with EIO
  *   "crash:RANK:AFTER"   same point, but the rank dies with SIGKILL
+ *   "hang:RANK:AFTER"    same point, but the write never returns (a
+ *                        file system that hangs)
+ *   "stop:RANK:AFTER"    same point, but the rank stops (SIGSTOP)
  * Checked by the wrappers, so it applies to every backend.
  */
 void gfsp_fault_init(int rank);

@@ -229,6 +229,7 @@ gfsp_cache_warm(struct gfsp_cache *c, const struct gfsp_warm_opts *o,
 			    gfsp_cache_block_size(c), k, w.nnodes);
 	}
 	rc = gfsp_agree(w.comm, rc, err);
+	gfsp_watch_phase("warming");
 	if (rc == 0)
 		w.prog = gfsp_progress_start(w.comm, "cache-warm", total);
 	for (i = 0; rc == 0 && i < nfiles; i++)
