@@ -50,6 +50,15 @@ struct gfsp_stat {
 /* bypass the page cache (POSIX O_DIRECT: buffers, offsets and lengths
  * aligned to the device's block); GFSP_ENOTSUP where there is none */
 #define GFSP_O_DIRECT	0x80
+/*
+ * A file of a directory another user may write into (the parts and
+ * metadata of a split file), opened for reading: a final symbolic link is
+ * not followed, the open does not block (a FIFO), and anything but a
+ * regular file is refused, GFSP_EINVAL:
+ *   "'x.split/part.0': a symbolic link (not followed)"
+ *   "'x.split/loc.3': not a regular file"
+ */
+#define GFSP_O_REGULAR	0x100
 
 /*
  * Where a new file's data should live, for backends that keep each file

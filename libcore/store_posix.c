@@ -31,6 +31,39 @@ struct posix_file {
 	int fd;
 };
 
+/* Why open failed; with GFSP_O_REGULAR, ELOOP may mean a final link. */
+static int
+open_failed(const char *path, int flags, int e, struct gfsp_error *err)
+{
+	struct stat sb;
+
+	if ((flags & GFSP_O_REGULAR) && e == ELOOP && lstat(path, &sb) == 0 &&
+	    S_ISLNK(sb.st_mode))
+		return gfsp_error_set(err, GFSP_EINVAL, "'%s': a symbolic link "
+				     "(not followed)", path);
+	return gfsp_error_errno(err, e, "cannot %s '%s'",
+			       (flags & GFSP_O_CREAT) ? "create" : "open",
+			       path);
+}
+
+/* GFSP_O_REGULAR: fd must be a regular file, and blocking again */
+static int
+regular_only(int fd, const char *path, struct gfsp_error *err)
+{
+	struct stat sb;
+	int fl;
+
+	if (fstat(fd, &sb) != 0)
+		return gfsp_error_errno(err, errno, "cannot stat '%s'", path);
+	if (!S_ISREG(sb.st_mode))
+		return gfsp_error_set(err, GFSP_EINVAL, "'%s': not a regular "
+				     "file", path);
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
+		return gfsp_error_errno(err, errno, "cannot open '%s'", path);
+	return 0;
+}
+
 static int
 posix_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
 	   struct gfsp_error *err)
@@ -58,6 +91,8 @@ posix_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
 		oflags |= O_TRUNC;
 	if (flags & GFSP_O_DIRECT)
 		oflags |= O_DIRECT;
+	if (flags & GFSP_O_REGULAR)
+		oflags |= O_NOFOLLOW | O_NONBLOCK;
 
 	pf = calloc(1, sizeof(*pf));
 	if (pf == NULL || (pf->hdr.path = strdup(path)) == NULL) {
@@ -69,9 +104,11 @@ posix_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
 		fd = open(path, oflags, (mode_t)mode);
 	} while (fd < 0 && errno == EINTR);
 	if (fd < 0) {
-		rc = gfsp_error_errno(err, errno, "cannot %s '%s'",
-				     (flags & GFSP_O_CREAT) ? "create" : "open",
-				     path);
+		rc = open_failed(path, flags, errno, err);
+		goto out;
+	}
+	if ((flags & GFSP_O_REGULAR) && (rc = regular_only(fd, path, err))) {
+		close(fd);
 		goto out;
 	}
 	pf->hdr.ops = &gfsp_store_posix;
