@@ -824,6 +824,20 @@ int
 gfsp_read_whole(const char *path, unsigned char **buf, size_t *len,
 	       struct gfsp_error *err)
 {
+	return gfsp_read_whole_flags(path, 0, buf, len, err);
+}
+
+int
+gfsp_read_meta(const char *path, unsigned char **buf, size_t *len,
+	      struct gfsp_error *err)
+{
+	return gfsp_read_whole_flags(path, GFSP_O_REGULAR, buf, len, err);
+}
+
+int
+gfsp_read_whole_flags(const char *path, int flags, unsigned char **buf,
+		     size_t *len, struct gfsp_error *err)
+{
 	struct gfsp_file *f = NULL;
 	struct gfsp_stat st;
 	struct gfsp_error cerr;
@@ -833,7 +847,7 @@ gfsp_read_whole(const char *path, unsigned char **buf, size_t *len,
 
 	*buf = NULL;
 	*len = 0;
-	rc = gfsp_open(path, GFSP_O_RDONLY, 0, &f, err);
+	rc = gfsp_open(path, GFSP_O_RDONLY | flags, 0, &f, err);
 	if (rc)
 		return rc;
 	rc = gfsp_fstat(f, &st, err);

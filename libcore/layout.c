@@ -106,7 +106,7 @@ load_marker(struct gfsp_layout *l, struct gfsp_error *err)
 	if (path == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	gfsp_error_clear(&rerr);
-	rc = gfsp_read_whole(path, &buf, &len, &rerr);
+	rc = gfsp_read_meta(path, &buf, &len, &rerr);
 	if (rc == GFSP_ENOENT)
 		rc = gfsp_error_set(err, GFSP_ENOTSPLIT,
 		    "'%s' is not a complete split file (no %s: the writer "
@@ -175,7 +175,7 @@ load_locfile(struct gfsp_layout *l, int k, int *seen, struct gfsp_error *err)
 	if (path == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	gfsp_error_clear(&rerr);
-	rc = gfsp_read_whole(path, &buf, &len, &rerr);
+	rc = gfsp_read_meta(path, &buf, &len, &rerr);
 	if (rc == GFSP_ENOENT) {
 		rc = gfsp_error_set(err, GFSP_ENOENT,
 		    "%s: missing location file (%s records %d nodes)", path,
@@ -229,7 +229,8 @@ out:
 	return rc;
 }
 
-/* part.<r> must exist with exactly its recorded size */
+/* part.<r> must be a regular file (a link is not followed, and nothing
+ * of its target is told) with exactly its recorded size */
 static int
 check_part_file(const struct gfsp_layout *l, int r, struct gfsp_error *err)
 {
@@ -242,15 +243,18 @@ check_part_file(const struct gfsp_layout *l, int r, struct gfsp_error *err)
 	if (path == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	gfsp_error_clear(&serr);
-	rc = gfsp_stat(path, &st, &serr);
+	rc = gfsp_lstat(path, &st, &serr);
 	if (rc == GFSP_ENOENT)
 		rc = gfsp_error_set(err, GFSP_ENOENT, "%s: missing part file",
 		    path);
 	else if (rc)
 		rc = gfsp_error_set(err, rc, "%s", serr.msg);
+	else if (S_ISLNK(st.mode))
+		rc = gfsp_error_set(err, GFSP_ECORRUPT,
+		    "'%s': a symbolic link (not followed)", path);
 	else if (!S_ISREG(st.mode))
 		rc = gfsp_error_set(err, GFSP_ECORRUPT,
-		    "%s: not a regular file", path);
+		    "'%s': not a regular file", path);
 	else if (st.size != l->part_size[r])
 		rc = gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: %llu bytes but loc.%d records %llu (%s)", path,
@@ -518,7 +522,8 @@ gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
 		if (path == NULL)
 			return gfsp_error_set(err, GFSP_ENOMEM,
 			    "out of memory");
-		rc = gfsp_open(path, GFSP_O_RDONLY, 0, &l->parts[rank], err);
+		rc = gfsp_open(path, GFSP_O_RDONLY | GFSP_O_REGULAR, 0,
+		    &l->parts[rank], err);
 		free(path);
 		if (rc)
 			return rc;

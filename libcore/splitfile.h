@@ -141,9 +141,14 @@ void gfsp_locrec_free(struct gfsp_locrec *rec);
 const struct gfsp_view *gfsp_locrec_view(const struct gfsp_locrec *rec,
 					uint32_t i);
 
-/* Whole-file helpers over the store interface. */
+/* Whole-file helpers over the store interface.  gfsp_read_meta reads a
+ * metadata file of a split directory: GFSP_O_REGULAR (store.h). */
 int gfsp_read_whole(const char *path, unsigned char **buf, size_t *len,
 		   struct gfsp_error *err);
+int gfsp_read_meta(const char *path, unsigned char **buf, size_t *len,
+		  struct gfsp_error *err);
+int gfsp_read_whole_flags(const char *path, int flags, unsigned char **buf,
+			 size_t *len, struct gfsp_error *err);
 int gfsp_write_whole(const char *path, const void *buf, size_t len,
 		    struct gfsp_error *err);
 

@@ -1,0 +1,71 @@
+#!/bin/bash
+# badmeta.sh - crafted metadata (issue 18, items 6-10): every reader
+# (stat-layout, gfsplit-merge, the MPI-IO library) refuses it with an error
+# that names the file and the cause, promptly (each run under a timeout:
+# 124 is a hang), without a huge allocation, and without disclosing what a
+# planted link points to:
+#   6  a part or location file that is a symbolic link
+#   7  a marker or location file that is a FIFO
+. "$(dirname "$0")/../lib.sh"
+
+T=20	# seconds any one run may take here
+CAT=$UNIT/mpi_catfile
+PRELOAD=${MPIIO_LIB:-$TOP/lib/libgfsplit-mpiio.so}
+preload_of "$PRELOAD"
+unset GFSPLIT_SPLIT_FILES GFSPLIT_VERBOSE GFSPLIT_FAULT GFSPLIT_VERIFY
+
+src=$TMPD/src
+make_file "$src" 300000 7
+# GFSPLIT_NODE fixes the node and host names, hence the records' offsets
+check "make a good split file (2 ranks, contiguous)" \
+	mpirun_n 2 env GFSPLIT_NODE=nd "$BIN/pcp-split" "$src" "$TMPD/good"
+
+damaged() { rm -rf "$TMPD/bad"; cp -r "$TMPD/good" "$TMPD/bad"; }
+
+# the readers, each under $T seconds
+sl() { timeout $T "$BIN/stat-layout" "$@"; }
+merge() { timeout -k 5 $T "$MPIEXEC" -n 2 "$BIN/gfsplit-merge" "$@"; }
+mcat() {	# FILE OUT [--verify-hint]: the MPI-IO library reads FILE
+	timeout -k 5 $T "$MPIEXEC" -n 2 env LD_PRELOAD="$PRE" "$CAT" "$@"
+}
+have_mpiio=1
+[ -f "$PRELOAD" ] && [ -x "$CAT" ] || have_mpiio=0
+
+# refuse DESC REGEX [stat-layout options]: stat-layout, merge and the
+# MPI-IO library each exit 1 (not 124: no hang) naming file and cause
+refuse() {
+	_rd=$1 _rre=$2; shift 2
+	expect_exit "$_rd: stat-layout exits 1" 1 sl "$@" "$TMPD/bad"
+	output_has "$_rd: stat-layout names file and cause" "$_rre"
+	expect_exit "$_rd: merge exits 1" 1 merge "$TMPD/bad" "$TMPD/out"
+	output_has "$_rd: merge names file and cause" "$_rre"
+	no_leftovers "$_rd: merge created nothing" "$TMPD" "$TMPD/out"
+	rm -rf "$TMPD/out" "$TMPD"/.out.gfsplit-*
+	if [ $have_mpiio = 1 ]; then
+		expect_exit "$_rd: MPI-IO open fails" 1 mcat "$TMPD/bad" "$TMPD/cat"
+		output_has "$_rd: MPI-IO names file and cause" "$_rre"
+	else
+		skip "$_rd: MPI-IO" "no $PRELOAD or $CAT (make)"
+	fi
+}
+
+# ---- 6: symbolic links are not followed, and nothing of the target shows
+printf '%012345d' 0 >"$TMPD/secret"		# 12345 bytes
+damaged; rm "$TMPD/bad/part.0"; ln -s "$TMPD/secret" "$TMPD/bad/part.0"
+refuse "part.0 a symlink" "bad/part\.0': a symbolic link \(not followed\)"
+if grep -q 12345 "$OUT"; then not_ok "the link target's size is not told" "$(cat "$OUT")"
+else ok "the link target's size is not told"; fi
+damaged; mv "$TMPD/bad/loc.0" "$TMPD/loc.0.real"; ln -s "$TMPD/loc.0.real" "$TMPD/bad/loc.0"
+refuse "loc.0 a symlink (to a valid location file)" "bad/loc\.0': a symbolic link \(not followed\)"
+damaged; mv "$TMPD/bad/gfsplit.meta" "$TMPD/meta.real"; ln -s "$TMPD/meta.real" "$TMPD/bad/gfsplit.meta"
+refuse "gfsplit.meta a symlink" "bad/gfsplit\.meta': a symbolic link \(not followed\)"
+
+# ---- 7: FIFOs: no reader blocks in open()
+damaged; rm "$TMPD/bad/loc.0"; mkfifo "$TMPD/bad/loc.0"
+refuse "loc.0 a FIFO" "bad/loc\.0': not a regular file"
+damaged; rm "$TMPD/bad/gfsplit.meta"; mkfifo "$TMPD/bad/gfsplit.meta"
+refuse "gfsplit.meta a FIFO" "bad/gfsplit\.meta': not a regular file"
+damaged; rm "$TMPD/bad/part.1"; mkfifo "$TMPD/bad/part.1"
+refuse "part.1 a FIFO" "bad/part\.1': not a regular file"
+
+finish
