@@ -253,10 +253,13 @@ gfsp_marker_encode(const struct gfsp_marker *m, unsigned char **buf,
 		    "layout string is not terminated within %zu bytes",
 		    sizeof(m->layout));
 	if (m->nprocs < 1 || m->nprocs > MAX_NPROCS || m->nnodes < 1 ||
-	    m->nnodes > m->nprocs || m->seg_size == 0)
+	    m->nnodes > m->nprocs || m->seg_size == 0 ||
+	    m->logical_size > GFSP_SIZE_MAX)
 		return gfsp_error_set(err, GFSP_EINVAL,
-		    "bad marker: nprocs %u, nnodes %u, segment size %llu",
-		    m->nprocs, m->nnodes, (unsigned long long)m->seg_size);
+		    "bad marker: nprocs %u, nnodes %u, segment size %llu, "
+		    "logical size %llu", m->nprocs, m->nnodes,
+		    (unsigned long long)m->seg_size,
+		    (unsigned long long)m->logical_size);
 	n = MARKER_FIXED + ll;
 	w.p = malloc(n);
 	if (w.p == NULL)
@@ -311,6 +314,12 @@ gfsp_marker_decode(const unsigned char *buf, size_t len, const char *name,
 	if (t.seg_size == 0)
 		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: checksum segment size is 0", name);
+	/* every reader's offsets are off_t or MPI_Offset: signed 64-bit */
+	if (t.logical_size > GFSP_SIZE_MAX)
+		return gfsp_error_set(err, GFSP_ECORRUPT,
+		    "%s: logical size %llu is past the largest file offset "
+		    "(%llu)", name, (unsigned long long)t.logical_size,
+		    (unsigned long long)GFSP_SIZE_MAX);
 	*m = t;
 	return 0;
 }

@@ -338,6 +338,49 @@ part_fits(const struct gfsp_layout *l, int r, struct gfsp_error *err)
 	    (unsigned long long)l->marker.logical_size);
 }
 
+/* One past the last logical byte part r holds (0: none). */
+static uint64_t
+part_data_end(const struct gfsp_layout *l, int r)
+{
+	const struct gfsp_view *v;
+	const struct gfsp_run *runs;
+	uint64_t i, n, avail, base, bytes, last, end = 0;
+
+	runs = gfsp_layout_runs(l, r, &n);
+	for (i = 0; i < n; i++) {
+		if (runs[i].loff >= l->part_size[r] ||
+		    runs[i].begin >= runs[i].end)
+			continue;
+		avail = l->part_size[r] - runs[i].loff;
+		v = gfsp_layout_run_view(l, r, &runs[i]);
+		if (v == NULL) {
+			end = GFSP_MAX(end, runs[i].begin +
+			    GFSP_MIN(avail, runs[i].end - runs[i].begin));
+			continue;
+		}
+		base = gfsp_view_bytes_below(v, runs[i].begin);
+		bytes = gfsp_view_bytes_below(v, runs[i].end) - base;
+		if (bytes == 0)
+			continue;
+		last = gfsp_view_global(v, base + GFSP_MIN(avail, bytes) - 1);
+		end = GFSP_MAX(end, last == UINT64_MAX ? last : last + 1);
+	}
+	return end;
+}
+
+static void
+find_data_end(struct gfsp_layout *l)
+{
+	int r;
+
+	l->data_end = 0;
+	for (r = 0; r < l->nprocs; r++)
+		if (l->part_size[r] > 0)
+			l->data_end = GFSP_MAX(l->data_end,
+			    part_data_end(l, r));
+	l->data_end = GFSP_MIN(l->data_end, l->marker.logical_size);
+}
+
 int
 gfsp_layout_from_records(const char *dir, int nprocs, struct gfsp_locrec *recs,
 			 uint64_t size, struct gfsp_layout **out,
@@ -365,6 +408,7 @@ gfsp_layout_from_records(const char *dir, int nprocs, struct gfsp_locrec *recs,
 	}
 	for (r = 0; r < nprocs; r++)
 		take_record(l, r, &recs[r]);
+	find_data_end(l);
 	*out = l;
 	return 0;
 }
@@ -432,6 +476,7 @@ gfsp_layout_open(const char *path, struct gfsp_layout **out,
 		if (rc)
 			goto fail;
 	}
+	find_data_end(l);
 	free(seen);
 	*out = l;
 	return 0;
@@ -953,18 +998,39 @@ overlap_bytes(const struct pieces *p, uint64_t *out)
 }
 
 /*
- * Walk [0, size) in windows of logical space.  A window whose pieces
- * would pass COVER_MAXPIECES is halved and tried again, so memory stays
- * bounded whatever the views' block sizes; a window that was cheap lets
- * the next one grow back.
+ * Walk [0, data_end) in windows of logical space; past data_end the file
+ * is one trailing hole, counted at once.  A window whose pieces would
+ * pass COVER_MAXPIECES is halved and tried again, so memory stays bounded
+ * whatever the views' block sizes; a window that was cheap lets the next
+ * one grow back, and an empty one doubles it, so a hole of any size (a
+ * logical size of 2^62 bytes) takes O(log size) windows.
  */
+static uint64_t
+next_window(uint64_t win, const struct pieces *p)
+{
+	if (p->n == 0)
+		return win > UINT64_MAX / 2 ? win : 2 * win;
+	if (win > COVER_WINDOW)
+		return COVER_WINDOW;	/* data again: steps of the usual size */
+	if (p->n < p->max / 4 && win < COVER_WINDOW)
+		return 2 * win;
+	return win;
+}
+
+/* After PIECES_FULL: a smaller window (0: it cannot shrink). */
+static uint64_t
+smaller_window(uint64_t win)
+{
+	return win > COVER_WINDOW ? COVER_WINDOW : win / 2;
+}
+
 int
 gfsp_layout_coverage(const struct gfsp_layout *l, struct gfsp_coverage *c,
 		    struct gfsp_error *err)
 {
 	struct pieces p;
 	uint64_t size = l->marker.logical_size, a = 0, b, win = COVER_WINDOW;
-	uint64_t cur, ov, e;
+	uint64_t cur, ov, e, dend = l->data_end;
 	size_t i;
 	int rc = 0, in_hole = 0;
 
@@ -973,11 +1039,11 @@ gfsp_layout_coverage(const struct gfsp_layout *l, struct gfsp_coverage *c,
 	memset(&p, 0, sizeof(p));
 	/* a 1-byte window holds at most one piece per part */
 	p.max = GFSP_MAX(COVER_MAXPIECES, (size_t)l->nprocs * 2);
-	while (a < size) {
-		b = win > size - a ? size : a + win;
+	while (a < dend) {
+		b = win > dend - a ? dend : a + win;
 		rc = collect(l, a, b, &p, err);
 		if (rc == PIECES_FULL && win > 1) {
-			win /= 2;
+			win = smaller_window(win);
 			continue;
 		}
 		if (rc) {
@@ -1018,8 +1084,15 @@ gfsp_layout_coverage(const struct gfsp_layout *l, struct gfsp_coverage *c,
 			}
 		}
 		a = b;
-		if (p.n < p.max / 4 && win < COVER_WINDOW)
-			win *= 2;
+		win = next_window(win, &p);
+	}
+	if (rc == 0 && dend < size) {		/* the trailing hole */
+		if (!in_hole) {
+			c->holes++;
+			if (c->first_hole == size)
+				c->first_hole = dend;
+		}
+		c->hole_bytes += size - dend;
 	}
 out:
 	free(p.v);
@@ -1239,7 +1312,7 @@ check_conflicts(struct checker *ck, struct gfsp_error *err)
 	const struct gfsp_layout *l = ck->l;
 	struct pieces p;
 	struct gfsp_error e;
-	uint64_t size = l->marker.logical_size, a = 0, b, win = COVER_WINDOW;
+	uint64_t size = l->data_end, a = 0, b, win = COVER_WINDOW;
 	int rc = 0;
 
 	memset(&p, 0, sizeof(p));
@@ -1248,11 +1321,11 @@ check_conflicts(struct checker *ck, struct gfsp_error *err)
 	cf.b = malloc(CHECK_BUF / 2);
 	if (cf.a == NULL || cf.b == NULL)
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	while (rc == 0 && a < size) {
+	while (rc == 0 && a < size) {	/* nothing to compare past data_end */
 		b = win > size - a ? size : a + win;
 		rc = collect(l, a, b, &p, err);
 		if (rc == PIECES_FULL && win > 1) {
-			win /= 2;
+			win = smaller_window(win);
 			rc = 0;
 			continue;
 		}
@@ -1263,8 +1336,7 @@ check_conflicts(struct checker *ck, struct gfsp_error *err)
 		if (rc == 0)
 			rc = conflicts_in(&cf, &p, err);
 		a = b;
-		if (p.n < p.max / 4 && win < COVER_WINDOW)
-			win *= 2;
+		win = next_window(win, &p);
 	}
 	if (rc == 0 && cf.ranges > CONFLICTS_SHOWN) {
 		gfsp_error_clear(&e);

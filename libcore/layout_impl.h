@@ -25,6 +25,10 @@ struct gfsp_layout {
 	char (*host)[GFSP_NAME_MAX];	/* [nprocs] where each part was written */
 	char (*node_name)[GFSP_NAME_MAX];	/* [nnodes] */
 	struct gfsp_file **parts;	/* [nprocs] opened on first use */
+	/* one past the last logical byte any part holds (<= the logical
+	 * size): past it the file is one trailing hole, which walks over
+	 * the file (coverage, check, merge) skip at no cost */
+	uint64_t data_end;
 };
 
 /* "DIR/part.R", "DIR/loc.K", "DIR/gfsplit.meta" (malloc'd) */

@@ -287,7 +287,8 @@ merge_produce(void *arg, struct gfsp_chunk *c, int *done,
 	size_t i, got;
 	int rc;
 
-	if (x->k >= x->nstripes) {
+	/* stripes past the last byte any part holds are all hole */
+	if (x->k >= x->nstripes || x->k * x->stripe >= x->l->data_end) {
 		*done = 1;
 		return 0;
 	}

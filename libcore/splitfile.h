@@ -35,6 +35,8 @@
 #define GFSP_XATTR_NAME		"user.gfsplit"
 #define GFSP_SEG_SIZE_DEFAULT	(1u << 20)	/* checksum segment: 1 MiB */
 #define GFSP_NAME_MAX		256
+/* the largest logical size: off_t and MPI_Offset are signed 64-bit */
+#define GFSP_SIZE_MAX		((uint64_t)INT64_MAX)
 
 /* ----------------------------------------------------- part checksums */
 

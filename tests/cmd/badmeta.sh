@@ -6,6 +6,8 @@
 # planted link points to:
 #   6  a part or location file that is a symbolic link
 #   7  a marker or location file that is a FIFO
+#   8  a logical size past the largest file offset (2^63, 2^64-1), and a
+#      legal huge one (2^62) whose trailing hole must cost nothing
 . "$(dirname "$0")/../lib.sh"
 
 T=20	# seconds any one run may take here
@@ -67,5 +69,29 @@ damaged; rm "$TMPD/bad/gfsplit.meta"; mkfifo "$TMPD/bad/gfsplit.meta"
 refuse "gfsplit.meta a FIFO" "bad/gfsplit\.meta': not a regular file"
 damaged; rm "$TMPD/bad/part.1"; mkfifo "$TMPD/bad/part.1"
 refuse "part.1 a FIFO" "bad/part\.1': not a regular file"
+
+# ---- 8: logical sizes past off_t / MPI_Offset (marker offset 20)
+for big in 9223372036854775808 18446744073709551615; do
+	damaged; "$UNIT/mpi_fmt_tool" set64 "$TMPD/bad/gfsplit.meta" 20 $big
+	refuse "logical size $big" \
+		"bad/gfsplit\.meta: logical size $big is past the largest file offset" --check
+done
+# 2^62 is a legal size: a 4 EiB trailing hole, which costs nothing to check
+damaged; "$UNIT/mpi_fmt_tool" set64 "$TMPD/bad/gfsplit.meta" 20 4611686018427387904
+expect_exit "logical size 2^62: stat-layout --check passes promptly" 0 sl --check --json "$TMPD/bad"
+cp "$OUT" "$TMPD/j"
+json_true "  the trailing hole is reported" \
+	'j["coverage"]["hole_bytes"] == 2**62 - 300000 and j["coverage"]["first_hole"] == 300000 and j["check"]["ok"]' "$TMPD/j"
+merge "$TMPD/bad" "$TMPD/huge" >"$OUT" 2>&1; rc=$?
+if [ $rc = 0 ] && [ "$(stat -c %s "$TMPD/huge")" = 4611686018427387904 ] &&
+    cmp -s -n 300000 "$src" "$TMPD/huge"; then
+	ok "logical size 2^62: merge writes the data and a sparse tail promptly"
+elif [ $rc = 1 ] && grep -q "huge.*File too large" "$OUT"; then
+	ok "logical size 2^62: merge stops promptly where the file system does (File too large)"
+else
+	not_ok "logical size 2^62: merge ends promptly" "exit $rc" "$(tail -n 5 "$OUT")"
+fi
+no_leftovers "  nothing left behind" "$TMPD"
+rm -rf "$TMPD/huge" "$TMPD"/.huge.gfsplit-*
 
 finish
