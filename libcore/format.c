@@ -827,6 +827,13 @@ fail:
 	return rc;
 }
 
+uint64_t
+gfsp_locfile_max_records(uint64_t size)
+{
+	/* a record is never shorter than its fixed fields */
+	return size < LOC_FIXED ? 0 : (size - LOC_FIXED) / REC_FIXED;
+}
+
 /* ------------------------------------------------ whole-file helpers */
 
 int

@@ -120,6 +120,89 @@ load_marker(struct gfsp_layout *l, struct gfsp_error *err)
 	return rc;
 }
 
+/* What layout_alloc() and gfsp_layout_open() take per rank and per node. */
+#define RANK_BYTES	(sizeof(struct gfsp_view) + sizeof(struct gfsp_locrec) + \
+			 2 * sizeof(uint64_t) + 2 * sizeof(int) + GFSP_NAME_MAX + \
+			 sizeof(struct gfsp_file *) + 1)
+#define NODE_BYTES	GFSP_NAME_MAX
+
+static int load_locfile(struct gfsp_layout *l, int k, int *seen,
+			struct gfsp_error *err);
+
+/* Count `bytes` more against GFSP_OPEN_MEM_MAX. */
+static int
+budget(struct gfsp_layout *l, uint64_t bytes, const char *what,
+       struct gfsp_error *err)
+{
+	if (bytes <= GFSP_OPEN_MEM_MAX && l->mem <= GFSP_OPEN_MEM_MAX - bytes) {
+		l->mem += bytes;
+		return 0;
+	}
+	return gfsp_error_set(err, GFSP_ENOMEM, "'%s': opening it needs more "
+	    "than the %llu MiB one open may use (%s)", l->path,
+	    (unsigned long long)(GFSP_OPEN_MEM_MAX >> 20), what);
+}
+
+/*
+ * Before anything is allocated for the marker's counts: every location
+ * file is there, is a regular file, and together they have room for
+ * nprocs records; the tables and the location files fit the budget.  A
+ * 66-byte marker claiming 2^24 ranks costs nnodes lstat calls at most.
+ */
+static int
+check_counts(struct gfsp_layout *l, struct gfsp_error *err)
+{
+	struct gfsp_stat st;
+	struct gfsp_error serr;
+	uint64_t room = 0, bytes = 0;
+	char *path, what[160];
+	int k, rc = 0;
+
+	for (k = 0; rc == 0 && k < l->nnodes; k++) {
+		path = gfsp_loc_path(l->path, k);
+		if (path == NULL)
+			return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+		gfsp_error_clear(&serr);
+		rc = gfsp_lstat(path, &st, &serr);
+		if (rc == GFSP_ENOENT)
+			rc = gfsp_error_set(err, GFSP_ENOENT, "%s: missing "
+			    "location file (%s records %d nodes)", path,
+			    GFSP_MARKER_NAME, l->nnodes);
+		else if (rc)
+			rc = gfsp_error_set(err, rc, "%s", serr.msg);
+		else if (S_ISLNK(st.mode))
+			rc = gfsp_error_set(err, GFSP_EINVAL, "'%s': a symbolic "
+			    "link (not followed)", path);
+		else if (!S_ISREG(st.mode))
+			rc = gfsp_error_set(err, GFSP_EINVAL, "'%s': not a "
+			    "regular file", path);
+		room += gfsp_locfile_max_records(st.size);
+		bytes += GFSP_MIN(st.size, (uint64_t)1 << 40);
+		free(path);
+	}
+	if (rc)
+		return rc;
+	if ((uint64_t)l->nprocs <= room)
+		goto fits;
+	/* a location file's own fault (corrupt, another job's) is the
+	 * better message: their sizes bound the decoding */
+	for (k = 0; rc == 0 && k < l->nnodes; k++)
+		rc = load_locfile(l, k, NULL, err);
+	if (rc == 0)
+		rc = gfsp_error_set(err, GFSP_ECORRUPT, "%s/%s records %d "
+		    "processes but its %d location file%s (%llu bytes) can "
+		    "hold at most %llu records", l->path, GFSP_MARKER_NAME,
+		    l->nprocs, l->nnodes, l->nnodes == 1 ? "" : "s",
+		    (unsigned long long)bytes, (unsigned long long)room);
+	return rc;
+fits:
+	l->loc_counted = bytes;
+	snprintf(what, sizeof(what), "%d processes, %d location files of "
+	    "%llu bytes", l->nprocs, l->nnodes, (unsigned long long)bytes);
+	return budget(l, (uint64_t)l->nprocs * RANK_BYTES +
+	    (uint64_t)l->nnodes * NODE_BYTES + 2 * bytes, what, err);
+}
+
 /* The arrays of l for l->nprocs ranks and l->nnodes nodes. */
 static int
 layout_alloc(struct gfsp_layout *l, struct gfsp_error *err)
@@ -157,7 +240,9 @@ take_record(struct gfsp_layout *l, int r, struct gfsp_locrec *rec)
 }
 
 /* Load loc.<k>, cross-check it with the marker and the files before it,
- * and move its records into l.  seen[r]: node that recorded rank r + 1. */
+ * and move its records into l.  seen[r]: node that recorded rank r + 1;
+ * seen NULL: only decode and cross-check it with the marker (the tables
+ * are not there yet). */
 static int
 load_locfile(struct gfsp_layout *l, int k, int *seen, struct gfsp_error *err)
 {
@@ -186,6 +271,14 @@ load_locfile(struct gfsp_layout *l, int k, int *seen, struct gfsp_error *err)
 		rc = gfsp_error_set(err, rc, "%s", rerr.msg);
 		goto out;
 	}
+	/* check_counts() counted the files' sizes: count what they grew */
+	l->loc_read += seen != NULL ? len : 0;
+	if (l->loc_read > l->loc_counted) {
+		rc = budget(l, 2 * (l->loc_read - l->loc_counted), path, err);
+		l->loc_counted = l->loc_read;
+		if (rc)
+			goto out;
+	}
 	rc = gfsp_locfile_decode(buf, len, path, &lf, err);
 	if (rc)
 		goto out;
@@ -206,6 +299,8 @@ load_locfile(struct gfsp_layout *l, int k, int *seen, struct gfsp_error *err)
 		    "%s says it is location file %u", path, lf.node);
 		goto out;
 	}
+	if (seen == NULL)
+		goto out;
 	snprintf(l->node_name[k], GFSP_NAME_MAX, "%s", lf.node_name);
 	for (i = 0; i < lf.nrecs; i++) {
 		struct gfsp_locrec *rec = &lf.recs[i];
@@ -445,9 +540,13 @@ gfsp_layout_open(const char *path, struct gfsp_layout **out,
 	rc = load_marker(l, err);
 	if (rc)
 		goto fail;
-	/* the decoder bounds both counts (nprocs <= 2^24) */
+	/* the decoder bounds both counts (nprocs <= 2^24); the files
+	 * bound them before anything is allocated for them */
 	l->nprocs = (int)l->marker.nprocs;
 	l->nnodes = (int)l->marker.nnodes;
+	rc = check_counts(l, err);
+	if (rc)
+		goto fail;
 	rc = layout_alloc(l, err);
 	if (rc)
 		goto fail;

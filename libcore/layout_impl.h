@@ -29,7 +29,19 @@ struct gfsp_layout {
 	 * size): past it the file is one trailing hole, which walks over
 	 * the file (coverage, check, merge) skip at no cost */
 	uint64_t data_end;
+	uint64_t mem;			/* what the open counts against
+					 * GFSP_OPEN_MEM_MAX */
+	uint64_t loc_counted, loc_read;	/* location file bytes in mem, read */
 };
+
+/*
+ * The most memory one open of a split file may take for its metadata: the
+ * per-rank tables (about 400 bytes a rank) and the decoded location files
+ * (counted at twice their size).  Counts are checked against the files'
+ * sizes before anything is allocated for them; a file that needs more
+ * than this is refused with GFSP_ENOMEM naming both figures.
+ */
+#define GFSP_OPEN_MEM_MAX	((uint64_t)2 << 30)
 
 /* "DIR/part.R", "DIR/loc.K", "DIR/gfsplit.meta" (malloc'd) */
 char *gfsp_part_path(const char *dir, int rank);

@@ -143,6 +143,9 @@ void gfsp_locrec_free(struct gfsp_locrec *rec);
 const struct gfsp_view *gfsp_locrec_view(const struct gfsp_locrec *rec,
 					uint32_t i);
 
+/* Most records a location file of `size` bytes can hold. */
+uint64_t gfsp_locfile_max_records(uint64_t size);
+
 /* Whole-file helpers over the store interface.  gfsp_read_meta reads a
  * metadata file of a split directory: GFSP_O_REGULAR (store.h). */
 int gfsp_read_whole(const char *path, unsigned char **buf, size_t *len,

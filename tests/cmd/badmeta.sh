@@ -8,6 +8,7 @@
 #   7  a marker or location file that is a FIFO
 #   8  a logical size past the largest file offset (2^63, 2^64-1), and a
 #      legal huge one (2^62) whose trailing hole must cost nothing
+#   9  a marker claiming 2^24 ranks; a checksum segment of 1 byte
 . "$(dirname "$0")/../lib.sh"
 
 T=20	# seconds any one run may take here
@@ -93,5 +94,33 @@ else
 fi
 no_leftovers "  nothing left behind" "$TMPD"
 rm -rf "$TMPD/huge" "$TMPD"/.huge.gfsplit-*
+
+# ---- 9: counts checked against each other and the files before allocating
+damaged; "$UNIT/mpi_fmt_tool" set32 "$TMPD/bad/gfsplit.meta" 12 16777216
+refuse "a 66-byte marker claiming 2^24 ranks" \
+	"bad/loc\.0 records 2 processes but .*bad/gfsplit\.meta records 16777216"
+# and a location file that agrees with it (re-signed with nprocs 2^24)
+"$UNIT/mpi_fmt_tool" set32 "$TMPD/bad/loc.0" 12 16777216
+re="bad/gfsplit\.meta records 16777216 processes but its 1 location file \(230 bytes\) can hold at most 2 records"
+refuse "marker and loc.0 claiming 2^24 ranks" "$re"
+case $BIN in
+*/asan/*) skip "2^24 ranks under a 1 GiB address space" "ASan needs terabytes of it" ;;
+*)	expect_exit "2^24 ranks: stat-layout under a 1 GiB address space exits 1" 1 \
+		sh -c 'ulimit -v 1048576; exec "$0" "$1"' "$BIN/stat-layout" "$TMPD/bad"
+	output_has "  refused from the counts, not out of memory" "$re" ;;
+esac
+# segment size 1 (offset 28): the part checksums no longer match, and merge
+# must say so without a table of 150000 segment hashes per part
+damaged; "$UNIT/mpi_fmt_tool" set64 "$TMPD/bad/gfsplit.meta" 28 1
+expect_exit "segment size 1: merge exits 1" 1 merge "$TMPD/bad" "$TMPD/m1"
+output_has "  with the checksum mismatch" "bad/part\.[01]: checksum mismatch"
+# peak memory (GNU time: the largest process of the tree) of one rank
+peak() { /usr/bin/time -f %M -o "$TMPD/t" timeout -k 5 $T "$MPIEXEC" -n 1 \
+	"$BIN/gfsplit-merge" "$@" >/dev/null 2>&1; tail -n 1 "$TMPD/t"; }
+a=$(peak "$TMPD/good" "$TMPD/m2") b=$(peak "$TMPD/bad" "$TMPD/m3")
+[ -n "$a" ] && [ -n "$b" ] && [ "$b" -lt $((a + 4096)) ] &&
+	ok "  its peak memory is that of a good merge (${b} KiB vs ${a} KiB)" ||
+	not_ok "  its peak memory is that of a good merge" "segment size 1: ${b} KiB, good: ${a} KiB"
+rm -f "$TMPD"/m[1-4]
 
 finish
