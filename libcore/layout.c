@@ -89,6 +89,7 @@ gfsp_layout_close(struct gfsp_layout *l)
 	free(l->node_of);
 	free(l->host);
 	free(l->node_name);
+	free(l->verified);
 	free(l->path);
 	free(l);
 }
@@ -215,9 +216,10 @@ layout_alloc(struct gfsp_layout *l, struct gfsp_error *err)
 	l->host = calloc(l->nprocs, sizeof(*l->host));
 	l->node_name = calloc(l->nnodes, sizeof(*l->node_name));
 	l->parts = calloc(l->nprocs, sizeof(*l->parts));
+	l->verified = calloc(l->nprocs, sizeof(*l->verified));
 	if (l->views == NULL || l->recs == NULL || l->part_size == NULL ||
 	    l->part_hash == NULL || l->node_of == NULL || l->host == NULL ||
-	    l->node_name == NULL || l->parts == NULL)
+	    l->node_name == NULL || l->parts == NULL || l->verified == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM,
 		    "'%s': out of memory for %d processes", l->path,
 		    l->nprocs);
@@ -476,6 +478,20 @@ find_data_end(struct gfsp_layout *l)
 	l->data_end = GFSP_MIN(l->data_end, l->marker.logical_size);
 }
 
+static int
+verify_env(void)
+{
+	const char *v = getenv("GFSPLIT_VERIFY");
+
+	return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
+
+void
+gfsp_layout_set_verify(struct gfsp_layout *l, int on)
+{
+	l->verify = on;
+}
+
 int
 gfsp_layout_from_records(const char *dir, int nprocs, struct gfsp_locrec *recs,
 			 uint64_t size, struct gfsp_layout **out,
@@ -576,6 +592,7 @@ gfsp_layout_open(const char *path, struct gfsp_layout **out,
 			goto fail;
 	}
 	find_data_end(l);
+	l->verify = verify_env();
 	free(seen);
 	*out = l;
 	return 0;
@@ -924,6 +941,35 @@ sweep(const struct piece *pc, size_t np, struct gfsp_extent *out,
 	return 0;
 }
 
+/*
+ * Without runs, every logical byte has one owner (writers resolve
+ * overlaps before recording views): two pieces over one byte are views
+ * recorded wrong, which stat-layout --check reports and readers refuse
+ * rather than pick one.  The pieces are sorted by goff.
+ */
+static int
+no_overlap(const struct gfsp_layout *l, const struct pieces *p,
+	   struct gfsp_error *err)
+{
+	const struct piece *x, *far = NULL;	/* far: the one ending last */
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		x = &p->v[i];
+		if (far != NULL && x->goff < far->goff + far->len)
+			return gfsp_error_set(err, GFSP_ECORRUPT, "'%s': views "
+			    "of ranks %d and %d overlap at [%llu, %llu) (a "
+			    "file without runs has one owner per byte)",
+			    l->path, GFSP_MIN(x->part, far->part),
+			    GFSP_MAX(x->part, far->part),
+			    (unsigned long long)x->goff, (unsigned long long)
+			    GFSP_MIN(far->goff + far->len, x->goff + x->len));
+		if (far == NULL || x->goff + x->len > far->goff + far->len)
+			far = x;
+	}
+	return 0;
+}
+
 int
 gfsp_layout_map(const struct gfsp_layout *l, uint64_t goff, uint64_t len,
 	       struct gfsp_extent **ext, size_t *next, struct gfsp_error *err)
@@ -942,6 +988,8 @@ gfsp_layout_map(const struct gfsp_layout *l, uint64_t goff, uint64_t len,
 	memset(&p, 0, sizeof(p));
 	p.max = SIZE_MAX;
 	rc = collect(l, goff, b, &p, err);
+	if (rc == 0 && !l->has_runs)
+		rc = no_overlap(l, &p, err);
 	if (rc)
 		goto out;
 	/* the sweep cuts a piece at most once per piece that starts inside
@@ -1023,6 +1071,12 @@ gfsp_layout_pread_holes(struct gfsp_layout *l, void *buf, uint64_t len,
 			else if ((rc = hole(ctx, dst, e->goff, e->len, err)))
 				goto out;
 			continue;
+		}
+		if (l->verify && !l->verified[e->part]) {
+			rc = gfsp_layout_verify_part(l, e->part, err);
+			if (rc)
+				goto out;
+			l->verified[e->part] = 1;
 		}
 		rc = gfsp_layout_part(l, e->part, &f, err);
 		if (rc)

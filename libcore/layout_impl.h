@@ -29,6 +29,10 @@ struct gfsp_layout {
 	 * size): past it the file is one trailing hole, which walks over
 	 * the file (coverage, check, merge) skip at no cost */
 	uint64_t data_end;
+	/* verify a part's checksum before the first bytes are read from it
+	 * (GFSPLIT_VERIFY=1 or gfsp_layout_set_verify) */
+	int verify;
+	unsigned char *verified;	/* [nprocs] part checked and good */
 	uint64_t mem;			/* what the open counts against
 					 * GFSP_OPEN_MEM_MAX */
 	uint64_t loc_counted, loc_read;	/* location file bytes in mem, read */
@@ -80,6 +84,10 @@ const struct gfsp_view *gfsp_layout_run_view(const struct gfsp_layout *l,
 					   int r, const struct gfsp_run *run);
 /* Bytes of the part a run holds: its view's bytes in [begin, end). */
 uint64_t gfsp_run_bytes(const struct gfsp_view *v, const struct gfsp_run *run);
+
+/* Verify each part's checksum before returning bytes from it (on: the
+ * first read from a part reads it whole once); off: trust the parts. */
+void gfsp_layout_set_verify(struct gfsp_layout *l, int on);
 
 /* Part r has its recorded size and checksum (one sequential read). */
 int gfsp_layout_verify_part(struct gfsp_layout *l, int r,

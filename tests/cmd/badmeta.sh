@@ -9,6 +9,8 @@
 #   8  a logical size past the largest file offset (2^63, 2^64-1), and a
 #      legal huge one (2^62) whose trailing hole must cost nothing
 #   9  a marker claiming 2^24 ranks; a checksum segment of 1 byte
+#   10 overlapping views of a file without runs, a flipped part byte
+#      (GFSPLIT_VERIFY=1, the gfsplit_verify hint), a manifest DST of '.'
 . "$(dirname "$0")/../lib.sh"
 
 T=20	# seconds any one run may take here
@@ -122,5 +124,60 @@ a=$(peak "$TMPD/good" "$TMPD/m2") b=$(peak "$TMPD/bad" "$TMPD/m3")
 	ok "  its peak memory is that of a good merge (${b} KiB vs ${a} KiB)" ||
 	not_ok "  its peak memory is that of a good merge" "segment size 1: ${b} KiB, good: ${a} KiB"
 rm -f "$TMPD"/m[1-4]
+
+# ---- 10: readers refuse what --check refuses
+# overlapping views in a file without runs: rank 1's disp (loc.0 offset
+# 0x84 with node and host "nd") moved 1000 bytes down onto rank 0's
+damaged; "$UNIT/mpi_fmt_tool" set64 "$TMPD/bad/loc.0" 0x84 150552
+expect_exit "overlapping views: stat-layout --check exits 1" 1 sl --check "$TMPD/bad"
+output_has "  and says why" "views of different ranks overlap in 1000 bytes"
+expect_exit "overlapping views: merge exits 1" 1 merge "$TMPD/bad" "$TMPD/out"
+output_has "  naming the ranks and the range" "bad': views of ranks 0 and 1 overlap at \[150552, 151552\)"
+no_leftovers "  merge created nothing" "$TMPD" "$TMPD/out"
+rm -rf "$TMPD/out" "$TMPD"/.out.gfsplit-*
+if [ $have_mpiio = 1 ]; then
+	expect_exit "overlapping views: the MPI-IO read fails" 1 mcat "$TMPD/bad" "$TMPD/cat"
+	output_has "  naming the ranks and the range" "bad': views of ranks 0 and 1 overlap at \[150552, 151552\)"
+else
+	skip "overlapping views: MPI-IO" "no $PRELOAD or $CAT (make)"
+fi
+# a flipped byte in part.1 (logical 151552 + 5000)
+damaged; printf '\377' | dd of="$TMPD/bad/part.1" bs=1 seek=5000 conv=notrunc 2>/dev/null
+re="bad/part\.1: checksum mismatch \(recorded 0x[0-9a-f]+, computed 0x[0-9a-f]+\)"
+expect_exit "flipped byte: stat-layout --check exits 1" 1 sl --check "$TMPD/bad"
+output_has "  naming the part" "$re"
+if [ $have_mpiio = 1 ]; then
+	expect_exit "flipped byte: the MPI-IO library reads it unverified by default" 0 mcat "$TMPD/bad" "$TMPD/cat"
+	check "  the byte as the part holds it" test "$(cmp -l "$src" "$TMPD/cat" | awk '{print $1}')" = $((151552 + 5000 + 1))
+	expect_exit "flipped byte: GFSPLIT_VERIFY=1 fails the read" 1 \
+		env GFSPLIT_VERIFY=1 timeout -k 5 $T "$MPIEXEC" -n 2 env LD_PRELOAD="$PRE" "$CAT" "$TMPD/bad" "$TMPD/cat"
+	output_has "  naming the part and the mismatch" "$re"
+	expect_exit "flipped byte: the hint gfsplit_verify=enable fails the read" 1 mcat "$TMPD/bad" "$TMPD/cat" --verify-hint
+	output_has "  naming the part and the mismatch" "$re"
+	expect_exit "a good file reads verified" 0 \
+		env GFSPLIT_VERIFY=1 timeout -k 5 $T "$MPIEXEC" -n 2 env LD_PRELOAD="$PRE" "$CAT" "$TMPD/good" "$TMPD/cat"
+	same_bytes "  every byte" "$src" "$TMPD/cat"
+else
+	skip "flipped byte: MPI-IO" "no $PRELOAD or $CAT (make)"
+fi
+# a manifest line whose DST is '.' is refused before anything is copied
+# ('a/./b' is 'a/b')
+E=$TMPD/stage
+mkdir -p "$E/d"
+make_file "$E/big" 1000000 3
+for dst in . ./ .//.; do
+	printf '%s %s\n' "$E/big" "$dst" >"$E/manifest"
+	expect_exit "manifest DST '$dst': stage-in exits 1" 1 \
+		timeout -k 5 $T "$MPIEXEC" -n 1 "$BIN/stage-in" -m "$E/manifest" "$E/d"
+	output_has "  naming the line and why" "manifest:1: '$dst' names the destination itself, not a file under it: refused"
+	if grep -q "read [1-9]" "$OUT"; then not_ok "  nothing was read" "$(cat "$OUT")"
+	else ok "  nothing was read"; fi
+	_left=$(find "$E/d" -type f -size +0)
+	[ -z "$_left" ] && ok "  nothing left in the destination" ||
+		not_ok "  nothing left in the destination" "$_left"
+done
+printf '%s a/./b\n' "$E/big" >"$E/manifest"
+check "manifest DST 'a/./b' is staged" timeout -k 5 $T "$MPIEXEC" -n 1 "$BIN/stage-in" -m "$E/manifest" "$E/d"
+same_bytes "  as a/b" "$E/big" "$E/d/a/b"
 
 finish
