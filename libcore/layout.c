@@ -94,6 +94,14 @@ gfsp_layout_close(struct gfsp_layout *l)
 	free(l);
 }
 
+/* GFSP_O_REGULAR refuses a link or a FIFO with GFSP_EINVAL: in a split
+ * directory that is corrupt metadata, as a part that is no file is */
+static int
+as_corrupt(int rc)
+{
+	return rc == GFSP_EINVAL ? GFSP_ECORRUPT : rc;
+}
+
 static int
 load_marker(struct gfsp_layout *l, struct gfsp_error *err)
 {
@@ -113,7 +121,7 @@ load_marker(struct gfsp_layout *l, struct gfsp_error *err)
 		    "'%s' is not a complete split file (no %s: the writer "
 		    "did not commit)", l->path, GFSP_MARKER_NAME);
 	else if (rc)
-		rc = gfsp_error_set(err, rc, "%s", rerr.msg);
+		rc = gfsp_error_set(err, as_corrupt(rc), "%s", rerr.msg);
 	else
 		rc = gfsp_marker_decode(buf, len, path, &l->marker, err);
 	free(buf);
@@ -155,7 +163,7 @@ check_counts(struct gfsp_layout *l, struct gfsp_error *err)
 {
 	struct gfsp_stat st;
 	struct gfsp_error serr;
-	uint64_t room = 0, bytes = 0;
+	uint64_t room = 0, bytes = 0, sz;
 	char *path, what[160];
 	int k, rc = 0;
 
@@ -172,13 +180,16 @@ check_counts(struct gfsp_layout *l, struct gfsp_error *err)
 		else if (rc)
 			rc = gfsp_error_set(err, rc, "%s", serr.msg);
 		else if (S_ISLNK(st.mode))
-			rc = gfsp_error_set(err, GFSP_EINVAL, "'%s': a symbolic "
-			    "link (not followed)", path);
+			rc = gfsp_error_set(err, GFSP_ECORRUPT, "'%s': a "
+			    "symbolic link (not followed)", path);
 		else if (!S_ISREG(st.mode))
-			rc = gfsp_error_set(err, GFSP_EINVAL, "'%s': not a "
+			rc = gfsp_error_set(err, GFSP_ECORRUPT, "'%s': not a "
 			    "regular file", path);
-		room += gfsp_locfile_max_records(st.size);
-		bytes += GFSP_MIN(st.size, (uint64_t)1 << 40);
+		/* past 2 GiB a file is refused when read (1 GiB at most),
+		 * and 2^24 of them cannot overflow the sums */
+		sz = rc ? 0 : GFSP_MIN(st.size, (uint64_t)2 << 30);
+		room += gfsp_locfile_max_records(sz);
+		bytes += sz;
 		free(path);
 	}
 	if (rc)
@@ -270,7 +281,7 @@ load_locfile(struct gfsp_layout *l, int k, int *seen, struct gfsp_error *err)
 		goto out;
 	}
 	if (rc) {
-		rc = gfsp_error_set(err, rc, "%s", rerr.msg);
+		rc = gfsp_error_set(err, as_corrupt(rc), "%s", rerr.msg);
 		goto out;
 	}
 	/* check_counts() counted the files' sizes: count what they grew */
