@@ -253,10 +253,13 @@ gfsp_marker_encode(const struct gfsp_marker *m, unsigned char **buf,
 		    "layout string is not terminated within %zu bytes",
 		    sizeof(m->layout));
 	if (m->nprocs < 1 || m->nprocs > MAX_NPROCS || m->nnodes < 1 ||
-	    m->nnodes > m->nprocs || m->seg_size == 0)
+	    m->nnodes > m->nprocs || m->seg_size == 0 ||
+	    m->logical_size > GFSP_SIZE_MAX)
 		return gfsp_error_set(err, GFSP_EINVAL,
-		    "bad marker: nprocs %u, nnodes %u, segment size %llu",
-		    m->nprocs, m->nnodes, (unsigned long long)m->seg_size);
+		    "bad marker: nprocs %u, nnodes %u, segment size %llu, "
+		    "logical size %llu", m->nprocs, m->nnodes,
+		    (unsigned long long)m->seg_size,
+		    (unsigned long long)m->logical_size);
 	n = MARKER_FIXED + ll;
 	w.p = malloc(n);
 	if (w.p == NULL)
@@ -311,6 +314,12 @@ gfsp_marker_decode(const unsigned char *buf, size_t len, const char *name,
 	if (t.seg_size == 0)
 		return gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: checksum segment size is 0", name);
+	/* every reader's offsets are off_t or MPI_Offset: signed 64-bit */
+	if (t.logical_size > GFSP_SIZE_MAX)
+		return gfsp_error_set(err, GFSP_ECORRUPT,
+		    "%s: logical size %llu is past the largest file offset "
+		    "(%llu)", name, (unsigned long long)t.logical_size,
+		    (unsigned long long)GFSP_SIZE_MAX);
 	*m = t;
 	return 0;
 }
@@ -818,11 +827,32 @@ fail:
 	return rc;
 }
 
+uint64_t
+gfsp_locfile_max_records(uint64_t size)
+{
+	/* a record is never shorter than its fixed fields */
+	return size < LOC_FIXED ? 0 : (size - LOC_FIXED) / REC_FIXED;
+}
+
 /* ------------------------------------------------ whole-file helpers */
 
 int
 gfsp_read_whole(const char *path, unsigned char **buf, size_t *len,
 	       struct gfsp_error *err)
+{
+	return gfsp_read_whole_flags(path, 0, buf, len, err);
+}
+
+int
+gfsp_read_meta(const char *path, unsigned char **buf, size_t *len,
+	      struct gfsp_error *err)
+{
+	return gfsp_read_whole_flags(path, GFSP_O_REGULAR, buf, len, err);
+}
+
+int
+gfsp_read_whole_flags(const char *path, int flags, unsigned char **buf,
+		     size_t *len, struct gfsp_error *err)
 {
 	struct gfsp_file *f = NULL;
 	struct gfsp_stat st;
@@ -833,7 +863,7 @@ gfsp_read_whole(const char *path, unsigned char **buf, size_t *len,
 
 	*buf = NULL;
 	*len = 0;
-	rc = gfsp_open(path, GFSP_O_RDONLY, 0, &f, err);
+	rc = gfsp_open(path, GFSP_O_RDONLY | flags, 0, &f, err);
 	if (rc)
 		return rc;
 	rc = gfsp_fstat(f, &st, err);

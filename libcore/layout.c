@@ -89,8 +89,17 @@ gfsp_layout_close(struct gfsp_layout *l)
 	free(l->node_of);
 	free(l->host);
 	free(l->node_name);
+	free(l->verified);
 	free(l->path);
 	free(l);
+}
+
+/* GFSP_O_REGULAR refuses a link or a FIFO with GFSP_EINVAL: in a split
+ * directory that is corrupt metadata, as a part that is no file is */
+static int
+as_corrupt(int rc)
+{
+	return rc == GFSP_EINVAL ? GFSP_ECORRUPT : rc;
 }
 
 static int
@@ -106,18 +115,104 @@ load_marker(struct gfsp_layout *l, struct gfsp_error *err)
 	if (path == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	gfsp_error_clear(&rerr);
-	rc = gfsp_read_whole(path, &buf, &len, &rerr);
+	rc = gfsp_read_meta(path, &buf, &len, &rerr);
 	if (rc == GFSP_ENOENT)
 		rc = gfsp_error_set(err, GFSP_ENOTSPLIT,
 		    "'%s' is not a complete split file (no %s: the writer "
 		    "did not commit)", l->path, GFSP_MARKER_NAME);
 	else if (rc)
-		rc = gfsp_error_set(err, rc, "%s", rerr.msg);
+		rc = gfsp_error_set(err, as_corrupt(rc), "%s", rerr.msg);
 	else
 		rc = gfsp_marker_decode(buf, len, path, &l->marker, err);
 	free(buf);
 	free(path);
 	return rc;
+}
+
+/* What layout_alloc() and gfsp_layout_open() take per rank and per node. */
+#define RANK_BYTES	(sizeof(struct gfsp_view) + sizeof(struct gfsp_locrec) + \
+			 2 * sizeof(uint64_t) + 2 * sizeof(int) + GFSP_NAME_MAX + \
+			 sizeof(struct gfsp_file *) + 1)
+#define NODE_BYTES	GFSP_NAME_MAX
+
+static int load_locfile(struct gfsp_layout *l, int k, int *seen,
+			struct gfsp_error *err);
+
+/* Count `bytes` more against GFSP_OPEN_MEM_MAX. */
+static int
+budget(struct gfsp_layout *l, uint64_t bytes, const char *what,
+       struct gfsp_error *err)
+{
+	if (bytes <= GFSP_OPEN_MEM_MAX && l->mem <= GFSP_OPEN_MEM_MAX - bytes) {
+		l->mem += bytes;
+		return 0;
+	}
+	return gfsp_error_set(err, GFSP_ENOMEM, "'%s': opening it needs more "
+	    "than the %llu MiB one open may use (%s)", l->path,
+	    (unsigned long long)(GFSP_OPEN_MEM_MAX >> 20), what);
+}
+
+/*
+ * Before anything is allocated for the marker's counts: every location
+ * file is there, is a regular file, and together they have room for
+ * nprocs records; the tables and the location files fit the budget.  A
+ * 66-byte marker claiming 2^24 ranks costs nnodes lstat calls at most.
+ */
+static int
+check_counts(struct gfsp_layout *l, struct gfsp_error *err)
+{
+	struct gfsp_stat st;
+	struct gfsp_error serr;
+	uint64_t room = 0, bytes = 0, sz;
+	char *path, what[160];
+	int k, rc = 0;
+
+	for (k = 0; rc == 0 && k < l->nnodes; k++) {
+		path = gfsp_loc_path(l->path, k);
+		if (path == NULL)
+			return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+		gfsp_error_clear(&serr);
+		rc = gfsp_lstat(path, &st, &serr);
+		if (rc == GFSP_ENOENT)
+			rc = gfsp_error_set(err, GFSP_ENOENT, "%s: missing "
+			    "location file (%s records %d nodes)", path,
+			    GFSP_MARKER_NAME, l->nnodes);
+		else if (rc)
+			rc = gfsp_error_set(err, rc, "%s", serr.msg);
+		else if (S_ISLNK(st.mode))
+			rc = gfsp_error_set(err, GFSP_ECORRUPT, "'%s': a "
+			    "symbolic link (not followed)", path);
+		else if (!S_ISREG(st.mode))
+			rc = gfsp_error_set(err, GFSP_ECORRUPT, "'%s': not a "
+			    "regular file", path);
+		/* past 2 GiB a file is refused when read (1 GiB at most),
+		 * and 2^24 of them cannot overflow the sums */
+		sz = rc ? 0 : GFSP_MIN(st.size, (uint64_t)2 << 30);
+		room += gfsp_locfile_max_records(sz);
+		bytes += sz;
+		free(path);
+	}
+	if (rc)
+		return rc;
+	if ((uint64_t)l->nprocs <= room)
+		goto fits;
+	/* a location file's own fault (corrupt, another job's) is the
+	 * better message: their sizes bound the decoding */
+	for (k = 0; rc == 0 && k < l->nnodes; k++)
+		rc = load_locfile(l, k, NULL, err);
+	if (rc == 0)
+		rc = gfsp_error_set(err, GFSP_ECORRUPT, "%s/%s records %d "
+		    "processes but its %d location file%s (%llu bytes) can "
+		    "hold at most %llu records", l->path, GFSP_MARKER_NAME,
+		    l->nprocs, l->nnodes, l->nnodes == 1 ? "" : "s",
+		    (unsigned long long)bytes, (unsigned long long)room);
+	return rc;
+fits:
+	l->loc_counted = bytes;
+	snprintf(what, sizeof(what), "%d processes, %d location files of "
+	    "%llu bytes", l->nprocs, l->nnodes, (unsigned long long)bytes);
+	return budget(l, (uint64_t)l->nprocs * RANK_BYTES +
+	    (uint64_t)l->nnodes * NODE_BYTES + 2 * bytes, what, err);
 }
 
 /* The arrays of l for l->nprocs ranks and l->nnodes nodes. */
@@ -132,9 +227,10 @@ layout_alloc(struct gfsp_layout *l, struct gfsp_error *err)
 	l->host = calloc(l->nprocs, sizeof(*l->host));
 	l->node_name = calloc(l->nnodes, sizeof(*l->node_name));
 	l->parts = calloc(l->nprocs, sizeof(*l->parts));
+	l->verified = calloc(l->nprocs, sizeof(*l->verified));
 	if (l->views == NULL || l->recs == NULL || l->part_size == NULL ||
 	    l->part_hash == NULL || l->node_of == NULL || l->host == NULL ||
-	    l->node_name == NULL || l->parts == NULL)
+	    l->node_name == NULL || l->parts == NULL || l->verified == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM,
 		    "'%s': out of memory for %d processes", l->path,
 		    l->nprocs);
@@ -157,7 +253,9 @@ take_record(struct gfsp_layout *l, int r, struct gfsp_locrec *rec)
 }
 
 /* Load loc.<k>, cross-check it with the marker and the files before it,
- * and move its records into l.  seen[r]: node that recorded rank r + 1. */
+ * and move its records into l.  seen[r]: node that recorded rank r + 1;
+ * seen NULL: only decode and cross-check it with the marker (the tables
+ * are not there yet). */
 static int
 load_locfile(struct gfsp_layout *l, int k, int *seen, struct gfsp_error *err)
 {
@@ -175,7 +273,7 @@ load_locfile(struct gfsp_layout *l, int k, int *seen, struct gfsp_error *err)
 	if (path == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	gfsp_error_clear(&rerr);
-	rc = gfsp_read_whole(path, &buf, &len, &rerr);
+	rc = gfsp_read_meta(path, &buf, &len, &rerr);
 	if (rc == GFSP_ENOENT) {
 		rc = gfsp_error_set(err, GFSP_ENOENT,
 		    "%s: missing location file (%s records %d nodes)", path,
@@ -183,8 +281,16 @@ load_locfile(struct gfsp_layout *l, int k, int *seen, struct gfsp_error *err)
 		goto out;
 	}
 	if (rc) {
-		rc = gfsp_error_set(err, rc, "%s", rerr.msg);
+		rc = gfsp_error_set(err, as_corrupt(rc), "%s", rerr.msg);
 		goto out;
+	}
+	/* check_counts() counted the files' sizes: count what they grew */
+	l->loc_read += seen != NULL ? len : 0;
+	if (l->loc_read > l->loc_counted) {
+		rc = budget(l, 2 * (l->loc_read - l->loc_counted), path, err);
+		l->loc_counted = l->loc_read;
+		if (rc)
+			goto out;
 	}
 	rc = gfsp_locfile_decode(buf, len, path, &lf, err);
 	if (rc)
@@ -206,6 +312,8 @@ load_locfile(struct gfsp_layout *l, int k, int *seen, struct gfsp_error *err)
 		    "%s says it is location file %u", path, lf.node);
 		goto out;
 	}
+	if (seen == NULL)
+		goto out;
 	snprintf(l->node_name[k], GFSP_NAME_MAX, "%s", lf.node_name);
 	for (i = 0; i < lf.nrecs; i++) {
 		struct gfsp_locrec *rec = &lf.recs[i];
@@ -229,7 +337,8 @@ out:
 	return rc;
 }
 
-/* part.<r> must exist with exactly its recorded size */
+/* part.<r> must be a regular file (a link is not followed, and nothing
+ * of its target is told) with exactly its recorded size */
 static int
 check_part_file(const struct gfsp_layout *l, int r, struct gfsp_error *err)
 {
@@ -242,15 +351,18 @@ check_part_file(const struct gfsp_layout *l, int r, struct gfsp_error *err)
 	if (path == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	gfsp_error_clear(&serr);
-	rc = gfsp_stat(path, &st, &serr);
+	rc = gfsp_lstat(path, &st, &serr);
 	if (rc == GFSP_ENOENT)
 		rc = gfsp_error_set(err, GFSP_ENOENT, "%s: missing part file",
 		    path);
 	else if (rc)
 		rc = gfsp_error_set(err, rc, "%s", serr.msg);
+	else if (S_ISLNK(st.mode))
+		rc = gfsp_error_set(err, GFSP_ECORRUPT,
+		    "'%s': a symbolic link (not followed)", path);
 	else if (!S_ISREG(st.mode))
 		rc = gfsp_error_set(err, GFSP_ECORRUPT,
-		    "%s: not a regular file", path);
+		    "'%s': not a regular file", path);
 	else if (st.size != l->part_size[r])
 		rc = gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s: %llu bytes but loc.%d records %llu (%s)", path,
@@ -334,6 +446,63 @@ part_fits(const struct gfsp_layout *l, int r, struct gfsp_error *err)
 	    (unsigned long long)l->marker.logical_size);
 }
 
+/* One past the last logical byte part r holds (0: none). */
+static uint64_t
+part_data_end(const struct gfsp_layout *l, int r)
+{
+	const struct gfsp_view *v;
+	const struct gfsp_run *runs;
+	uint64_t i, n, avail, base, bytes, last, end = 0;
+
+	runs = gfsp_layout_runs(l, r, &n);
+	for (i = 0; i < n; i++) {
+		if (runs[i].loff >= l->part_size[r] ||
+		    runs[i].begin >= runs[i].end)
+			continue;
+		avail = l->part_size[r] - runs[i].loff;
+		v = gfsp_layout_run_view(l, r, &runs[i]);
+		if (v == NULL) {
+			end = GFSP_MAX(end, runs[i].begin +
+			    GFSP_MIN(avail, runs[i].end - runs[i].begin));
+			continue;
+		}
+		base = gfsp_view_bytes_below(v, runs[i].begin);
+		bytes = gfsp_view_bytes_below(v, runs[i].end) - base;
+		if (bytes == 0)
+			continue;
+		last = gfsp_view_global(v, base + GFSP_MIN(avail, bytes) - 1);
+		end = GFSP_MAX(end, last == UINT64_MAX ? last : last + 1);
+	}
+	return end;
+}
+
+static void
+find_data_end(struct gfsp_layout *l)
+{
+	int r;
+
+	l->data_end = 0;
+	for (r = 0; r < l->nprocs; r++)
+		if (l->part_size[r] > 0)
+			l->data_end = GFSP_MAX(l->data_end,
+			    part_data_end(l, r));
+	l->data_end = GFSP_MIN(l->data_end, l->marker.logical_size);
+}
+
+static int
+verify_env(void)
+{
+	const char *v = getenv("GFSPLIT_VERIFY");
+
+	return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
+
+void
+gfsp_layout_set_verify(struct gfsp_layout *l, int on)
+{
+	l->verify = on;
+}
+
 int
 gfsp_layout_from_records(const char *dir, int nprocs, struct gfsp_locrec *recs,
 			 uint64_t size, struct gfsp_layout **out,
@@ -361,6 +530,7 @@ gfsp_layout_from_records(const char *dir, int nprocs, struct gfsp_locrec *recs,
 	}
 	for (r = 0; r < nprocs; r++)
 		take_record(l, r, &recs[r]);
+	find_data_end(l);
 	*out = l;
 	return 0;
 }
@@ -397,9 +567,13 @@ gfsp_layout_open(const char *path, struct gfsp_layout **out,
 	rc = load_marker(l, err);
 	if (rc)
 		goto fail;
-	/* the decoder bounds both counts (nprocs <= 2^24) */
+	/* the decoder bounds both counts (nprocs <= 2^24); the files
+	 * bound them before anything is allocated for them */
 	l->nprocs = (int)l->marker.nprocs;
 	l->nnodes = (int)l->marker.nnodes;
+	rc = check_counts(l, err);
+	if (rc)
+		goto fail;
 	rc = layout_alloc(l, err);
 	if (rc)
 		goto fail;
@@ -428,6 +602,8 @@ gfsp_layout_open(const char *path, struct gfsp_layout **out,
 		if (rc)
 			goto fail;
 	}
+	find_data_end(l);
+	l->verify = verify_env();
 	free(seen);
 	*out = l;
 	return 0;
@@ -518,7 +694,8 @@ gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
 		if (path == NULL)
 			return gfsp_error_set(err, GFSP_ENOMEM,
 			    "out of memory");
-		rc = gfsp_open(path, GFSP_O_RDONLY, 0, &l->parts[rank], err);
+		rc = gfsp_open(path, GFSP_O_RDONLY | GFSP_O_REGULAR, 0,
+		    &l->parts[rank], err);
 		free(path);
 		if (rc)
 			return rc;
@@ -775,6 +952,35 @@ sweep(const struct piece *pc, size_t np, struct gfsp_extent *out,
 	return 0;
 }
 
+/*
+ * Without runs, every logical byte has one owner (writers resolve
+ * overlaps before recording views): two pieces over one byte are views
+ * recorded wrong, which stat-layout --check reports and readers refuse
+ * rather than pick one.  The pieces are sorted by goff.
+ */
+static int
+no_overlap(const struct gfsp_layout *l, const struct pieces *p,
+	   struct gfsp_error *err)
+{
+	const struct piece *x, *far = NULL;	/* far: the one ending last */
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		x = &p->v[i];
+		if (far != NULL && x->goff < far->goff + far->len)
+			return gfsp_error_set(err, GFSP_ECORRUPT, "'%s': views "
+			    "of ranks %d and %d overlap at [%llu, %llu) (a "
+			    "file without runs has one owner per byte)",
+			    l->path, GFSP_MIN(x->part, far->part),
+			    GFSP_MAX(x->part, far->part),
+			    (unsigned long long)x->goff, (unsigned long long)
+			    GFSP_MIN(far->goff + far->len, x->goff + x->len));
+		if (far == NULL || x->goff + x->len > far->goff + far->len)
+			far = x;
+	}
+	return 0;
+}
+
 int
 gfsp_layout_map(const struct gfsp_layout *l, uint64_t goff, uint64_t len,
 	       struct gfsp_extent **ext, size_t *next, struct gfsp_error *err)
@@ -793,6 +999,8 @@ gfsp_layout_map(const struct gfsp_layout *l, uint64_t goff, uint64_t len,
 	memset(&p, 0, sizeof(p));
 	p.max = SIZE_MAX;
 	rc = collect(l, goff, b, &p, err);
+	if (rc == 0 && !l->has_runs)
+		rc = no_overlap(l, &p, err);
 	if (rc)
 		goto out;
 	/* the sweep cuts a piece at most once per piece that starts inside
@@ -875,6 +1083,12 @@ gfsp_layout_pread_holes(struct gfsp_layout *l, void *buf, uint64_t len,
 				goto out;
 			continue;
 		}
+		if (l->verify && !l->verified[e->part]) {
+			rc = gfsp_layout_verify_part(l, e->part, err);
+			if (rc)
+				goto out;
+			l->verified[e->part] = 1;
+		}
 		rc = gfsp_layout_part(l, e->part, &f, err);
 		if (rc)
 			goto out;
@@ -948,18 +1162,39 @@ overlap_bytes(const struct pieces *p, uint64_t *out)
 }
 
 /*
- * Walk [0, size) in windows of logical space.  A window whose pieces
- * would pass COVER_MAXPIECES is halved and tried again, so memory stays
- * bounded whatever the views' block sizes; a window that was cheap lets
- * the next one grow back.
+ * Walk [0, data_end) in windows of logical space; past data_end the file
+ * is one trailing hole, counted at once.  A window whose pieces would
+ * pass COVER_MAXPIECES is halved and tried again, so memory stays bounded
+ * whatever the views' block sizes; a window that was cheap lets the next
+ * one grow back, and an empty one doubles it, so a hole of any size (a
+ * logical size of 2^62 bytes) takes O(log size) windows.
  */
+static uint64_t
+next_window(uint64_t win, const struct pieces *p)
+{
+	if (p->n == 0)
+		return win > UINT64_MAX / 2 ? win : 2 * win;
+	if (win > COVER_WINDOW)
+		return COVER_WINDOW;	/* data again: steps of the usual size */
+	if (p->n < p->max / 4 && win < COVER_WINDOW)
+		return 2 * win;
+	return win;
+}
+
+/* After PIECES_FULL: a smaller window (0: it cannot shrink). */
+static uint64_t
+smaller_window(uint64_t win)
+{
+	return win > COVER_WINDOW ? COVER_WINDOW : win / 2;
+}
+
 int
 gfsp_layout_coverage(const struct gfsp_layout *l, struct gfsp_coverage *c,
 		    struct gfsp_error *err)
 {
 	struct pieces p;
 	uint64_t size = l->marker.logical_size, a = 0, b, win = COVER_WINDOW;
-	uint64_t cur, ov, e;
+	uint64_t cur, ov, e, dend = l->data_end;
 	size_t i;
 	int rc = 0, in_hole = 0;
 
@@ -968,11 +1203,11 @@ gfsp_layout_coverage(const struct gfsp_layout *l, struct gfsp_coverage *c,
 	memset(&p, 0, sizeof(p));
 	/* a 1-byte window holds at most one piece per part */
 	p.max = GFSP_MAX(COVER_MAXPIECES, (size_t)l->nprocs * 2);
-	while (a < size) {
-		b = win > size - a ? size : a + win;
+	while (a < dend) {
+		b = win > dend - a ? dend : a + win;
 		rc = collect(l, a, b, &p, err);
 		if (rc == PIECES_FULL && win > 1) {
-			win /= 2;
+			win = smaller_window(win);
 			continue;
 		}
 		if (rc) {
@@ -1013,8 +1248,15 @@ gfsp_layout_coverage(const struct gfsp_layout *l, struct gfsp_coverage *c,
 			}
 		}
 		a = b;
-		if (p.n < p.max / 4 && win < COVER_WINDOW)
-			win *= 2;
+		win = next_window(win, &p);
+	}
+	if (rc == 0 && dend < size) {		/* the trailing hole */
+		if (!in_hole) {
+			c->holes++;
+			if (c->first_hole == size)
+				c->first_hole = dend;
+		}
+		c->hole_bytes += size - dend;
 	}
 out:
 	free(p.v);
@@ -1234,7 +1476,7 @@ check_conflicts(struct checker *ck, struct gfsp_error *err)
 	const struct gfsp_layout *l = ck->l;
 	struct pieces p;
 	struct gfsp_error e;
-	uint64_t size = l->marker.logical_size, a = 0, b, win = COVER_WINDOW;
+	uint64_t size = l->data_end, a = 0, b, win = COVER_WINDOW;
 	int rc = 0;
 
 	memset(&p, 0, sizeof(p));
@@ -1243,11 +1485,11 @@ check_conflicts(struct checker *ck, struct gfsp_error *err)
 	cf.b = malloc(CHECK_BUF / 2);
 	if (cf.a == NULL || cf.b == NULL)
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	while (rc == 0 && a < size) {
+	while (rc == 0 && a < size) {	/* nothing to compare past data_end */
 		b = win > size - a ? size : a + win;
 		rc = collect(l, a, b, &p, err);
 		if (rc == PIECES_FULL && win > 1) {
-			win /= 2;
+			win = smaller_window(win);
 			rc = 0;
 			continue;
 		}
@@ -1258,8 +1500,7 @@ check_conflicts(struct checker *ck, struct gfsp_error *err)
 		if (rc == 0)
 			rc = conflicts_in(&cf, &p, err);
 		a = b;
-		if (p.n < p.max / 4 && win < COVER_WINDOW)
-			win *= 2;
+		win = next_window(win, &p);
 	}
 	if (rc == 0 && cf.ranges > CONFLICTS_SHOWN) {
 		gfsp_error_clear(&e);

@@ -25,7 +25,27 @@ struct gfsp_layout {
 	char (*host)[GFSP_NAME_MAX];	/* [nprocs] where each part was written */
 	char (*node_name)[GFSP_NAME_MAX];	/* [nnodes] */
 	struct gfsp_file **parts;	/* [nprocs] opened on first use */
+	/* one past the last logical byte any part holds (<= the logical
+	 * size): past it the file is one trailing hole, which walks over
+	 * the file (coverage, check, merge) skip at no cost */
+	uint64_t data_end;
+	/* verify a part's checksum before the first bytes are read from it
+	 * (GFSPLIT_VERIFY=1 or gfsp_layout_set_verify) */
+	int verify;
+	unsigned char *verified;	/* [nprocs] part checked and good */
+	uint64_t mem;			/* what the open counts against
+					 * GFSP_OPEN_MEM_MAX */
+	uint64_t loc_counted, loc_read;	/* location file bytes in mem, read */
 };
+
+/*
+ * The most memory one open of a split file may take for its metadata: the
+ * per-rank tables (about 400 bytes a rank) and the decoded location files
+ * (counted at twice their size).  Counts are checked against the files'
+ * sizes before anything is allocated for them; a file that needs more
+ * than this is refused with GFSP_ENOMEM naming both figures.
+ */
+#define GFSP_OPEN_MEM_MAX	((uint64_t)2 << 30)
 
 /* "DIR/part.R", "DIR/loc.K", "DIR/gfsplit.meta" (malloc'd) */
 char *gfsp_part_path(const char *dir, int rank);
@@ -64,6 +84,10 @@ const struct gfsp_view *gfsp_layout_run_view(const struct gfsp_layout *l,
 					   int r, const struct gfsp_run *run);
 /* Bytes of the part a run holds: its view's bytes in [begin, end). */
 uint64_t gfsp_run_bytes(const struct gfsp_view *v, const struct gfsp_run *run);
+
+/* Verify each part's checksum before returning bytes from it (on: the
+ * first read from a part reads it whole once); off: trust the parts. */
+void gfsp_layout_set_verify(struct gfsp_layout *l, int on);
 
 /* Part r has its recorded size and checksum (one sequential read). */
 int gfsp_layout_verify_part(struct gfsp_layout *l, int r,

@@ -51,6 +51,14 @@
 #include "store.h"
 
 #define TAIL_BUF (256u << 10)	/* scratch for the bytes past a stripe */
+/*
+ * Verifying while copying keeps a (part, segment, hash) triple per segment
+ * until the end, and the exchange holds it twice more: past this many
+ * bytes of triples on one rank (a small segment size in the marker, or
+ * few ranks for many segments), the parts are hashed whole in a second
+ * read instead, in constant memory.
+ */
+#define SEGTAB_MAX ((uint64_t)4 << 20)
 
 struct seghash {
 	uint64_t part;
@@ -287,7 +295,8 @@ merge_produce(void *arg, struct gfsp_chunk *c, int *done,
 	size_t i, got;
 	int rc;
 
-	if (x->k >= x->nstripes) {
+	/* stripes past the last byte any part holds are all hole */
+	if (x->k >= x->nstripes || x->k * x->stripe >= x->l->data_end) {
 		*done = 1;
 		return 0;
 	}
@@ -532,6 +541,36 @@ verify_whole_parts(MPI_Comm comm, struct merge_ctx *x, struct gfsp_error *err)
 	return gfsp_agree(comm, rc, err);
 }
 
+/*
+ * Can this rank keep the segment table of an in-pass verification?  The
+ * most triples one rank holds: those it hashes (its stripes cover about
+ * 1/M of every part, at least one segment per part a stripe touches) and
+ * those it checks (every segment of the parts p = rank mod M).  Every
+ * rank computes the same answer from the same layout.
+ */
+static int
+segtab_fits(const struct merge_ctx *x)
+{
+	const struct gfsp_layout *l = x->l;
+	uint64_t total = 0, most = 0, n, m = (uint64_t)x->nranks, *own;
+	int p;
+
+	own = calloc((size_t)GFSP_MIN(m, (uint64_t)l->nprocs), sizeof(*own));
+	if (own == NULL)
+		return 0;
+	for (p = 0; p < l->nprocs; p++) {
+		n = l->part_size[p] / x->seg_size +
+		    (l->part_size[p] % x->seg_size != 0);
+		total += n;
+		own[(uint64_t)p % m] += n;
+	}
+	for (p = 0; p < l->nprocs && (uint64_t)p < m; p++)
+		most = GFSP_MAX(most, own[p]);
+	free(own);
+	most = GFSP_MAX(most, total / m + (uint64_t)l->nprocs);
+	return most <= SEGTAB_MAX / sizeof(struct seghash);
+}
+
 /* ------------------------------------------------------------ phases */
 
 static void
@@ -667,7 +706,7 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	rc = gfsp_agree(comm, gfsp_dst_parse(&dst, a->dst, err), err);
 	if (rc == 0)
 		rc = merge_open(comm, &x, a, &dst, res, err);
-	x.inpass = rc == 0 && a->verify && !x.l->has_runs;
+	x.inpass = rc == 0 && a->verify && !x.l->has_runs && segtab_fits(&x);
 	if (rc || a->dry_run)
 		goto out;
 	rc = merge_create(comm, &x, &dst, &tmp, &created, err);

@@ -35,6 +35,8 @@
 #define GFSP_XATTR_NAME		"user.gfsplit"
 #define GFSP_SEG_SIZE_DEFAULT	(1u << 20)	/* checksum segment: 1 MiB */
 #define GFSP_NAME_MAX		256
+/* the largest logical size: off_t and MPI_Offset are signed 64-bit */
+#define GFSP_SIZE_MAX		((uint64_t)INT64_MAX)
 
 /* ----------------------------------------------------- part checksums */
 
@@ -141,9 +143,17 @@ void gfsp_locrec_free(struct gfsp_locrec *rec);
 const struct gfsp_view *gfsp_locrec_view(const struct gfsp_locrec *rec,
 					uint32_t i);
 
-/* Whole-file helpers over the store interface. */
+/* Most records a location file of `size` bytes can hold. */
+uint64_t gfsp_locfile_max_records(uint64_t size);
+
+/* Whole-file helpers over the store interface.  gfsp_read_meta reads a
+ * metadata file of a split directory: GFSP_O_REGULAR (store.h). */
 int gfsp_read_whole(const char *path, unsigned char **buf, size_t *len,
 		   struct gfsp_error *err);
+int gfsp_read_meta(const char *path, unsigned char **buf, size_t *len,
+		  struct gfsp_error *err);
+int gfsp_read_whole_flags(const char *path, int flags, unsigned char **buf,
+			 size_t *len, struct gfsp_error *err);
 int gfsp_write_whole(const char *path, const void *buf, size_t len,
 		    struct gfsp_error *err);
 

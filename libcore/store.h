@@ -54,6 +54,15 @@ struct gfsp_stat {
  * when it exists, opened only if it is a regular file of this user's with
  * one name; never through a symbolic link (POSIX; Gfarm: ignored) */
 #define GFSP_O_PRIVATE	0x100
+/*
+ * A file of a directory another user may write into (the parts and
+ * metadata of a split file), opened for reading: a final symbolic link is
+ * not followed, the open does not block (a FIFO), and anything but a
+ * regular file is refused, GFSP_EINVAL:
+ *   "'x.split/part.0': a symbolic link (not followed)"
+ *   "'x.split/loc.3': not a regular file"
+ */
+#define GFSP_O_REGULAR	0x200
 
 /*
  * Where a new file's data should live, for backends that keep each file

@@ -289,6 +289,31 @@ gf_file_free(struct gf_file *f)
 	free(f);
 }
 
+static int gf_close(struct gfsp_file *file, struct gfsp_error *err);
+static int gf_fstat(struct gfsp_file *file, struct gfsp_stat *st,
+		    struct gfsp_error *err);
+static int gf_lstat(const char *path, struct gfsp_stat *st,
+		    struct gfsp_error *err);
+
+/* GFSP_O_REGULAR after the open: path no symbolic link, f a regular file */
+static int
+gf_regular_only(struct gfsp_file *f, const char *path, struct gfsp_error *err)
+{
+	struct gfsp_stat st;
+	int rc;
+
+	rc = gf_lstat(path, &st, err);
+	if (rc == 0 && GFARM_S_ISLNK(st.mode))
+		return gfsp_error_set(err, GFSP_EINVAL, "'%s': a symbolic link "
+				     "(not followed)", path);
+	if (rc == 0)
+		rc = gf_fstat(f, &st, err);
+	if (rc == 0 && !GFARM_S_ISREG(st.mode))
+		return gfsp_error_set(err, GFSP_EINVAL, "'%s': not a regular "
+				     "file", path);
+	return rc;
+}
+
 static int
 gf_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
 	struct gfsp_error *err)
@@ -340,7 +365,14 @@ gf_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
 				path);
 	}
 	*out = (struct gfsp_file *)f;
-	return 0;
+	/* Gfarm has no FIFOs and its open follows links: check the name,
+	 * then what was opened */
+	if ((flags & GFSP_O_REGULAR) && (rc = gf_regular_only(*out, path,
+	    err)) != 0) {
+		gf_close(*out, NULL);
+		*out = NULL;
+	}
+	return rc;
 }
 
 /* gfs_pio_create(EXCLUSIVE) and, if host != NULL, pin it there */

@@ -346,6 +346,40 @@ open_private(const struct at *a, int oflags, uint32_t mode, int *e)
 	return fd;
 }
 
+/* Why open failed; with GFSP_O_REGULAR, ELOOP may mean a final link. */
+static int
+open_failed(const char *path, const struct at *a, int flags, int e,
+	    struct gfsp_error *err)
+{
+	struct stat sb;
+
+	if ((flags & GFSP_O_REGULAR) && e == ELOOP && a->dfd != -1 &&
+	    fstatat(a->dfd, a->name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(sb.st_mode))
+		return gfsp_error_set(err, GFSP_EINVAL, "'%s': a symbolic link "
+				     "(not followed)", path);
+	return posix_fail(err, e, a, "cannot %s '%s'",
+			  (flags & GFSP_O_CREAT) ? "create" : "open", path);
+}
+
+/* GFSP_O_REGULAR: fd must be a regular file, and blocking again */
+static int
+regular_only(int fd, const char *path, struct gfsp_error *err)
+{
+	struct stat sb;
+	int fl;
+
+	if (fstat(fd, &sb) != 0)
+		return gfsp_error_errno(err, errno, "cannot stat '%s'", path);
+	if (!S_ISREG(sb.st_mode))
+		return gfsp_error_set(err, GFSP_EINVAL, "'%s': not a regular "
+				     "file", path);
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
+		return gfsp_error_errno(err, errno, "cannot open '%s'", path);
+	return 0;
+}
+
 static int
 posix_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
 	   struct gfsp_error *err)
@@ -374,6 +408,8 @@ posix_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
 		oflags |= O_TRUNC;
 	if (flags & GFSP_O_DIRECT)
 		oflags |= O_DIRECT;
+	if (flags & GFSP_O_REGULAR)
+		oflags |= O_NOFOLLOW | O_NONBLOCK;
 
 	pf = calloc(1, sizeof(*pf));
 	if (pf == NULL || (pf->hdr.path = strdup(path)) == NULL) {
@@ -392,10 +428,11 @@ posix_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
 			e = fd < 0 ? errno : 0;
 		} while (e == EINTR);
 	if (e)
-		rc = posix_fail(err, e, &a, "cannot %s '%s'",
-				(flags & GFSP_O_CREAT) ? "create" : "open",
-				path);
+		rc = open_failed(path, &a, flags, e, err);
 	at_put(&a);
+	if (rc == 0 && (flags & GFSP_O_REGULAR) &&
+	    (rc = regular_only(fd, path, err)) != 0)
+		close(fd);
 	if (rc)
 		goto out;
 	pf->hdr.ops = &gfsp_store_posix;

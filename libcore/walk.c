@@ -281,6 +281,7 @@ gfsp_flist_add_manifest(struct gfsp_flist *l, const char *manifest,
 {
 	unsigned char *buf = NULL;
 	char *line, *next, *p, *src, *dst, *extra, *clean = NULL;
+	const char *dst0;
 	size_t len, at;
 	struct gfsp_stat st;
 	int rc, bad = 0;
@@ -318,25 +319,38 @@ gfsp_flist_add_manifest(struct gfsp_flist *l, const char *manifest,
 			    manifest, lineno);
 			break;
 		}
+		dst0 = dst;
 		if (*dst == '/') {
 			rc = gfsp_error_set(err, GFSP_EINVAL, "%s:%u: '%s' is "
 			    "absolute: a manifest's DST is under the "
 			    "destination, refused", manifest, lineno, dst);
 			break;
 		}
-		/* "a//b/" is "a/b" */
+		/* "a//b/" and "a/./b" are "a/b"; "." and "./" are the
+		 * destination itself, which no file replaces: refused here,
+		 * before anything is copied */
 		free(clean);
 		clean = malloc(strlen(dst) + 1);
 		if (clean == NULL) {
 			rc = OOM(err);
 			break;
 		}
-		for (at = 0; *dst; dst++)
+		for (at = 0; *dst; dst++) {
+			if (*dst == '.' && (at == 0 || clean[at - 1] == '/') &&
+			    (dst[1] == '/' || dst[1] == '\0'))
+				continue;		/* a "." component */
 			if (*dst != '/' || (at > 0 && clean[at - 1] != '/'))
 				clean[at++] = *dst;
+		}
 		while (at > 0 && clean[at - 1] == '/')
 			at--;
 		clean[at] = '\0';
+		if (*clean == '\0') {
+			rc = gfsp_error_set(err, GFSP_EINVAL, "%s:%u: '%s' "
+			    "names the destination itself, not a file under "
+			    "it: refused", manifest, lineno, dst0);
+			break;
+		}
 		if (!rel_ok(clean)) {
 			rc = gfsp_error_set(err, GFSP_EINVAL, "%s:%u: '%s' "
 			    "leaves the destination (absolute, empty or with "

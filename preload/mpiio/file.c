@@ -32,6 +32,7 @@
 #include "view_impl.h"
 
 #define HINT_KEY	"gfsplit_split"
+#define VERIFY_KEY	"gfsplit_verify"	/* reading: check part checksums */
 #define SHADOW_PATH	"/dev/null"
 
 static struct sfile *files;	/* managed files, most recent first */
@@ -161,16 +162,16 @@ init_once(void)
 		    patterns ? patterns : "", HINT_KEY, HINT_KEY);
 }
 
-/* -1 hint says disable, 1 enable, 0 no hint */
+/* -1 hint `key` says disable, 1 enable, 0 no hint */
 static int
-hint(MPI_Info info)
+hint_of(MPI_Info info, const char *key)
 {
 	char val[32];
 	int flag = 0;
 
 	if (info == MPI_INFO_NULL)
 		return 0;
-	if (MPI_Info_get(info, HINT_KEY, sizeof(val) - 1, val, &flag) !=
+	if (MPI_Info_get(info, key, sizeof(val) - 1, val, &flag) !=
 	    MPI_SUCCESS || !flag)
 		return 0;
 	if (strcmp(val, "enable") == 0 || strcmp(val, "true") == 0)
@@ -211,7 +212,7 @@ decide(const char *path, int amode, MPI_Info info, int *kind)
 {
 	int acc = amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
 	int writing = acc != MPI_MODE_RDONLY;
-	int h = hint(info), want;
+	int h = hint_of(info, HINT_KEY), want;
 
 	want = h > 0 || (h == 0 && gfsp_path_matches(patterns, path));
 	*kind = kind_of(path);
@@ -271,19 +272,23 @@ sf_free(struct sfile *f)
  * drops a file's data on open).
  */
 static int
-open_data(struct sfile *f, int kind, struct gfsp_error *err)
+open_data(struct sfile *f, int kind, MPI_Info info, struct gfsp_error *err)
 {
 	struct gfsp_split_opts o;
 	char host[GFSP_NAME_MAX];
 	struct gfsp_error e;
-	int rc;
+	int rc, v;
 
 	if (f->mode == SF_READ) {
 		rc = gfsp_layout_open(f->path, &f->layout, err);
 		rc = gfsp_agree(f->comm, rc, err);
-		if (rc == 0)
-			f->size = gfsp_layout_size(f->layout);
-		return rc;
+		if (rc)
+			return rc;
+		f->size = gfsp_layout_size(f->layout);
+		/* the hint overrides GFSPLIT_VERIFY, which the open read */
+		if ((v = hint_of(info, VERIFY_KEY)) != 0)
+			gfsp_layout_set_verify(f->layout, v > 0);
+		return 0;
 	}
 	memset(&o, 0, sizeof(o));
 	o.force = 1;		/* replaces the old file, at the commit */
@@ -378,7 +383,7 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 		rc = sf_shared_open(f, &err);
 	}
 	if (rc == 0)
-		rc = open_data(f, v[1], &err);
+		rc = open_data(f, v[1], info, &err);
 	if (rc) {
 		if (f != NULL) {
 			f->fh = MPI_FILE_NULL;

@@ -162,7 +162,6 @@ split_size(int dirfd, const char *path, uint64_t *size)
 {
 	struct gfsp_marker m;
 	struct gfsp_error err;
-	struct stat sb;
 	unsigned char *buf = NULL;
 	char *mp = NULL;
 	size_t len = 0;
@@ -177,8 +176,8 @@ split_size(int dirfd, const char *path, uint64_t *size)
 	}
 	gfsp_error_clear(&err);
 	hk_inside = 1;
-	if (LIBC(stat)(mp, &sb) == 0 && S_ISREG(sb.st_mode) &&
-	    gfsp_read_whole(mp, &buf, &len, &err) == 0 &&
+	/* a regular file, no link followed, no FIFO waited on */
+	if (gfsp_read_meta(mp, &buf, &len, &err) == 0 &&
 	    gfsp_marker_decode(buf, len, mp, &m, &err) == 0) {
 		*size = m.logical_size;
 		rc = 0;

@@ -26,6 +26,17 @@ want="${H[0]}:True ${H[1]}:True ${H[2]}:True"
 [ "$rep" = "$want" ] && ok "stat-layout shows each part's replica on its writer's node" ||
 	not_ok "stat-layout shows each part's replica on its writer's node" "got: $rep" "want: $want"
 check "stat-layout --check on Gfarm" "$BIN/stat-layout" --check gfarm:///t/a.split
+# a symbolic link planted in the split directory is not followed, even to
+# the very location file it replaces (then put back)
+gfmv /t/a.split/loc.2 /t/loc2.real && gfln -s /t/loc2.real /t/a.split/loc.2
+expect_exit "a location file that is a Gfarm symlink is refused" 1 "$BIN/stat-layout" gfarm:///t/a.split
+output_has "  naming it" "'gfarm:///t/a.split/loc\.2': a symbolic link \(not followed\)"
+gfrm /t/a.split/loc.2 && gfmv /t/loc2.real /t/a.split/loc.2
+gfmv /t/a.split/part.1 /t/part1.real && gfln -s /t/part1.real /t/a.split/part.1
+expect_exit "a part that is a Gfarm symlink is refused" 1 "$BIN/stat-layout" gfarm:///t/a.split
+output_has "  naming it, not its target's size" "'gfarm:///t/a.split/part\.1': a symbolic link \(not followed\)"
+gfrm /t/a.split/part.1 && gfmv /t/part1.real /t/a.split/part.1
+check "  put back, it checks again" "$BIN/stat-layout" --check gfarm:///t/a.split
 
 # 2. Gfarm -> POSIX, with another rank count
 check "merge with 2 ranks to POSIX" mpirun_n 2 "$BIN/gfsplit-merge" gfarm:///t/a.split "$TMPD/a.out"

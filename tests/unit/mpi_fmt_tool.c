@@ -7,6 +7,8 @@
  *	past the checksum to the field the test changed
  *   mpi_fmt_tool set32 FILE OFFSET VALUE
  *	store VALUE as a little-endian u32 at OFFSET, then resign
+ *   mpi_fmt_tool set64 FILE OFFSET VALUE
+ *	the same with a u64 (VALUE in decimal or 0x hex, up to 2^64-1)
  *   mpiexec -n N mpi_fmt_tool holes DST LOGICAL_SIZE
  *	write split file DST through the library's writer with views that
  *	leave holes: tile extent 2*N*64 KiB, rank r owns [r*128K, r*128K+64K)
@@ -31,7 +33,7 @@ data(uint64_t g)
 }
 
 static int
-resign(const char *path, long off, long val)
+resign(const char *path, long off, uint64_t val, int width)
 {
 	unsigned char *buf;
 	uint64_t h;
@@ -51,14 +53,13 @@ resign(const char *path, long off, long val)
 		return 1;
 	}
 	if (off >= 0) {
-		if (off + 4 > len - 8) {
+		if (off + width > len - 8) {
 			fprintf(stderr, "%s: offset %ld out of range\n", path,
 				off);
 			return 1;
 		}
-		for (i = 0; i < 4; i++)
-			buf[off + i] = (unsigned char)((unsigned long)val >>
-						       (8 * i));
+		for (i = 0; i < width; i++)
+			buf[off + i] = (unsigned char)(val >> (8 * i));
 	}
 	h = gfsp_hash64(buf, (size_t)len - 8);
 	for (i = 0; i < 8; i++)
@@ -117,13 +118,16 @@ int
 main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "resign") == 0)
-		return resign(argv[2], -1, 0);
+		return resign(argv[2], -1, 0, 0);
 	if (argc == 5 && strcmp(argv[1], "set32") == 0)
 		return resign(argv[2], strtol(argv[3], NULL, 0),
-			      strtol(argv[4], NULL, 0));
+			      strtoull(argv[4], NULL, 0) & UINT32_MAX, 4);
+	if (argc == 5 && strcmp(argv[1], "set64") == 0)
+		return resign(argv[2], strtol(argv[3], NULL, 0),
+			      strtoull(argv[4], NULL, 0), 8);
 	if (argc == 4 && strcmp(argv[1], "holes") == 0)
 		return holes(argv[2], argv[3]);
-	fprintf(stderr, "usage: mpi_fmt_tool resign FILE | set32 FILE OFFSET "
-		"VALUE | holes DST LOGICAL_SIZE (under mpiexec)\n");
+	fprintf(stderr, "usage: mpi_fmt_tool resign FILE | set32|set64 FILE "
+		"OFFSET VALUE | holes DST LOGICAL_SIZE (under mpiexec)\n");
 	return 2;
 }

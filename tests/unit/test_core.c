@@ -955,6 +955,61 @@ test_fault(void)
 	gfsp_rmdir(tdir, NULL);
 }
 
+/*
+ * GFSP_O_REGULAR: a link is not followed, a FIFO does not block the open
+ * (an alarm fails the test instead of a hang), anything but a regular
+ * file is refused, and a regular file reads as usual.
+ */
+static void
+test_regular_open(void)
+{
+	static const char *names[] = { "r", "l", "dl", "p", "d" };
+	struct gfsp_error err;
+	struct gfsp_file *f = NULL;
+	char buf[8], want[512];
+	size_t got = 0, i;
+	int rc;
+
+	snprintf(tdir, sizeof(tdir), "%s/test_core.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(tdir) == NULL) {
+		ok(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	gfsp_error_clear(&err);
+	ok(put_file(tpath("r"), "hello", &err) == 0 &&
+	   symlink(tpath("r"), tpath("l")) == 0 &&
+	   symlink("nowhere", tpath("dl")) == 0 &&
+	   mkfifo(tpath("p"), 0600) == 0 && mkdir(tpath("d"), 0700) == 0,
+	   "a file, a link to it, a dangling link, a FIFO, a directory");
+	alarm(10);
+	gfsp_error_clear(&err);
+	rc = gfsp_open(tpath("r"), GFSP_O_RDONLY | GFSP_O_REGULAR, 0, &f, &err);
+	if (rc == 0)
+		rc = gfsp_pread(f, buf, sizeof(buf), 0, &got, &err);
+	ok(rc == 0 && got == 5 && memcmp(buf, "hello", 5) == 0,
+	   "regular file opens and reads: %s", err.msg);
+	if (f != NULL)
+		gfsp_close(f, NULL);
+	for (i = 1; i < 5; i++) {
+		snprintf(want, sizeof(want), "'%s': %s", tpath(names[i]),
+			 i < 3 ? "a symbolic link (not followed)" :
+			 "not a regular file");
+		gfsp_error_clear(&err);
+		f = NULL;
+		rc = gfsp_open(tpath(names[i]), GFSP_O_RDONLY | GFSP_O_REGULAR,
+			       0, &f, &err);
+		ok(rc == GFSP_EINVAL && f == NULL &&
+		   strcmp(err.msg, want) == 0, "%s refused: %s", names[i],
+		   err.msg);
+	}
+	alarm(0);
+	for (i = 0; i < 4; i++)
+		unlink(tpath(names[i]));
+	rmdir(tpath("d"));
+	rmdir(tdir);
+}
+
 int
 main(void)
 {
@@ -963,6 +1018,7 @@ main(void)
 	test_errors();
 	test_store();
 	test_tree_ops();
+	test_regular_open();
 	test_driver();
 	test_fault();
 	return done_testing();
