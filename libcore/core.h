@@ -30,6 +30,9 @@ int gfsp_path_matches(const char *patterns, const char *path);
 
 /* ------------------------------------------------- shared machines (safe.c) */
 
+/* A random number no one can guess (names of temporaries). */
+uint64_t gfsp_random64(void);
+
 /* path made absolute against the working directory, without resolving
  * symbolic links ("./" prefixes dropped); URLs as they are.  malloc'd,
  * NULL when out of memory or the working directory is gone. */

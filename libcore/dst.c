@@ -10,6 +10,8 @@
  *   dir/.name.gfsplit-old.<pid>.<t>    the replaced one, for a moment
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@
 #include "core.h"
 #include "dst.h"
 #include "layout_impl.h"
+#include "splitfile.h"
 #include "store.h"
 
 int
@@ -63,15 +66,74 @@ gfsp_dst_free(struct gfsp_dst *d)
 	memset(d, 0, sizeof(*d));
 }
 
+/* this node's name as one component of a file name */
+static void
+node_part(char *buf, size_t len)
+{
+	char *p;
+
+	gfsp_node_name(buf, len);
+	for (p = buf; *p != '\0'; p++)
+		if (*p == '/')
+			*p = '_';
+}
+
+/*
+ * ".NAME.gfsplit-TAG.NODE.PID.NONCE": who made it (so that a later run on
+ * that node can tell its maker is gone: gfsp_dst_sweep) and a random part
+ * no one can guess and plant first.
+ */
 char *
 gfsp_dst_sibling(const struct gfsp_dst *d, const char *tag)
 {
-	char *s;
+	char node[256], *s;
 
-	if (asprintf(&s, "%s.%s.gfsplit-%s.%ld.%lld", d->prefix, d->base, tag,
-		     (long)getpid(), (long long)time(NULL)) < 0)
+	node_part(node, sizeof(node));
+	if (asprintf(&s, "%s.%s.gfsplit-%s.%s.%ld.%016llx", d->prefix,
+		     d->base, tag, node, (long)getpid(),
+		     (unsigned long long)gfsp_random64()) < 0)
 		return NULL;
 	return s;
+}
+
+size_t
+gfsp_dst_sweep(const struct gfsp_dst *d, const char *tag)
+{
+	char node[256], *pre = NULL, **names = NULL, *p, *dot;
+	size_t n = 0, i, len, removed = 0;
+	struct gfsp_stat st;
+	long pid;
+
+	node_part(node, sizeof(node));
+	if (asprintf(&pre, ".%s.gfsplit-%s.%s.", d->base, tag, node) < 0)
+		return 0;
+	len = strlen(pre);
+	if (gfsp_readdir(d->parent, &names, &n, NULL) != 0)
+		n = 0;
+	for (i = 0; i < n; i++) {
+		/* PID.NONCE after the prefix; the maker must be gone */
+		if (strncmp(names[i], pre, len) != 0)
+			continue;
+		pid = strtol(names[i] + len, &dot, 10);
+		if (pid <= 0 || *dot != '.' || strlen(dot + 1) != 16 ||
+		    strspn(dot + 1, "0123456789abcdef") != 16 ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (asprintf(&p, "%s%s", d->prefix, names[i]) < 0)
+			continue;
+		if (gfsp_lstat(p, &st, NULL) == 0 &&
+		    ((S_ISDIR(st.mode) && gfsp_remove_tree(p, NULL) == 0) ||
+		     (S_ISREG(st.mode) && gfsp_unlink(p, NULL) == 0))) {
+			gfsp_log_warn("removed '%s', left by a run that was "
+				      "killed (process %ld of this node is "
+				      "gone)", p, pid);
+			removed++;
+		}
+		free(p);
+	}
+	gfsp_strv_free(names, n);
+	free(pre);
+	return removed;
 }
 
 /*

@@ -22,8 +22,14 @@ void gfsp_dst_free(struct gfsp_dst *d);
  * a regular file or split directory that will be replaced at install. */
 int gfsp_dst_check(const struct gfsp_dst *d, int force, struct gfsp_error *err);
 
-/* "dir/.name.gfsplit-TAG.<pid>.<time>" (malloc'd; NULL when out of memory) */
+/* "dir/.name.gfsplit-TAG.NODE.PID.NONCE" (malloc'd; NULL when out of
+ * memory): made by process PID of node NODE; NONCE random */
 char *gfsp_dst_sibling(const struct gfsp_dst *d, const char *tag);
+
+/* Remove d's siblings of tag that a process of this node made and that
+ * is gone (a killed run's temporaries); returns how many.  A directory
+ * or a regular file, never followed. */
+size_t gfsp_dst_sweep(const struct gfsp_dst *d, const char *tag);
 
 /* Rename the finished tmp to d.  An existing d (force only) is moved aside,
  * the new one renamed in, and only then is the old one removed; if the

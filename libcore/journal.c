@@ -62,6 +62,8 @@ struct gfsp_state {
 	size_t nchunk, capchunk;
 	char **loaded;		/* journal files read at open */
 	size_t nloaded;
+	int interrupted;	/* the last transfer here did not end */
+	int clean;		/* compacted: this one ends well */
 };
 
 static int64_t
@@ -331,6 +333,23 @@ load_all(struct gfsp_state *s, struct gfsp_error *err)
 }
 
 int
+gfsp_state_interrupted(const struct gfsp_state *s)
+{
+	return s->interrupted;
+}
+
+int
+gfsp_state_tmp_used(const struct gfsp_state *s, const char *tmp)
+{
+	size_t i;
+
+	for (i = 0; i < s->nchunk; i++)
+		if (strcmp(s->chunk[i].tmp, tmp) == 0)
+			return 1;
+	return 0;
+}
+
+int
 gfsp_state_reload(struct gfsp_state *s, struct gfsp_error *err)
 {
 	return load_all(s, err);
@@ -342,7 +361,7 @@ gfsp_state_open(const char *dir, int rank, int lock, struct gfsp_state **out,
 {
 	struct gfsp_state *s;
 	char *path = NULL;
-	int rc = 0;
+	int rc = 0, fd;
 
 	*out = NULL;
 	s = calloc(1, sizeof(*s));
@@ -378,6 +397,17 @@ gfsp_state_open(const char *dir, int rank, int lock, struct gfsp_state **out,
 					      path);
 			goto out;
 		}
+		/* "running" from open to a clean close: found at open, the
+		 * last holder was killed and left temporaries behind */
+		s->interrupted = faccessat(s->dfd, "running", F_OK,
+					   AT_SYMLINK_NOFOLLOW) == 0;
+		fd = gfsp_openat_private(s->dfd, dir, "running",
+					 O_WRONLY | O_CREAT, err);
+		if (fd < 0) {
+			rc = -fd;
+			goto out;
+		}
+		close(fd);
 	}
 	rc = load_all(s, err);
 out:
@@ -396,6 +426,8 @@ gfsp_state_close(struct gfsp_state *s)
 		return;
 	if (s->jfd >= 0)
 		close(s->jfd);
+	if (s->lockfd >= 0 && s->clean)
+		unlinkat(s->dfd, "running", 0);
 	if (s->lockfd >= 0)
 		close(s->lockfd);	/* releases the lock */
 	if (s->dfd >= 0)
@@ -672,6 +704,7 @@ gfsp_state_compact(struct gfsp_state *s, struct gfsp_error *err)
 				     tmp, path);
 		goto out;
 	}
+	s->clean = 1;
 	for (i = 0; i < s->nloaded; i++) {
 		if (strncmp(s->loaded[i], "journal.", 8) == 0)
 			unlinkat(s->dfd, s->loaded[i], 0);

@@ -646,6 +646,7 @@ merge_create(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_dst *dst,
 	int rc = 0, i;
 
 	if (x->rank == 0) {
+		gfsp_dst_sweep(dst, "tmp");	/* a killed run's */
 		*tmp = gfsp_dst_sibling(dst, "tmp");
 		if (*tmp == NULL)
 			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");

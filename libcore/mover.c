@@ -967,6 +967,8 @@ gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
 		rc = gfsp_confine(o->dst_root ? o->dst_root : o->dst, err);
 	if (rc == 0)
 		rc = gfsp_state_open(o->state_dir, 0, 1, &m.st, err);
+	if (rc == 0 && gfsp_state_interrupted(m.st))
+		gfsp_xfer_sweep(o->dst, m.st);
 	if (rc == 0 && chdir(o->state_dir) != 0)
 		rc = gfsp_error_errno(err, errno, "cannot enter '%s'",
 				     o->state_dir);

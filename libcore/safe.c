@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -43,6 +45,22 @@ gfsp_path_abs(const char *path)
 		s = NULL;
 	free(cwd);
 	return s;
+}
+
+uint64_t
+gfsp_random64(void)
+{
+	uint64_t v = 0;
+
+	/* getrandom blocks only before the pool is first seeded */
+	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
+		    ((uint64_t)getpid() << 48);
+	}
+	return v;
 }
 
 /* "alice (uid 1001)" */

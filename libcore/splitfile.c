@@ -376,6 +376,7 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 
 	/* phase 4: the temporary directory, named by rank 0 */
 	if (w->rank == 0) {
+		gfsp_dst_sweep(&w->dst, "tmp");	/* a killed run's */
 		w->tmp = gfsp_dst_sibling(&w->dst, "tmp");
 		if (w->tmp == NULL)
 			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");

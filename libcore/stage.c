@@ -222,6 +222,10 @@ prepare(struct stage *s, struct gfsp_error *err)
 	if (rc == 0 && s->lrank != 0)
 		rc = gfsp_state_open(statedir, s->rank, 0, &s->st, err);
 	free(statedir);
+	/* a killed run's temporaries that no record names: before anyone
+	 * writes */
+	if (rc == 0 && s->lrank == 0 && gfsp_state_interrupted(s->st))
+		gfsp_xfer_sweep(s->root, s->st);
 	return gfsp_agree(s->comm, rc, err);
 }
 
@@ -1039,7 +1043,7 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 	rc = setup(&s, err);
 	/* one nonce for the run's new temporary names: pieces of a file
 	 * that ranks of a node write meet in one */
-	xo.nonce = gfsp_stage_nonce();
+	xo.nonce = gfsp_random64();
 	if (rc == 0)
 		rc = gfsp_mpi_check(MPI_Bcast(&xo.nonce, 1, MPI_UINT64_T, 0,
 					      comm), "MPI_Bcast", err);

@@ -118,8 +118,6 @@ int gfsp_flist_bcast(MPI_Comm comm, int root, struct gfsp_flist *l,
 char *gfsp_stage_tmp_name(const char *path, const struct gfsp_sfile *f,
 			 uint64_t nonce);
 
-/* A random number for temporary names that no one can guess. */
-uint64_t gfsp_stage_nonce(void);
 
 /* 1 if NAME (one component) is one of ours: the state directory or a
  * temporary file of a transfer. */
@@ -132,6 +130,9 @@ int gfsp_stage_internal_name(const char *name);
  * (DEST of stage-in, SRC of stage-out), one per node:
  *
  *   lock               flock(2)'ed by a running transfer
+ *   running            there while a transfer holds the lock, removed
+ *                      when it ends cleanly: found at open, the last
+ *                      one was killed
  *   index              JSON lines: the files installed by earlier runs
  *   journal.PID.R      JSON lines appended by the rank R of a run
  *
@@ -180,6 +181,12 @@ struct gfsp_chunkrec {
 size_t gfsp_state_chunks(struct gfsp_state *s, const char *rel, size_t *first);
 const struct gfsp_chunkrec *gfsp_state_chunk(struct gfsp_state *s, size_t i,
 					   const char **tmp, uint64_t *key);
+
+/* 1: the last transfer that held this state was killed (it may have left
+ * temporary files that no record names). */
+int gfsp_state_interrupted(const struct gfsp_state *s);
+/* 1: a chunk record names the temporary file tmp (a path). */
+int gfsp_state_tmp_used(const struct gfsp_state *s, const char *tmp);
 
 /* Read the records again (what this process and others appended since). */
 int gfsp_state_reload(struct gfsp_state *s, struct gfsp_error *err);
@@ -298,6 +305,15 @@ void gfsp_xfer_set_progress(struct gfsp_xfer *x, struct gfsp_progress *prog);
 
 const struct gfsp_xfer_stats *gfsp_xfer_stats(const struct gfsp_xfer *x);
 void gfsp_xfer_free(struct gfsp_xfer *x);
+
+/*
+ * After a killed transfer (gfsp_state_interrupted): remove from the tree
+ * below root the temporary files that no record of st names, which a
+ * later run would neither resume nor reuse (a record's file is resumed,
+ * or dropped once its file is installed).  Only regular files of this
+ * user's and links are removed, never followed.  Returns how many.
+ */
+size_t gfsp_xfer_sweep(const char *root, struct gfsp_state *st);
 
 /* The destination path of an entry (malloc'd). */
 char *gfsp_xfer_dst_path(const struct gfsp_xfer *x, uint32_t file);

@@ -468,7 +468,7 @@ run_mover(int argc, char **argv, MPI_Comm comm)
 	mo.dst_root = getenv("GFSPLIT_MOVER_ROOT");
 	mo.state_dir = state;
 	mo.x = o.x;
-	mo.x.nonce = gfsp_stage_nonce();
+	mo.x.nonce = gfsp_random64();
 	mo.interval = opt_interval > 0 ? (double)opt_interval : 30;
 	mo.cpus = opt_cpus;
 	if (mo.src == NULL || mo.dst == NULL || state == NULL) {

@@ -8,10 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "core.h"
 #include "splitfile.h"
@@ -83,21 +80,6 @@ gfsp_stage_tmp_name(const char *path, const struct gfsp_sfile *f,
 	return s;
 }
 
-uint64_t
-gfsp_stage_nonce(void)
-{
-	uint64_t v = 0;
-
-	/* getrandom blocks only before the pool is first seeded */
-	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v)) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		v = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
-		    ((uint64_t)getpid() << 48);
-	}
-	return v;
-}
 
 static char *
 join(const char *a, const char *b)

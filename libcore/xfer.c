@@ -1247,6 +1247,51 @@ out:
 	return rc;
 }
 
+/* --------------------------------------------- after a killed transfer */
+
+static size_t
+sweep_dir(const char *dir, struct gfsp_state *st, int depth)
+{
+	struct gfsp_stat sb;
+	struct gfsp_file *probe;
+	char **names = NULL, *p;
+	size_t n = 0, i, removed = 0;
+
+	if (depth > 64 || gfsp_readdir(dir, &names, &n, NULL) != 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (strcmp(names[i], GFSP_STATE_DIR) == 0 ||
+		    asprintf(&p, "%s/%s", dir, names[i]) < 0)
+			continue;
+		if (gfsp_lstat(p, &sb, NULL) != 0) {
+			free(p);
+			continue;
+		}
+		if (S_ISDIR(sb.mode)) {
+			removed += sweep_dir(p, st, depth + 1);
+		} else if (gfsp_stage_internal_name(names[i]) &&
+			   !gfsp_state_tmp_used(st, p) &&
+			   (S_ISLNK(sb.mode) || (S_ISREG(sb.mode) &&
+			    gfsp_open(p, GFSP_O_RDONLY | GFSP_O_PRIVATE, 0,
+				      &probe, NULL) == 0 &&
+			    gfsp_close(probe, NULL) == 0)) &&
+			   gfsp_unlink(p, NULL) == 0) {
+			gfsp_log_verbose("removed '%s', left by a transfer "
+					"that was killed", p);
+			removed++;
+		}
+		free(p);
+	}
+	gfsp_strv_free(names, n);
+	return removed;
+}
+
+size_t
+gfsp_xfer_sweep(const char *root, struct gfsp_state *st)
+{
+	return sweep_dir(root, st, 0);
+}
+
 /* ---------------------------------------------- directories and links */
 
 /* Record again the file whose rel is `rel` (at dst), which is in place
