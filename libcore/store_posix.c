@@ -72,7 +72,69 @@ struct at {
 	int nofollow;		/* below a confined root: follow nothing */
 	char *buf;		/* name's storage; then the root's name */
 	const char *root;
+	int cached;		/* dfd is the thread's cached one: kept */
 };
+
+/*
+ * The last directory each thread resolved below a confined root, kept
+ * open: a file's transfer makes several calls in one directory (create,
+ * set, rename, stat), and the files of a tree come directory by
+ * directory.  Dropped when the roots change or we rename or remove a
+ * directory (confined_gen).  What someone else does to the directory
+ * meanwhile cannot lead out of the root: the descriptor is the directory
+ * that was resolved safely, wherever it is moved.
+ */
+struct dircache {
+	unsigned gen;
+	char *dir;		/* the path up to the last '/', as given */
+	size_t len;
+	char *root;		/* its confined root, for messages */
+	int fd;
+	int pinned;		/* ats using fd now: not replaced meanwhile */
+};
+
+static unsigned confined_gen;
+static pthread_key_t dircache_key;
+static pthread_once_t dircache_once = PTHREAD_ONCE_INIT;
+
+static void
+dircache_free(void *p)
+{
+	struct dircache *dc = p;
+
+	if (dc->fd >= 0)
+		close(dc->fd);
+	free(dc->dir);
+	free(dc->root);
+	free(dc);
+}
+
+static void
+dircache_init(void)
+{
+	pthread_key_create(&dircache_key, dircache_free);
+}
+
+static struct dircache *
+dircache(void)
+{
+	struct dircache *dc;
+
+	pthread_once(&dircache_once, dircache_init);
+	dc = pthread_getspecific(dircache_key);
+	if (dc == NULL && (dc = calloc(1, sizeof(*dc))) != NULL) {
+		dc->fd = -1;
+		pthread_setspecific(dircache_key, dc);
+	}
+	return dc;
+}
+
+/* Something below a root changed shape: every thread's cache is stale. */
+static void
+dircache_drop_all(void)
+{
+	__atomic_add_fetch(&confined_gen, 1, __ATOMIC_RELEASE);
+}
 
 int
 gfsp_confine(const char *root, struct gfsp_error *err)
@@ -111,6 +173,7 @@ gfsp_confine(const char *root, struct gfsp_error *err)
 		__atomic_store_n(&nconfined, nconfined + 1, __ATOMIC_RELEASE);
 	}
 	pthread_rwlock_unlock(&confined_lock);
+	dircache_drop_all();
 	return rc;
 }
 
@@ -134,6 +197,7 @@ gfsp_unconfine(const char *root)
 		__atomic_store_n(&nconfined, nconfined - 1, __ATOMIC_RELEASE);
 	}
 	pthread_rwlock_unlock(&confined_lock);
+	dircache_drop_all();
 }
 
 /* The directory dir (components separated by '/') below rootfd, no link
@@ -183,6 +247,59 @@ walk_beneath(int rootfd, char *dir)
 	return cur == rootfd ? fcntl(rootfd, F_DUPFD_CLOEXEC, 0) : cur;
 }
 
+/* A hit in the thread's cache: path's directory is the cached one (and
+ * its last component is no ".."). */
+static int
+at_cached(const char *path, struct at *a)
+{
+	struct dircache *dc = dircache();
+	const char *name;
+
+	if (dc == NULL || dc->fd < 0 ||
+	    dc->gen != __atomic_load_n(&confined_gen, __ATOMIC_ACQUIRE) ||
+	    strncmp(path, dc->dir, dc->len) != 0 || path[dc->len] != '/')
+		return 0;
+	name = path + dc->len + 1;
+	if (*name == '\0' || strchr(name, '/') != NULL ||
+	    strcmp(name, "..") == 0 || strcmp(name, ".") == 0)
+		return 0;
+	a->dfd = dc->fd;
+	a->name = name;
+	a->nofollow = 1;
+	a->root = dc->root;
+	a->cached = 1;
+	dc->pinned++;
+	return 1;
+}
+
+/* Keep a->dfd, the directory of path, as the thread's cache. */
+static void
+at_keep(const char *path, struct at *a)
+{
+	struct dircache *dc = dircache();
+	const char *slash = strrchr(path, '/');
+	char *dir, *root;
+
+	if (dc == NULL || dc->pinned > 0 || slash == NULL || slash[1] == '\0' ||
+	    (dir = strndup(path, (size_t)(slash - path))) == NULL)
+		return;
+	if ((root = strdup(a->root)) == NULL) {
+		free(dir);
+		return;
+	}
+	if (dc->fd >= 0)
+		close(dc->fd);
+	free(dc->dir);
+	free(dc->root);
+	dc->dir = dir;
+	dc->len = strlen(dir);
+	dc->root = root;
+	dc->fd = a->dfd;
+	dc->gen = __atomic_load_n(&confined_gen, __ATOMIC_ACQUIRE);
+	dc->pinned = 1;
+	a->cached = 1;
+}
+
 /* Resolve path for an operation: 0, or an errno with a->root set when
  * the path is below a confined root. */
 static int
@@ -196,6 +313,8 @@ at_get(const char *path, struct at *a)
 	a->dfd = AT_FDCWD;
 	a->name = path;
 	if (__atomic_load_n(&nconfined, __ATOMIC_ACQUIRE) == 0)
+		return 0;
+	if (at_cached(path, a))
 		return 0;
 	pthread_rwlock_rdlock(&confined_lock);
 	for (i = 0; i < nconfined; i++)
@@ -239,6 +358,7 @@ at_get(const char *path, struct at *a)
 	if (slash == NULL) {
 		a->dfd = rootfd;
 		a->name = a->buf;
+		at_keep(path, a);
 		return 0;
 	}
 	*slash = '\0';
@@ -246,6 +366,8 @@ at_get(const char *path, struct at *a)
 	a->dfd = walk_beneath(rootfd, a->buf);
 	if (a->dfd < 0)
 		e = errno;
+	else
+		at_keep(path, a);
 out:
 	if (rootfd >= 0 && rootfd != a->dfd)
 		close(rootfd);
@@ -267,7 +389,11 @@ at_proc(const struct at *a, char *buf, size_t len)
 static void
 at_put(struct at *a)
 {
-	if (a->dfd >= 0)
+	struct dircache *dc;
+
+	if (a->cached && (dc = pthread_getspecific(dircache_key)) != NULL)
+		dc->pinned--;
+	else if (a->dfd >= 0)
 		close(a->dfd);
 	free(a->buf);
 }
@@ -776,12 +902,21 @@ posix_mkdir(const char *path, uint32_t mode, struct gfsp_error *err)
 }
 
 static int
-posix_rmdir(const char *path, struct gfsp_error *err)
+rmdir_at(const char *path, struct gfsp_error *err)
 {
 	struct at a;
 
 	AT_CALL(path, a, unlinkat(a.dfd, a.name, AT_REMOVEDIR),
 		"cannot remove directory '%s'", path);
+}
+
+static int
+posix_rmdir(const char *path, struct gfsp_error *err)
+{
+	int rc = rmdir_at(path, err);
+
+	dircache_drop_all();	/* (a cached directory may be gone) */
+	return rc;
 }
 
 static int
@@ -850,6 +985,11 @@ fail:
 	rc = posix_fail(err, e, a.root ? &a : &b, "cannot rename '%s' to '%s'",
 			from, to);
 out:
+	/* a directory renamed: a thread's cached one may be it */
+	if (rc == 0 && b.nofollow && fstatat(b.dfd, b.name, &sb,
+					      AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISDIR(sb.st_mode))
+		dircache_drop_all();
 	at_put(&a);
 	at_put(&b);
 	return rc;
