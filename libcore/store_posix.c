@@ -845,16 +845,24 @@ posix_symlink(const char *target, const char *path, struct gfsp_error *err)
 		"cannot create symbolic link '%s'", path);
 }
 
+/* Both paths of a two-path operation (at_put both, whatever it says). */
+static int
+at_get2(const char *from, const char *to, struct at *a, struct at *b)
+{
+	int e = at_get(from, a);
+
+	if (e == 0)
+		return at_get(to, b);
+	at_get("", b);
+	return e;
+}
+
 static int
 posix_link(const char *from, const char *to, struct gfsp_error *err)
 {
 	struct at a, b;
-	int e = at_get(from, &a), rc = 0;
+	int e = at_get2(from, to, &a, &b), rc = 0;
 
-	if (e == 0)
-		e = at_get(to, &b);
-	else
-		at_get("", &b);
 	/* flags 0: a final link is linked itself, as link(2) does */
 	if (e == 0 && linkat(a.dfd, a.name, b.dfd, b.name, 0) != 0)
 		e = errno;
@@ -941,12 +949,8 @@ posix_rename(const char *from, const char *to, struct gfsp_error *err)
 {
 	struct stat sb;
 	struct at a, b;
-	int e = at_get(from, &a), rc = 0;
+	int e = at_get2(from, to, &a, &b), rc = 0;
 
-	if (e == 0)
-		e = at_get(to, &b);
-	else
-		at_get("", &b);
 	if (e)
 		goto fail;
 #ifdef SYS_renameat2

@@ -142,11 +142,35 @@ watchdog(void *arg)
 	return NULL;
 }
 
+/* append s to buf[*n] (async-signal-safe: no stdio) */
+static void
+put(char *buf, size_t *n, size_t cap, const char *s)
+{
+	while (*s != '\0' && *n + 1 < cap)
+		buf[(*n)++] = *s++;
+}
+
 static void
 on_term(int sig)
 {
-	say("%s: rank %d: %s in '%s'", wd.prog, wd.rank, strsignal(sig),
-	    __atomic_load_n(&wd.phase, __ATOMIC_RELAXED));
+	char buf[256], num[16];
+	size_t n = 0;
+	int r = wd.rank, k = (int)sizeof(num) - 1;
+
+	num[k] = '\0';
+	do {
+		num[--k] = (char)('0' + r % 10);
+		r /= 10;
+	} while (r > 0 && k > 0);
+	put(buf, &n, sizeof(buf), wd.prog);
+	put(buf, &n, sizeof(buf), ": rank ");
+	put(buf, &n, sizeof(buf), num + k);
+	put(buf, &n, sizeof(buf), sig == SIGTERM ? ": Terminated in '"
+						: ": Interrupt in '");
+	put(buf, &n, sizeof(buf), __atomic_load_n(&wd.phase, __ATOMIC_RELAXED));
+	put(buf, &n, sizeof(buf), "'\n");
+	if (write(STDERR_FILENO, buf, n) < 0)
+		n = 0;
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
