@@ -11,7 +11,8 @@
 #   - a link planted as a directory in DEST (stage-in) and as DEST/NODE
 #     (stage-out): nothing is written outside DEST;
 #   - a state directory, cache tier and mover registry made by her: refused,
-#     naming her; a fake mover of hers cannot answer root's --wait;
+#     naming her; a fake mover of hers cannot answer root's --wait, not
+#     even on a socket in root's own state directory (peer credentials);
 #   - a cache tier block changed after the warm: not used (checksums).
 . "$(dirname "$0")/../lib.sh"
 
@@ -225,6 +226,42 @@ else
 		ok "root's --wait on her SRC does not take her fake mover's answer"
 fi
 err_has "  and says why, naming her" "$MS/.gfsplit-stage" "$M"
+kill "$fake" 2>/dev/null
+
+# root's own SRC and state directory, but the socket listened on by a
+# process of hers (bound by root, who then became her: as if she had
+# taken over a mover's socket): its credentials give her away
+RS=$TMPD/rootsrc
+mkdir -p -m 700 "$RS/.gfsplit-stage"
+timeout 20 python3 - "$RS/.gfsplit-stage/mover.sock" "$(id -u "$M")" "$(id -g "$M")" <<'EOF' &
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+os.setgid(int(sys.argv[3]))
+os.setuid(int(sys.argv[2]))
+s.listen(4)
+s.settimeout(15)
+try:
+    while True:
+        c, _ = s.accept()
+        c.recv(64)
+        c.sendall(b'{"pid":4242,"node":"nA","src":"x","dest":"y","files_done":999,'
+                  b'"bytes_done":1,"pending":[],"failed":[]}\n')
+        c.close()
+except OSError:
+    pass
+EOF
+fake=$!
+at_exit "kill $fake"
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -S "$RS/.gfsplit-stage/mover.sock" ] && break; sleep 0.2; done
+sleep 0.3
+if mpirun_n 1 "$BIN/stage-out" --wait "$RS" >"$TMPD/out" 2>"$TMPD/err"; then
+	not_ok "root's --wait does not take an answer from her process on root's socket" "$(cat "$TMPD/out" "$TMPD/err")"
+else
+	grep -q 999 "$TMPD/out" && not_ok "root's --wait ignores her process's answer" "$(cat "$TMPD/out")" ||
+		ok "root's --wait does not take an answer from her process on root's socket"
+fi
+err_has "  and says whose process answered" "not a mover of this user's" "uid $(id -u "$M")"
 kill "$fake" 2>/dev/null
 unset GFSPLIT_MOVER_DIR
 
