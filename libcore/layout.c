@@ -948,10 +948,34 @@ overlap_bytes(const struct pieces *p, uint64_t *out)
 }
 
 /*
+ * The window after one that held n pieces (of at most max): a cheap one
+ * lets the next grow back to COVER_WINDOW, and an empty one of that size
+ * doubles without bound, so that a hole of any length (a marker may give
+ * an exabyte of logical size) is crossed in a few dozen steps, not one
+ * step per COVER_WINDOW bytes.  A window too full is cut back to
+ * COVER_WINDOW at once, then halved.
+ */
+static uint64_t
+next_window(uint64_t win, size_t n, size_t max)
+{
+	if (n == 0 && win >= COVER_WINDOW)
+		return win > UINT64_MAX / 2 ? UINT64_MAX : 2 * win;
+	if (n < max / 4 && win < COVER_WINDOW)
+		return 2 * win;
+	return win;
+}
+
+static uint64_t
+smaller_window(uint64_t win)
+{
+	return win > COVER_WINDOW ? COVER_WINDOW : win / 2;
+}
+
+/*
  * Walk [0, size) in windows of logical space.  A window whose pieces
  * would pass COVER_MAXPIECES is halved and tried again, so memory stays
  * bounded whatever the views' block sizes; a window that was cheap lets
- * the next one grow back.
+ * the next one grow back (next_window).
  */
 int
 gfsp_layout_coverage(const struct gfsp_layout *l, struct gfsp_coverage *c,
@@ -972,7 +996,7 @@ gfsp_layout_coverage(const struct gfsp_layout *l, struct gfsp_coverage *c,
 		b = win > size - a ? size : a + win;
 		rc = collect(l, a, b, &p, err);
 		if (rc == PIECES_FULL && win > 1) {
-			win /= 2;
+			win = smaller_window(win);
 			continue;
 		}
 		if (rc) {
@@ -1013,8 +1037,7 @@ gfsp_layout_coverage(const struct gfsp_layout *l, struct gfsp_coverage *c,
 			}
 		}
 		a = b;
-		if (p.n < p.max / 4 && win < COVER_WINDOW)
-			win *= 2;
+		win = next_window(win, p.n, p.max);
 	}
 out:
 	free(p.v);
@@ -1247,7 +1270,7 @@ check_conflicts(struct checker *ck, struct gfsp_error *err)
 		b = win > size - a ? size : a + win;
 		rc = collect(l, a, b, &p, err);
 		if (rc == PIECES_FULL && win > 1) {
-			win /= 2;
+			win = smaller_window(win);
 			rc = 0;
 			continue;
 		}
@@ -1258,8 +1281,7 @@ check_conflicts(struct checker *ck, struct gfsp_error *err)
 		if (rc == 0)
 			rc = conflicts_in(&cf, &p, err);
 		a = b;
-		if (p.n < p.max / 4 && win < COVER_WINDOW)
-			win *= 2;
+		win = next_window(win, p.n, p.max);
 	}
 	if (rc == 0 && cf.ranges > CONFLICTS_SHOWN) {
 		gfsp_error_clear(&e);
