@@ -41,11 +41,18 @@ fuzz_rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
 	return 0;
 }
 
+/* Remove path and everything below it (best effort). */
+static inline void
+fuzz_rm_tree(const char *path)
+{
+	nftw(path, fuzz_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static inline void
 fuzz_rm_dir(void)
 {
 	if (fuzz_dir_path[0] != '\0')
-		nftw(fuzz_dir_path, fuzz_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		fuzz_rm_tree(fuzz_dir_path);
 }
 
 /* The harness's private directory, made on first use. */
