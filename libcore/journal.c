@@ -165,9 +165,14 @@ load_line(struct gfsp_state *s, const char *line)
 			rc = -1;
 			goto out;
 		}
-		for (i = 0; i < n; i++)
-			c->c.seg[i] = strtoull(json_object_get_string(
-			    json_object_array_get_idx(seg, i)), NULL, 16);
+		for (i = 0; i < n; i++) {
+			/* a null in the list has no text: a hash of 0,
+			 * which no chunk matches, so it is copied again */
+			const char *h = json_object_get_string(
+			    json_object_array_get_idx(seg, i));
+
+			c->c.seg[i] = h != NULL ? strtoull(h, NULL, 16) : 0;
+		}
 		c->c.nseg = n;
 		c->key = jget_u64(o, "key");
 		c->t = c->c.t = (int64_t)jget_u64(o, "t");

@@ -63,6 +63,13 @@ gfsp_marker_path(const char *dir)
 
 /* -------------------------------------------------------------- open */
 
+static int
+view_held(const struct gfsp_view *v)
+{
+	return v->off != NULL || v->len != NULL || v->pre != NULL ||
+	    v->index != NULL;
+}
+
 void
 gfsp_layout_close(struct gfsp_layout *l)
 {
@@ -71,14 +78,19 @@ gfsp_layout_close(struct gfsp_layout *l)
 
 	if (l == NULL)
 		return;
+	/* Only the entries a location file filled are freed: the others
+	 * are as calloc left them, and writing them would commit memory
+	 * for every rank the marker claims (2^24 ranks: gigabytes, for a
+	 * corrupt marker whose loc.0 is refused). */
 	for (r = 0; r < l->nprocs; r++) {
 		if (l->parts != NULL && l->parts[r] != NULL) {
 			gfsp_error_clear(&e);
 			gfsp_close(l->parts[r], &e);
 		}
-		if (l->views != NULL)
+		if (l->views != NULL && view_held(&l->views[r]))
 			gfsp_view_free(&l->views[r]);
-		if (l->recs != NULL)
+		if (l->recs != NULL && (view_held(&l->recs[r].view) ||
+		    l->recs[r].xviews != NULL || l->recs[r].runs != NULL))
 			gfsp_locrec_free(&l->recs[r]);
 	}
 	free(l->parts);

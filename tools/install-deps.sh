@@ -6,10 +6,13 @@ set -eu
 # libgfarm-dev: the Gfarm backend (configure --with-gfarm);
 # zstd: the CLI that tests/unit/test_zfile.c decompresses a gfsz file with;
 # libhdf5-mpich-dev hdf5-tools: parallel HDF5 as a real MPI-IO client of the
-# preload library, checked with h5diff and h5dump (tests/cmd/mpiio_hdf5.sh)
+# preload library, checked with h5diff and h5dump (tests/cmd/mpiio_hdf5.sh);
+# clang libclang-rt-14-dev: clang 14 and its libFuzzer and sanitizer
+# runtimes (only recommended by clang, so named here) for the fuzz
+# harnesses (make fuzz, tests/cmd/fuzz.sh)
 PKGS="build-essential pkg-config python3 mpich libmpich-dev libjson-c-dev libxxhash-dev
 libzstd-dev zstd libibverbs-dev util-linux gfmd gfsd gfarm-client libgfarm-dev
-libhdf5-mpich-dev hdf5-tools"
+libhdf5-mpich-dev hdf5-tools clang libclang-rt-14-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

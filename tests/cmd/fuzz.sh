@@ -1,0 +1,75 @@
+#!/bin/bash
+# fuzz.sh - the libFuzzer harnesses of every parser (tests/fuzz/fuzz_*.c):
+# each runs for FUZZ_SECONDS from its seed corpus (tests/fuzz/corpus/NAME,
+# with tests/fuzz/NAME.dict if there is one) under ASan and UBSan.  A
+# crash, a leak, a sanitizer report, an input that takes over 10 s or
+# 2 GiB, or a broken round-trip promise is "not ok", and libFuzzer's input
+# is kept in FUZZ_CRASH.  Every seed is run first, so the regression seeds
+# of bugs found before run on every check.
+#
+#   FUZZBIN       the harnesses (make check gives build/fuzz/bin; unset,
+#                 this script runs `make fuzz` if configure found libFuzzer)
+#   FUZZ_SKIP     a reason to skip them all (make check-asan: the harnesses
+#                 are ASan builds already, make check runs them)
+#   FUZZ_SECONDS  seconds per harness (default 4; make fuzz-long: 300)
+#   FUZZ_WORK     where the inputs found are kept, in corpus/NAME (default:
+#                 this test's temporary directory; make fuzz-long: build/fuzz)
+#   FUZZ_CRASH    where crashing inputs go (default build/fuzz/crash)
+. "$(dirname "$0")/../lib.sh"
+
+secs=${FUZZ_SECONDS:-4}
+names=$(cd "$TOP/tests/fuzz" && ls fuzz_*.c | sed 's/^fuzz_//; s/\.c$//')
+
+skip_all() {
+	for _n in $names; do skip "fuzz_$_n" "$1"; done
+	finish
+	exit 0
+}
+
+[ -n "${FUZZ_SKIP:-}" ] && skip_all "$FUZZ_SKIP"
+if [ -z "${FUZZBIN:-}" ]; then
+	grep -q '^HAVE_FUZZ = yes' "$TOP/config.mk" 2>/dev/null ||
+		skip_all "clang with libFuzzer not found (apt-get install clang, then ./configure)"
+	FUZZBIN=$TOP/build/fuzz/bin
+	if ! nice make -s -C "$TOP" fuzz >"$TMPD/make.log" 2>&1; then
+		not_ok "make fuzz" "$(tail -n 20 "$TMPD/make.log")"
+		finish
+		exit 1
+	fi
+fi
+
+work=${FUZZ_WORK:-$TMPD}
+crash=${FUZZ_CRASH:-$TOP/build/fuzz/crash}
+mkdir -p "$crash"
+# the harnesses' own files (journal.c fsyncs) are best on a tmpfs
+scratch=$TMPD
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+	scratch=$(mktemp -d /dev/shm/gfsplit-fuzz.XXXXXX) && at_exit "rm -rf '$scratch'" ||
+		scratch=$TMPD
+fi
+
+for n in $names; do
+	bin=$FUZZBIN/fuzz_$n
+	if [ ! -x "$bin" ]; then
+		not_ok "fuzz_$n: harness built" "no $bin (make fuzz)"
+		continue
+	fi
+	mkdir -p "$work/corpus/$n"
+	dict=()
+	[ -f "$TOP/tests/fuzz/$n.dict" ] && dict=(-dict="$TOP/tests/fuzz/$n.dict")
+	log=$TMPD/$n.log
+	TMPDIR=$scratch nice -n 10 timeout -k 10 $((secs + 120)) "$bin" "${dict[@]}" \
+		-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 -artifact_prefix="$crash/$n-" \
+		"$work/corpus/$n" "$TOP/tests/fuzz/corpus/$n" >"$log" 2>&1
+	rc=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+	if [ "$rc" -eq 0 ] && [ -n "$runs" ]; then
+		ok "fuzz_$n: ${secs} s, $runs inputs ($rate/s), no finding"
+	else
+		not_ok "fuzz_$n: exit $rc (input kept in $crash/$n-*)" \
+			"$(grep -E 'ERROR|SUMMARY|runtime error|^fuzz: |written to|Test unit' "$log" | head -n 12)"
+	fi
+done
+finish
