@@ -196,44 +196,11 @@ ps -eo pid,args | grep -v grep | grep -q "stage-out.*$L" &&
 	not_ok "  and no mover was left running" "$(ps -eo pid,args | grep stage-out)" ||
 	ok "  and no mover was left running"
 
-# her SRC, with a state directory and a mover socket of hers that answers
-# "done, 999 files" to whoever asks
-MS=$MD/results
-as_m mkdir -p "$MS/.gfsplit-stage"
-as_m timeout 20 python3 - "$MS/.gfsplit-stage/mover.sock" <<'EOF' &
-import socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.bind(sys.argv[1])
-s.listen(4)
-s.settimeout(15)
-try:
-    while True:
-        c, _ = s.accept()
-        c.recv(64)
-        c.sendall(b'{"pid":4242,"node":"nA","src":"x","dest":"y","files_done":999,'
-                  b'"bytes_done":1,"pending":[],"failed":[]}\n')
-        c.close()
-except OSError:
-    pass
-EOF
-fake=$!
-at_exit "kill $fake"
-for _ in 1 2 3 4 5 6 7 8 9 10; do [ -S "$MS/.gfsplit-stage/mover.sock" ] && break; sleep 0.2; done
-if mpirun_n 1 "$BIN/stage-out" --wait "$MS" >"$TMPD/out" 2>"$TMPD/err"; then
-	not_ok "root's --wait on her SRC is not answered by her fake mover" "$(cat "$TMPD/out" "$TMPD/err")"
-else
-	grep -q 999 "$TMPD/out" && not_ok "root's --wait ignores her fake mover's answer" "$(cat "$TMPD/out")" ||
-		ok "root's --wait on her SRC does not take her fake mover's answer"
-fi
-err_has "  and says why, naming her" "$MS/.gfsplit-stage" "$M"
-kill "$fake" 2>/dev/null
-
-# root's own SRC and state directory, but the socket listened on by a
-# process of hers (bound by root, who then became her: as if she had
-# taken over a mover's socket): its credentials give her away
-RS=$TMPD/rootsrc
-mkdir -p -m 700 "$RS/.gfsplit-stage"
-timeout 20 python3 - "$RS/.gfsplit-stage/mover.sock" "$(id -u "$M")" "$(id -g "$M")" <<'EOF' &
+# fake_mover SOCKET: a process of hers listening on SOCKET (bound by root,
+# who then becomes her, so it works in a directory of root's too) that
+# answers "done, 999 files" to whoever asks; waits until it listens
+fake_mover() {
+	timeout 20 python3 - "$1" "$(id -u "$M")" "$(id -g "$M")" <<'EOF' &
 import os, socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.bind(sys.argv[1])
@@ -251,18 +218,37 @@ try:
 except OSError:
     pass
 EOF
-fake=$!
-at_exit "kill $fake"
-for _ in 1 2 3 4 5 6 7 8 9 10; do [ -S "$RS/.gfsplit-stage/mover.sock" ] && break; sleep 0.2; done
-sleep 0.3
-if mpirun_n 1 "$BIN/stage-out" --wait "$RS" >"$TMPD/out" 2>"$TMPD/err"; then
-	not_ok "root's --wait does not take an answer from her process on root's socket" "$(cat "$TMPD/out" "$TMPD/err")"
-else
-	grep -q 999 "$TMPD/out" && not_ok "root's --wait ignores her process's answer" "$(cat "$TMPD/out")" ||
-		ok "root's --wait does not take an answer from her process on root's socket"
-fi
+	fake=$!
+	at_exit "kill $fake"
+	for _ in 1 2 3 4 5 6 7 8 9 10; do [ -S "$1" ] && break; sleep 0.2; done
+	sleep 0.3
+}
+# wait_refused DESC SRC: root's --wait on SRC fails and does not print the
+# fake mover's "999 files"
+wait_refused() {
+	if mpirun_n 1 "$BIN/stage-out" --wait "$2" >"$TMPD/out" 2>"$TMPD/err"; then
+		not_ok "$1" "$(cat "$TMPD/out" "$TMPD/err")"
+	else
+		grep -q 999 "$TMPD/out" && not_ok "$1" "it took the answer: $(cat "$TMPD/out")" || ok "$1"
+	fi
+	kill "$fake" 2>/dev/null
+}
+
+# her SRC, with a state directory of hers and her fake mover in it
+MS=$MD/results
+as_m mkdir -p "$MS/.gfsplit-stage"
+fake_mover "$MS/.gfsplit-stage/mover.sock"
+wait_refused "root's --wait on her SRC does not take her fake mover's answer" "$MS"
+err_has "  and says why, naming her" "$MS/.gfsplit-stage" "$M"
+
+# root's own SRC and state directory, but the socket listened on by a
+# process of hers (as if she had taken over a mover's socket): its
+# credentials give her away
+RS=$TMPD/rootsrc
+mkdir -p -m 700 "$RS/.gfsplit-stage"
+fake_mover "$RS/.gfsplit-stage/mover.sock"
+wait_refused "root's --wait does not take an answer from her process on root's socket" "$RS"
 err_has "  and says whose process answered" "not a mover of this user's" "uid $(id -u "$M")"
-kill "$fake" 2>/dev/null
 unset GFSPLIT_MOVER_DIR
 
 finish
