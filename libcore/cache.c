@@ -44,7 +44,6 @@
 #include "cache.h"
 #include "core.h"
 #include "onesided.h"
-#include "splitfile.h"
 #include "store.h"
 #include "tier.h"
 
@@ -927,7 +926,7 @@ open_tier(struct gfsp_cache *c, const char *pattern, const char *only,
 	char *dir;
 	int rc, nrank = 0, nsize = 1, index, nnodes;
 
-	dir = gfsp_tier_dir(pattern);
+	dir = gfsp_node_path(pattern);
 	rc = dir == NULL ? gfsp_error_set(err, GFSP_ENOMEM, "out of memory") :
 	    gfsp_tier_scan(dir, &c->tier, &c->ntier, err);
 	if (rc == GFSP_EACCES) {

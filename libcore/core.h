@@ -82,6 +82,56 @@ int64_t gfsp_watch_wait_begin(void);
 void gfsp_watch_wait_poll(MPI_Request *req, int64_t since);
 void gfsp_watch_wait_end(int64_t since);
 
+/* ------------------------------------------------------- this node (node.c) */
+
+/* The node name grouping ranks into location files when no storage host is
+ * given: $GFSPLIT_NODE if set, else MPI_Get_processor_name. */
+void gfsp_node_name(char *buf, size_t len);
+
+/* DIR with "%h" replaced by this node's name; malloc'ed, NULL: no memory */
+char *gfsp_node_path(const char *pattern);
+
+/*
+ * Collective over comm: the ranks on this rank's node (same node name) as
+ * *node (MPI_Comm_free it), the node's index among the nodes (in order of
+ * their lowest rank) and the number of nodes.
+ */
+int gfsp_node_comm(MPI_Comm comm, MPI_Comm *node, int *index, int *nnodes,
+		  struct gfsp_error *err);
+
+/* Entry rank mod K of a comma-separated host list of K entries
+ * (pcp-split --hosts, $GFSPLIT_GFARM_HOSTS) into buf; buf is empty when
+ * the list is NULL or empty. */
+int gfsp_host_for_rank(const char *list, int rank, char *buf, size_t len,
+		      struct gfsp_error *err);
+
+/* --------------------------------- checksums and byte order (hash.c) */
+
+#define GFSP_SEG_SIZE_DEFAULT	(1u << 20)	/* checksum segment: 1 MiB */
+
+/*
+ * Part checksum: the part is cut into segments of seg_size bytes (the last
+ * may be short); each segment gets XXH3-64; the part checksum is XXH3-64 of
+ * the little-endian concatenation of the segment hashes (an empty part:
+ * XXH3-64 of nothing).  Segment hashes let a part be verified by several
+ * ranks that each read whole segments, in any order.
+ */
+struct gfsp_phash;
+struct gfsp_phash *gfsp_phash_new(uint64_t seg_size);
+void gfsp_phash_update(struct gfsp_phash *h, const void *buf, size_t len);
+uint64_t gfsp_phash_final(struct gfsp_phash *h);	/* does not free */
+void gfsp_phash_free(struct gfsp_phash *h);
+uint64_t gfsp_seg_hash(const void *buf, size_t len);
+/* Root from segment hashes in order. */
+uint64_t gfsp_phash_root(const uint64_t *seg, uint64_t nseg);
+/* Little-endian integers in bytes: the byte order of every format here. */
+void gfsp_put_le32(unsigned char *p, uint32_t v);
+void gfsp_put_le64(unsigned char *p, uint64_t v);
+uint32_t gfsp_le32(const unsigned char *p);
+uint64_t gfsp_le64(const unsigned char *p);
+/* General-purpose XXH3-64 (metadata trailers). */
+uint64_t gfsp_hash64(const void *buf, size_t len);
+
 /* ------------------------------------------------------------ errors (err.c) */
 
 /* Set err (if non-NULL and not already set) and return code. */
@@ -128,11 +178,16 @@ int gfsp_idle_barrier(MPI_Comm comm);
  * error string) and return GFSP_EMPI. */
 int gfsp_mpi_check(int mpirc, const char *what, struct gfsp_error *err);
 
-/* ---------------------------------------------------------- JSON (report.c) */
+/* ----------------------------------------------------------- JSON (usage.c) */
 
 struct json_object;
 /* The string member `key` of object o, or NULL (absent, or not a string). */
 const char *gfsp_json_str(struct json_object *o, const char *key);
+
+/* Collective (usage.c): the job's peak RSS per rank (KiB) and CPU seconds
+ * summed over ranks (at rank 0), and *seconds made the slowest rank's. */
+int gfsp_job_usage(MPI_Comm comm, double *seconds, long *max_rss_kib,
+		  double *cpu_seconds, struct gfsp_error *err);
 
 /* ---------------------------------------------------------- logging (log.c) */
 

@@ -43,9 +43,7 @@
 
 #include "core.h"
 #include "envelope.h"
-#include "splitfile.h"
 #include "store.h"
-#include "tier.h"
 
 #define NODE_MAX 256		/* a storage node's name */
 #define PATH_MAX_ 4096

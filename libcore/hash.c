@@ -20,7 +20,7 @@
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
-#include "splitfile.h"
+#include "core.h"
 
 struct gfsp_phash {
 	uint64_t seg_size;

@@ -29,7 +29,6 @@
 #include <json-c/json.h>
 
 #include "core.h"
-#include "splitfile.h"
 #include "stage.h"
 
 #define OOM(err) gfsp_error_set(err, GFSP_ENOMEM, "out of memory")

@@ -65,7 +65,6 @@
 
 #include "core.h"
 #include "dst.h"
-#include "splitfile.h"
 #include "stage.h"
 
 #define OOM(err) gfsp_error_set(err, GFSP_ENOMEM, "out of memory")

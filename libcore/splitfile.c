@@ -94,61 +94,9 @@ struct gfsp_split_writer {
 	int dirty;		/* written since the last flush */
 };
 
-void
-gfsp_node_name(char *buf, size_t len)
-{
-	char name[MPI_MAX_PROCESSOR_NAME + 1];
-	const char *env;
-	int n = 0, inited = 0;
-
-	if (len == 0)
-		return;
-	env = getenv("GFSPLIT_NODE");
-	if (env != NULL && env[0] != '\0') {
-		snprintf(buf, len, "%s", env);
-		return;
-	}
-	name[0] = '\0';
-	MPI_Initialized(&inited);
-	if (inited && MPI_Get_processor_name(name, &n) == MPI_SUCCESS &&
-	    n > 0)
-		name[GFSP_MIN(n, MPI_MAX_PROCESSOR_NAME)] = '\0';
-	else if (gethostname(name, sizeof(name) - 1) != 0)
-		snprintf(name, sizeof(name), "localhost");
-	name[sizeof(name) - 1] = '\0';
-	snprintf(buf, len, "%s", name);
-}
 
 /* ----------------------------------------------------------- helpers */
 
-/*
- * Entry rank mod K of a comma-separated host list ("n0,n1,n2"), copied
- * into buf; 0 with buf empty when the list is NULL or empty.
- */
-int
-gfsp_host_for_rank(const char *list, int rank, char *buf, size_t len,
-		   struct gfsp_error *err)
-{
-	const char *p, *comma;
-	int k = 0, i;
-	size_t n;
-
-	buf[0] = '\0';
-	if (list == NULL || list[0] == '\0')
-		return 0;
-	for (p = list; p != NULL; p = strchr(p, ','), p = p ? p + 1 : p)
-		k++;
-	for (p = list, i = 0; i < rank % k; i++)
-		p = strchr(p, ',') + 1;
-	comma = strchr(p, ',');
-	n = comma ? (size_t)(comma - p) : strlen(p);
-	if (n == 0 || n >= len)
-		return gfsp_error_set(err, GFSP_EINVAL, "host list '%s': entry "
-		    "%d is %s", list, rank % k, n ? "too long" : "empty");
-	memcpy(buf, p, n);
-	buf[n] = '\0';
-	return 0;
-}
 
 
 static int

@@ -33,35 +33,10 @@
 #define GFSP_FORMAT_VERSION	3	/* reads 1, 2 and 3 */
 #define GFSP_MARKER_NAME		"gfsplit.meta"
 #define GFSP_XATTR_NAME		"user.gfsplit"
-#define GFSP_SEG_SIZE_DEFAULT	(1u << 20)	/* checksum segment: 1 MiB */
 #define GFSP_NAME_MAX		256
 /* the largest logical size: off_t and MPI_Offset are signed 64-bit */
 #define GFSP_SIZE_MAX		((uint64_t)INT64_MAX)
 
-/* ----------------------------------------------------- part checksums */
-
-/*
- * Part checksum: the part is cut into segments of seg_size bytes (the last
- * may be short); each segment gets XXH3-64; the part checksum is XXH3-64 of
- * the little-endian concatenation of the segment hashes (an empty part:
- * XXH3-64 of nothing).  Segment hashes let a part be verified by several
- * ranks that each read whole segments, in any order.
- */
-struct gfsp_phash;
-struct gfsp_phash *gfsp_phash_new(uint64_t seg_size);
-void gfsp_phash_update(struct gfsp_phash *h, const void *buf, size_t len);
-uint64_t gfsp_phash_final(struct gfsp_phash *h);	/* does not free */
-void gfsp_phash_free(struct gfsp_phash *h);
-uint64_t gfsp_seg_hash(const void *buf, size_t len);
-/* Root from segment hashes in order. */
-uint64_t gfsp_phash_root(const uint64_t *seg, uint64_t nseg);
-/* Little-endian integers in bytes: the byte order of every format here. */
-void gfsp_put_le32(unsigned char *p, uint32_t v);
-void gfsp_put_le64(unsigned char *p, uint64_t v);
-uint32_t gfsp_le32(const unsigned char *p);
-uint64_t gfsp_le64(const unsigned char *p);
-/* General-purpose XXH3-64 (metadata trailers). */
-uint64_t gfsp_hash64(const void *buf, size_t len);
 
 /* ------------------------------------------------- metadata encodings */
 
@@ -146,16 +121,6 @@ const struct gfsp_view *gfsp_locrec_view(const struct gfsp_locrec *rec,
 /* Most records a location file of `size` bytes can hold. */
 uint64_t gfsp_locfile_max_records(uint64_t size);
 
-/* Whole-file helpers over the store interface.  gfsp_read_meta reads a
- * metadata file of a split directory: GFSP_O_REGULAR (store.h). */
-int gfsp_read_whole(const char *path, unsigned char **buf, size_t *len,
-		   struct gfsp_error *err);
-int gfsp_read_meta(const char *path, unsigned char **buf, size_t *len,
-		  struct gfsp_error *err);
-int gfsp_read_whole_flags(const char *path, int flags, unsigned char **buf,
-			 size_t *len, struct gfsp_error *err);
-int gfsp_write_whole(const char *path, const void *buf, size_t len,
-		    struct gfsp_error *err);
 
 /* ------------------------------------------------------------ writer */
 
@@ -264,14 +229,6 @@ uint64_t gfsp_split_nruns(const struct gfsp_split_writer *w);
 int gfsp_split_finish(struct gfsp_split_writer *w, int rc,
 		     uint64_t logical_size, struct gfsp_error *err);
 
-/* Entry rank mod K of a comma-separated host list of K entries
- * (pcp-split --hosts, $GFSPLIT_GFARM_HOSTS) into buf; buf is empty when
- * the list is NULL or empty. */
-int gfsp_host_for_rank(const char *list, int rank, char *buf, size_t len,
-		      struct gfsp_error *err);
 
-/* The node name grouping ranks into location files when no storage host is
- * given: $GFSPLIT_NODE if set, else MPI_Get_processor_name. */
-void gfsp_node_name(char *buf, size_t len);
 
 #endif /* GFSP_SPLITFILE_H */

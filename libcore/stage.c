@@ -42,10 +42,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "copy.h"
 #include "core.h"
 #include "dst.h"
-#include "splitfile.h"
 #include "stage.h"
 #include "tier.h"
 #include "zfile.h"
@@ -70,7 +68,9 @@ struct stage {
 	size_t np;
 	uint64_t *split;		/* entries cut into pieces */
 	size_t nsplit;
-	struct gfsp_plan_rank plan;	/* this rank's share */
+	struct {
+		uint64_t bytes, pieces;
+	} plan;				/* this rank's share */
 	struct gfsp_xfer *x;
 	struct gfsp_progress *prog;
 };
@@ -147,10 +147,10 @@ setup(struct stage *s, struct gfsp_error *err)
 
 	/* the roots of this node */
 	if (o->way == GFSP_STAGE_IN) {
-		s->root = gfsp_tier_dir(o->dst);
+		s->root = gfsp_node_path(o->dst);
 		s->local = s->root ? strdup(s->root) : NULL;
 	} else {
-		src = gfsp_tier_dir(o->src[0]);
+		src = gfsp_node_path(o->src[0]);
 		if (src == NULL)
 			return OOM(err);
 		rc = gfsp_stat(src, &st, err);
@@ -211,7 +211,7 @@ prepare(struct stage *s, struct gfsp_error *err)
 
 	/* the state: the node's first rank creates and locks it */
 	if (o->state_dir != NULL)
-		statedir = gfsp_tier_dir(o->state_dir);
+		statedir = gfsp_node_path(o->state_dir);
 	else if (asprintf(&statedir, "%s/%s", s->local, GFSP_STATE_DIR) < 0)
 		statedir = NULL;
 	if (statedir == NULL)
@@ -456,7 +456,7 @@ list_out(struct stage *s, struct gfsp_error *err)
 
 	if (s->lrank == 0) {
 		/* SRC's contents, whatever its trailing slash says */
-		src = gfsp_tier_dir(s->o->src[0]);
+		src = gfsp_node_path(s->o->src[0]);
 		if (src == NULL || asprintf(&arg, "%s/", src) < 0)
 			rc = OOM(err);
 		if (rc == 0) {
@@ -909,11 +909,9 @@ report(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 	}
 	MPI_Reduce(mine, sum, 9, MPI_UINT64_T, MPI_SUM, 0, s->comm);
 	{
-		struct gfsp_copy_result u = { 0 };
+		double secs = 0;
 
-		gfsp_copy_usage(s->comm, &u, NULL);
-		rss = u.max_rss_kib;
-		res->cpu_seconds = u.cpu_seconds;
+		gfsp_job_usage(s->comm, &secs, &rss, &res->cpu_seconds, NULL);
 	}
 	if (s->rank == 0) {
 		res->max_rss_kib = rss;

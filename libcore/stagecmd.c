@@ -15,7 +15,6 @@
 
 #include "core.h"
 #include "dst.h"
-#include "splitfile.h"
 #include "stage.h"
 #include "tier.h"
 
@@ -153,7 +152,7 @@ node_paths(const char *src_arg, const char *dst_arg, char **src, char **dst,
 	int rc = 0;
 
 	*src = *dst = *root = *state = NULL;
-	s = gfsp_tier_dir(src_arg);
+	s = gfsp_node_path(src_arg);
 	if (s == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	if (strstr(s, "://") == NULL) {
@@ -176,7 +175,7 @@ node_paths(const char *src_arg, const char *dst_arg, char **src, char **dst,
 		*root = abs;
 	}
 	if (rc == 0 && opt_state != NULL) {
-		char *e = gfsp_tier_dir(opt_state);
+		char *e = gfsp_node_path(opt_state);
 
 		*state = e ? realpath(e, NULL) : NULL;
 		if (*state == NULL && e != NULL &&

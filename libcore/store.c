@@ -424,3 +424,93 @@ gfsp_strv_free(char **v, size_t n)
 		free(v[i]);
 	free(v);
 }
+
+/* ------------------------------------------------ whole-file helpers */
+
+int
+gfsp_read_whole(const char *path, unsigned char **buf, size_t *len,
+	       struct gfsp_error *err)
+{
+	return gfsp_read_whole_flags(path, 0, buf, len, err);
+}
+
+int
+gfsp_read_meta(const char *path, unsigned char **buf, size_t *len,
+	      struct gfsp_error *err)
+{
+	return gfsp_read_whole_flags(path, GFSP_O_REGULAR, buf, len, err);
+}
+
+int
+gfsp_read_whole_flags(const char *path, int flags, unsigned char **buf,
+		     size_t *len, struct gfsp_error *err)
+{
+	struct gfsp_file *f = NULL;
+	struct gfsp_stat st;
+	struct gfsp_error cerr;
+	unsigned char *p = NULL;
+	size_t done = 0;
+	int rc, crc;
+
+	*buf = NULL;
+	*len = 0;
+	rc = gfsp_open(path, GFSP_O_RDONLY | flags, 0, &f, err);
+	if (rc)
+		return rc;
+	rc = gfsp_fstat(f, &st, err);
+	if (rc)
+		goto out;
+	if (st.size > GFSP_WHOLE_MAX) {
+		rc = gfsp_error_set(err, GFSP_ECORRUPT,
+		    "'%s': %llu bytes is too large for a metadata file",
+		    path, (unsigned long long)st.size);
+		goto out;
+	}
+	/* one byte more than the size, so there is always a buffer */
+	p = malloc((size_t)st.size + 1);
+	if (p == NULL) {
+		rc = gfsp_error_set(err, GFSP_ENOMEM,
+		    "cannot read '%s': out of memory", path);
+		goto out;
+	}
+	if (st.size > 0) {
+		rc = gfsp_pread(f, p, (size_t)st.size, 0, &done, err);
+		if (rc)
+			goto out;
+	}
+	/* a file that shrank meanwhile reads short: the decoder's length
+	 * and checksum checks catch that */
+	*buf = p;
+	*len = done;
+	p = NULL;
+out:
+	free(p);
+	gfsp_error_clear(&cerr);
+	crc = gfsp_close(f, rc ? &cerr : err);
+	if (crc && rc == 0) {
+		rc = crc;
+		free(*buf);
+		*buf = NULL;
+		*len = 0;
+	}
+	return rc;
+}
+
+int
+gfsp_write_whole(const char *path, const void *buf, size_t len,
+		struct gfsp_error *err)
+{
+	struct gfsp_file *f = NULL;
+	struct gfsp_error cerr;
+	int rc, crc;
+
+	rc = gfsp_open(path, GFSP_O_WRONLY | GFSP_O_CREAT | GFSP_O_TRUNC, 0644,
+	    &f, err);
+	if (rc)
+		return rc;
+	if (len > 0)
+		rc = gfsp_pwrite(f, buf, len, 0, err);
+	gfsp_error_clear(&cerr);
+	crc = gfsp_close(f, rc ? &cerr : err);
+	return rc ? rc : crc;
+}

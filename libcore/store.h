@@ -240,6 +240,22 @@ const char *gfsp_file_path(const struct gfsp_file *f);
 int gfsp_confine(const char *root, struct gfsp_error *err);
 void gfsp_unconfine(const char *root);
 
+/*
+ * Whole-file helpers over the wrappers above: the file in one malloc'd
+ * buffer (a byte longer than *len, for a terminator), refused past
+ * GFSP_WHOLE_MAX.  gfsp_read_meta reads a metadata file another user may
+ * plant (GFSP_O_REGULAR).
+ */
+#define GFSP_WHOLE_MAX	((size_t)1 << 30)
+int gfsp_read_whole(const char *path, unsigned char **buf, size_t *len,
+		   struct gfsp_error *err);
+int gfsp_read_meta(const char *path, unsigned char **buf, size_t *len,
+		  struct gfsp_error *err);
+int gfsp_read_whole_flags(const char *path, int flags, unsigned char **buf,
+			 size_t *len, struct gfsp_error *err);
+int gfsp_write_whole(const char *path, const void *buf, size_t len,
+		    struct gfsp_error *err);
+
 /* Every backend's struct gfsp_file starts with this header. */
 struct gfsp_file_hdr {
 	const struct gfsp_store_ops *ops;

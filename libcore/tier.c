@@ -11,7 +11,6 @@
 #include <json-c/json.h>
 
 #include "core.h"
-#include "splitfile.h"
 #include "cache.h"
 #include "tier.h"
 
@@ -60,74 +59,7 @@ gfsp_cache_local_dir_default(void)
 	return buf;
 }
 
-char *
-gfsp_tier_dir(const char *pattern)
-{
-	char node[256], *out, *o;
-	const char *p;
-	size_t n = 1;
 
-	gfsp_node_name(node, sizeof(node));
-	for (p = pattern; *p; p++)
-		n += p[0] == '%' && p[1] == 'h' ? strlen(node) : 1;
-	out = o = malloc(n);
-	if (out == NULL)
-		return NULL;
-	for (p = pattern; *p; p++) {
-		if (p[0] == '%' && p[1] == 'h') {
-			o = stpcpy(o, node);
-			p++;
-		} else {
-			*o++ = *p;
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
-int
-gfsp_node_comm(MPI_Comm comm, MPI_Comm *node, int *index, int *nnodes,
-	       struct gfsp_error *err)
-{
-	char *names = NULL, me[MPI_MAX_PROCESSOR_NAME + 1];
-	int rank, nprocs, r, first = -1, rc;
-	const int W = MPI_MAX_PROCESSOR_NAME + 1;
-
-	*node = MPI_COMM_NULL;
-	MPI_Comm_rank(comm, &rank);
-	MPI_Comm_size(comm, &nprocs);
-	memset(me, 0, sizeof(me));
-	gfsp_node_name(me, sizeof(me));
-	names = malloc((size_t)nprocs * W);
-	rc = names == NULL ? gfsp_error_set(err, GFSP_ENOMEM, "out of memory")
-	    : 0;
-	rc = gfsp_agree(comm, rc, err);
-	if (rc == 0)
-		rc = gfsp_mpi_check(MPI_Allgather(me, W, MPI_CHAR, names, W,
-		    MPI_CHAR, comm), "cannot tell the nodes apart", err);
-	if (rc == 0) {
-		/* a node's color: its lowest rank; its index: how many nodes
-		 * have a lower one */
-		*index = 0;
-		*nnodes = 0;
-		for (r = 0; r < nprocs; r++) {
-			int k, seen = 0;
-
-			for (k = 0; k < r && !seen; k++)
-				seen = strcmp(names + (size_t)k * W,
-				    names + (size_t)r * W) == 0;
-			if (seen)
-				continue;
-			if (strcmp(names + (size_t)r * W, me) == 0)
-				first = r, *index = *nnodes;
-			(*nnodes)++;
-		}
-		rc = gfsp_mpi_check(MPI_Comm_split(comm, first, rank, node),
-		    "cannot make the node's communicator", err);
-	}
-	free(names);
-	return rc;
-}
 
 /* ------------------------------------------------------------ reading */
 

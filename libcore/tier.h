@@ -45,16 +45,7 @@ uint64_t gfsp_file_key(const char *path, const struct gfsp_stat *st);
 /* Do a and b describe one version of a file (the fields of its key)? */
 int gfsp_same_identity(const struct gfsp_stat *a, const struct gfsp_stat *b);
 
-/* DIR with "%h" replaced by this node's name; malloc'ed, NULL: no memory */
-char *gfsp_tier_dir(const char *pattern);
 
-/*
- * Collective over comm: the ranks on this rank's node (same node name) as
- * *node (MPI_Comm_free it), the node's index among the nodes (in order of
- * their lowest rank) and the number of nodes.
- */
-int gfsp_node_comm(MPI_Comm comm, MPI_Comm *node, int *index, int *nnodes,
-		  struct gfsp_error *err);
 
 struct gfsp_tier_entry {
 	char *path;		/* the source file */

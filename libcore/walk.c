@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 
 #include "core.h"
-#include "splitfile.h"
 #include "stage.h"
 #include "tier.h"
 

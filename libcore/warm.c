@@ -216,7 +216,7 @@ gfsp_cache_warm(struct gfsp_cache *c, const struct gfsp_warm_opts *o,
 	*nnodes = w.nnodes;
 	MPI_Comm_rank(w.node, &w.nrank);
 	MPI_Comm_size(w.node, &w.nsize);
-	w.dir = gfsp_tier_dir(o->local_dir);
+	w.dir = gfsp_node_path(o->local_dir);
 	w.buf = malloc(gfsp_cache_block_size(c));
 	if (w.dir == NULL || w.buf == NULL)
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");

@@ -37,7 +37,6 @@
 #include "core.h"
 #include "dst.h"
 #include "pipe.h"
-#include "splitfile.h"
 #include "stage.h"
 #include "tier.h"
 #include "zfile.h"

@@ -10,7 +10,6 @@
 #endif
 
 #include "core.h"
-#include "splitfile.h"
 #include "zfile.h"
 
 #define SKIP_MAGIC	0x184D2A5Eu	/* one of zstd's 16 skippable magics */
