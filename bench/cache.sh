@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/cache.sh - the cooperative cache (libcore/cache.c, issue 5) against
+# bench/cache.sh - the cooperative cache (libcore/cache/cache.c, issue 5) against
 # plain pread by every rank: the same program (bench/cache_bench), the same
 # reads, the same run, with and without --plain; the seed's (001, Anco)
 # figures 1-4.

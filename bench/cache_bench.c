@@ -1,5 +1,5 @@
 /*
- * cache_bench.c - the cooperative cache (libcore/cache.c) against plain
+ * cache_bench.c - the cooperative cache (libcore/cache/cache.c) against plain
  * pread by every rank, the seed's experiments (001, figures 2-4):
  *
  *   cache_bench seq|random|strided FILE [--plain] [--groups G]

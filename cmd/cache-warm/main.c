@@ -13,6 +13,7 @@
 
 #include "cache.h"
 #include "core.h"
+#include "driver.h"
 
 static const char *opt_dir;
 static const char *opt_keep = "all";

@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 
 #include "core.h"
+#include "driver.h"
 #include "envelope.h"
 
 #define UNSET UINT64_MAX

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "core.h"
+#include "driver.h"
 #include "copy.h"
 
 static uint64_t opt_stripe = GFSP_MERGE_STRIPE_DEFAULT;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "driver.h"
 #include "copy.h"
 
 #define UNSET UINT64_MAX

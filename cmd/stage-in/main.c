@@ -3,10 +3,10 @@
  * storage before a job:
  *   mpiexec -n N stage-in [OPTIONS] SRC... DEST
  *
- * The options and the work are in libcore/stagecmd.c, shared with
+ * The options and the work are in libcore/driver/stagecmd.c, shared with
  * stage-out.
  */
-#include "stage.h"
+#include "driver.h"
 
 int
 main(int argc, char **argv)

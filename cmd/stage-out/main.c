@@ -2,10 +2,10 @@
  * stage-out - copy each node's local results back to shared storage:
  *   mpiexec -n N stage-out [OPTIONS] SRC DEST
  *
- * The options and the work are in libcore/stagecmd.c, shared with
+ * The options and the work are in libcore/driver/stagecmd.c, shared with
  * stage-in.
  */
-#include "stage.h"
+#include "driver.h"
 
 int
 main(int argc, char **argv)

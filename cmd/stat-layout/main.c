@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 
 #include "core.h"
+#include "driver.h"
 #include "copy.h"
 
 #define UNSET UINT64_MAX

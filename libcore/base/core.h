@@ -1,7 +1,10 @@
 /*
- * core.h - mechanisms shared by the commands: errors, logging, collective
- * agreement, size parsing, progress, and the command driver.
- * Included by libcore/ and cmd/ only; not installed.
+ * core.h - the base wing (libcore/base/): errors, logging, collective
+ * agreement and waiting (with --timeout's watch), sizes, progress,
+ * checksums and byte order, this node's identity, private directories on
+ * shared machines, job usage, and the double-buffered pipeline (pipe.h).
+ * The bottom of libcore: it uses no other wing (only MPI, libc, xxHash,
+ * json-c).  Included by libcore/ and cmd/ only; not installed.
  */
 #ifndef GFSP_CORE_H
 #define GFSP_CORE_H
@@ -237,58 +240,5 @@ struct gfsp_progress *gfsp_progress_start(MPI_Comm comm, const char *label,
 void gfsp_progress_update(struct gfsp_progress *p, uint64_t done);
 /* Collective: final line (on a TTY), then free. */
 void gfsp_progress_finish(struct gfsp_progress *p);
-
-/* -------------------------------------------------------- driver (driver.c) */
-
-/*
- * The shared command driver.  A command fills a struct gfsp_cmd and calls
- * gfsp_cmd_main() from main().  The driver initialises MPI (or not, for
- * commands with .uses_mpi == 0 and no mpiexec), handles --help, --version,
- * -v/-q and usage errors, calls run(), agrees on the exit code across ranks
- * (0 success, 1 failure, 2 usage), checks that stdout was written without
- * error, and finalises MPI.
- *
- * Options are described once, in the command's table; --help text, the man
- * page and the completions are checked against it by tests/cmd/options.sh.
- */
-/* SIZE: a positive size with suffixes ("4M"); OFFSET: the same, 0 allowed;
- * OPTUINT: a flag that may take "=N" (value: int64_t, -1 when not given,
- * 0 when given alone, N when given as --name=N) */
-enum gfsp_optarg {
-	GFSP_OPT_FLAG, GFSP_OPT_SIZE, GFSP_OPT_OFFSET, GFSP_OPT_STRING,
-	GFSP_OPT_UINT, GFSP_OPT_OPTUINT
-};
-
-struct gfsp_opt {
-	const char *lname;	/* "block-size" */
-	char sname;		/* 'b', or 0 */
-	enum gfsp_optarg type;
-	const char *argname;	/* "SIZE"; NULL for flags */
-	const char *help;	/* one line */
-	void *value;		/* int* for flags, uint64_t* sizes/uints, const char** strings */
-	const char *choices;	/* strings: the accepted values, "a|b", or NULL */
-};
-
-struct gfsp_cmd {
-	const char *name;		/* "pcp-split" */
-	const char *usage;		/* "[OPTIONS] SRC DST" */
-	const char *summary;		/* one line */
-	const struct gfsp_opt *opts;	/* terminated by a zeroed entry */
-	int min_args, max_args;		/* positional arguments */
-	int uses_mpi;			/* 0: plain program, no MPI_Init */
-	int daemon;			/* runs until asked to end: no
-					 * --timeout (the mover) */
-	/* run: argc/argv are the positional arguments; return 0 or 1.
-	 * Must be collective-safe: every rank returns, none exits. */
-	int (*run)(int argc, char **argv, MPI_Comm comm);
-};
-
-/* Common options every command gets from the driver. */
-extern int gfsp_opt_verbose, gfsp_opt_quiet;
-
-int gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv);
-
-/* "gfsplit 0.1.0 (backends: posix gfarm; transports: ...)" */
-void gfsp_print_version(FILE *out, const char *prog);
 
 #endif /* GFSP_CORE_H */

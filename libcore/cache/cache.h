@@ -3,7 +3,10 @@
  * memory is one global cache of file blocks, a block is read from shared
  * storage about once per group, and the other ranks copy it from each
  * other with one-sided transfers that never interrupt the owner's CPU
- * (onesided.h).  Included by libcore/ and cmd/ only.
+ * (onesided.h).  The cache wing (libcore/cache/) also holds the node-local
+ * tier (tier.h) and cache-warm (warm.c).  Uses base, store and split; no
+ * other wing of its level.  Included by libcore/, the preload library and
+ * cmd/ only.
  *
  * Each rank's window holds (cache.c has the exact layout):
  *

@@ -1,7 +1,9 @@
 /*
- * copy.h - the engines behind the commands: pcp-split (ordinary file ->
- * split file), gfsplit-merge (split file -> ordinary file) and stat-layout
- * (what a split file holds).  Included by libcore/ and cmd/ only.
+ * copy.h - the copy wing (libcore/copy/): the engines behind the commands
+ * pcp-split (ordinary file -> split file), gfsplit-merge (split file ->
+ * ordinary file) and stat-layout (what a split file holds), and what they
+ * report.  Uses base, store and split; no other wing of its level.
+ * Included by libcore/ and cmd/ only.
  *
  * The copy engines are collective over comm: every rank calls them with the
  * same arguments, every phase ends with gfsp_agree(), and all ranks return the

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "driver.h"
 #include "onesided.h"
 #include "store.h"
 

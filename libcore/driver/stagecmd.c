@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "core.h"
+#include "driver.h"
 #include "dst.h"
 #include "stage.h"
 #include "tier.h"

@@ -2,7 +2,8 @@
  * envelope.h - the MTC envelope of a storage target (seed 003, after
  * Zhang et al.): a handful of measured rates that bound the I/O of a
  * many-task workflow, and the model that predicts the I/O time of one
- * workflow stage from them.  Included by libcore/ and cmd/ only.
+ * workflow stage from them.  The envelope wing (libcore/envelope/) uses
+ * base and store only.  Included by libcore/ and cmd/ only.
  *
  *   envbench.c  measuring the envelope, and replaying a synthetic stage
  *   envmodel.c  the envelope document (JSON, json-c), interpolation and

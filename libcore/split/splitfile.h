@@ -1,7 +1,10 @@
 /*
- * splitfile.h - on-disk format v1 of a split file (man/gfsplit.5), its
- * checksums, the collective writer with its commit rule, and the reader.
- * Included by libcore/ and cmd/ only.
+ * splitfile.h - the split wing (libcore/split/): the on-disk format of a
+ * split file (man/gfsplit.5), views and their resolution, the layout
+ * engine that reads one (layout_impl.h), the collective writer with its
+ * commit rule, the run logs, and destinations created without loss
+ * (dst.h).  Uses base and store only.  Included by libcore/ and cmd/
+ * only.
  *
  *   F/                     the split directory (a plain directory)
  *   F/gfsplit.meta         marker: magic, version, nprocs, nnodes, logical

@@ -1,7 +1,10 @@
 /*
- * stage.h - staging: moving job data between shared and node-local storage
- * (stage-in, stage-out, the asynchronous mover).  Included by libcore/ and
- * cmd/ only.
+ * stage.h - the stage wing (libcore/stage/): moving job data between
+ * shared and node-local storage (stage-in, stage-out, the asynchronous
+ * mover).  Uses base, store, split (dst.h) and, of its own level, the
+ * cache's node tier (file identities, %h paths), which it fills.  The
+ * commands' glue is in the driver wing.  Included by libcore/ and cmd/
+ * only.
  *
  * Three layers, each usable without the next:
  *
@@ -397,13 +400,6 @@ struct gfsp_stage_result {
 int gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 	      struct gfsp_stage_result *res, struct gfsp_error *err);
 
-/* Rank 0: the summary as text lines (with the failures) or one JSON
- * object. */
-void gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
-		     const struct gfsp_stage_result *r, int json);
 void gfsp_stage_result_free(struct gfsp_stage_result *r);
-
-/* The whole of stage-in (way GFSP_STAGE_IN) or stage-out, from main(). */
-int gfsp_stage_main(int way, int argc, char **argv);
 
 #endif /* GFSP_STAGE_H */

@@ -1,6 +1,9 @@
 /*
- * store.h - the storage interface: one table of operations per backend,
- * chosen once from the path scheme.  Included by libcore/ and cmd/ only.
+ * store.h - the store wing (libcore/store/): the storage interface, one
+ * table of operations per backend, chosen once from the path scheme, with
+ * confinement below a root and the whole-file helpers.  Above base, below
+ * every other wing: it knows no split format.  Included by libcore/ and
+ * cmd/ only.
  *
  *   "/data/x", "rel/x"           -> posix  (store_posix.c)
  *   "gfarm:///x", "gfarm://h:p/x" -> gfarm  (store_gfarm.c, when built)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# cache.sh - the cooperative cache (libcore/cache.c) under real mpiexec,
+# cache.sh - the cooperative cache (libcore/cache/cache.c) under real mpiexec,
 # through tests/unit/mpi_cache: every byte read through the cache is
 # compared with the file by the program itself, and the summed statistics
 # it prints as JSON are checked here: under concentrated access (every rank

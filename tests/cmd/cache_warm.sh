@@ -1,6 +1,6 @@
 #!/bin/bash
-# cache_warm.sh - cache-warm and the node-local tier (libcore/warm.c,
-# libcore/tier.c) under real mpiexec, on two emulated nodes (GFSPLIT_NODE,
+# cache_warm.sh - cache-warm and the node-local tier (libcore/cache/warm.c,
+# libcore/cache/tier.c) under real mpiexec, on two emulated nodes (GFSPLIT_NODE,
 # MPMD; --local-dir DIR/%h gives each its own tier directory):
 #   - the tiers hold exactly the blocks each node keeps (every block, or
 #     the file partitioned over the nodes), byte for byte, and every block

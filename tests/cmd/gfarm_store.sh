@@ -1,5 +1,5 @@
 #!/bin/bash
-# gfarm_store.sh - the Gfarm storage backend (libcore/store_gfarm.c) on a
+# gfarm_store.sh - the Gfarm storage backend (libcore/store/store_gfarm.c) on a
 # real Gfarm: a private gfmd and 3 gfsd started by the project's fixture.
 #   1. tests/unit/gfarm_store with every node up: every store operation,
 #      data compared byte for byte, a file pinned to each node; the pins

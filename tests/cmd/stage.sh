@@ -1,5 +1,5 @@
 #!/bin/bash
-# stage.sh - stage-in and stage-out (libcore/stage.c, xfer.c, walk.c,
+# stage.sh - stage-in and stage-out (libcore/stage/stage.c, xfer.c, walk.c,
 # journal.c) under real mpiexec, on POSIX storage; two emulated nodes
 # where it matters (MPMD with GFSPLIT_NODE, DEST/%h):
 #   - a tree arrives whole: bytes, modes, times, symbolic links, hard

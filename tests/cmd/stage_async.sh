@@ -1,5 +1,5 @@
 #!/bin/bash
-# stage_async.sh - asynchronous stage-out (libcore/mover.c) on two emulated
+# stage_async.sh - asynchronous stage-out (libcore/stage/mover.c) on two emulated
 # nodes: one mover per node, started by `stage-out --async` and outliving
 # it; a file is written back when it is closed; a file held open for
 # writing is pre-copied (nothing under its final name) and, once closed,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# stuck.sh - stuck and dying ranks (libcore/watch.c).  One rank of a
+# stuck.sh - stuck and dying ranks (libcore/base/watch.c).  One rank of a
 # running command is stopped (SIGSTOP) or hangs in a write (GFSPLIT_FAULT
 # hang: a file system that never answers); with --timeout every command
 # ends by itself, exit status 1, and the others say which rank and phase

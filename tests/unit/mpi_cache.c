@@ -1,5 +1,5 @@
 /*
- * mpi_cache.c - the cooperative cache (libcore/cache.c) under real MPI:
+ * mpi_cache.c - the cooperative cache (libcore/cache/cache.c) under real MPI:
  * every rank reads FILE (a path or a gfarm:// URL) through the cache in a
  * pattern and compares every byte with a plain read of FILE.  Rank 0 prints one JSON line: the
  * pattern, the options and the summed statistics; tests/cmd/cache.sh

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "driver.h"
 #include "store.h"
 #include "tap.h"
 

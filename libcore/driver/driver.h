@@ -1,0 +1,76 @@
+/*
+ * driver.h - the driver wing: what the thin commands in cmd/ call.  The
+ * top of libcore: it may use every wing below (base for errors and
+ * logging, store for fault injection, cache for the transports --version
+ * lists, stage for the stage commands' glue in stagecmd.c); nothing in
+ * libcore uses it.  Included by cmd/ and the driver's own files.
+ */
+#ifndef GFSP_DRIVER_H
+#define GFSP_DRIVER_H
+
+#include <stdio.h>
+#include "core.h"
+#include "stage.h"
+
+/*
+ * The shared command driver.  A command fills a struct gfsp_cmd and calls
+ * gfsp_cmd_main() from main().  The driver initialises MPI (or not, for
+ * commands with .uses_mpi == 0 and no mpiexec), handles --help, --version,
+ * -v/-q and usage errors, calls run(), agrees on the exit code across ranks
+ * (0 success, 1 failure, 2 usage), checks that stdout was written without
+ * error, and finalises MPI.
+ *
+ * Options are described once, in the command's table; --help text, the man
+ * page and the completions are checked against it by tests/cmd/options.sh.
+ */
+/* SIZE: a positive size with suffixes ("4M"); OFFSET: the same, 0 allowed;
+ * OPTUINT: a flag that may take "=N" (value: int64_t, -1 when not given,
+ * 0 when given alone, N when given as --name=N) */
+enum gfsp_optarg {
+	GFSP_OPT_FLAG, GFSP_OPT_SIZE, GFSP_OPT_OFFSET, GFSP_OPT_STRING,
+	GFSP_OPT_UINT, GFSP_OPT_OPTUINT
+};
+
+struct gfsp_opt {
+	const char *lname;	/* "block-size" */
+	char sname;		/* 'b', or 0 */
+	enum gfsp_optarg type;
+	const char *argname;	/* "SIZE"; NULL for flags */
+	const char *help;	/* one line */
+	void *value;		/* int* for flags, uint64_t* sizes/uints, const char** strings */
+	const char *choices;	/* strings: the accepted values, "a|b", or NULL */
+};
+
+struct gfsp_cmd {
+	const char *name;		/* "pcp-split" */
+	const char *usage;		/* "[OPTIONS] SRC DST" */
+	const char *summary;		/* one line */
+	const struct gfsp_opt *opts;	/* terminated by a zeroed entry */
+	int min_args, max_args;		/* positional arguments */
+	int uses_mpi;			/* 0: plain program, no MPI_Init */
+	int daemon;			/* runs until asked to end: no
+					 * --timeout (the mover) */
+	/* run: argc/argv are the positional arguments; return 0 or 1.
+	 * Must be collective-safe: every rank returns, none exits. */
+	int (*run)(int argc, char **argv, MPI_Comm comm);
+};
+
+/* Common options every command gets from the driver. */
+extern int gfsp_opt_verbose, gfsp_opt_quiet;
+
+int gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv);
+
+/* "gfsplit 0.1.0 (backends: posix gfarm; transports: ...)" */
+void gfsp_print_version(FILE *out, const char *prog);
+
+/* ---------------------------------- stage-in, stage-out (stagecmd.c) */
+
+/* Rank 0: a stage run's summary as text lines (with the failures) or one
+ * JSON object. */
+void gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
+		     const struct gfsp_stage_result *r, int json);
+
+/* The whole of stage-in (way GFSP_STAGE_IN) or stage-out, from main(). */
+int gfsp_stage_main(int way, int argc, char **argv);
+
+#endif /* GFSP_DRIVER_H */
