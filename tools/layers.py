@@ -5,10 +5,10 @@
 
 LIBCORE is the libcore/ folder; OBJDIR, if given, the build's objects of it
 (build/release/obj/libcore), whose symbol tables (nm) show the calls that
-an #include does not.  A wing may use the wings of lower levels, and stage
-also cache (it fills the cache's node tier); the public header gfsplit.h is
-everyone's.  Nothing in libcore includes a header of preload/.  Prints
-one line per violation and exits 1 if there is any.
+an #include does not.  A wing may use the wings of lower levels only (no
+wing of its own level); the public header gfsplit.h is everyone's.
+Nothing in libcore includes a header of preload/.  Prints one line per
+violation and exits 1 if there is any.
 """
 import os
 import re
@@ -18,7 +18,7 @@ import sys
 LEVEL = {"base": 0, "store": 1, "split": 2,
          "copy": 3, "cache": 3, "stage": 3, "envelope": 3,
          "driver": 4}
-ALSO = {("stage", "cache")}
+ALSO = set()		# (user, used) pairs of one level allowed, if ever
 
 
 def may_use(user, used):

@@ -17,35 +17,6 @@
 #define MAP_FORMAT	"gfsplit-tier"
 #define MAP_VERSION	2	/* 2: "sums", a checksum of each block */
 
-uint64_t
-gfsp_file_key(const char *path, const struct gfsp_stat *st)
-{
-	uint64_t id[8];
-
-	/* a changed file is another file (Gfarm bumps the generation on
-	 * every change; POSIX: mtime and ctime to the nanosecond -- ctime
-	 * cannot be set back -- and a file replaced by rename has another
-	 * inode) */
-	id[0] = gfsp_hash64(path, strlen(path));
-	id[1] = st->size;
-	id[2] = (uint64_t)st->mtime;
-	id[3] = st->mtime_ns;
-	id[4] = st->ino;
-	id[5] = st->gen;
-	id[6] = (uint64_t)st->ctime;
-	id[7] = st->ctime_ns;
-	return gfsp_hash64(id, sizeof(id));
-}
-
-int
-gfsp_same_identity(const struct gfsp_stat *a, const struct gfsp_stat *b)
-{
-	return a->size == b->size && a->mtime == b->mtime &&
-	    a->mtime_ns == b->mtime_ns && a->ino == b->ino &&
-	    a->gen == b->gen && a->ctime == b->ctime &&
-	    a->ctime_ns == b->ctime_ns;
-}
-
 const char *
 gfsp_cache_local_dir_default(void)
 {

@@ -39,12 +39,6 @@
 #include "gfsplit.h"
 #include "store.h"
 
-/* The identity key of a file as st describes it now. */
-uint64_t gfsp_file_key(const char *path, const struct gfsp_stat *st);
-
-/* Do a and b describe one version of a file (the fields of its key)? */
-int gfsp_same_identity(const struct gfsp_stat *a, const struct gfsp_stat *b);
-
 
 
 struct gfsp_tier_entry {

@@ -17,7 +17,6 @@
 #include "driver.h"
 #include "dst.h"
 #include "stage.h"
-#include "tier.h"
 
 static uint64_t opt_chunk = GFSP_STAGE_CHUNK_DEFAULT;
 static int64_t opt_compress = -1;

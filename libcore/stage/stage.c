@@ -45,7 +45,6 @@
 #include "core.h"
 #include "dst.h"
 #include "stage.h"
-#include "tier.h"
 #include "zfile.h"
 
 #define OOM(err) gfsp_error_set(err, GFSP_ENOMEM, "out of memory")

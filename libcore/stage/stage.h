@@ -1,9 +1,8 @@
 /*
  * stage.h - the stage wing (libcore/stage/): moving job data between
  * shared and node-local storage (stage-in, stage-out, the asynchronous
- * mover).  Uses base, store, split (dst.h) and, of its own level, the
- * cache's node tier (file identities, %h paths), which it fills.  The
- * commands' glue is in the driver wing.  Included by libcore/ and cmd/
+ * mover).  Uses base, store and split (dst.h) only.  The commands' glue is
+ * in the driver wing.  Included by libcore/ and cmd/
  * only.
  *
  * Three layers, each usable without the next:

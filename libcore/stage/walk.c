@@ -12,7 +12,6 @@
 
 #include "core.h"
 #include "stage.h"
-#include "tier.h"
 
 #define OOM(err) gfsp_error_set(err, GFSP_ENOMEM, "out of memory")
 

@@ -38,7 +38,6 @@
 #include "dst.h"
 #include "pipe.h"
 #include "stage.h"
-#include "tier.h"
 #include "zfile.h"
 
 #define OOM(err) gfsp_error_set(err, GFSP_ENOMEM, "out of memory")

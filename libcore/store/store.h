@@ -1,9 +1,9 @@
 /*
  * store.h - the store wing (libcore/store/): the storage interface, one
  * table of operations per backend, chosen once from the path scheme, with
- * confinement below a root and the whole-file helpers.  Above base, below
- * every other wing: it knows no split format.  Included by libcore/ and
- * cmd/ only.
+ * confinement below a root, the whole-file helpers and file identity
+ * keys.  Above base, below every other wing: it knows no split format.
+ * Included by libcore/ and cmd/ only.
  *
  *   "/data/x", "rel/x"           -> posix  (store_posix.c)
  *   "gfarm:///x", "gfarm://h:p/x" -> gfarm  (store_gfarm.c, when built)
@@ -242,6 +242,14 @@ const char *gfsp_file_path(const struct gfsp_file *f);
  */
 int gfsp_confine(const char *root, struct gfsp_error *err);
 void gfsp_unconfine(const char *root);
+
+/* The identity key of a file as st describes it now: a changed file is
+ * another file (its size, mtime and ctime to the nanosecond, inode, Gfarm
+ * generation, and its path). */
+uint64_t gfsp_file_key(const char *path, const struct gfsp_stat *st);
+
+/* Do a and b describe one version of a file (the fields of its key)? */
+int gfsp_same_identity(const struct gfsp_stat *a, const struct gfsp_stat *b);
 
 /*
  * Whole-file helpers over the wrappers above: the file in one malloc'd

@@ -1,7 +1,7 @@
 #!/bin/bash
 # layers.sh - libcore's wings only point down (tools/layers.py): no
 # #include and no call (the objects' symbol tables) from a wing into one
-# above it or beside it (stage may use cache), no preload header inside
+# above it or beside it, no preload header inside
 # libcore.  The check itself is shown to fail on a copy of the tree with
 # an include, and an object with a call, that point up.
 . "$(dirname "$0")/../lib.sh"
