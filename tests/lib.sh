@@ -269,3 +269,49 @@ gfarm_down() {
 	[ -n "${_gfarm_base:-}" ] || return 0
 	GFARM_BASE=$_gfarm_base "$GFARM_FIXTURE/stop.sh"
 }
+
+# ---- the emulated cluster (tests/cluster.sh) ---------------------------------
+#   need_cluster K [UP-OPTS]   up a cluster of K nodes for this script (its own
+#                              name, addresses and port), down at exit; SKIP
+#                              the whole script (exit 0) where it cannot be
+#                              built, with the reason
+#   crun [-n N] [-ppn P] [-nodes K] CMD..   mpiexec across the nodes, with the
+#                              timeout (no GFSPLIT_NODE: nodes are real)
+#   cexec NODE CMD..           one command on node NODE (1..K) or "head"
+# need_cluster sets CW (a work dir every node sees, at the same path, under
+# the cluster's shared storage), CLUSTER_K, CLUSTER_LOCAL (the node-local
+# directory, the same path on every node), CLUSTER_DIR (the state dir:
+# nodeK/local, nodeK/shm and nodeK/tmp are node K's, seen from the host),
+# node_host K (node K's host name) and GFARM_CONFIG_FILE.
+CLUSTER=$TOP/tests/cluster.sh
+need_cluster() {
+	_ck=$1; shift
+	export GFSPLIT_CLUSTER=${GFSPLIT_CLUSTER:-gft}
+	export GFSPLIT_CLUSTER_NET=${GFSPLIT_CLUSTER_NET:-198.18.2}
+	export GFSPLIT_CLUSTER_PORT=${GFSPLIT_CLUSTER_PORT:-20681}
+	export GFSPLIT_CLUSTER_KEEP="$BIN $UNIT ${GFSPLIT_CLUSTER_KEEP:-}"
+	at_exit '"$CLUSTER" down'
+	trap 'exit 129' HUP
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	CLUSTER_QUIET=1 timeout -k 5 120 "$CLUSTER" up "$_ck" "$@" 2>"$TMPD/.cluster-up"
+	_crc=$?
+	if [ "$_crc" -eq 77 ]; then
+		skip "emulated cluster" "$(sed -n 's/^SKIP: cluster: //p' "$TMPD/.cluster-up" | head -n 1)"
+		finish
+		exit 0
+	elif [ "$_crc" -ne 0 ]; then
+		not_ok "up an emulated cluster of $_ck nodes (tests/cluster.sh exit $_crc)" \
+			"$(tail -n 20 "$TMPD/.cluster-up")"
+		finish
+		exit 1
+	fi
+	eval "$("$CLUSTER" env)"
+	CLUSTER_DIR=$GFSPLIT_CLUSTER_DIR
+	CW=$(mktemp -d "$CLUSTER_SHARED/$_tname.XXXXXX")
+	chmod 755 "$CW"
+	unset GFSPLIT_NODE
+}
+node_host() { echo "$GFSPLIT_CLUSTER-n$1"; }
+crun() { timeout -k 5 "$TEST_TIMEOUT" "$CLUSTER" run "$@"; }
+cexec() { timeout -k 5 "$TEST_TIMEOUT" "$CLUSTER" exec "$@"; }

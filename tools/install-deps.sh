@@ -9,10 +9,12 @@ set -eu
 # preload library, checked with h5diff and h5dump (tests/cmd/mpiio_hdf5.sh);
 # clang libclang-rt-14-dev: clang 14 and its libFuzzer and sanitizer
 # runtimes (only recommended by clang, so named here) for the fuzz
-# harnesses (make fuzz, tests/cmd/fuzz.sh)
+# harnesses (make fuzz, tests/cmd/fuzz.sh);
+# iproute2 iputils-ping: the emulated cluster's namespaces, bridge, links
+# and their shaping (ip, tc), and its reachability check (tests/cluster.sh)
 PKGS="build-essential pkg-config python3 mpich libmpich-dev libjson-c-dev libxxhash-dev
 libzstd-dev zstd libibverbs-dev util-linux gfmd gfsd gfarm-client libgfarm-dev
-libhdf5-mpich-dev hdf5-tools clang libclang-rt-14-dev"
+libhdf5-mpich-dev hdf5-tools clang libclang-rt-14-dev iproute2 iputils-ping"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -1,0 +1,457 @@
+#!/bin/bash
+# tests/cluster.sh - an emulated cluster on one machine, for the tests and
+# the benchmarks: K nodes, each a network namespace with its own UTS
+# namespace (host name) and mount namespace (its own /dev/shm, /tmp and
+# node-local directory), joined to a bridge on the host by a veth pair.
+#
+#   head (the host's network namespace): bridge BR  NET.1/24, mpiexec, gfmd
+#     |-- veth --  node 1: NAME-n1  NET.11  gfsd, ranks
+#     |-- veth --  node 2: NAME-n2  NET.12  gfsd, ranks  ...
+#
+#   tests/cluster.sh up K [--rate RATE] [--delay DELAY] [--no-gfarm]
+#   tests/cluster.sh run [-n N] [-ppn P] [-nodes K] [MPIEXEC-OPTS..] CMD..
+#   tests/cluster.sh exec NODE|head CMD..    one command on a node
+#   tests/cluster.sh env                     export lines for a shell (eval)
+#   tests/cluster.sh shape RATE [DELAY] | unshape
+#   tests/cluster.sh kill NODE               tear one node down (a fault)
+#   tests/cluster.sh down
+#
+# NODE is a node's number (1..K) or host name.  Every node mounts, in its
+# own mount namespace only:
+#   /dev/shm       a tmpfs of its own (made once, kept across commands)
+#   /tmp           DIR/nodeK/tmp
+#   DIR/local      DIR/nodeK/local: the node-local directory, at the same
+#                  path on every node, like /local on a real cluster
+# and sees everything else as the host does; DIR/shared is storage every
+# node shares (a parallel file system's place).  Names resolve through
+# /etc/netns/NS/hosts on the nodes and a hosts file bound over /etc/hosts
+# in the head's own mount namespace (`exec head`, `run`): the host's
+# /etc/hosts is never edited.
+#
+# With Gfarm (the default): gfmd runs in the head, each node runs a gfsd
+# registered under the node's host name, so a file a rank creates lands on
+# its own node's gfsd; GFARM_CONFIG_FILE is DIR/gfarm/gfarm2.conf.
+#
+# `run` launches MPICH's hydra with a launcher that enters a node
+# (tests/cluster-exec), so ranks see their node's name, shm, network.
+#
+# Environment:
+#   GFSPLIT_CLUSTER       the cluster's name           (gfc)
+#   GFSPLIT_CLUSTER_NET   its /24 in 198.18.0.0/15     (198.18.1)
+#   GFSPLIT_CLUSTER_DIR   its state dir                (/var/tmp/gfsplit-cluster.NAME)
+#   GFSPLIT_CLUSTER_PORT  gfmd's port                  (20671)
+#   GFSPLIT_CLUSTER_SHM   size of each node's /dev/shm (256m)
+# Addresses are in the benchmarking range 198.18.0.0/15 (RFC 2544) only.
+# `up` first removes what a crashed run left; `down` removes every
+# namespace, link, mount, daemon and directory `up` made.  Exit status 77
+# (and "SKIP: reason" on stderr) where the machine cannot build a cluster.
+# shellcheck disable=SC2015 # a && b || die
+set -u
+PATH="$PATH:/usr/sbin:/sbin"
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+NAME=${GFSPLIT_CLUSTER:-gfc}
+NET=${GFSPLIT_CLUSTER_NET:-198.18.1}
+DIR=${GFSPLIT_CLUSTER_DIR:-/var/tmp/gfsplit-cluster.$NAME}
+GFMD_PORT=${GFSPLIT_CLUSTER_PORT:-20671}
+GFSD_PORT=$((GFMD_PORT + 1))
+SHM_SIZE=${GFSPLIT_CLUSTER_SHM:-256m}
+BR=${NAME}br
+HEAD=$NAME-head
+
+die() { echo "cluster: ERROR: $*" >&2; exit 1; }
+skip() { echo "SKIP: cluster: $*" >&2; exit 77; }
+say() { [ -n "${CLUSTER_QUIET:-}" ] || echo "cluster: $*" >&2; }
+
+case $NAME in *[!a-z0-9]* | "" | ?????????*)
+	die "GFSPLIT_CLUSTER '$NAME': 1-8 characters a-z 0-9" ;; esac
+case $NET in 198.1[89].[0-9] | 198.1[89].[0-9][0-9] | 198.1[89].[0-9][0-9][0-9]) ;;
+*) die "GFSPLIT_CLUSTER_NET '$NET': must be a /24 in 198.18.0.0/15 (198.18.X or 198.19.X)" ;;
+esac
+
+node_ns() { echo "$NAME-n$1"; }
+node_host() { echo "$NAME-n$1"; }
+node_ip() { echo "$NET.$((10 + $1))"; }
+head_ip() { echo "$NET.1"; }
+veth() { echo "$NAME$1h"; }
+
+# K of the running cluster (0 if none)
+nodes() { [ -r "$DIR/K" ] && cat "$DIR/K" || echo 0; }
+
+# node number from a number or host name, or die
+node_num() {
+	local k=${1#"$NAME"-n} n
+	n=$(nodes)
+	case $k in '' | *[!0-9]*) die "no node '$1' in cluster $NAME" ;; esac
+	((k >= 1 && k <= n)) || die "no node '$1' in cluster $NAME (nodes 1..$n)"
+	echo "$k"
+}
+
+# ---- can it be built here? -------------------------------------------------
+can_build() {
+	local c
+	[ "$(id -u)" = 0 ] || skip "needs root (network, UTS and mount namespaces)"
+	for c in ip unshare nsenter mount hostname; do
+		command -v $c >/dev/null 2>&1 || skip "'$c' not found"
+	done
+	unshare --uts --mount true 2>/dev/null ||
+		skip "cannot make UTS and mount namespaces (no CAP_SYS_ADMIN)"
+	ip netns list >/dev/null 2>&1 || skip "'ip netns' does not work here"
+}
+
+# The state dir: ours (root's, not a symlink), or absent.
+check_dir() {
+	if [ -L "$DIR" ] || { [ -e "$DIR" ] && [ "$(stat -c %u "$DIR")" != 0 ]; }; then
+		die "$DIR: not a directory of root's (a symlink or another user's); refusing it"
+	fi
+}
+
+# ---- teardown ----------------------------------------------------------------
+# Kill every process inside node k's network namespace.
+kill_node_procs() {
+	local ns pids t
+	ns=$(node_ns "$1")
+	for t in 1 2 3 4 5 6 7 8 9 10; do
+		pids=$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')
+		[ -n "${pids// /}" ] || return 0
+		# shellcheck disable=SC2086 # a list of pids
+		if ((t < 4)); then kill -TERM $pids 2>/dev/null; else kill -KILL $pids 2>/dev/null; fi
+		sleep 0.2
+	done
+}
+stop_pidfile() {	# $1 pid file: the daemon, and its session
+	local pid p t
+	pid=$(cat "$1" 2>/dev/null) || return 0
+	[ -n "$pid" ] || return 0
+	for p in $(ps -eo pid=,sid= | awk -v s="$pid" '$2 == s {print $1}'); do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for ((t = 0; t < 30; t++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	for p in $(ps -eo pid=,sid= | awk -v s="$pid" '$2 == s {print $1}'); do
+		kill -KILL "$p" 2>/dev/null
+	done
+	rm -f "$1"
+}
+down() {
+	local ns k
+	check_dir
+	for ns in $(ip netns list 2>/dev/null | awk -v p="$NAME-n" \
+	    'index($1, p) == 1 && substr($1, length(p) + 1) ~ /^[0-9]+$/ {print $1}'); do
+		k=${ns#"$NAME"-n}
+		kill_node_procs "$k"
+		ip link del "$(veth "$k")" 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+		rm -rf "/etc/netns/$ns"
+	done
+	for k in $(ip -o link show 2>/dev/null | awk -F': ' -v p="$NAME" \
+	    '{ n = $2; sub(/@.*/, "", n) } index(n, p) == 1 && substr(n, length(p) + 1) ~ /^[0-9]+h$/ {print n}'); do
+		ip link del "$k" 2>/dev/null
+	done
+	ip link del "$BR" 2>/dev/null
+	[ -e "$DIR/gfarm/gfmd.pid" ] && stop_pidfile "$DIR/gfarm/gfmd.pid"
+	if [ -d "$DIR" ]; then
+		for k in "$DIR"/node*/shm "$DIR"/local; do
+			mountpoint -q "$k" 2>/dev/null && umount -l "$k"
+		done
+		rm -rf "$DIR"
+	fi
+	return 0
+}
+
+# ---- entering a node -----------------------------------------------------------
+# exec_node K CMD..: CMD in node K's namespaces, host name and mounts.
+# Paths under the host's /tmp that the node must still see (this tree, if
+# it lives there, and $GFSPLIT_CLUSTER_KEEP) are bound back in after the
+# node's own /tmp is mounted over it.
+exec_node() {
+	local k=$1 ns keep= p
+	shift
+	ns=$(node_ns "$k")
+	[ -d "$DIR/node$k" ] || die "node $k of cluster $NAME is down"
+	for p in "$TOP" ${GFSPLIT_CLUSTER_KEEP:-}; do
+		case $p in /tmp/?*) keep="$keep ${p#/tmp/}" ;; esac
+	done
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	exec ip netns exec "$ns" unshare --uts --mount --propagation private -- \
+		/bin/sh -c 'hostname "$1" && mount --bind /tmp "$2/host-tmp" &&
+			mount --bind "$2/tmp" /tmp && for p in $4; do
+				mkdir -p "/tmp/$p" && mount --bind "$2/host-tmp/$p" "/tmp/$p" || exit 1
+			done &&
+			mount --bind "$2/shm" /dev/shm && mount --bind "$2/local" "$3" &&
+			shift 4 && exec "$@"' \
+		cluster-exec "$(node_host "$k")" "$DIR/node$k" "$DIR/local" "$keep" "$@"
+}
+# exec_head CMD..: CMD in the host's network, with the cluster's names.
+exec_head() {
+	[ -r "$DIR/hosts" ] || die "cluster $NAME is not up (no $DIR/hosts)"
+	# shellcheck disable=SC2016
+	exec unshare --mount --propagation private -- /bin/sh -c \
+		'mount --bind "$1" /etc/hosts && shift && exec "$@"' \
+		cluster-exec "$DIR/hosts" "$@"
+}
+
+# ---- links -------------------------------------------------------------------------
+# shape_dev DEV RATE DELAY [NS]: RATE (tbf) and DELAY (netem) on DEV's egress
+shape_dev() {
+	local dev=$1 rate=$2 delay=$3 ex=()
+	[ -n "${4:-}" ] && ex=(ip netns exec "$4")
+	"${ex[@]}" tc qdisc del dev "$dev" root 2>/dev/null
+	if [ -n "$delay" ] && [ -n "$rate" ]; then
+		"${ex[@]}" tc qdisc add dev "$dev" root handle 1: netem delay "$delay" limit 10000 &&
+			"${ex[@]}" tc qdisc add dev "$dev" parent 1: handle 2: tbf rate "$rate" \
+				burst 256kb latency 100ms
+	elif [ -n "$rate" ]; then
+		# a bucket of at least one (GSO) packet; 256 KiB is 2 ms at 1 Gbit/s
+		"${ex[@]}" tc qdisc add dev "$dev" root tbf rate "$rate" burst 256kb latency 100ms
+	elif [ -n "$delay" ]; then
+		"${ex[@]}" tc qdisc add dev "$dev" root netem delay "$delay" limit 10000
+	fi
+}
+shape() {	# RATE [DELAY]: every node's link, both ways
+	local k n rate=${1:-} delay=${2:-}
+	n=$(nodes)
+	((n > 0)) || die "cluster $NAME is not up"
+	if [ -n "$rate$delay" ]; then
+		command -v tc >/dev/null 2>&1 || skip "'tc' not found (iproute2)"
+	fi
+	for ((k = 1; k <= n; k++)); do
+		[ -d "$DIR/node$k" ] || continue
+		shape_dev "$(veth "$k")" "$rate" "$delay" &&
+			shape_dev eth0 "$rate" "$delay" "$(node_ns "$k")" ||
+			die "tc cannot shape node $k's link (rate '$rate', delay '$delay'): sch_tbf/sch_netem?"
+	done
+	printf '%s %s\n' "${rate:--}" "${delay:--}" >"$DIR/shape"
+}
+
+# ---- up ------------------------------------------------------------------------------
+hosts_file() {	# the names of head and nodes, for /etc/hosts
+	local k
+	printf '127.0.0.1\tlocalhost\n::1\tlocalhost\n%s\t%s\n' "$(head_ip)" "$HEAD"
+	for ((k = 1; k <= $1; k++)); do
+		printf '%s\t%s\n' "$(node_ip "$k")" "$(node_host "$k")"
+	done
+}
+make_net() {
+	local k=$1 ns v
+	ns=$(node_ns "$k")
+	v=$(veth "$k")
+	ip netns add "$ns" || skip "cannot create network namespace $ns"
+	ip link add "$v" type veth peer name "${v%h}c" || skip "cannot create a veth pair"
+	ip link set "${v%h}c" netns "$ns" &&
+		ip link set "$v" master "$BR" &&
+		ip link set "$v" up &&
+		ip netns exec "$ns" ip link set "${v%h}c" name eth0 &&
+		ip netns exec "$ns" ip addr add "$(node_ip "$k")/24" dev eth0 &&
+		ip netns exec "$ns" ip link set eth0 up &&
+		ip netns exec "$ns" ip link set lo up ||
+		die "cannot configure node $k's link"
+	mkdir -p "/etc/netns/$ns" && hosts_file "$K" >"/etc/netns/$ns/hosts" ||
+		die "cannot write /etc/netns/$ns/hosts"
+}
+make_fs() {
+	local k=$1 d=$DIR/node$1
+	mkdir -p "$d/tmp" "$d/shm" "$d/local" "$d/host-tmp" && chmod 1777 "$d/tmp" "$d/local" &&
+		mount -t tmpfs -o "size=$SHM_SIZE,mode=1777,nosuid,nodev" "gfsplit-$NAME-n$k" "$d/shm" ||
+		die "cannot make node $k's /tmp, /dev/shm and local directory under $d"
+}
+ping_all() {	# every node reaches the head and the next node
+	local k t
+	for ((k = 1; k <= K; k++)); do
+		for t in 1 2 3 4 5 6 7 8 9 10; do
+			ip netns exec "$(node_ns "$k")" ping -c 1 -W 1 "$(head_ip)" >/dev/null 2>&1 && break
+			sleep 0.2
+		done
+		((t < 10)) || die "node $k cannot reach the head at $(head_ip) (bridge filtered?)"
+	done
+	if ((K > 1)); then
+		ip netns exec "$(node_ns 1)" ping -c 1 -W 1 "$(node_ip 2)" >/dev/null 2>&1 ||
+			die "node 1 cannot reach node 2 (bridge netfilter drops bridged traffic?)"
+	fi
+}
+
+gfarm_conf() {
+	local g=$DIR/gfarm common
+	mkdir -p "$g/run" "$g/log" "$g/journal" && chmod 700 "$g" || die "cannot make $g"
+	common="auth enable sharedsecret *
+shared_key_file $g/shared_key
+sockopt keepalive
+sockopt tcp_nodelay
+minimum_free_disk_space 16M
+schedule_busy_load_thresh 50"
+	# one client configuration for the head and every node; fail fast when
+	# a daemon is down instead of retrying for 30 s
+	cat >"$g/gfarm2.conf" <<EOF
+metadb_server_host $HEAD
+metadb_server_port $GFMD_PORT
+$common
+gfmd_reconnection_timeout 5
+no_file_system_node_timeout 5
+EOF
+	printf '_gfarmfs root\n_gfarmmd root\n' >"$g/usermap"
+	cat >"$g/gfmd.conf" <<EOF
+metadb_server_host $HEAD
+metadb_server_port $GFMD_PORT
+admin_user root
+$common
+local_user_map $g/usermap
+metadb_replication disable
+metadb_journal_dir $g/journal
+EOF
+	cat >"$g/gfsd.conf" <<EOF
+metadb_server_host $HEAD
+metadb_server_port $GFMD_PORT
+$common
+local_user_map $g/usermap
+spool_check_level disable
+EOF
+	chmod 644 "$g/gfarm2.conf" && chmod 600 "$g/gfmd.conf" "$g/gfsd.conf"
+}
+# every gfsd authenticated and reporting a load average
+gfsd_up() {
+	local up k
+	up=$(timeout 15 "$0" exec head gfhost -l 2>/dev/null |
+	    awk '$2 ~ /^[sgG]$/ && $1 ~ /\// {print $5}') || return 1
+	for ((k = 1; k <= K; k++)); do
+		grep -Fqx "$(node_host "$k")" <<<"$up" || return 1
+	done
+}
+gfarm_up() {
+	local g=$DIR/gfarm k t arch
+	for c in gfmd gfsd gfkey gfhost gfls gfmkdir; do
+		command -v $c >/dev/null 2>&1 || die "'$c' not found (the Gfarm packages: tools/install-deps.sh)"
+	done
+	export GFARM_CONFIG_FILE=$g/gfarm2.conf
+	gfarm_conf
+	(exec 3<>"/dev/tcp/127.0.0.1/$GFMD_PORT") 2>/dev/null &&
+		die "port $GFMD_PORT is in use (GFSPLIT_CLUSTER_PORT)"
+	gfkey -f -p 31536000 >/dev/null 2>&1 || die "gfkey failed"
+	# no daemon inherits a caller's descriptors beyond stdio
+	"$0" exec head gfmd -f "$g/gfmd.conf" -P "$g/gfmd.pid" -F "$g/log/gfmd.log" -L info \
+		</dev/null >/dev/null 2>&1 9<&- || die "gfmd failed to start (see $g/log/gfmd.log)"
+	for ((t = 0; t < 100; t++)); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$GFMD_PORT") 2>/dev/null && break
+		sleep 0.1
+	done
+	timeout 20 "$0" exec head gfls / >/dev/null || die "gfmd does not answer (see $g/log/gfmd.log)"
+	arch=$(gfarm.arch.guess 2>/dev/null || echo x86_64-unknown-linux)
+	for ((k = 1; k <= K; k++)); do
+		mkdir -p "$g/spool$k" && chmod 700 "$g/spool$k"
+		timeout 20 "$0" exec head gfhost -c -a "$arch" -p "$GFSD_PORT" -n "$(nproc)" \
+			"$(node_host "$k")" || die "gfhost -c $(node_host "$k") failed"
+		"$0" exec "$k" gfsd -f "$g/gfsd.conf" -h "$(node_host "$k")" -l "$(node_ip "$k")" \
+			-r "$g/spool$k" -P "$g/gfsd$k.pid" -F "$g/log/gfsd$k.log" -L info \
+			</dev/null >/dev/null 2>&1 9<&- || die "gfsd of node $k failed to start"
+	done
+	for ((t = 0; t < 150; t++)); do gfsd_up && break; sleep 0.2; done
+	gfsd_up || die "gfsd(s) did not come up: $(timeout 10 "$0" exec head gfhost -l 2>&1 | tr '\n' ';')"
+}
+
+up() {
+	local rate= delay= gfarm=1 k
+	K=${1:-}
+	case $K in '' | *[!0-9]*) die "usage: cluster.sh up K [--rate RATE] [--delay DELAY] [--no-gfarm]" ;; esac
+	((K >= 1 && K <= 64)) || die "K must be 1..64"
+	shift
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--rate) rate=${2:?}; shift ;;
+		--delay) delay=${2:?}; shift ;;
+		--no-gfarm) gfarm= ;;
+		*) die "up: unknown option '$1'" ;;
+		esac
+		shift
+	done
+	can_build
+	check_dir
+	down	# what a crashed run left
+	if ip -4 -o addr show | grep -q " inet $NET\."; then
+		die "addresses in $NET.0/24 are in use here (GFSPLIT_CLUSTER_NET)"
+	fi
+	mkdir -p "$DIR" && chmod 755 "$DIR" || die "cannot make $DIR"
+	trap 'down' EXIT
+	mkdir -p "$DIR/shared" "$DIR/local" && chmod 1777 "$DIR/shared" || die "cannot make $DIR/shared"
+	hosts_file "$K" >"$DIR/hosts"
+	ip link add "$BR" type bridge || skip "cannot create a bridge"
+	ip addr add "$(head_ip)/24" dev "$BR" && ip link set "$BR" up ||
+		die "cannot configure bridge $BR"
+	echo "$K" >"$DIR/K"
+	for ((k = 1; k <= K; k++)); do
+		make_fs "$k"
+		make_net "$k"
+	done
+	ping_all
+	[ -n "$rate$delay" ] && shape "$rate" "$delay"
+	[ -n "$gfarm" ] && gfarm_up
+	trap - EXIT
+	say "up: $K nodes $(node_host 1)..$(node_host "$K") on $NET.0/24 (bridge $BR), state $DIR${gfarm:+, Gfarm on port $GFMD_PORT}"
+}
+
+# ---- run --------------------------------------------------------------------------
+# run [-n N] [-ppn P] [-nodes K] [MPIEXEC-OPTS..] CMD..: N ranks, P per
+# node, on the first K nodes (default: all nodes, 1 per node)
+run() {
+	local n= ppn=1 k hosts= i opts=()
+	k=$(nodes)
+	((k > 0)) || die "cluster $NAME is not up"
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-n | -np) n=$2; shift 2 ;;
+		-ppn) ppn=$2; shift 2 ;;
+		-nodes) k=$2; shift 2 ;;
+		--) shift; break ;;
+		-*) opts+=("$1" "$2"); shift 2 ;;
+		*) break ;;
+		esac
+	done
+	[ $# -gt 0 ] || die "run: no command"
+	for ((i = 1; i <= k; i++)); do
+		[ -d "$DIR/node$i" ] && hosts="$hosts${hosts:+,}$(node_host "$i"):$ppn"
+	done
+	[ -n "$hosts" ] || die "run: no node is up"
+	: "${n:=$((k * ppn))}"
+	# the launcher enters each node (tests/cluster-exec); the proxies reach
+	# mpiexec over the bridge; nothing is forked on the head
+	HYDRA_LAUNCHER_AUTOFORK=0 GFSPLIT_CLUSTER=$NAME GFSPLIT_CLUSTER_DIR=$DIR \
+		GFSPLIT_CLUSTER_NET=$NET GFSPLIT_CLUSTER_PORT=$GFMD_PORT \
+		exec_head mpiexec -launcher rsh -launcher-exec "$TOP/tests/cluster-exec" \
+		-iface "$BR" -hosts "$hosts" -n "$n" "${opts[@]}" "$@"
+}
+
+env_lines() {
+	echo "export GFSPLIT_CLUSTER=$NAME GFSPLIT_CLUSTER_DIR=$DIR GFSPLIT_CLUSTER_NET=$NET GFSPLIT_CLUSTER_PORT=$GFMD_PORT"
+	[ -r "$DIR/gfarm/gfarm2.conf" ] && echo "export GFARM_CONFIG_FILE=$DIR/gfarm/gfarm2.conf"
+	echo "CLUSTER_K=$(nodes) CLUSTER_SHARED=$DIR/shared CLUSTER_LOCAL=$DIR/local"
+}
+
+kill_node() {
+	local k
+	k=$(node_num "$1")
+	kill_node_procs "$k"
+	ip link del "$(veth "$k")" 2>/dev/null
+	ip netns del "$(node_ns "$k")" 2>/dev/null
+	rm -rf "/etc/netns/$(node_ns "$k")"
+	mountpoint -q "$DIR/node$k/shm" && umount -l "$DIR/node$k/shm"
+	rm -rf "$DIR/node$k"
+	say "node $k ($(node_host "$k")) torn down"
+}
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case $cmd in
+up) up "$@" ;;
+down) down ;;
+run) run "$@" ;;
+exec)
+	[ $# -ge 2 ] || die "usage: cluster.sh exec NODE|head CMD.."
+	if [ "$1" = head ] || [ "$1" = "$HEAD" ]; then shift; exec_head "$@"; fi
+	k=$(node_num "$1")
+	shift
+	exec_node "$k" "$@" ;;
+env) env_lines ;;
+shape) shape "${1:?usage: cluster.sh shape RATE [DELAY]}" "${2:-}" ;;
+unshape) shape "" "" ;;
+kill) kill_node "${1:?usage: cluster.sh kill NODE}" ;;
+-h | --help | help | "")
+	sed -n '2,/^# shellcheck/p' "$0" | sed '$d; s/^# \{0,1\}//'
+	[ -n "$cmd" ] ;;
+*) die "unknown command '$cmd' (up, run, exec, env, shape, unshape, kill, down)" ;;
+esac

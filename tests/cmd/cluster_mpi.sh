@@ -1,0 +1,112 @@
+#!/bin/bash
+# cluster_mpi.sh - the emulated cluster itself (tests/cluster.sh): 3 nodes,
+# 2 ranks each, launched by MPICH's hydra through tests/cluster-exec.
+#   - every rank's MPI_Get_processor_name and gethostname are its node's
+#     host name; MPI_COMM_TYPE_SHARED groups the ranks by node; each node
+#     has a /dev/shm of its own, shared by its ranks;
+#   - point-to-point and one-sided (MPI_Get, passive target) bytes arrive
+#     whole between nodes (tests/unit/mpi_nodes);
+#   - a file a node writes to its /tmp, /dev/shm or local directory is that
+#     node's alone; the shared directory is everyone's;
+#   - gfsplit's own node identity (stat-layout's placement of a split file
+#     written on the cluster) follows the nodes, with no GFSPLIT_NODE;
+#   - the head resolves the nodes' names, each node its peers', and the
+#     host's /etc/hosts is untouched;
+#   - `down` leaves no namespace, link, mount or directory behind.
+. "$(dirname "$0")/../lib.sh"
+
+hosts_sum=$(cksum </etc/hosts)
+need_cluster 3 --no-gfarm
+
+# ---- MPI across the nodes
+if crun -ppn 2 "$UNIT/mpi_nodes" >"$TMPD/nodes.out" 2>"$TMPD/nodes.err"; then
+	ok "mpi_nodes on 3 nodes x 2 ranks"
+else
+	not_ok "mpi_nodes on 3 nodes x 2 ranks" "$(tail -n 15 "$TMPD/nodes.err")"
+fi
+grep -qx "data ok" "$TMPD/nodes.out" && ok "MPI_Sendrecv and MPI_Get bytes right between nodes" ||
+	not_ok "MPI_Sendrecv and MPI_Get bytes right between nodes" "$(cat "$TMPD/nodes.out" "$TMPD/nodes.err")"
+if python3 - "$TMPD/nodes.out" "$GFSPLIT_CLUSTER" >"$TMPD/py.out" 2>&1 <<'EOF'
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if l[0].isdigit()]
+name = sys.argv[2]
+assert len(rows) == 6, "%d ranks reported" % len(rows)
+shm = {}
+for r, proc, host, nsize, root, dev in rows:
+    r, nsize, root = int(r), int(nsize), int(root)
+    want = "%s-n%d" % (name, r // 2 + 1)	# hydra fills each node in turn
+    assert proc == want, "rank %d: processor name %s, wanted %s" % (r, proc, want)
+    assert host == want, "rank %d: host name %s, wanted %s" % (r, host, want)
+    assert nsize == 2 and root == r - r % 2, "rank %d: node comm of %d, root %d" % (r, nsize, root)
+    shm.setdefault(host, set()).add(dev)
+assert all(len(v) == 1 for v in shm.values()), "ranks of one node see different /dev/shm: %s" % shm
+devs = [next(iter(v)) for v in shm.values()]
+assert len(set(devs)) == 3, "nodes share a /dev/shm: %s" % shm
+print("ok")
+EOF
+then ok "processor and host names are the nodes'; MPI_COMM_TYPE_SHARED and /dev/shm per node"
+else not_ok "processor and host names are the nodes'; MPI_COMM_TYPE_SHARED and /dev/shm per node" \
+	"$(cat "$TMPD/py.out" "$TMPD/nodes.out")"; fi
+
+# ---- node-local storage
+bad=""
+for k in 1 2 3; do
+	cexec "$k" sh -c "echo n$k > /tmp/who && echo n$k > /dev/shm/who && echo n$k > $CLUSTER_LOCAL/who && echo n$k > $CW/who$k" ||
+		bad="$bad write on node $k failed;"
+done
+for k in 1 2 3; do
+	for f in /tmp/who /dev/shm/who "$CLUSTER_LOCAL/who"; do
+		got=$(cexec "$k" cat "$f" 2>&1)
+		[ "$got" = "n$k" ] || bad="$bad node $k reads '$got' from $f;"
+	done
+	[ "$(cat "$CW/who$k" 2>&1)" = "n$k" ] || bad="$bad $CW/who$k not shared;"
+	[ "$(cat "$CLUSTER_DIR/node$k/local/who" 2>&1)" = "n$k" ] || bad="$bad node $k local dir not in its place;"
+done
+[ -e /tmp/who ] || [ -e /dev/shm/who ] && bad="$bad the host sees a node's file in /tmp or /dev/shm;"
+[ -z "$bad" ] && ok "each node's /tmp, /dev/shm and local dir are its own; the shared dir is everyone's" ||
+	not_ok "each node's /tmp, /dev/shm and local dir are its own; the shared dir is everyone's" "$bad"
+
+# ---- names
+h1=$(node_host 1)
+h3=$(node_host 3)
+check "node 1 resolves node 3's name" cexec 1 getent hosts "$h3"
+check "the head resolves node 1's name" cexec head getent hosts "$h1"
+[ "$(cksum </etc/hosts)" = "$hosts_sum" ] && ok "the host's /etc/hosts is untouched" ||
+	not_ok "the host's /etc/hosts is untouched"
+
+# ---- gfsplit's node identity: parts of a split file by writer's node
+make_file "$CW/src" $((6 * 65536)) 3
+if crun -ppn 2 "$BIN/pcp-split" -b 64k "$CW/src" "$CW/sp" >"$TMPD/split.out" 2>&1 &&
+    "$BIN/stat-layout" --json "$CW/sp" >"$TMPD/st.json" 2>"$TMPD/st.err"; then
+	ok "pcp-split on 3 nodes x 2 ranks; stat-layout reads it"
+	if python3 - "$TMPD/st.json" "$GFSPLIT_CLUSTER" >"$TMPD/py.out" 2>&1 <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+name = sys.argv[2]
+text = json.dumps(j)
+for k in (1, 2, 3):
+    assert "%s-n%d" % (name, k) in text, "node %d not in the layout" % k
+assert "localhost" not in text
+print("ok")
+EOF
+	then ok "the split file's layout names the 3 real nodes"
+	else not_ok "the split file's layout names the 3 real nodes" "$(cat "$TMPD/py.out")" "$(head -c 1500 "$TMPD/st.json")"; fi
+	check "gfsplit-merge on node 2 gives the source back" cexec 2 "$BIN/gfsplit-merge" "$CW/sp" "$CW/back"
+	same_bytes "merged bytes equal the source" "$CW/src" "$CW/back"
+else
+	not_ok "pcp-split on 3 nodes x 2 ranks; stat-layout reads it" "$(tail -n 10 "$TMPD/split.out" "$TMPD/st.err")"
+fi
+
+# ---- down
+"$CLUSTER" down 2>"$TMPD/down.err"
+left=$(ip netns list 2>/dev/null | grep -c "^$GFSPLIT_CLUSTER-n")
+links=$(ip -o link show 2>/dev/null | grep -c ": $GFSPLIT_CLUSTER")
+mnts=$(grep -c "$CLUSTER_DIR" /proc/mounts)
+if [ "$left" -eq 0 ] && [ "$links" -eq 0 ] && [ "$mnts" -eq 0 ] && [ ! -e "$CLUSTER_DIR" ] &&
+    [ ! -e "/etc/netns/$GFSPLIT_CLUSTER-n1" ]; then
+	ok "down removes namespaces, links, mounts and the state dir"
+else
+	not_ok "down removes namespaces, links, mounts and the state dir" \
+		"netns $left links $links mounts $mnts dir $(ls -d "$CLUSTER_DIR" 2>&1)" "$(cat "$TMPD/down.err")"
+fi
+finish
