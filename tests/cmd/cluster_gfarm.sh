@@ -1,0 +1,73 @@
+#!/bin/bash
+# cluster_gfarm.sh - split-write on a Gfarm whose gfsd really are on the
+# ranks' nodes: the emulated cluster (tests/cluster.sh), 3 nodes of 2 ranks,
+# a gfsd per node under the node's host name, no GFSPLIT_NODE and no
+# --hosts or GFSPLIT_GFARM_HOSTS (the node is found from MPI and the part
+# placed on the gfsd of the writer's own host name):
+#   - pcp-split: every part on its writer's node, one location file per
+#     node on that node, all read back from Gfarm (stat-layout, gfwhere);
+#   - gfsplit-merge from another node and from every node returns the
+#     source byte for byte;
+#   - an unmodified MPI-IO program (tests/unit/mpi_iopat, IOR's segmented
+#     pattern through a view) under the preload writes the same bytes as on
+#     plain MPICH, each part on its writer's node; read back with other
+#     ranks on other nodes through a cyclic view.
+. "$(dirname "$0")/../lib.sh"
+need_gfarm
+need_cluster 3
+. "$TOP/tests/mpiio_lib.sh"
+PROG=$UNIT/mpi_iopat
+cexec head gfmkdir /t || not_ok "gfmkdir /t"
+J=$TMPD/st.json
+
+# placed DESC GFPATH NPROCS PPN: stat-layout --json says every rank's part
+# is on the node of the rank (hydra fills each node in turn), and gfwhere
+# puts loc.k on node k+1
+placed() {
+	if ! cexec head "$BIN/stat-layout" --json "gfarm://$2" >"$J" 2>"$TMPD/st.err"; then
+		not_ok "$1" "stat-layout: $(tail -n 3 "$TMPD/st.err")"
+		return
+	fi
+	got=$(json_get "$J" '" ".join("%s:%s" % (r["replicas"][0], r["on_writer_node"]) for r in j["ranks"])' 2>&1)
+	want=""
+	for ((r = 0; r < $3; r++)); do want="$want${want:+ }$(node_host $((r / $4 + 1))):True"; done
+	bad=""
+	[ "$got" = "$want" ] || bad="parts: got [$got], want [$want];"
+	for ((k = 0; k < $3 / $4; k++)); do
+		w=$(cexec head gfwhere "$2/loc.$k" 2>&1 | tr -s ' \n' ' ')
+		case " $w " in *" $(node_host $((k + 1))) "*) ;; *) bad="$bad loc.$k on [$w];" ;; esac
+	done
+	[ -z "$bad" ] && ok "$1" || not_ok "$1" "$bad"
+}
+
+make_file "$CW/src" $((3 * 1048576 + 4321)) 11
+check "pcp-split on 3 nodes x 2 ranks to gfarm:///t/a.split, no --hosts" \
+	crun -ppn 2 "$BIN/pcp-split" -b 256k "$CW/src" gfarm:///t/a.split
+placed "  each part on its writer's node, loc.k on node k (read from Gfarm)" /t/a.split 6 2
+check "  stat-layout --check" cexec head "$BIN/stat-layout" --check gfarm:///t/a.split
+check "gfsplit-merge on node 3 alone" cexec 3 "$BIN/gfsplit-merge" gfarm:///t/a.split "$CW/back1"
+same_bytes "  gives the source back" "$CW/src" "$CW/back1"
+check "gfsplit-merge with a rank on every node" crun "$BIN/gfsplit-merge" gfarm:///t/a.split "$CW/back3"
+same_bytes "  gives the source back" "$CW/src" "$CW/back3"
+
+# ---- an unmodified MPI-IO program under the preload
+if [ -f "$PRELOAD" ]; then
+	opts="--block=65536 --transfer=16384 --segments=5"
+	# shellcheck disable=SC2086 # options split on purpose
+	check "mpi_iopat ior-view on plain MPICH, 3 nodes x 2 ranks, to shared storage" \
+		crun -ppn 2 env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}malloc_fill_byte=0" \
+		"$PROG" ior-view write "$CW/plain" $opts
+	# shellcheck disable=SC2086
+	check "  the same through the preload to gfarm:///t/f" \
+		crun -ppn 2 env LD_PRELOAD="$PRE" GFSPLIT_SPLIT_FILES="gfarm:///t/*" \
+		"$PROG" ior-view write gfarm:///t/f $opts --api=large --sync
+	placed "  each part on its writer's node, loc.k on node k" /t/f 6 2
+	check "  merged on node 2" cexec 2 "$BIN/gfsplit-merge" gfarm:///t/f "$CW/merged"
+	same_bytes "  the same bytes as plain MPICH wrote" "$CW/plain" "$CW/merged"
+	# shellcheck disable=SC2086
+	check "  read back through the preload by 3 ranks on 3 nodes (cyclic view)" \
+		crun env LD_PRELOAD="$PRE" "$PROG" cyclic read gfarm:///t/f $opts
+else
+	skip "MPI-IO through the preload on the cluster" "no $PRELOAD (make builds it)"
+fi
+finish
