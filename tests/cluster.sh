@@ -40,7 +40,7 @@
 #   GFSPLIT_CLUSTER_NET   its /24 in 198.18.0.0/15     (198.18.1)
 #   GFSPLIT_CLUSTER_DIR   its state dir                (/var/tmp/gfsplit-cluster.NAME)
 #   GFSPLIT_CLUSTER_PORT  gfmd's port                  (20671)
-#   GFSPLIT_CLUSTER_SHM   size of each node's /dev/shm (256m)
+#   GFSPLIT_CLUSTER_SHM   size of each node's /dev/shm (25%, of RAM)
 # Addresses are in the benchmarking range 198.18.0.0/15 (RFC 2544) only.
 # `up` first removes what a crashed run left; `down` removes every
 # namespace, link, mount, daemon and directory `up` made.  Exit status 77
@@ -54,7 +54,7 @@ NET=${GFSPLIT_CLUSTER_NET:-198.18.1}
 DIR=${GFSPLIT_CLUSTER_DIR:-/var/tmp/gfsplit-cluster.$NAME}
 GFMD_PORT=${GFSPLIT_CLUSTER_PORT:-20671}
 GFSD_PORT=$((GFMD_PORT + 1))
-SHM_SIZE=${GFSPLIT_CLUSTER_SHM:-256m}
+SHM_SIZE=${GFSPLIT_CLUSTER_SHM:-25%}
 BR=${NAME}br
 HEAD=$NAME-head
 

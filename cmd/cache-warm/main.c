@@ -114,6 +114,7 @@ static const struct gfsp_cmd cmd = {
 	.min_args = 1,
 	.max_args = -1,
 	.uses_mpi = 1,
+	.mpi_multiple = 1,	/* the cache's progress thread */
 	.run = run,
 };
 

@@ -10,7 +10,22 @@
  *             reads, before every rank has zeroed its region)
  *   get/put:  MPI_Get / MPI_Put, complete at flush (MPI_Win_flush)
  *   *64:      accumulate-class calls on MPI_UINT64_T, flushed at once
- *   destroy:  unlock_all -> Win_free -> Comm_free
+ *   destroy:  (progress thread joined) -> unlock_all -> Win_free ->
+ *             Comm_free
+ *
+ * Progress.  Where MPI serves RMA as active messages (MPICH ch4:ucx over
+ * TCP: UCX emulates get and put in software), an operation on a rank
+ * completes only when that rank's process enters MPI.  A rank that
+ * computes for seconds without an MPI call then stalls every peer that
+ * reads a block it holds, for as long as it computes (measured on the
+ * emulated cluster: 2.8 s for a 2 s computation; tests/cmd/cluster_cache.sh).
+ * So when MPI was initialised with MPI_THREAD_MULTIPLE, the "mpi"
+ * transport runs a progress thread: every GFSPLIT_CACHE_PROGRESS_US
+ * microseconds (default 200; 0 turns it off) it calls MPI_Iprobe on the
+ * window's communicator, which drives MPI's progress engine and with it
+ * the peers' operations on this rank's region.  cache-warm and the cache
+ * preload initialise MPI so; an application that links the library and
+ * initialises MPI with a lower level gets no thread and the stall.
  *
  * Atomicity of the 64-bit words.  MPI makes accumulate-class calls atomic
  * against each other only under the window's "accumulate_ops" hint, whose
@@ -33,12 +48,14 @@
  * not atomic against each other.
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -56,7 +73,14 @@ struct os_mpi {
 	int rank, nprocs;
 	uint64_t *size;			/* [nprocs]: every rank's region size */
 	unsigned char **peer;		/* shm: [nprocs] every region, mapped */
+	pthread_t progress;		/* mpi: the progress thread, if on */
+	int progress_on;
+	atomic_int progress_stop;
+	long progress_ns;		/* its period */
 };
+
+#define PROGRESS_US_DEFAULT	200
+#define PROGRESS_TAG		0x6f73	/* never sent: probed only */
 
 static struct os_mpi *
 os_mpi(struct gfsp_os *w)
@@ -335,11 +359,62 @@ fail:
 	return rc;
 }
 
+/* the progress thread: MPI_Iprobe, which drives MPI's progress engine,
+ * every progress_ns until told to stop */
+static void *
+progress_main(void *arg)
+{
+	struct os_mpi *m = arg;
+	struct timespec ts = { 0, m->progress_ns };
+	int flag;
+
+	while (!atomic_load(&m->progress_stop)) {
+		MPI_Iprobe(MPI_ANY_SOURCE, PROGRESS_TAG, m->comm, &flag,
+			   MPI_STATUS_IGNORE);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/* Start the progress thread where MPI allows calls from it (see the top
+ * of the file); a rank that cannot start one goes on without. */
+static void
+progress_start(struct os_mpi *m)
+{
+	const char *e = getenv("GFSPLIT_CACHE_PROGRESS_US");
+	long us = PROGRESS_US_DEFAULT;
+	int level = MPI_THREAD_SINGLE;
+
+	if (e != NULL && *e != '\0')
+		us = strtol(e, NULL, 10);
+	if (us <= 0 || MPI_Query_thread(&level) != MPI_SUCCESS ||
+	    level != MPI_THREAD_MULTIPLE)
+		return;
+	m->progress_ns = GFSP_MIN(us, 999999L) * 1000L;
+	atomic_store(&m->progress_stop, 0);
+	m->progress_on = pthread_create(&m->progress, NULL, progress_main,
+					m) == 0;
+}
+
+static void
+progress_stop(struct os_mpi *m)
+{
+	if (!m->progress_on)
+		return;
+	atomic_store(&m->progress_stop, 1);
+	pthread_join(m->progress, NULL);
+	m->progress_on = 0;
+}
+
 static int
 mpi_create(MPI_Comm comm, size_t bytes, size_t zero, struct gfsp_os **out,
 	   struct gfsp_error *err)
 {
-	return window_create(comm, bytes, zero, 0, out, err);
+	int rc = window_create(comm, bytes, zero, 0, out, err);
+
+	if (rc == 0)
+		progress_start((struct os_mpi *)*out);
+	return rc;
 }
 
 static void
@@ -349,6 +424,7 @@ mpi_destroy(struct gfsp_os *w)
 
 	if (m == NULL)
 		return;
+	progress_stop(m);
 	/* MPI_Win_free waits for every rank, so nobody still reads or
 	 * writes this region when it goes */
 	MPI_Win_unlock_all(m->win);

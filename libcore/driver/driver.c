@@ -429,7 +429,8 @@ gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv)
 	int rank = 0, nprocs = 1, provided = 0, rc, all, first = 0, level;
 
 	if (cmd->uses_mpi) {
-		if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED,
+		if (MPI_Init_thread(&argc, &argv, cmd->mpi_multiple ?
+				    MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED,
 				    &provided) != MPI_SUCCESS) {
 			fprintf(stderr, "%s: cannot initialize MPI\n",
 				cmd->name);

@@ -48,6 +48,8 @@ struct gfsp_cmd {
 	const struct gfsp_opt *opts;	/* terminated by a zeroed entry */
 	int min_args, max_args;		/* positional arguments */
 	int uses_mpi;			/* 0: plain program, no MPI_Init */
+	int mpi_multiple;		/* MPI_THREAD_MULTIPLE, for the
+					 * cache's progress thread */
 	int daemon;			/* runs until asked to end: no
 					 * --timeout (the mover) */
 	/* run: argc/argv are the positional arguments; return 0 or 1.

@@ -182,17 +182,18 @@ settings(void)
 /* --------------------------------------------------------- the cache */
 
 /* After MPICH's init: the cache, if it is wanted and can be. */
+/* begin: level is the program's: MPI_THREAD_MULTIPLE if it asked for it,
+ * and only then do its other threads read through the cache */
 static void
-begin(void)
+begin(int level)
 {
 	struct gfsp_error err;
 	char size[32], block[32];
-	int level = MPI_THREAD_SINGLE, nprocs, rc;
+	int nprocs, rc;
 
 	hk_inside = 1;
 	MPI_Comm_rank(MPI_COMM_WORLD, &ch_rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-	MPI_Query_thread(&level);
 	if (!settings())
 		goto out;
 	gfsp_error_clear(&err);
@@ -305,23 +306,33 @@ end(void)
 
 /* ------------------------------------------------------ the MPI calls */
 
+/*
+ * MPI is initialised with MPI_THREAD_MULTIPLE whatever the program asked:
+ * the cache's "mpi" transport then runs a progress thread, so that a rank
+ * computing without MPI calls does not stall the peers reading its blocks
+ * (libcore/cache/onesided_mpi.c).  The program is told the level it asked
+ * for, where MPI gave at least that, and uses MPI as it would have.
+ */
 int
 MPI_Init(int *argc, char ***argv)
 {
-	int rc = PMPI_Init(argc, argv);
+	int provided;
+	int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
 
 	if (rc == MPI_SUCCESS)
-		begin();
+		begin(MPI_THREAD_SINGLE);
 	return rc;
 }
 
 int
 MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-	int rc = PMPI_Init_thread(argc, argv, required, provided);
+	int rc = PMPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, provided);
 
+	if (rc == MPI_SUCCESS && *provided > required)
+		*provided = required;
 	if (rc == MPI_SUCCESS)
-		begin();
+		begin(*provided);
 	return rc;
 }
 

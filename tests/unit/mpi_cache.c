@@ -6,7 +6,11 @@
  * asserts on them.
  *
  *   mpi_cache PATTERN FILE [--groups G] [--block B] [--cache C]
- *             [--ratio R] [--reads N] [--size S] [--passes K]
+ *             [--ratio R] [--reads N] [--size S] [--passes K] [--ref REF]
+ *
+ * REF, if given, is another path holding FILE's bytes that the reads are
+ * compared with instead of FILE (so that the storage under FILE serves
+ * the cache alone, and its side can count what the cache read).
  *   seq      every rank reads the whole file in order, S bytes a read
  *            (default: the block size), all at once: concentrated access
  *   random   every rank reads N random S-byte pieces (seeded by rank)
@@ -19,6 +23,14 @@
  *            a test hook gives rank 1's slot a new token between the data
  *            and the check (a replacement during the copy): rank 0 must
  *            notice (retries >= 1) and still return the right bytes
+ *   busy     2+ ranks: each rank loads its strided share of the blocks;
+ *            then rank 0 computes for --busy seconds with no MPI call
+ *            while every other rank reads the blocks rank 0 holds.  The
+ *            JSON's "busy" says how long rank 0 computed and how long the
+ *            slowest other rank took for its reads, and whether every
+ *            other rank had finished before rank 0 made an MPI call again
+ *            (passive-target progress that needs the target would make
+ *            them wait for it)
  *
  * Exit 0 if every byte matched on every rank, 1 otherwise (one line per
  * failure on stderr: "mpi_cache: rank R: ...").
@@ -164,7 +176,8 @@ main(int argc, char **argv)
 		{ "cache", 1, NULL, 'c' }, { "ratio", 1, NULL, 'r' },
 		{ "reads", 1, NULL, 'n' }, { "size", 1, NULL, 's' },
 		{ "passes", 1, NULL, 'k' }, { "local-dir", 1, NULL, 'l' },
-		{ "transport", 1, NULL, 't' },
+		{ "transport", 1, NULL, 't' }, { "busy", 1, NULL, 'B' },
+		{ "ref", 1, NULL, 'R' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct gfsp_cache_opts o = { 0 };
@@ -174,10 +187,12 @@ main(int argc, char **argv)
 	struct gfsp_error err;
 	uint64_t size, piece = 0, nreads = 64, passes = 1, off, x, i, k;
 	unsigned char *got, *want;
-	const char *pat, *path;
-	int opt, all = 0;
+	const char *pat, *path, *refpath = NULL;
+	double busy = 2, t0, busy_done = 0, others = 0, mine = 0;
+	int opt, all = 0, during = 1;
 
-	MPI_Init(&argc, &argv);
+	/* as cache-warm does: the transport's progress thread needs it */
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &opt);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
 	o.singlet_ratio = -1;
@@ -192,13 +207,15 @@ main(int argc, char **argv)
 		case 'k': passes = parse(optarg); break;
 		case 'l': o.local_dir = optarg; break;
 		case 't': o.transport = optarg; break;
+		case 'B': busy = atof(optarg); break;
+		case 'R': refpath = optarg; break;
 		default: MPI_Finalize(); return 2;
 		}
 	}
 	if (argc - optind != 2) {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpi_cache seq|random|strided|"
-			    "changed|replace FILE [options]\n");
+			    "changed|replace|busy FILE [options]\n");
 		MPI_Finalize();
 		return 2;
 	}
@@ -210,8 +227,8 @@ main(int argc, char **argv)
 		MPI_Finalize();
 		return 1;
 	}
-	if (gfsp_open(path, GFSP_O_RDONLY, 0, &ref, &err) != 0 ||
-	    gfsp_cache_open(c, path, &f, &err) != 0) {
+	if (gfsp_open(refpath ? refpath : path, GFSP_O_RDONLY, 0, &ref,
+	    &err) != 0 || gfsp_cache_open(c, path, &f, &err) != 0) {
 		fprintf(stderr, "mpi_cache: rank %d: cannot open '%s': %s\n",
 		    rank, path, err.msg[0] ? err.msg : "open failed");
 		bad = 1;
@@ -265,6 +282,29 @@ main(int argc, char **argv)
 			if (hook_calls == 0)
 				say("the copy hook never ran", 0, 0);
 		}
+	} else if (f != NULL && strcmp(pat, "busy") == 0 && nprocs >= 2) {
+		for (off = (uint64_t)rank * piece; off < size;
+		    off += (uint64_t)nprocs * piece)
+			check_read(f, off, piece, got, want);
+		MPI_Barrier(MPI_COMM_WORLD);
+		t0 = MPI_Wtime();
+		if (rank == 0) {
+			while (MPI_Wtime() - t0 < busy)
+				;	/* computing: no MPI call */
+			busy_done = MPI_Wtime();
+		} else {
+			for (off = 0; off < size; off += (uint64_t)nprocs *
+			    piece)
+				check_read(f, off, piece, got, want);
+			mine = MPI_Wtime();
+		}
+		/* MPI_Wtime is global here (one clock for every node) */
+		MPI_Allreduce(&mine, &others, 1, MPI_DOUBLE, MPI_MAX,
+		    MPI_COMM_WORLD);
+		MPI_Bcast(&busy_done, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+		during = others < busy_done;
+		busy_done -= t0;
+		others -= t0;
 	} else if (f != NULL) {
 		if (rank == 0)
 			fprintf(stderr, "mpi_cache: unknown pattern '%s' (or "
@@ -283,6 +323,10 @@ main(int argc, char **argv)
 		    (unsigned long long)gfsp_cache_block_size(c),
 		    gfsp_cache_transport(c));
 		gfsp_cache_stats_json(stdout, &sum);
+		if (strcmp(pat, "busy") == 0)
+			printf(",\"busy\":{\"computed_s\":%.3f,"
+			    "\"others_read_s\":%.3f,\"done_during\":%s}",
+			    busy_done, others, during ? "true" : "false");
 		printf("}\n");
 		fflush(stdout);
 	}

@@ -1,0 +1,124 @@
+#!/bin/bash
+# cluster_cache.sh - the cooperative cache and cache-warm on the emulated
+# cluster (tests/cluster.sh): ranks on nodes 1-3 (2 each), the data file
+# on Gfarm stored on node 4's gfsd alone, so every byte read from shared
+# storage crosses node 4's link, where it is counted (the storage side,
+# not our own statistics):
+#   - the transport is "mpi" across nodes; "shm" is refused, naming why;
+#   - cache-warm --keep part: one tier per node, in that node's own
+#     /dev/shm (the default directory), the blocks partitioned over the
+#     nodes byte for byte; node 4's link sent the file once;
+#   - a job after the warm reads every byte right and nothing from shared
+#     storage: its tier, then blocks from the other nodes' tiers over the
+#     network; node 4's link sent nothing;
+#   - with 2 groups and no tiers: at most 2 reads of a block from storage
+#     (and at most 2 x the file over node 4's link);
+#   - a rank computing for 2 s with no MPI call while the others read the
+#     blocks it holds does not stall them: they finish while it computes
+#     (the transport's progress thread; without it they waited for it).
+. "$(dirname "$0")/../lib.sh"
+need_gfarm
+need_cluster 4
+PROG=$UNIT/mpi_cache
+WARM=$BIN/cache-warm
+J=$TMPD/j.json
+TIER=/dev/shm/gfsplit-cache-$(id -u)
+
+F=$CW/data
+NB=24
+make_file "$F" $((NB * 1048576 - 1000)) 5	# 24 blocks of 1 MiB, a short last one
+SIZE=$(stat -c %s "$F")
+cexec head gfmkdir /c || not_ok "gfmkdir /c"
+check "the data file on node 4's gfsd alone" cexec 4 gfreg -h "$(node_host 4)" "$F" /c/data
+where=$(cexec head gfwhere /c/data 2>&1)
+[ "$where" = "$(node_host 4)" ] || not_ok "  gfwhere says node 4" "$where"
+D=gfarm:///c/data
+
+# node 4's link: bytes it sent (the host side of its veth received them)
+sent4() { cat "/sys/class/net/${GFSPLIT_CLUSTER}4h/statistics/rx_bytes"; }
+# json_ok DESC EXPR: EXPR over the JSON j of $J (c: j["cache"], t: j["total"])
+json_ok() {
+	if python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1])); c = j.get("cache", {}); t = j.get("total", {})
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$J" "$2" 2>"$TMPD/py"; then ok "$1"
+	else not_ok "$1" "$2" "$(cat "$J")" "$(tail -n 3 "$TMPD/py")"; fi
+}
+# job DESC ARGS..: mpi_cache on nodes 1-3, 2 ranks each; its JSON in $J
+job() {
+	_d=$1; shift
+	if crun -nodes 3 -ppn 2 "$PROG" "$@" --ref "$F" >"$TMPD/j.out" 2>"$TMPD/j.err" &&
+	    grep '^{' "$TMPD/j.out" | tail -n 1 >"$J"; then ok "$_d"
+	else not_ok "$_d" "mpi_cache $*" "$(tail -n 8 "$TMPD/j.err" "$TMPD/j.out")"; return 1; fi
+}
+
+# ---- transports across nodes
+job "a cache over 3 nodes, 2 groups, no tier: every byte right" seq "$D" --block 1M --cache 16M --groups 2 &&
+	json_ok "  the transport is mpi, at most 2 storage reads a block" \
+		"j['transport'] == 'mpi' and t['max_storage_reads_per_block'] <= 2 and t['peer_copies'] > 0"
+expect_exit "the shm transport across nodes is refused" 1 \
+	crun -nodes 3 -ppn 2 "$PROG" seq "$D" --block 1M --transport shm
+output_has "  saying the ranks are on more than one node" "more than one node"
+
+# ---- cache-warm: a tier per node in its own /dev/shm
+b0=$(sent4)
+if crun -nodes 3 -ppn 2 "$WARM" --json -b 1M --keep part "$D" >"$J" 2>"$TMPD/w.err"; then
+	ok "cache-warm --keep part on 3 nodes x 2 ranks"
+else
+	not_ok "cache-warm --keep part on 3 nodes x 2 ranks" "$(tail -n 8 "$TMPD/w.err")"
+fi
+b1=$(sent4)
+json_ok "  3 nodes, the file written to the tiers once, a block read once" \
+	"j['nodes'] == 3 and j['bytes_written'] == $SIZE and c['max_storage_reads_per_block'] == 1"
+[ $((b1 - b0)) -ge "$SIZE" ] && [ $((b1 - b0)) -le $((SIZE + SIZE / 10)) ] &&
+	ok "  node 4's link sent the file once ($((b1 - b0)) bytes for $SIZE)" ||
+	not_ok "  node 4's link sent the file once" "$((b1 - b0)) bytes for $SIZE"
+if python3 - "$CLUSTER_DIR" "$F" "$TIER" >"$TMPD/t.out" 2>&1 <<'EOF'
+import json, os, sys
+cdir, src, tier = sys.argv[1:4]
+data = open(src, "rb").read()
+held = []
+for k in (1, 2, 3):
+    d = os.path.join(cdir, "node%d" % k, "shm", os.path.basename(tier))
+    maps = [json.load(open(os.path.join(d, m))) for m in os.listdir(d) if m.endswith(".map")]
+    assert len(maps) == 1, "node %d: %d maps" % (k, len(maps))
+    m = maps[0]
+    bs = m["block_size"]
+    nb = (len(data) + bs - 1) // bs
+    bits = bytes.fromhex(m["have"])
+    have = {j for j in range(nb) if bits[j // 8] >> (j % 8) & 1}
+    blob = open(os.path.join(d, m["data"]), "rb").read()
+    for j in have:
+        assert blob[j * bs:(j + 1) * bs] == data[j * bs:(j + 1) * bs], "node %d: block %d differs" % (k, j)
+    held.append(have)
+assert set().union(*held) == set(range(nb)), "not every block is held"
+assert sum(len(h) for h in held) == nb, "a block held twice: %s" % [len(h) for h in held]
+assert all(held), "a node holds nothing: %s" % [len(h) for h in held]
+assert not os.path.exists(os.path.join(cdir, "node4", "shm", os.path.basename(tier)))
+print([len(h) for h in held])
+EOF
+then ok "  each node's tier in its own /dev/shm, the blocks partitioned, byte for byte"
+else not_ok "  each node's tier in its own /dev/shm, the blocks partitioned, byte for byte" "$(cat "$TMPD/t.out")"; fi
+if grep -lF "$F" "$TIER"/*.map >/dev/null 2>&1; then
+	not_ok "  nothing in the host's /dev/shm" "$(grep -lF "$F" "$TIER"/*.map)"
+else
+	ok "  nothing in the host's /dev/shm"
+fi
+
+b0=$(sent4)
+job "a job after the warm (3 nodes x 2 ranks) reads every byte right" seq "$D" --block 1M --cache 16M --local-dir "$TIER" &&
+	json_ok "  nothing from shared storage: the tiers, and blocks from the other nodes" \
+		"t['storage_reads'] == 0 and t['tier_reads'] > 0 and t['peer_copies'] > 0 and t['published'] == $NB"
+b1=$(sent4)
+[ $((b1 - b0)) -lt $((SIZE / 10)) ] && ok "  node 4's link sent no file data ($((b1 - b0)) bytes)" ||
+	not_ok "  node 4's link sent no file data" "$((b1 - b0)) bytes"
+
+# ---- a busy rank does not stall the others
+job "rank 0 computes 2 s without MPI while the others read its blocks" busy "$D" --block 1M --cache 16M --busy 2 &&
+	json_ok "  they finished before it made an MPI call again" "j['busy']['done_during'] and j['busy']['computed_s'] >= 2"
+echo "# busy, with the progress thread: $(json_get "$J" 'j["busy"]' 2>&1)"
+if GFSPLIT_CACHE_PROGRESS_US=0 crun -nodes 3 -ppn 2 "$PROG" busy "$D" --block 1M --cache 16M --busy 2 \
+    >"$TMPD/j.out" 2>&1; then
+	echo "# busy, without it (GFSPLIT_CACHE_PROGRESS_US=0): $(grep -o '"busy".*' "$TMPD/j.out")"
+fi
+finish
