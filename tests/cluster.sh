@@ -13,7 +13,9 @@
 #   tests/cluster.sh exec NODE|head CMD..    one command on a node
 #   tests/cluster.sh env                     export lines for a shell (eval)
 #   tests/cluster.sh shape RATE [DELAY] | unshape
-#   tests/cluster.sh kill NODE               tear one node down (a fault)
+#   tests/cluster.sh kill NODE               a node fails: its processes, link,
+#                                            namespace and /dev/shm are gone
+#   tests/cluster.sh revive NODE             it boots again (its disk kept)
 #   tests/cluster.sh down
 #
 # NODE is a node's number (1..K) or host name.  Every node mounts, in its
@@ -74,6 +76,7 @@ node_ip() { echo "$NET.$((10 + $1))"; }
 head_ip() { echo "$NET.1"; }
 veth() { echo "$NAME$1h"; }
 
+node_alive() { [ -d "$DIR/node$1" ] && [ ! -e "$DIR/node$1/down" ]; }
 # K of the running cluster (0 if none)
 nodes() { [ -r "$DIR/K" ] && cat "$DIR/K" || echo 0; }
 
@@ -150,7 +153,7 @@ down() {
 	[ -e "$DIR/gfarm/gfmd.pid" ] && stop_pidfile "$DIR/gfarm/gfmd.pid"
 	if [ -d "$DIR" ]; then
 		for k in "$DIR"/node*/shm "$DIR"/local; do
-			mountpoint -q "$k" 2>/dev/null && umount -l "$k"
+			while mountpoint -q "$k" 2>/dev/null; do umount -l "$k" || break; done
 		done
 		rm -rf "$DIR"
 	fi
@@ -166,7 +169,7 @@ exec_node() {
 	local k=$1 ns keep= p
 	shift
 	ns=$(node_ns "$k")
-	[ -d "$DIR/node$k" ] || die "node $k of cluster $NAME is down"
+	node_alive "$k" || die "node $k of cluster $NAME is down"
 	for p in "$TOP" ${GFSPLIT_CLUSTER_KEEP:-}; do
 		case $p in /tmp/?*) keep="$keep ${p#/tmp/}" ;; esac
 	done
@@ -214,7 +217,7 @@ shape() {	# RATE [DELAY]: every node's link, both ways
 		command -v tc >/dev/null 2>&1 || skip "'tc' not found (iproute2)"
 	fi
 	for ((k = 1; k <= n; k++)); do
-		[ -d "$DIR/node$k" ] || continue
+		node_alive "$k" || continue
 		shape_dev "$(veth "$k")" "$rate" "$delay" &&
 			shape_dev eth0 "$rate" "$delay" "$(node_ns "$k")" ||
 			die "tc cannot shape node $k's link (rate '$rate', delay '$delay'): sch_tbf/sch_netem?"
@@ -314,6 +317,12 @@ gfsd_up() {
 		grep -Fqx "$(node_host "$k")" <<<"$up" || return 1
 	done
 }
+gfsd_start() {	# K: node K's gfsd, inside node K
+	local g=$DIR/gfarm k=$1
+	"$0" exec "$k" gfsd -f "$g/gfsd.conf" -h "$(node_host "$k")" -l "$(node_ip "$k")" \
+		-r "$g/spool$k" -P "$g/gfsd$k.pid" -F "$g/log/gfsd$k.log" -L info \
+		</dev/null >/dev/null 2>&1 9<&- || die "gfsd of node $k failed to start"
+}
 gfarm_up() {
 	local g=$DIR/gfarm k t arch
 	for c in gfmd gfsd gfkey gfhost gfls gfmkdir; do
@@ -337,9 +346,7 @@ gfarm_up() {
 		mkdir -p "$g/spool$k" && chmod 700 "$g/spool$k"
 		timeout 20 "$0" exec head gfhost -c -a "$arch" -p "$GFSD_PORT" -n "$(nproc)" \
 			"$(node_host "$k")" || die "gfhost -c $(node_host "$k") failed"
-		"$0" exec "$k" gfsd -f "$g/gfsd.conf" -h "$(node_host "$k")" -l "$(node_ip "$k")" \
-			-r "$g/spool$k" -P "$g/gfsd$k.pid" -F "$g/log/gfsd$k.log" -L info \
-			</dev/null >/dev/null 2>&1 9<&- || die "gfsd of node $k failed to start"
+		gfsd_start "$k"
 	done
 	for ((t = 0; t < 150; t++)); do gfsd_up && break; sleep 0.2; done
 	gfsd_up || die "gfsd(s) did not come up: $(timeout 10 "$0" exec head gfhost -l 2>&1 | tr '\n' ';')"
@@ -404,7 +411,7 @@ run() {
 	done
 	[ $# -gt 0 ] || die "run: no command"
 	for ((i = 1; i <= k; i++)); do
-		[ -d "$DIR/node$i" ] && hosts="$hosts${hosts:+,}$(node_host "$i"):$ppn"
+		node_alive "$i" && hosts="$hosts${hosts:+,}$(node_host "$i"):$ppn"
 	done
 	[ -n "$hosts" ] || die "run: no node is up"
 	: "${n:=$((k * ppn))}"
@@ -422,16 +429,45 @@ env_lines() {
 	echo "CLUSTER_K=$(nodes) CLUSTER_SHARED=$DIR/shared CLUSTER_LOCAL=$DIR/local"
 }
 
+# kill K: node K fails: every process in it killed (its ranks, its gfsd),
+# its link and namespace gone, its memory (/dev/shm) lost; its disk (/tmp,
+# the local dir, the gfsd spool) stays for `revive`
 kill_node() {
 	local k
 	k=$(node_num "$1")
 	kill_node_procs "$k"
 	ip link del "$(veth "$k")" 2>/dev/null
 	ip netns del "$(node_ns "$k")" 2>/dev/null
-	rm -rf "/etc/netns/$(node_ns "$k")"
 	mountpoint -q "$DIR/node$k/shm" && umount -l "$DIR/node$k/shm"
-	rm -rf "$DIR/node$k"
-	say "node $k ($(node_host "$k")) torn down"
+	rm -f "$DIR/gfarm/gfsd$k.pid"
+	touch "$DIR/node$k/down"
+	say "node $k ($(node_host "$k")) killed"
+}
+# revive K: node K boots again (empty /dev/shm, its disk as it was, its gfsd)
+revive_node() {
+	local k
+	k=$(node_num "$1")
+	[ -e "$DIR/node$k/down" ] || die "node $k is not down"
+	K=$(nodes)
+	ip link del "$(veth "$k")" 2>/dev/null	# what a failed revive left
+	ip netns del "$(node_ns "$k")" 2>/dev/null
+	while mountpoint -q "$DIR/node$k/shm"; do umount -l "$DIR/node$k/shm" || break; done
+	# a boot empties /tmp; the local dir and the gfsd spool are disk
+	find "$DIR/node$k/tmp" -mindepth 1 -delete 2>/dev/null
+	make_fs "$k"
+	make_net "$k"
+	rm -f "$DIR/node$k/down"
+	[ -r "$DIR/shape" ] && read -r rate delay <"$DIR/shape" &&
+		shape_dev "$(veth "$k")" "${rate#-}" "${delay#-}" &&
+		shape_dev eth0 "${rate#-}" "${delay#-}" "$(node_ns "$k")"
+	if [ -d "$DIR/gfarm" ]; then
+		export GFARM_CONFIG_FILE=$DIR/gfarm/gfarm2.conf
+		gfsd_start "$k"
+		local t
+		for ((t = 0; t < 150; t++)); do gfsd_up && break; sleep 0.2; done
+		gfsd_up || die "the gfsd of node $k did not come back"
+	fi
+	say "node $k ($(node_host "$k")) up again"
 }
 
 cmd=${1:-}
@@ -450,8 +486,9 @@ env) env_lines ;;
 shape) shape "${1:?usage: cluster.sh shape RATE [DELAY]}" "${2:-}" ;;
 unshape) shape "" "" ;;
 kill) kill_node "${1:?usage: cluster.sh kill NODE}" ;;
+revive) revive_node "${1:?usage: cluster.sh revive NODE}" ;;
 -h | --help | help | "")
 	sed -n '2,/^# shellcheck/p' "$0" | sed '$d; s/^# \{0,1\}//'
 	[ -n "$cmd" ] ;;
-*) die "unknown command '$cmd' (up, run, exec, env, shape, unshape, kill, down)" ;;
+*) die "unknown command '$cmd' (up, run, exec, env, shape, unshape, kill, revive, down)" ;;
 esac

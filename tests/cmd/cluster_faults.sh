@@ -1,0 +1,110 @@
+#!/bin/bash
+# cluster_faults.sh - a node fails mid-run on the emulated cluster
+# (tests/cluster.sh kill: every process in the node killed, its ranks and
+# its gfsd, its link and namespace gone, its /dev/shm lost), 3 nodes of 2
+# ranks, links shaped so that the runs last seconds:
+#   - stage-in to the nodes' local dirs: the job ends with an error within
+#     the test's bound (no rank hangs), and no file on the surviving nodes
+#     is torn under its final name; after the node is back (`revive`), the
+#     same command again completes the tree everywhere and resumes (files
+#     already there are skipped);
+#   - pcp-split to Gfarm: the job ends with an error, nothing under the
+#     final name; after `revive`, the same command writes it whole, each
+#     part on its writer's node.
+. "$(dirname "$0")/../lib.sh"
+need_gfarm
+need_cluster 3 --rate 100mbit
+J=$TMPD/j.json
+LIM=60
+
+# killed_mid DESC NODE WHEN CMD..: CMD runs in the background; node NODE
+# is killed once the shell command WHEN is true (polled for up to 20 s);
+# ok if CMD then ends by itself, with an error, within LIM seconds (its
+# output in $TMPD/k.out)
+killed_mid() {
+	_d=$1 _n=$2 _w=$3; shift 3
+	timeout -k 5 $LIM "$@" >"$TMPD/k.out" 2>&1 &
+	_p=$!
+	_t=0
+	until eval "$_w" || [ $_t -ge 100 ]; do sleep 0.2; _t=$((_t + 1)); done
+	CLUSTER_QUIET=1 "$CLUSTER" kill "$_n"
+	wait $_p
+	_rc=$?
+	sed -n '1,4s/^/#   /p' "$TMPD/k.out"
+	if [ $_rc -ne 0 ] && [ $_rc -ne 124 ] && [ $_rc -ne 137 ]; then
+		ok "$_d (exit $_rc)"
+	else
+		not_ok "$_d" "exit $_rc (124/137: killed by the test's bound of $LIM s)" "$(tail -n 8 "$TMPD/k.out")"
+	fi
+}
+# no_torn DESC SRC DIR..: every regular file under each DIR whose name is
+# a source file's holds exactly the source's bytes
+no_torn() {
+	_d=$1 _s=$2; shift 2
+	if python3 - "$_s" "$@" >"$TMPD/torn" 2>&1 <<'EOF'
+import os, sys
+src = sys.argv[1]
+seen = 0
+for d in sys.argv[2:]:
+    for top, dirs, files in os.walk(d):
+        for n in files:
+            if n.startswith("."):
+                continue	# temporaries, under their own names
+            p = os.path.join(top, n)
+            s = os.path.join(src, os.path.relpath(p, d))
+            assert open(p, "rb").read() == open(s, "rb").read(), "torn: " + p
+            seen += 1
+print(seen, "final names checked")
+EOF
+	then ok "$_d: $(cat "$TMPD/torn")"; else not_ok "$_d" "$(cat "$TMPD/torn")"; fi
+}
+
+# ---- stage-in, node 3 fails
+S=$CW/src
+mkdir -p "$S"
+for i in 1 2 3 4 5 6; do make_file "$S/f$i" $((6 * 1048576 + i)) "$i"; done
+L=$CLUSTER_LOCAL/in
+# node 3 fails once node 1 has installed a file (the others are still
+# coming: 8 MiB/s a node)
+killed_mid "stage-in with node 3 killed mid-run ends with an error" 3 \
+	'ls "$CLUSTER_DIR"/node1/local/in/src/f? >/dev/null 2>&1' \
+	"$CLUSTER" run -ppn 2 "$BIN/stage-in" -c 1M --bwlimit 8M "$S" "$L"
+no_torn "  no torn file under a final name on nodes 1 and 2" "$S" \
+	"$CLUSTER_DIR/node1/local/in/src" "$CLUSTER_DIR/node2/local/in/src"
+check "node 3 boots again" "$CLUSTER" revive 3
+if crun -ppn 2 "$BIN/stage-in" --json -c 1M "$S" "$L" >"$J" 2>"$TMPD/err"; then
+	ok "the same stage-in again completes"
+else
+	not_ok "the same stage-in again completes" "$(tail -n 8 "$TMPD/err")"
+fi
+total=$(cat "$S"/f? | wc -c)
+json_true "  resuming: files already installed are skipped, the rest read once" \
+	"j['skipped'] > 0 and j['planned_bytes'] < $total and j['bytes_read'] == j['planned_bytes']"
+bad=""
+for k in 1 2 3; do
+	for i in 1 2 3 4 5 6; do
+		cmp -s "$S/f$i" "$CLUSTER_DIR/node$k/local/in/src/f$i" || bad="$bad node$k/f$i;"
+	done
+done
+[ -z "$bad" ] && ok "  every node has the whole tree" || not_ok "  every node has the whole tree" "$bad"
+
+# ---- pcp-split to Gfarm, node 2 fails
+make_file "$CW/big" $((24 * 1048576)) 9
+cexec head gfmkdir /t || not_ok "gfmkdir /t"
+# rank 0 (node 1) hangs in a write after 4 MiB (a stuck file system), so
+# node 2 fails while the job is still writing
+killed_mid "pcp-split to Gfarm with node 2 killed mid-run ends with an error" 2 'sleep 1.5' \
+	env GFSPLIT_FAULT=hang:0:4194304 "$CLUSTER" run -ppn 2 "$BIN/pcp-split" "$CW/big" gfarm:///t/out
+if cexec head gfls -d /t/out >/dev/null 2>&1; then
+	not_ok "  nothing under the final name" "$(cexec head gfls -l /t/out 2>&1)"
+else
+	ok "  nothing under the final name"
+fi
+check "node 2 boots again" "$CLUSTER" revive 2
+check "the same pcp-split again completes" crun -ppn 2 "$BIN/pcp-split" "$CW/big" gfarm:///t/out
+check "  merged, it is the source" cexec 1 "$BIN/gfsplit-merge" gfarm:///t/out "$CW/back"
+same_bytes "  byte for byte" "$CW/big" "$CW/back"
+got=$(cexec head "$BIN/stat-layout" --json gfarm:///t/out 2>&1 |
+	python3 -c 'import json,sys; j=json.load(sys.stdin); print(all(r["on_writer_node"] for r in j["ranks"]), len(j["ranks"]))' 2>&1)
+[ "$got" = "True 6" ] && ok "  every part on its writer's node" || not_ok "  every part on its writer's node" "$got"
+finish
