@@ -84,7 +84,7 @@
 #   BENCH_CACHE_GFARM_SEQ_FILE, _GFARM_STRIDED_FILE          (16M, 16M) [4M]
 #   BENCH_CACHE_GFARM_RANDOM_READS, _GFARM_RATIO_READS         (16, 32) [4, 8]
 #   BENCH_CACHE_GFARM_NODES, _GFARM_RATE, _GFARM_NET, _GFARM_GFMD_PORT,
-#   _GFARM_BASE      the cluster (4, 100mbit, 10.233, 20653,
+#   _GFARM_BASE      the cluster (4, 100mbit, 198.19.33, 20653,
 #                    /tmp/gfsplit-bench-cache-gfarm)
 #   BENCHBIN, BENCH_OUT  as in bench/run.sh
 # shellcheck disable=SC2015,SC2046,SC2086 # a && b || die; lists are split on purpose
@@ -120,7 +120,7 @@ G_RND_READS=${BENCH_CACHE_GFARM_RANDOM_READS:-$(q 16 4)}
 G_RAT_READS=${BENCH_CACHE_GFARM_RATIO_READS:-$(q 32 8)}
 K=${BENCH_CACHE_GFARM_NODES:-4}
 RATE=${BENCH_CACHE_GFARM_RATE:-100mbit}
-NET=${BENCH_CACHE_GFARM_NET:-10.233}
+NET=${BENCH_CACHE_GFARM_NET:-198.19.33}
 GFMD_PORT=${BENCH_CACHE_GFARM_GFMD_PORT:-20653}
 CB=${BENCH_CACHE_GFARM_BASE:-/tmp/gfsplit-bench-cache-gfarm}
 LIMIT=300		# seconds any one run may take

@@ -7,8 +7,8 @@
 # has its own bandwidth like a node's local disk in the seed paper (sec. 3):
 #
 #   root namespace: gfmd (all addresses, port GFMD_PORT), MPI ranks
-#     gfsbKr  NET.K.1/30 --[tbf RATE each way]-- NET.K.2/30  gfsbKn
-#                                                gfsb-nodeK: gfsd -l NET.K.2
+#     gfsbKr  NET.(4K+1)/30 --[tbf RATE each way]-- NET.(4K+2)/30  gfsbKn
+#                                                gfsb-nodeK: gfsd -l NET.(4K+2)
 #
 # Then, for N = 1, 2, 4 ranks writing the same SIZE bytes (median of REPS):
 #   a     N-1: all ranks write disjoint ranges of ONE Gfarm file, pinned to
@@ -37,7 +37,7 @@
 #   BENCH_GFARM_PCP_OPTS    extra pcp-split options     ("")
 #   BENCH_GFARM_RATE        tc rate per link and way    (100mbit)
 #   BENCH_GFARM_REPS        repetitions, median taken   (3)
-#   BENCH_GFARM_NET         first two octets            (10.231)
+#   BENCH_GFARM_NET         a /24 of 198.18.0.0/15      (198.19.31)
 #   BENCH_GFARM_GFMD_PORT   gfmd port                   (20651)
 #   BENCH_GFARM_BASE        state dir (wiped)           (/tmp/gfsplit-bench-gfarm)
 #   BIN, BENCHBIN, BENCH_OUT  as in bench/run.sh
@@ -55,7 +55,7 @@ PLAIN_RANKS=${BENCH_GFARM_PLAIN_RANKS:-"2 4"}
 RATE=${BENCH_GFARM_RATE:-100mbit}
 PCP_OPTS=${BENCH_GFARM_PCP_OPTS:-}
 REPS=${BENCH_GFARM_REPS:-3}
-NET=${BENCH_GFARM_NET:-10.231}
+NET=${BENCH_GFARM_NET:-198.19.31}
 GFMD_PORT=${BENCH_GFARM_GFMD_PORT:-20651}
 B=${BENCH_GFARM_BASE:-/tmp/gfsplit-bench-gfarm}
 LIMIT=150		# seconds any one timed command may take

@@ -7,8 +7,12 @@
 # tc limits in both directions, like a node's local disk in the seed paper:
 #
 #   root namespace: gfmd (all addresses, port GFMD_PORT), MPI ranks
-#     PFXKr  NET.K.1/30 --[tbf RATE each way]-- NET.K.2/30  PFXKn
-#                                              PFX-nodeK: gfsd -l NET.K.2
+#     PFXKr  NET.(4K+1)/30 --[tbf RATE each way]-- NET.(4K+2)/30  PFXKn
+#                                              PFX-nodeK: gfsd -l NET.(4K+2)
+#
+# NET is a /24 of the benchmarking range 198.18.0.0/15 (RFC 2544), three
+# octets (198.19.31); a node's link is a /30 of it, so K <= 63.  Nothing
+# else is accepted: never a private or a public range.
 #
 # The caller sets, before cluster_up:
 #   K, RATE, NET, GFMD_PORT    the cluster
@@ -66,8 +70,8 @@ size_bytes() {	# 4M, 4MiB, 4Ki, 4096 -> bytes
 	echo $((s * m))
 }
 node_ns() { echo "$CPFX-node$1"; }
-root_ip() { echo "$NET.$1.1"; }
-node_ip() { echo "$NET.$1.2"; }
+root_ip() { echo "$NET.$((4 * $1 + 1))"; }
+node_ip() { echo "$NET.$((4 * $1 + 2))"; }
 
 # ---- teardown: by pid/session, by name we created, always ---------------
 stop_session() {	# $1 pid file, $2 expected comm
@@ -112,7 +116,7 @@ cluster_teardown() {
 		[ -e "$CB/run/gfmd.pid" ] && stop_session "$CB/run/gfmd.pid" gfmd
 	fi
 	# gfsd's hard-coded local socket dirs (a clean exit removes them)
-	rm -rf /tmp/.gfarm-gfsd"$NET".*.2-"$GFSD_PORT"
+	for k in $(seq 1 63); do rm -rf "/tmp/.gfarm-gfsd$(node_ip "$k")-$GFSD_PORT"; done
 	for ns in $(ip netns list 2>/dev/null | awk -v p="$CPFX-node" \
 	    'index($1, p) == 1 && substr($1, length(p) + 1) ~ /^[0-9]+$/ {print $1}'); do
 		k=${ns#"$CPFX"-node}
@@ -146,8 +150,13 @@ cluster_check() {	# CMD...
 }
 # The address range and gfmd port are free; else says why and fails.
 cluster_free() {
+	case $NET in 198.1[89].[0-9] | 198.1[89].[0-9][0-9] | 198.1[89].[0-9][0-9][0-9]) ;;
+	*) echo "NET '$NET': must be a /24 of 198.18.0.0/15 (three octets, 198.18.X or 198.19.X)"
+		return 1 ;;
+	esac
+	((K <= 63)) || { echo "at most 63 nodes in a /24"; return 1; }
 	if ip -4 -o addr show | grep -q " inet $NET\."; then
-		echo "addresses in $NET.0.0/16 are in use here"
+		echo "addresses in $NET.0/24 are in use here"
 		return 1
 	fi
 	if port_open 127.0.0.1 "$GFMD_PORT"; then

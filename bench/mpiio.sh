@@ -56,7 +56,7 @@
 #   BENCH_MPIIO_DIR          POSIX work dir (wiped)     (mktemp -d)
 #   BENCH_MPIIO_GFARM_REPS, _GFARM_SEGMENTS, _GFARM_SYNC  (3, 4, 0)
 #   BENCH_MPIIO_GFARM_NODES, _GFARM_RATE, _GFARM_NET, _GFARM_GFMD_PORT,
-#   _GFARM_BASE      the cluster (4, 100mbit, 10.232, 20652,
+#   _GFARM_BASE      the cluster (4, 100mbit, 198.19.32, 20652,
 #                    /tmp/gfsplit-bench-mpiio-gfarm)
 #   BIN, BENCHBIN, BENCH_OUT  as in bench/run.sh
 # shellcheck disable=SC2015,SC2086 # a && b || die; $V is split on purpose
@@ -79,7 +79,7 @@ G_SEGMENTS=${BENCH_MPIIO_GFARM_SEGMENTS:-4}
 G_SYNC=${BENCH_MPIIO_GFARM_SYNC:-0}
 K=${BENCH_MPIIO_GFARM_NODES:-4}
 RATE=${BENCH_MPIIO_GFARM_RATE:-100mbit}
-NET=${BENCH_MPIIO_GFARM_NET:-10.232}
+NET=${BENCH_MPIIO_GFARM_NET:-198.19.32}
 GFMD_PORT=${BENCH_MPIIO_GFARM_GFMD_PORT:-20652}
 CB=${BENCH_MPIIO_GFARM_BASE:-/tmp/gfsplit-bench-mpiio-gfarm}
 LIMIT=300		# seconds any one run may take
