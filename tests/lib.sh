@@ -163,6 +163,73 @@ finish() {
 	[ "$_tfailed" -eq 0 ]
 }
 
+# same_tree DESC A B: same names, types, bytes, modes, mtimes and links
+same_tree() {
+	if python3 - "$2" "$3" >"$TMPD/tree" 2>&1 <<'EOF'
+import os, stat, sys
+a, b = sys.argv[1], sys.argv[2]
+def walk(top):
+    out = {}
+    for d, dirs, files in os.walk(top):
+        for n in dirs + files:
+            p = os.path.join(d, n)
+            r = os.path.relpath(p, top)
+            if r.startswith(".gfsplit-stage"):
+                continue
+            st = os.lstat(p)
+            e = [stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode)]
+            if stat.S_ISLNK(st.st_mode):
+                e.append(os.readlink(p))
+            elif stat.S_ISREG(st.st_mode):
+                e += [st.st_mtime_ns, open(p, "rb").read(), st.st_nlink]
+            elif stat.S_ISDIR(st.st_mode):
+                e.append(st.st_mtime_ns)
+            out[r] = e
+    return out
+x, y = walk(a), walk(b)
+bad = sorted(set(x) ^ set(y)) + [k for k in x if k in y and x[k] != y[k]]
+for k in bad[:5]:
+    print("differs:", repr(k), x.get(k, "absent")[:2], y.get(k, "absent")[:2])
+sys.exit(1 if bad else 0)
+EOF
+	then ok "$1"; else not_ok "$1" "$(cat "$TMPD/tree")"; fi
+}
+
+# tiers_hold DESC SRC KEEP DIR..: each DIR (a node's tier directory) holds
+# one entry for SRC, whose blocks are byte for byte SRC's (or, if
+# TIER_BYTES names a file, that file's: SRC a URL); KEEP all: every block
+# in each DIR; part: each block in exactly one DIR, none empty
+tiers_hold() {
+	_d=$1; shift
+	if python3 - "${TIER_BYTES:-$1}" "$@" >"$TMPD/t.out" 2>&1 <<'EOF'
+import json, os, sys
+data = open(sys.argv[1], "rb").read()
+src, keep, dirs = sys.argv[2], sys.argv[3], sys.argv[4:]
+held = []
+for d in dirs:
+    maps = [json.load(open(os.path.join(d, m))) for m in os.listdir(d) if m.endswith(".map")]
+    mine = [m for m in maps if m["path"] == src]
+    assert len(mine) == 1, "%s: %d entries for %s" % (d, len(mine), src)
+    m = mine[0]
+    bs = m["block_size"]
+    nb = (len(data) + bs - 1) // bs
+    bits = bytes.fromhex(m["have"])
+    have = {j for j in range(nb) if bits[j // 8] >> (j % 8) & 1}
+    blob = open(os.path.join(d, m["data"]), "rb").read()
+    for j in have:
+        assert blob[j * bs:(j + 1) * bs] == data[j * bs:(j + 1) * bs], "%s: block %d differs" % (d, j)
+    held.append(have)
+allb = set(range(nb))
+if keep == "all":
+    assert all(h == allb for h in held), "not every block in each tier"
+else:
+    assert set().union(*held) == allb and sum(map(len, held)) == nb and all(held), \
+        "not a partition: %s blocks of %d" % ([len(h) for h in held], nb)
+print("ok", [len(h) for h in held])
+EOF
+	then ok "$_d"; else not_ok "$_d" "$(cat "$TMPD/t.out")"; fi
+}
+
 # ---- a real Gfarm for the tests that need one ------------------------------
 #   need_gfarm            SKIP the whole script (exit 0) unless Gfarm can run
 #   gfarm_up 3            a private gfmd + 3 gfsd for this script, stopped by

@@ -62,47 +62,11 @@ j = json.load(open(sys.argv[1])); c = j.get("cache", {}); t = j.get("total", {})
 sys.exit(0 if eval(sys.argv[2]) else 1)' "$2" "$3" 2>"$TMPD/.py"; then ok "$1"
 	else not_ok "$1" "$3" "$(cat "$2" 2>&1)" "$(tail -n 3 "$TMPD/.py")"; fi
 }
-# tiers DESC SRC KEEP: each node's tier holds, for SRC, a map whose blocks
-# are byte for byte SRC's; KEEP all: every block on each node; part: each
-# block on exactly one node
-tiers() {
-	if python3 - "$TIER" "$2" "$3" >"$TMPD/t.out" 2>&1 <<'EOF'
-import json, os, sys
-tier, src, keep = sys.argv[1:4]
-data = open(src, "rb").read()
-held = []
-for node in ("nA", "nB"):
-    d = os.path.join(tier, node)
-    maps = [m for m in os.listdir(d) if m.endswith(".map")]
-    mine = [json.load(open(os.path.join(d, m))) for m in maps]
-    mine = [m for m in mine if m["path"] == src]
-    assert len(mine) == 1, "%s: %d entries for %s" % (node, len(mine), src)
-    m = mine[0]
-    bs = m["block_size"]
-    nb = (len(data) + bs - 1) // bs
-    bits = bytes.fromhex(m["have"])
-    have = {j for j in range(nb) if bits[j // 8] >> (j % 8) & 1}
-    blob = open(os.path.join(d, m["data"]), "rb").read()
-    for j in have:
-        assert blob[j * bs:(j + 1) * bs] == data[j * bs:(j + 1) * bs], \
-            "%s: block %d differs" % (node, j)
-    held.append(have)
-allb = set(range(nb))
-if keep == "all":
-    assert held[0] == allb and held[1] == allb, "not every block on each node"
-else:
-    assert held[0] | held[1] == allb and not held[0] & held[1], \
-        "not a partition: %d + %d blocks" % (len(held[0]), len(held[1]))
-print("ok", [len(h) for h in held])
-EOF
-	then ok "$1"; else not_ok "$1" "$(cat "$TMPD/t.out")"; fi
-}
-
 # ---- partitioned: the nodes hold the file once
 warm "warm, 2 nodes x 2 ranks, --keep part" 2 --keep part "$F" &&
 	expect "part: the tiers got the file once, each block read from storage once" "$TMPD/w.json" \
 		"j['nodes'] == 2 and j['bytes_written'] == $(stat -c %s "$F") and c['storage_reads'] == $NB and c['max_storage_reads_per_block'] == 1"
-tiers "part: each block on one node, byte for byte" "$F" part
+tiers_hold "part: each block on one node, byte for byte" "$F" part "$TIER/nA" "$TIER/nB"
 job "a job after the warm (2 nodes x 2 ranks) reads every byte right" 2 "$F" &&
 	expect "the job read nothing from shared storage: tier, then peers" "$TMPD/j.json" \
 		"t['storage_reads'] == 0 and t['published'] == $NB and t['tier_reads'] > 0 and t['peer_copies'] > 0 and t['bytes'] == 4 * j['file_size']"
@@ -114,7 +78,7 @@ job "a job on 3 ranks a node over the same tiers" 3 "$F" &&
 warm "warm, --keep all, --groups 2" 2 --keep all --groups 2 "$F" &&
 	expect "all: each node's tier got the whole file, at most 2 storage reads a block" "$TMPD/w.json" \
 		"j['bytes_written'] == 2 * $(stat -c %s "$F") and c['max_storage_reads_per_block'] <= 2 and c['storage_bytes_read'] <= 2 * $(stat -c %s "$F") and c['peer_copies'] > 0"
-tiers "all: every block on both nodes, byte for byte; the part entry replaced" "$F" all
+tiers_hold "all: every block on both nodes, byte for byte; the part entry replaced" "$F" all "$TIER/nA" "$TIER/nB"
 n=$(ls "$TIER/nA" | wc -l)
 [ "$n" -eq 2 ] && ok "the replaced entry's data file is gone (1 map + 1 data)" ||
 	not_ok "the replaced entry's data file is gone" "$(ls -la "$TIER/nA")"
@@ -130,7 +94,7 @@ cp "$F" "$TMPD/changing"
 # by a relative path: the tier names the file by its absolute one
 cd "$TMPD" && warm "warm a second file, by a relative path" 2 --keep part changing
 cd "$TOP" || exit 1
-tiers "the second file's entry names its absolute path" "$TMPD/changing" part
+tiers_hold "the second file's entry names its absolute path" "$TMPD/changing" part "$TIER/nA" "$TIER/nB"
 
 # ---- an unmodified program under the read hook
 READAPP=$UNIT/mpi_readapp
@@ -176,7 +140,7 @@ job "changed, mtime now new: every byte right" 2 "$TMPD/changing" &&
 	expect "changed (mtime): nothing from the tier" "$TMPD/j.json" \
 		"t['tier_reads'] == 0 and t['storage_reads'] == $NB"
 warm "warm the changed file again" 2 --keep part "$TMPD/changing" &&
-	tiers "re-warmed: one entry for the file, the new bytes" "$TMPD/changing" part
+	tiers_hold "re-warmed: one entry for the file, the new bytes" "$TMPD/changing" part "$TIER/nA" "$TIER/nB"
 
 # ---- a damaged tier is not used: warned of, the data comes from storage
 for d in "$TIER"/nA "$TIER"/nB; do

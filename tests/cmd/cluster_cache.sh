@@ -73,32 +73,10 @@ json_ok "  3 nodes, the file written to the tiers once, a block read once" \
 [ $((b1 - b0)) -ge "$SIZE" ] && [ $((b1 - b0)) -le $((SIZE + SIZE / 10)) ] &&
 	ok "  node 4's link sent the file once ($((b1 - b0)) bytes for $SIZE)" ||
 	not_ok "  node 4's link sent the file once" "$((b1 - b0)) bytes for $SIZE"
-if python3 - "$CLUSTER_DIR" "$F" "$TIER" >"$TMPD/t.out" 2>&1 <<'EOF'
-import json, os, sys
-cdir, src, tier = sys.argv[1:4]
-data = open(src, "rb").read()
-held = []
-for k in (1, 2, 3):
-    d = os.path.join(cdir, "node%d" % k, "shm", os.path.basename(tier))
-    maps = [json.load(open(os.path.join(d, m))) for m in os.listdir(d) if m.endswith(".map")]
-    assert len(maps) == 1, "node %d: %d maps" % (k, len(maps))
-    m = maps[0]
-    bs = m["block_size"]
-    nb = (len(data) + bs - 1) // bs
-    bits = bytes.fromhex(m["have"])
-    have = {j for j in range(nb) if bits[j // 8] >> (j % 8) & 1}
-    blob = open(os.path.join(d, m["data"]), "rb").read()
-    for j in have:
-        assert blob[j * bs:(j + 1) * bs] == data[j * bs:(j + 1) * bs], "node %d: block %d differs" % (k, j)
-    held.append(have)
-assert set().union(*held) == set(range(nb)), "not every block is held"
-assert sum(len(h) for h in held) == nb, "a block held twice: %s" % [len(h) for h in held]
-assert all(held), "a node holds nothing: %s" % [len(h) for h in held]
-assert not os.path.exists(os.path.join(cdir, "node4", "shm", os.path.basename(tier)))
-print([len(h) for h in held])
-EOF
-then ok "  each node's tier in its own /dev/shm, the blocks partitioned, byte for byte"
-else not_ok "  each node's tier in its own /dev/shm, the blocks partitioned, byte for byte" "$(cat "$TMPD/t.out")"; fi
+tb=$(basename "$TIER")
+TIER_BYTES=$F tiers_hold "  each node's tier in its own /dev/shm, the blocks partitioned, byte for byte" "$D" part \
+	"$CLUSTER_DIR/node1/shm/$tb" "$CLUSTER_DIR/node2/shm/$tb" "$CLUSTER_DIR/node3/shm/$tb"
+is_absent "  none on the storage node" "$CLUSTER_DIR/node4/shm/$tb"
 if grep -lF "$F" "$TIER"/*.map >/dev/null 2>&1; then
 	not_ok "  nothing in the host's /dev/shm" "$(grep -lF "$F" "$TIER"/*.map)"
 else

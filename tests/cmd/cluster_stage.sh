@@ -16,35 +16,6 @@ need_cluster 3
 J=$TMPD/last.json
 LOC=$CLUSTER_LOCAL
 
-# same_tree DESC A B: the trees under A and B hold the same names, types,
-# modes and bytes
-same_tree() {
-	if python3 - "$2" "$3" >"$TMPD/tree" 2>&1 <<'EOF'
-import os, stat, sys
-def walk(top):
-    out = {}
-    for d, dirs, files in os.walk(top):
-        for n in dirs + files:
-            p = os.path.join(d, n)
-            r = os.path.relpath(p, top)
-            if r.startswith(".gfsplit-stage"):
-                continue
-            st = os.lstat(p)
-            e = [stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode)]
-            if stat.S_ISREG(st.st_mode):
-                e += [st.st_mtime_ns, open(p, "rb").read()]
-            out[r] = e
-    return out
-x, y = walk(sys.argv[1]), walk(sys.argv[2])
-bad = sorted(set(x) ^ set(y)) + [k for k in x if k in y and x[k] != y[k]]
-assert x, "empty source"
-for k in bad[:5]:
-    print("differs:", repr(k))
-sys.exit(1 if bad else 0)
-EOF
-	then ok "$1"; else not_ok "$1" "$(cat "$TMPD/tree")"; fi
-}
-
 # ---- stage-in: the tree on every node, read once
 S=$CW/src
 mkdir -p "$S/sub/deeper"

@@ -43,8 +43,8 @@ for _ in range(n):
 }
 # leftovers DIR PATTERN: names under DIR matching the shell pattern
 leftovers() { find "$1" -name "$2" 2>/dev/null | head -n 5; }
-# same_tree A B: every regular file and link of A is in B, the same
-same_tree() {
+# same_files A B: every regular file and link of A is in B, the same
+same_files() {
 	python3 - "$1" "$2" <<'EOF'
 import os, sys
 a, b = sys.argv[1:3]
@@ -146,7 +146,7 @@ for pt in "${P[@]}"; do
 	t=$(torn "$D" "$S")
 	[ -z "$t" ] || p="torn: $t"
 	mpirun_n 3 "$BIN/stage-in" -c 1M "$S/" "$D" >"$TMPD/out" 2>&1 || p="$p rerun failed: $(tail -n 2 "$TMPD/out")"
-	same_tree "$S" "$D" >"$TMPD/cmp" || p="$p $(cat "$TMPD/cmp")"
+	same_files "$S" "$D" >"$TMPD/cmp" || p="$p $(cat "$TMPD/cmp")"
 	l=$(leftovers "$D" "*.gfsplit-stage.*")
 	[ -z "$l" ] || p="$p left: $l"
 	verdict stage-in "$i" "$r" "$b" "$p"
@@ -167,7 +167,7 @@ for pt in "${P[@]}"; do
 	done
 	two_nodes 1 "$BIN/stage-out" -c 1M "$TMPD/loc/%h" "$D" >"$TMPD/out" 2>&1 || p="$p rerun failed: $(tail -n 2 "$TMPD/out")"
 	for n in nA nB; do
-		same_tree "$TMPD/loc/$n" "$D/$n" >"$TMPD/cmp" || p="$p $n: $(cat "$TMPD/cmp")"
+		same_files "$TMPD/loc/$n" "$D/$n" >"$TMPD/cmp" || p="$p $n: $(cat "$TMPD/cmp")"
 	done
 	l=$(leftovers "$D" "*.gfsplit-stage.*")
 	[ -z "$l" ] || p="$p left: $l"
@@ -196,7 +196,7 @@ for pt in "${P[@]}"; do
 	two_nodes 1 "$BIN/stage-out" --async --interval 60 -c 1M "$TMPD/loc/%h" "$D" >/dev/null 2>&1
 	two_nodes 1 "$BIN/stage-out" --wait >"$TMPD/out" 2>&1 || p="$p --wait failed: $(tail -n 3 "$TMPD/out")"
 	for n in nA nB; do
-		same_tree "$TMPD/loc/$n" "$D/$n" >"$TMPD/cmp" || p="$p $n: $(cat "$TMPD/cmp")"
+		same_files "$TMPD/loc/$n" "$D/$n" >"$TMPD/cmp" || p="$p $n: $(cat "$TMPD/cmp")"
 	done
 	l=$(leftovers "$D" "*.gfsplit-stage.*")
 	[ -z "$l" ] || p="$p left: $l"

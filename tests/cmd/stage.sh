@@ -39,38 +39,6 @@ run() {
 		not_ok "$_d" "$*" "$(tail -n 8 "$TMPD/err" "$J")"
 	fi
 }
-# same_tree DESC A B: same names, types, bytes, modes, mtimes and links
-same_tree() {
-	if python3 - "$2" "$3" >"$TMPD/tree" 2>&1 <<'EOF'
-import os, stat, sys
-a, b = sys.argv[1], sys.argv[2]
-def walk(top):
-    out = {}
-    for d, dirs, files in os.walk(top):
-        for n in dirs + files:
-            p = os.path.join(d, n)
-            r = os.path.relpath(p, top)
-            if r.startswith(".gfsplit-stage"):
-                continue
-            st = os.lstat(p)
-            e = [stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode)]
-            if stat.S_ISLNK(st.st_mode):
-                e.append(os.readlink(p))
-            elif stat.S_ISREG(st.st_mode):
-                e += [st.st_mtime_ns, open(p, "rb").read(), st.st_nlink]
-            elif stat.S_ISDIR(st.st_mode):
-                e.append(st.st_mtime_ns)
-            out[r] = e
-    return out
-x, y = walk(a), walk(b)
-bad = sorted(set(x) ^ set(y)) + [k for k in x if k in y and x[k] != y[k]]
-for k in bad[:5]:
-    print("differs:", repr(k), x.get(k, "absent")[:2], y.get(k, "absent")[:2])
-sys.exit(1 if bad else 0)
-EOF
-	then ok "$1"; else not_ok "$1" "$(cat "$TMPD/tree")"; fi
-}
-
 # ---- a source tree with everything a tree can hold
 S=$TMPD/src/tree
 mkdir -p "$S/sub/deep" "$S/with space" "$S/ro"
