@@ -16,3 +16,6 @@ python3 "$TOP/bench/roundtrip.py" --size "${BENCH_SIZE:-1G}" --ranks "${BENCH_RA
 
 echo "== Gfarm: N-N split-write vs N-1 on an emulated cluster (root, network namespaces)"
 bash "$TOP/bench/gfarm_scale.sh"
+
+echo "== the emulated cluster: stage-in and the cache's concentrated read on 1, 2, 4 nodes (root)"
+bash "$TOP/bench/cluster.sh"
