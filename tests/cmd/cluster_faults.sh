@@ -10,7 +10,11 @@
 #     already there are skipped);
 #   - pcp-split to Gfarm: the job ends with an error, nothing under the
 #     final name; after `revive`, the same command writes it whole, each
-#     part on its writer's node.
+#     part on its writer's node;
+#   - stage-out into DEST/NODE/: the same, and the rerun resumes (files
+#     installed are skipped, chunks written are taken from the journal);
+#   - cache-warm: no tier holds an entry of the unfinished warm; after
+#     `revive`, warming again fills every node's tier whole.
 . "$(dirname "$0")/../lib.sh"
 need_gfarm
 need_cluster 3 --rate 100mbit
@@ -107,4 +111,48 @@ same_bytes "  byte for byte" "$CW/big" "$CW/back"
 got=$(cexec head "$BIN/stat-layout" --json gfarm:///t/out 2>&1 |
 	python3 -c 'import json,sys; j=json.load(sys.stdin); print(all(r["on_writer_node"] for r in j["ranks"]), len(j["ranks"]))' 2>&1)
 [ "$got" = "True 6" ] && ok "  every part on its writer's node" || not_ok "  every part on its writer's node" "$got"
+# ---- stage-out, node 2 fails; the rerun resumes from its journal
+RES=$CLUSTER_LOCAL/res
+for k in 1 2 3; do
+	cexec "$k" sh -c "mkdir -p $RES && for i in 1 2 3; do head -c $((4 * 1048576 + k)) $S/f\$i > $RES/r\$i; done" ||
+		not_ok "results written on node $k"
+done
+O=$CW/out
+killed_mid "stage-out with node 2 killed mid-run ends with an error" 2 \
+	'ls "$O/$(node_host 1)"/r? >/dev/null 2>&1' \
+	"$CLUSTER" run -ppn 1 "$BIN/stage-out" -c 1M --bwlimit 4M "$RES" "$O"
+no_torn "  no torn file under a final name" "$CLUSTER_DIR/node1/local/res" "$O/$(node_host 1)"
+check "node 2 boots again" "$CLUSTER" revive 2
+if crun -ppn 1 "$BIN/stage-out" --json -c 1M "$RES" "$O" >"$J" 2>"$TMPD/err"; then
+	ok "the same stage-out again completes"
+else
+	not_ok "the same stage-out again completes" "$(tail -n 8 "$TMPD/err")"
+fi
+json_true "  resuming: installed files skipped or written chunks taken from the journal" \
+	'j["skipped"] > 0 or j["bytes_resumed"] > 0'
+bad=""
+for k in 1 2 3; do
+	for i in 1 2 3; do
+		cmp -s "$CLUSTER_DIR/node$k/local/res/r$i" "$O/$(node_host "$k")/r$i" || bad="$bad $(node_host "$k")/r$i;"
+	done
+done
+[ -z "$bad" ] && ok "  every node's results in DEST/NODE/" || not_ok "  every node's results in DEST/NODE/" "$bad"
+
+# ---- cache-warm, node 3 fails while the tiers fill
+make_file "$CW/data" $((48 * 1048576)) 4
+check "a data file on node 1's gfsd" cexec 1 gfreg -h "$(node_host 1)" "$CW/data" /t/data
+TB=gfsplit-cache-$(id -u)
+killed_mid "cache-warm with node 3 killed mid-run ends with an error" 3 \
+	'ls "$CLUSTER_DIR"/node3/shm/'"$TB"'/.*.data.tmp >/dev/null 2>&1' \
+	"$CLUSTER" run -ppn 2 "$BIN/cache-warm" -b 1M --keep all gfarm:///t/data
+bad=""
+for k in 1 2; do
+	ls "$CLUSTER_DIR/node$k/shm/$TB/"*.map >/dev/null 2>&1 && bad="$bad node $k has an entry;"
+done
+[ -z "$bad" ] && ok "  no tier holds an entry of the unfinished warm" ||
+	not_ok "  no tier holds an entry of the unfinished warm" "$bad"
+check "node 3 boots again" "$CLUSTER" revive 3
+check "the same cache-warm again completes" crun -ppn 2 "$BIN/cache-warm" -b 1M --keep all gfarm:///t/data
+TIER_BYTES=$CW/data tiers_hold "  every node's tier holds the whole file, byte for byte" gfarm:///t/data all \
+	"$CLUSTER_DIR/node1/shm/$TB" "$CLUSTER_DIR/node2/shm/$TB" "$CLUSTER_DIR/node3/shm/$TB"
 finish

@@ -2,7 +2,7 @@
 # kill9.sh - a kill -9 matrix: pcp-split, gfsplit-merge, stage-in,
 # stage-out and the asynchronous mover, each killed (SIGKILL, injected by
 # GFSPLIT_FAULT=crash:RANK:BYTES at the write that passes BYTES) at
-# KILL_POINTS points (default 20) drawn from KILL_SEED (default 1).  After
+# KILL_POINTS points (default 16) drawn from KILL_SEED (default 1).  After
 # each kill:
 #   - nothing under a final name is torn: the destination is absent or
 #     whole (a split file that stat-layout --check passes and that merges
@@ -15,7 +15,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 SEED=${KILL_SEED:-1}
-POINTS=${KILL_POINTS:-20}
+POINTS=${KILL_POINTS:-16}
 echo "# seed $SEED, $POINTS points a command"
 
 F=$TMPD/src

@@ -28,7 +28,7 @@
 # how long it took.  A failed preload write is reported once: the later
 # checks of that seed are not made.
 #
-#   FUZZ_CASES=100           reference jobs (full: a quarter, no overlap: a fifth;
+#   FUZZ_CASES=64            reference jobs (full: a quarter, no overlap: a fifth;
 #                            40 with the sanitized library, which is slower)
 #   FUZZ_FULL_CASES, FUZZ_OVERLAP_CASES
 #   FUZZ_SEED=1000000        first seed (FUZZ_SEED=random: from the clock)
@@ -43,7 +43,7 @@ FUZZ=$PROG
 
 case $PRELOAD in
 */asan/*) CASES=${FUZZ_CASES:-40} ;;
-*) CASES=${FUZZ_CASES:-100} ;;
+*) CASES=${FUZZ_CASES:-64} ;;
 esac
 FULL=${FUZZ_FULL_CASES:-$((CASES / 4))}
 OVER=${FUZZ_OVERLAP_CASES:-$((CASES / 5))}
