@@ -66,7 +66,8 @@ say() { [ -n "${CLUSTER_QUIET:-}" ] || echo "cluster: $*" >&2; }
 
 case $NAME in *[!a-z0-9]* | "" | ?????????*)
 	die "GFSPLIT_CLUSTER '$NAME': 1-8 characters a-z 0-9" ;; esac
-case $NET in 198.1[89].[0-9] | 198.1[89].[0-9][0-9] | 198.1[89].[0-9][0-9][0-9]) ;;
+case $NET in 198.1[89].[0-9] | 198.1[89].[1-9][0-9] | 198.1[89].1[0-9][0-9] | \
+	198.1[89].2[0-4][0-9] | 198.1[89].25[0-5]) ;;
 *) die "GFSPLIT_CLUSTER_NET '$NET': must be a /24 in 198.18.0.0/15 (198.18.X or 198.19.X)" ;;
 esac
 
@@ -166,7 +167,7 @@ down() {
 # it lives there, and $GFSPLIT_CLUSTER_KEEP) are bound back in after the
 # node's own /tmp is mounted over it.
 exec_node() {
-	local k=$1 ns keep= p
+	local k=$1 ns keep='' p
 	shift
 	ns=$(node_ns "$k")
 	node_alive "$k" || die "node $k of cluster $NAME is down"
@@ -353,7 +354,7 @@ gfarm_up() {
 }
 
 up() {
-	local rate= delay= gfarm=1 k
+	local rate='' delay='' gfarm=1 k
 	K=${1:-}
 	case $K in '' | *[!0-9]*) die "usage: cluster.sh up K [--rate RATE] [--delay DELAY] [--no-gfarm]" ;; esac
 	((K >= 1 && K <= 64)) || die "K must be 1..64"
@@ -396,7 +397,7 @@ up() {
 # run [-n N] [-ppn P] [-nodes K] [MPIEXEC-OPTS..] CMD..: N ranks, P per
 # node, on the first K nodes (default: all nodes, 1 per node)
 run() {
-	local n= ppn=1 k hosts= i opts=()
+	local n='' ppn=1 k hosts='' i opts=()
 	k=$(nodes)
 	((k > 0)) || die "cluster $NAME is not up"
 	while [ $# -gt 0 ]; do

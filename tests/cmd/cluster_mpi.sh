@@ -12,6 +12,7 @@
 #     written on the cluster) follows the nodes, with no GFSPLIT_NODE;
 #   - the head resolves the nodes' names, each node its peers', and the
 #     host's /etc/hosts is untouched;
+#   - addresses outside 198.18.0.0/15 are refused;
 #   - `down` leaves no namespace, link, mount or directory behind.
 . "$(dirname "$0")/../lib.sh"
 
@@ -96,6 +97,15 @@ EOF
 else
 	not_ok "pcp-split on 3 nodes x 2 ranks; stat-layout reads it" "$(tail -n 10 "$TMPD/split.out" "$TMPD/st.err")"
 fi
+
+# ---- addresses: the benchmarking range only
+for net in 10.9.9 192.168.7 172.16.1 8.8.8 198.20.1 198.18.256; do
+	expect_exit "GFSPLIT_CLUSTER_NET=$net is refused" 1 env GFSPLIT_CLUSTER=gfx GFSPLIT_CLUSTER_NET=$net "$CLUSTER" up 1
+	output_has "  naming the rule" "must be a /24 in 198.18.0.0/15"
+done
+ip -4 -o addr show | grep -Eq " inet (10|192\.168|172\.(1[6-9]|2[0-9]|3[01]))\..* $GFSPLIT_CLUSTER" &&
+	not_ok "no private address on the cluster's links" "$(ip -4 -o addr show | grep "$GFSPLIT_CLUSTER")" ||
+	ok "no private address on the cluster's links"
 
 # ---- down
 "$CLUSTER" down 2>"$TMPD/down.err"
