@@ -15,6 +15,12 @@ OUT_=$BIN/stage-out
 need_cluster 3
 J=$TMPD/last.json
 LOC=$CLUSTER_LOCAL
+# cj DESC CRUN-ARGS..: crun exits 0, its output (JSON) in $J
+cj() {
+	_d=$1; shift
+	if crun "$@" >"$J" 2>"$TMPD/err"; then ok "$_d"
+	else not_ok "$_d" "$(tail -n 8 "$TMPD/err")"; fi
+}
 
 # ---- stage-in: the tree on every node, read once
 S=$CW/src
@@ -24,11 +30,7 @@ make_file "$S/sub/small" 4000 2
 make_file "$S/sub/deeper/mid" 700000 3
 for i in $(seq 1 20); do printf 'file %d\n' "$i" >"$S/sub/many$i"; done
 chmod 640 "$S/sub/small"
-if crun -ppn 2 "$IN" --json -c 1M "$S" "$LOC/in" >"$J" 2>"$TMPD/err"; then
-	ok "stage-in to 3 nodes x 2 ranks, into each node's local dir"
-else
-	not_ok "stage-in to 3 nodes x 2 ranks, into each node's local dir" "$(tail -n 8 "$TMPD/err")"
-fi
+cj "stage-in to 3 nodes x 2 ranks, into each node's local dir" -ppn 2 "$IN" --json -c 1M "$S" "$LOC/in"
 for k in 1 2 3; do
 	same_tree "  node $k has the whole tree" "$S" "$CLUSTER_DIR/node$k/local/in/src"
 done
@@ -45,11 +47,7 @@ for k in 1 2 3; do
 done
 [ -z "$bad" ] && ok "results written on each node" || not_ok "results written on each node" "$bad"
 O=$CW/out
-if crun -ppn 2 "$OUT_" --json "$LOC/res" "$O" >"$J" 2>"$TMPD/err"; then
-	ok "stage-out of 3 nodes into DEST/NODE/"
-else
-	not_ok "stage-out of 3 nodes into DEST/NODE/" "$(tail -n 8 "$TMPD/err")"
-fi
+cj "stage-out of 3 nodes into DEST/NODE/" -ppn 2 "$OUT_" --json "$LOC/res" "$O"
 bad=""
 for k in 1 2 3; do
 	h=$(node_host "$k")
@@ -60,11 +58,7 @@ done
 [ -z "$bad" ] && ok "  DEST/NODE/ named by the nodes' host names, each node's own bytes" ||
 	not_ok "  DEST/NODE/ named by the nodes' host names, each node's own bytes" "$bad"
 for k in 1 2 3; do cexec "$k" rm -f "$LOC/res/same"; done
-if crun "$OUT_" --json --merge "$LOC/res" "$CW/merged" >"$J" 2>"$TMPD/err"; then
-	ok "stage-out --merge of 3 nodes"
-else
-	not_ok "stage-out --merge of 3 nodes" "$(tail -n 8 "$TMPD/err")"
-fi
+cj "stage-out --merge of 3 nodes" "$OUT_" --json --merge "$LOC/res" "$CW/merged"
 bad=""
 for k in 1 2 3; do
 	cmp -s "$CLUSTER_DIR/node$k/local/res/own-n$k" "$CW/merged/own-n$k" || bad="$bad own-n$k;"
@@ -105,11 +99,7 @@ while [ $t -lt 50 ]; do
 done
 [ "$n" = 3 ] && ok "  files closed later are written back from every node" ||
 	not_ok "  files closed later are written back from every node" "$(ls -R "$A" 2>&1 | head)"
-if crun "$OUT_" --wait --json "$LOC/run" >"$J" 2>"$TMPD/err"; then
-	ok "  stage-out --wait on every node"
-else
-	not_ok "  stage-out --wait on every node" "$(tail -n 5 "$TMPD/err")"
-fi
+cj "  stage-out --wait on every node" "$OUT_" --wait --json "$LOC/run"
 bad=""
 for k in 1 2 3; do
 	h=$(node_host "$k")
