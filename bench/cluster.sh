@@ -5,7 +5,7 @@
 # (node S = max K + 1), so every byte read from shared storage crosses the
 # storage node's link, where it is counted.
 #
-#   bash bench/cluster.sh [stage] [cache]          (default: both)
+#   bash bench/cluster.sh [stage] [cache] [split]   (default: all)
 #
 # stage   stage-in of one BIG file and of SMALL_N files of SMALL_SIZE from
 #         gfarm:///data/ to the node-local directory of K nodes (1 rank a
@@ -18,6 +18,14 @@
 #         (bench/cache_bench seq) against plain Gfarm reads (--plain).
 #         Targets: storage bytes <= groups x file size; aggregate rate
 #         >= 0.8 x K x one node's.
+# split   the seed's headline (000, figures 3 and 8): K ranks, 1 a node,
+#         write SPLIT_SIZE each: N-1 into one Gfarm file on node 1
+#         (bench/gfarm_n1 --mode=n1, the Gfarm C API) against split-write
+#         (pcp-split, each part on its writer's own gfsd) and the raw N-N
+#         line (gfarm_n1 --mode=nn, file r on rank r's node).  Target:
+#         split-write >= 0.8 x K x its one-node rate while N-1 stays flat.
+#         Every node's gfsd spools to this machine's one disk, so local
+#         writes are limited by the machine, not by a disk per node.
 # For K in NODES, medians of REPS runs, contenders in an order that
 # rotates with each repetition; the page cache is dropped before every run
 # (the spool is on this machine's disk).  Bytes on the storage node's link
@@ -34,22 +42,24 @@ BIN=${BIN:-$TOP/bin}
 BENCHBIN=${BENCHBIN:-$TOP/build/release/bench}
 OUT=${BENCH_OUT:-$HERE/out}
 CL=$TOP/tests/cluster.sh
-MODES=${*:-stage cache}
+MODES=${*:-stage cache split}
 NODES=${BENCH_CL_NODES:-1 2 4}
 RATE=${BENCH_CL_RATE:-1gbit}
 REPS=${BENCH_CL_REPS:-3}
 BIG=${BENCH_CL_BIG:-1G}
 SMALL_N=${BENCH_CL_SMALL_N:-2000}
 SMALL_SIZE=${BENCH_CL_SMALL_SIZE:-128K}
+SPLIT_SIZE=${BENCH_CL_SPLIT_SIZE:-256M}
 if [ "${BENCH_CL_QUICK:-0}" = 1 ]; then
 	BIG=${BENCH_CL_BIG:-16M} SMALL_N=${BENCH_CL_SMALL_N:-40} REPS=1 NODES=${BENCH_CL_NODES:-1 2}
+	SPLIT_SIZE=${BENCH_CL_SPLIT_SIZE:-8M}
 fi
 LIMIT=600
 export GFSPLIT_CLUSTER=gfb GFSPLIT_CLUSTER_NET=198.18.3 GFSPLIT_CLUSTER_PORT=20691
 unset GFSPLIT_NODE GFSPLIT_FAULT GFSPLIT_PROGRESS
 say() { echo "cluster: $*"; }
 for m in $MODES; do
-	case $m in stage | cache) ;; *) echo "usage: bench/cluster.sh [stage] [cache]" >&2; exit 2 ;; esac
+	case $m in stage | cache | split) ;; *) echo "usage: bench/cluster.sh [stage] [cache] [split]" >&2; exit 2 ;; esac
 done
 want() { case " $MODES " in *" $1 "*) return 0 ;; esac; return 1; }
 # shellcheck source=bench/lib.sh
@@ -87,6 +97,12 @@ echo "$SNODE" >"$W/hostfile"
 "$CL" exec "$S" gfpcopy -q -H "$W/hostfile" "file://$W/small" gfarm:///data/ ||
 	{ say "gfpcopy of the small files failed"; exit 1; }
 say "data: $BIG and $SMALL_N x $SMALL_SIZE on $SNODE"
+if want split; then
+	H gfmkdir -p /w || exit 1
+	for k in $NODES; do
+		head -c $((k * $(size_bytes "$SPLIT_SIZE"))) /dev/urandom >"$W/src$k"
+	done
+fi
 
 # rec NAME DATA K REP CMD..: a timed run, bounded, after dropping caches;
 # one JSON record (seconds, storage-link bytes, the command's last JSON line)
@@ -137,6 +153,22 @@ cache_one() {	# NAME DATA K REP
 		--block 4M --cache 1G
 }
 
+split_one() {	# NAME DATA K REP
+	local k=$3 hosts='' i total
+	total=$((k * $(size_bytes "$SPLIT_SIZE")))
+	for ((i = 1; i <= k; i++)); do hosts="$hosts${hosts:+,}$GFSPLIT_CLUSTER-n$i"; done
+	H gfrm -rf /w/out >/dev/null 2>&1
+	case $1 in
+	n1) rec "$@" "$CL" run -nodes "$k" -ppn 1 "$BENCHBIN/gfarm_n1" --mode=n1 \
+		--hosts="$GFSPLIT_CLUSTER-n1" "$total" /w/out ;;
+	nn) rec "$@" "$CL" run -nodes "$k" -ppn 1 "$BENCHBIN/gfarm_n1" --mode=nn \
+		--hosts="$hosts" "$total" /w/out ;;
+	pcp-split) rec "$@" "$CL" run -nodes "$k" -ppn 1 "$BIN/pcp-split" --json -q \
+		"$W/src$k" gfarm:///w/out ;;
+	esac
+	H gfrm -rf "/w/out" /w/out.0 /w/out.1 /w/out.2 /w/out.3 >/dev/null 2>&1
+}
+
 for ((rep = 1; rep <= REPS; rep++)); do
 	for k in $NODES; do
 		if want stage; then
@@ -147,14 +179,18 @@ for ((rep = 1; rep <= REPS; rep++)); do
 		if want cache; then
 			for n in $(order "$rep" cache plain); do cache_one "$n" big "$k" "$rep"; done
 		fi
+		if want split; then
+			for n in $(order "$rep" n1 pcp-split nn); do split_one "$n" write "$k" "$rep"; done
+		fi
 	done
 	say "repetition $rep of $REPS done"
 done
 clear_local
 
-python3 - "$REC" "$OUT/cluster.json" "$(size_bytes "$BIG")" "$((SMALL_N * $(size_bytes "$SMALL_SIZE")))" "$RATE" "$NODES" <<'EOF'
+python3 - "$REC" "$OUT/cluster.json" "$(size_bytes "$BIG")" "$((SMALL_N * $(size_bytes "$SMALL_SIZE")))" "$RATE" "$NODES" "$(size_bytes "$SPLIT_SIZE")" <<'EOF'
 import json, math, statistics, sys
-rec, out, big, small, rate, nodes = sys.argv[1:7]
+rec, out, big, small, rate, nodes, per = sys.argv[1:8]
+per = int(per)
 size = {"big": int(big), "small": int(small)}
 nodes = [int(k) for k in nodes.split()]
 rs = [json.loads(l) for l in open(rec)]
@@ -196,6 +232,21 @@ if any(r["name"] in ("cache", "plain") for r in rs):
                              "target": 0.8 * k, "storage_link_per_size_cache": lk,
                              "storage_link_per_size_plain": lp})
         print("%3d %12.1f %12.1f %9.2f %12.2f %5.2f/%.2f" % (k, rc, rp, rc / base, 0.8 * k, lk, lp))
+if any(r["name"] in ("n1", "nn", "pcp-split") for r in rs):
+    print("writes of %d MiB a rank, 1 rank a node: N-1 into one file on node 1 vs split-write; medians" % (per >> 20))
+    print("%3s %10s %10s %14s %10s %10s %8s" % ("K", "N-1 MiB/s", "vs K=1", "pcp-split MiB/s", "vs K=1", "N-N MiB/s", "0.8*K"))
+    res["split"] = []
+    base = {}
+    for k in nodes:
+        row = {"nodes": k, "target": 0.8 * k}
+        for name in ("n1", "pcp-split", "nn"):
+            xs = [k * per / 2**20 / r["json"]["seconds"] for r in runs(name, "write", k) if r["json"]]
+            row[name] = med(xs)
+            base.setdefault(name, row[name])
+            row[name + "_vs_k1"] = row[name] / base[name]
+        res["split"].append(row)
+        print("%3d %10.1f %10.2f %14.1f %10.2f %10.1f %8.2f" % (k, row["n1"], row["n1_vs_k1"], row["pcp-split"],
+              row["pcp-split_vs_k1"], row["nn"], 0.8 * k))
 res["runs"] = rs
 res["failed"] = sum(r["rc"] != 0 for r in rs)
 json.dump(res, open(out, "w"), indent=1)
