@@ -129,11 +129,11 @@ main(int argc, char **argv)
 	const char *pat, *path;
 	unsigned char *buf;
 	struct plan pl;
-	int opt, plain = 0, verify = 0, rc = 0, bad = 0, wrong = 0;
+	int opt, plain = 0, verify = 0, rc = 0, bad = 0, wrong = 0, provided;
 
 	/* as cache-warm and the cache preload: the mpi transport's progress
 	 * thread needs MPI_THREAD_MULTIPLE */
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &opt);
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
 	o.singlet_ratio = -1;

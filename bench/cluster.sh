@@ -83,7 +83,7 @@ REC=$W/records.jsonl
 : >"$REC"
 H() { "$CL" exec head "$@"; }
 SNODE=$GFSPLIT_CLUSTER-n$S
-sent_s() { cat "/sys/class/net/${GFSPLIT_CLUSTER}${S}h/statistics/rx_bytes"; }
+sent_s() { "$CL" sent "$S"; }	# bytes the storage node sent over its link
 drop() { sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null; }
 
 # ---- the data, on the storage node's gfsd

@@ -16,6 +16,7 @@
 #
 # The caller sets, before cluster_up:
 #   K, RATE, NET, GFMD_PORT    the cluster
+#   TOP                        the source tree (for tests/cluster.sh's address rule)
 #   CB                         its state dir (wiped by cluster_teardown)
 #   CPFX                       name prefix of namespaces and veths, so that
 #                              two scripts' clusters never meet
@@ -116,7 +117,7 @@ cluster_teardown() {
 		[ -e "$CB/run/gfmd.pid" ] && stop_session "$CB/run/gfmd.pid" gfmd
 	fi
 	# gfsd's hard-coded local socket dirs (a clean exit removes them)
-	for k in $(seq 1 63); do rm -rf "/tmp/.gfarm-gfsd$(node_ip "$k")-$GFSD_PORT"; done
+	rm -rf /tmp/.gfarm-gfsd"$NET".*-"$GFSD_PORT"
 	for ns in $(ip netns list 2>/dev/null | awk -v p="$CPFX-node" \
 	    'index($1, p) == 1 && substr($1, length(p) + 1) ~ /^[0-9]+$/ {print $1}'); do
 		k=${ns#"$CPFX"-node}
@@ -150,10 +151,10 @@ cluster_check() {	# CMD...
 }
 # The address range and gfmd port are free; else says why and fails.
 cluster_free() {
-	case $NET in 198.1[89].[0-9] | 198.1[89].[0-9][0-9] | 198.1[89].[0-9][0-9][0-9]) ;;
-	*) echo "NET '$NET': must be a /24 of 198.18.0.0/15 (three octets, 198.18.X or 198.19.X)"
-		return 1 ;;
-	esac
+	local why
+	# the rule of tests/cluster.sh: a /24 of the benchmarking range
+	why=$(GFSPLIT_CLUSTER_NET=$NET "$TOP/tests/cluster.sh" env 2>&1 >/dev/null) ||
+		{ echo "${why#cluster: ERROR: }"; return 1; }
 	((K <= 63)) || { echo "at most 63 nodes in a /24"; return 1; }
 	if ip -4 -o addr show | grep -q " inet $NET\."; then
 		echo "addresses in $NET.0/24 are in use here"

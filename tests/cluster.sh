@@ -12,6 +12,7 @@
 #   tests/cluster.sh run [-n N] [-ppn P] [-nodes K] [MPIEXEC-OPTS..] CMD..
 #   tests/cluster.sh exec NODE|head CMD..    one command on a node
 #   tests/cluster.sh env                     export lines for a shell (eval)
+#   tests/cluster.sh sent NODE..             bytes the nodes sent on their links
 #   tests/cluster.sh shape RATE [DELAY] | unshape
 #   tests/cluster.sh kill NODE               a node fails: its processes, link,
 #                                            namespace and /dev/shm are gone
@@ -122,6 +123,14 @@ kill_node_procs() {
 		sleep 0.2
 	done
 }
+# node_gone K: what makes node K a node gone: every process in it, its
+# link and namespace, its /dev/shm (its disk stays)
+node_gone() {
+	kill_node_procs "$1"
+	ip link del "$(veth "$1")" 2>/dev/null
+	ip netns del "$(node_ns "$1")" 2>/dev/null
+	while mountpoint -q "$DIR/node$1/shm" 2>/dev/null; do umount -l "$DIR/node$1/shm" || break; done
+}
 stop_pidfile() {	# $1 pid file: the daemon, and its session
 	local pid p t
 	pid=$(cat "$1" 2>/dev/null) || return 0
@@ -140,10 +149,7 @@ down() {
 	check_dir
 	for ns in $(ip netns list 2>/dev/null | awk -v p="$NAME-n" \
 	    'index($1, p) == 1 && substr($1, length(p) + 1) ~ /^[0-9]+$/ {print $1}'); do
-		k=${ns#"$NAME"-n}
-		kill_node_procs "$k"
-		ip link del "$(veth "$k")" 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
+		node_gone "${ns#"$NAME"-n}"
 		rm -rf "/etc/netns/$ns"
 	done
 	for k in $(ip -o link show 2>/dev/null | awk -F': ' -v p="$NAME" \
@@ -153,7 +159,7 @@ down() {
 	ip link del "$BR" 2>/dev/null
 	[ -e "$DIR/gfarm/gfmd.pid" ] && stop_pidfile "$DIR/gfarm/gfmd.pid"
 	if [ -d "$DIR" ]; then
-		for k in "$DIR"/node*/shm "$DIR"/local; do
+		for k in "$DIR"/node*/shm "$DIR"/local; do	# a node's namespace already gone
 			while mountpoint -q "$k" 2>/dev/null; do umount -l "$k" || break; done
 		done
 		rm -rf "$DIR"
@@ -218,12 +224,13 @@ shape() {	# RATE [DELAY]: every node's link, both ways
 		command -v tc >/dev/null 2>&1 || skip "'tc' not found (iproute2)"
 	fi
 	for ((k = 1; k <= n; k++)); do
-		node_alive "$k" || continue
-		shape_dev "$(veth "$k")" "$rate" "$delay" &&
-			shape_dev eth0 "$rate" "$delay" "$(node_ns "$k")" ||
-			die "tc cannot shape node $k's link (rate '$rate', delay '$delay'): sch_tbf/sch_netem?"
+		node_alive "$k" && shape_node "$k" "$rate" "$delay"
 	done
 	printf '%s %s\n' "${rate:--}" "${delay:--}" >"$DIR/shape"
+}
+shape_node() {	# K RATE DELAY: node K's link, both ways
+	shape_dev "$(veth "$1")" "$2" "$3" && shape_dev eth0 "$2" "$3" "$(node_ns "$1")" ||
+		die "tc cannot shape node $1's link (rate '$2', delay '$3'): sch_tbf/sch_netem?"
 }
 
 # ---- up ------------------------------------------------------------------------------
@@ -318,6 +325,11 @@ gfsd_up() {
 		grep -Fqx "$(node_host "$k")" <<<"$up" || return 1
 	done
 }
+gfsd_wait() {	# up to 30 s for every gfsd
+	local t
+	for ((t = 0; t < 150; t++)); do gfsd_up && return 0; sleep 0.2; done
+	die "gfsd(s) did not come up: $(timeout 10 "$0" exec head gfhost -l 2>&1 | tr '\n' ';')"
+}
 gfsd_start() {	# K: node K's gfsd, inside node K
 	local g=$DIR/gfarm k=$1
 	"$0" exec "$k" gfsd -f "$g/gfsd.conf" -h "$(node_host "$k")" -l "$(node_ip "$k")" \
@@ -349,8 +361,7 @@ gfarm_up() {
 			"$(node_host "$k")" || die "gfhost -c $(node_host "$k") failed"
 		gfsd_start "$k"
 	done
-	for ((t = 0; t < 150; t++)); do gfsd_up && break; sleep 0.2; done
-	gfsd_up || die "gfsd(s) did not come up: $(timeout 10 "$0" exec head gfhost -l 2>&1 | tr '\n' ';')"
+	gfsd_wait
 }
 
 up() {
@@ -424,6 +435,17 @@ run() {
 		-iface "$BR" -hosts "$hosts" -n "$n" "${opts[@]}" "$@"
 }
 
+# sent K..: the bytes nodes K.. sent over their links, summed (what the
+# host side of each veth received)
+sent() {
+	local k sum=0
+	for k in "$@"; do
+		k=$(node_num "$k")
+		sum=$((sum + $(cat "/sys/class/net/$(veth "$k")/statistics/rx_bytes")))
+	done
+	echo "$sum"
+}
+
 env_lines() {
 	echo "export GFSPLIT_CLUSTER=$NAME GFSPLIT_CLUSTER_DIR=$DIR GFSPLIT_CLUSTER_NET=$NET GFSPLIT_CLUSTER_PORT=$GFMD_PORT"
 	[ -r "$DIR/gfarm/gfarm2.conf" ] && echo "export GFARM_CONFIG_FILE=$DIR/gfarm/gfarm2.conf"
@@ -436,37 +458,29 @@ env_lines() {
 kill_node() {
 	local k
 	k=$(node_num "$1")
-	kill_node_procs "$k"
-	ip link del "$(veth "$k")" 2>/dev/null
-	ip netns del "$(node_ns "$k")" 2>/dev/null
-	mountpoint -q "$DIR/node$k/shm" && umount -l "$DIR/node$k/shm"
+	node_gone "$k"
 	rm -f "$DIR/gfarm/gfsd$k.pid"
 	touch "$DIR/node$k/down"
 	say "node $k ($(node_host "$k")) killed"
 }
 # revive K: node K boots again (empty /dev/shm, its disk as it was, its gfsd)
 revive_node() {
-	local k
+	local k rate delay
 	k=$(node_num "$1")
 	[ -e "$DIR/node$k/down" ] || die "node $k is not down"
 	K=$(nodes)
-	ip link del "$(veth "$k")" 2>/dev/null	# what a failed revive left
-	ip netns del "$(node_ns "$k")" 2>/dev/null
-	while mountpoint -q "$DIR/node$k/shm"; do umount -l "$DIR/node$k/shm" || break; done
+	node_gone "$k"		# what a failed revive left
 	# a boot empties /tmp; the local dir and the gfsd spool are disk
 	find "$DIR/node$k/tmp" -mindepth 1 -delete 2>/dev/null
 	make_fs "$k"
 	make_net "$k"
 	rm -f "$DIR/node$k/down"
 	[ -r "$DIR/shape" ] && read -r rate delay <"$DIR/shape" &&
-		shape_dev "$(veth "$k")" "${rate#-}" "${delay#-}" &&
-		shape_dev eth0 "${rate#-}" "${delay#-}" "$(node_ns "$k")"
+		shape_node "$k" "${rate#-}" "${delay#-}"
 	if [ -d "$DIR/gfarm" ]; then
 		export GFARM_CONFIG_FILE=$DIR/gfarm/gfarm2.conf
 		gfsd_start "$k"
-		local t
-		for ((t = 0; t < 150; t++)); do gfsd_up && break; sleep 0.2; done
-		gfsd_up || die "the gfsd of node $k did not come back"
+		gfsd_wait
 	fi
 	say "node $k ($(node_host "$k")) up again"
 }
@@ -484,6 +498,7 @@ exec)
 	shift
 	exec_node "$k" "$@" ;;
 env) env_lines ;;
+sent) sent "${@:?usage: cluster.sh sent NODE..}" ;;
 shape) shape "${1:?usage: cluster.sh shape RATE [DELAY]}" "${2:-}" ;;
 unshape) shape "" "" ;;
 kill) kill_node "${1:?usage: cluster.sh kill NODE}" ;;
@@ -491,5 +506,5 @@ revive) revive_node "${1:?usage: cluster.sh revive NODE}" ;;
 -h | --help | help | "")
 	sed -n '2,/^# shellcheck/p' "$0" | sed '$d; s/^# \{0,1\}//'
 	[ -n "$cmd" ] ;;
-*) die "unknown command '$cmd' (up, run, exec, env, shape, unshape, kill, revive, down)" ;;
+*) die "unknown command '$cmd' (up, run, exec, env, sent, shape, unshape, kill, revive, down)" ;;
 esac

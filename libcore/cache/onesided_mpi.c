@@ -75,7 +75,7 @@ struct os_mpi {
 	unsigned char **peer;		/* shm: [nprocs] every region, mapped */
 	pthread_t progress;		/* mpi: the progress thread, if on */
 	int progress_on;
-	atomic_int progress_stop;
+	atomic_int progress_quit;	/* set: the thread ends */
 	long progress_ns;		/* its period */
 };
 
@@ -368,7 +368,7 @@ progress_main(void *arg)
 	struct timespec ts = { 0, m->progress_ns };
 	int flag;
 
-	while (!atomic_load(&m->progress_stop)) {
+	while (!atomic_load(&m->progress_quit)) {
 		MPI_Iprobe(MPI_ANY_SOURCE, PROGRESS_TAG, m->comm, &flag,
 			   MPI_STATUS_IGNORE);
 		nanosleep(&ts, NULL);
@@ -391,7 +391,7 @@ progress_start(struct os_mpi *m)
 	    level != MPI_THREAD_MULTIPLE)
 		return;
 	m->progress_ns = GFSP_MIN(us, 999999L) * 1000L;
-	atomic_store(&m->progress_stop, 0);
+	atomic_store(&m->progress_quit, 0);
 	m->progress_on = pthread_create(&m->progress, NULL, progress_main,
 					m) == 0;
 }
@@ -401,7 +401,7 @@ progress_stop(struct os_mpi *m)
 {
 	if (!m->progress_on)
 		return;
-	atomic_store(&m->progress_stop, 1);
+	atomic_store(&m->progress_quit, 1);
 	pthread_join(m->progress, NULL);
 	m->progress_on = 0;
 }

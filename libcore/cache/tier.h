@@ -39,8 +39,6 @@
 #include "gfsplit.h"
 #include "store.h"
 
-
-
 struct gfsp_tier_entry {
 	char *path;		/* the source file */
 	struct gfsp_stat st;	/* its identity when warmed */

@@ -181,9 +181,9 @@ settings(void)
 
 /* --------------------------------------------------------- the cache */
 
-/* After MPICH's init: the cache, if it is wanted and can be. */
-/* begin: level is the program's: MPI_THREAD_MULTIPLE if it asked for it,
- * and only then do its other threads read through the cache */
+/* After MPICH's init: the cache, if it is wanted and can be.  level is the
+ * thread level the program asked for: only at MPI_THREAD_MULTIPLE do its
+ * other threads read through the cache. */
 static void
 begin(int level)
 {

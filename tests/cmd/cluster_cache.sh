@@ -34,8 +34,7 @@ where=$(cexec head gfwhere /c/data 2>&1)
 [ "$where" = "$(node_host 4)" ] || not_ok "  gfwhere says node 4" "$where"
 D=gfarm:///c/data
 
-# node 4's link: bytes it sent (the host side of its veth received them)
-sent4() { cat "/sys/class/net/${GFSPLIT_CLUSTER}4h/statistics/rx_bytes"; }
+sent4() { "$CLUSTER" sent 4; }	# bytes node 4 sent over its link
 # json_ok DESC EXPR: EXPR over the JSON j of $J (c: j["cache"], t: j["total"])
 json_ok() {
 	if python3 -c '

@@ -11,9 +11,7 @@ need_cluster 2
 EB=$BIN/envelope-bench
 J=$TMPD/env.json
 cexec head gfmkdir /env || not_ok "gfmkdir /env"
-# bytes the nodes sent over their links
-sent() { echo $(($(cat "/sys/class/net/${GFSPLIT_CLUSTER}1h/statistics/rx_bytes") +
-	$(cat "/sys/class/net/${GFSPLIT_CLUSTER}2h/statistics/rx_bytes"))); }
+sent() { "$CLUSTER" sent 1 2; }	# bytes the nodes sent over their links
 MiB=1048576
 for m in read-local read-remote; do
 	b0=$(sent)

@@ -7,10 +7,7 @@
  *
  *   mpi_cache PATTERN FILE [--groups G] [--block B] [--cache C]
  *             [--ratio R] [--reads N] [--size S] [--passes K] [--ref REF]
- *
- * REF, if given, is another path holding FILE's bytes that the reads are
- * compared with instead of FILE (so that the storage under FILE serves
- * the cache alone, and its side can count what the cache read).
+ *             [--busy SECONDS]
  *   seq      every rank reads the whole file in order, S bytes a read
  *            (default: the block size), all at once: concentrated access
  *   random   every rank reads N random S-byte pieces (seeded by rank)
@@ -31,6 +28,10 @@
  *            other rank had finished before rank 0 made an MPI call again
  *            (passive-target progress that needs the target would make
  *            them wait for it)
+ *
+ * REF, if given, is another path holding FILE's bytes that the reads are
+ * compared with instead of FILE (so that the storage under FILE serves
+ * the cache alone, and its side can count what the cache read).
  *
  * Exit 0 if every byte matched on every rank, 1 otherwise (one line per
  * failure on stderr: "mpi_cache: rank R: ...").
@@ -189,10 +190,10 @@ main(int argc, char **argv)
 	unsigned char *got, *want;
 	const char *pat, *path, *refpath = NULL;
 	double busy = 2, t0, busy_done = 0, others = 0, mine = 0;
-	int opt, all = 0, during = 1;
+	int opt, all = 0, during = 1, provided;
 
 	/* as cache-warm does: the transport's progress thread needs it */
-	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &opt);
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
 	o.singlet_ratio = -1;
