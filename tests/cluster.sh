@@ -8,12 +8,13 @@
 #     |-- veth --  node 1: NAME-n1  NET.11  gfsd, ranks
 #     |-- veth --  node 2: NAME-n2  NET.12  gfsd, ranks  ...
 #
-#   tests/cluster.sh up K [--rate RATE] [--delay DELAY] [--no-gfarm]
+#   tests/cluster.sh up K [--rate RATE] [--delay DELAY] [--disk RATE] [--no-gfarm]
 #   tests/cluster.sh run [-n N] [-ppn P] [-nodes K] [MPIEXEC-OPTS..] CMD..
 #   tests/cluster.sh exec NODE|head CMD..    one command on a node
 #   tests/cluster.sh env                     export lines for a shell (eval)
 #   tests/cluster.sh sent NODE..             bytes the nodes sent on their links
 #   tests/cluster.sh shape RATE [DELAY] | unshape
+#   tests/cluster.sh disk RATE | off         every gfsd's I/O limited to RATE
 #   tests/cluster.sh kill NODE               a node fails: its processes, link,
 #                                            namespace and /dev/shm are gone
 #   tests/cluster.sh revive NODE             it boots again (its disk kept)
@@ -34,6 +35,14 @@
 # With Gfarm (the default): gfmd runs in the head, each node runs a gfsd
 # registered under the node's host name, so a file a rank creates lands on
 # its own node's gfsd; GFARM_CONFIG_FILE is DIR/gfarm/gfarm2.conf.
+#
+# A node's "disk" (--disk, `disk`): on one machine every gfsd spools to
+# the same disk and page cache, so a node's own storage bandwidth is
+# emulated where every byte to or from its gfsd passes: the gfsd port's
+# traffic on lo (the node's own clients) and on eth0 (other nodes') is
+# redirected through one ifb device per node, shaped by tbf to RATE for
+# reads and writes together.  Gfarm clients then reach a local gfsd over
+# TCP (direct_local_access disable) instead of opening its spool files.
 #
 # `run` launches MPICH's hydra with a launcher that enters a node
 # (tests/cluster-exec), so ranks see their node's name, shm, network.
@@ -233,6 +242,39 @@ shape_node() {	# K RATE DELAY: node K's link, both ways
 		die "tc cannot shape node $1's link (rate '$2', delay '$3'): sch_tbf/sch_netem?"
 }
 
+# disk_node K RATE: node K's gfsd serves at most RATE (tbf on an ifb
+# that every packet to or from the gfsd port passes); RATE '' removes it
+disk_node() {
+	local ex=(ip netns exec "$(node_ns "$1")") rate=$2 f
+	"${ex[@]}" tc qdisc del dev lo clsact 2>/dev/null
+	"${ex[@]}" tc qdisc del dev eth0 clsact 2>/dev/null
+	"${ex[@]}" ip link del disk0 2>/dev/null
+	[ -n "$rate" ] || return 0
+	"${ex[@]}" ip link add disk0 type ifb && "${ex[@]}" ip link set disk0 up &&
+		"${ex[@]}" tc qdisc add dev disk0 root tbf rate "$rate" burst 256kb latency 100ms &&
+		"${ex[@]}" tc qdisc add dev lo clsact && "${ex[@]}" tc qdisc add dev eth0 clsact ||
+		die "cannot give node $1 a disk of $rate (ifb, sch_tbf, sch_clsact?)"
+	for f in "lo ingress dport" "lo ingress sport" "eth0 ingress dport" "eth0 egress sport"; do
+		# shellcheck disable=SC2086 # three words
+		set -- $f
+		"${ex[@]}" tc filter add dev "$1" "$2" protocol ip u32 match ip "$3" "$GFSD_PORT" 0xffff \
+			action mirred egress redirect dev disk0 ||
+			die "cannot pass the gfsd's traffic ($f) through its disk (act_mirred?)"
+	done
+}
+disk() {	# RATE | off: every node's gfsd
+	local k n rate=$1
+	n=$(nodes)
+	((n > 0)) || die "cluster $NAME is not up"
+	[ "$rate" = off ] && rate=
+	[ -z "$rate" ] || grep -qx 'direct_local_access disable' "$DIR/gfarm/gfarm2.conf" 2>/dev/null ||
+		die "disk: the cluster was not brought up with --disk (its clients open local spools directly)"
+	for ((k = 1; k <= n; k++)); do
+		node_alive "$k" && disk_node "$k" "$rate"
+	done
+	echo "${rate:--}" >"$DIR/disk"
+}
+
 # ---- up ------------------------------------------------------------------------------
 hosts_file() {	# the names of head and nodes, for /etc/hosts
 	local k
@@ -297,6 +339,8 @@ $common
 gfmd_reconnection_timeout 5
 no_file_system_node_timeout 5
 EOF
+	# a node's emulated disk is on the way to its gfsd: no bypass
+	[ -n "$DISK" ] && echo "direct_local_access disable" >>"$g/gfarm2.conf"
 	printf '_gfarmfs root\n_gfarmmd root\n' >"$g/usermap"
 	cat >"$g/gfmd.conf" <<EOF
 metadb_server_host $HEAD
@@ -366,14 +410,15 @@ gfarm_up() {
 
 up() {
 	local rate='' delay='' gfarm=1 k
-	K=${1:-}
-	case $K in '' | *[!0-9]*) die "usage: cluster.sh up K [--rate RATE] [--delay DELAY] [--no-gfarm]" ;; esac
+	K=${1:-} DISK=
+	case $K in '' | *[!0-9]*) die "usage: cluster.sh up K [--rate RATE] [--delay DELAY] [--disk RATE] [--no-gfarm]" ;; esac
 	((K >= 1 && K <= 64)) || die "K must be 1..64"
 	shift
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--rate) rate=${2:?}; shift ;;
 		--delay) delay=${2:?}; shift ;;
+		--disk) DISK=${2:?}; shift ;;
 		--no-gfarm) gfarm= ;;
 		*) die "up: unknown option '$1'" ;;
 		esac
@@ -399,7 +444,9 @@ up() {
 	done
 	ping_all
 	[ -n "$rate$delay" ] && shape "$rate" "$delay"
+	[ -n "$DISK" ] && [ -z "$gfarm" ] && die "--disk is a gfsd's: not with --no-gfarm"
 	[ -n "$gfarm" ] && gfarm_up
+	[ -n "$DISK" ] && disk "$DISK"
 	trap - EXIT
 	say "up: $K nodes $(node_host 1)..$(node_host "$K") on $NET.0/24 (bridge $BR), state $DIR${gfarm:+, Gfarm on port $GFMD_PORT}"
 }
@@ -417,6 +464,7 @@ run() {
 		-ppn) ppn=$2; shift 2 ;;
 		-nodes) k=$2; shift 2 ;;
 		--) shift; break ;;
+		-genv | -env) opts+=("$1" "$2" "$3"); shift 3 ;;
 		-*) opts+=("$1" "$2"); shift 2 ;;
 		*) break ;;
 		esac
@@ -477,6 +525,7 @@ revive_node() {
 	rm -f "$DIR/node$k/down"
 	[ -r "$DIR/shape" ] && read -r rate delay <"$DIR/shape" &&
 		shape_node "$k" "${rate#-}" "${delay#-}"
+	[ -r "$DIR/disk" ] && read -r rate <"$DIR/disk" && disk_node "$k" "${rate#-}"
 	if [ -d "$DIR/gfarm" ]; then
 		export GFARM_CONFIG_FILE=$DIR/gfarm/gfarm2.conf
 		gfsd_start "$k"
@@ -501,10 +550,11 @@ env) env_lines ;;
 sent) sent "${@:?usage: cluster.sh sent NODE..}" ;;
 shape) shape "${1:?usage: cluster.sh shape RATE [DELAY]}" "${2:-}" ;;
 unshape) shape "" "" ;;
+disk) disk "${1:?usage: cluster.sh disk RATE|off}" ;;
 kill) kill_node "${1:?usage: cluster.sh kill NODE}" ;;
 revive) revive_node "${1:?usage: cluster.sh revive NODE}" ;;
 -h | --help | help | "")
 	sed -n '2,/^# shellcheck/p' "$0" | sed '$d; s/^# \{0,1\}//'
 	[ -n "$cmd" ] ;;
-*) die "unknown command '$cmd' (up, run, exec, env, sent, shape, unshape, kill, revive, down)" ;;
+*) die "unknown command '$cmd' (up, run, exec, env, sent, shape, unshape, disk, kill, revive, down)" ;;
 esac
