@@ -42,7 +42,8 @@
 # traffic on lo (the node's own clients) and on eth0 (other nodes') is
 # redirected through one ifb device per node, shaped by tbf to RATE for
 # reads and writes together.  Gfarm clients then reach a local gfsd over
-# TCP (direct_local_access disable) instead of opening its spool files.
+# TCP (direct_local_access disable) instead of opening its spool files;
+# `disk off` gives them back their direct access.
 #
 # `run` launches MPICH's hydra with a launcher that enters a node
 # (tests/cluster-exec), so ranks see their node's name, shm, network.
@@ -262,13 +263,22 @@ disk_node() {
 			die "cannot pass the gfsd's traffic ($f) through its disk (act_mirred?)"
 	done
 }
-disk() {	# RATE | off: every node's gfsd
-	local k n rate=$1
+# disk RATE | off: every node's gfsd.  With a disk, Gfarm clients reach a
+# local gfsd over TCP too (the emulated disk is on the way to the gfsd):
+# direct_local_access is disabled in the configuration clients read at
+# start, and enabled again by "off".
+disk() {
+	local k n rate=$1 conf=$DIR/gfarm/gfarm2.conf
 	n=$(nodes)
 	((n > 0)) || die "cluster $NAME is not up"
+	[ -r "$conf" ] || die "disk: cluster $NAME has no Gfarm (up without --no-gfarm)"
 	[ "$rate" = off ] && rate=
-	[ -z "$rate" ] || grep -qx 'direct_local_access disable' "$DIR/gfarm/gfarm2.conf" 2>/dev/null ||
-		die "disk: the cluster was not brought up with --disk (its clients open local spools directly)"
+	if [ -n "$rate" ]; then
+		grep -qx 'direct_local_access disable' "$conf" ||
+			echo 'direct_local_access disable' >>"$conf" || die "cannot write $conf"
+	else
+		sed -i '/^direct_local_access disable$/d' "$conf" || die "cannot write $conf"
+	fi
 	for ((k = 1; k <= n; k++)); do
 		node_alive "$k" && disk_node "$k" "$rate"
 	done
@@ -339,8 +349,6 @@ $common
 gfmd_reconnection_timeout 5
 no_file_system_node_timeout 5
 EOF
-	# a node's emulated disk is on the way to its gfsd: no bypass
-	[ -n "$DISK" ] && echo "direct_local_access disable" >>"$g/gfarm2.conf"
 	printf '_gfarmfs root\n_gfarmmd root\n' >"$g/usermap"
 	cat >"$g/gfmd.conf" <<EOF
 metadb_server_host $HEAD

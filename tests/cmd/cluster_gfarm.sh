@@ -11,7 +11,10 @@
 #   - an unmodified MPI-IO program (tests/unit/mpi_iopat, IOR's segmented
 #     pattern through a view) under the preload writes the same bytes as on
 #     plain MPICH, each part on its writer's node; read back with other
-#     ranks on other nodes through a cyclic view.
+#     ranks on other nodes through a cyclic view;
+#   - a node's emulated disk (tests/cluster.sh disk): every byte written to
+#     or read from a node's gfsd, by its own ranks or another node's,
+#     passes it (its counters), and "disk off" removes it.
 . "$(dirname "$0")/../lib.sh"
 need_gfarm
 need_cluster 3
@@ -69,5 +72,38 @@ if [ -f "$PRELOAD" ]; then
 		crun env LD_PRELOAD="$PRE" "$PROG" cyclic read gfarm:///t/f $opts
 else
 	skip "MPI-IO through the preload on the cluster" "no $PRELOAD (make builds it)"
+fi
+
+# ---- a node's disk: bytes through node K's ifb (tc's counter)
+disk_sent() { cexec "$1" tc -s qdisc show dev disk0 2>/dev/null | awk '/Sent/ {print $2; exit}'; }
+# grew DESC MIN: every node's disk counter grew by MIN bytes or more since d0
+grew() {
+	local k d bad=""
+	for k in 1 2 3; do
+		d=$(disk_sent $k)
+		[ -n "$d" ] && ((d - d0[k] >= $2)) || bad="$bad node $k: ${d:-no disk} - ${d0[k]};"
+	done
+	[ -z "$bad" ] && ok "$1" || not_ok "$1" "$bad"
+}
+mark() { local k; for k in 1 2 3; do d0[k]=$(disk_sent $k); done; }
+declare -a d0
+if "$CLUSTER" disk 2gbit >"$TMPD/disk.out" 2>&1; then
+	ok "cluster.sh disk 2gbit: a disk of each node's own"
+	mark
+	# 6 MiB in 256 KiB blocks: 4 blocks a rank, 2 MiB a node
+	make_file "$CW/dsrc" $((6 * 1048576)) 12
+	check "pcp-split on 3 nodes x 2 ranks through the disks" \
+		crun -ppn 2 "$BIN/pcp-split" -b 256k "$CW/dsrc" gfarm:///t/d.split
+	grew "  each node's own 2 MiB went through its disk" $((2 * 1048576))
+	mark
+	check "gfsplit-merge on node 3 alone" cexec 3 "$BIN/gfsplit-merge" gfarm:///t/d.split "$CW/dback"
+	same_bytes "  gives the source back" "$CW/dsrc" "$CW/dback"
+	grew "  every node's part was read through its disk (node 3's too)" $((2 * 1048576))
+	check "cluster.sh disk off" "$CLUSTER" disk off
+	check_fails "  node 1 has no disk device any more" cexec 1 ip link show disk0
+	check_fails "  clients open local spools directly again" \
+		grep -q direct_local_access "$GFARM_CONFIG_FILE"
+else
+	not_ok "cluster.sh disk 2gbit: a disk of each node's own" "$(tail -n 5 "$TMPD/disk.out")"
 fi
 finish
