@@ -14,7 +14,10 @@
 #   - stage-out into DEST/NODE/: the same, and the rerun resumes (files
 #     installed are skipped, chunks written are taken from the journal);
 #   - cache-warm: no tier holds an entry of the unfinished warm; after
-#     `revive`, warming again fills every node's tier whole.
+#     `revive`, warming again fills every node's tier whole;
+#   - stage-out --async, node 2 fails while its mover writes back: the
+#     other nodes' movers finish (--wait), nothing torn on node 2's side;
+#     after `revive`, stage-out again resumes from the dead mover's journal.
 . "$(dirname "$0")/../lib.sh"
 need_gfarm
 need_cluster 3 --rate 100mbit
@@ -155,4 +158,45 @@ check "node 3 boots again" "$CLUSTER" revive 3
 check "the same cache-warm again completes" crun -ppn 2 "$BIN/cache-warm" -b 1M --keep all gfarm:///t/data
 TIER_BYTES=$CW/data tiers_hold "  every node's tier holds the whole file, byte for byte" gfarm:///t/data all \
 	"$CLUSTER_DIR/node1/shm/$TB" "$CLUSTER_DIR/node2/shm/$TB" "$CLUSTER_DIR/node3/shm/$TB"
+
+# ---- stage-out --async, node 2 fails while its mover writes back
+MV=$CLUSTER_LOCAL/mv
+for k in 1 2 3; do
+	cexec "$k" sh -c "mkdir -p $MV && for i in 1 2; do head -c $((4 * 1048576 + k)) $S/f\$i > $MV/m\$i; done" ||
+		not_ok "results written on node $k"
+done
+MO=$CW/mvout
+if crun -ppn 1 "$BIN/stage-out" --async --interval 1 -c 1M --bwlimit 4M "$MV" "$MO" 2>"$TMPD/err"; then
+	ok "stage-out --async: a mover on each of 3 nodes"
+else
+	not_ok "stage-out --async: a mover on each of 3 nodes" "$(tail -n 8 "$TMPD/err")"
+fi
+# node 2 fails once its mover has written a chunk of a file
+M2=$MO/$(node_host 2)
+_t=0
+until [ -n "$(find "$M2" -name '.m*' -size +1023k 2>/dev/null)" ] || [ $_t -ge 100 ]; do
+	sleep 0.2; _t=$((_t + 1))
+done
+sleep 0.3
+CLUSTER_QUIET=1 "$CLUSTER" kill 2
+if crun -n 2 -ppn 1 "$BIN/stage-out" --wait --json "$MV" >"$J" 2>"$TMPD/err"; then
+	ok "stage-out --wait on nodes 1 and 3: their movers finish"
+else
+	not_ok "stage-out --wait on nodes 1 and 3: their movers finish" "$(tail -n 8 "$TMPD/err")"
+fi
+no_torn "  nothing torn under a final name of node 2's" "$CLUSTER_DIR/node2/local/mv" "$M2"
+check "node 2 boots again" "$CLUSTER" revive 2
+if crun -ppn 1 "$BIN/stage-out" --json -c 1M "$MV" "$MO" >"$J" 2>"$TMPD/err"; then
+	ok "stage-out again completes"
+else
+	not_ok "stage-out again completes" "$(tail -n 8 "$TMPD/err")"
+fi
+json_true "  resuming the dead mover's chunks from its journal" 'j["bytes_resumed"] > 0'
+bad=""
+for k in 1 2 3; do
+	for i in 1 2; do
+		cmp -s "$CLUSTER_DIR/node$k/local/mv/m$i" "$MO/$(node_host "$k")/m$i" || bad="$bad $(node_host "$k")/m$i;"
+	done
+done
+[ -z "$bad" ] && ok "  every node's files in DEST/NODE/" || not_ok "  every node's files in DEST/NODE/" "$bad"
 finish
