@@ -1,45 +1,56 @@
 #!/bin/bash
 # bench/gfarm_scale.sh - does N-N placement scale where N-1 does not?
 #
-# On one machine every gfsd shares one disk, so this builds the emulated
-# cluster of bench/lib.sh: K gfsd "nodes", each in its own network namespace
-# behind a veth link whose rate tc limits in both directions, so each node
-# has its own bandwidth like a node's local disk in the seed paper (sec. 3):
+# On one machine every gfsd shares one disk, so this runs on the emulated
+# cluster of tests/cluster.sh (through bench/lib.sh): K nodes gfbs-n1..K,
+# each with its own network namespace, host name, /dev/shm and /tmp, a gfsd
+# registered under its host name and a "disk" of its own: every byte to or
+# from its gfsd, reads and writes together, passes one tbf limited to DISK,
+# as a node's local disk in the seed paper (sec. 3).  gfmd runs in the head
+# (the host's network); the ranks run on the nodes, one a node (rank r on
+# node r+1), so a file a rank creates lands on its own node's gfsd:
 #
-#   root namespace: gfmd (all addresses, port GFMD_PORT), MPI ranks
-#     gfsbKr  NET.(4K+1)/30 --[tbf RATE each way]-- NET.(4K+2)/30  gfsbKn
-#                                                gfsb-nodeK: gfsd -l NET.(4K+2)
+#   head: bridge NET.1, gfmd, mpiexec
+#     |-- link (RATE each way) --  node 1: gfbs-n1  NET.11  gfsd [DISK], rank 0
+#     |-- link (RATE each way) --  node 2: gfbs-n2  NET.12  gfsd [DISK], rank 1 ..
 #
-# Then, for N = 1, 2, 4 ranks writing the same SIZE bytes (median of REPS):
+# Then, for N = 1, 2, 4 ranks on N nodes writing the same SIZE bytes
+# (median of REPS):
 #   a     N-1: all ranks write disjoint ranges of ONE Gfarm file, pinned to
-#         node 1 (bench/gfarm_n1 --mode=n1, the Gfarm C API)
-#   b     pcp-split --hosts NODES SRC gfarm:///DST: part r on node r
+#         node 1 (bench/gfarm_n1 --mode=n1 --hosts=gfbs-n1, the Gfarm C API)
+#   b     pcp-split SRC gfarm:///DST, no --hosts: each part on its writer's
+#         own node (part r on node r+1, checked with gfwhere)
 #         (only when `pcp-split --version` lists the gfarm backend)
 #   nn    the same N-N pattern written raw (gfarm_n1 --mode=nn: file r
-#         pinned to node r), the reference line for b
+#         pinned to node r+1, its writer's), the reference line for b
 # and reports MiB/s, b/a per N and the speed-up of each over N=1 (target
-# in issue 3: b >= 1.7x at N=2 and >= 3x at N=4, a flat).  Then the rate
-# limits are removed and, on the plain Gfarm, gfpcopy / gfreg / gfexport
-# move PLAIN_SIZE bytes against pcp-split and gfsplit-merge.
+# in issue 3: b >= 1.7x at N=2 and >= 3x at N=4, a flat).  Then the disks
+# and links are unlimited and, on the plain Gfarm, gfpcopy / gfreg /
+# gfexport on node 1 move PLAIN_SIZE bytes against pcp-split and
+# gfsplit-merge (one rank a node); every download is compared with the
+# source.
 #
-# Human lines on stdout, JSON in $BENCH_OUT/gfarm_scale.json.  Every run of a
-# tool is bounded by `timeout`; everything (daemons by session id, veths,
-# namespaces, the state dir) is torn down at exit, interrupt included.
-# Prints "SKIP: ..." and exits 0 where it cannot run (not root, no ip netns
-# or tc, no Gfarm packages, no MPI, gfarm_n1 built without libgfarm).
+# Human lines on stdout, JSON in $BENCH_OUT/gfarm_scale.json.  The work
+# files live in the cluster's shared directory (the nodes' /tmp are their
+# own).  Every run of a tool is bounded by `timeout`; the cluster (daemons,
+# namespaces, links, its state dir with the work files) is torn down at
+# exit, interrupt included.  Prints "SKIP: ..." and exits 0 where it cannot
+# run (not root, no namespaces, no Gfarm packages, no MPI, gfarm_n1 built
+# without libgfarm).
 #
 # Tunables (environment):
 #   BENCH_GFARM_NODES       K nodes                     (4)
-#   BENCH_GFARM_RANKS       rank counts                 ("1 2 4")
-#   BENCH_GFARM_SIZE        bytes per rate-limited run  (64M)
+#   BENCH_GFARM_RANKS       rank counts, each <= K      ("1 2 4")
+#   BENCH_GFARM_SIZE        bytes per disk-limited run  (64M)
 #   BENCH_GFARM_PLAIN_SIZE  bytes per plain-Gfarm run   (256M)
 #   BENCH_GFARM_PLAIN_RANKS rank counts, plain Gfarm    ("2 4")
 #   BENCH_GFARM_PCP_OPTS    extra pcp-split options     ("")
-#   BENCH_GFARM_RATE        tc rate per link and way    (100mbit)
+#   BENCH_GFARM_DISK        each node's disk: its gfsd's rate, reads and
+#                           writes together             (100mbit)
+#   BENCH_GFARM_RATE        each node's link, each way  (1gbit; '': unshaped)
 #   BENCH_GFARM_REPS        repetitions, median taken   (3)
 #   BENCH_GFARM_NET         a /24 of 198.18.0.0/15      (198.19.31)
 #   BENCH_GFARM_GFMD_PORT   gfmd port                   (20651)
-#   BENCH_GFARM_BASE        state dir (wiped)           (/tmp/gfsplit-bench-gfarm)
 #   BIN, BENCHBIN, BENCH_OUT  as in bench/run.sh
 # shellcheck disable=SC2015,SC2086 # a && b || die; $PCP_OPTS is split on purpose
 set -u
@@ -52,38 +63,30 @@ RANKS=${BENCH_GFARM_RANKS:-"1 2 4"}
 SIZE=${BENCH_GFARM_SIZE:-64M}
 PLAIN_SIZE=${BENCH_GFARM_PLAIN_SIZE:-256M}
 PLAIN_RANKS=${BENCH_GFARM_PLAIN_RANKS:-"2 4"}
-RATE=${BENCH_GFARM_RATE:-100mbit}
+DISK=${BENCH_GFARM_DISK:-100mbit}
+RATE=${BENCH_GFARM_RATE-1gbit}
 PCP_OPTS=${BENCH_GFARM_PCP_OPTS:-}
 REPS=${BENCH_GFARM_REPS:-3}
 NET=${BENCH_GFARM_NET:-198.19.31}
 GFMD_PORT=${BENCH_GFARM_GFMD_PORT:-20651}
-B=${BENCH_GFARM_BASE:-/tmp/gfsplit-bench-gfarm}
 LIMIT=150		# seconds any one timed command may take
 PATH="$PATH:/usr/sbin:/sbin"
-export HYDRA_LAUNCHER=${HYDRA_LAUNCHER:-fork}
+export HYDRA_LAUNCHER=${HYDRA_LAUNCHER:-fork}	# the probe, on this host
 N1="$BENCHBIN/gfarm_n1"
-REC="$B/records.jsonl"
 
 say() { echo "gfarm_scale: $*"; }
 skip() { echo "SKIP: gfarm_scale: $*"; exit 0; }
-# the emulated cluster (bench/lib.sh) under this script's names
-CB=$B CPFX=gfsb CTAG=gfarm_scale CERR="$B/cmd.err"
+# the emulated cluster (bench/lib.sh, tests/cluster.sh) under this script's names
+CNAME=gfbs CTAG=gfarm_scale
 cluster_skip() { skip "$@"; }
 die() { cluster_die "$@"; }
 # shellcheck source=bench/lib.sh
 . "$TOP/bench/lib.sh"
 
 # ---- can it run here? ---------------------------------------------------
-[ "$(id -u)" = 0 ] || skip "needs root (network namespaces and tc)"
-for c in ip tc; do
-	command -v $c >/dev/null 2>&1 || skip "'$c' not found (iproute2)"
-done
-ip netns list >/dev/null 2>&1 || skip "'ip netns' does not work here"
-for c in gfmd gfsd gfkey gfhost gfls gfrm gfmkdir gfwhere gfpcopy gfexport gfreg; do
-	command -v $c >/dev/null 2>&1 ||
-		skip "'$c' not found (apt-get install gfmd gfsd gfarm-client)"
-done
-for c in mpiexec python3 timeout flock setsid; do
+why=$(cluster_check gfkey gfwhere gfpcopy gfexport gfreg) ||
+	skip "$why (apt-get install gfmd gfsd gfarm-client)"
+for c in mpiexec python3 timeout flock; do
 	command -v $c >/dev/null 2>&1 || skip "'$c' not found"
 done
 [ -x "$N1" ] || skip "$N1 not built (./configure --with-gfarm && make)"
@@ -93,24 +96,28 @@ probe=$(timeout 30 mpiexec -n 1 "$N1" 2>&1)
 HAVE_PCP=false
 "$BIN/pcp-split" --version 2>/dev/null | grep -E '^backends:' | grep -qw gfarm &&
 	HAVE_PCP=true
+for n in $RANKS $PLAIN_RANKS; do	# one rank a node
+	((n >= 1 && n <= K)) || die "$n ranks on $K nodes: every rank count must be 1..$K (BENCH_GFARM_NODES)"
+done
 BYTES=$(size_bytes "$SIZE") PLAIN_BYTES=$(size_bytes "$PLAIN_SIZE")
-# one run at a time: the names below are fixed so that a run killed with
-# SIGKILL is cleaned up by the next one.  Every child gets fd 9 closed
-# (9<&-): a daemon holding the lock would keep the next run out.
+# one run at a time (the cluster's names are fixed; `up` removes what a
+# run killed with SIGKILL left).  Every child gets fd 9 closed (9<&-): a
+# daemon holding the lock would keep the next run out.
 exec 9<"$0"
 flock -n 9 || skip "another gfarm_scale.sh is running (or its daemons survived it)"
 
-teardown() { cluster_teardown; }
-teardown	# leftovers of a run that could not clean up (SIGKILL)
-trap teardown EXIT
+trap cluster_teardown EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
-why=$(cluster_free) || skip "$why (set BENCH_GFARM_NET / BENCH_GFARM_GFMD_PORT)"
 mkdir -p "$OUTDIR"
 cluster_up
-say "cluster up: gfmd + $K gfsd in namespaces gfsb-node1..$K ($HOSTS), $RATE per link and way"
+B=$SHARED/gfarm_scale	# seen by the nodes at the same path; gone at teardown
+REC="$B/records.jsonl" CERR="$B/cmd.err" WORK=$B	# WORK: where_parts'
+mkdir -p "$B/dl" || die "cannot make $B"
+say "cluster up: gfmd + $K nodes $(node_host 1)..$K ($HOSTS), a gfsd each;" \
+	"disk $DISK per node (reads and writes), links ${RATE:-unshaped}"
 
 # ---- running and recording ----------------------------------------------
 # run PHASE TOOL N REP CMD... : bounded, timed; stdout's JSON line and the
@@ -118,9 +125,10 @@ say "cluster up: gfmd + $K gfsd in namespaces gfsb-node1..$K ($HOSTS), $RATE per
 run() {
 	local phase=$1 tool=$2 n=$3 rep=$4 t0 t1 rc js
 	shift 4
+	prog "$@"	# crun and cnode are functions
 	sync	# no dirty pages of the previous run competing with this one
 	t0=$(date +%s.%N)
-	timeout -k 5 "$LIMIT" "$@" >"$B/cmd.out" 2>"$B/cmd.err" 9<&- &
+	timeout -k 5 "$LIMIT" "${PROG[@]}" >"$B/cmd.out" 2>"$B/cmd.err" 9<&- &
 	CHILD=$!
 	wait "$CHILD"
 	rc=$?
@@ -133,28 +141,27 @@ run() {
 		"${js:-null}" >>"$REC"
 }
 
-SRC="$B/tmp/src"
-head -c "$(( BYTES > PLAIN_BYTES ? BYTES : PLAIN_BYTES ))" /dev/urandom >"$B/tmp/src.all" ||
+SRC="$B/src"
+head -c "$(( BYTES > PLAIN_BYTES ? BYTES : PLAIN_BYTES ))" /dev/urandom >"$B/src.all" ||
 	die "cannot make the source file"
-head -c "$BYTES" "$B/tmp/src.all" >"$SRC"
+head -c "$BYTES" "$B/src.all" >"$SRC"
 maxn=1
 for n in $RANKS; do ((n > maxn)) && maxn=$n; done
 
-# ---- phase 1: rate-limited, N = 1, 2, 4 ------------------------------------
-say "rate-limited runs: $SIZE per run, ranks $RANKS, $REPS reps" \
+# ---- phase 1: disk-limited, N = 1, 2, 4 (one rank a node) ------------------
+say "disk-limited runs: $SIZE per run, ranks $RANKS (one a node), $REPS reps" \
 	"(pcp-split gfarm backend: $HAVE_PCP)"
 for ((rep = 1; rep <= REPS; rep++)); do
 	for n in $RANKS; do
 		v=
 		((rep == 1 && n == maxn)) && v=--verify	# untimed read-back
-		run limited n1 "$n" "$rep" mpiexec -n "$n" "$N1" --mode=n1 \
-			--hosts="$HOSTS" $v "$SIZE" /bench/n1
-		run limited nn "$n" "$rep" mpiexec -n "$n" "$N1" --mode=nn \
+		run limited n1 "$n" "$rep" crun -n "$n" -ppn 1 -nodes "$n" "$N1" --mode=n1 \
+			--hosts="$(node_host 1)" $v "$SIZE" /bench/n1
+		run limited nn "$n" "$rep" crun -n "$n" -ppn 1 -nodes "$n" "$N1" --mode=nn \
 			--hosts="$HOSTS" $v "$SIZE" /bench/nn
 		if $HAVE_PCP; then
-			run limited pcp-split "$n" "$rep" mpiexec -n "$n" \
-				"$BIN/pcp-split" --json --hosts="$HOSTS" $PCP_OPTS "$SRC" \
-				gfarm:///bench/dst.split
+			run limited pcp-split "$n" "$rep" crun -n "$n" -ppn 1 -nodes "$n" \
+				"$BIN/pcp-split" --json $PCP_OPTS "$SRC" gfarm:///bench/dst.split
 			((rep == 1)) && where_parts "$REC" /bench/dst.split "$n" '{"phase": "placement"}'
 			gclean /bench/dst.split
 		fi
@@ -163,36 +170,36 @@ for ((rep = 1; rep <= REPS; rep++)); do
 done
 echo
 
-# ---- phase 2: plain Gfarm (tc removed), whole-file tools vs split ---------
-cluster_unshape
-head -c "$PLAIN_BYTES" "$B/tmp/src.all" >"$SRC.plain"
-rm -f "$B/tmp/src.all"
-mkdir -p "$B/tmp/dl"
-say "plain Gfarm (no tc): $PLAIN_SIZE per run, $REPS reps"
+# ---- phase 2: plain Gfarm (no limits), whole-file tools vs split -----------
+cluster_unshape || die "cannot remove the disk and link limits"
+head -c "$PLAIN_BYTES" "$B/src.all" >"$SRC.plain"
+rm -f "$B/src.all"
+say "plain Gfarm (no limits): $PLAIN_SIZE per run, $REPS reps;" \
+	"Gfarm's tools on node 1, ranks one a node"
 for ((rep = 1; rep <= REPS; rep++)); do
-	timeout 20 gfmkdir /bench/pc >/dev/null 2>&1
-	run plain gfpcopy-put 1 "$rep" gfpcopy -f "file://$SRC.plain" gfarm:///bench/pc/
-	run plain gfreg 1 "$rep" gfreg "$SRC.plain" gfarm:///bench/reg
-	run plain gfexport 1 "$rep" sh -c "gfexport gfarm:///bench/pc/src.plain >'$B/tmp/out.gfexport'"
-	cmp -s "$SRC.plain" "$B/tmp/out.gfexport" || die "gfexport output differs from the source"
-	rm -rf "$B/tmp/dl"/* "$B/tmp/out.gfexport"
-	run plain gfpcopy-get 1 "$rep" gfpcopy -f gfarm:///bench/pc/src.plain "file://$B/tmp/dl/"
-	cmp -s "$SRC.plain" "$B/tmp/dl/src.plain" || die "gfpcopy download differs from the source"
-	rm -rf "$B/tmp/dl"/*
+	timeout 20 "$CL" exec head gfmkdir /bench/pc >/dev/null 2>&1
+	run plain gfpcopy-put 1 "$rep" cnode 1 gfpcopy -f "file://$SRC.plain" gfarm:///bench/pc/
+	run plain gfreg 1 "$rep" cnode 1 gfreg "$SRC.plain" gfarm:///bench/reg
+	run plain gfexport 1 "$rep" cnode 1 sh -c "gfexport gfarm:///bench/pc/src.plain >'$B/out.gfexport'"
+	cmp -s "$SRC.plain" "$B/out.gfexport" || die "gfexport output differs from the source"
+	rm -rf "$B/dl"/* "$B/out.gfexport"
+	run plain gfpcopy-get 1 "$rep" cnode 1 gfpcopy -f gfarm:///bench/pc/src.plain "file://$B/dl/"
+	cmp -s "$SRC.plain" "$B/dl/src.plain" || die "gfpcopy download differs from the source"
+	rm -rf "$B/dl"/*
 	gclean /bench/pc /bench/reg
 	for n in $PLAIN_RANKS; do
-		run plain n1 "$n" "$rep" mpiexec -n "$n" "$N1" --mode=n1 \
-			--hosts="$HOSTS" "$PLAIN_SIZE" /bench/n1
-		run plain nn "$n" "$rep" mpiexec -n "$n" "$N1" --mode=nn \
+		run plain n1 "$n" "$rep" crun -n "$n" -ppn 1 -nodes "$n" "$N1" --mode=n1 \
+			--hosts="$(node_host 1)" "$PLAIN_SIZE" /bench/n1
+		run plain nn "$n" "$rep" crun -n "$n" -ppn 1 -nodes "$n" "$N1" --mode=nn \
 			--hosts="$HOSTS" "$PLAIN_SIZE" /bench/nn
 		$HAVE_PCP || continue
-		run plain pcp-split "$n" "$rep" mpiexec -n "$n" "$BIN/pcp-split" \
-			--json --hosts="$HOSTS" $PCP_OPTS "$SRC.plain" gfarm:///bench/plain.split
-		run plain gfsplit-merge "$n" "$rep" mpiexec -n "$n" \
-			"$BIN/gfsplit-merge" --json gfarm:///bench/plain.split "$B/tmp/merged"
-		cmp -s "$SRC.plain" "$B/tmp/merged" ||
+		run plain pcp-split "$n" "$rep" crun -n "$n" -ppn 1 -nodes "$n" "$BIN/pcp-split" \
+			--json $PCP_OPTS "$SRC.plain" gfarm:///bench/plain.split
+		run plain gfsplit-merge "$n" "$rep" crun -n "$n" -ppn 1 -nodes "$n" \
+			"$BIN/gfsplit-merge" --json gfarm:///bench/plain.split "$B/merged"
+		cmp -s "$SRC.plain" "$B/merged" ||
 			die "gfsplit-merge output differs from the source"
-		rm -f "$B/tmp/merged"
+		rm -f "$B/merged"
 		gclean /bench/plain.split
 	done
 	printf '.'
@@ -244,8 +251,8 @@ base = 1 if 1 in ranks else None
 a1, b1, r1 = ((rate(lim["n1"][base]), rate(lim[b_tool][base]), rate(lim["nn"][base]))
               if base else (None, None, None))
 table = []
-print("rate-limited Gfarm: %d nodes, $RATE per link and way, %d MiB per run, median of $REPS"
-      % ($K, bytes_lim // MiB))
+print("disk-limited Gfarm: %d nodes, one rank a node, a disk of $DISK per node, links %s,"
+      " %d MiB per run, median of $REPS" % ($K, "$RATE" or "unshaped", bytes_lim // MiB))
 print("   N |  a: N-1 MiB/s  vs N=1 |  b: %-9s MiB/s  vs N=1 |  b/a | raw N-N MiB/s  vs N=1"
       % b_tool)
 for n in ranks:
@@ -290,7 +297,7 @@ for r in recs:
                           "misplaced_parts": o["misplaced_parts"]})
 places = [r for r in recs if r.get("phase") == "placement"]
 hosts = "$HOSTS".split(",")
-for r in places:	# part.R of pcp-split must be on --hosts entry R mod K
+for r in places:	# part.R of pcp-split on its writer's node: rank R's, node R+1
     for p, h in r["parts"].items():
         m = re.search(r"/part\.(\d+)$", p)
         if m and h != hosts[int(m.group(1)) % len(hosts)]:
@@ -302,7 +309,7 @@ verified = [r["out"].get("verified") for r in recs
             if r.get("out") and r["out"].get("verified") is not None]
 print("  placement (gfmd's replica info): %s%s; read-back checks: %s" % (
     "every pinned file on its node" if not misplaced else "%d MISPLACED" % len(misplaced),
-    ", pcp-split parts checked: %d" % checked_parts if have_pcp else "",
+    ", pcp-split parts on their writers' nodes checked: %d" % checked_parts if have_pcp else "",
     "all ok" if verified and all(verified) else ("none" if not verified else "FAILED")))
 
 prank = [int(x) for x in "$PLAIN_RANKS".split()]
@@ -312,12 +319,12 @@ for t in ("gfpcopy-put", "gfreg", "gfexport", "gfpcopy-get"):
 for n in prank:
     for t in ("n1", "nn", "pcp-split", "gfsplit-merge"):
         plain["%s@%d" % (t, n)] = med("plain", t, n, bytes_plain)
-print("plain Gfarm (no tc, %d nodes), %d MiB per run, median of $REPS, wall clock"
+print("plain Gfarm (no disk or link limits, %d nodes), %d MiB per run, median of $REPS, wall clock"
       " (internal where the tool reports it)" % ($K, bytes_plain // MiB))
-labels = {"gfpcopy-put": "gfpcopy local->gfarm (1 process)",
-          "gfreg": "gfreg local->gfarm (1 process)",
-          "gfexport": "gfexport gfarm->local (1 process)",
-          "gfpcopy-get": "gfpcopy gfarm->local (1 process)"}
+labels = {"gfpcopy-put": "gfpcopy local->gfarm (node 1)",
+          "gfreg": "gfreg local->gfarm (node 1)",
+          "gfexport": "gfexport gfarm->local (node 1)",
+          "gfpcopy-get": "gfpcopy gfarm->local (node 1)"}
 for n in prank:
     labels.update({"n1@%d" % n: "raw N-1 writer, %d ranks" % n,
                    "nn@%d" % n: "raw N-N writer, %d ranks" % n,
@@ -341,7 +348,8 @@ for n in prank:
 for k2, v in ratios.items():
     print("  %-40s %7.2f" % (k2, v))
 
-out = {"benchmark": "gfarm_scale", "nodes": $K, "rate_per_link": "$RATE",
+out = {"benchmark": "gfarm_scale", "nodes": $K, "disk_per_node": "$DISK",
+       "rate_per_link": "$RATE" or None, "ranks_per_node": 1,
        "bytes_rate_limited": bytes_lim, "bytes_plain": bytes_plain, "reps": $REPS,
        "ranks": ranks, "plain_ranks": prank, "pcp_split_gfarm_backend": have_pcp,
        "clock": "mib_per_sec from the program's own timer (after MPI start-up) where "

@@ -89,6 +89,13 @@ cnode() { "$CL" exec "$@"; }		# NODE CMD..
 # crun [-n N] [-ppn P] [-nodes K] [-genv NAME VALUE].. CMD..: an MPI job on
 # the nodes (tests/cluster.sh run), whatever launcher the caller set
 crun() { env -u HYDRA_LAUNCHER -u HYDRA_LAUNCHER_EXEC "$CL" run "$@"; }
+# prog CMD..: PROG=(CMD..) as timeout can run it: timeout runs programs,
+# so a function of this file (crun, chead, cnode) runs in a bash sourcing it
+prog() {
+	PROG=("$@")
+	[ "$(type -t "$1")" != function ] ||
+		PROG=(bash -c 'TOP=$0 && . "$TOP/bench/lib.sh" && "$@"' "$TOP" "$@")
+}
 cluster_die() {
 	local f
 	echo "$CTAG: ERROR: $*" >&2
@@ -177,8 +184,9 @@ run_timed() {
 	# runnable besides this reader belong to someone else
 	read -r load _ _ rq _ </proc/loadavg
 	rq=$((${rq%/*} - 1))
+	prog "$@"
 	t0=$(date +%s.%N)
-	timeout -k 5 "$LIMIT" "$@" >"$WORK/cmd.out" 2>"$WORK/cmd.err" 9<&- &
+	timeout -k 5 "$LIMIT" "${PROG[@]}" >"$WORK/cmd.out" 2>"$WORK/cmd.err" 9<&- &
 	CHILD=$!
 	wait "$CHILD"
 	rc=$?

@@ -13,17 +13,25 @@
 #           nn     mpiio_bench ior-nn F (file per rank, plain): the N-N line
 #   hpio  nc-nc, 8-byte regions 128 B apart, one MPI_File_write_all, region
 #         counts 4Ki .. 1Mi at N = 2 and 4: plain and lib
-# gfarm (root; builds the emulated cluster of bench/gfarm_scale.sh under
-# its own names, tears it down at exit, interrupt included):
-#   ior   N = 1, 2, 4, SEGMENTS x BLOCK per rank, 100 Mbit/s per node link:
+# gfarm (root; on the emulated cluster of tests/cluster.sh, through
+# bench/lib.sh, under its own names gfbm-n1..K, torn down at exit,
+# interrupt included, with the work files in its shared directory): each
+# node has its own network, host name, /dev/shm and /tmp, a gfsd under its
+# host name and a disk of its own (every byte to or from its gfsd, reads
+# and writes together, limited to DISK); the ranks run on the nodes, one a
+# node (rank r on node r+1):
+#   ior   N = 1, 2, 4 ranks on N nodes, SEGMENTS x BLOCK per rank:
 #           n1   bench/gfarm_n1 --mode=n1: ranks' ranges of ONE Gfarm file
 #                through libgfarm, pinned to node 1.  This is the plain
 #                baseline: without the library MPICH cannot open gfarm://
 #                (ROMIO: "iofstypeunsupported"), which is probed and shown.
-#           lib  mpiio_bench ior gfarm:///bench/ior under the library with
-#                GFSPLIT_GFARM_HOSTS=node1,..: part r on node r (checked
-#                with gfwhere after the first repetition)
-#           nn   gfarm_n1 --mode=nn: file r pinned to node r, the N-N line
+#           lib  mpiio_bench ior gfarm:///bench/ior under the library, no
+#                placement given: each part lands on its writer's node,
+#                part r on node r+1 (checked with gfwhere, and the split
+#                file with stat-layout --check on node 1, after the first
+#                repetition)
+#           nn   gfarm_n1 --mode=nn: file r pinned to node r+1, its
+#                writer's, the N-N line
 #
 # Every repetition runs the contenders of one N back to back, in an order
 # that rotates from one repetition to the next; between runs the output is
@@ -55,9 +63,11 @@
 #   BENCH_MPIIO_HPIO_REGIONS hpio region counts  ("4Ki 16Ki 64Ki 256Ki 1Mi")
 #   BENCH_MPIIO_DIR          POSIX work dir (wiped)     (mktemp -d)
 #   BENCH_MPIIO_GFARM_REPS, _GFARM_SEGMENTS, _GFARM_SYNC  (3, 4, 0)
-#   BENCH_MPIIO_GFARM_NODES, _GFARM_RATE, _GFARM_NET, _GFARM_GFMD_PORT,
-#   _GFARM_BASE      the cluster (4, 100mbit, 198.19.32, 20652,
-#                    /tmp/gfsplit-bench-mpiio-gfarm)
+#   BENCH_MPIIO_GFARM_NODES, _GFARM_DISK, _GFARM_RATE, _GFARM_NET,
+#   _GFARM_GFMD_PORT the cluster: K nodes (4, each ior rank count <= K),
+#                    each node's disk (100mbit), its link each way
+#                    (1gbit; '': unshaped), its /24 (198.19.32), gfmd's
+#                    port (20652)
 #   BIN, BENCHBIN, BENCH_OUT  as in bench/run.sh
 # shellcheck disable=SC2015,SC2086 # a && b || die; $V is split on purpose
 set -u
@@ -78,10 +88,10 @@ G_REPS=${BENCH_MPIIO_GFARM_REPS:-3}
 G_SEGMENTS=${BENCH_MPIIO_GFARM_SEGMENTS:-4}
 G_SYNC=${BENCH_MPIIO_GFARM_SYNC:-0}
 K=${BENCH_MPIIO_GFARM_NODES:-4}
-RATE=${BENCH_MPIIO_GFARM_RATE:-100mbit}
+DISK=${BENCH_MPIIO_GFARM_DISK:-100mbit}
+RATE=${BENCH_MPIIO_GFARM_RATE-1gbit}
 NET=${BENCH_MPIIO_GFARM_NET:-198.19.32}
 GFMD_PORT=${BENCH_MPIIO_GFARM_GFMD_PORT:-20652}
-CB=${BENCH_MPIIO_GFARM_BASE:-/tmp/gfsplit-bench-mpiio-gfarm}
 LIMIT=300		# seconds any one run may take
 MB="$BENCHBIN/mpiio_bench"
 N1="$BENCHBIN/gfarm_n1"
@@ -90,23 +100,25 @@ N1="$BENCHBIN/gfarm_n1"
 # plain must be plain (bench_start: no selection or preload inherited);
 # the emulated cluster under this script's names
 bench_start mpiio "$@"
-CPFX=gfmb
+CNAME=gfbm
 HOSTS=
+ON=()			# where stat-layout runs: here (posix), on a node (gfarm)
 HAVE_LIB=false
 [ -e "$LIB" ] && HAVE_LIB=true
 FAILED=0
 mkdir -p "$OUTDIR"
 
 # ---- running and recording (run_timed, order: bench/lib.sh) -----------------
-# mpiexec "${PRE[@]}" FILE ...: the library preloaded into the ranks only
-# (-genv: not into mpiexec itself) and FILE selected; the rest of the
+# mpiexec|crun "${PRE[@]}" FILE ...: the library preloaded into the ranks
+# only (-genv: not into mpiexec itself) and FILE selected; the rest of the
 # environment passes on as it is
 PRE=(-genv LD_PRELOAD "$LIB" -genv GFSPLIT_SPLIT_FILES)
 # rep 1, library: is the output a committed, consistent split file?
 check_layout() {	# REC PART N FILE [EXTRA]
 	local ok=false
 	[ -x "$BIN/stat-layout" ] || return 0
-	timeout 120 "$BIN/stat-layout" --check "$4" >"$WORK/layout.out" 2>&1 && ok=true
+	prog "${ON[@]}" "$BIN/stat-layout" --check "$4"
+	timeout 120 "${PROG[@]}" >"$WORK/layout.out" 2>&1 && ok=true
 	printf '{"part":"%s","variant":"layout","ranks":%d%s,"check_ok":%s,"msg":%s}\n' \
 		"$2" "$3" "${5:-}" "$ok" \
 		"$(tail -n 4 "$WORK/layout.out" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')" >>"$1"
@@ -231,7 +243,8 @@ if part == "posix":
     names = ("plain MPICH", "with library", "raw N-N")
 else:
     out.update(segments=int("$G_SEGMENTS"), block="$BLOCK", transfer="$TRANSFER",
-               sync="$G_SYNC" == "1", nodes=int("$K"), rate_per_link="$RATE",
+               sync="$G_SYNC" == "1", nodes=int("$K"), ranks_per_node=1,
+               disk_per_node="$DISK", rate_per_link="$RATE" or None,
                reps=int("$G_REPS"))
     base = {"plain": "n1", "lib": "lib", "nn": "nn"}
     names = ("N-1 libgfarm", "with library", "raw N-N")
@@ -239,7 +252,8 @@ else:
 m = {k: {n: med("ior", v, n) for n in ranks} for k, v in base.items()}
 print("ior, %s: segmented N-1, %s segments x %s per rank, %s transfers, sync=%s, "
       "median of %s, MiB/s" % ("POSIX" if part == "posix" else "emulated Gfarm "
-      "($K nodes, $RATE per link)", out["segments"], "$BLOCK", "$TRANSFER",
+      "($K nodes, one rank a node, a disk of $DISK each, links %s)"
+      % ("$RATE" or "unshaped"), out["segments"], "$BLOCK", "$TRANSFER",
       out["sync"], out["reps"]))
 if part == "gfarm":
     print("  (the plain baseline is gfarm_n1 --mode=n1 through libgfarm: MPICH without "
@@ -292,7 +306,7 @@ if part == "posix":
 else:
     hosts = "$HOSTS".split(",")
     bad = []
-    for r in placement:
+    for r in placement:	# part.R on its writer's node: rank R's, node R+1
         for p, h in r["parts"].items():
             import re
             mm = re.search(r"/part\.(\d+)$", p)
@@ -301,7 +315,8 @@ else:
                             "wanted": hosts[int(mm.group(1)) % len(hosts)]})
     nparts = sum(1 for r in placement for p in r["parts"] if "/part." in p)
     print("  placement (gfwhere -r): %d parts checked, %s" % (
-        nparts, "every part.R on node R" if not bad else "%d MISPLACED" % len(bad)))
+        nparts, "every part.R on its writer's node R+1" if not bad
+        else "%d MISPLACED" % len(bad)))
     out["placement"] = {"parts_checked": nparts, "misplaced": bad, "raw": placement}
     probe = [r for r in recs if r.get("variant") == "probe"]
     if probe:
@@ -342,54 +357,65 @@ print("mpiio: wrote %s" % outf)
 EOF
 }
 
-# ---- gfarm: the emulated cluster of bench/lib.sh ----------------------------
-# the checks of gfarm_scale.sh; prints the reason and fails when it cannot run
+# ---- gfarm: the emulated cluster (bench/lib.sh, tests/cluster.sh) ------------
+# the checks of gfarm_scale.sh; prints the reason and fails when it cannot
+# run; a rank count above K (one rank a node) is a usage error, exit 2
 gfarm_can_run() {
-	local probe why
+	local probe why n
 	why=$(cluster_check gfwhere) || { skip "gfarm: $why"; return 1; }
 	[ -x "$N1" ] || { skip "gfarm: $N1 not built (make)"; return 1; }
 	probe=$(timeout 30 mpiexec -n 1 "$N1" 2>&1)
 	[ $? = 77 ] && { skip "gfarm: $probe"; return 1; }
 	$HAVE_LIB || { skip "gfarm: the library is not built ($LIB)"; return 1; }
-	why=$(cluster_free) || {
-		skip "gfarm: $why (set BENCH_MPIIO_GFARM_NET / _GFARM_GFMD_PORT)"
-		return 1
-	}
+	for n in $RANKS; do	# one rank a node
+		((n >= 1 && n <= K)) || {
+			say "gfarm: $n ranks on $K nodes: every rank count must be 1..$K" \
+				"(BENCH_MPIIO_GFARM_NODES)" >&2
+			exit 2
+		}
+	done
 }
 gfarm_bench() {
-	local rec="$WORK/gfarm.jsonl" F=gfarm:///bench/ior rep n v V s bytes per
+	local rec F=gfarm:///bench/ior rep n v V s bytes per one
 	gfarm_can_run || return 0
-	# one at a time: the names are fixed so that a run killed with SIGKILL
-	# is cleaned up by the next one; no daemon may inherit the lock (9<&-)
+	# one at a time (the cluster's names are fixed; `up` removes what a run
+	# killed with SIGKILL left); no daemon may inherit the lock (9<&-)
 	exec 9<"$0"
 	flock -n 9 || { skip "gfarm: another bench/mpiio.sh gfarm is running"; return 0; }
-	CERR="$WORK/cmd.err"
-	cluster_teardown
-	trap 'cluster_teardown; rm -rf "$WORK"' EXIT
-	: >"$rec"
+	trap 'cluster_teardown; rm -rf "$PWORK"' EXIT
 	cluster_up
-	say "gfarm: cluster up: gfmd + $K gfsd in namespaces gfmb-node1..$K ($HOSTS), $RATE per link and way"
+	# the work files where the nodes see them (their /tmp are their own),
+	# also the ranks' working directory; gone at teardown
+	WORK=$SHARED/mpiio
+	CERR="$WORK/cmd.err"
+	rec="$WORK/gfarm.jsonl"
+	mkdir -p "$WORK" && : >"$rec" || cluster_die "cannot make $WORK"
+	ON=(cnode 1)
+	say "gfarm: cluster up: gfmd + $K nodes $(node_host 1)..$K ($HOSTS), a gfsd each;" \
+		"disk $DISK per node (reads and writes), links ${RATE:-unshaped}"
 	s=
 	[ "$G_SYNC" = 1 ] && s=--sync
 	per=$((G_SEGMENTS * $(size_bytes "$BLOCK")))
 	# plain MPICH on a gfarm:// path: not a contender, shown once (untimed)
 	# (in a subshell: its failure is the expected one, not counted)
-	(cd "$WORK" && run_timed "$rec" ior probe 1 0 "" mpiexec -n 1 "$MB" ior "$F" \
+	(cd "$WORK" && run_timed "$rec" ior probe 1 0 "" crun -n 1 -nodes 1 "$MB" ior "$F" \
 		--segments 1 --block 1M --transfer 1M) 2>/dev/null
-	say "gfarm: ior $G_SEGMENTS x $BLOCK per rank, ranks $RANKS, $G_REPS reps, sync=$G_SYNC"
+	say "gfarm: ior $G_SEGMENTS x $BLOCK per rank, ranks $RANKS (one a node)," \
+		"$G_REPS reps, sync=$G_SYNC"
 	for ((rep = 1; rep <= G_REPS; rep++)); do
 		V=
 		((rep == 1)) && V=--verify
 		for n in $RANKS; do
 			bytes=$((per * n))
+			one=(-n "$n" -ppn 1 -nodes "$n")	# rank r on node r+1
 			for v in $(order "$rep" n1 lib nn); do
 				case $v in
-				n1) run_timed "$rec" ior n1 "$n" "$rep" "" mpiexec -n "$n" "$N1" --mode=n1 \
-					--hosts="$HOSTS" $V "$bytes" /bench/n1 ;;
-				nn) run_timed "$rec" ior nn "$n" "$rep" "" mpiexec -n "$n" "$N1" --mode=nn \
+				n1) run_timed "$rec" ior n1 "$n" "$rep" "" crun "${one[@]}" "$N1" --mode=n1 \
+					--hosts="$(node_host 1)" $V "$bytes" /bench/n1 ;;
+				nn) run_timed "$rec" ior nn "$n" "$rep" "" crun "${one[@]}" "$N1" --mode=nn \
 					--hosts="$HOSTS" $V "$bytes" /bench/nn ;;
-				lib) run_timed "$rec" ior lib "$n" "$rep" "" mpiexec "${PRE[@]}" "$F" \
-					-genv GFSPLIT_GFARM_HOSTS "$HOSTS" -n "$n" "$MB" ior "$F" \
+				lib) run_timed "$rec" ior lib "$n" "$rep" "" crun "${one[@]}" "${PRE[@]}" "$F" \
+					"$MB" ior "$F" \
 					--segments "$G_SEGMENTS" --block "$BLOCK" --transfer "$TRANSFER" $s $V &&
 					((rep == 1)) && where_parts "$rec" /bench/ior "$n" \
 						'{"part": "ior", "variant": "placement"}' &&
@@ -416,7 +442,8 @@ if [ -n "${BENCH_MPIIO_DIR:-}" ]; then
 else
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/gfsplit-mpiio.XXXXXX") || exit 1
 fi
-trap 'stop_child; rm -rf "$WORK"' EXIT
+PWORK=$WORK		# the POSIX work dir (gfarm's is in the cluster)
+trap 'stop_child; rm -rf "$PWORK"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
