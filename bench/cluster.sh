@@ -24,15 +24,17 @@
 #         (pcp-split, each part on its writer's own gfsd) and the raw N-N
 #         line (gfarm_n1 --mode=nn, file r on rank r's node).  Target:
 #         split-write >= 0.8 x K x its one-node rate while N-1 stays flat.
-#         Every node's gfsd spools to this machine's one disk, so local
-#         writes are limited by the machine, not by a disk per node.
+#         Every node's gfsd spools to this machine's one disk, so each
+#         node gets a disk of its own for this mode: its gfsd serves at
+#         most DISK, reads and writes together (tests/cluster.sh disk).
 # For K in NODES, medians of REPS runs, contenders in an order that
 # rotates with each repetition; the page cache is dropped before every run
 # (the spool is on this machine's disk).  Bytes on the storage node's link
 # are read from its veth.  Human lines on stdout, JSON in
 # $BENCH_OUT/cluster.json.  Needs root (SKIP otherwise).
 #
-# Tunables: BENCH_CL_NODES ("1 2 4"), BENCH_CL_RATE (1gbit), BENCH_CL_REPS
+# Tunables: BENCH_CL_NODES ("1 2 4"), BENCH_CL_RATE (1gbit), BENCH_CL_DISK
+# (400mbit, split only), BENCH_CL_SPLIT_SIZE (256M a rank), BENCH_CL_REPS
 # (3), BENCH_CL_BIG (1G), BENCH_CL_SMALL_N (2000), BENCH_CL_SMALL_SIZE
 # (128K), BENCH_CL_QUICK=1 (tiny sizes, one repetition: a smoke test).
 set -u
@@ -45,6 +47,7 @@ CL=$TOP/tests/cluster.sh
 MODES=${*:-stage cache split}
 NODES=${BENCH_CL_NODES:-1 2 4}
 RATE=${BENCH_CL_RATE:-1gbit}
+DISK=${BENCH_CL_DISK:-400mbit}
 REPS=${BENCH_CL_REPS:-3}
 BIG=${BENCH_CL_BIG:-1G}
 SMALL_N=${BENCH_CL_SMALL_N:-2000}
@@ -68,13 +71,14 @@ want() { case " $MODES " in *" $1 "*) return 0 ;; esac; return 1; }
 MAXK=0
 for k in $NODES; do ((k > MAXK)) && MAXK=$k; done
 S=$((MAXK + 1))
-"$CL" up "$S" --rate "$RATE" 2>"$OUT.up.err" || {
+"$CL" up "$S" --rate "$RATE" --disk "$DISK" 2>"$OUT.up.err" || {
 	rc=$?
 	[ $rc = 77 ] && { echo "SKIP: cluster: $(sed -n 's/^SKIP: cluster: //p' "$OUT.up.err")"; rm -f "$OUT.up.err"; exit 0; }
 	cat "$OUT.up.err" >&2; exit 1
 }
 rm -f "$OUT.up.err"
 trap '"$CL" down' EXIT
+"$CL" disk off || exit 1	# the split mode's alone
 eval "$("$CL" env)"
 mkdir -p "$OUT"
 W=$CLUSTER_SHARED/bench
@@ -180,16 +184,18 @@ for ((rep = 1; rep <= REPS; rep++)); do
 			for n in $(order "$rep" cache plain); do cache_one "$n" big "$k" "$rep"; done
 		fi
 		if want split; then
+			"$CL" disk "$DISK" || exit 1
 			for n in $(order "$rep" n1 pcp-split nn); do split_one "$n" write "$k" "$rep"; done
+			"$CL" disk off || exit 1
 		fi
 	done
 	say "repetition $rep of $REPS done"
 done
 clear_local
 
-python3 - "$REC" "$OUT/cluster.json" "$(size_bytes "$BIG")" "$((SMALL_N * $(size_bytes "$SMALL_SIZE")))" "$RATE" "$NODES" "$(size_bytes "$SPLIT_SIZE")" <<'EOF'
+python3 - "$REC" "$OUT/cluster.json" "$(size_bytes "$BIG")" "$((SMALL_N * $(size_bytes "$SMALL_SIZE")))" "$RATE" "$NODES" "$(size_bytes "$SPLIT_SIZE")" "$DISK" <<'EOF'
 import json, math, statistics, sys
-rec, out, big, small, rate, nodes, per = sys.argv[1:8]
+rec, out, big, small, rate, nodes, per, disk = sys.argv[1:9]
 per = int(per)
 size = {"big": int(big), "small": int(small)}
 nodes = [int(k) for k in nodes.split()]
@@ -233,7 +239,8 @@ if any(r["name"] in ("cache", "plain") for r in rs):
                              "storage_link_per_size_plain": lp})
         print("%3d %12.1f %12.1f %9.2f %12.2f %5.2f/%.2f" % (k, rc, rp, rc / base, 0.8 * k, lk, lp))
 if any(r["name"] in ("n1", "nn", "pcp-split") for r in rs):
-    print("writes of %d MiB a rank, 1 rank a node: N-1 into one file on node 1 vs split-write; medians" % (per >> 20))
+    print("writes of %d MiB a rank, 1 rank a node, a %s disk a node: N-1 into one file on node 1 vs split-write; medians" % (per >> 20, disk))
+    res["disk"] = disk
     print("%3s %10s %10s %14s %10s %10s %8s" % ("K", "N-1 MiB/s", "vs K=1", "pcp-split MiB/s", "vs K=1", "N-N MiB/s", "0.8*K"))
     res["split"] = []
     base = {}
