@@ -8,7 +8,8 @@
 #
 # Every experiment runs `mpiexec -n N cache_bench PATTERN FILE [--groups G]
 # [--cache C] ...` (cache) and `... --plain` (pread, no cache), N = 2, 4, 8
-# (more ranks than the 2 cores here: oversubscribed):
+# (more ranks than the 2 cores here: oversubscribed; on Gfarm the ranks
+# are on the cluster's nodes):
 #   seq      figure 2: every rank reads the whole SEQ_FILE in order, in
 #            SEQ_READ pieces (concentrated access), G = 1 and 4 (capped at
 #            N).  Target: storage bytes read / file size <= G and no block
@@ -34,11 +35,21 @@
 # other rank's pread is a memory copy: plain is the strongest baseline
 # there is, and every cache block copied from a peer pays the one-sided
 # transport (named in the output) between oversubscribed ranks.
-# gfarm (root; builds the emulated cluster of bench/lib.sh under its own
-# names, tears it down at exit, interrupt included): the same experiments on
-# gfarm:// files, each on node 1 behind its 100 Mbit/s link (gfreg -h, with
-# the links unshaped while the files are made): the shared storage is the
-# bottleneck that the cache is for.
+# gfarm (root): the same experiments on gfarm:// files, on the emulated
+# cluster of tests/cluster.sh (through bench/lib.sh, under its own names,
+# torn down at exit, interrupt included): the ranks on NODES compute nodes
+# of their own (tests/cluster.sh run: N <= NODES ranks on N nodes x 1,
+# more on NODES nodes x ceil(N / NODES): 2 -> 2x1, 4 -> 4x1, 8 -> 4x2),
+# every file on the gfsd of storage node NODES + 1 (gfreg -h there, with
+# the limits lifted while the files are made), that gfsd limited to DISK
+# for its reads and writes together (the storage's own bandwidth; every
+# link RATE each way): the shared storage is the bottleneck that the cache
+# is for.  Besides the cache's counters, every run records the bytes the
+# storage node sent on its link (storage_link_bytes; its files' bytes plus
+# Gfarm's protocol).  The warm step's tier is each compute node's own
+# node-local directory ($CLUSTER_LOCAL/cache-tier, made 0700 by the root
+# ranks); the ranks' rusage and the work files are in the cluster's
+# shared directory, which every node sees.
 #
 # Every repetition runs the contenders of one step (cache with each G or
 # ratio, plain) back to back, in an order that rotates from one repetition
@@ -83,9 +94,12 @@
 #   BENCH_CACHE_GFARM_SIZE     cache per rank, seq and strided   (16M) [4M]
 #   BENCH_CACHE_GFARM_SEQ_FILE, _GFARM_STRIDED_FILE          (16M, 16M) [4M]
 #   BENCH_CACHE_GFARM_RANDOM_READS, _GFARM_RATIO_READS         (16, 32) [4, 8]
-#   BENCH_CACHE_GFARM_NODES, _GFARM_RATE, _GFARM_NET, _GFARM_GFMD_PORT,
-#   _GFARM_BASE      the cluster (4, 100mbit, 198.19.33, 20653,
-#                    /tmp/gfsplit-bench-cache-gfarm)
+#   BENCH_CACHE_GFARM_NODES    compute nodes; the storage node is one more (4)
+#   BENCH_CACHE_GFARM_DISK     the storage gfsd's rate, reads and writes
+#                              together                          (100mbit)
+#   BENCH_CACHE_GFARM_RATE     every node's link, each way         (1gbit)
+#   BENCH_CACHE_GFARM_NET, _GFARM_GFMD_PORT   the cluster gfbc's /24 and
+#                              gfmd's port            (198.19.33, 20653)
 #   BENCHBIN, BENCH_OUT  as in bench/run.sh
 # shellcheck disable=SC2015,SC2046,SC2086 # a && b || die; lists are split on purpose
 set -u
@@ -118,11 +132,14 @@ G_SEQ_FILE=${BENCH_CACHE_GFARM_SEQ_FILE:-$(q 16M 4M)}
 G_STR_FILE=${BENCH_CACHE_GFARM_STRIDED_FILE:-$(q 16M 4M)}
 G_RND_READS=${BENCH_CACHE_GFARM_RANDOM_READS:-$(q 16 4)}
 G_RAT_READS=${BENCH_CACHE_GFARM_RATIO_READS:-$(q 32 8)}
-K=${BENCH_CACHE_GFARM_NODES:-4}
-RATE=${BENCH_CACHE_GFARM_RATE:-100mbit}
+NODES=${BENCH_CACHE_GFARM_NODES:-4}
+RATE=${BENCH_CACHE_GFARM_RATE:-1gbit}
+DISK=${BENCH_CACHE_GFARM_DISK:-100mbit}
 NET=${BENCH_CACHE_GFARM_NET:-198.19.33}
 GFMD_PORT=${BENCH_CACHE_GFARM_GFMD_PORT:-20653}
-CB=${BENCH_CACHE_GFARM_BASE:-/tmp/gfsplit-bench-cache-gfarm}
+CNAME=gfbc
+S=$((NODES + 1))	# the storage node
+K=$S			# the cluster's nodes (cluster_up)
 LIMIT=300		# seconds any one run may take
 CBB="$BENCHBIN/cache_bench"
 WARMB="${BIN:-$TOP/bin}/cache-warm"
@@ -131,30 +148,66 @@ WARMB="${BIN:-$TOP/bin}/cache-warm"
 # no preload or hook inherited (bench_start); the emulated cluster under
 # this script's names
 bench_start cache "$@"
-CPFX=gfcb
 HOSTS=
 FAILED=0
+ONCLUSTER=0		# 1: the ranks on the cluster's nodes (gfarm)
 mkdir -p "$OUTDIR"
 
 # ---- running and recording (run_timed, order: bench/lib.sh) -----------------
 # every rank under /usr/bin/time, appending one line each to $WORK/rusage
 # (O_APPEND: the ranks' lines do not mix); rusage_fields, run_timed's
-# RUN_POST, turns them into the record's "rss_kib" and "cpu_s" (per rank)
+# RUN_POST, turns them into the record's "rss_kib" and "cpu_s" (per rank),
+# and on the cluster adds "storage_link_bytes": what the storage node sent
+# on its link since link_mark
 TIMEV=()
 if [ -x /usr/bin/time ] && /usr/bin/time -f '%M' true >/dev/null 2>&1; then
 	TIMEV=(/usr/bin/time -a -o RUSAGE -f 'rusage %M %U %S')
 fi
 # shellcheck disable=SC2317 # called through RUN_POST
 rusage_fields() {
+	[ -n "$SENT0" ] && printf ',"storage_link_bytes":%d' $(($("$CL" sent "$S") - SENT0))
 	[ -e "$WORK/rusage" ] || return 0
 	awk '$1 == "rusage" { r = r s $2; c = c s ($3 + $4); s = "," }
 	     END { if (s != "") printf ",\"rss_kib\":[%s],\"cpu_s\":[%s]", r, c }' "$WORK/rusage"
 	rm -f "$WORK/rusage"
 }
+SENT0=
+link_mark() { SENT0=; [ "$ONCLUSTER" = 1 ] && SENT0=$("$CL" sent "$S"); return 0; }
 RUN_POST=rusage_fields
 DROP=false
 [ "$(id -u)" = 0 ] && [ -w /proc/sys/vm/drop_caches ] && DROP=true
 drop_caches() { sync; $DROP && echo 3 >/proc/sys/vm/drop_caches; return 0; }
+
+# launch N: the command that starts N ranks, in LAUNCH: mpiexec here, or
+# on the cluster tests/cluster.sh run (crun's, a command for timeout) on
+# the first compute nodes, as few ranks a node as NODES allow
+launch() {
+	local n=$1 p
+	if [ "$ONCLUSTER" = 1 ]; then
+		p=$(((n + NODES - 1) / NODES))
+		LAUNCH=(env -u HYDRA_LAUNCHER -u HYDRA_LAUNCHER_EXEC "$CL" run
+			-n "$n" -ppn "$p" -nodes $(((n + p - 1) / p)))
+	else
+		LAUNCH=(mpiexec -n "$n")
+	fi
+}
+layout() {	# N..: "N:NODESxPPN" for each N once, as launch places them
+	local n p out=
+	for n in $(printf '%s\n' "$@" | sort -nu); do
+		p=$(((n + NODES - 1) / NODES))
+		out="$out${out:+ }$n:$(((n + p - 1) / p))x$p"
+	done
+	echo "$out"
+}
+# the warm step's tier, emptied: here, or on every compute node
+tier_clear() {
+	local k
+	if [ "$ONCLUSTER" = 1 ]; then
+		for ((k = 1; k <= NODES; k++)); do "$CL" exec "$k" rm -rf "$TIER"; done
+	else
+		rm -rf "$TIER"
+	fi
+}
 
 # one PART VARIANT N REP EXTRA PATTERN FILE OPTION...: one timed cache_bench,
 # after dropping the page cache
@@ -163,8 +216,10 @@ one() {
 	shift 5
 	rm -f "$WORK/rusage"
 	drop_caches
+	launch "$n"
+	link_mark
 	run_timed "$REC" "$part" "$var" "$n" "$rep" "$extra" \
-		mpiexec -n "$n" "${TIMEV[@]/RUSAGE/$WORK/rusage}" "$CBB" "$@"
+		"${LAUNCH[@]}" "${TIMEV[@]/RUSAGE/$WORK/rusage}" "$CBB" "$@"
 }
 # the group counts of N ranks: GLIST capped at N, once each
 groups_of() {	# N
@@ -262,10 +317,12 @@ bench() {
 		# warm: cache-warm into a local tier, then the job
 		for n in $WARM_RANKS; do
 			x=",\"step\":\"warm\",\"cache_arg\":\"$CSIZE\""
-			rm -rf "$WORK/tier"
+			tier_clear
 			drop_caches
+			launch "$n"
+			link_mark
 			run_timed "$REC" warm cache-warm "$n" "$rep" "$x" \
-				mpiexec -n "$n" "$WARMB" --json -q -d "$WORK/tier" "${wo[@]}" "$F/seq"
+				"${LAUNCH[@]}" "$WARMB" --json -q -d "$TIER" "${wo[@]}" "$F/seq"
 			for v in $(order "$rep" warm cold plain); do
 				case $v in
 				plain) one warm plain "$n" "$rep" "$x" seq "$F/seq" \
@@ -274,10 +331,10 @@ bench() {
 					"$F/seq" --size "$SEQ_READ" --cache "$CSIZE" "${co[@]}" ;;
 				warm) one warm cache-tier "$n" "$rep" "$x,\"groups\":1,\"tier\":true" seq \
 					"$F/seq" --size "$SEQ_READ" --cache "$CSIZE" \
-					--local-dir "$WORK/tier" "${co[@]}" ;;
+					--local-dir "$TIER" "${co[@]}" ;;
 				esac
 			done
-			rm -rf "$WORK/tier"
+			tier_clear
 			printf '.'
 		done
 	done
@@ -297,14 +354,16 @@ settings() {	# storage reps
 		"$RATIOS" "$(num "$RAT_FACTOR")" "$RAT_READS" "$WARM_RANKS"
 	printf '"drop_caches":%s,"rusage":%s' \
 		"$DROP" "$([ ${#TIMEV[@]} -gt 0 ] && echo true || echo false)"
-	[ "$1" = gfarm ] && printf ',"nodes":%d,"rate_per_link":"%s","hosts":"%s"' \
-		"$K" "$RATE" "$HOSTS"
+	[ "$1" = gfarm ] &&
+		printf ',"nodes":%d,"layout":"%s","storage_node":"%s","disk":"%s","rate_per_link":"%s","hosts":"%s"' \
+			"$NODES" "$(layout $RANKS $RAT_RANKS $WARM_RANKS)" "$(node_host "$S")" \
+			"$DISK" "$RATE" "$HOSTS"
 	echo '}'
 }
 
 # ---- posix ------------------------------------------------------------------
 posix_bench() {
-	local name bytes
+	local name bytes TIER=$WORK/tier
 	REC="$WORK/posix.jsonl"
 	: >"$REC"
 	say "POSIX in $WORK; ranks $RANKS; $REPS reps$([ "$QUICK" = 1 ] && echo ", QUICK (a smoke test)")"
@@ -317,47 +376,51 @@ posix_bench() {
 	summarize "$REC" "$OUTDIR/cache.json" "$(settings posix "$REPS")"
 }
 
-# ---- gfarm: the emulated cluster of bench/lib.sh ----------------------------
+# ---- gfarm: the emulated cluster (tests/cluster.sh through bench/lib.sh) ----
 gfarm_can_run() {
 	local why
+	[ "$(id -u)" = 0 ] || { skip "gfarm: needs root (tests/cluster.sh)"; return 1; }
 	why=$(cluster_check gfreg) || { skip "gfarm: $why"; return 1; }
 	ldd "$CBB" 2>/dev/null | grep -q libgfarm ||
 		{ skip "gfarm: $CBB is built without libgfarm (./configure --with-gfarm)"; return 1; }
-	why=$(cluster_free) || {
-		skip "gfarm: $why (set BENCH_CACHE_GFARM_NET / _GFARM_GFMD_PORT)"
-		return 1
-	}
 }
 gfarm_bench() {
-	# the Gfarm sizes, for bench, file_list and settings (dynamic scope)
+	# the Gfarm sizes, for bench, file_list and settings (dynamic scope);
+	# the ranks on the nodes, their files where every node sees them
 	local name bytes CSIZE=$G_CSIZE SEQ_FILE=$G_SEQ_FILE STR_FILE=$G_STR_FILE
-	local RND_READS=$G_RND_READS RAT_READS=$G_RAT_READS
+	local RND_READS=$G_RND_READS RAT_READS=$G_RAT_READS ONCLUSTER=1 WORK=$WORK TIER
 	gfarm_can_run || return 0
 	# one at a time: the names are fixed so that a run killed with SIGKILL
 	# is cleaned up by the next one; no daemon may inherit the lock (9<&-)
 	exec 9<"$0"
 	flock -n 9 || { skip "gfarm: another bench/cache.sh gfarm is running"; return 0; }
-	CERR="$WORK/cmd.err"
 	cluster_teardown
-	trap 'cluster_teardown; rm -rf "$WORK"' EXIT
+	trap 'cluster_teardown; rm -rf "$HWORK"' EXIT
+	cluster_up
+	WORK=$SHARED/cache TIER=$CLUSTER_LOCAL/cache-tier CERR=$SHARED/cache/cmd.err
+	mkdir -p "$WORK" || cluster_die "cannot make $WORK"
 	REC="$WORK/gfarm.jsonl"
 	: >"$REC"
-	cluster_up
-	say "gfarm: cluster up: gfmd + $K gfsd in namespaces $CPFX-node1..$K ($HOSTS), $RATE per link and way"
-	# the files, on node 1, over unshaped links (untimed)
-	cluster_unshape
-	timeout 20 gfmkdir /bench/cache || cluster_die "gfmkdir /bench/cache failed"
+	say "gfarm: cluster up: compute nodes $(node_host 1)..$(node_host "$NODES"), storage node $(node_host "$S") (its gfsd at $DISK), $RATE per link and way"
+	# the files, on the storage node, without the limits (untimed)
+	cluster_unshape || cluster_die "cannot lift the rate limits"
+	timeout 20 "$CL" exec head gfmkdir /bench/cache || cluster_die "gfmkdir /bench/cache failed"
 	while read -r name bytes; do
 		head -c "$bytes" /dev/urandom >"$WORK/file" &&
-			timeout 120 gfreg -h "$(node_ip 1)" "$WORK/file" "gfarm:///bench/cache/$name" 9<&- ||
+			timeout 120 "$CL" exec "$S" gfreg -h "$(node_host "$S")" "$WORK/file" \
+				"gfarm:///bench/cache/$name" </dev/null 9<&- ||
 			cluster_die "cannot make gfarm:///bench/cache/$name"
 	done < <(file_list)
 	rm -f "$WORK/file"
-	cluster_shape || cluster_die "cannot limit the links again"
-	say "gfarm: files on node 1 ($(node_ip 1)); ranks $RANKS; $G_REPS reps$([ "$QUICK" = 1 ] && echo ", QUICK (a smoke test)")"
+	[ "$(timeout 20 "$CL" exec head gfwhere /bench/cache/seq)" = "$(node_host "$S")" ] ||
+		cluster_die "gfarm:///bench/cache/seq is not on $(node_host "$S") alone"
+	cluster_shape || cluster_die "cannot limit the links and the disk again"
+	say "gfarm: files on $(node_host "$S"); ranks $(layout $RANKS $RAT_RANKS $WARM_RANKS) (N:nodes x ranks); $G_REPS reps$([ "$QUICK" = 1 ] && echo ", QUICK (a smoke test)")"
 	bench "$G_REPS" gfarm:///bench/cache
 	summarize "$REC" "$OUTDIR/cache_gfarm.json" "$(settings gfarm "$G_REPS")"
 	say "gfarm: tearing down"
+	cluster_teardown
+	trap 'stop_child; rm -rf "$HWORK"' EXIT
 }
 
 # ---- the summary ------------------------------------------------------------
@@ -396,6 +459,15 @@ def cell(rs):
     cpu = [sum(r["cpu_s"]) for r in ok if r.get("cpu_s")]
     d["peak_rss_kib"] = med(rss) if rss else None
     d["cpu_seconds"] = med(cpu) if cpu else None
+    # the storage node's link bytes: of the runs without --verify (whose
+    # plain re-reads cross the link too) when there are any
+    lr = [r for r in ok if r.get("storage_link_bytes") is not None]
+    lu = [r for r in lr if "verified" not in r["out"]]
+    if lr:
+        ln = med(r["storage_link_bytes"] for r in lu or lr)
+        d["storage_link_bytes"] = ln
+        d["storage_link_over_file"] = ln / (o["file_size"] or 1)
+        d["storage_link_with_verify"] = not lu
     cs = [r["out"]["cache"] for r in ok if r["out"].get("cache")]
     if cs:
         fs = o["file_size"] or 1
@@ -427,6 +499,13 @@ def mib(x):
 def rss(d):
     return "%d" % round(d["peak_rss_kib"] / 1024) if d and d.get("peak_rss_kib") else "-"
 
+def lk(d):
+    """bytes the storage node sent on its link / the file's size; v: with
+    --verify's re-reads"""
+    if not d or d.get("storage_link_over_file") is None:
+        return "-"
+    return f(d["storage_link_over_file"], 1, 2) + ("v" if d["storage_link_with_verify"] else "")
+
 def st(d, k):
     return "%d" % d["cache"][k] if d and d.get("cache") else "-"
 
@@ -439,7 +518,10 @@ def groups_of(n):
     return out
 
 ranks = [int(x) for x in cfg["ranks"].split()]
-where = ("emulated Gfarm, each file on node 1 behind its %s link" % cfg["rate_per_link"]
+where = ("emulated cluster, ranks on %d nodes (N:nodes x ranks %s), every file on storage "
+         "node %s, its gfsd at %s, links %s" % (cfg["nodes"], cfg["layout"],
+                                                cfg["storage_node"], cfg["disk"],
+                                                cfg["rate_per_link"])
          if gfarm else "POSIX, one machine (the page cache is shared by the plain readers)")
 out = {"benchmark": "cache_gfarm" if gfarm else "cache", "settings": cfg,
        "clock": "mib_s: bytes returned to all ranks / the program's own time (barrier to "
@@ -449,6 +531,9 @@ out = {"benchmark": "cache_gfarm" if gfarm else "cache", "settings": cfg,
                 "median of reps; cpu_seconds: user+sys summed over ranks"}
 print("cache bench: %s; median of %d%s" % (where, cfg["reps"],
       "; QUICK: a smoke test, not a measurement" if cfg["quick"] else ""))
+if gfarm:
+    print("link/file: the bytes the storage node sent on its link / the file's size (v: only "
+          "runs with --verify, whose plain re-reads it includes)")
 targets = []
 
 # seq (figure 2)
@@ -456,7 +541,7 @@ print()
 print("seq (figure 2): every rank reads the whole %s file in order, %s reads; cache %s per "
       "rank; aggregate MiB/s" % (cfg["seq_file"], cfg["seq_read"], cfg["cache_size"]))
 print("   N |  G |    plain |    cache | cache/plain | storage/file | max reads/block | "
-      "RSS MiB plain/cache")
+      "RSS MiB plain/cache" + (" | link/file plain/cache" if gfarm else ""))
 tab = []
 for n in ranks:
     p = cell(sel("seq", n, "seq", "plain"))
@@ -477,7 +562,7 @@ for n in ranks:
             "" if sf is None else ("(<=%d)" % g if sf <= g + 1e-9 else "(>%d!)" % g),
             "-" if mx is None else mx,
             "" if mx is None else ("(<=%d)" % g if mx <= g else "(>%d!)" % g),
-            rss(p), rss(c)))
+            rss(p), rss(c)) + (" | %5s / %s" % (lk(p), lk(c)) if gfarm else ""))
 out["seq"] = tab
 
 # random (figure 3)
@@ -564,7 +649,8 @@ if wr:
     print("warm: cache-warm of the %s seq file into a local tier, then seq through the cache "
           "publishing it (tier), the cold cache, plain; G=1; aggregate MiB/s" % cfg["seq_file"])
     print("   N | warm-up s |    plain |     cold |     tier | tier/plain | tier/cold | "
-          "storage reads cold / tier | setup s cold / tier")
+          "storage reads cold / tier | setup s cold / tier"
+          + (" | link/file cold / tier" if gfarm else ""))
 for n in wr:
     w = sel("warm", n, "warm", "cache-warm")
     wok = [r for r in w if r["rc"] == 0 and r.get("out")]
@@ -589,7 +675,8 @@ for n in wr:
     print("  %2d | %8s | %s | %s | %s | %10s | %9s | %11s / %-11s | %s / %s" % (
         n, f(wsec, 8, 2), rc(p), rc(c), rc(t), f(row["tier_over_plain"], 10, 2),
         f(row["tier_over_cold"], 9, 2), st(c, "storage_reads"), st(t, "storage_reads"),
-        f(row["cold_setup_seconds"], 5, 2), f(row["tier_setup_seconds"], 5, 2)))
+        f(row["cold_setup_seconds"], 5, 2), f(row["tier_setup_seconds"], 5, 2))
+        + (" | %5s / %s" % (lk(c), lk(t)) if gfarm else ""))
 out["warm"] = tab
 
 print()
@@ -636,7 +723,8 @@ if [ -n "${BENCH_CACHE_DIR:-}" ]; then
 else
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/gfsplit-cache.XXXXXX") || exit 1
 fi
-trap 'stop_child; rm -rf "$WORK"' EXIT
+HWORK=$WORK		# this host's (the cluster's runs work in its shared dir)
+trap 'stop_child; rm -rf "$HWORK"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP

@@ -4,16 +4,25 @@
 #
 #   bash bench/stage.sh [posix] [gfarm]        (default: posix)
 #
-# Shared storage is a directory on the disk ($BENCH_STAGE_DIR, default
-# /var/tmp), node-local storage is /dev/shm (a RAM disk, as a node's local
-# tier often is); before every run the page cache is dropped (root), so the
+# Shared storage is a directory on this machine's disk, node-local storage
+# a node's own; before every run the page cache is dropped (root), so the
 # shared side is read from the disk.  Two data sets: one file of BIG bytes,
 # and SMALL_N files of SMALL_SIZE bytes.  Contenders, for N ranks on M
-# emulated nodes (GFSPLIT_NODE, MPMD; DEST/%h):
-#   stage-in   mpiexec stage-in SRC DEST/%h (every node gets every file,
-#              shared storage read once, the rest forwarded rank to rank)
-#   cp         `cp -r SRC DEST/nodeK` once per node, the M copies at the
-#              same time (as M nodes would run them)
+# nodes x PPN ranks (the rows "M x PPN"):
+#   stage-in   stage-in SRC DEST (every node gets every file, shared
+#              storage read once, the rest forwarded rank to rank)
+#   cp         `cp -r SRC DEST` once per node, the M copies at the same time
+# The rows of one node (1x2, 1x4) run on this machine, DEST in /dev/shm (a
+# RAM disk, as a node's local tier often is).  The rows of M > 1 nodes
+# (2x2) run on the emulated cluster of tests/cluster.sh without Gfarm
+# (root; gfbp: nodes with their own network, host name, /dev/shm and /tmp),
+# the ranks launched into the nodes (tests/cluster.sh run), the copies run
+# on them (tests/cluster.sh exec), DEST each node's own node-local
+# directory ($CLUSTER_LOCAL, on this machine's disk).  While the cluster is
+# up the data of every row is in its shared directory ($CLUSTER_SHARED,
+# under /var/tmp); without root there is no cluster, the 2x2 rows are left
+# out and the data is in $BENCH_STAGE_DIR.  After every run each node's
+# DEST is checked: every file there, whole (files and bytes).
 # Ratio = cp seconds / stage-in seconds (>= 1.0: stage-in at least as
 # fast).  Also read from shared storage (stage-in's bytes_read / data size:
 # 1.0 = once), peak RSS per rank and CPU seconds (stage-in's own JSON).
@@ -31,17 +40,25 @@
 # stored/raw ratio and throughput.  Medians of REPS runs, contenders in an
 # order that rotates with each repetition.  JSON in $BENCH_OUT/stage.json.
 #
-# gfarm (root): the emulated cluster of bench/lib.sh (K gfsd, each in a
-# network namespace behind a link of RATE each way); the data on gfsd node
-# 1; stage-in gfarm:///... to 1 and 2 emulated compute nodes x 2 ranks,
-# against `gfpcopy` of the same directory once per compute node, the
-# copies at the same time (Gfarm's own parallel copy tool).  Sizes
-# BENCH_STAGE_GFARM_BIG (128M), _GFARM_SMALL_N (200) files of 128K, RATE
-# BENCH_STAGE_GFARM_RATE (200mbit).  JSON in $BENCH_OUT/stage_gfarm.json.
+# gfarm (root): the emulated cluster of tests/cluster.sh with Gfarm
+# (through bench/lib.sh; gfbt): compute nodes 1 and 2, the data on the
+# gfsd of storage node 3, that gfsd limited to DISK for its reads and
+# writes together (the storage's own bandwidth; every link RATE each
+# way).  stage-in gfarm:///... to 1 and 2 compute nodes x 2 ranks, into
+# each node's $CLUSTER_LOCAL, against `gfpcopy` of the same directory run
+# on each compute node, the copies at the same time (Gfarm's own parallel
+# copy tool).  read/sz: stage-in's bytes read from Gfarm (its JSON) / data
+# size; link/sz: the bytes storage node 3 sent on its link / data size,
+# for both contenders.  Sizes BENCH_STAGE_GFARM_BIG (128M),
+# _GFARM_SMALL_N (200) files of 128K [8M, 20]; BENCH_STAGE_GFARM_DISK
+# (200mbit), _GFARM_RATE (1gbit), _GFARM_NET, _GFARM_GFMD_PORT (198.19.34,
+# 20663).  JSON in $BENCH_OUT/stage_gfarm.json.
 # Tunables (environment): BENCH_STAGE_HJ_STEPS (8), _HJ_BYTES (64M),
 # _HJ_COMPUTE (1.5), _HJ_RATE (100M); BENCH_STAGE_BIG (1G), BENCH_STAGE_SMALL_N (2000),
 # BENCH_STAGE_SMALL_SIZE (128K), BENCH_STAGE_REPS (3), BENCH_STAGE_ZSIZE
-# (256M), BENCH_STAGE_QUICK=1 (tiny sizes, one repetition: a smoke test).
+# (256M), BENCH_STAGE_CLUSTER_NET, _CLUSTER_PORT (the posix cluster's /24
+# and port: 198.19.35, 20673), BENCH_STAGE_QUICK=1 (tiny sizes, one
+# repetition: a smoke test).  Exit status 1 when a run failed.
 set -u
 MODES=${*:-posix}
 for _m in $MODES; do
@@ -52,7 +69,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
 BIN=${BIN:-$TOP/bin}
 export HYDRA_LAUNCHER=${HYDRA_LAUNCHER:-fork}
-unset GFSPLIT_FAULT GFSPLIT_PROGRESS
+unset GFSPLIT_NODE GFSPLIT_FAULT GFSPLIT_PROGRESS
 BENCH_OUT=${BENCH_OUT:-$HERE/out}
 mkdir -p "$BENCH_OUT"
 
@@ -72,9 +89,15 @@ fi
 bytes() { numfmt --from=iec "${1%B}"; }
 say() { echo "stage: $*"; }
 
+# shellcheck source=bench/lib.sh
+. "$TOP/bench/lib.sh"	# the cluster (cluster_up, cluster_teardown, ...)
+CNAME=			# the cluster that is up, if any
 W=$(mktemp -d "${BENCH_STAGE_DIR:-/var/tmp}/gfsplit-bench-stage.XXXXXX")
 L=$(mktemp -d /dev/shm/gfsplit-bench-stage.XXXXXX)
-trap 'rm -rf "$W" "$L"' EXIT
+trap 'cluster_teardown; rm -rf "$W" "$L"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 REC=$W/records.jsonl
 : >"$REC"
 
@@ -85,24 +108,37 @@ drop() {
 [ "$(id -u)" = 0 ] || say "not root: the page cache is not dropped between runs"
 
 # run NAME CONFIG CMD...: one timed run (page cache dropped first); a
-# record line with the wall seconds and the command's JSON if it printed one
+# record line with the wall seconds, the command's JSON if it printed one
+# and, with SNODE set, the bytes node SNODE sent on its link.  CHECK, if
+# set, is run after a run that succeeded: its failure (its output joining
+# the run's stderr) fails the run.
+SNODE=
+CHECK=()
 run() {
-	local name=$1 cfg=$2 t0 t1 rc out
+	local name=$1 cfg=$2 t0 t1 rc out b0=0 link=
 	shift 2
 	drop
 	out=$W/out.json
+	[ -n "$SNODE" ] && b0=$("$CL" sent "$SNODE")
 	t0=$(date +%s.%N)
 	"$@" >"$out" 2>"$W/err"
 	rc=$?
 	t1=$(date +%s.%N)
-	python3 - "$name" "$cfg" "$t0" "$t1" "$rc" "$out" "$W/err" >>"$REC" <<'EOF'
+	[ -n "$SNODE" ] && link=$(($("$CL" sent "$SNODE") - b0))
+	if [ "$rc" -eq 0 ] && [ ${#CHECK[@]} -gt 0 ] && ! "${CHECK[@]}" >>"$W/err" 2>&1; then
+		rc=1
+	fi
+	CHECK=()
+	python3 - "$name" "$cfg" "$t0" "$t1" "$rc" "$out" "$W/err" "$link" >>"$REC" <<'EOF'
 import json, sys
-name, cfg, t0, t1, rc, out, err = sys.argv[1:]
+name, cfg, t0, t1, rc, out, err, link = sys.argv[1:]
 rec = {"name": name, "config": cfg, "seconds": float(t1) - float(t0), "rc": int(rc)}
 try:
     rec["json"] = json.loads(open(out).read().strip().splitlines()[-1])
 except Exception:
     pass
+if link:
+    rec["storage_link_bytes"] = int(link)
 if int(rc) != 0:
     rec["stderr"] = open(err).read()[-2000:]
 print(json.dumps(rec))
@@ -110,12 +146,78 @@ EOF
 	[ "$rc" -eq 0 ] || say "FAILED: $name $cfg: $(tail -n 3 "$W/err")"
 }
 
+# ---- where the copies go: this host's $L/d, or each node's $CLUSTER_LOCAL/d
+CRUN=(env -u HYDRA_LAUNCHER -u HYDRA_LAUNCHER_EXEC "$CL" run)	# crun, as a command
+declare -A WANT		# data set -> "files bytes"
+# files_of DIR [NODE]: the sizes of the files under DIR (here, or on NODE),
+# one a line, stage-in's state dir left out
+files_of() {
+	local ex=()
+	[ -n "${2:-}" ] && ex=("$CL" exec "$2")
+	"${ex[@]}" find "$1" -name .gfsplit-stage -prune -o -type f -printf '%s\n'
+}
+sizes() { awk '{ n++; s += $1 } END { print n + 0, s + 0 }'; }	# -> "files bytes"
+# got_all SET host|M: this host's $L/d, or every one of nodes 1..M's
+# $CLUSTER_LOCAL/d, holds all of SET (WANT), whole
+got_all() {
+	local want=${WANT[$1]} k got
+	if [ "$2" = host ]; then
+		got=$(files_of "$L/d" | sizes)
+		[ "$got" = "$want" ] || { echo "$L/d holds $got (files bytes), not $want"; return 1; }
+		return 0
+	fi
+	for ((k = 1; k <= $2; k++)); do
+		got=$(files_of "$CLUSTER_LOCAL/d" "$k" | sizes)
+		[ "$got" = "$want" ] ||
+			{ echo "node $k's $CLUSTER_LOCAL/d holds $got (files bytes), not $want"; return 1; }
+	done
+}
+nodes_clear() {	# M: nodes 1..M's $CLUSTER_LOCAL/d gone
+	local k
+	for ((k = 1; k <= $1; k++)); do "$CL" exec "$k" rm -rf "$CLUSTER_LOCAL/d"; done
+}
+# on_nodes M CMD..: CMD on each of nodes 1..M, all at the same time
+on_nodes() {
+	local m=$1 k rc=0 pids=()
+	shift
+	for ((k = 1; k <= m; k++)); do
+		"$CL" exec "$k" "$@" &
+		pids+=($!)
+	done
+	for k in "${pids[@]}"; do wait "$k" || rc=1; done
+	return $rc
+}
+
+# ---- posix ------------------------------------------------------------------
+# The cluster of the rows of PM nodes: tests/cluster.sh without Gfarm
+# (bench/lib.sh's cluster_up is Gfarm's).  Fails, saying why, where the
+# machine cannot build one (not root, no namespaces).
+PM=2
+pcluster_up() {
+	local err rc
+	CNAME=gfbp NET=${BENCH_STAGE_CLUSTER_NET:-198.19.35}
+	GFMD_PORT=${BENCH_STAGE_CLUSTER_PORT:-20673}
+	cluster_env
+	err=$(CLUSTER_QUIET=1 "$CL" up "$PM" --no-gfarm 2>&1 >/dev/null)
+	rc=$?
+	case $rc in
+	0) ;;
+	77) say "SKIP the rows of $PM nodes: ${err#SKIP: cluster: }"; CNAME=; return 1 ;;
+	*) say "ERROR: tests/cluster.sh up $PM --no-gfarm: ${err#cluster: ERROR: }"; exit 1 ;;
+	esac
+	eval "$("$CL" env)"
+	say "cluster up: $PM nodes $(node_host 1)..$(node_host "$PM") without Gfarm, the data in $CLUSTER_SHARED"
+}
+
 posix_bench() {
+# the data of stage-in and cp: in the cluster's shared directory if it is up
+local DATA=$W
+pcluster_up && DATA=$CLUSTER_SHARED/stage
 # ---- the data (untimed)
 say "making the data: one file of $BIG, $SMALL_N files of $SMALL_SIZE, $ZSIZE of floats and of random bytes"
-mkdir -p "$W/big" "$W/small" "$W/z/smooth" "$W/z/random"
-head -c "$(bytes "$BIG")" /dev/urandom >"$W/big/data"
-python3 - "$W/small" "$SMALL_N" "$(bytes "$SMALL_SIZE")" <<'EOF'
+mkdir -p "$DATA/big" "$DATA/small" "$W/z/smooth" "$W/z/random"
+head -c "$(bytes "$BIG")" /dev/urandom >"$DATA/big/data"
+python3 - "$DATA/small" "$SMALL_N" "$(bytes "$SMALL_SIZE")" <<'EOF'
 import os, sys
 d, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 for i in range(n):
@@ -143,24 +245,35 @@ with open(path, "wb") as f:
 EOF
 head -c "$(bytes "$ZSIZE")" /dev/urandom >"$W/z/random/data"
 
-# stage_in SET NODES PPN: stage-in of $W/SET/ to M nodes x PPN ranks
+WANT[big]=$(files_of "$DATA/big" | sizes) WANT[small]=$(files_of "$DATA/small" | sizes)
+
+# stage_in SET M PPN: stage-in of $DATA/SET/ to M nodes x PPN ranks: on
+# this host into $L/d, or on the cluster into each node's $CLUSTER_LOCAL/d
 stage_in() {
-	local set=$1 m=$2 ppn=$3 args=() k
-	rm -rf "$L/d"
-	for ((k = 0; k < m; k++)); do
-		[ $k -gt 0 ] && args+=(:)
-		args+=(-n "$ppn" -env GFSPLIT_NODE "node$k" "$BIN/stage-in" --json "$W/$set/" "$L/d/%h")
-	done
-	run stage-in "$set ${m}x$ppn" mpiexec "${args[@]}"
+	local set=$1 m=$2 ppn=$3
+	if ((m == 1)); then
+		rm -rf "$L/d"
+		CHECK=(got_all "$set" host)
+		run stage-in "$set 1x$ppn" mpiexec -n "$ppn" "$BIN/stage-in" --json "$DATA/$set/" "$L/d"
+	else
+		nodes_clear "$m"
+		CHECK=(got_all "$set" "$m")
+		run stage-in "$set ${m}x$ppn" "${CRUN[@]}" -n $((m * ppn)) -ppn "$ppn" -nodes "$m" \
+			"$BIN/stage-in" --json "$DATA/$set/" "$CLUSTER_LOCAL/d"
+	fi
 }
-# cp_nodes SET NODES: cp -r of $W/SET to each node's directory, at once
+# cp_nodes SET M: cp -r of $DATA/SET to each node's directory, at once
 cp_nodes() {
-	local set=$1 m=$2 k
-	rm -rf "$L/d"
-	mkdir -p "$L/d"
-	run cp "$set ${m}x1" bash -c '
-		for ((k = 0; k < '"$m"'; k++)); do cp -r "$1" "$2/node$k" & done
-		wait' _ "$W/$set" "$L/d"
+	local set=$1 m=$2
+	if ((m == 1)); then
+		rm -rf "$L/d"
+		CHECK=(got_all "$set" host)
+		run cp "$set 1x1" cp -r "$DATA/$set" "$L/d"
+	else
+		nodes_clear "$m"
+		CHECK=(got_all "$set" "$m")
+		run cp "$set ${m}x1" on_nodes "$m" cp -r "$DATA/$set" "$CLUSTER_LOCAL/d"
+	fi
 }
 
 # ---- the hidden-transfer job: compute iterations for HJ_COMPUTE seconds
@@ -213,6 +326,7 @@ for ((rep = 0; rep < REPS; rep++)); do
 	for set in big small; do
 		for cfg in "1 2" "2 2" "1 4"; do
 			read -r m ppn <<<"$cfg"
+			((m == 1)) || [ -n "$CNAME" ] || continue	# no cluster
 			if [ $((rep % 2)) -eq 0 ]; then
 				stage_in "$set" "$m" "$ppn"; cp_nodes "$set" "$m"
 			else
@@ -230,6 +344,8 @@ for ((rep = 0; rep < REPS; rep++)); do
 	done
 	say "repetition $((rep + 1)) of $REPS done"
 done
+cluster_teardown
+CNAME=
 
 python3 - "$REC" "$BENCH_OUT/stage.json" "$(bytes "$BIG")" "$SMALL_N" "$(bytes "$SMALL_SIZE")" "$(bytes "$ZSIZE")" <<'EOF'
 import json, statistics, sys
@@ -296,40 +412,43 @@ EOF
 # ---- gfarm ----------------------------------------------------------------
 gfarm_bench() {
 	local GBIG=${BENCH_STAGE_GFARM_BIG:-128M} GN=${BENCH_STAGE_GFARM_SMALL_N:-200}
-	local why set m k rep
+	local why set m k rep G
 	if [ "${BENCH_STAGE_QUICK:-0}" = 1 ]; then
 		GBIG=${BENCH_STAGE_GFARM_BIG:-8M} GN=${BENCH_STAGE_GFARM_SMALL_N:-20}
 	fi
-	K=${BENCH_STAGE_GFARM_NODES:-2} RATE=${BENCH_STAGE_GFARM_RATE:-200mbit}
+	# compute nodes 1 and 2, storage node S = 3 (bench/lib.sh's cluster_up)
+	CNAME=gfbt K=3 S=3
+	RATE=${BENCH_STAGE_GFARM_RATE:-1gbit} DISK=${BENCH_STAGE_GFARM_DISK:-200mbit}
 	NET=${BENCH_STAGE_GFARM_NET:-198.19.34} GFMD_PORT=${BENCH_STAGE_GFARM_GFMD_PORT:-20663}
-	CB=${BENCH_STAGE_GFARM_BASE:-/tmp/gfsplit-bench-stage-gfarm} CPFX=gfsb
 	CTAG="stage: gfarm" CERR="$W/err"
-	# shellcheck source=bench/lib.sh
-	. "$TOP/bench/lib.sh"
 	cluster_skip() { cluster_die "$@"; }
 	PATH="$PATH:/usr/sbin:/sbin"
-	why=$(cluster_check gfreg gfpcopy) || { say "SKIP gfarm: $why"; return 0; }
-	cluster_teardown	# ours, left by a run that was killed
-	why=$(cluster_free) || { say "SKIP gfarm: $why"; return 0; }
-	trap 'cluster_teardown; rm -rf "$W" "$L"' EXIT
+	[ "$(id -u)" = 0 ] || { say "SKIP gfarm: needs root (tests/cluster.sh)"; CNAME=; return 0; }
+	why=$(cluster_check gfreg gfpcopy gfwhere) || { say "SKIP gfarm: $why"; CNAME=; return 0; }
 	cluster_up
-	say "gfarm: cluster up: gfmd + $K gfsd ($HOSTS), $RATE per link and way"
-	cluster_unshape
-	timeout 20 gfmkdir -p /bench/stage/big /bench/stage/small || cluster_die "gfmkdir failed"
-	head -c "$(bytes "$GBIG")" /dev/urandom >"$W/f"
-	timeout 300 gfreg -h "$(node_ip 1)" "$W/f" gfarm:///bench/stage/big/data 9<&- ||
-		cluster_die "gfreg failed"
-	mkdir -p "$W/s"
+	say "gfarm: cluster up: compute nodes $(node_host 1), $(node_host 2), storage node $(node_host "$S") (its gfsd at $DISK), $RATE per link and way"
+	# the data, on the storage node, without the limits (untimed)
+	cluster_unshape || cluster_die "cannot lift the rate limits"
+	G=$SHARED/stage
+	mkdir -p "$G/small" || cluster_die "cannot make $G"
+	timeout 20 "$CL" exec head gfmkdir -p /bench/stage/big || cluster_die "gfmkdir failed"
+	head -c "$(bytes "$GBIG")" /dev/urandom >"$G/data"
+	timeout 300 "$CL" exec "$S" gfreg -h "$(node_host "$S")" "$G/data" \
+		gfarm:///bench/stage/big/data </dev/null 9<&- || cluster_die "gfreg failed"
 	for ((k = 0; k < GN; k++)); do
-		head -c 131072 /dev/urandom >"$W/s/f$k"
+		head -c 131072 /dev/urandom >"$G/small/f$k"
 	done
-	for ((k = 0; k < GN; k++)); do
-		timeout 60 gfreg -h "$(node_ip 1)" "$W/s/f$k" "gfarm:///bench/stage/small/f$k" 9<&- ||
-			cluster_die "gfreg of small file $k failed"
-	done
-	rm -rf "$W/f" "$W/s"
-	cluster_shape || cluster_die "cannot limit the links again"
-	say "gfarm: $GBIG and $GN x 128K on node 1 ($(node_ip 1)); $REPS reps"
+	node_host "$S" >"$G/hostfile"
+	timeout 300 "$CL" exec "$S" gfpcopy -q -H "$G/hostfile" "file://$G/small" \
+		gfarm:///bench/stage/ </dev/null 9<&- || cluster_die "gfpcopy of the small files failed"
+	why=$(timeout 60 "$CL" exec head gfwhere -r /bench/stage | awk 'NF && !/:$/' | sort -u)
+	[ "$why" = "$(node_host "$S")" ] ||
+		cluster_die "the data is not on $(node_host "$S") alone: $(echo "$why" | tr '\n' ' ')"
+	rm -rf "$G"
+	cluster_shape || cluster_die "cannot limit the links and the disk again"
+	WANT[big]="1 $(bytes "$GBIG")" WANT[small]="$GN $((GN * 131072))"
+	SNODE=$S
+	say "gfarm: $GBIG and $GN x 128K on $(node_host "$S"); $REPS reps"
 	REC=$W/gfarm.jsonl
 	: >"$REC"
 	for ((rep = 0; rep < REPS; rep++)); do
@@ -341,53 +460,63 @@ gfarm_bench() {
 		done
 		say "gfarm: repetition $((rep + 1)) of $REPS done"
 	done
-	python3 - "$REC" "$BENCH_OUT/stage_gfarm.json" "$(bytes "$GBIG")" "$((GN * 131072))" "$RATE" <<'EOF'
+	SNODE=
+	cluster_teardown
+	CNAME=
+	python3 - "$REC" "$BENCH_OUT/stage_gfarm.json" "$(bytes "$GBIG")" "$((GN * 131072))" "$RATE" "$DISK" <<'EOF'
 import json, statistics, sys
-rec, out, big, small, rate = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+rec, out, big, small, rate, disk = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 rs = [json.loads(l) for l in open(rec)]
 size = {"big": big, "small": small}
 def med(xs):
     return statistics.median(xs) if xs else float("nan")
 rows = []
-print("stage-in from Gfarm (data on one gfsd behind %s) vs gfpcopy per node" % rate)
-print("(medians; ratio = gfpcopy / stage-in; read/sz = Gfarm bytes read / data size)")
-print("%-6s %-5s %9s %10s %6s %8s" % ("data", "nodes", "stage s", "gfpcopy s", "ratio", "read/sz"))
+print("stage-in from Gfarm (the data on storage node 3, its gfsd at %s, links %s) vs gfpcopy "
+      "on each node" % (disk, rate))
+print("(medians; ratio = gfpcopy / stage-in; read/sz = stage-in's Gfarm bytes read / data size;")
+print(" link/sz = bytes the storage node sent on its link / data size, stage-in / gfpcopy)")
+print("%-6s %-5s %9s %10s %6s %8s %11s" % ("data", "nodes", "stage s", "gfpcopy s", "ratio", "read/sz",
+                                          "link/sz"))
 for data in ("big", "small"):
     for m in (1, 2):
         st = [r for r in rs if r["name"] == "stage-in" and r["config"] == "%s %dx2" % (data, m) and r["rc"] == 0]
         gp = [r for r in rs if r["name"] == "gfpcopy" and r["config"] == "%s %dx1" % (data, m) and r["rc"] == 0]
         s, g = med([r["seconds"] for r in st]), med([r["seconds"] for r in gp])
         rd = med([r["json"]["bytes_read"] / size[data] for r in st if "json" in r])
+        ls = med([r["storage_link_bytes"] / size[data] for r in st if "storage_link_bytes" in r])
+        lg = med([r["storage_link_bytes"] / size[data] for r in gp if "storage_link_bytes" in r])
         rows.append({"data": data, "nodes": m, "stage_in_s": s, "gfpcopy_s": g, "ratio": g / s,
-                     "read_once_factor": rd, "bytes_per_node": size[data]})
-        print("%-6s %-5d %9.2f %10.2f %6.2f %8.2f" % (data, m, s, g, g / s, rd))
+                     "read_once_factor": rd, "storage_link_per_size_stage": ls,
+                     "storage_link_per_size_gfpcopy": lg, "bytes_per_node": size[data]})
+        print("%-6s %-5d %9.2f %10.2f %6.2f %8.2f %5.2f/%.2f" % (data, m, s, g, g / s, rd, ls, lg))
 failed = [r for r in rs if r["rc"] != 0]
-json.dump({"rate": rate, "rows": rows, "runs": rs, "failed": len(failed)}, open(out, "w"), indent=1)
+json.dump({"rate": rate, "disk": disk, "rows": rows, "runs": rs, "failed": len(failed)},
+          open(out, "w"), indent=1)
+if failed:
+    print("\n%d runs FAILED (see %s)" % (len(failed), out))
 sys.exit(1 if failed else 0)
 EOF
 }
-# g_stage SET NODES: stage-in of gfarm:///bench/stage/SET/ to NODES x 2 ranks
+# g_stage SET M: stage-in of gfarm:///bench/stage/SET/ to M nodes x 2 ranks
 g_stage() {
-	local set=$1 m=$2 args=() k
-	rm -rf "$L/d"
-	for ((k = 0; k < m; k++)); do
-		[ $k -gt 0 ] && args+=(:)
-		args+=(-n 2 -env GFSPLIT_NODE "node$k" "$BIN/stage-in" --json
-		       "gfarm:///bench/stage/$set/" "$L/d/%h")
-	done
-	run stage-in "$set ${m}x2" timeout 900 mpiexec "${args[@]}"
+	local set=$1 m=$2
+	nodes_clear "$m"
+	CHECK=(got_all "$set" "$m")
+	run stage-in "$set ${m}x2" timeout 900 "${CRUN[@]}" -n $((2 * m)) -ppn 2 -nodes "$m" \
+		"$BIN/stage-in" --json "gfarm:///bench/stage/$set/" "$CLUSTER_LOCAL/d"
 }
-# g_pcopy SET NODES: gfpcopy of the same directory once per node, at once
+# g_pcopy SET M: gfpcopy of the same directory on each of M nodes, at once
 g_pcopy() {
 	local set=$1 m=$2
-	rm -rf "$L/d"
-	mkdir -p "$L/d"
-	run gfpcopy "$set ${m}x1" bash -c '
-		for ((k = 0; k < $1; k++)); do
-			timeout 900 gfpcopy -q "gfarm:///bench/stage/$2" "$3/node$k" &
-		done
-		wait' _ "$m" "$set" "$L/d"
+	nodes_clear "$m"
+	CHECK=(got_all "$set" "$m")
+	# shellcheck disable=SC2016 # the node's shell expands them
+	run gfpcopy "$set ${m}x1" on_nodes "$m" timeout 900 sh -c \
+		'mkdir -p "$1" && exec gfpcopy -q "$2" "file://$1/"' _ \
+		"$CLUSTER_LOCAL/d" "gfarm:///bench/stage/$set"
 }
 
-want posix && posix_bench
-want gfarm && gfarm_bench
+rc=0
+if want posix; then posix_bench || rc=1; fi
+if want gfarm; then gfarm_bench || rc=1; fi
+exit $rc
