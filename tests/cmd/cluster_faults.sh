@@ -66,6 +66,34 @@ EOF
 	then ok "$_d: $(cat "$TMPD/torn")"; else not_ok "$_d" "$(cat "$TMPD/torn")"; fi
 }
 
+# node_results DIR PREFIX N: node k's DIR gets PREFIX1..PREFIXN, the first
+# 4 MiB + k bytes of the sources f1..fN
+node_results() {
+	local k
+	for k in 1 2 3; do
+		cexec "$k" sh -c "mkdir -p $1 && for i in \$(seq $3); do head -c $((4 * 1048576 + k)) $S/f\$i > $1/$2\$i; done" ||
+			not_ok "results written on node $k"
+	done
+}
+# crun_ok DESC CRUN-ARGS..: ok if the cluster run exits 0 (its stdout in $J)
+crun_ok() {
+	local d=$1
+	shift
+	if crun "$@" >"$J" 2>"$TMPD/err"; then ok "$d"; else not_ok "$d" "$(tail -n 8 "$TMPD/err")"; fi
+}
+# results_home DESC DIR DEST PREFIX N: every node's DIR/PREFIXi is in
+# DEST/NODE/, byte for byte
+results_home() {
+	local k i bad=""
+	for k in 1 2 3; do
+		for i in $(seq "$5"); do
+			cmp -s "$CLUSTER_DIR/node$k/local/${2#"$CLUSTER_LOCAL"/}/$4$i" "$3/$(node_host "$k")/$4$i" ||
+				bad="$bad $(node_host "$k")/$4$i;"
+		done
+	done
+	[ -z "$bad" ] && ok "$1" || not_ok "$1" "$bad"
+}
+
 # ---- stage-in, node 3 fails
 S=$CW/src
 mkdir -p "$S"
@@ -116,30 +144,17 @@ got=$(cexec head "$BIN/stat-layout" --json gfarm:///t/out 2>&1 |
 [ "$got" = "True 6" ] && ok "  every part on its writer's node" || not_ok "  every part on its writer's node" "$got"
 # ---- stage-out, node 2 fails; the rerun resumes from its journal
 RES=$CLUSTER_LOCAL/res
-for k in 1 2 3; do
-	cexec "$k" sh -c "mkdir -p $RES && for i in 1 2 3; do head -c $((4 * 1048576 + k)) $S/f\$i > $RES/r\$i; done" ||
-		not_ok "results written on node $k"
-done
+node_results "$RES" r 3
 O=$CW/out
 killed_mid "stage-out with node 2 killed mid-run ends with an error" 2 \
 	'ls "$O/$(node_host 1)"/r? >/dev/null 2>&1' \
 	"$CLUSTER" run -ppn 1 "$BIN/stage-out" -c 1M --bwlimit 4M "$RES" "$O"
 no_torn "  no torn file under a final name" "$CLUSTER_DIR/node1/local/res" "$O/$(node_host 1)"
 check "node 2 boots again" "$CLUSTER" revive 2
-if crun -ppn 1 "$BIN/stage-out" --json -c 1M "$RES" "$O" >"$J" 2>"$TMPD/err"; then
-	ok "the same stage-out again completes"
-else
-	not_ok "the same stage-out again completes" "$(tail -n 8 "$TMPD/err")"
-fi
+crun_ok "the same stage-out again completes" -ppn 1 "$BIN/stage-out" --json -c 1M "$RES" "$O"
 json_true "  resuming: installed files skipped or written chunks taken from the journal" \
 	'j["skipped"] > 0 or j["bytes_resumed"] > 0'
-bad=""
-for k in 1 2 3; do
-	for i in 1 2 3; do
-		cmp -s "$CLUSTER_DIR/node$k/local/res/r$i" "$O/$(node_host "$k")/r$i" || bad="$bad $(node_host "$k")/r$i;"
-	done
-done
-[ -z "$bad" ] && ok "  every node's results in DEST/NODE/" || not_ok "  every node's results in DEST/NODE/" "$bad"
+results_home "  every node's results in DEST/NODE/" "$RES" "$O" r 3
 
 # ---- cache-warm, node 3 fails while the tiers fill
 make_file "$CW/data" $((48 * 1048576)) 4
@@ -161,16 +176,10 @@ TIER_BYTES=$CW/data tiers_hold "  every node's tier holds the whole file, byte f
 
 # ---- stage-out --async, node 2 fails while its mover writes back
 MV=$CLUSTER_LOCAL/mv
-for k in 1 2 3; do
-	cexec "$k" sh -c "mkdir -p $MV && for i in 1 2; do head -c $((4 * 1048576 + k)) $S/f\$i > $MV/m\$i; done" ||
-		not_ok "results written on node $k"
-done
+node_results "$MV" m 2
 MO=$CW/mvout
-if crun -ppn 1 "$BIN/stage-out" --async --interval 1 -c 1M --bwlimit 4M "$MV" "$MO" 2>"$TMPD/err"; then
-	ok "stage-out --async: a mover on each of 3 nodes"
-else
-	not_ok "stage-out --async: a mover on each of 3 nodes" "$(tail -n 8 "$TMPD/err")"
-fi
+crun_ok "stage-out --async: a mover on each of 3 nodes" \
+	-ppn 1 "$BIN/stage-out" --async --interval 1 -c 1M --bwlimit 4M "$MV" "$MO"
 # node 2 fails once its mover has written a chunk of a file
 M2=$MO/$(node_host 2)
 _t=0
@@ -179,24 +188,11 @@ until [ -n "$(find "$M2" -name '.m*' -size +1023k 2>/dev/null)" ] || [ $_t -ge 1
 done
 sleep 0.3
 CLUSTER_QUIET=1 "$CLUSTER" kill 2
-if crun -n 2 -ppn 1 "$BIN/stage-out" --wait --json "$MV" >"$J" 2>"$TMPD/err"; then
-	ok "stage-out --wait on nodes 1 and 3: their movers finish"
-else
-	not_ok "stage-out --wait on nodes 1 and 3: their movers finish" "$(tail -n 8 "$TMPD/err")"
-fi
+crun_ok "stage-out --wait on nodes 1 and 3: their movers finish" \
+	-n 2 -ppn 1 "$BIN/stage-out" --wait --json "$MV"
 no_torn "  nothing torn under a final name of node 2's" "$CLUSTER_DIR/node2/local/mv" "$M2"
 check "node 2 boots again" "$CLUSTER" revive 2
-if crun -ppn 1 "$BIN/stage-out" --json -c 1M "$MV" "$MO" >"$J" 2>"$TMPD/err"; then
-	ok "stage-out again completes"
-else
-	not_ok "stage-out again completes" "$(tail -n 8 "$TMPD/err")"
-fi
+crun_ok "stage-out again completes" -ppn 1 "$BIN/stage-out" --json -c 1M "$MV" "$MO"
 json_true "  resuming the dead mover's chunks from its journal" 'j["bytes_resumed"] > 0'
-bad=""
-for k in 1 2 3; do
-	for i in 1 2; do
-		cmp -s "$CLUSTER_DIR/node$k/local/mv/m$i" "$MO/$(node_host "$k")/m$i" || bad="$bad $(node_host "$k")/m$i;"
-	done
-done
-[ -z "$bad" ] && ok "  every node's files in DEST/NODE/" || not_ok "  every node's files in DEST/NODE/" "$bad"
+results_home "  every node's files in DEST/NODE/" "$MV" "$MO" m 2
 finish
