@@ -179,14 +179,13 @@ DROP=false
 drop_caches() { sync; $DROP && echo 3 >/proc/sys/vm/drop_caches; return 0; }
 
 # launch N: the command that starts N ranks, in LAUNCH: mpiexec here, or
-# on the cluster tests/cluster.sh run (crun's, a command for timeout) on
+# on the cluster tests/cluster.sh run (lib.sh's CRUN) on
 # the first compute nodes, as few ranks a node as NODES allow
 launch() {
 	local n=$1 p
 	if [ "$ONCLUSTER" = 1 ]; then
 		p=$(((n + NODES - 1) / NODES))
-		LAUNCH=(env -u HYDRA_LAUNCHER -u HYDRA_LAUNCHER_EXEC "$CL" run
-			-n "$n" -ppn "$p" -nodes $(((n + p - 1) / p)))
+		LAUNCH=("${CRUN[@]}" -n "$n" -ppn "$p" -nodes $(((n + p - 1) / p)))
 	else
 		LAUNCH=(mpiexec -n "$n")
 	fi

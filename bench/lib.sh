@@ -87,8 +87,10 @@ node_host() { echo "$CNAME-n$1"; }
 chead() { "$CL" exec head "$@"; }
 cnode() { "$CL" exec "$@"; }		# NODE CMD..
 # crun [-n N] [-ppn P] [-nodes K] [-genv NAME VALUE].. CMD..: an MPI job on
-# the nodes (tests/cluster.sh run), whatever launcher the caller set
-crun() { env -u HYDRA_LAUNCHER -u HYDRA_LAUNCHER_EXEC "$CL" run "$@"; }
+# the nodes (tests/cluster.sh run), whatever launcher the caller set;
+# CRUN: the same as a command (for timeout, or an array of launchers)
+CRUN=(env -u HYDRA_LAUNCHER -u HYDRA_LAUNCHER_EXEC "$CL" run)
+crun() { "${CRUN[@]}" "$@"; }
 # prog CMD..: PROG=(CMD..) as timeout can run it: timeout runs programs,
 # so a function of this file (crun, chead, cnode) runs in a bash sourcing it
 prog() {

@@ -147,7 +147,6 @@ EOF
 }
 
 # ---- where the copies go: this host's $L/d, or each node's $CLUSTER_LOCAL/d
-CRUN=(env -u HYDRA_LAUNCHER -u HYDRA_LAUNCHER_EXEC "$CL" run)	# crun, as a command
 declare -A WANT		# data set -> "files bytes"
 # files_of DIR [NODE]: the sizes of the files under DIR (here, or on NODE),
 # one a line, stage-in's state dir left out

@@ -381,4 +381,10 @@ need_cluster() {
 }
 node_host() { echo "$GFSPLIT_CLUSTER-n$1"; }
 crun() { timeout -k 5 "$TEST_TIMEOUT" "$CLUSTER" run "$@"; }
+# crun_ok DESC CRUN-ARGS..: ok if the cluster run exits 0; its stdout in $J
+crun_ok() {
+	_d=$1; shift
+	if crun "$@" >"$J" 2>"$TMPD/err"; then ok "$_d"
+	else not_ok "$_d" "$(tail -n 8 "$TMPD/err")"; fi
+}
 cexec() { timeout -k 5 "$TEST_TIMEOUT" "$CLUSTER" exec "$@"; }

@@ -75,12 +75,6 @@ node_results() {
 			not_ok "results written on node $k"
 	done
 }
-# crun_ok DESC CRUN-ARGS..: ok if the cluster run exits 0 (its stdout in $J)
-crun_ok() {
-	local d=$1
-	shift
-	if crun "$@" >"$J" 2>"$TMPD/err"; then ok "$d"; else not_ok "$d" "$(tail -n 8 "$TMPD/err")"; fi
-}
 # results_home DESC DIR DEST PREFIX N: every node's DIR/PREFIXi is in
 # DEST/NODE/, byte for byte
 results_home() {

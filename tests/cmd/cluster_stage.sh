@@ -13,14 +13,9 @@
 IN=$BIN/stage-in
 OUT_=$BIN/stage-out
 need_cluster 3
+# shellcheck disable=SC2034 # crun_ok and json_true (tests/lib.sh) use it
 J=$TMPD/last.json
 LOC=$CLUSTER_LOCAL
-# cj DESC CRUN-ARGS..: crun exits 0, its output (JSON) in $J
-cj() {
-	_d=$1; shift
-	if crun "$@" >"$J" 2>"$TMPD/err"; then ok "$_d"
-	else not_ok "$_d" "$(tail -n 8 "$TMPD/err")"; fi
-}
 
 # ---- stage-in: the tree on every node, read once
 S=$CW/src
@@ -30,7 +25,7 @@ make_file "$S/sub/small" 4000 2
 make_file "$S/sub/deeper/mid" 700000 3
 for i in $(seq 1 20); do printf 'file %d\n' "$i" >"$S/sub/many$i"; done
 chmod 640 "$S/sub/small"
-cj "stage-in to 3 nodes x 2 ranks, into each node's local dir" -ppn 2 "$IN" --json -c 1M "$S" "$LOC/in"
+crun_ok "stage-in to 3 nodes x 2 ranks, into each node's local dir" -ppn 2 "$IN" --json -c 1M "$S" "$LOC/in"
 for k in 1 2 3; do
 	same_tree "  node $k has the whole tree" "$S" "$CLUSTER_DIR/node$k/local/in/src"
 done
@@ -47,7 +42,7 @@ for k in 1 2 3; do
 done
 [ -z "$bad" ] && ok "results written on each node" || not_ok "results written on each node" "$bad"
 O=$CW/out
-cj "stage-out of 3 nodes into DEST/NODE/" -ppn 2 "$OUT_" --json "$LOC/res" "$O"
+crun_ok "stage-out of 3 nodes into DEST/NODE/" -ppn 2 "$OUT_" --json "$LOC/res" "$O"
 bad=""
 for k in 1 2 3; do
 	h=$(node_host "$k")
@@ -58,7 +53,7 @@ done
 [ -z "$bad" ] && ok "  DEST/NODE/ named by the nodes' host names, each node's own bytes" ||
 	not_ok "  DEST/NODE/ named by the nodes' host names, each node's own bytes" "$bad"
 for k in 1 2 3; do cexec "$k" rm -f "$LOC/res/same"; done
-cj "stage-out --merge of 3 nodes" "$OUT_" --json --merge "$LOC/res" "$CW/merged"
+crun_ok "stage-out --merge of 3 nodes" "$OUT_" --json --merge "$LOC/res" "$CW/merged"
 bad=""
 for k in 1 2 3; do
 	cmp -s "$CLUSTER_DIR/node$k/local/res/own-n$k" "$CW/merged/own-n$k" || bad="$bad own-n$k;"
@@ -99,7 +94,7 @@ while [ $t -lt 50 ]; do
 done
 [ "$n" = 3 ] && ok "  files closed later are written back from every node" ||
 	not_ok "  files closed later are written back from every node" "$(ls -R "$A" 2>&1 | head)"
-cj "  stage-out --wait on every node" "$OUT_" --wait --json "$LOC/run"
+crun_ok "  stage-out --wait on every node" "$OUT_" --wait --json "$LOC/run"
 bad=""
 for k in 1 2 3; do
 	h=$(node_host "$k")
