@@ -87,6 +87,12 @@ node_host() { echo "$NAME-n$1"; }
 node_ip() { echo "$NET.$((10 + $1))"; }
 head_ip() { echo "$NET.1"; }
 veth() { echo "$NAME$1h"; }
+# the bridge's MAC: locally administered, from NET (198.1Y.X -> 02:00:c6:1Y:X:01)
+bridge_mac() {
+	local o=${NET#198.} x
+	x=${o#*.}
+	printf '02:00:c6:%02x:%02x:01\n' "${o%%.*}" "$x"
+}
 
 node_alive() { [ -d "$DIR/node$1" ] && [ ! -e "$DIR/node$1/down" ]; }
 # K of the running cluster (0 if none)
@@ -443,7 +449,11 @@ up() {
 	mkdir -p "$DIR/shared" "$DIR/local" && chmod 1777 "$DIR/shared" || die "cannot make $DIR/shared"
 	hosts_file "$K" >"$DIR/hosts"
 	ip link add "$BR" type bridge || skip "cannot create a bridge"
-	ip addr add "$(head_ip)/24" dev "$BR" && ip link set "$BR" up ||
+	# an address of its own: a bridge left to take its ports' lowest one
+	# changes it when a node's veth goes (kill), and the other nodes'
+	# ARP entries for the head then point nowhere for half a minute
+	ip link set "$BR" address "$(bridge_mac)" &&
+		ip addr add "$(head_ip)/24" dev "$BR" && ip link set "$BR" up ||
 		die "cannot configure bridge $BR"
 	echo "$K" >"$DIR/K"
 	for ((k = 1; k <= K; k++)); do

@@ -95,11 +95,16 @@ for i in 1 2 3 4 5 6; do make_file "$S/f$i" $((6 * 1048576 + i)) "$i"; done
 L=$CLUSTER_LOCAL/in
 # node 3 fails once node 1 has installed a file (the others are still
 # coming: 8 MiB/s a node)
+mac0=$(cat "/sys/class/net/${GFSPLIT_CLUSTER}br/address")
 killed_mid "stage-in with node 3 killed mid-run ends with an error" 3 \
 	'ls "$CLUSTER_DIR"/node1/local/in/src/f? >/dev/null 2>&1' \
 	"$CLUSTER" run -ppn 2 "$BIN/stage-in" -c 1M --bwlimit 8M "$S" "$L"
 no_torn "  no torn file under a final name on nodes 1 and 2" "$S" \
 	"$CLUSTER_DIR/node1/local/in/src" "$CLUSTER_DIR/node2/local/in/src"
+# the nodes' ARP entries for the head stay right: the bridge keeps its MAC
+mac1=$(cat "/sys/class/net/${GFSPLIT_CLUSTER}br/address")
+[ "$mac0" = "$mac1" ] && ok "  the head's MAC did not change with node 3's link gone" ||
+	not_ok "  the head's MAC did not change with node 3's link gone" "$mac0 -> $mac1"
 check "node 3 boots again" "$CLUSTER" revive 3
 if crun -ppn 2 "$BIN/stage-in" --json -c 1M "$S" "$L" >"$J" 2>"$TMPD/err"; then
 	ok "the same stage-in again completes"
