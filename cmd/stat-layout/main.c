@@ -12,7 +12,7 @@
 
 #include "core.h"
 #include "driver.h"
-#include "copy.h"
+#include "layout_impl.h"
 
 #define UNSET UINT64_MAX
 

@@ -126,26 +126,4 @@ const char *gfsp_copy_result_line(const struct gfsp_copy_result *res,
 const char *gfsp_plan_line(const struct gfsp_plan_rank *p, int rank,
 			  const char *what, char *buf, size_t len);
 
-/* ------------------------------------------- stat-layout (statinfo.c) */
-
-struct gfsp_statinfo_opts {
-	int check;		/* verify every checksum and invariant */
-	int map;		/* locate map_offset */
-	uint64_t map_offset;
-};
-
-/*
- * Describe split file `path` as one JSON object (no MPI): format, logical
- * size, writers, nodes, per-rank views and parts, coverage, and the --map /
- * --check results when asked (see man/stat-layout.1).  Returns 0, or
- * GFSP_ECORRUPT / GFSP_ECHECKSUM when the check found problems (*out is then
- * filled all the same), or another code when the split file cannot be read
- * (*out NULL).  OUT *out: caller puts it.
- */
-int gfsp_statinfo(const char *path, const struct gfsp_statinfo_opts *o,
-		 json_object **out, struct gfsp_error *err);
-
-/* The human form of a gfsp_statinfo() object (malloc'd, caller frees). */
-char *gfsp_statinfo_text(json_object *info);
-
 #endif /* GFSP_COPY_H */

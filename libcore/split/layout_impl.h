@@ -5,6 +5,7 @@
 #ifndef GFSP_LAYOUT_IMPL_H
 #define GFSP_LAYOUT_IMPL_H
 
+#include <json-c/json.h>
 #include "gfsplit.h"
 #include "splitfile.h"
 #include "store.h"
@@ -116,5 +117,32 @@ int gfsp_layout_check(struct gfsp_layout *l,
 		     void (*report)(void *ctx, const char *msg), void *ctx,
 		     void (*progress)(void *ctx, uint64_t bytes),
 		     struct gfsp_error *err);
+
+/* ------------------------------------------- stat-layout (statinfo.c) */
+
+struct gfsp_statinfo_opts {
+	int check;		/* verify every checksum and invariant */
+	int map;		/* locate map_offset */
+	uint64_t map_offset;
+};
+
+/*
+ * Describe split file `path` as one JSON object (no MPI): format, logical
+ * size, writers, nodes, per-rank views and parts, coverage, and the --map /
+ * --check results when asked (see man/stat-layout.1).  Returns 0, or
+ * GFSP_ECORRUPT / GFSP_ECHECKSUM when the check found problems (*out is then
+ * filled all the same), or another code when the split file cannot be read
+ * (*out NULL).  OUT *out: caller puts it.
+ */
+int gfsp_statinfo(const char *path, const struct gfsp_statinfo_opts *o,
+		 json_object **out, struct gfsp_error *err);
+/* The same of a layout open already (named `path` in the object and the
+ * messages): what gfsplit-mount shows of the version a handle holds. */
+int gfsp_statinfo_layout(struct gfsp_layout *l, const char *path,
+			const struct gfsp_statinfo_opts *o, json_object **out,
+			struct gfsp_error *err);
+
+/* The human form of a gfsp_statinfo() object (malloc'd, caller frees). */
+char *gfsp_statinfo_text(json_object *info);
 
 #endif /* GFSP_LAYOUT_IMPL_H */

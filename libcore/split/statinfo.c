@@ -30,7 +30,6 @@
 #include <time.h>
 
 #include "core.h"
-#include "copy.h"
 #include "layout_impl.h"
 
 static void
@@ -203,6 +202,22 @@ gfsp_statinfo(const char *path, const struct gfsp_statinfo_opts *opt,
 	     json_object **out, struct gfsp_error *err)
 {
 	struct gfsp_layout *l = NULL;
+	int rc;
+
+	*out = NULL;
+	rc = gfsp_layout_open(path, &l, err);
+	if (rc)
+		return rc;
+	rc = gfsp_statinfo_layout(l, path, opt, out, err);
+	gfsp_layout_close(l);
+	return rc;
+}
+
+int
+gfsp_statinfo_layout(struct gfsp_layout *l, const char *path,
+		     const struct gfsp_statinfo_opts *opt, json_object **out,
+		     struct gfsp_error *err)
+{
 	struct gfsp_coverage cov;
 	struct check_ctx cc = { 0 };
 	json_object *o = NULL, *arr, *n, *ranks, *c;
@@ -212,9 +227,6 @@ gfsp_statinfo(const char *path, const struct gfsp_statinfo_opts *opt,
 	int rc, r, k;
 
 	*out = NULL;
-	rc = gfsp_layout_open(path, &l, err);
-	if (rc)
-		return rc;
 	if (opt->map && opt->map_offset >= gfsp_layout_size(l)) {
 		rc = gfsp_error_set(err, GFSP_EINVAL,
 		    "offset %" PRIu64 " is not inside '%s' (logical size %"
@@ -319,7 +331,6 @@ gfsp_statinfo(const char *path, const struct gfsp_statinfo_opts *opt,
 	o = NULL;
 out:
 	json_object_put(o);
-	gfsp_layout_close(l);
 	return rc;
 }
 
