@@ -45,6 +45,7 @@ enum gfsp_errcode {
 	GFSP_EPEER,	/* another rank failed; this one did not */
 	GFSP_ENET,	/* file server unreachable or connection lost */
 	GFSP_ECANCELED,	/* interrupted by a signal or an explicit cancel */
+	GFSP_ESTALE,	/* the file changed: what was opened is gone */
 	GFSP_NERRCODES
 };
 
@@ -52,7 +53,8 @@ enum gfsp_errcode {
 
 /*
  * The one error type.  `code` is a gfsp_errcode; `sys` keeps the original
- * errno (or backend code) when there was one; `msg` is the full message.
+ * errno (Gfarm: the errno its error stands for; MPI: the MPI error code)
+ * when there was one; `msg` is the full message.
  * First error wins: gfsp_error_set() on an error that is already set keeps
  * the first message.
  */

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 LEVEL = {"base": 0, "store": 1, "split": 2,
-         "copy": 3, "cache": 3, "stage": 3, "envelope": 3,
+         "copy": 3, "cache": 3, "stage": 3, "envelope": 3, "mount": 3,
          "driver": 4}
 ALSO = set()		# (user, used) pairs of one level allowed, if ever
 

@@ -146,6 +146,9 @@ int gfsp_error_errno(struct gfsp_error *err, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Map an errno to a gfsp_errcode. */
 int gfsp_errcode_from_errno(int errnum);
+/* The other way: the errno a system call would fail with for this error
+ * (a file system answering the kernel: gfsplit-mount) */
+int gfsp_errno_of(const struct gfsp_error *err);
 void gfsp_error_clear(struct gfsp_error *err);
 
 /* ---------------------------------------------------- collective (agree.c) */
@@ -198,6 +201,10 @@ enum gfsp_loglevel { GFSP_LOG_QUIET = 0, GFSP_LOG_NORMAL = 1, GFSP_LOG_VERBOSE =
 
 /* Set once by the driver. */
 void gfsp_log_setup(const char *prog, int rank, int nprocs, int level);
+/* Where messages go: standard error (the default); the same with the
+ * time in front (a daemon's log file); syslog, facility daemon. */
+enum gfsp_logsink { GFSP_LOG_STDERR, GFSP_LOG_STAMPED, GFSP_LOG_SYSLOG };
+void gfsp_log_sink(int sink);
 int gfsp_log_level(void);
 /* "prog: rank R: msg" on stderr, from any rank (rank omitted when nprocs==1) */
 void gfsp_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

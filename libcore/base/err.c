@@ -28,6 +28,7 @@ static const char *const errtexts[GFSP_NERRCODES] = {
 	[GFSP_EPEER]	= "another rank failed",
 	[GFSP_ENET]	= "network error",
 	[GFSP_ECANCELED]	= "operation canceled",
+	[GFSP_ESTALE]	= "the file changed since it was opened",
 };
 
 const char *
@@ -147,6 +148,31 @@ gfsp_errcode_from_errno(int errnum)
 		/* including 0: a failure without a cause is still a failure */
 		return GFSP_EIO;
 	}
+}
+
+int
+gfsp_errno_of(const struct gfsp_error *err)
+{
+	static const int errnos[GFSP_NERRCODES] = {
+		[GFSP_OK] = 0, [GFSP_EINVAL] = EINVAL, [GFSP_ENOENT] = ENOENT,
+		[GFSP_EEXIST] = EEXIST, [GFSP_EACCES] = EACCES,
+		[GFSP_ENOSPC] = ENOSPC, [GFSP_EIO] = EIO,
+		[GFSP_ENOMEM] = ENOMEM, [GFSP_ENOTSUP] = ENOTSUP,
+		[GFSP_ECORRUPT] = EIO, [GFSP_EVERSION] = EIO,
+		[GFSP_ECHECKSUM] = EIO, [GFSP_ENOTSPLIT] = EIO,
+		[GFSP_EMPI] = EIO, [GFSP_EPEER] = EIO,
+		[GFSP_ENET] = EIO, [GFSP_ECANCELED] = EINTR,
+		[GFSP_ESTALE] = ESTALE,
+	};
+
+	if (err->code <= 0 || err->code >= GFSP_NERRCODES)
+		return err->code == 0 ? 0 : EIO;
+	/* a POSIX errno kept with a code that lumps several together
+	 * (ENOTEMPTY, ENOTDIR, EROFS) says more than the code's own */
+	if (err->sys > 0 && err->sys < 4096 &&
+	    gfsp_errcode_from_errno(err->sys) == err->code)
+		return err->sys;
+	return errnos[err->code];
 }
 
 void

@@ -12,6 +12,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <syslog.h>
+#include <time.h>
 
 #include "core.h"
 
@@ -19,6 +21,15 @@ static const char *log_prog = "gfsplit";
 static int log_rank;
 static int log_nprocs = 1;
 static int log_lvl = GFSP_LOG_NORMAL;
+static int log_sink = GFSP_LOG_STDERR;
+
+void
+gfsp_log_sink(int sink)
+{
+	log_sink = sink;
+	if (sink == GFSP_LOG_SYSLOG)
+		openlog(log_prog, LOG_PID, LOG_DAEMON);
+}
 
 void
 gfsp_log_setup(const char *prog, int rank, int nprocs, int level)
@@ -41,19 +52,37 @@ gfsp_log_level(void)
 }
 
 static void
-log_emit(int tag_rank, const char *kind, const char *fmt, va_list ap)
+log_emit(int tag_rank, int prio, const char *kind, const char *fmt,
+	 va_list ap)
 {
 	char buf[GFSP_ERRMSG_MAX + 256];
 	size_t n = 0;
+	struct tm tm;
+	time_t now;
 	int r;
 
+	if (log_sink == GFSP_LOG_SYSLOG) {
+		/* syslog tells the program, the process and the time */
+		r = snprintf(buf, sizeof(buf), "%s", kind);
+		vsnprintf(buf + GFSP_MIN((size_t)GFSP_MAX(r, 0),
+		    sizeof(buf) - 1), sizeof(buf) - GFSP_MIN((size_t)
+		    GFSP_MAX(r, 0), sizeof(buf) - 1), fmt, ap);
+		syslog(prio, "%s", buf);
+		return;
+	}
+	if (log_sink == GFSP_LOG_STAMPED) {
+		now = time(NULL);
+		localtime_r(&now, &tm);
+		n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S%z ", &tm);
+	}
 	if (tag_rank && log_nprocs > 1)
-		r = snprintf(buf, sizeof(buf), "%s: rank %d: %s", log_prog,
-			     log_rank, kind);
+		r = snprintf(buf + n, sizeof(buf) - n, "%s: rank %d: %s",
+			     log_prog, log_rank, kind);
 	else
-		r = snprintf(buf, sizeof(buf), "%s: %s", log_prog, kind);
+		r = snprintf(buf + n, sizeof(buf) - n, "%s: %s", log_prog,
+			     kind);
 	if (r > 0)
-		n = GFSP_MIN((size_t)r, sizeof(buf) - 1);
+		n = GFSP_MIN(n + (size_t)r, sizeof(buf) - 1);
 	r = vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
 	if (r > 0)
 		n = GFSP_MIN(n + (size_t)r, sizeof(buf) - 2);
@@ -71,7 +100,7 @@ gfsp_log_error(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_emit(1, "", fmt, ap);
+	log_emit(1, LOG_ERR, "", fmt, ap);
 	va_end(ap);
 }
 
@@ -81,7 +110,7 @@ gfsp_log_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_emit(1, "warning: ", fmt, ap);
+	log_emit(1, LOG_WARNING, "warning: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -93,7 +122,7 @@ gfsp_log_info(const char *fmt, ...)
 	if (log_rank != 0 || log_lvl < GFSP_LOG_NORMAL)
 		return;
 	va_start(ap, fmt);
-	log_emit(0, "", fmt, ap);
+	log_emit(0, LOG_INFO, "", fmt, ap);
 	va_end(ap);
 }
 
@@ -105,7 +134,7 @@ gfsp_log_verbose(const char *fmt, ...)
 	if (log_rank != 0 || log_lvl < GFSP_LOG_VERBOSE)
 		return;
 	va_start(ap, fmt);
-	log_emit(0, "", fmt, ap);
+	log_emit(0, LOG_DEBUG, "", fmt, ap);
 	va_end(ap);
 }
 

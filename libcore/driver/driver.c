@@ -263,6 +263,18 @@ set_value(const struct gfsp_cmd *cmd, int rank, const struct gfsp_opt *o,
 		}
 		*(const char **)o->value = arg;
 		break;
+	case GFSP_OPT_LIST: {
+		char **list = o->value, *s;
+
+		if (asprintf(&s, "%s%s%s", *list != NULL ? *list : "",
+		    *list != NULL ? "," : "", arg) < 0) {
+			usage_error(cmd, rank, "out of memory");
+			return EXIT_USAGE;
+		}
+		free(*list);
+		*list = s;
+		break;
+	}
 	}
 	return 0;
 }

@@ -25,10 +25,12 @@
  */
 /* SIZE: a positive size with suffixes ("4M"); OFFSET: the same, 0 allowed;
  * OPTUINT: a flag that may take "=N" (value: int64_t, -1 when not given,
- * 0 when given alone, N when given as --name=N) */
+ * 0 when given alone, N when given as --name=N); LIST: a string that may
+ * be given again, the values joined with commas (value: char **, NULL
+ * when not given), as mount's -o */
 enum gfsp_optarg {
 	GFSP_OPT_FLAG, GFSP_OPT_SIZE, GFSP_OPT_OFFSET, GFSP_OPT_STRING,
-	GFSP_OPT_UINT, GFSP_OPT_OPTUINT
+	GFSP_OPT_UINT, GFSP_OPT_OPTUINT, GFSP_OPT_LIST
 };
 
 struct gfsp_opt {

@@ -103,6 +103,8 @@ gfsp_layout_close(struct gfsp_layout *l)
 	free(l->node_name);
 	free(l->verified);
 	free(l->path);
+	if (l->held)
+		pthread_mutex_destroy(&l->vlock);
 	free(l);
 }
 
@@ -114,31 +116,62 @@ as_corrupt(int rc)
 	return rc == GFSP_EINVAL ? GFSP_ECORRUPT : rc;
 }
 
-static int
-load_marker(struct gfsp_layout *l, struct gfsp_error *err)
+/* a marker is a hundred bytes or so; anything this long is not one */
+#define MARKER_MAX	((uint64_t)64 << 10)
+
+int
+gfsp_split_version(const char *dir, uint64_t *version, struct gfsp_marker *m,
+		   struct gfsp_error *err)
 {
+	struct gfsp_marker tmp;
+	struct gfsp_file *f = NULL;
+	struct gfsp_stat st;
 	struct gfsp_error rerr;
 	unsigned char *buf = NULL;
-	size_t len = 0;
+	size_t done = 0;
 	char *path;
 	int rc;
 
-	path = gfsp_marker_path(l->path);
+	path = gfsp_marker_path(dir);
 	if (path == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	/* the identity and the bytes of one file: both from one handle */
 	gfsp_error_clear(&rerr);
-	rc = gfsp_read_meta(path, &buf, &len, &rerr);
+	rc = gfsp_open(path, GFSP_O_RDONLY | GFSP_O_REGULAR, 0, &f, &rerr);
 	if (rc == GFSP_ENOENT)
 		rc = gfsp_error_set(err, GFSP_ENOTSPLIT,
 		    "'%s' is not a complete split file (no %s: the writer "
-		    "did not commit)", l->path, GFSP_MARKER_NAME);
+		    "did not commit)", dir, GFSP_MARKER_NAME);
 	else if (rc)
 		rc = gfsp_error_set(err, as_corrupt(rc), "%s", rerr.msg);
-	else
-		rc = gfsp_marker_decode(buf, len, path, &l->marker, err);
+	if (rc == 0)
+		rc = gfsp_fstat(f, &st, err);
+	if (rc == 0 && st.size > MARKER_MAX)
+		rc = gfsp_error_set(err, GFSP_ECORRUPT,
+		    "%s: %llu bytes, too long for a split-file marker", path,
+		    (unsigned long long)st.size);
+	if (rc == 0 && (buf = malloc((size_t)st.size + 1)) == NULL)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	if (rc == 0)
+		rc = gfsp_pread(f, buf, (size_t)st.size, 0, &done, err);
+	if (rc == 0)
+		rc = gfsp_marker_decode(buf, done, path, m != NULL ? m : &tmp,
+		    err);
+	if (rc == 0)
+		*version = gfsp_file_key(path, &st);
+	if (f != NULL) {
+		gfsp_error_clear(&rerr);
+		gfsp_close(f, &rerr);	/* read-only */
+	}
 	free(buf);
 	free(path);
 	return rc;
+}
+
+static int
+load_marker(struct gfsp_layout *l, struct gfsp_error *err)
+{
+	return gfsp_split_version(l->path, &l->version, &l->marker, err);
 }
 
 /* What layout_alloc() and gfsp_layout_open() take per rank and per node. */
@@ -386,6 +419,23 @@ check_part_file(const struct gfsp_layout *l, int r, struct gfsp_error *err)
 	return rc;
 }
 
+/* The part a held layout holds has its recorded size. */
+static int
+check_held_part(const struct gfsp_layout *l, int r, struct gfsp_error *err)
+{
+	struct gfsp_stat st;
+	int rc;
+
+	rc = gfsp_fstat(l->parts[r], &st, err);
+	if (rc == 0 && st.size != l->part_size[r])
+		rc = gfsp_error_set(err, GFSP_ECORRUPT,
+		    "%s/part.%d: %llu bytes but loc.%d records %llu (the part "
+		    "changed after it was opened)", l->path, r,
+		    (unsigned long long)st.size, l->node_of[r],
+		    (unsigned long long)l->part_size[r]);
+	return rc;
+}
+
 /* The implicit run of a v1 record: the whole view from part offset 0. */
 static const struct gfsp_run whole_view = { 0, 0, UINT64_MAX, 0, 0 };
 
@@ -625,6 +675,47 @@ fail:
 	return rc;
 }
 
+int
+gfsp_layout_open_held(const char *path, struct gfsp_layout **out,
+		      uint64_t *version, struct gfsp_error *err)
+{
+	struct gfsp_layout *l;
+	struct gfsp_file *f;
+	struct gfsp_error verr;
+	uint64_t now;
+	int try, r, rc;
+
+	*out = NULL;
+	for (try = 0; try < 3; try++) {
+		rc = gfsp_layout_open(path, &l, err);
+		if (rc)
+			return rc;
+		l->held = 1;
+		pthread_mutex_init(&l->vlock, NULL);
+		for (r = 0; r < l->nprocs && rc == 0; r++)
+			rc = gfsp_layout_part(l, r, &f, err);
+		/* the version still there once every part is open is the
+		 * one they belong to; a part that went missing meanwhile is
+		 * a change too */
+		gfsp_error_clear(&verr);
+		if (gfsp_split_version(path, &now, NULL, &verr) == 0 &&
+		    now == l->version) {
+			if (rc) {
+				gfsp_layout_close(l);
+				return rc;
+			}
+			*out = l;
+			*version = now;
+			return 0;
+		}
+		gfsp_layout_close(l);
+		if (err != NULL)
+			gfsp_error_clear(err);
+	}
+	return gfsp_error_set(err, GFSP_ESTALE,
+	    "'%s' changed %d times while it was being opened", path, try);
+}
+
 uint64_t
 gfsp_layout_size(const struct gfsp_layout *l)
 {
@@ -700,7 +791,9 @@ gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
 		    "'%s': no part %d (%d writers)", l->path, rank,
 		    l->nprocs);
 	if (l->parts[rank] == NULL) {
-		if (l->nprocs > 4 && open_parts(l) >= max_open())
+		/* a held layout keeps every part (and may run out of
+		 * descriptors instead: the open fails, naming the part) */
+		if (!l->held && l->nprocs > 4 && open_parts(l) >= max_open())
 			close_parts(l);
 		path = gfsp_part_path(l->path, rank);
 		if (path == NULL)
@@ -1095,11 +1188,19 @@ gfsp_layout_pread_holes(struct gfsp_layout *l, void *buf, uint64_t len,
 				goto out;
 			continue;
 		}
-		if (l->verify && !l->verified[e->part]) {
-			rc = gfsp_layout_verify_part(l, e->part, err);
+		if (l->verify && !__atomic_load_n(&l->verified[e->part],
+		    __ATOMIC_ACQUIRE)) {
+			if (l->held)
+				pthread_mutex_lock(&l->vlock);
+			rc = l->verified[e->part] ? 0 :
+			    gfsp_layout_verify_part(l, e->part, err);
+			if (rc == 0)
+				__atomic_store_n(&l->verified[e->part], 1,
+				    __ATOMIC_RELEASE);
+			if (l->held)
+				pthread_mutex_unlock(&l->vlock);
 			if (rc)
 				goto out;
-			l->verified[e->part] = 1;
 		}
 		rc = gfsp_layout_part(l, e->part, &f, err);
 		if (rc)
@@ -1120,6 +1221,45 @@ gfsp_layout_pread_holes(struct gfsp_layout *l, void *buf, uint64_t len,
 out:
 	free(ext);
 	return rc;
+}
+
+#define SEEK_WINDOW	((uint64_t)64 << 20)	/* logical bytes per map */
+
+int
+gfsp_layout_seek(const struct gfsp_layout *l, uint64_t off, int data,
+		 uint64_t *at, int *found, struct gfsp_error *err)
+{
+	uint64_t size = l->marker.logical_size, g = off, w;
+	struct gfsp_extent *ext;
+	size_t n, i;
+	int rc;
+
+	*found = 0;
+	if (off >= size)
+		return 0;
+	/* past the last byte any part holds, all is one trailing hole */
+	while (g < l->data_end) {
+		w = GFSP_MIN(l->data_end - g, SEEK_WINDOW);
+		rc = gfsp_layout_map(l, g, w, &ext, &n, err);
+		if (rc)
+			return rc;
+		for (i = 0; i < n && (ext[i].part >= 0) != data; i++)
+			;
+		if (i < n)
+			g = GFSP_MAX(ext[i].goff, off);
+		free(ext);
+		if (i < n) {
+			*at = g;
+			*found = 1;
+			return 0;
+		}
+		g += w;
+	}
+	if (!data) {
+		*at = GFSP_MAX(g, off);
+		*found = 1;
+	}
+	return 0;
 }
 
 /* ---------------------------------------------------------- coverage */
@@ -1314,8 +1454,9 @@ verify_part(struct gfsp_layout *l, int r, unsigned char *buf,
 	size_t n, done;
 	int rc;
 
-	/* the part may have changed since open: stat it again */
-	rc = check_part_file(l, r, err);
+	/* the part may have changed since open: stat it again (a held
+	 * layout: the part it holds, whatever is at its path now) */
+	rc = l->held ? check_held_part(l, r, err) : check_part_file(l, r, err);
 	if (rc)
 		return rc;
 	h = gfsp_phash_new(l->marker.seg_size);

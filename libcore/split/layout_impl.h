@@ -5,6 +5,7 @@
 #ifndef GFSP_LAYOUT_IMPL_H
 #define GFSP_LAYOUT_IMPL_H
 
+#include <pthread.h>
 #include <json-c/json.h>
 #include "gfsplit.h"
 #include "splitfile.h"
@@ -37,6 +38,11 @@ struct gfsp_layout {
 	uint64_t mem;			/* what the open counts against
 					 * GFSP_OPEN_MEM_MAX */
 	uint64_t loc_counted, loc_read;	/* location file bytes in mem, read */
+	/* opened by gfsp_layout_open_held: every part open, none closed
+	 * until the end; vlock serialises the verification of parts */
+	int held;
+	pthread_mutex_t vlock;
+	uint64_t version;		/* gfsp_split_version of what was loaded */
 };
 
 /*
@@ -70,6 +76,38 @@ int gfsp_layout_pread_holes(struct gfsp_layout *l, void *buf, uint64_t len,
 			    int (*hole)(void *ctx, void *dst, uint64_t goff,
 					uint64_t len, struct gfsp_error *err),
 			    void *ctx, struct gfsp_error *err);
+
+/*
+ * The version of split file `dir` committed now: an identity that changes
+ * whenever the split file is replaced or committed again (the key of its
+ * marker file, which every commit writes anew), and, if m is non-NULL,
+ * the marker itself.  GFSP_ENOTSPLIT if dir has no marker.
+ */
+int gfsp_split_version(const char *dir, uint64_t *version,
+		      struct gfsp_marker *m, struct gfsp_error *err);
+
+/*
+ * Open split file `path` as one version for readers in several threads:
+ * the layout is loaded and checked as by gfsp_layout_open, then every part
+ * is opened and held until gfsp_layout_close, so that a split file
+ * replaced or committed again later does not mix into what this layout
+ * reads (it keeps reading the version it loaded, whose parts it holds
+ * open).  OUT *version: that version (gfsp_split_version); a split file
+ * that changed while it was loaded is loaded again, and after three tries
+ * the open fails with GFSP_ESTALE.  gfsp_layout_pread, _map and _seek of
+ * a held layout may run in several threads at once.
+ */
+int gfsp_layout_open_held(const char *path, struct gfsp_layout **out,
+			 uint64_t *version, struct gfsp_error *err);
+
+/*
+ * lseek's SEEK_DATA (data = 1) or SEEK_HOLE (data = 0) in the logical
+ * file: the first offset at or after off that is data (some part holds
+ * it) or a hole (none does; the end of the file counts as one).  OUT
+ * *found: 1 and *at, or 0 when there is none (lseek's ENXIO).
+ */
+int gfsp_layout_seek(const struct gfsp_layout *l, uint64_t off, int data,
+		    uint64_t *at, int *found, struct gfsp_error *err);
 
 /* Open part `rank` for reading (cached in l->parts). */
 int gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,

@@ -41,6 +41,10 @@ struct gfsp_stat {
 	int64_t atime;
 	uint64_t atime_ns;
 	uint64_t nlink;			/* names of the file (hard links) */
+	/* the owner and group as this host numbers them (Gfarm: its global
+	 * names mapped to local accounts; one without an account here is
+	 * this process's own) */
+	uint32_t uid, gid;
 };
 
 /* open flags, backend independent */

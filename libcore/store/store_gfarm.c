@@ -17,7 +17,9 @@
 #ifdef HAVE_GFARM
 
 #define _GNU_SOURCE
+#include <grp.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -153,7 +155,8 @@ gf_code(gfarm_error_t e)
 	}
 }
 
-/* Set err from e: "<fmt...>: <gfarm_error_string(e)>"; err->sys = e. */
+/* Set err from e: "<fmt...>: <gfarm_error_string(e)>"; err->sys = the
+ * errno libgfarm says e stands for, as the POSIX backend keeps its errno */
 static int __attribute__((format(printf, 3, 4)))
 gf_error(struct gfsp_error *err, gfarm_error_t e, const char *fmt, ...)
 {
@@ -169,7 +172,7 @@ gf_error(struct gfsp_error *err, gfarm_error_t e, const char *fmt, ...)
 	va_end(ap);
 	gfsp_error_set(err, code, "%s: %s", what, gfarm_error_string(e));
 	if (fresh)
-		err->sys = (int)e;
+		err->sys = gfarm_error_to_errno(e);
 	return code;
 }
 
@@ -246,8 +249,55 @@ gf_ready(const char *path, struct gfsp_error *err)
 
 /* ------------------------------------------------------------ files */
 
+/*
+ * The local number of a Gfarm user or group: its global name mapped to a
+ * local one by the client's configuration (local_user_map), looked up in
+ * passwd/group; this process's own when there is no such account.  The
+ * last answer is kept (a tree has one owner, mostly).  Outside the lock.
+ */
+static uint32_t
+local_id(const char *url, const char *global, int group)
+{
+	static char last[2][256];
+	static uint32_t last_id[2];
+	static int have[2];
+	struct gf_guard g;
+	char *local = NULL, buf[4096];
+	struct passwd pw, *pwp = NULL;
+	struct group gr, *grp = NULL;
+	uint32_t id = group ? (uint32_t)getgid() : (uint32_t)getuid();
+	gfarm_error_t e;
+
+	if (global == NULL)
+		return id;
+	gf_enter(&g);
+	if (have[group] && strcmp(last[group], global) == 0) {
+		id = last_id[group];
+		gf_leave(&g);
+		return id;
+	}
+	e = group ? gfarm_global_to_local_groupname_by_url(url, global, &local)
+		  : gfarm_global_to_local_username_by_url(url, global, &local);
+	gf_leave(&g);
+	if (e == GFARM_ERR_NO_ERROR && local != NULL) {
+		if (group && getgrnam_r(local, &gr, buf, sizeof(buf),
+		    &grp) == 0 && grp != NULL)
+			id = (uint32_t)grp->gr_gid;
+		else if (!group && getpwnam_r(local, &pw, buf, sizeof(buf),
+		    &pwp) == 0 && pwp != NULL)
+			id = (uint32_t)pwp->pw_uid;
+	}
+	free(local);
+	gf_enter(&g);
+	snprintf(last[group], sizeof(last[group]), "%s", global);
+	last_id[group] = id;
+	have[group] = 1;
+	gf_leave(&g);
+	return id;
+}
+
 static void
-stat_fill(struct gfsp_stat *st, const struct gfs_stat *gs)
+stat_fill(struct gfsp_stat *st, const struct gfs_stat *gs, const char *url)
 {
 	st->size = gs->st_size > 0 ? (uint64_t)gs->st_size : 0;
 	/* GFARM_S_IF* and the permission bits have the POSIX values */
@@ -263,6 +313,8 @@ stat_fill(struct gfsp_stat *st, const struct gfs_stat *gs)
 	st->atime = (int64_t)gs->st_atimespec.tv_sec;
 	st->atime_ns = (uint64_t)gs->st_atimespec.tv_nsec;
 	st->nlink = (uint64_t)gs->st_nlink;
+	st->uid = local_id(url, gs->st_user, 0);
+	st->gid = local_id(url, gs->st_group, 1);
 }
 
 static struct gf_file *
@@ -606,7 +658,7 @@ gf_fstat(struct gfsp_file *file, struct gfsp_stat *st,
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR)
 		return gf_error(err, e, "cannot stat '%s'", f->hdr.path);
-	stat_fill(st, &gs);
+	stat_fill(st, &gs, f->hdr.path);
 	gfs_stat_free(&gs);
 	return 0;
 }
@@ -682,7 +734,7 @@ gf_stat_by(const char *path, gfarm_error_t (*fn)(const char *,
 	gf_leave(&g);
 	if (e != GFARM_ERR_NO_ERROR)
 		return gf_error(err, e, "cannot stat '%s'", path);
-	stat_fill(st, &gs);
+	stat_fill(st, &gs, path);
 	gfs_stat_free(&gs);
 	return 0;
 }

@@ -675,6 +675,8 @@ stat_fill(struct gfsp_stat *st, const struct stat *sb)
 	st->atime = (int64_t)sb->st_atim.tv_sec;
 	st->atime_ns = (uint64_t)sb->st_atim.tv_nsec;
 	st->nlink = (uint64_t)sb->st_nlink;
+	st->uid = (uint32_t)sb->st_uid;
+	st->gid = (uint32_t)sb->st_gid;
 }
 
 static int

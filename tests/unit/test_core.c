@@ -158,6 +158,23 @@ test_errors(void)
 		ok(gfsp_errcode_from_errno(map[i].e) == map[i].code,
 		   "errno %d (%s) -> %s", map[i].e, strerror(map[i].e),
 		   gfsp_strerror(map[i].code));
+
+	/* and back: the kept errno where it says more, else the code's */
+	static const struct { int code, sys, e; } back[] = {
+		{ GFSP_EEXIST, ENOTEMPTY, ENOTEMPTY }, { GFSP_EEXIST, 0, EEXIST },
+		{ GFSP_EACCES, EROFS, EROFS }, { GFSP_ENOENT, ENOTDIR, ENOTDIR },
+		{ GFSP_ECORRUPT, 0, EIO }, { GFSP_ECHECKSUM, 0, EIO },
+		{ GFSP_ESTALE, 0, ESTALE }, { GFSP_EMPI, 17, EIO },
+		/* a kept number that is not this code's errno is not used */
+		{ GFSP_EIO, ENOENT, EIO }, { GFSP_ENOTSUP, 0, ENOTSUP },
+	};
+	for (i = 0; i < (int)GFSP_ARRAY_SIZE(back); i++) {
+		err.code = back[i].code;
+		err.sys = back[i].sys;
+		ok(gfsp_errno_of(&err) == back[i].e, "%s (sys %d) -> %s",
+		   gfsp_strerror(back[i].code), back[i].sys,
+		   strerror(back[i].e));
+	}
 }
 
 static char tdir[256];
