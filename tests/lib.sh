@@ -388,3 +388,46 @@ crun_ok() {
 	else not_ok "$_d" "$(tail -n 8 "$TMPD/err")"; fi
 }
 cexec() { timeout -k 5 "$TEST_TIMEOUT" "$CLUSTER" exec "$@"; }
+
+# ---- gfsplit-mount (tests/cmd/mount*.sh)
+#   need_fuse                  SKIP and exit unless the command was built
+#                              and /dev/fuse and fusermount3 are here
+#   mount_up SRC MNT [OPTS..]  mount SRC on MNT in the background (log in
+#                              $TMPD/mount.log), unmounted at exit; status 1
+#                              if it did not come up
+#   mount_down MNT             unmount and wait for the daemon to end
+#   is_fuse MNT                MNT is a gfsplit-mount now (/proc/mounts)
+need_fuse() {
+	if [ ! -x "$BIN/gfsplit-mount" ]; then
+		skip "gfsplit-mount" "not built (configure found no libfuse3: apt-get install libfuse3-dev, or sh tools/install-deps.sh)"
+	elif [ ! -c /dev/fuse ]; then
+		skip "gfsplit-mount" "no /dev/fuse here (a container without the fuse device)"
+	elif ! command -v fusermount3 >/dev/null 2>&1; then
+		skip "gfsplit-mount" "no fusermount3 (apt-get install fuse3)"
+	else
+		return 0
+	fi
+	finish
+	exit 0
+}
+is_fuse() {
+	_m=$(cd "$1" 2>/dev/null && pwd -P) || _m=$1
+	awk -v m="$_m" '$2 == m && $3 ~ /^fuse\.gfsplit/ { f = 1 } END { exit !f }' /proc/mounts
+}
+mount_up() {
+	_src=$1 _mnt=$2; shift 2
+	mkdir -p "$_mnt"
+	at_exit "mount_down '$_mnt'"
+	timeout -k 5 "$TEST_TIMEOUT" "$BIN/gfsplit-mount" --log "$TMPD/mount.log" "$@" "$_src" "$_mnt" \
+		>"$TMPD/.mount.out" 2>&1 && is_fuse "$_mnt"
+}
+mount_down() {
+	is_fuse "$1" || return 0
+	_pid=$(pgrep -f "gfsplit-mount.* $(cd "$1" && pwd -P)\$" | head -n 1)
+	fusermount3 -u "$1" 2>/dev/null || umount -l "$1" 2>/dev/null
+	for _i in $(seq 50); do
+		[ -z "$_pid" ] || ! kill -0 "$_pid" 2>/dev/null && break
+		sleep 0.1
+	done
+	! is_fuse "$1"
+}

@@ -4,6 +4,11 @@
 # its man page, of the bash completion and of its zsh completion.
 . "$(dirname "$0")/../lib.sh"
 
+# gfsplit-mount is built only with libfuse3
+MOUNT=
+[ -x "$BIN/gfsplit-mount" ] && MOUNT=gfsplit-mount ||
+	skip "gfsplit-mount's options" "not built (configure found no libfuse3)"
+
 # each extractor prints one long option per line, sorted
 
 from_help() {
@@ -43,7 +48,7 @@ same_set() {	# DESC REF OTHER
 	fi
 }
 
-for cmd in pcp-split gfsplit-merge stat-layout cache-warm stage-in stage-out envelope-bench; do
+for cmd in pcp-split gfsplit-merge stat-layout cache-warm stage-in stage-out envelope-bench $MOUNT; do
 	from_help "$cmd" >"$TMPD/help"
 	from_man "$cmd" >"$TMPD/man"
 	from_bash "$cmd" >"$TMPD/bash"
@@ -91,4 +96,11 @@ for cmd in pcp-split gfsplit-merge stat-layout cache-warm stage-in stage-out env
 	[ "$got" = "--json" ] && ok "bash completes $cmd --js to --json" ||
 		not_ok "bash completes $cmd --js to --json" "got '$got'"
 done
+if [ -n "$MOUNT" ]; then
+	got=$(bash -c '. "$1"; COMP_WORDS=(gfsplit-mount -o ro,al); COMP_CWORD=2;
+		_gfsplit gfsplit-mount ro,al -o; echo "${COMPREPLY[*]}"' _ \
+		"$TOP/completions/bash/gfsplit")
+	[ "$got" = "ro,allow_other" ] && ok "bash completes gfsplit-mount -o ro,al to ro,allow_other" ||
+		not_ok "bash completes gfsplit-mount -o ro,al to ro,allow_other" "got '$got'"
+fi
 finish

@@ -1,0 +1,337 @@
+/*
+ * gfsplit-mount - split files as ordinary files, for every program (FUSE):
+ *   gfsplit-mount [OPTIONS] SOURCE MOUNTPOINT
+ *
+ * Everything in SOURCE (a POSIX directory or a gfarm:// URL) appears under
+ * MOUNTPOINT as it is, except that each split file appears as one regular
+ * file (fs.c).  Without -f the command returns once the mount is there
+ * (or has failed, with the cause and exit 1), and the daemon serves it
+ * until `fusermount3 -u MOUNTPOINT`, umount, or SIGINT/SIGTERM/SIGHUP,
+ * which unmount it.
+ *
+ * The options table below is the one source of truth: --help is made from
+ * it, and tests/cmd/options.sh checks the man page and the completions
+ * against --help.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "driver.h"
+#include "mountfs.h"
+
+static int opt_foreground, opt_debug;
+static char *opt_o;
+static const char *opt_log;
+static uint64_t opt_threads = 16;
+
+static const struct gfsp_opt opts[] = {
+	{ "foreground", 'f', GFSP_OPT_FLAG, NULL,
+	  "stay in the foreground, log lines on standard error", &opt_foreground,
+	  NULL },
+	{ "debug", 'd', GFSP_OPT_FLAG, NULL,
+	  "print every request of the kernel (implies -f)", &opt_debug, NULL },
+	{ "options", 'o', GFSP_OPT_LIST, "OPTS",
+	  "mount options, comma separated: ro, allow_other, verify "
+	  "(see the man page)", &opt_o, NULL },
+	{ "log", 0, GFSP_OPT_STRING, "FILE",
+	  "the daemon appends its log lines to FILE (default: syslog)",
+	  &opt_log, NULL },
+	{ "threads", 0, GFSP_OPT_UINT, "N",
+	  "serve at most N requests at once (default 16)", &opt_threads, NULL },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
+};
+
+struct mopts {
+	int ro, allow_other, verify;
+};
+
+/* -o: ours, and the usual words of mount(8) that change nothing here
+ * (nodev and nosuid always hold) */
+static int
+parse_mount_opts(const char *list, struct mopts *m)
+{
+	static const char *const inert[] = {
+		"rw", "nodev", "nosuid", "noexec", "exec", "noatime",
+		"relatime", "default_permissions", "defaults", "auto",
+		"noauto", "_netdev", NULL
+	};
+	char *copy, *tok, *save = NULL;
+	int i, rc = 0;
+
+	if (list == NULL)
+		return 0;
+	copy = strdup(list);
+	if (copy == NULL)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok != NULL && rc == 0;
+	    tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "ro") == 0)
+			m->ro = 1;
+		else if (strcmp(tok, "allow_other") == 0)
+			m->allow_other = 1;
+		else if (strcmp(tok, "verify") == 0)
+			m->verify = 1;
+		else {
+			for (i = 0; inert[i] != NULL &&
+			    strcmp(inert[i], tok) != 0; i++)
+				;
+			if (inert[i] == NULL) {
+				gfsp_log_error("unknown mount option '%s' (see "
+				    "gfsplit-mount --help)", tok);
+				rc = -1;
+			}
+		}
+	}
+	free(copy);
+	return rc;
+}
+
+/* as many descriptors as we may have: a held split file keeps one per
+ * part for as long as it is open */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* "fsname=SOURCE": commas and backslashes in it escaped for libfuse */
+static char *
+fuse_optstring(const char *source, const struct mopts *m)
+{
+	size_t n = strlen(source), i, k = 0;
+	char *esc = malloc(2 * n + 1), *s = NULL;
+
+	if (esc == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (source[i] == ',' || source[i] == '\\')
+			esc[k++] = '\\';
+		esc[k++] = source[i];
+	}
+	esc[k] = '\0';
+	if (asprintf(&s, "fsname=%s,subtype=gfsplit,default_permissions%s%s",
+	    esc, m->allow_other ? ",allow_other" : "",
+	    m->ro || m->allow_other ? ",ro" : "") < 0)
+		s = NULL;
+	free(esc);
+	return s;
+}
+
+/*
+ * The parent waits for the child's word on a pipe: a byte 0 once the
+ * mount is there, nothing (the pipe closes) if the child failed; its
+ * messages went to the same standard error meanwhile.
+ */
+static int
+background(int *notify)
+{
+	int p[2], status;
+	ssize_t n;
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		gfsp_log_error("cannot make a pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		gfsp_log_error("cannot fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		setsid();
+		*notify = p[1];
+		return 0;
+	}
+	close(p[1]);
+	c = 1;
+	do
+		n = read(p[0], &c, 1);
+	while (n < 0 && errno == EINTR);
+	close(p[0]);
+	if (n == 1 && c == 0)
+		return 1;	/* mounted: the daemon goes on alone */
+	waitpid(pid, &status, 0);
+	return 2;
+}
+
+/* The daemon's standard streams: /dev/null, and its log lines to --log
+ * FILE (stamped) or syslog. */
+static int
+detach(void)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC), fd = -1;
+
+	if (opt_log != NULL) {
+		fd = open(opt_log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW |
+		    O_CLOEXEC, 0600);
+		if (fd < 0) {
+			gfsp_log_error("cannot open the log '%s': %s", opt_log,
+			    strerror(errno));
+			return -1;
+		}
+	}
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(fd >= 0 ? fd : null, 2);
+		close(null);
+	}
+	if (fd >= 0)
+		close(fd);
+	gfsp_log_sink(opt_log != NULL ? GFSP_LOG_STAMPED : GFSP_LOG_SYSLOG);
+	if (chdir("/") != 0)
+		return -1;
+	return 0;
+}
+
+static int
+serve(const char *source, const char *mountpoint, const struct mopts *m,
+      int notify)
+{
+	static struct gfsp_mfs fs;
+	struct gfsp_error err = { 0 };
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_loop_config *cfg = NULL;
+	struct fuse_session *se = NULL;
+	char *fo = NULL;
+	int rc = 1, mounted = 0, r;
+	const char zero = 0;
+
+	if (gfsp_mtree_init(&fs.tree, source, &err) != 0) {
+		gfsp_log_gfs_error(&err);
+		return 1;
+	}
+	fs.readonly = m->ro || m->allow_other;
+	fs.verify = m->verify;
+	fo = fuse_optstring(fs.tree.root, m);
+	if (fo == NULL || fuse_opt_add_arg(&args, "gfsplit-mount") != 0 ||
+	    fuse_opt_add_arg(&args, "-o") != 0 ||
+	    fuse_opt_add_arg(&args, fo) != 0 ||
+	    (opt_debug && fuse_opt_add_arg(&args, "-d") != 0)) {
+		gfsp_log_error("out of memory");
+		goto out;
+	}
+	se = fuse_session_new(&args, &gfsp_mfs_ops, sizeof(gfsp_mfs_ops), &fs);
+	if (se == NULL) {
+		gfsp_log_error("cannot start a FUSE session (see the message "
+		    "above)");
+		goto out;
+	}
+	if (fuse_set_signal_handlers(se) != 0) {
+		gfsp_log_error("cannot set the signal handlers");
+		goto out;
+	}
+	if (fuse_session_mount(se, mountpoint) != 0) {
+		gfsp_log_error("cannot mount '%s' on '%s' (see the message "
+		    "above; is /dev/fuse there, and fusermount3?)", source,
+		    mountpoint);
+		goto out;
+	}
+	mounted = 1;
+	gfsp_log_verbose("'%s' mounted on '%s'%s", fs.tree.root, mountpoint,
+	    fs.readonly ? " read-only" : "");
+	if (notify >= 0) {
+		if (detach() != 0)
+			goto out;
+		if (write(notify, &zero, 1) != 1)
+			goto out;
+		close(notify);
+	}
+	cfg = fuse_loop_cfg_create();
+	if (cfg == NULL) {
+		gfsp_log_error("out of memory");
+		goto out;
+	}
+	fuse_loop_cfg_set_max_threads(cfg, (unsigned)GFSP_MAX(opt_threads, 1));
+	fuse_loop_cfg_set_idle_threads(cfg, (unsigned)GFSP_MAX(opt_threads / 2,
+	    1));
+	r = fuse_session_loop_mt(se, cfg);
+	/* 0: unmounted; a signal's number: asked to end (SIGINT, SIGTERM,
+	 * SIGHUP); below 0 the session failed */
+	if (r < 0)
+		gfsp_log_error("the FUSE session failed: %s", strerror(-r));
+	else
+		rc = 0;
+out:
+	if (se != NULL) {
+		if (mounted)
+			fuse_session_unmount(se);
+		fuse_remove_signal_handlers(se);
+		fuse_session_destroy(se);
+	}
+	fuse_loop_cfg_destroy(cfg);
+	fuse_opt_free_args(&args);
+	free(fo);
+	gfsp_mtree_destroy(&fs.tree);
+	return rc;
+}
+
+static int
+run(int argc, char **argv, MPI_Comm comm)
+{
+	struct mopts m = { 0 };
+	int notify = -1, rc;
+
+	(void)argc;
+	(void)comm;
+	if (parse_mount_opts(opt_o, &m) != 0)
+		return 2;
+	if (opt_threads == 0 || opt_threads > 1024) {
+		gfsp_log_error("--threads %llu: from 1 to 1024, please",
+		    (unsigned long long)opt_threads);
+		return 2;
+	}
+	if (m.allow_other)
+		gfsp_log_verbose("allow_other: every user reads through the "
+		    "daemon's rights, by the permission bits shown; the mount "
+		    "is read-only");
+	raise_nofile();
+	if (!opt_foreground && !opt_debug) {
+		rc = background(&notify);
+		if (rc < 0)
+			return 1;
+		if (rc > 0)
+			return rc == 1 ? 0 : 1;
+	}
+	rc = serve(argv[0], argv[1], &m, notify);
+	if (notify >= 0)
+		_exit(rc);	/* the daemon: nothing of the parent's to flush */
+	return rc;
+}
+
+static const struct gfsp_cmd cmd = {
+	.name = "gfsplit-mount",
+	.usage = "[OPTIONS] SOURCE MOUNTPOINT",
+	.summary = "Show split files as ordinary files: everything in SOURCE "
+		   "(a directory or gfarm:// URL) under MOUNTPOINT, each "
+		   "split file one regular file (FUSE).",
+	.opts = opts,
+	.min_args = 2,
+	.max_args = 2,
+	.uses_mpi = 0,
+	.daemon = 1,
+	.run = run,
+};
+
+int
+main(int argc, char **argv)
+{
+	return gfsp_cmd_main(&cmd, argc, argv);
+}

@@ -1,0 +1,21 @@
+/*
+ * mountfs.h - what gfsplit-mount's two files share: the file system's
+ * state (main.c fills it, fs.c answers the kernel from it).
+ */
+#ifndef GFSP_MOUNTFS_H
+#define GFSP_MOUNTFS_H
+
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+
+#include "mount.h"
+
+struct gfsp_mfs {
+	struct gfsp_mtree tree;
+	int readonly;		/* -o ro, or -o allow_other */
+	int verify;		/* -o verify: check each part before use */
+};
+
+extern const struct fuse_lowlevel_ops gfsp_mfs_ops;
+
+#endif /* GFSP_MOUNTFS_H */

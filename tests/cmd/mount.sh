@@ -1,0 +1,296 @@
+#!/bin/bash
+# mount.sh - gfsplit-mount over a POSIX directory: split files of every
+# layout the suite makes (contiguous, cyclic, views with holes, runs that
+# overlap written through the MPI-IO library, parallel HDF5 through it)
+# and ordinary files.  Each view is compared byte for byte with what
+# gfsplit-merge makes of it (and, for the MPI-IO ones, with what plain
+# MPICH writes); random reads of random sizes; SEEK_HOLE/SEEK_DATA against
+# the holes the layout has; cp, md5sum, stat, getfattr and h5dump of the
+# views; a split file committed again while open; corrupt split files
+# (EIO, a log line naming the file and the cause, the daemon serving on);
+# writes; unmount with files open and on SIGTERM.
+. "$(dirname "$0")/../lib.sh"
+need_fuse
+. "$TOP/tests/mpiio_lib.sh"
+
+S=$TMPD/src M=$TMPD/mnt R=$TMPD/ref
+mkdir -p "$S/sub/deeper" "$R"
+LOG=$TMPD/mount.log
+
+# ---- the split files, and what each must read as
+make_file "$TMPD/a" 9000001 3
+check "contiguous: pcp-split, 4 ranks" mpirun_n 4 "$BIN/pcp-split" "$TMPD/a" "$S/contig.split"
+check "cyclic: pcp-split -b 64k, 3 ranks" mpirun_n 3 "$BIN/pcp-split" -b 64k "$TMPD/a" "$S/sub/cyclic.split"
+HS=$((3 * 1024 * 1024 + 4321))
+check "views with holes and a trailing hole (2 ranks)" \
+	mpirun_n 2 "$UNIT/mpi_fmt_tool" holes "$S/holes.split" "$HS"
+PROG=$UNIT/mpi_iopat
+check "runs that overlap, through the MPI-IO library" \
+	pre 2 "$S/*.split" overlap write "$S/overlap.split"
+check "  the same, plain MPICH" plain 2 overlap write "$R/overlap.plain"
+check "HPIO pattern through the MPI-IO library (4 ranks)" \
+	pre 4 "$S/*.split" hpio write "$S/hpio.split"
+check "  the same, plain MPICH" plain 4 hpio write "$R/hpio.plain"
+H5=no
+if [ -x "$UNIT/h5_rw" ]; then
+	H5=yes PROG=$UNIT/h5_rw
+	check "parallel HDF5 through the MPI-IO library (4 ranks)" \
+		pre 4 "$S/*.split" write "$S/h5.split"
+	check "  the same, plain MPICH" plain 4 write "$R/h5.plain"
+fi
+make_file "$S/plain.bin" 300000 5
+echo "an ordinary file" >"$S/sub/deeper/note.txt"
+ln -s plain.bin "$S/link"
+SPLITS="contig.split sub/cyclic.split holes.split overlap.split hpio.split"
+[ $H5 = yes ] && SPLITS="$SPLITS h5.split"
+for f in $SPLITS; do
+	mpirun_n 2 "$BIN/gfsplit-merge" "$S/$f" "$R/$(basename "$f").merged" >/dev/null 2>&1 ||
+		not_ok "merge $f for the reference"
+done
+
+# ---- up
+if mount_up "$S" "$M"; then ok "gfsplit-mount returns once the mount is there"
+else not_ok "gfsplit-mount returns once the mount is there" "$(cat "$TMPD/.mount.out" "$LOG" 2>&1)"; finish; exit 1; fi
+
+# every view is the merged file, and cp and md5sum read it as a file
+for f in $SPLITS; do
+	b=$(basename "$f")
+	if [ -f "$M/$f" ] && [ ! -d "$M/$f" ]; then ok "$f is a regular file in the mount"
+	else not_ok "$f is a regular file in the mount" "$(ls -ld "$M/$f" 2>&1)"; fi
+	same_bytes "cmp $f with gfsplit-merge's output" "$R/$b.merged" "$M/$f"
+	[ "$(stat -c %s "$M/$f")" = "$(stat -c %s "$R/$b.merged")" ] && ok "  stat: its logical size" ||
+		not_ok "  stat: its logical size" "$(stat -c %s "$M/$f") vs $(stat -c %s "$R/$b.merged")"
+done
+same_bytes "contig.split is the file pcp-split read" "$TMPD/a" "$M/contig.split"
+same_bytes "overlap.split reads as plain MPICH wrote it" "$R/overlap.plain" "$M/overlap.split"
+same_bytes "hpio.split reads as plain MPICH wrote it" "$R/hpio.plain" "$M/hpio.split"
+if [ $H5 = yes ]; then
+	same_bytes "h5.split reads as plain MPICH wrote it" "$R/h5.plain" "$M/h5.split"
+	if command -v h5dump >/dev/null; then
+		h5dump "$R/h5.plain" 2>&1 | sed 1d >"$TMPD/h5.want"
+		h5dump "$M/h5.split" 2>&1 | sed 1d >"$TMPD/h5.got"
+		same_bytes "serial h5dump of the view prints what it does of the plain file" "$TMPD/h5.want" "$TMPD/h5.got"
+	else
+		skip "h5dump of the view" "no h5dump (apt-get install hdf5-tools)"
+	fi
+else
+	skip "parallel HDF5 views" "no $UNIT/h5_rw (configure found no libhdf5-mpich-dev)"
+fi
+cp "$M/sub/cyclic.split" "$TMPD/cp.out" && same_bytes "cp of a view" "$TMPD/a" "$TMPD/cp.out"
+[ "$(md5sum <"$M/contig.split")" = "$(md5sum <"$TMPD/a")" ] && ok "md5sum of a view" ||
+	not_ok "md5sum of a view"
+dd if="$M/contig.split" of="$TMPD/dd.out" bs=1M status=none && same_bytes "dd bs=1M of a view" "$TMPD/a" "$TMPD/dd.out"
+
+# ordinary things pass through
+same_bytes "an ordinary file reads as it is" "$S/plain.bin" "$M/plain.bin"
+same_bytes "a nested ordinary file" "$S/sub/deeper/note.txt" "$M/sub/deeper/note.txt"
+[ "$(readlink "$M/link")" = plain.bin ] && ok "a symbolic link is shown as one" ||
+	not_ok "a symbolic link is shown as one" "$(ls -l "$M/link" 2>&1)"
+[ -d "$M/sub/deeper" ] && ok "directories pass through" || not_ok "directories pass through"
+got=$(cd "$M" && ls -A | tr '\n' ' ')
+want=$(cd "$S" && ls -A | tr '\n' ' ')
+[ "$got" = "$want" ] && ok "readdir lists what the source has" || not_ok "readdir lists what the source has" "got: $got" "want: $want"
+m=$(stat -c '%a %u %g' "$S/contig.split"); v=$(stat -c '%a %u %g' "$M/contig.split")
+want_mode=$(printf '%o' $((0$(stat -c %a "$S/contig.split") & 0666)))
+[ "$v" = "$want_mode ${m#* }" ] && ok "a view's mode is its directory's less x, its owner and group" ||
+	not_ok "a view's mode is its directory's less x, its owner and group" "dir: $m" "view: $v"
+ct=$(json_get <("$BIN/stat-layout" --json "$S/contig.split") 'j["ctime"]')
+[ "$(stat -c %Y "$M/contig.split")" = "$ct" ] && ok "a view's mtime is its commit time" ||
+	not_ok "a view's mtime is its commit time" "$(stat -c %Y "$M/contig.split") vs $ct"
+
+# ---- random reads of random sizes, several readers at once
+python3 - "$M" "$R" "$SPLITS" <<'PY' >"$TMPD/rand.out" 2>&1
+import os, random, sys, threading
+mnt, ref, names = sys.argv[1], sys.argv[2], sys.argv[3].split()
+bad = []
+def worker(seed):
+    r = random.Random(seed)
+    for name in names:
+        want = open(os.path.join(ref, os.path.basename(name) + ".merged"), "rb").read()
+        fd = os.open(os.path.join(mnt, name), os.O_RDONLY)
+        for _ in range(150):
+            off = r.randrange(0, len(want) + 4096)
+            n = r.choice([1, 7, 4096, 65537, r.randrange(1, 3 << 20)])
+            got = os.pread(fd, n, off)
+            if got != want[off:off + n]:
+                bad.append("%s: %d bytes at %d" % (name, n, off))
+        os.close(fd)
+ts = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print("\n".join(bad[:5]) if bad else "ok")
+PY
+[ "$(cat "$TMPD/rand.out")" = ok ] && ok "3600 random reads (4 threads) match the merged files" ||
+	not_ok "3600 random reads (4 threads) match the merged files" "$(head -n 5 "$TMPD/rand.out")"
+
+# ---- SEEK_DATA / SEEK_HOLE: the holes layout, 2 ranks: data where
+# (g mod 256K) < 64K or in [128K, 192K), below 2 MiB; holes elsewhere
+python3 - "$M/holes.split" "$HS" <<'PY' >"$TMPD/seek.out" 2>&1
+import errno, os, sys
+path, size = sys.argv[1], int(sys.argv[2])
+K = 1024
+def is_data(g):
+    return g < (2 << 20) and (g % (256 * K)) // (64 * K) in (0, 2)
+def want(off, data):
+    g = off
+    while g < size:
+        if is_data(g) == data:
+            return g
+        g = (g // (64 * K) + 1) * (64 * K)
+    return None if data else size
+fd = os.open(path, os.O_RDONLY)
+bad = []
+for off in [0, 1, 64 * K - 1, 64 * K, 100 * K, 128 * K, 200 * K, 2 << 20,
+            (2 << 20) - 1, size - 1, size, size + 10] + list(range(3, size, 77777)):
+    for data, how in ((True, os.SEEK_DATA), (False, os.SEEK_HOLE)):
+        try:
+            got = os.lseek(fd, off, how)
+        except OSError as e:
+            got = None if e.errno == errno.ENXIO else "errno %d" % e.errno
+        w = want(off, data) if off < size else None
+        if got != w:
+            bad.append("%s at %d: got %s, want %s" % ("DATA" if data else "HOLE", off, got, w))
+print("\n".join(bad[:6]) if bad else "ok")
+PY
+[ "$(cat "$TMPD/seek.out")" = ok ] && ok "SEEK_DATA and SEEK_HOLE report the layout's holes" ||
+	not_ok "SEEK_DATA and SEEK_HOLE report the layout's holes" "$(head -n 6 "$TMPD/seek.out")"
+python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+print(os.lseek(fd, 0, os.SEEK_HOLE), os.lseek(fd, 5, os.SEEK_DATA))' "$M/contig.split" >"$TMPD/seek2.out" 2>&1
+[ "$(cat "$TMPD/seek2.out")" = "9000001 5" ] && ok "a split file with no hole: SEEK_HOLE is its end" ||
+	not_ok "a split file with no hole: SEEK_HOLE is its end" "$(cat "$TMPD/seek2.out")"
+
+# ---- extended attributes
+getfattr -d --absolute-names "$M/contig.split" >"$TMPD/xa.out" 2>&1
+for a in parts layout checksums source; do
+	grep -q "^user.gfsplit.$a=" "$TMPD/xa.out" && ok "getfattr -d shows user.gfsplit.$a" ||
+		not_ok "getfattr -d shows user.gfsplit.$a" "$(head -c 600 "$TMPD/xa.out")"
+done
+[ "$(getfattr --absolute-names --only-values -n user.gfsplit.parts "$M/contig.split" 2>&1)" = 4 ] &&
+	ok "user.gfsplit.parts is the number of parts" || not_ok "user.gfsplit.parts is the number of parts"
+getfattr --absolute-names --only-values -n user.gfsplit.layout "$M/sub/cyclic.split" >"$TMPD/xl.json" 2>&1
+"$BIN/stat-layout" --json "$S/sub/cyclic.split" >"$TMPD/sl.json"
+python3 - "$TMPD/xl.json" "$TMPD/sl.json" <<'PY' >"$TMPD/xl.out" 2>&1
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+print("ok" if a == b else "differ: %s" % sorted(k for k in a if a.get(k) != b.get(k)))
+PY
+[ "$(cat "$TMPD/xl.out")" = ok ] && ok "user.gfsplit.layout is stat-layout --json" ||
+	not_ok "user.gfsplit.layout is stat-layout --json" "$(cat "$TMPD/xl.out")"
+sums=$(json_get "$TMPD/sl.json" '"".join("part.%d %d %s\n" % (r["rank"], r["part_size"], r["part_hash"]) for r in j["ranks"])')
+[ "$(getfattr --absolute-names --only-values -n user.gfsplit.checksums "$M/sub/cyclic.split")" = "$sums" ] &&
+	ok "user.gfsplit.checksums: each part's size and checksum" ||
+	not_ok "user.gfsplit.checksums: each part's size and checksum"
+
+# ---- a split file committed again while it is open
+make_file "$TMPD/b" 7000003 8
+python3 - "$M/contig.split" "$TMPD/a" "$TMPD/b" "$BIN/pcp-split" "$S/contig.split" <<'PY' >"$TMPD/re.out" 2>&1
+import os, subprocess, sys
+view, old, new, pcp, src = sys.argv[1:]
+old_b, new_b = open(old, "rb").read(), open(new, "rb").read()
+fd = os.open(view, os.O_RDONLY)
+head = os.pread(fd, 1 << 20, 0)
+subprocess.run(["mpiexec", "-n", "3", pcp, "--force", new, src], check=True,
+               stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, timeout=120)
+try:
+    rest = b""
+    while True:
+        b = os.pread(fd, 1 << 20, len(head) + len(rest))
+        if not b: break
+        rest += b
+    whole = head + rest
+    print("old" if whole == old_b else "MIX" if whole != new_b else "new-through-old-handle")
+except OSError as e:
+    print("ESTALE" if e.errno == 116 else "errno %d" % e.errno)
+os.close(fd)
+print("new" if open(view, "rb").read() == new_b else "not-new")
+print(os.stat(view).st_size)
+PY
+re=$(tr '\n' ' ' <"$TMPD/re.out")
+case $re in
+"old new 7000003 "|"ESTALE new 7000003 ") ok "an open handle reads the version it opened (or ESTALE), never a mix: $re" ;;
+*) not_ok "an open handle reads the version it opened (or ESTALE), never a mix" "$re" ;;
+esac
+same_bytes "the next open sees the new commit" "$TMPD/b" "$M/contig.split"
+
+# ---- corrupt split files: EIO, a log line naming the file and the cause
+cp -a "$S/contig.split" "$S/nopart.split" && rm "$S/nopart.split/part.1"
+cp -a "$S/contig.split" "$S/short.split" && truncate -s -1 "$S/short.split/part.2"
+cp -a "$S/contig.split" "$S/badloc.split" && printf 'XXXX' | dd of="$S/badloc.split/loc.0" bs=1 seek=20 conv=notrunc status=none
+cp -a "$S/contig.split" "$S/badsum.split" && printf 'ZZZZ' | dd of="$S/badsum.split/part.0" bs=1 seek=5000 conv=notrunc status=none
+mkdir "$S/badmark.split" && echo "not a marker" >"$S/badmark.split/gfsplit.meta"
+eio() {
+	# eio DESC FILE REGEX: reading FILE fails with EIO; the log names it
+	_o=$(python3 -c '
+import os, sys
+try:
+    fd = os.open(sys.argv[1], os.O_RDONLY)
+    while os.read(fd, 1 << 20): pass
+    print("read it all")
+except OSError as e:
+    print(e.strerror)' "$2" 2>&1)
+	if [ "$_o" = "Input/output error" ] && grep -Eq -- "$3" "$LOG"; then ok "$1"
+	else not_ok "$1" "read: $_o" "log: $(tail -n 3 "$LOG")"; fi
+}
+eio "a missing part: EIO, logged" "$M/nopart.split" "nopart\.split/part\.1: missing part file"
+eio "a short part: EIO, logged" "$M/short.split" "short\.split/part\.2: .*short or truncated part"
+eio "a corrupt location file: EIO, logged" "$M/badloc.split" "badloc\.split/loc\.0"
+eio "a marker that is none: EIO, logged" "$M/badmark.split" "badmark\.split.*gfsplit\.meta"
+[ "$(stat -c '%F %s' "$M/badmark.split")" = "regular empty file 0" ] &&
+	ok "  and it shows as an empty file" || not_ok "  and it shows as an empty file" "$(stat -c '%F %s' "$M/badmark.split")"
+cmp -s "$M/badsum.split" "$TMPD/b" && not_ok "a corrupt part reads as corrupt without -o verify" ||
+	ok "a corrupt part reads as corrupt without -o verify (no check asked)"
+same_bytes "the daemon serves the good files on" "$TMPD/b" "$M/contig.split"
+
+# -o verify: the part's checksum before its first byte is used
+M2=$TMPD/mnt2
+if mount_up "$S" "$M2" -o verify,ro; then ok "mount -o verify,ro"
+else not_ok "mount -o verify,ro" "$(cat "$TMPD/.mount.out")"; fi
+eio "-o verify: a part failing its checksum: EIO, logged" "$M2/badsum.split" "badsum\.split/part\.0: checksum mismatch"
+same_bytes "-o verify: a good file reads" "$TMPD/b" "$M2/contig.split"
+# read-only: nothing is written through it
+if sh -c 'echo x >"$1"' sh "$M2/new.txt" 2>/dev/null; then not_ok "-o ro: a new file is refused"; else ok "-o ro: a new file is refused"; fi
+is_absent "  and nothing appeared in the source" "$S/new.txt"
+mount_down "$M2" && ok "fusermount3 -u ends the daemon" || not_ok "fusermount3 -u ends the daemon"
+
+# ---- writes
+if echo "written through" >"$M/sub/new.txt" && [ "$(cat "$S/sub/new.txt")" = "written through" ]; then
+	ok "an ordinary file is written through to the source"
+else not_ok "an ordinary file is written through to the source" "$(ls -l "$S/sub" 2>&1)"; fi
+if sh -c 'echo more >>"$1"' sh "$M/contig.split" 2>"$TMPD/w.err"; then not_ok "writing a split file is refused"
+elif grep -q "Read-only file system" "$TMPD/w.err" && grep -q "contig\.split': a split file is read-only" "$LOG"; then
+	ok "writing a split file: EROFS, logged"
+else not_ok "writing a split file: EROFS, logged" "$(cat "$TMPD/w.err")" "$(tail -n 2 "$LOG")"; fi
+same_bytes "  and it is as it was" "$TMPD/b" "$M/contig.split"
+mv "$M/sub/cyclic.split" "$M/sub/moved.split" && same_bytes "a split file renamed through the mount" "$TMPD/a" "$M/sub/moved.split"
+[ -f "$S/sub/moved.split/gfsplit.meta" ] && ok "  its directory moved whole in the source" || not_ok "  its directory moved whole in the source"
+rm "$M/sub/new.txt" && is_absent "an ordinary file removed through the mount" "$S/sub/new.txt"
+if rm "$M/holes.split" 2>/dev/null; then not_ok "removing a split file through the mount is refused"
+else ok "removing a split file through the mount is refused"; fi
+
+# ---- bad invocations
+expect_exit "a SOURCE that does not exist: exit 1" 1 "$BIN/gfsplit-mount" "$TMPD/none" "$TMPD/m3"
+output_has "  naming it" "none"
+mkdir -p "$TMPD/m3"
+expect_exit "a SOURCE that is a split file: exit 1" 1 "$BIN/gfsplit-mount" "$S/holes.split" "$TMPD/m3"
+output_has "  saying so" "a split file"
+expect_exit "an unknown -o option: exit 2" 2 "$BIN/gfsplit-mount" -o bogus "$S" "$TMPD/m3"
+output_has "  naming it" "unknown mount option 'bogus'"
+expect_exit "a mount point that is not there: exit 1" 1 "$BIN/gfsplit-mount" "$S" "$TMPD/nomnt"
+is_fuse "$TMPD/m3" && not_ok "no mount left by the failures" || ok "no mount left by the failures"
+
+# ---- unmount with files open; SIGTERM
+exec 7<"$M/contig.split"
+fusermount3 -u "$M" 2>/dev/null && not_ok "fusermount3 -u with a file open is refused (busy)" ||
+	ok "fusermount3 -u with a file open is refused (busy)"
+pid=$(pgrep -f "gfsplit-mount.* $M\$" | head -n 1)
+kill -TERM "$pid"
+for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+if ! kill -0 "$pid" 2>/dev/null && ! is_fuse "$M"; then ok "SIGTERM with a file open: the daemon unmounts and ends"
+else not_ok "SIGTERM with a file open: the daemon unmounts and ends" "$(grep fuse /proc/mounts)"; fi
+if head -c 10 <&7 >/dev/null 2>&1; then not_ok "the open file then fails (not hangs)"
+else ok "the open file then fails (not hangs)"; fi
+exec 7<&-
+[ -f "$S/contig.split/gfsplit.meta" ] && [ -f "$S/plain.bin" ] && ok "the source is untouched" ||
+	not_ok "the source is untouched"
+finish
