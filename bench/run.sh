@@ -19,3 +19,6 @@ bash "$TOP/bench/gfarm_scale.sh"
 
 echo "== the emulated cluster: stage-in and the cache's concentrated read on 1, 2, 4 nodes (root)"
 bash "$TOP/bench/cluster.sh"
+
+echo "== gfsplit-mount: a split file read as one file (dd cold and warm, 4 KiB random) against the ordinary file (root, /dev/fuse)"
+python3 "$TOP/bench/mount.py" --size "${BENCH_MOUNT_SIZE:-1G}" --reps "${BENCH_REPS:-5}" --dir "$OUTDIR"

@@ -397,6 +397,8 @@ cexec() { timeout -k 5 "$TEST_TIMEOUT" "$CLUSTER" exec "$@"; }
 #                              if it did not come up
 #   mount_down MNT             unmount and wait for the daemon to end
 #   is_fuse MNT                MNT is a gfsplit-mount now (/proc/mounts)
+#   mount_log_clean            the daemons' log (their standard error too)
+#                              holds no sanitizer report
 need_fuse() {
 	if [ ! -x "$BIN/gfsplit-mount" ]; then
 		skip "gfsplit-mount" "not built (configure found no libfuse3: apt-get install libfuse3-dev, or sh tools/install-deps.sh)"
@@ -420,6 +422,11 @@ mount_up() {
 	at_exit "mount_down '$_mnt'"
 	timeout -k 5 "$TEST_TIMEOUT" "$BIN/gfsplit-mount" --log "$TMPD/mount.log" "$@" "$_src" "$_mnt" \
 		>"$TMPD/.mount.out" 2>&1 && is_fuse "$_mnt"
+}
+mount_log_clean() {
+	if grep -Eq 'AddressSanitizer|LeakSanitizer|runtime error:' "$TMPD/mount.log" 2>/dev/null; then
+		not_ok "the daemon's log holds no sanitizer report" "$(grep -E -A12 'Sanitizer|runtime error:' "$TMPD/mount.log" | head -n 30)"
+	else ok "the daemon's log holds no sanitizer report"; fi
 }
 mount_down() {
 	is_fuse "$1" || return 0

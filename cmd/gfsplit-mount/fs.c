@@ -574,6 +574,67 @@ fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	(void)fs;
 }
 
+/*
+ * A read of a split file without copies: the extents of [off, off + size)
+ * as pieces of the parts' descriptors (and zeros for holes), which libfuse
+ * splices into the kernel's answer.  1 if answered; 0 if it cannot be done
+ * so (a part with no descriptor: Gfarm; a part shorter than its extent;
+ * -o verify, which must read the part first): the caller copies.
+ */
+static int
+read_spliced(fuse_req_t req, struct handle *h, size_t size, off_t off)
+{
+	struct gfsp_error err = { 0 };
+	struct gfsp_extent *ext = NULL;
+	struct fuse_bufvec *bv = NULL;
+	struct gfsp_file *f;
+	struct stat st;
+	uint64_t lsize = gfsp_layout_size(h->l), len;
+	size_t n = 0, i;
+	char *zeros = NULL;
+	int fd, done = 0;
+
+	if ((uint64_t)off >= lsize) {
+		fuse_reply_buf(req, NULL, 0);
+		return 1;
+	}
+	len = GFSP_MIN((uint64_t)size, lsize - (uint64_t)off);
+	if (gfsp_layout_map(h->l, (uint64_t)off, len, &ext, &n, &err) != 0 ||
+	    n == 0)
+		goto out;
+	bv = calloc(1, sizeof(*bv) + n * sizeof(bv->buf[0]));
+	if (bv == NULL)
+		goto out;
+	bv->count = n;
+	for (i = 0; i < n; i++) {
+		struct fuse_buf *b = &bv->buf[i];
+
+		b->size = (size_t)ext[i].len;
+		if (ext[i].part < 0) {
+			if (zeros == NULL && (zeros = calloc(1, len)) == NULL)
+				goto out;
+			b->mem = zeros;
+			continue;
+		}
+		/* a part cut short since it was opened would splice fewer
+		 * bytes without an error: the copy reports it (EIO) */
+		if (gfsp_layout_part(h->l, ext[i].part, &f, &err) != 0 ||
+		    (fd = gfsp_file_fd(f)) < 0 || fstat(fd, &st) != 0 ||
+		    (uint64_t)st.st_size < ext[i].loff + ext[i].len)
+			goto out;
+		b->flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK | FUSE_BUF_FD_RETRY;
+		b->fd = fd;
+		b->pos = (off_t)ext[i].loff;
+	}
+	fuse_reply_data(req, bv, FUSE_BUF_SPLICE_MOVE);
+	done = 1;
+out:
+	free(zeros);
+	free(bv);
+	free(ext);
+	return done;
+}
+
 static void
 fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct fuse_file_info *fi)
@@ -584,6 +645,10 @@ fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	size_t done = 0;
 	char *buf;
 	int rc;
+
+	if (h->l != NULL && !fs_of(req)->verify && read_spliced(req, h, size,
+	    off))
+		return;
 
 	buf = malloc(size > 0 ? size : 1);
 	if (buf == NULL) {
@@ -896,6 +961,9 @@ fs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_readahead = IO_BLOCK;
 	conn->max_background = 64;
 	conn->want |= FUSE_CAP_ASYNC_READ;
+	/* parts' bytes spliced into the answer, not copied (read_spliced) */
+	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+		conn->want |= FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
 	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
 }
 

@@ -239,6 +239,12 @@ gfsp_willneed(struct gfsp_file *f, uint64_t off, uint64_t len)
 		file_ops(f)->willneed(f, off, len);
 }
 
+int
+gfsp_file_fd(struct gfsp_file *f)
+{
+	return file_ops(f)->fd != NULL ? file_ops(f)->fd(f) : -1;
+}
+
 /* path operations: look the backend up, then call its slot */
 #define PATH_OP(path, call) do {					\
 	const struct gfsp_store_ops *ops;				\

@@ -127,6 +127,10 @@ struct gfsp_store_ops {
 	/* a hint: [off, off + len) will be read soon (POSIX starts reading
 	 * it into the page cache); NULL: the backend takes no hints */
 	void (*willneed)(struct gfsp_file *f, uint64_t off, uint64_t len);
+	/* the kernel's descriptor of the open file, for zero-copy
+	 * transfers (splice); NULL: the backend has none (Gfarm: the data
+	 * are behind its protocol) */
+	int (*fd)(struct gfsp_file *f);
 
 	int (*stat)(const char *path, struct gfsp_stat *st,
 		    struct gfsp_error *err);
@@ -209,6 +213,8 @@ int gfsp_fsetattr(struct gfsp_file *f, uint32_t mode, int64_t atime,
 int gfsp_fsync(struct gfsp_file *f, struct gfsp_error *err);
 int gfsp_flush(struct gfsp_file *f, struct gfsp_error *err);
 void gfsp_willneed(struct gfsp_file *f, uint64_t off, uint64_t len);
+/* the file's kernel descriptor (owned by it: never close it), or -1 */
+int gfsp_file_fd(struct gfsp_file *f);
 int gfsp_stat(const char *path, struct gfsp_stat *st, struct gfsp_error *err);
 int gfsp_lstat(const char *path, struct gfsp_stat *st, struct gfsp_error *err);
 int gfsp_readlink(const char *path, char **target, struct gfsp_error *err);

@@ -720,6 +720,12 @@ posix_willneed(struct gfsp_file *f, uint64_t off, uint64_t len)
 }
 
 static int
+posix_fd(struct gfsp_file *f)
+{
+	return ((struct posix_file *)f)->fd;
+}
+
+static int
 posix_fsetattr(struct gfsp_file *f, uint32_t mode, int64_t atime,
 	       uint64_t atime_ns, int64_t mtime, uint64_t mtime_ns,
 	       struct gfsp_error *err)
@@ -1172,6 +1178,7 @@ const struct gfsp_store_ops gfsp_store_posix = {
 	.fsetattr	= posix_fsetattr,
 	.fsync		= posix_fsync,
 	.willneed	= posix_willneed,
+	.fd		= posix_fd,
 	.stat		= posix_stat,
 	.lstat		= posix_lstat,
 	.readlink	= posix_readlink,

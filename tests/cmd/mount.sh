@@ -241,6 +241,28 @@ eio "a marker that is none: EIO, logged" "$M/badmark.split" "badmark\.split.*gfs
 cmp -s "$M/badsum.split" "$TMPD/b" && not_ok "a corrupt part reads as corrupt without -o verify" ||
 	ok "a corrupt part reads as corrupt without -o verify (no check asked)"
 same_bytes "the daemon serves the good files on" "$TMPD/b" "$M/contig.split"
+# a part cut short while a reader holds it: the read ends in EIO, never
+# in what looks like a shorter file
+cp -a "$S/contig.split" "$S/cut.split"
+o=$(python3 - "$M/cut.split" "$S/cut.split/part.1" <<'PY' 2>&1
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.pread(fd, 4096, 0)
+os.truncate(sys.argv[2], 1000)
+n = 0
+try:
+    while True:
+        b = os.read(fd, 1 << 20)
+        if not b: break
+        n += len(b)
+    print("EOF after %d bytes" % n)
+except OSError as e:
+    print(e.strerror)
+PY
+)
+if [ "$o" = "Input/output error" ] && grep -q "cut\.split/part\.1: short read" "$LOG"; then
+	ok "a part cut short under an open reader: EIO, logged"
+else not_ok "a part cut short under an open reader: EIO, logged" "$o" "$(tail -n 2 "$LOG")"; fi
 
 # -o verify: the part's checksum before its first byte is used
 M2=$TMPD/mnt2
@@ -293,4 +315,5 @@ else ok "the open file then fails (not hangs)"; fi
 exec 7<&-
 [ -f "$S/contig.split/gfsplit.meta" ] && [ -f "$S/plain.bin" ] && ok "the source is untouched" ||
 	not_ok "the source is untouched"
+mount_log_clean
 finish

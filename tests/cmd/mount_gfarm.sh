@@ -105,4 +105,5 @@ if sh -c 'echo x >>"$1"' sh "$M/sub/c.split" 2>/dev/null; then not_ok "a Gfarm s
 else ok "a Gfarm split file is read-only"; fi
 
 mount_down "$M" && ok "unmounted, the daemon ended" || not_ok "unmounted, the daemon ended"
+mount_log_clean
 finish

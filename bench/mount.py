@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""gfsplit-mount benchmark: reading a split file as one file, against the
+ordinary file on the same disk.
+
+In one run, on one file system: a SIZE file (default 1 GiB) is split by
+pcp-split with RANKS ranks (default 4) and merged back by gfsplit-merge (the
+ordinary file, the baseline); the split file's directory is mounted with
+gfsplit-mount.  Each repetition then times, with the page cache dropped
+(sync; echo 3 >/proc/sys/vm/drop_caches) before every cold case:
+
+  plain cold / view cold   dd if=FILE of=/dev/null bs=1M
+  plain warm / view warm   the same right after a read of the whole file
+  merge + read             what a user does today: gfsplit-merge -n RANKS
+                           to a new file, then dd of it, from a cold cache
+  4 KiB random reads       COUNT (default 2000) preads of 4 KiB at random
+                           offsets, cold: reads per second
+
+and reports the medians and the ratios view/plain (targets: >= 0.8 cold,
+>= 0.9 warm).  Needs root (drop_caches, the mount) and /dev/fuse.
+
+  bench/mount.py [--size 1G] [--ranks 4] [--reps 5] [--count 2000] [--dir bench/out]
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.environ.get("BIN", os.path.join(TOP, "bin"))
+ENV = dict(os.environ, HYDRA_LAUNCHER=os.environ.get("HYDRA_LAUNCHER", "fork"))
+
+
+def parse_size(s):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    s = s.strip().upper().rstrip("B").rstrip("I")
+    return int(float(s[:-1]) * units[s[-1]]) if s[-1] in units else int(s)
+
+
+def sh(cmd, timeout=1800):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, env=ENV, timeout=timeout)
+    if p.returncode != 0:
+        sys.exit("bench: %s failed (exit %d):\n%s" % (" ".join(cmd), p.returncode, p.stdout))
+    return p.stdout
+
+
+def drop():
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def dd(path):
+    t0 = time.monotonic()
+    sh(["dd", "if=" + path, "of=/dev/null", "bs=1M", "status=none"])
+    return time.monotonic() - t0
+
+
+def random_reads(path, size, count, seed):
+    r = random.Random(seed)
+    offs = [r.randrange(0, size // 4096) * 4096 for _ in range(count)]
+    fd = os.open(path, os.O_RDONLY)
+    t0 = time.monotonic()
+    for o in offs:
+        if len(os.pread(fd, 4096, o)) != 4096:
+            sys.exit("bench: short read of %s at %d" % (path, o))
+    dt = time.monotonic() - t0
+    os.close(fd)
+    return count / dt
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--size", default=os.environ.get("BENCH_MOUNT_SIZE", "1G"))
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_REPS", "5")))
+    ap.add_argument("--count", type=int, default=2000)
+    ap.add_argument("--dir", default=os.path.join(TOP, "bench", "out"))
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args()
+    if os.geteuid() != 0 or not os.path.exists("/dev/fuse") or \
+            not os.path.exists(os.path.join(BIN, "gfsplit-mount")):
+        print("bench/mount.py: SKIP: needs root, /dev/fuse and bin/gfsplit-mount")
+        return
+    size = parse_size(a.size)
+    work = os.path.join(os.path.abspath(a.dir), "mount")
+    shutil.rmtree(work, ignore_errors=True)
+    src, mnt = os.path.join(work, "src"), os.path.join(work, "mnt")
+    os.makedirs(src)
+    os.makedirs(mnt)
+    data = os.path.join(work, "data")
+    with open(data, "wb") as f:
+        left = size
+        while left > 0:
+            n = min(left, 1 << 24)
+            f.write(os.urandom(n))
+            left -= n
+    split = os.path.join(src, "data.split")
+    plain = os.path.join(work, "plain")
+    mpi = ["mpiexec", "-n", str(a.ranks)]
+    sh(mpi + [os.path.join(BIN, "pcp-split"), "-q", data, split])
+    sh(mpi + [os.path.join(BIN, "gfsplit-merge"), "-q", split, plain])
+    os.unlink(data)
+    sh([os.path.join(BIN, "gfsplit-mount"), "--log", os.path.join(work, "mount.log"), src, mnt])
+    view = os.path.join(mnt, "data.split")
+    res = {k: [] for k in ("plain_cold", "view_cold", "plain_warm", "view_warm",
+                           "merge_read", "plain_rand", "view_rand")}
+    mib = size / (1 << 20)
+    try:
+        if subprocess.run(["cmp", plain, view]).returncode != 0:
+            sys.exit("bench: the view differs from the merged file")
+        for rep in range(a.reps):
+            # alternate who goes first, so neither always meets a colder disk
+            order = (plain, view) if rep % 2 == 0 else (view, plain)
+            for path in order:
+                k = "plain" if path == plain else "view"
+                drop()
+                res[k + "_cold"].append(mib / dd(path))
+                dd(path)
+                res[k + "_warm"].append(mib / dd(path))
+                drop()
+                res[k + "_rand"].append(random_reads(path, size, a.count, rep))
+            out = os.path.join(work, "merged.%d" % rep)
+            # as a user would: merge from cold, then read the new copy
+            # (much of it still in the page cache the merge wrote)
+            drop()
+            t0 = time.monotonic()
+            sh(mpi + [os.path.join(BIN, "gfsplit-merge"), "-q", split, out])
+            dd(out)
+            res["merge_read"].append(mib / (time.monotonic() - t0))
+            os.unlink(out)
+            print("rep %d: %s" % (rep + 1, " ".join("%s %.1f" % (k, v[-1]) for k, v in res.items())),
+                  flush=True)
+    finally:
+        subprocess.run(["fusermount3", "-u", mnt])
+    med = {k: statistics.median(v) for k, v in res.items()}
+    out = {
+        "size": size, "ranks": a.ranks, "reps": a.reps, "count": a.count,
+        "median": med, "runs": res,
+        "ratio_cold": med["view_cold"] / med["plain_cold"],
+        "ratio_warm": med["view_warm"] / med["plain_warm"],
+        "ratio_merge_read": med["merge_read"] / med["plain_cold"],
+        "ratio_rand": med["view_rand"] / med["plain_rand"],
+    }
+    print("sequential dd bs=1M, MiB/s (median of %d):" % a.reps)
+    print("  cold: view %.1f  plain %.1f  ratio %.2f (target >= 0.8)" %
+          (med["view_cold"], med["plain_cold"], out["ratio_cold"]))
+    print("  warm: view %.1f  plain %.1f  ratio %.2f (target >= 0.9)" %
+          (med["view_warm"], med["plain_warm"], out["ratio_warm"]))
+    print("  gfsplit-merge + dd of the copy: %.1f MiB/s (%.2f of reading the plain file)" %
+          (med["merge_read"], out["ratio_merge_read"]))
+    print("random 4 KiB reads per second, cold: view %.0f  plain %.0f  ratio %.2f" %
+          (med["view_rand"], med["plain_rand"], out["ratio_rand"]))
+    path = a.json or os.path.join(os.path.abspath(a.dir), "mount.json")
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
