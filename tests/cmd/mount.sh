@@ -275,6 +275,36 @@ if sh -c 'echo x >"$1"' sh "$M2/new.txt" 2>/dev/null; then not_ok "-o ro: a new 
 is_absent "  and nothing appeared in the source" "$S/new.txt"
 mount_down "$M2" && ok "fusermount3 -u ends the daemon" || not_ok "fusermount3 -u ends the daemon"
 
+# ---- other users: kept out without allow_other; with it, the permission
+# bits shown decide (default_permissions), and nothing is written
+if can_run_as_nobody; then
+	chmod 0711 "$TMPD"
+	mkdir -p "$TMPD/o/src" && chmod -R 0755 "$TMPD/o"
+	cp -a "$S/holes.split" "$TMPD/o/src/open.split" && chmod 0755 "$TMPD/o/src/open.split"
+	cp -a "$S/holes.split" "$TMPD/o/src/closed.split" && chmod 0700 "$TMPD/o/src/closed.split"
+	if mount_up "$TMPD/o/src" "$TMPD/o/m1"; then
+		as_nobody cat "$TMPD/o/m1/open.split" >/dev/null 2>&1 &&
+			not_ok "without allow_other, another user is kept out" ||
+			ok "without allow_other, another user is kept out"
+		mount_down "$TMPD/o/m1"
+	else not_ok "mount for the other-user checks" "$(cat "$TMPD/.mount.out")"; fi
+	if mount_up "$TMPD/o/src" "$TMPD/o/m2" -o allow_other; then
+		as_nobody cat "$TMPD/o/m2/open.split" >"$TMPD/o.out" 2>&1 &&
+			cmp -s "$TMPD/o.out" "$R/holes.split.merged" &&
+			ok "allow_other: another user reads a split file its bits let in" ||
+			not_ok "allow_other: another user reads a split file its bits let in" "$(head -c 300 "$TMPD/o.out")"
+		[ "$(stat -c %a "$TMPD/o/m2/closed.split")" = 600 ] && ok "  a 0700 split directory shows as 0600" ||
+			not_ok "  a 0700 split directory shows as 0600" "$(stat -c %a "$TMPD/o/m2/closed.split")"
+		as_nobody cat "$TMPD/o/m2/closed.split" >/dev/null 2>&1 &&
+			not_ok "  and another user may not read it" || ok "  and another user may not read it"
+		if sh -c 'echo x >"$1"' sh "$TMPD/o/m2/new.txt" 2>/dev/null; then not_ok "  allow_other mounts read-only"
+		else ok "  allow_other mounts read-only"; fi
+		mount_down "$TMPD/o/m2"
+	else not_ok "mount -o allow_other" "$(cat "$TMPD/.mount.out")"; fi
+else
+	skip "other users through the mount" "no unprivileged user to run as (not root, or no setpriv)"
+fi
+
 # ---- writes
 if echo "written through" >"$M/sub/new.txt" && [ "$(cat "$S/sub/new.txt")" = "written through" ]; then
 	ok "an ordinary file is written through to the source"

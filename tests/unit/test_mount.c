@@ -1,0 +1,210 @@
+/*
+ * test_mount.c - the mount wing without FUSE: what a source path is shown
+ * as (plain, split, a marker that is none), and the node tree: paths,
+ * one node per object, a new node for a replaced file or a new commit,
+ * ESTALE for a node whose name now leads elsewhere, renames, forgets.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "layout_impl.h"
+#include "mount.h"
+#include "tap.h"
+
+static char tdir[256];
+
+static char *
+tp(const char *name)
+{
+	static char buf[4][512];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tdir, name);
+	return buf[k];
+}
+
+/* a directory with a marker: all gfsp_mentry_stat reads of a split file */
+static void
+make_marker(const char *dir, uint64_t size, int64_t ctime)
+{
+	struct gfsp_marker m = { 0 };
+	struct gfsp_error err = { 0 };
+	unsigned char *buf = NULL;
+	char path[600];
+	size_t len = 0;
+
+	m.version = 3;
+	m.nprocs = 2;
+	m.nnodes = 1;
+	m.logical_size = size;
+	m.seg_size = 1 << 20;
+	m.ctime = ctime;
+	snprintf(m.layout, sizeof(m.layout), "contiguous");
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/gfsplit.meta", dir);
+	unlink(path);
+	if (gfsp_marker_encode(&m, &buf, &len, &err) != 0 ||
+	    gfsp_write_whole(path, buf, len, &err) != 0)
+		fprintf(stderr, "marker: %s\n", err.msg);
+	free(buf);
+}
+
+static void
+test_entries(void)
+{
+	struct gfsp_error err = { 0 }, why = { 0 };
+	struct gfsp_mentry e;
+	FILE *fp;
+	int rc;
+
+	fp = fopen(tp("plain"), "w");
+	fputs("12345", fp);
+	fclose(fp);
+	ok(gfsp_mentry_stat(tp("plain"), &e, NULL, &err) == 0 &&
+	   e.kind == GFSP_MPLAIN && e.st.size == 5 && S_ISREG(e.st.mode) &&
+	   e.st.uid == getuid(), "a plain file is shown as it is");
+	mkdir(tp("dir"), 0750);
+	ok(gfsp_mentry_stat(tp("dir"), &e, NULL, &err) == 0 &&
+	   e.kind == GFSP_MPLAIN && S_ISDIR(e.st.mode),
+	   "a directory without a marker is a directory");
+	make_marker(tp("s.split"), 123456789, 1700000000);
+	chmod(tp("s.split"), 0751);
+	rc = gfsp_mentry_stat(tp("s.split"), &e, NULL, &err);
+	ok(rc == 0 && e.kind == GFSP_MSPLIT && S_ISREG(e.st.mode) &&
+	   (e.st.mode & 07777) == 0640 && e.st.size == 123456789 &&
+	   e.st.mtime == 1700000000 && e.st.nlink == 1 && e.version != 0,
+	   "a split file: a regular file, mode less x, logical size, "
+	   "commit time (mode %o size %llu)", e.st.mode & 07777,
+	   (unsigned long long)e.st.size);
+	mkdir(tp("bad.split"), 0755);
+	fp = fopen(tp("bad.split/gfsplit.meta"), "w");
+	fputs("not a marker", fp);
+	fclose(fp);
+	rc = gfsp_mentry_stat(tp("bad.split"), &e, &why, &err);
+	ok(rc == 0 && e.kind == GFSP_MBADSPLIT && S_ISREG(e.st.mode) && e.st.size == 0 &&
+	   strstr(why.msg, "gfsplit.meta") != NULL,
+	   "a marker that is none: an empty file, the cause kept (%s)",
+	   why.msg);
+	ok(gfsp_mentry_stat(tp("none"), &e, NULL, &err) == GFSP_ENOENT,
+	   "a missing name: ENOENT");
+}
+
+static void
+test_tree(void)
+{
+	struct gfsp_mtree t;
+	struct gfsp_error err = { 0 };
+	struct gfsp_mentry e;
+	struct gfsp_mnode *a, *a2, *d, *f, *s1, *s2, *none;
+	char *p = NULL, *want;
+	int rc;
+	FILE *fp;
+
+	ok(gfsp_mtree_init(&t, tp("s.split"), &err) == GFSP_EINVAL &&
+	   strstr(err.msg, "a split file") != NULL,
+	   "a split file is no source: %s", err.msg);
+	gfsp_error_clear(&err);
+	ok(gfsp_mtree_init(&t, tp("plain"), &err) == GFSP_EINVAL,
+	   "a plain file is no source: %s", err.msg);
+	gfsp_error_clear(&err);
+	if (gfsp_mtree_init(&t, tdir, &err) != 0) {
+		ok(0, "a tree over the test directory: %s", err.msg);
+		return;
+	}
+	ok(1, "a tree over the test directory");
+	rc = gfsp_mtree_lookup(&t, &t.top, "plain", &a, &e, &err);
+	ok(rc == 0 && a->nlookup == 1 && e.st.size == 5, "lookup plain");
+	rc = gfsp_mtree_lookup(&t, &t.top, "plain", &a2, NULL, &err);
+	ok(rc == 0 && a2 == a && a->nlookup == 2,
+	   "the same object again: the same node, one more reference");
+	p = gfsp_mtree_path(&t, a, NULL);
+	want = tp("plain");
+	ok(p != NULL && strcmp(p, want) == 0, "its path: %s", p);
+	free(p);
+	rc = gfsp_mtree_lookup(&t, &t.top, "dir", &d, NULL, &err);
+	fp = fopen(tp("dir/f"), "w");
+	fclose(fp);
+	rc = rc ? rc : gfsp_mtree_lookup(&t, d, "f", &f, NULL, &err);
+	p = rc ? NULL : gfsp_mtree_path(&t, f, NULL);
+	ok(p != NULL && strcmp(p, tp("dir/f")) == 0 && d->children == 1,
+	   "a nested node's path: %s", p);
+	free(p);
+	ok(gfsp_mtree_lookup(&t, &t.top, "..", &none, NULL, &err) ==
+	   GFSP_EINVAL,
+	   "'..' is no name of the tree");
+	gfsp_error_clear(&err);
+
+	/* replaced under its name (renamed over it, as editors and
+	 * writers do: a file of its own inode): the old node is stale, a
+	 * new one comes */
+	fp = fopen(tp("plain.new"), "w");
+	fputs("other", fp);
+	fclose(fp);
+	rename(tp("plain.new"), tp("plain"));
+	ok(gfsp_mtree_stat(&t, a, &e, NULL, &err) == GFSP_ESTALE,
+	   "a replaced file's node: ESTALE (%s)", err.msg);
+	gfsp_error_clear(&err);
+	rc = gfsp_mtree_lookup(&t, &t.top, "plain", &a2, NULL, &err);
+	ok(rc == 0 && a2 != a && !a->linked && a2->linked,
+	   "looked up again: a new node, the old one unlinked");
+	gfsp_mtree_forget(&t, a, 2);
+
+	/* a split file committed again is another file */
+	rc = gfsp_mtree_lookup(&t, &t.top, "s.split", &s1, &e, &err);
+	ok(rc == 0 && e.kind == GFSP_MSPLIT, "lookup s.split");
+	ok(gfsp_mtree_stat(&t, s1, &e, NULL, &err) == 0,
+	   "unchanged: its node stats");
+	usleep(10000);
+	make_marker(tp("s.split"), 42, 1700000100);
+	ok(gfsp_mtree_stat(&t, s1, &e, NULL, &err) == GFSP_ESTALE,
+	   "a new commit: the old node is stale");
+	gfsp_error_clear(&err);
+	rc = gfsp_mtree_lookup(&t, &t.top, "s.split", &s2, &e, &err);
+	ok(rc == 0 && s2 != s1 && e.st.size == 42 && e.st.mtime == 1700000100,
+	   "a new node for the new commit, its size and time");
+
+	/* renamed through the mount: the node follows */
+	rename(tp("dir"), tp("dir2"));
+	gfsp_mtree_moved(&t, &t.top, "dir", &t.top, "dir2");
+	p = gfsp_mtree_path(&t, f, NULL);
+	ok(p != NULL && strcmp(p, tp("dir2/f")) == 0,
+	   "after a rename, a child's path follows: %s", p);
+	free(p);
+	ok(gfsp_mtree_stat(&t, f, &e, NULL, &err) == 0,
+	   "and it still stats");
+	gfsp_mtree_removed(&t, &t.top, "dir2");
+	ok(!d->linked, "removed: unlinked");
+	gfsp_mtree_forget(&t, f, 1);
+	gfsp_mtree_forget(&t, d, 1);
+	gfsp_mtree_forget(&t, a2, 1);
+	gfsp_mtree_forget(&t, s1, 1);
+	gfsp_mtree_forget(&t, s2, 1);
+	ok(t.nnodes == 0, "every node forgotten: none left in the table");
+	gfsp_mtree_destroy(&t);
+}
+
+int
+main(void)
+{
+	char cmd[600];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	snprintf(tdir, sizeof(tdir), "%s/test_mount.XXXXXX",
+	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(tdir) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_entries();
+	test_tree();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tdir);
+	return done_testing();
+}
