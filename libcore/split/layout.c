@@ -679,27 +679,32 @@ int
 gfsp_layout_open_held(const char *path, struct gfsp_layout **out,
 		      uint64_t *version, struct gfsp_error *err)
 {
-	struct gfsp_layout *l;
+	struct gfsp_layout *l = NULL;
 	struct gfsp_file *f;
 	struct gfsp_error verr;
-	uint64_t now;
+	uint64_t before, now;
 	int try, r, rc;
 
 	*out = NULL;
 	for (try = 0; try < 3; try++) {
-		rc = gfsp_layout_open(path, &l, err);
+		rc = gfsp_split_version(path, &before, NULL, err);
 		if (rc)
 			return rc;
-		l->held = 1;
-		pthread_mutex_init(&l->vlock, NULL);
-		for (r = 0; r < l->nprocs && rc == 0; r++)
+		rc = gfsp_layout_open(path, &l, err);
+		if (rc == 0) {
+			l->held = 1;
+			pthread_mutex_init(&l->vlock, NULL);
+		}
+		for (r = 0; rc == 0 && r < l->nprocs; r++)
 			rc = gfsp_layout_part(l, r, &f, err);
-		/* the version still there once every part is open is the
-		 * one they belong to; a part that went missing meanwhile is
-		 * a change too */
+		/* one version from before the marker was read until every
+		 * part is open: everything loaded and held is of it.  A
+		 * failure (a part gone, metadata of two versions) while the
+		 * version changed is that change, and the open is tried
+		 * again */
 		gfsp_error_clear(&verr);
 		if (gfsp_split_version(path, &now, NULL, &verr) == 0 &&
-		    now == l->version) {
+		    now == before && (l == NULL || l->version == before)) {
 			if (rc) {
 				gfsp_layout_close(l);
 				return rc;
@@ -709,6 +714,7 @@ gfsp_layout_open_held(const char *path, struct gfsp_layout **out,
 			return 0;
 		}
 		gfsp_layout_close(l);
+		l = NULL;
 		if (err != NULL)
 			gfsp_error_clear(err);
 	}
