@@ -117,7 +117,7 @@ gfsp_mtree_init(struct gfsp_mtree *t, const char *root,
 		t->confined = rc == 0;
 	}
 	if (rc == 0) {
-		t->nbuckets = 4096;
+		t->nbuckets = 1024;
 		t->hash = calloc(t->nbuckets, sizeof(*t->hash));
 		if (t->hash == NULL)
 			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
@@ -236,11 +236,39 @@ find(struct gfsp_mtree *t, const struct gfsp_mnode *parent, const char *name)
 	return NULL;
 }
 
+/* Twice the buckets once there are twice as many nodes (a find over a
+ * tree of millions keeps chains short); no room: the chains grow. */
+static void
+grow(struct gfsp_mtree *t)
+{
+	struct gfsp_mnode **old = t->hash, *n, *next;
+	size_t nold = t->nbuckets, i, b;
+
+	if (t->nnodes < 2 * t->nbuckets)
+		return;
+	t->hash = calloc(2 * nold, sizeof(*t->hash));
+	if (t->hash == NULL) {
+		t->hash = old;
+		return;
+	}
+	t->nbuckets = 2 * nold;
+	for (i = 0; i < nold; i++)
+		for (n = old[i]; n != NULL; n = next) {
+			next = n->next;
+			b = bucket(t, n->parent, n->name);
+			n->next = t->hash[b];
+			t->hash[b] = n;
+		}
+	free(old);
+}
+
 static void
 link_node(struct gfsp_mtree *t, struct gfsp_mnode *n)
 {
-	size_t b = bucket(t, n->parent, n->name);
+	size_t b;
 
+	grow(t);
+	b = bucket(t, n->parent, n->name);
 	n->next = t->hash[b];
 	t->hash[b] = n;
 	n->linked = 1;

@@ -122,6 +122,18 @@ PY
 [ "$(cat "$TMPD/rand.out")" = ok ] && ok "3600 random reads (4 threads) match the merged files" ||
 	not_ok "3600 random reads (4 threads) match the merged files" "$(head -n 5 "$TMPD/rand.out")"
 
+# mmap, as some readers of HDF5 and image files do
+python3 - "$M/sub/cyclic.split" "$TMPD/a" <<'PY' >"$TMPD/mmap.out" 2>&1
+import mmap, sys
+with open(sys.argv[1], "rb") as f, open(sys.argv[2], "rb") as g:
+    m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+    want = g.read()
+    print("ok" if len(m) == len(want) and m[:] == want and
+          m[123457:654321] == want[123457:654321] else "differ")
+PY
+[ "$(cat "$TMPD/mmap.out")" = ok ] && ok "mmap of a view reads the file" ||
+	not_ok "mmap of a view reads the file" "$(cat "$TMPD/mmap.out")"
+
 # ---- SEEK_DATA / SEEK_HOLE: the holes layout, 2 ranks: data where
 # (g mod 256K) < 64K or in [128K, 192K), below 2 MiB; holes elsewhere
 python3 - "$M/holes.split" "$HS" <<'PY' >"$TMPD/seek.out" 2>&1

@@ -186,6 +186,36 @@ test_tree(void)
 	gfsp_mtree_forget(&t, s1, 1);
 	gfsp_mtree_forget(&t, s2, 1);
 	ok(t.nnodes == 0, "every node forgotten: none left in the table");
+
+	/* many names: the table grows, and every node is found again */
+	{
+		struct gfsp_mnode *many[3000], *again;
+		char name[32];
+		int i, bad = 0;
+
+		mkdir(tp("many"), 0755);
+		rc = gfsp_mtree_lookup(&t, &t.top, "many", &d, NULL, &err);
+		for (i = 0; rc == 0 && i < 3000; i++) {
+			snprintf(name, sizeof(name), "many/f%d", i);
+			fp = fopen(tp(name), "w");
+			if (fp != NULL)
+				fclose(fp);
+			rc = gfsp_mtree_lookup(&t, d, name + 5, &many[i],
+			    NULL, &err);
+		}
+		for (i = 0; rc == 0 && i < 3000; i++) {
+			snprintf(name, sizeof(name), "f%d", i);
+			if (gfsp_mtree_lookup(&t, d, name, &again, NULL,
+			    &err) != 0 || again != many[i])
+				bad++;
+			gfsp_mtree_forget(&t, many[i], 2);
+		}
+		ok(rc == 0 && bad == 0 && t.nbuckets > 1024,
+		   "3000 names: %zu buckets, each node found again (%d "
+		   "not)", t.nbuckets, bad);
+		gfsp_mtree_forget(&t, d, 1);
+		ok(t.nnodes == 0, "and all forgotten");
+	}
 	gfsp_mtree_destroy(&t);
 }
 
