@@ -39,7 +39,7 @@ struct handle {
 	uint64_t version;
 	struct gfsp_file *f;		/* anything else */
 	char *path;			/* for messages */
-	int logged;			/* one log line per handle and cause */
+	int logged;			/* a failed read said once per handle */
 };
 
 struct dirhandle {
@@ -47,7 +47,8 @@ struct dirhandle {
 	size_t n;
 };
 
-static struct gfsp_mfs *fs_of(fuse_req_t req)
+static struct gfsp_mfs *
+fs_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
 }
@@ -113,8 +114,9 @@ attr_timeout(const struct gfsp_mentry *e)
 	return e->kind == GFSP_MSPLIT ? SPLIT_ATTR_TIMEOUT : PLAIN_TIMEOUT;
 }
 
-/* lookup and everything that makes a name: one more reference to a node */
-static void
+/* lookup and everything that makes a name: one more reference to a node;
+ * -1 if the answer was an error instead */
+static int
 reply_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
 	    struct fuse_file_info *created)
 {
@@ -127,7 +129,7 @@ reply_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (gfsp_mtree_lookup(&fs->tree, node_of(fs, parent), name, &n, &e,
 	    &err) != 0) {
 		fail(req, &err);
-		return;
+		return -1;
 	}
 	memset(&ep, 0, sizeof(ep));
 	ep.ino = ino_of(fs, n);
@@ -141,12 +143,13 @@ reply_entry(fuse_req_t req, fuse_ino_t parent, const char *name,
 	} else if (fuse_reply_entry(req, &ep) != 0) {
 		gfsp_mtree_forget(&fs->tree, n, 1);
 	}
+	return 0;
 }
 
 static void
 fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	reply_entry(req, parent, name, NULL);
+	(void)reply_entry(req, parent, name, NULL);
 }
 
 static void
@@ -549,7 +552,6 @@ static void
 fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 	  struct fuse_file_info *fi)
 {
-	struct gfsp_mfs *fs = fs_of(req);
 	struct gfsp_error err = { 0 };
 	struct handle *h;
 	char *path = writable(req, parent, name);
@@ -570,8 +572,9 @@ fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		return;
 	}
 	fi->fh = (uint64_t)(uintptr_t)h;
-	reply_entry(req, parent, name, fi);
-	(void)fs;
+	/* created, but gone before it could be looked up: no handle */
+	if (reply_entry(req, parent, name, fi) != 0)
+		handle_free(h);
 }
 
 /*
