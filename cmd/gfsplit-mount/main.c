@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -213,18 +214,28 @@ background(int *notify)
 }
 
 /* The daemon's standard streams: /dev/null, and its log lines to --log
- * FILE (stamped) or syslog. */
+ * FILE (stamped) or syslog.  The log is appended to only if it is a
+ * regular file of this user's: one planted in a shared directory is
+ * refused. */
 static int
 detach(void)
 {
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC), fd = -1;
+	struct stat st;
 
 	if (opt_log != NULL) {
 		fd = open(opt_log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW |
-		    O_CLOEXEC, 0600);
+		    O_NONBLOCK | O_CLOEXEC, 0600);
 		if (fd < 0) {
 			gfsp_log_error("cannot open the log '%s': %s", opt_log,
 			    strerror(errno));
+			return -1;
+		}
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+		    st.st_uid != geteuid()) {
+			gfsp_log_error("the log '%s' is not a regular file of "
+			    "this user's: not written", opt_log);
+			close(fd);
 			return -1;
 		}
 	}

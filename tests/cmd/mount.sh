@@ -341,6 +341,15 @@ output_has "  saying so" "a split file"
 expect_exit "an unknown -o option: exit 2" 2 "$BIN/gfsplit-mount" -o bogus "$S" "$TMPD/m3"
 output_has "  naming it" "unknown mount option 'bogus'"
 expect_exit "a mount point that is not there: exit 1" 1 "$BIN/gfsplit-mount" "$S" "$TMPD/nomnt"
+if [ "$(id -u)" -eq 0 ]; then
+	: >"$TMPD/their.log" && chown nobody "$TMPD/their.log"
+	expect_exit "a --log file of another user's: exit 1, nothing mounted" 1 \
+		"$BIN/gfsplit-mount" --log "$TMPD/their.log" "$S" "$TMPD/m3"
+	output_has "  saying so" "their\.log' is not a regular file of this user's"
+	[ ! -s "$TMPD/their.log" ] && ok "  and nothing was written to it" || not_ok "  and nothing was written to it"
+else
+	skip "a --log file of another user's" "not root (cannot make one)"
+fi
 is_fuse "$TMPD/m3" && not_ok "no mount left by the failures" || ok "no mount left by the failures"
 
 # ---- unmount with files open; SIGTERM
