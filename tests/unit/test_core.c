@@ -16,6 +16,7 @@
 #include "driver.h"
 #include "store.h"
 #include "tap.h"
+#include "tpath.h"
 
 static void
 test_sizes(void)
@@ -175,19 +176,6 @@ test_errors(void)
 		   gfsp_strerror(back[i].code), back[i].sys,
 		   strerror(back[i].e));
 	}
-}
-
-static char tdir[256];
-
-static char *
-tpath(const char *name)
-{
-	static char buf[4][512];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tdir, name);
-	return buf[k];
 }
 
 static void

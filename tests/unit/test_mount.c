@@ -15,19 +15,8 @@
 #include "layout_impl.h"
 #include "mount.h"
 #include "tap.h"
+#include "tpath.h"
 
-static char tdir[256];
-
-static char *
-tp(const char *name)
-{
-	static char buf[4][512];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tdir, name);
-	return buf[k];
-}
 
 /* a directory with a marker: all gfsp_mentry_stat reads of a split file */
 static void
@@ -63,35 +52,35 @@ test_entries(void)
 	FILE *fp;
 	int rc;
 
-	fp = fopen(tp("plain"), "w");
+	fp = fopen(tpath("plain"), "w");
 	fputs("12345", fp);
 	fclose(fp);
-	ok(gfsp_mentry_stat(tp("plain"), &e, NULL, &err) == 0 &&
+	ok(gfsp_mentry_stat(tpath("plain"), &e, NULL, &err) == 0 &&
 	   e.kind == GFSP_MPLAIN && e.st.size == 5 && S_ISREG(e.st.mode) &&
 	   e.st.uid == getuid(), "a plain file is shown as it is");
-	mkdir(tp("dir"), 0750);
-	ok(gfsp_mentry_stat(tp("dir"), &e, NULL, &err) == 0 &&
+	mkdir(tpath("dir"), 0750);
+	ok(gfsp_mentry_stat(tpath("dir"), &e, NULL, &err) == 0 &&
 	   e.kind == GFSP_MPLAIN && S_ISDIR(e.st.mode),
 	   "a directory without a marker is a directory");
-	make_marker(tp("s.split"), 123456789, 1700000000);
-	chmod(tp("s.split"), 0751);
-	rc = gfsp_mentry_stat(tp("s.split"), &e, NULL, &err);
+	make_marker(tpath("s.split"), 123456789, 1700000000);
+	chmod(tpath("s.split"), 0751);
+	rc = gfsp_mentry_stat(tpath("s.split"), &e, NULL, &err);
 	ok(rc == 0 && e.kind == GFSP_MSPLIT && S_ISREG(e.st.mode) &&
 	   (e.st.mode & 07777) == 0640 && e.st.size == 123456789 &&
 	   e.st.mtime == 1700000000 && e.st.nlink == 1 && e.version != 0,
 	   "a split file: a regular file, mode less x, logical size, "
 	   "commit time (mode %o size %llu)", e.st.mode & 07777,
 	   (unsigned long long)e.st.size);
-	mkdir(tp("bad.split"), 0755);
-	fp = fopen(tp("bad.split/gfsplit.meta"), "w");
+	mkdir(tpath("bad.split"), 0755);
+	fp = fopen(tpath("bad.split/gfsplit.meta"), "w");
 	fputs("not a marker", fp);
 	fclose(fp);
-	rc = gfsp_mentry_stat(tp("bad.split"), &e, &why, &err);
+	rc = gfsp_mentry_stat(tpath("bad.split"), &e, &why, &err);
 	ok(rc == 0 && e.kind == GFSP_MBADSPLIT && S_ISREG(e.st.mode) && e.st.size == 0 &&
 	   strstr(why.msg, "gfsplit.meta") != NULL,
 	   "a marker that is none: an empty file, the cause kept (%s)",
 	   why.msg);
-	ok(gfsp_mentry_stat(tp("none"), &e, NULL, &err) == GFSP_ENOENT,
+	ok(gfsp_mentry_stat(tpath("none"), &e, NULL, &err) == GFSP_ENOENT,
 	   "a missing name: ENOENT");
 }
 
@@ -106,11 +95,11 @@ test_tree(void)
 	int rc;
 	FILE *fp;
 
-	ok(gfsp_mtree_init(&t, tp("s.split"), &err) == GFSP_EINVAL &&
+	ok(gfsp_mtree_init(&t, tpath("s.split"), &err) == GFSP_EINVAL &&
 	   strstr(err.msg, "a split file") != NULL,
 	   "a split file is no source: %s", err.msg);
 	gfsp_error_clear(&err);
-	ok(gfsp_mtree_init(&t, tp("plain"), &err) == GFSP_EINVAL,
+	ok(gfsp_mtree_init(&t, tpath("plain"), &err) == GFSP_EINVAL,
 	   "a plain file is no source: %s", err.msg);
 	gfsp_error_clear(&err);
 	if (gfsp_mtree_init(&t, tdir, &err) != 0) {
@@ -124,15 +113,15 @@ test_tree(void)
 	ok(rc == 0 && a2 == a && a->nlookup == 2,
 	   "the same object again: the same node, one more reference");
 	p = gfsp_mtree_path(&t, a, NULL);
-	want = tp("plain");
+	want = tpath("plain");
 	ok(p != NULL && strcmp(p, want) == 0, "its path: %s", p);
 	free(p);
 	rc = gfsp_mtree_lookup(&t, &t.top, "dir", &d, NULL, &err);
-	fp = fopen(tp("dir/f"), "w");
+	fp = fopen(tpath("dir/f"), "w");
 	fclose(fp);
 	rc = rc ? rc : gfsp_mtree_lookup(&t, d, "f", &f, NULL, &err);
 	p = rc ? NULL : gfsp_mtree_path(&t, f, NULL);
-	ok(p != NULL && strcmp(p, tp("dir/f")) == 0 && d->children == 1,
+	ok(p != NULL && strcmp(p, tpath("dir/f")) == 0 && d->children == 1,
 	   "a nested node's path: %s", p);
 	free(p);
 	ok(gfsp_mtree_lookup(&t, &t.top, "..", &none, NULL, &err) ==
@@ -143,10 +132,10 @@ test_tree(void)
 	/* replaced under its name (renamed over it, as editors and
 	 * writers do: a file of its own inode): the old node is stale, a
 	 * new one comes */
-	fp = fopen(tp("plain.new"), "w");
+	fp = fopen(tpath("plain.new"), "w");
 	fputs("other", fp);
 	fclose(fp);
-	rename(tp("plain.new"), tp("plain"));
+	rename(tpath("plain.new"), tpath("plain"));
 	ok(gfsp_mtree_stat(&t, a, &e, NULL, &err) == GFSP_ESTALE,
 	   "a replaced file's node: ESTALE (%s)", err.msg);
 	gfsp_error_clear(&err);
@@ -161,7 +150,7 @@ test_tree(void)
 	ok(gfsp_mtree_stat(&t, s1, &e, NULL, &err) == 0,
 	   "unchanged: its node stats");
 	usleep(10000);
-	make_marker(tp("s.split"), 42, 1700000100);
+	make_marker(tpath("s.split"), 42, 1700000100);
 	ok(gfsp_mtree_stat(&t, s1, &e, NULL, &err) == GFSP_ESTALE,
 	   "a new commit: the old node is stale");
 	gfsp_error_clear(&err);
@@ -170,10 +159,10 @@ test_tree(void)
 	   "a new node for the new commit, its size and time");
 
 	/* renamed through the mount: the node follows */
-	rename(tp("dir"), tp("dir2"));
+	rename(tpath("dir"), tpath("dir2"));
 	gfsp_mtree_moved(&t, &t.top, "dir", &t.top, "dir2");
 	p = gfsp_mtree_path(&t, f, NULL);
-	ok(p != NULL && strcmp(p, tp("dir2/f")) == 0,
+	ok(p != NULL && strcmp(p, tpath("dir2/f")) == 0,
 	   "after a rename, a child's path follows: %s", p);
 	free(p);
 	ok(gfsp_mtree_stat(&t, f, &e, NULL, &err) == 0,
@@ -193,11 +182,11 @@ test_tree(void)
 		char name[32];
 		int i, bad = 0;
 
-		mkdir(tp("many"), 0755);
+		mkdir(tpath("many"), 0755);
 		rc = gfsp_mtree_lookup(&t, &t.top, "many", &d, NULL, &err);
 		for (i = 0; rc == 0 && i < 3000; i++) {
 			snprintf(name, sizeof(name), "many/f%d", i);
-			fp = fopen(tp(name), "w");
+			fp = fopen(tpath(name), "w");
 			if (fp != NULL)
 				fclose(fp);
 			rc = gfsp_mtree_lookup(&t, d, name + 5, &many[i],
