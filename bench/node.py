@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Speed at the limit of one node (issue 22): each command against the tool a
+user would run instead, on the same disk, in the same run.
+
+Case `copy` (target 1): pcp-split and gfsplit-merge of a SIZE file with N
+ranks against N `dd bs=8M` processes run at once, each copying its 1/N of
+the same file (the same parallelism), wall clock including mpiexec:
+
+  split     mpiexec -n N pcp-split SRC DST.split        vs  N dd of SRC
+  merge     mpiexec -n N gfsplit-merge DST.split OUT    vs  N dd of SRC
+
+cold (page cache dropped before every timed run: sync; echo 3 >
+/proc/sys/vm/drop_caches) and warm (the input read once, untimed, just
+before); with --sync every writer flushes to the device before it ends
+(dd conv=fsync, --sync).  Each repetition alternates which contender goes
+first; outputs are removed (untimed, after a sync) between runs.  Medians
+of --reps, ratios tool/dd (target >= 0.9).  Needs root for drop_caches.
+
+  bench/node.py copy [--size 1G] [--ranks 1,2,4] [--reps 3] [--sync] [--dir bench/out]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.environ.get("BIN", os.path.join(TOP, "bin"))
+ENV = dict(os.environ, HYDRA_LAUNCHER=os.environ.get("HYDRA_LAUNCHER", "fork"))
+
+
+def parse_size(s):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    s = s.strip().upper().rstrip("B").rstrip("I")
+    return int(float(s[:-1]) * units[s[-1]]) if s[-1] in units else int(s)
+
+
+def drop():
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def warm(path):
+    paths = [os.path.join(path, p) for p in sorted(os.listdir(path))] \
+        if os.path.isdir(path) else [path]
+    for p in paths:
+        with open(p, "rb") as f:
+            while f.read(1 << 24):
+                pass
+
+
+def timed(cmds):
+    """Start every command at once; seconds until the last one ends."""
+    t0 = time.monotonic()
+    ps = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           env=ENV, text=True) for c in cmds]
+    for p, c in zip(ps, cmds):
+        _, err = p.communicate()
+        if p.returncode != 0:
+            sys.exit("bench: %s failed (exit %d):\n%s" % (" ".join(c), p.returncode, err))
+    return time.monotonic() - t0
+
+
+def rm(*paths):
+    os.sync()
+    for p in paths:
+        if os.path.isdir(p):
+            shutil.rmtree(p)
+        elif os.path.exists(p):
+            os.unlink(p)
+
+
+def dd_cmds(src, outs, size, n, sync):
+    bs = 8 << 20
+    per = size // n
+    cmds = []
+    for r in range(n):
+        # the last process takes the remainder; offsets in 8 MiB blocks
+        # when they divide, in bytes otherwise
+        start, count = r * per, per if r < n - 1 else size - r * per
+        c = ["dd", "if=" + src, "of=" + outs[r], "bs=%d" % bs, "status=none",
+             "iflag=skip_bytes,count_bytes", "skip=%d" % start, "count=%d" % count]
+        if sync:
+            c.append("conv=fsync")
+        cmds.append(c)
+    return cmds
+
+
+def case_copy(a, work):
+    size = parse_size(a.size)
+    src = os.path.join(work, "src")
+    with open(src, "wb") as f:
+        left = size
+        while left > 0:
+            k = min(left, 1 << 24)
+            f.write(os.urandom(k))
+            left -= k
+    split, out = os.path.join(work, "s.split"), os.path.join(work, "out")
+    rows = []
+    for n in [int(x) for x in a.ranks.split(",")]:
+        mpi = ["mpiexec", "-n", str(n)]
+        sync = ["--sync"] if a.sync else []
+        outs = [os.path.join(work, "dd.%d" % r) for r in range(n)]
+        for state in ("cold", "warm"):
+            t = {"split": [], "merge": [], "dd": []}
+            # a split file to merge from, made untimed
+            rm(split)
+            timed([mpi + [os.path.join(BIN, "pcp-split"), "-q", src, split]])
+            for rep in range(a.reps):
+                order = ["dd", "split", "merge"] if rep % 2 == 0 else ["merge", "split", "dd"]
+                for who in order:
+                    inp = split if who == "merge" else src
+                    if state == "cold":
+                        drop()
+                    else:
+                        warm(inp)
+                    if who == "dd":
+                        t["dd"].append(timed(dd_cmds(src, outs, size, n, a.sync)))
+                        rm(*outs)
+                    elif who == "split":
+                        dst = os.path.join(work, "t.split")
+                        t["split"].append(timed([mpi + [os.path.join(BIN, "pcp-split"), "-q"] +
+                                                 sync + [src, dst]]))
+                        rm(dst)
+                    else:
+                        t["merge"].append(timed([mpi + [os.path.join(BIN, "gfsplit-merge"), "-q"] +
+                                                 sync + [split, out]]))
+                        rm(out)
+            med = {k: statistics.median(v) for k, v in t.items()}
+            mib = size / (1 << 20)
+            row = {"ranks": n, "state": state, "sync": a.sync, "size": size,
+                   "seconds": t, "median_s": med,
+                   "MiB_s": {k: mib / v for k, v in med.items()},
+                   "ratio_split": med["dd"] / med["split"],
+                   "ratio_merge": med["dd"] / med["merge"]}
+            rows.append(row)
+            print("N=%d %s%s: dd %.0f MiB/s, pcp-split %.0f (%.2fx), gfsplit-merge %.0f (%.2fx)" %
+                  (n, state, " sync" if a.sync else "", row["MiB_s"]["dd"],
+                   row["MiB_s"]["split"], row["ratio_split"],
+                   row["MiB_s"]["merge"], row["ratio_merge"]), flush=True)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("case", choices=["copy"])
+    ap.add_argument("--size", default="1G")
+    ap.add_argument("--ranks", default="1,2,4")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--sync", action="store_true")
+    ap.add_argument("--dir", default=os.path.join(TOP, "bench", "out"))
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        print("bench/node.py: SKIP: needs root (drop_caches)")
+        return
+    work = os.path.join(os.path.abspath(a.dir), "node")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    try:
+        rows = case_copy(a, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    path = os.path.join(os.path.abspath(a.dir), "node_%s%s.json" % (a.case, "_sync" if a.sync else ""))
+    with open(path, "w") as f:
+        json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
