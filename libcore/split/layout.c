@@ -117,18 +117,17 @@ as_corrupt(int rc)
 }
 
 /* a marker is a hundred bytes or so; anything this long is not one */
-#define MARKER_MAX	((uint64_t)64 << 10)
+#define MARKER_MAX	((size_t)64 << 10)
 
 int
 gfsp_split_version(const char *dir, uint64_t *version, struct gfsp_marker *m,
 		   struct gfsp_error *err)
 {
 	struct gfsp_marker tmp;
-	struct gfsp_file *f = NULL;
 	struct gfsp_stat st;
 	struct gfsp_error rerr;
 	unsigned char *buf = NULL;
-	size_t done = 0;
+	size_t len = 0;
 	char *path;
 	int rc;
 
@@ -137,32 +136,19 @@ gfsp_split_version(const char *dir, uint64_t *version, struct gfsp_marker *m,
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	/* the identity and the bytes of one file: both from one handle */
 	gfsp_error_clear(&rerr);
-	rc = gfsp_open(path, GFSP_O_RDONLY | GFSP_O_REGULAR, 0, &f, &rerr);
+	rc = gfsp_read_whole_stat(path, GFSP_O_REGULAR, MARKER_MAX, &buf, &len,
+	    &st, &rerr);
 	if (rc == GFSP_ENOENT)
 		rc = gfsp_error_set(err, GFSP_ENOTSPLIT,
 		    "'%s' is not a complete split file (no %s: the writer "
 		    "did not commit)", dir, GFSP_MARKER_NAME);
 	else if (rc)
 		rc = gfsp_error_set(err, as_corrupt(rc), "%s", rerr.msg);
-	if (rc == 0)
-		rc = gfsp_fstat(f, &st, err);
-	if (rc == 0 && st.size > MARKER_MAX)
-		rc = gfsp_error_set(err, GFSP_ECORRUPT,
-		    "%s: %llu bytes, too long for a split-file marker", path,
-		    (unsigned long long)st.size);
-	if (rc == 0 && (buf = malloc((size_t)st.size + 1)) == NULL)
-		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	if (rc == 0)
-		rc = gfsp_pread(f, buf, (size_t)st.size, 0, &done, err);
-	if (rc == 0)
-		rc = gfsp_marker_decode(buf, done, path, m != NULL ? m : &tmp,
+	else
+		rc = gfsp_marker_decode(buf, len, path, m != NULL ? m : &tmp,
 		    err);
 	if (rc == 0)
 		*version = gfsp_file_key(path, &st);
-	if (f != NULL) {
-		gfsp_error_clear(&rerr);
-		gfsp_close(f, &rerr);	/* read-only */
-	}
 	free(buf);
 	free(path);
 	return rc;

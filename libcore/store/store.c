@@ -451,6 +451,17 @@ int
 gfsp_read_whole_flags(const char *path, int flags, unsigned char **buf,
 		     size_t *len, struct gfsp_error *err)
 {
+	struct gfsp_stat st;
+
+	return gfsp_read_whole_stat(path, flags, GFSP_WHOLE_MAX, buf, len, &st,
+	    err);
+}
+
+int
+gfsp_read_whole_stat(const char *path, int flags, size_t max,
+		    unsigned char **buf, size_t *len, struct gfsp_stat *stp,
+		    struct gfsp_error *err)
+{
 	struct gfsp_file *f = NULL;
 	struct gfsp_stat st;
 	struct gfsp_error cerr;
@@ -466,7 +477,7 @@ gfsp_read_whole_flags(const char *path, int flags, unsigned char **buf,
 	rc = gfsp_fstat(f, &st, err);
 	if (rc)
 		goto out;
-	if (st.size > GFSP_WHOLE_MAX) {
+	if (st.size > GFSP_MIN((uint64_t)max, (uint64_t)GFSP_WHOLE_MAX)) {
 		rc = gfsp_error_set(err, GFSP_ECORRUPT,
 		    "'%s': %llu bytes is too large for a metadata file",
 		    path, (unsigned long long)st.size);
@@ -488,6 +499,7 @@ gfsp_read_whole_flags(const char *path, int flags, unsigned char **buf,
 	 * and checksum checks catch that */
 	*buf = p;
 	*len = done;
+	*stp = st;
 	p = NULL;
 out:
 	free(p);

@@ -274,6 +274,11 @@ int gfsp_read_meta(const char *path, unsigned char **buf, size_t *len,
 		  struct gfsp_error *err);
 int gfsp_read_whole_flags(const char *path, int flags, unsigned char **buf,
 			 size_t *len, struct gfsp_error *err);
+/* The same, refused past max bytes, and OUT *st: the file read, as its
+ * handle saw it (what the bytes are the bytes of) */
+int gfsp_read_whole_stat(const char *path, int flags, size_t max,
+			unsigned char **buf, size_t *len, struct gfsp_stat *st,
+			struct gfsp_error *err);
 int gfsp_write_whole(const char *path, const void *buf, size_t len,
 		    struct gfsp_error *err);
 
