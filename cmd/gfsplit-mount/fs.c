@@ -903,6 +903,9 @@ xattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 		rc = val == NULL ? gfsp_error_set(&err, GFSP_ENOMEM,
 		    "out of memory") : gfsp_getxattr(path, name, val, &len,
 		    &err);
+	} else if (rc == 0 && name == NULL && e.kind == GFSP_MSPLIT) {
+		/* the names are the same for every split file: no load */
+		rc = gfsp_mxattr(NULL, path, NULL, &val, &len, &err);
 	} else if (rc == 0) {
 		rc = gfsp_layout_open(path, &l, &err);
 		if (rc == 0 && l->version != n->e.version)

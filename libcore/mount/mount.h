@@ -125,8 +125,9 @@ struct gfsp_layout;
 /*
  * The extended attributes of the split file layout l holds (named path in
  * them): with name NULL, the names, each NUL-terminated, one after the
- * other (listxattr); else the value of `name`, GFSP_ENOENT if it has
- * none.  OUT *val malloc'd, *len its bytes.
+ * other (listxattr; the same for every split file, l may be NULL); else
+ * the value of `name`, GFSP_ENOENT if it has none.  OUT *val malloc'd,
+ * *len its bytes.
  *
  *   user.gfsplit.parts      number of part files ("4")
  *   user.gfsplit.layout     stat-layout --json, on one line
