@@ -34,15 +34,7 @@ import subprocess
 import sys
 import time
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.environ.get("BIN", os.path.join(TOP, "bin"))
-ENV = dict(os.environ, HYDRA_LAUNCHER=os.environ.get("HYDRA_LAUNCHER", "fork"))
-
-
-def parse_size(s):
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    s = s.strip().upper().rstrip("B").rstrip("I")
-    return int(float(s[:-1]) * units[s[-1]]) if s[-1] in units else int(s)
+from benchlib import BIN, ENV, TOP, drop_caches as drop, parse_size, random_file
 
 
 def sh(cmd, timeout=1800):
@@ -51,12 +43,6 @@ def sh(cmd, timeout=1800):
     if p.returncode != 0:
         sys.exit("bench: %s failed (exit %d):\n%s" % (" ".join(cmd), p.returncode, p.stdout))
     return p.stdout
-
-
-def drop():
-    os.sync()
-    with open("/proc/sys/vm/drop_caches", "w") as f:
-        f.write("3\n")
 
 
 def dd(path):
@@ -98,12 +84,7 @@ def main():
     os.makedirs(src)
     os.makedirs(mnt)
     data = os.path.join(work, "data")
-    with open(data, "wb") as f:
-        left = size
-        while left > 0:
-            n = min(left, 1 << 24)
-            f.write(os.urandom(n))
-            left -= n
+    random_file(data, size)
     split = os.path.join(src, "data.split")
     plain = os.path.join(work, "plain")
     mpi = ["mpiexec", "-n", str(a.ranks)]

@@ -27,22 +27,7 @@ import subprocess
 import sys
 import time
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.environ.get("BIN", os.path.join(TOP, "bin"))
-ENV = dict(os.environ, HYDRA_LAUNCHER=os.environ.get("HYDRA_LAUNCHER", "fork"))
-
-
-def parse_size(s):
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    s = s.strip().upper().rstrip("B").rstrip("I")
-    return int(float(s[:-1]) * units[s[-1]]) if s[-1] in units else int(s)
-
-
-def drop():
-    os.sync()
-    with open("/proc/sys/vm/drop_caches", "w") as f:
-        f.write("3\n")
-
+from benchlib import BIN, ENV, TOP, drop_caches as drop, parse_size, random_file
 
 def warm(path):
     paths = [os.path.join(path, p) for p in sorted(os.listdir(path))] \
@@ -93,12 +78,7 @@ def dd_cmds(src, outs, size, n, sync):
 def case_copy(a, work):
     size = parse_size(a.size)
     src = os.path.join(work, "src")
-    with open(src, "wb") as f:
-        left = size
-        while left > 0:
-            k = min(left, 1 << 24)
-            f.write(os.urandom(k))
-            left -= k
+    random_file(src, size)
     split, out = os.path.join(work, "s.split"), os.path.join(work, "out")
     rows = []
     for n in [int(x) for x in a.ranks.split(",")]:

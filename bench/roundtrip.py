@@ -28,15 +28,7 @@ import subprocess
 import sys
 import time
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.environ.get("BIN", os.path.join(TOP, "bin"))
-
-
-def parse_size(s):
-    units = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    s = s.strip().upper().rstrip("IB").rstrip("B") if s[-1:].isalpha() else s
-    num = s.rstrip("KMGT")
-    return int(float(num) * units[s[len(num):]])
+from benchlib import BIN, TOP, parse_size
 
 
 def run(cmd, env=None):
