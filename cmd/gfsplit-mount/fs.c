@@ -47,6 +47,12 @@ struct dirhandle {
 	size_t n;
 };
 
+static struct handle *
+handle_of(const struct fuse_file_info *fi)
+{
+	return (struct handle *)(uintptr_t)fi->fh;
+}
+
 static struct gfsp_mfs *
 fs_of(fuse_req_t req)
 {
@@ -185,7 +191,7 @@ fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	/* fstat of a split file open: the version it holds, whatever the
 	 * name leads to now */
-	if (fi != NULL && ((struct handle *)(uintptr_t)fi->fh)->l != NULL) {
+	if (fi != NULL && handle_of(fi)->l != NULL) {
 		to_stat(&n->e, &st);
 		fuse_reply_attr(req, &st, SPLIT_ATTR_TIMEOUT);
 		return;
@@ -247,9 +253,9 @@ fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 	if (to_set & FUSE_SET_ATTR_MODE)
 		rc = gfsp_chmod(path, attr->st_mode, &err);
 	if (rc == 0 && (to_set & FUSE_SET_ATTR_SIZE)) {
-		if (fi != NULL && ((struct handle *)(uintptr_t)fi->fh)->f)
-			rc = gfsp_ftruncate(((struct handle *)(uintptr_t)
-			    fi->fh)->f, (uint64_t)attr->st_size, &err);
+		if (fi != NULL && handle_of(fi)->f != NULL)
+			rc = gfsp_ftruncate(handle_of(fi)->f,
+			    (uint64_t)attr->st_size, &err);
 		else if ((rc = gfsp_open(path, GFSP_O_WRONLY, 0, &f,
 		    &err)) == 0) {
 			rc = gfsp_ftruncate(f, (uint64_t)attr->st_size, &err);
@@ -528,12 +534,11 @@ fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fi->keep_cache = 1;
 	} else if (rc == 0) {
 		if (fs->readonly && (fi->flags & O_ACCMODE) != O_RDONLY)
-			rc = gfsp_error_set(&err, GFSP_EACCES, "read-only");
+			rc = gfsp_error_errno(&err, EROFS, "'%s': the mount is "
+			    "read-only", h->path);
 		else
 			rc = gfsp_open(h->path, store_flags(fi->flags &
 			    ~(O_CREAT | O_EXCL)), 0, &h->f, &err);
-		if (rc == GFSP_EACCES && fs->readonly)
-			err.sys = EROFS;
 	}
 	if (rc) {
 		handle_free(h);
@@ -642,7 +647,7 @@ static void
 fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct fuse_file_info *fi)
 {
-	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+	struct handle *h = handle_of(fi);
 	struct gfsp_error err = { 0 };
 	uint64_t got = 0;
 	size_t done = 0;
@@ -685,7 +690,7 @@ static void
 fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 	 off_t off, struct fuse_file_info *fi)
 {
-	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+	struct handle *h = handle_of(fi);
 	struct gfsp_error err = { 0 };
 
 	if (h->f == NULL) {
@@ -701,7 +706,7 @@ fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 static void
 fs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+	struct handle *h = handle_of(fi);
 	struct gfsp_error err = { 0 };
 
 	if (h->f != NULL && gfsp_flush(h->f, &err) != 0)
@@ -714,7 +719,7 @@ static void
 fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	 struct fuse_file_info *fi)
 {
-	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+	struct handle *h = handle_of(fi);
 	struct gfsp_error err = { 0 };
 
 	if (h->f != NULL && gfsp_fsync(h->f, &err) != 0)
@@ -726,7 +731,7 @@ fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 static void
 fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+	struct handle *h = handle_of(fi);
 	struct gfsp_error err = { 0 };
 	int rc = 0;
 
@@ -745,7 +750,7 @@ static void
 fs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	 struct fuse_file_info *fi)
 {
-	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+	struct handle *h = handle_of(fi);
 	struct gfsp_error err = { 0 };
 	struct gfsp_stat st;
 	uint64_t at = 0;
