@@ -32,6 +32,9 @@
 #define SPLIT_ATTR_TIMEOUT	3600.0
 #define PLAIN_TIMEOUT		1.0
 #define IO_BLOCK		(1 << 20)	/* st_blksize: what cp reads */
+/* the log line of a write refused on a split file */
+#define READ_ONLY_SPLIT	"'%s': a split file is read-only through the mount " \
+			"(write it with pcp-split or the MPI-IO library)"
 
 struct handle {
 	struct gfsp_mnode *node;
@@ -223,9 +226,7 @@ writable(fuse_req_t req, fuse_ino_t ino, const char *name)
 		return NULL;
 	}
 	if (name == NULL && n->e.kind != GFSP_MPLAIN) {
-		refuse(req, EROFS, "'%s': a split file is read-only through "
-		    "the mount (write it with pcp-split or the MPI-IO "
-		    "library)", path);
+		refuse(req, EROFS, READ_ONLY_SPLIT, path);
 		free(path);
 		return NULL;
 	}
@@ -516,9 +517,7 @@ fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	rc = gfsp_mtree_stat(&fs->tree, n, &e, &h->path, &err);
 	if (rc == 0 && e.kind != GFSP_MPLAIN &&
 	    ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))) {
-		refuse(req, EROFS, "'%s': a split file is read-only through "
-		    "the mount (write it with pcp-split or the MPI-IO "
-		    "library)", h->path);
+		refuse(req, EROFS, READ_ONLY_SPLIT, h->path);
 		handle_free(h);
 		return;
 	}

@@ -63,11 +63,8 @@ log_emit(int tag_rank, int prio, const char *kind, const char *fmt,
 
 	if (log_sink == GFSP_LOG_SYSLOG) {
 		/* syslog tells the program, the process and the time */
-		r = snprintf(buf, sizeof(buf), "%s", kind);
-		vsnprintf(buf + GFSP_MIN((size_t)GFSP_MAX(r, 0),
-		    sizeof(buf) - 1), sizeof(buf) - GFSP_MIN((size_t)
-		    GFSP_MAX(r, 0), sizeof(buf) - 1), fmt, ap);
-		syslog(prio, "%s", buf);
+		vsnprintf(buf, sizeof(buf), fmt, ap);
+		syslog(prio, "%s%s", kind, buf);
 		return;
 	}
 	if (log_sink == GFSP_LOG_STAMPED) {
