@@ -36,7 +36,8 @@
 # 1.1 x (a); hidden = 1 - ((c) - (a)) / ((b) - (a)) >= 0.9; the compute
 # phases of (c) slower than (a)'s by under 5% (medians).
 # zstd: stage-out of a smooth float array (float32, a sum of a few waves
-# over a 3-D grid) and of random bytes, with and without --compress:
+# over a 3-D grid) and of random bytes, without --compress, with -z (level
+# 3) and with --compress=auto, and stage-in of what -z stored:
 # stored/raw ratio and throughput.  Medians of REPS runs, contenders in an
 # order that rotates with each repetition.  JSON in $BENCH_OUT/stage.json.
 #
@@ -334,11 +335,17 @@ for ((rep = 0; rep < REPS; rep++)); do
 		done
 	done
 	for set in smooth random; do
-		for z in "" "-z"; do
+		for z in "" "-z" "--compress=auto"; do
 			rm -rf "$W/zo"
-			run "stage-out${z:+ -z}" "$set 1x2" mpiexec -n 2 "$BIN/stage-out" --json $z \
+			run "stage-out${z:+ $z}" "$set 1x2" mpiexec -n 2 "$BIN/stage-out" --json $z \
 				--state-dir "$W/zstate" "$W/z/$set" "$W/zo"
 			rm -rf "$W/zstate"
+			[ "$z" = -z ] || continue
+			# decompressing: stage-in of what -z stored
+			rm -rf "$W/zi"
+			run "stage-in of -z" "$set 1x2" mpiexec -n 2 "$BIN/stage-in" --json \
+				"$W/zo/$(ls "$W/zo")/" "$W/zi"
+			rm -rf "$W/zi"
 		done
 	done
 	say "repetition $((rep + 1)) of $REPS done"
@@ -375,15 +382,15 @@ for data in ("big", "small"):
         print("%-6s %dx%-4d %8.2f %8.2f %6.2f %8.2f %9.1f %8.2f" %
               (data, m, ppn, s, c, c / s, readx, rss, cpu))
 print("\nstage-out, zstd (1 node x 2 ranks; medians)")
-print("%-7s %-13s %8s %10s %8s" % ("data", "mode", "s", "MiB/s", "stored/raw"))
+print("%-7s %-26s %8s %10s %8s" % ("data", "mode", "s", "MiB/s", "stored/raw"))
 for data in ("smooth", "random"):
-    for name in ("stage-out", "stage-out -z"):
+    for name in ("stage-out", "stage-out -z", "stage-out --compress=auto", "stage-in of -z"):
         r = [x for x in rs if x["name"] == name and x["config"] == data + " 1x2" and x["rc"] == 0]
         s = med([x["seconds"] for x in r])
         ratio = med([x["json"]["bytes_written"] / x["json"]["raw_bytes"] for x in r if "json" in x])
         summary["zstd"].append({"data": data, "mode": name, "seconds": s,
                                 "mib_per_s": size[data] / s / 2**20, "stored_over_raw": ratio})
-        print("%-7s %-13s %8.2f %10.1f %8.3f" % (data, name, s, size[data] / s / 2**20, ratio))
+        print("%-7s %-26s %8.2f %10.1f %8.3f" % (data, name, s, size[data] / s / 2**20, ratio))
 print("\nhidden transfer: %s, the job alone / + stage-out after / with --async (medians)" % "job")
 hj = {}
 for mode in ("alone", "sync", "async"):

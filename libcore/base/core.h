@@ -94,6 +94,9 @@ void gfsp_node_name(char *buf, size_t len);
 /* DIR with "%h" replaced by this node's name; malloc'ed, NULL: no memory */
 char *gfsp_node_path(const char *pattern);
 
+/* The cores this process may run on (its affinity mask), at least 1. */
+int gfsp_usable_cpus(void);
+
 /*
  * Collective over comm: the ranks on this rank's node (same node name) as
  * *node (MPI_Comm_free it), the node's index among the nodes (in order of

@@ -1,7 +1,10 @@
 /*
  * node.c - this node (core.h): its name, the ranks that share it, a path
- * of its own, and the host a rank is given from a list.
+ * of its own, the host a rank is given from a list, and the cores a rank
+ * may use.
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,4 +133,16 @@ gfsp_host_for_rank(const char *list, int rank, char *buf, size_t len,
 	memcpy(buf, p, n);
 	buf[n] = '\0';
 	return 0;
+}
+
+int
+gfsp_usable_cpus(void)
+{
+	cpu_set_t set;
+	long n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
 }

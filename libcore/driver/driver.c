@@ -192,18 +192,19 @@ parse_uint(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* Is arg one of the '|'-separated words of choices? */
+/* arg's position in choices "a|b|c", from 1; 0 when it is none of them */
 static int
 is_choice(const char *choices, const char *arg)
 {
 	size_t n = strlen(arg);
 	const char *p = choices, *bar;
+	int i;
 
-	for (;;) {
+	for (i = 1;; i++) {
 		bar = strchr(p, '|');
 		if ((size_t)((bar ? bar : p + strlen(p)) - p) == n &&
 		    strncmp(p, arg, n) == 0)
-			return 1;
+			return i;
 		if (bar == NULL)
 			return 0;
 		p = bar + 1;
@@ -217,6 +218,7 @@ set_value(const struct gfsp_cmd *cmd, int rank, const struct gfsp_opt *o,
 {
 	struct gfsp_error err;
 	uint64_t v;
+	int word;
 
 	switch (o->type) {
 	case GFSP_OPT_FLAG:
@@ -239,6 +241,12 @@ set_value(const struct gfsp_cmd *cmd, int rank, const struct gfsp_opt *o,
 	case GFSP_OPT_OPTUINT:
 		if (arg == NULL) {
 			*(int64_t *)o->value = 0;
+			break;
+		}
+		/* a word of choices: -2 for the first, -3 the next... */
+		if (o->choices != NULL && (word = is_choice(o->choices,
+							    arg)) > 0) {
+			*(int64_t *)o->value = -1 - word;
 			break;
 		}
 		if (parse_uint(arg, &v) != 0 || v > INT64_MAX) {

@@ -25,7 +25,8 @@
  */
 /* SIZE: a positive size with suffixes ("4M"); OFFSET: the same, 0 allowed;
  * OPTUINT: a flag that may take "=N" (value: int64_t, -1 when not given,
- * 0 when given alone, N when given as --name=N); LIST: a string that may
+ * 0 when given alone, N when given as --name=N, and -2, -3... for the
+ * first, second... word of its choices given as --name=WORD); LIST: a string that may
  * be given again, the values joined with commas (value: char **, NULL
  * when not given), as mount's -o */
 enum gfsp_optarg {

@@ -20,7 +20,7 @@
 
 static uint64_t opt_chunk = GFSP_STAGE_CHUNK_DEFAULT;
 static int64_t opt_compress = -1;
-static uint64_t opt_threads;
+static uint64_t opt_threads = UINT64_MAX;	/* not given */
 static uint64_t opt_bwlimit;
 static const char *opt_state;
 static const char *opt_manifest;
@@ -36,11 +36,12 @@ static char **main_argv;	/* for the mover: this program's own */
 	  "bytes read and written at a time, a multiple of 1M up to 128M " \
 	  "(default 8M; two buffers of it per rank)", &opt_chunk, NULL }, \
 	{ "compress", 'z', GFSP_OPT_OPTUINT, "LEVEL", \
-	  "store the copies zstd-compressed, at LEVEL (default 3); a " \
-	  "compressed source is always decompressed", &opt_compress, NULL }, \
+	  "store the copies zstd-compressed, at LEVEL (default 3), or auto: " \
+	  "the level that keeps up with the storage; a compressed source is " \
+	  "always decompressed", &opt_compress, "auto" }, \
 	{ "threads", 0, GFSP_OPT_UINT, "N", \
-	  "zstd worker threads per rank (default 0: compress in the reading " \
-	  "thread)", &opt_threads, NULL }, \
+	  "zstd worker threads per rank (default: the cores the rank may " \
+	  "run on; 0: compress in the reading thread)", &opt_threads, NULL }, \
 	{ "raw", 0, GFSP_OPT_FLAG, NULL, \
 	  "copy compressed sources as they are, without decompressing", \
 	  &opt_raw, NULL }, \
@@ -109,6 +110,8 @@ static const struct gfsp_opt out_opts[] = {
 static int
 options(int way, struct gfsp_stage_opts *o, int rank)
 {
+	int cpus;
+
 	memset(o, 0, sizeof(*o));
 	o->way = way;
 	o->manifest = opt_manifest;
@@ -117,9 +120,14 @@ options(int way, struct gfsp_stage_opts *o, int rank)
 	o->state_dir = opt_state;
 	o->dry_run = opt_dry_run;
 	o->x.chunk = opt_chunk;
-	o->x.compress = opt_compress >= 0;
+	o->x.compress = opt_compress != -1;
+	o->x.adapt = opt_compress == -2;	/* --compress=auto */
 	o->x.level = opt_compress > 0 ? (int)GFSP_MIN(opt_compress, 22) : 0;
-	o->x.workers = (int)GFSP_MIN(opt_threads, 64u);
+	/* by default one zstd worker a usable core; a single worker only
+	 * leaves the calling thread waiting, so one core means none */
+	cpus = GFSP_MIN(gfsp_usable_cpus(), 64);
+	o->x.workers = opt_threads != UINT64_MAX ?
+		       (int)GFSP_MIN(opt_threads, 64u) : cpus > 1 ? cpus : 0;
 	o->x.checksum = !opt_no_checksum;
 	o->x.raw = opt_raw;
 	o->x.bwlimit = opt_bwlimit;

@@ -214,6 +214,8 @@ struct gfsp_xfer_opts {
 	uint64_t chunk;		/* bytes per chunk, a multiple of 1 MiB */
 	int compress;		/* store the destination zstd-compressed */
 	int level;		/* zstd level (0: default) */
+	int adapt;		/* level from the measured rates, as zstd
+				 * --adapt (--compress=auto); level unused */
 	int workers;		/* zstd worker threads (0: none) */
 	int checksum;		/* verify recorded checksums on resume and
 				 * when deciding a file is already there */

@@ -43,6 +43,7 @@
 #define OOM(err) gfsp_error_set(err, GFSP_ENOMEM, "out of memory")
 #define SEG	GFSP_SEG_SIZE_DEFAULT
 #define SEG_MAX	128			/* segments a chunk: 128 MiB chunks */
+#define MIB	1048576.0
 #define XHDR	4096			/* header room at a buffer's start */
 
 enum { K_DATA = 1, K_RESUMED, K_FAIL, K_RECV };
@@ -122,6 +123,10 @@ struct gfsp_xfer {
 	struct wr wr;
 	/* rate limit: tokens in bytes, refilled at o.bwlimit per second */
 	double tokens, tlast;
+	/* --compress=auto: the producer's level, and what writing cost the
+	 * consumer last, in ns per MiB stored (atomic: both threads) */
+	int level;
+	uint64_t wr_ns_mib;
 	struct gfsp_xfer_stats stats;
 	uint64_t progress;
 };
@@ -177,7 +182,8 @@ gfsp_xfer_new(const struct gfsp_xfer_opts *o, const struct gfsp_flist *fl,
 		rc = OOM(err);
 		goto out;
 	}
-	rc = gfsp_zcodec_new(o->level, o->workers, &x->zc, err);
+	x->level = o->adapt ? 1 : o->level;
+	rc = gfsp_zcodec_new(x->level, o->workers, &x->zc, err);
 	if (rc == GFSP_ENOTSUP && !o->compress) {
 		/* without zstd: plain copies work, gfsz sources fail each */
 		gfsp_error_clear(err);
@@ -242,7 +248,7 @@ rate_wait(struct gfsp_xfer *x, uint64_t n)
 		return;
 	now = gfsp_now();
 	if (x->tlast == 0)
-		x->tokens = (double)chunk_of(x);	/* a burst of a chunk */
+		x->tokens = 0;		/* no burst: the rate from the start */
 	else
 		x->tokens = GFSP_MIN(x->tokens + (now - x->tlast) *
 				     (double)x->o.bwlimit,
@@ -552,6 +558,38 @@ no:
 }
 
 /*
+ * --compress=auto, after a chunk took `secs` to compress into zlen bytes:
+ * the level that keeps compressing about as fast as writing.  A chunk
+ * that took longer to compress than its bytes take to write means the
+ * writer waits: one level down, down to -1 (zstd's fast levels, near
+ * memcpy speed, for storage faster than compressing; 0 is not a level
+ * but "the default").  One that compressed in under a third of that
+ * time leaves the compressor idle: one level up (a level may cost twice
+ * the one below, hence the margin, which keeps the level from swinging
+ * between two).  Until the consumer has written a compressed chunk
+ * there is nothing to go by, so the first chunks use level 1.
+ */
+#define ADAPT_MIN (-1)
+#define ADAPT_MAX 15
+
+static void
+adapt_level(struct gfsp_xfer *x, size_t zlen, double secs)
+{
+	uint64_t ns = __atomic_load_n(&x->wr_ns_mib, __ATOMIC_RELAXED);
+	double wsecs = (double)ns * 1e-9 * (double)zlen / MIB;
+	int level = x->level;
+
+	if (ns == 0)
+		return;
+	if (secs > wsecs && level > ADAPT_MIN)
+		level = level == 1 ? -1 : level - 1;
+	else if (3 * secs < wsecs && level < ADAPT_MAX)
+		level = level == -1 ? 1 : level + 1;
+	if (level != x->level && gfsp_zcodec_level(x->zc, level, NULL) == 0)
+		x->level = level;
+}
+
+/*
  * The bytes to store for the raw chunk `raw` (len bytes at raw offset
  * off) into out, described in h.  At the first chunk the file is stored
  * compressed only if that chunk, with the format's overhead, shrinks by
@@ -565,6 +603,7 @@ rd_compress(struct gfsp_xfer *x, const unsigned char *raw, uint64_t len,
 	const uint64_t overhead = GFSP_Z_HEADER_SIZE + 8 + GFSP_Z_ENTRY_SIZE +
 				  GFSP_Z_FOOTER_SIZE;
 	size_t zlen = 0, at = off == 0 ? GFSP_Z_HEADER_SIZE : 0;
+	double t0 = gfsp_now();
 	int rc;
 
 	if (x->rd.zdst != 0) {
@@ -572,6 +611,8 @@ rd_compress(struct gfsp_xfer *x, const unsigned char *raw, uint64_t len,
 				     x->scap - at, &zlen, e);
 		if (rc)
 			return rc;
+		if (x->o.adapt)
+			adapt_level(x, zlen, gfsp_now() - t0);
 		if (x->rd.zdst == -1)
 			x->rd.zdst = len > 0 &&
 			    zlen + overhead + len / 64 < len ? 1 : 0;
@@ -1035,6 +1076,7 @@ wr_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	struct gfsp_error e = { 0 };
 	struct gfsp_chunkrec rec;
 	struct wr *w = &x->wr;
+	double t0;
 	int rc;
 
 	if (w->dst == NULL || w->piece != h->piece) {
@@ -1058,11 +1100,16 @@ wr_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	if (rc)
 		return rc;
 	if (h->kind == K_DATA && w->rc == 0 && h->dst_len > 0) {
+		t0 = gfsp_now();
 		rate_wait(x, h->dst_len);
 		if (gfsp_pwrite(w->out, data, h->dst_len, h->dst_off, &e) != 0)
 			wr_fail(x, &e);
 		else
 			x->stats.bytes_written += h->dst_len;
+		if (h->zdst && x->o.adapt)
+			__atomic_store_n(&x->wr_ns_mib, (uint64_t)((gfsp_now() -
+			    t0) * 1e9 * MIB / (double)h->dst_len) + 1,
+			    __ATOMIC_RELAXED);
 	}
 	if (h->kind == K_RESUMED)
 		x->stats.bytes_resumed += h->raw_len;

@@ -106,6 +106,8 @@ gfsp_zcodec_new(int level, int workers, struct gfsp_zcodec **out,
 		{ ZSTD_c_compressionLevel, level != 0 ? level :
 		  ZSTD_CLEVEL_DEFAULT, GFSP_EINVAL, "zstd level" },
 		{ ZSTD_c_nbWorkers, workers, GFSP_ENOTSUP, "zstd workers" },
+		{ ZSTD_c_jobSize, workers > 0 ? (int)GFSP_Z_JOB : 0,
+		  GFSP_EINVAL, "zstd job size" },
 		{ ZSTD_c_contentSizeFlag, 1, GFSP_EINVAL, "zstd content size" },
 		{ ZSTD_c_checksumFlag, 0, GFSP_EINVAL, "zstd checksum" },
 	};
@@ -129,6 +131,16 @@ gfsp_zcodec_new(int level, int workers, struct gfsp_zcodec **out,
 	else
 		*out = z;
 	return rc;
+}
+
+int
+gfsp_zcodec_level(struct gfsp_zcodec *z, int level, struct gfsp_error *err)
+{
+	size_t r = ZSTD_CCtx_setParameter(z->cc, ZSTD_c_compressionLevel,
+					  level);
+
+	return ZSTD_isError(r) ? zstd_error(err, r, GFSP_EINVAL, "zstd level")
+			       : 0;
 }
 
 void
@@ -228,6 +240,12 @@ gfsp_zcodec_new(int level, int workers, struct gfsp_zcodec **out,
 		struct gfsp_error *err)
 {
 	*out = NULL;
+	return no_zstd(err);
+}
+
+int
+gfsp_zcodec_level(struct gfsp_zcodec *z, int level, struct gfsp_error *err)
+{
 	return no_zstd(err);
 }
 

@@ -98,12 +98,17 @@ int gfsp_z_detect(const void *buf, size_t len, const char *name, int *is_z,
 /*
  * A compression context and a decompression context, reused chunk after
  * chunk; one thread at a time.  level: zstd level (0: zstd's default, 3);
- * workers: zstd's own compression threads (0: none, all in the caller).
+ * workers: zstd's own compression threads (0: none, all in the caller),
+ * each given jobs of GFSP_Z_JOB bytes so that one chunk keeps them busy.
  * OUT *out: free with gfsp_zcodec_free (NULL is fine).
  */
+#define GFSP_Z_JOB	(1u << 20)
 struct gfsp_zcodec;
 int gfsp_zcodec_new(int level, int workers, struct gfsp_zcodec **out,
 		    struct gfsp_error *err);
+/* The level of the frames compressed from now on. */
+int gfsp_zcodec_level(struct gfsp_zcodec *z, int level,
+		      struct gfsp_error *err);
 void gfsp_zcodec_free(struct gfsp_zcodec *z);
 
 /* The largest frame gfsp_z_compress makes of raw_len bytes. */

@@ -159,6 +159,31 @@ open(p, "wb").write(b)' "$Z/bad"
 expect_exit "a corrupted compressed file fails" 1 mpirun_n 1 "$IN" "$Z/bad" "$Z/badout"
 output_has "  naming it" "bad.*(checksum|corrupt)"
 is_absent "  and nothing takes its name" "$Z/badout/bad"
+# --compress=auto: level 1 at first, then higher while writing is the
+# slower side (storage limited to 4 MiB/s here), so text shrinks further
+# than at level 1
+python3 -c '
+import random, sys
+r = random.Random(5)
+w = ["alpha", "beta", "gamma", "delta", "node", "rank", "file", "chunk"]
+with open(sys.argv[1], "w") as f:
+    for i in range(200000):
+        f.write("%08d %s %s %.3f %d\n" % (i, r.choice(w), r.choice(w),
+                r.random() * 1000, r.randrange(1 << 20)))' "$Z/text"
+run "stage-out --compress=1" 1 "$OUT_" -z1 -c 1M "$Z/text" "$Z/l1"
+run "stage-out --compress=auto to storage at 4 MiB/s" 1 "$OUT_" --compress=auto \
+	--bwlimit=4M -c 1M "$Z/text" "$Z/auto"
+python3 - "$Z/text" "$Z/l1/$ZN/text" "$Z/auto/$ZN/text" >"$TMPD/za" <<'EOF'
+import os, sys
+raw, l1, auto = (os.path.getsize(p) for p in sys.argv[1:])
+print(auto < l1 < raw, raw, l1, auto)
+EOF
+grep -q '^True' "$TMPD/za" && ok "  smaller than at level 1: the level went up" ||
+	not_ok "  smaller than at level 1: the level went up" "raw, level 1, auto: $(cat "$TMPD/za")"
+run "stage-in decompresses it" 1 "$IN" "$Z/auto/$ZN/text" "$Z/autoback"
+same_bytes "  the original bytes" "$Z/text" "$Z/autoback/text"
+expect_exit "--compress=fast is refused" 2 mpirun_n 1 "$OUT_" --compress=fast "$Z/text" "$Z/nope"
+output_has "  saying so" "compress.*fast"
 
 # ---- a rank killed mid-file, then resumed
 R=$TMPD/resume
