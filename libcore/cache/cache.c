@@ -366,13 +366,14 @@ rd_cas(struct gfsp_cache *c, const struct rdref *ref, uint64_t expect,
 }
 
 /*
- * Copy block bid from (rank, slot) into our slot s, checked: the source's
- * id and token before and after the data are the same and name bid.
- * OUT *ok: 1 if the copy is good.
+ * Copy bytes [in, in + len) of block bid from (rank, slot) into dst,
+ * checked: the source's id and token before and after the data are the
+ * same and name bid.  OUT *ok: 1 if the copy is good.
  */
 static int
 copy_checked(struct gfsp_cache *c, uint64_t bid, int rank, uint32_t slot,
-	     uint32_t s, uint64_t len, int *ok, struct gfsp_error *err)
+	     uint64_t in, void *dst, uint64_t len, int *ok,
+	     struct gfsp_error *err)
 {
 	uint64_t bt1[2] = { 0, 0 }, bt2[2] = { 0, 0 }, so = slot_off(slot);
 	int rc;
@@ -390,8 +391,8 @@ copy_checked(struct gfsp_cache *c, uint64_t bid, int rank, uint32_t slot,
 	rc = c->os->getv64(c->w, rank, so, bt1, 2, err);
 	if (rc || bt1[0] != bid || bt1[1] == 0)
 		return rc;
-	rc = c->os->get(c->w, rank, c->data_off + (uint64_t)slot * c->bsize,
-	    data_of(c, s), len, err);
+	rc = c->os->get(c->w, rank, c->data_off + (uint64_t)slot * c->bsize +
+	    in, dst, len, err);
 	if (rc == 0)
 		rc = c->os->flush(c->w, rank, err);
 	if (rc == 0 && gfsp_cache_test_hook != NULL)
@@ -402,16 +403,38 @@ copy_checked(struct gfsp_cache *c, uint64_t bid, int rank, uint32_t slot,
 	return rc;
 }
 
-/* copy_checked from the location in cell k of row, counted. */
+/*
+ * What a read wants of a block: bytes [in, in + len) into dst.  On a
+ * mapped transport (every peer's region in our memory) they come straight
+ * from a peer that has the block LOADED: one copy, as a hit in our own
+ * slots costs, where taking the whole block into a slot of ours first
+ * would copy it twice (and a strided reader that uses 16 KiB of each
+ * block would copy all of it).  The block stays where it is, so the
+ * node's slots hold more blocks.  `done`: the bytes are in dst.
+ */
+struct piece {
+	uint64_t in, len;
+	unsigned char *dst;
+	int done;
+};
+
+/* copy_checked from the location in cell k of row, counted: block bid
+ * into our slot s, or with pc, just the piece into pc->dst. */
 static int
 copy_from(struct gfsp_cache *c, uint64_t bid, const uint64_t *row, int k,
-	  uint32_t s, uint64_t len, int *ok, struct gfsp_error *err)
+	  uint32_t s, uint64_t len, struct piece *pc, int *ok,
+	  struct gfsp_error *err)
 {
 	int rc;
 
-	rc = copy_checked(c, bid, cell_rank(row[k]), cell_slot(row[k]), s,
-	    len, ok, err);
-	if (rc == 0 && *ok) {
+	rc = copy_checked(c, bid, cell_rank(row[k]), cell_slot(row[k]),
+	    pc ? pc->in : 0, pc ? (void *)pc->dst : data_of(c, s),
+	    pc ? pc->len : len, ok, err);
+	if (rc == 0 && *ok && pc != NULL) {
+		c->st.peer_pieces++;
+		c->st.peer_piece_bytes += pc->len;
+		pc->done = 1;
+	} else if (rc == 0 && *ok) {
 		c->st.peer_copies++;
 		c->st.peer_bytes += len;
 	} else if (rc == 0) {
@@ -702,13 +725,33 @@ pause_a_little(unsigned *spins)
 	nanosleep(&ts, NULL);
 }
 
+/* The piece from a peer, if our group has the block LOADED (pc->done):
+ * where acquire would copy it from a peer without a claim. */
+static int
+peer_piece(struct gfsp_cache *c, uint64_t bid, struct piece *pc,
+	   struct gfsp_error *err)
+{
+	uint64_t row[64];
+	struct rdref ref;
+	int k, ok, rc;
+
+	rc = rd_row(c, bid, 0, &ref, row, err);
+	if (rc == 0 && ref.off != 0 &&
+	    cell_state(row[c->group], bid) == ST_LOADED &&
+	    (k = pick_loaded(c, row, bid, -1)) >= 0)
+		rc = copy_from(c, bid, row, k, NONE, 0, pc, &ok, err);
+	return rc;
+}
+
 /*
  * Block idx of f into our cache; OUT *slot.  A hit costs nothing
- * remote; a miss follows the row of the block (seed 2.5.1).
+ * remote; a miss follows the row of the block (seed 2.5.1).  On a mapped
+ * transport a block a peer has LOADED is not taken: the piece pc is
+ * copied from there instead (pc->done; no slot).
  */
 static int
 acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
-	uint32_t *slot, struct gfsp_error *err)
+	struct piece *pc, uint32_t *slot, struct gfsp_error *err)
 {
 	struct gfsp_cache *c = f->c;
 	uint64_t row[64], mine_loading, off;
@@ -747,9 +790,15 @@ acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
 		switch (cell_state(row[c->group], bid)) {
 		case ST_LOADED:
 			k = pick_loaded(c, row, bid, -1);
-			rc = copy_from(c, bid, row, k, s, len, &ok, err);
+			/* mapped: just the piece, the slot unused */
+			rc = copy_from(c, bid, row, k, s, len,
+			    c->os->mapped ? pc : NULL, &ok, err);
 			if (rc)
 				goto fail;
+			if (ok && pc->done) {
+				c->freel[c->nfree++] = s;
+				return 0;
+			}
 			if (ok)
 				goto got;
 			/* our group's own location is stale: claim it */
@@ -792,7 +841,7 @@ load:
 	from_storage = 1;
 	k = pick_loaded(c, row, bid, c->group);
 	if (k >= 0) {
-		rc = copy_from(c, bid, row, k, s, len, &ok, err);
+		rc = copy_from(c, bid, row, k, s, len, NULL, &ok, err);
 		if (rc)
 			goto unclaim;
 		from_storage = !ok;
@@ -1161,6 +1210,7 @@ gfsp_cache_pread(struct gfsp_cache_file *f, void *buf, size_t len,
 	struct gfsp_cache *c = f->c;
 	unsigned char *dst = buf;
 	uint64_t idx, in, n, blen, bid;
+	struct piece pc;
 	uint32_t s;
 	int rc;
 
@@ -1181,10 +1231,23 @@ gfsp_cache_pread(struct gfsp_cache_file *f, void *buf, size_t len,
 		else if (idx + 1 != f->next_idx)
 			f->run = 0;
 		f->next_idx = idx + 1;
-		rc = acquire(f, idx, bid, blen, &s, err);
-		if (rc)
-			return rc;
-		memcpy(dst + *got, data_of(c, s) + in, (size_t)n);
+		pc.in = in;
+		pc.len = n;
+		pc.dst = dst + *got;
+		pc.done = 0;
+		/* not ours: a peer's copy first, before a slot is taken */
+		if (c->os->mapped && (index_find(c, bid, &s), s == NONE)) {
+			rc = peer_piece(c, bid, &pc, err);
+			if (rc)
+				return rc;
+		}
+		if (!pc.done) {
+			rc = acquire(f, idx, bid, blen, &pc, &s, err);
+			if (rc)
+				return rc;
+		}
+		if (!pc.done)
+			memcpy(pc.dst, data_of(c, s) + in, (size_t)n);
 		*got += (size_t)n;
 	}
 	c->st.bytes += len;
@@ -1271,7 +1334,8 @@ static const char *const stat_names[] = {
 	"reads", "bytes", "hits", "peer_copies", "peer_bytes",
 	"storage_reads", "storage_bytes_read", "retries", "waits",
 	"evict_general", "evict_singlet", "to_singlet", "tier_reads",
-	"tier_bytes_read", "published", "max_storage_reads_per_block",
+	"tier_bytes_read", "published", "peer_pieces", "peer_piece_bytes",
+	"max_storage_reads_per_block",
 };
 
 struct json_object *
@@ -1315,6 +1379,10 @@ gfsp_cache_stats_text(FILE *fp, const char *who,
 	    (unsigned long long)s->evict_general,
 	    (unsigned long long)s->evict_singlet,
 	    (unsigned long long)s->to_singlet);
+	if (s->peer_pieces)
+		fprintf(fp, "; %llu reads (%llu bytes) straight from peers' "
+		    "slots", (unsigned long long)s->peer_pieces,
+		    (unsigned long long)s->peer_piece_bytes);
 	if (s->published)
 		fprintf(fp, "; %llu local tier blocks published at start",
 		    (unsigned long long)s->published);

@@ -86,6 +86,10 @@ struct gfsp_cache_stats {
 	uint64_t tier_reads;	/* blocks read from the node-local tier */
 	uint64_t tier_bytes;
 	uint64_t published;	/* tier blocks loaded and published at create */
+	/* mapped transport (shm): reads served straight from a peer's slot,
+	 * the bytes wanted and no more, the block left where it was */
+	uint64_t peer_pieces;
+	uint64_t peer_piece_bytes;
 	/* gfsp_cache_stats_all only: the most reads from shared storage of
 	 * any one block, summed over all ranks */
 	uint64_t max_storage_reads_per_block;

@@ -54,6 +54,10 @@ struct gfsp_os;				/* a window over a communicator */
 
 struct gfsp_os_ops {
 	const char *name;		/* "mpi", "shm", "verbs" */
+	/* every rank's region is mapped here: a get costs a memcpy, so a
+	 * reader may take just the bytes it needs from a peer every time
+	 * instead of keeping a copy of its own */
+	int mapped;
 	/* Collective: every rank exposes `bytes` of memory (sizes may differ
 	 * between ranks), of which the first `zero` are 0 (the rest is not
 	 * touched: pages of a large region not yet used cost nothing).

@@ -725,6 +725,7 @@ shm_publish(struct gfsp_os *w)
 
 const struct gfsp_os_ops gfsp_os_shm = {
 	.name		= "shm",
+	.mapped		= 1,
 	.create		= shm_create,
 	.destroy	= mpi_destroy,
 	.base		= mpi_base,

@@ -107,7 +107,7 @@ for spec in "1 1" "4 1" "4 2"; do
 		"t['storage_reads'] <= $NBLOCKS * $g and 1 <= t['max_storage_reads_per_block'] <= $g"
 	if [ "$n" -gt 1 ]; then
 		expect "$n ranks, G=$g: the other ranks copied blocks from their peers" "$S" \
-			"t['peer_copies'] > 0 and t['peer_copies'] + t['storage_reads'] >= $n * $NBLOCKS"
+			"t['peer_copies'] + t['peer_pieces'] > 0 and t['peer_copies'] + t['peer_pieces'] + t['storage_reads'] >= $n * $NBLOCKS"
 	fi
 done
 

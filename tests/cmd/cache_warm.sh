@@ -69,7 +69,7 @@ warm "warm, 2 nodes x 2 ranks, --keep part" 2 --keep part "$F" &&
 tiers_hold "part: each block on one node, byte for byte" "$F" part "$TIER/nA" "$TIER/nB"
 job "a job after the warm (2 nodes x 2 ranks) reads every byte right" 2 "$F" &&
 	expect "the job read nothing from shared storage: tier, then peers" "$TMPD/j.json" \
-		"t['storage_reads'] == 0 and t['published'] == $NB and t['tier_reads'] > 0 and t['peer_copies'] > 0 and t['bytes'] == 4 * j['file_size']"
+		"t['storage_reads'] == 0 and t['published'] == $NB and (t['tier_reads'] > 0 or t['peer_pieces'] > 0) and t['peer_copies'] + t['peer_pieces'] > 0 and t['bytes'] == 4 * j['file_size']"
 job "a job on 3 ranks a node over the same tiers" 3 "$F" &&
 	expect "3 ranks a node: still no shared-storage reads" "$TMPD/j.json" \
 		"t['storage_reads'] == 0 and t['published'] == $NB"
@@ -77,7 +77,7 @@ job "a job on 3 ranks a node over the same tiers" 3 "$F" &&
 # ---- every block on every node, 2 groups
 warm "warm, --keep all, --groups 2" 2 --keep all --groups 2 "$F" &&
 	expect "all: each node's tier got the whole file, at most 2 storage reads a block" "$TMPD/w.json" \
-		"j['bytes_written'] == 2 * $(stat -c %s "$F") and c['max_storage_reads_per_block'] <= 2 and c['storage_bytes_read'] <= 2 * $(stat -c %s "$F") and c['peer_copies'] > 0"
+		"j['bytes_written'] == 2 * $(stat -c %s "$F") and c['max_storage_reads_per_block'] <= 2 and c['storage_bytes_read'] <= 2 * $(stat -c %s "$F") and c['peer_copies'] + c['peer_pieces'] > 0"
 tiers_hold "all: every block on both nodes, byte for byte; the part entry replaced" "$F" all "$TIER/nA" "$TIER/nB"
 n=$(ls "$TIER/nA" | wc -l)
 [ "$n" -eq 2 ] && ok "the replaced entry's data file is gone (1 map + 1 data)" ||
