@@ -72,6 +72,69 @@ gfsp_idle_barrier(MPI_Comm comm)
 	return barrier_backoff(comm, IDLE_SLEEP_NS);
 }
 
+/* a started request (mrc its start's code) waited for quietly */
+static int
+quiet(int mrc, MPI_Request *req)
+{
+	return mrc == MPI_SUCCESS ? gfsp_mpi_wait(req, NULL) : mrc;
+}
+
+int
+gfsp_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+	MPI_Request req;
+
+	return quiet(MPI_Ibcast(buf, count, type, root, comm, &req), &req);
+}
+
+int
+gfsp_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+	       int rcount, MPI_Datatype rtype, MPI_Comm comm)
+{
+	MPI_Request req;
+
+	return quiet(MPI_Iallgather(sbuf, scount, stype, rbuf, rcount, rtype,
+	    comm, &req), &req);
+}
+
+int
+gfsp_gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+	    int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+	MPI_Request req;
+
+	return quiet(MPI_Igather(sbuf, scount, stype, rbuf, rcount, rtype,
+	    root, comm, &req), &req);
+}
+
+int
+gfsp_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+	       MPI_Op op, MPI_Comm comm)
+{
+	MPI_Request req;
+
+	return quiet(MPI_Iallreduce(sbuf, rbuf, count, type, op, comm, &req),
+	    &req);
+}
+
+int
+gfsp_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+	    MPI_Op op, int root, MPI_Comm comm)
+{
+	MPI_Request req;
+
+	return quiet(MPI_Ireduce(sbuf, rbuf, count, type, op, root, comm,
+	    &req), &req);
+}
+
+int
+gfsp_comm_dup(MPI_Comm comm, MPI_Comm *out)
+{
+	MPI_Request req;
+
+	return quiet(MPI_Comm_idup(comm, out, &req), &req);
+}
+
 /*
  * One MPI_Allreduce with MPI_MINLOC over (key, code) pairs carries both
  * the verdict and the culprit:

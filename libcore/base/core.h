@@ -182,6 +182,21 @@ int gfsp_quiet_barrier(MPI_Comm comm);
  * one-sided operations aimed at it): sleeps of up to 5 ms, so idle ranks
  * do not disturb the timing of those at work.  Returns the MPI code. */
 int gfsp_idle_barrier(MPI_Comm comm);
+/* The collectives of the phases, waiting the same way (their nonblocking
+ * forms + gfsp_mpi_wait); arguments as MPI's, MPI codes returned.  On 4
+ * ranks sharing 2 cores, each blocking collective cost a rank about a
+ * scheduler slice (7 ms) of others' spinning. */
+int gfsp_bcast(void *buf, int count, MPI_Datatype type, int root,
+	       MPI_Comm comm);
+int gfsp_allgather(const void *sbuf, int scount, MPI_Datatype stype,
+		   void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm);
+int gfsp_gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+		int rcount, MPI_Datatype rtype, int root, MPI_Comm comm);
+int gfsp_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+		   MPI_Op op, MPI_Comm comm);
+int gfsp_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type,
+		MPI_Op op, int root, MPI_Comm comm);
+int gfsp_comm_dup(MPI_Comm comm, MPI_Comm *out);
 
 /* Check an MPI return code; on failure set err (GFSP_EMPI, with the MPI
  * error string) and return GFSP_EMPI. */

@@ -80,7 +80,7 @@ gfsp_node_comm(MPI_Comm comm, MPI_Comm *node, int *index, int *nnodes,
 	    : 0;
 	rc = gfsp_agree(comm, rc, err);
 	if (rc == 0)
-		rc = gfsp_mpi_check(MPI_Allgather(me, W, MPI_CHAR, names, W,
+		rc = gfsp_mpi_check(gfsp_allgather(me, W, MPI_CHAR, names, W,
 		    MPI_CHAR, comm), "cannot tell the nodes apart", err);
 	if (rc == 0) {
 		/* a node's color: its lowest rank; its index: how many nodes

@@ -252,7 +252,7 @@ gfsp_progress_start(MPI_Comm comm, const char *label, uint64_t total)
 	p->total = total;
 	p->label = strdup(label != NULL ? label : "progress");
 	if (comm != MPI_COMM_NULL) {
-		if (MPI_Comm_dup(comm, &p->comm) != MPI_SUCCESS)
+		if (gfsp_comm_dup(comm, &p->comm) != MPI_SUCCESS)
 			p->comm = MPI_COMM_NULL;
 		else {
 			MPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN);

@@ -32,14 +32,14 @@ gfsp_job_usage(MPI_Comm comm, double *seconds, long *max_rss_kib,
 		cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 		      (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 	}
-	rc = gfsp_mpi_check(MPI_Reduce(&rss, &maxrss, 1, MPI_LONG, MPI_MAX, 0,
+	rc = gfsp_mpi_check(gfsp_reduce(&rss, &maxrss, 1, MPI_LONG, MPI_MAX, 0,
 	    comm), "MPI_Reduce", err);
 	if (rc == 0)
-		rc = gfsp_mpi_check(MPI_Reduce(&cpu, &sum, 1, MPI_DOUBLE,
+		rc = gfsp_mpi_check(gfsp_reduce(&cpu, &sum, 1, MPI_DOUBLE,
 		    MPI_SUM, 0, comm), "MPI_Reduce", err);
 	/* the slowest rank's time is the job's time */
 	if (rc == 0)
-		rc = gfsp_mpi_check(MPI_Allreduce(MPI_IN_PLACE, &secs, 1,
+		rc = gfsp_mpi_check(gfsp_allreduce(MPI_IN_PLACE, &secs, 1,
 		    MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce", err);
 	rc = gfsp_agree(comm, rc, err);
 	if (rc == 0) {

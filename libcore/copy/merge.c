@@ -760,7 +760,7 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 		goto out;
 
 	data = x.data_bytes;
-	rc = gfsp_mpi_check(MPI_Reduce(&data, &res->data_bytes, 1,
+	rc = gfsp_mpi_check(gfsp_reduce(&data, &res->data_bytes, 1,
 	    MPI_UINT64_T, MPI_SUM, 0, comm), "MPI_Reduce", err);
 	rc = gfsp_agree(comm, rc, err);
 	if (rc == 0) {

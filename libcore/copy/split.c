@@ -179,7 +179,7 @@ open_source(MPI_Comm comm, const char *path, struct gfsp_file **src,
 	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		return rc;
-	rc = gfsp_mpi_check(MPI_Bcast(size, 1, MPI_UINT64_T, 0, comm),
+	rc = gfsp_mpi_check(gfsp_bcast(size, 1, MPI_UINT64_T, 0, comm),
 			   "MPI_Bcast", err);
 	return gfsp_agree(comm, rc, err);
 }
@@ -215,7 +215,7 @@ split_plan(MPI_Comm comm, const struct gfsp_split_args *a,
 	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		return rc;
-	rc = gfsp_mpi_check(MPI_Gather(&mine, 4, MPI_UINT64_T, res->plan, 4,
+	rc = gfsp_mpi_check(gfsp_gather(&mine, 4, MPI_UINT64_T, res->plan, 4,
 	    MPI_UINT64_T, 0, comm), "MPI_Gather", err);
 	return gfsp_agree(comm, rc, err);
 }

@@ -487,7 +487,7 @@ gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv)
 
 	if (cmd->uses_mpi) {
 		/* every rank exits with the worst code of any rank */
-		if (MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, comm) ==
+		if (gfsp_allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, comm) ==
 		    MPI_SUCCESS)
 			rc = all;
 		else

@@ -275,13 +275,13 @@ gfsp_bcast_string(MPI_Comm comm, char **s, struct gfsp_error *err)
 
 	MPI_Comm_rank(comm, &rank);
 	len = rank == 0 ? strlen(*s) + 1 : 0;
-	rc = gfsp_mpi_check(MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, comm),
+	rc = gfsp_mpi_check(gfsp_bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, comm),
 			   "MPI_Bcast", err);
 	if (rc == 0 && rank != 0 && (*s = calloc(1, len)) == NULL)
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	rc = gfsp_agree(comm, rc, err);
 	if (rc == 0)
-		rc = gfsp_mpi_check(MPI_Bcast(*s, (int)len, MPI_CHAR, 0, comm),
+		rc = gfsp_mpi_check(gfsp_bcast(*s, (int)len, MPI_CHAR, 0, comm),
 				   "MPI_Bcast", err);
 	return rc;
 }
@@ -342,7 +342,7 @@ gfsp_gather_text(MPI_Comm comm, const char *text, size_t len, char **all,
 		lens = calloc((size_t)nprocs, sizeof(int));
 		displs = calloc((size_t)nprocs, sizeof(int));
 	}
-	rc = gfsp_mpi_check(MPI_Gather(&k, 1, MPI_INT, lens, 1, MPI_INT, 0,
+	rc = gfsp_mpi_check(gfsp_gather(&k, 1, MPI_INT, lens, 1, MPI_INT, 0,
 				       comm), "MPI_Gather", err);
 	if (rc == 0 && rank == 0) {
 		for (r = 0; r < nprocs; r++) {

@@ -409,7 +409,7 @@ gfsp_views_allgather(MPI_Comm comm, const struct gfsp_view *mine,
 		goto out;
 
 	i = (int)words;
-	rc = gfsp_mpi_check(MPI_Allgather(&i, 1, MPI_INT, counts, 1, MPI_INT,
+	rc = gfsp_mpi_check(gfsp_allgather(&i, 1, MPI_INT, counts, 1, MPI_INT,
 					 comm), "cannot exchange views", err);
 	if ((rc = gfsp_agree(comm, rc, err)) != 0)
 		goto out;

@@ -218,7 +218,7 @@ group_nodes(struct gfsp_split_writer *w, struct gfsp_error *err)
 	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto out;
-	mrc = MPI_Allgather(name, GFSP_NAME_MAX, MPI_CHAR, w->names,
+	mrc = gfsp_allgather(name, GFSP_NAME_MAX, MPI_CHAR, w->names,
 	    GFSP_NAME_MAX, MPI_CHAR, w->comm);
 	rc = gfsp_mpi_check(mrc, "cannot exchange node names", err);
 	if (rc)
@@ -267,7 +267,7 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 	mrc = MPI_SUCCESS;
 	if (opts->comm_private)
 		w->comm = comm;
-	else if ((mrc = MPI_Comm_dup(comm, &w->comm)) == MPI_SUCCESS)
+	else if ((mrc = gfsp_comm_dup(comm, &w->comm)) == MPI_SUCCESS)
 		w->own_comm = 1;
 	if (mrc != MPI_SUCCESS) {
 		w->comm = MPI_COMM_NULL;
@@ -542,7 +542,7 @@ exchange_records(struct gfsp_split_writer *w, uint64_t hash, struct recs *x,
 	if (rc)
 		goto out;
 	l64 = mlen;
-	mrc = MPI_Allgather(&l64, 1, MPI_UINT64_T, x->len, 1, MPI_UINT64_T,
+	mrc = gfsp_allgather(&l64, 1, MPI_UINT64_T, x->len, 1, MPI_UINT64_T,
 	    w->comm);
 	rc = gfsp_mpi_check(mrc, "cannot exchange location records", err);
 	if (rc)
@@ -963,7 +963,7 @@ gather_landed(struct gfsp_split_writer *w, struct gfsp_error *err)
 	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		return rc;
-	rc = gfsp_mpi_check(MPI_Allgather(mine, GFSP_NAME_MAX, MPI_CHAR,
+	rc = gfsp_mpi_check(gfsp_allgather(mine, GFSP_NAME_MAX, MPI_CHAR,
 	    w->landed, GFSP_NAME_MAX, MPI_CHAR, w->comm),
 	    "cannot exchange part locations", err);
 	for (r = 0; rc == 0 && r < w->nprocs; r++) {
@@ -1012,7 +1012,7 @@ gfsp_split_finish(struct gfsp_split_writer *w, int rc, uint64_t logical_size,
 		goto abort;
 	if (w->log != NULL)
 		logical_size = GFSP_MAX(logical_size, w->hi);
-	mrc = MPI_Allreduce(&logical_size, &lsize, 1, MPI_UINT64_T, MPI_MAX,
+	mrc = gfsp_allreduce(&logical_size, &lsize, 1, MPI_UINT64_T, MPI_MAX,
 	    w->comm);
 	rc = gfsp_mpi_check(mrc, "cannot agree on the logical size", err);
 	/* a part longer than its view below the logical size would be

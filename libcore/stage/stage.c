@@ -132,7 +132,7 @@ setup(struct stage *s, struct gfsp_error *err)
 		return rc;
 	MPI_Comm_rank(s->node, &s->lrank);
 	MPI_Comm_size(s->node, &s->ppn);
-	rc = gfsp_mpi_check(MPI_Allreduce(&s->ppn, &s->min_ppn, 1, MPI_INT,
+	rc = gfsp_mpi_check(gfsp_allreduce(&s->ppn, &s->min_ppn, 1, MPI_INT,
 					  MPI_MIN, s->comm), "MPI_Allreduce",
 			   err);
 	if (rc)
@@ -404,7 +404,7 @@ merge_conflicts(struct stage *s, struct gfsp_error *err)
 		displs = calloc((size_t)n, sizeof(int));
 		if (lens == NULL || displs == NULL)
 			return OOM(err);	/* MPI has failed us first */
-		MPI_Gather(&k, 1, MPI_INT, lens, 1, MPI_INT, 0, leaders);
+		gfsp_gather(&k, 1, MPI_INT, lens, 1, MPI_INT, 0, leaders);
 		if (s->rank == 0) {
 			for (k = 0; k < n; k++) {
 				displs[k] = total;
@@ -659,7 +659,7 @@ plan(struct stage *s, struct gfsp_error *err)
 			rc = OOM(err);
 			goto out;
 		}
-		rc = gfsp_mpi_check(MPI_Allgather(&s->nindex, 1, MPI_INT,
+		rc = gfsp_mpi_check(gfsp_allgather(&s->nindex, 1, MPI_INT,
 						  nodeof, 1, MPI_INT, s->comm),
 				   "MPI_Allgather", err);
 		for (i = 0; rc == 0 && i < nall; i++)
@@ -714,7 +714,7 @@ check_present(struct stage *s, struct gfsp_error *err)
 		s->skip[i] = (unsigned char)gfsp_xfer_present(s->x,
 							      (uint32_t)i);
 	}
-	rc = gfsp_mpi_check(MPI_Allreduce(MPI_IN_PLACE, s->skip,
+	rc = gfsp_mpi_check(gfsp_allreduce(MPI_IN_PLACE, s->skip,
 					  (int)s->fl.n, MPI_UNSIGNED_CHAR,
 					  MPI_BAND, s->o->way == GFSP_STAGE_IN
 					  ? s->comm : s->node),
@@ -798,12 +798,12 @@ finish_split(struct stage *s, struct gfsp_error *err)
 		if (r->seg != NULL)
 			memcpy(seg, r->seg, GFSP_MIN(r->nseg, nseg) *
 			       sizeof(*seg));
-		rc = gfsp_mpi_check(MPI_Allreduce(MPI_IN_PLACE, seg, (int)nseg,
+		rc = gfsp_mpi_check(gfsp_allreduce(MPI_IN_PLACE, seg, (int)nseg,
 						  MPI_UINT64_T, MPI_BOR,
 						  s->node), "MPI_Allreduce",
 				   err);
 		if (rc == 0)
-			rc = gfsp_mpi_check(MPI_Allreduce(&bad, &anybad, 1,
+			rc = gfsp_mpi_check(gfsp_allreduce(&bad, &anybad, 1,
 							  MPI_INT, MPI_MAX,
 							  s->node),
 					   "MPI_Allreduce", err);
@@ -906,7 +906,7 @@ report(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 			   s->fl.v[i].type != GFSP_SF_DIR;
 		mine[8] += s->fl.v[i].type == GFSP_SF_DIR;
 	}
-	MPI_Reduce(mine, sum, 9, MPI_UINT64_T, MPI_SUM, 0, s->comm);
+	gfsp_reduce(mine, sum, 9, MPI_UINT64_T, MPI_SUM, 0, s->comm);
 	{
 		double secs = 0;
 
@@ -963,8 +963,8 @@ report_plan(struct stage *s, struct gfsp_stage_result *res)
 		all = calloc((size_t)s->nprocs * 3, sizeof(*all));
 		names = calloc((size_t)s->nprocs, 256);
 	}
-	MPI_Gather(mine, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, 0, s->comm);
-	MPI_Gather(s->nodename, 256, MPI_CHAR, names, 256, MPI_CHAR, 0,
+	gfsp_gather(mine, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, 0, s->comm);
+	gfsp_gather(s->nodename, 256, MPI_CHAR, names, 256, MPI_CHAR, 0,
 		   s->comm);
 	if (s->rank == 0 && all != NULL && names != NULL) {
 		res->plan = json_object_new_array();
@@ -1042,7 +1042,7 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 	 * that ranks of a node write meet in one */
 	xo.nonce = gfsp_random64();
 	if (rc == 0)
-		rc = gfsp_mpi_check(MPI_Bcast(&xo.nonce, 1, MPI_UINT64_T, 0,
+		rc = gfsp_mpi_check(gfsp_bcast(&xo.nonce, 1, MPI_UINT64_T, 0,
 					      comm), "MPI_Bcast", err);
 	gfsp_watch_phase("listing");
 	if (rc == 0)
@@ -1098,7 +1098,7 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 	rc = gfsp_agree(comm, 0, err);
 	if (rc)
 		goto out;
-	rc = gfsp_mpi_check(MPI_Allreduce(&s.plan.bytes, &total, 1,
+	rc = gfsp_mpi_check(gfsp_allreduce(&s.plan.bytes, &total, 1,
 					  MPI_UINT64_T, MPI_SUM, comm),
 			   "MPI_Allreduce", err);
 	if (rc)
@@ -1135,7 +1135,7 @@ out:
 	if (rc == 0) {
 		int failed = s.rank == 0 && res->failed > 0;
 
-		MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
+		gfsp_bcast(&failed, 1, MPI_INT, 0, comm);
 		if (failed)
 			rc = gfsp_error_set(err, GFSP_EIO, "some entries were "
 					   "not staged");

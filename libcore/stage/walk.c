@@ -585,7 +585,7 @@ gfsp_flist_bcast(MPI_Comm comm, int root, struct gfsp_flist *l,
 	if (rank == root)
 		rc = gfsp_flist_pack(l, &buf, &len, err);
 	n = rc ? UINT64_MAX : (uint64_t)len;
-	rc = gfsp_mpi_check(MPI_Bcast(&n, 1, MPI_UINT64_T, root, comm),
+	rc = gfsp_mpi_check(gfsp_bcast(&n, 1, MPI_UINT64_T, root, comm),
 			   "MPI_Bcast", err);
 	if (rc == 0 && n == UINT64_MAX)
 		rc = rank == root ? GFSP_ENOMEM
@@ -603,7 +603,7 @@ gfsp_flist_bcast(MPI_Comm comm, int root, struct gfsp_flist *l,
 
 		for (at = 0; at < n; at += k) {
 			k = GFSP_MIN(n - at, (uint64_t)1 << 30);
-			if (MPI_Bcast(buf ? buf + at : dummy, buf ? (int)k : 0,
+			if (gfsp_bcast(buf ? buf + at : dummy, buf ? (int)k : 0,
 				      MPI_BYTE, root, comm) != MPI_SUCCESS &&
 			    rc == 0)
 				rc = gfsp_error_set(err, GFSP_EMPI,

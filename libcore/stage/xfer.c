@@ -1153,21 +1153,13 @@ wr_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	return 0;
 }
 
-/* MPI_Bcast without spinning: ranks of a slot wait for a reader that is
- * still reading, and on a node with more ranks than cores a spinning
- * wait takes the core from the ranks that work (gfsp_mpi_wait). */
+/* Ranks of a slot wait for a reader that is still reading: gfsp_bcast,
+ * which does not spin. */
 static int
 bcast(void *buf, size_t len, int root, MPI_Comm comm, struct gfsp_error *err)
 {
-	MPI_Request req;
-	int rc;
-
-	rc = gfsp_mpi_check(MPI_Ibcast(buf, (int)len, MPI_BYTE, root, comm,
-				       &req), "MPI_Ibcast", err);
-	if (rc == 0)
-		rc = gfsp_mpi_check(gfsp_mpi_wait(&req, MPI_STATUS_IGNORE),
-				   "MPI_Wait", err);
-	return rc;
+	return gfsp_mpi_check(gfsp_bcast(buf, (int)len, MPI_BYTE, root, comm),
+			      "MPI_Ibcast", err);
 }
 
 /* Receive piece p, chunk after chunk, from its reader, and write it. */
