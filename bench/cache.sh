@@ -508,6 +508,13 @@ def lk(d):
 def st(d, k):
     return "%d" % d["cache"][k] if d and d.get("cache") else "-"
 
+def peer(d):
+    """blocks copied whole from peers + reads served from their slots"""
+    if not d or not d.get("cache"):
+        return "-"
+    c = d["cache"]
+    return "%d" % (c["peer_copies"] + c.get("peer_pieces", 0))
+
 def groups_of(n):
     out = []
     for g in (int(x) for x in cfg["groups"].split()):
@@ -584,7 +591,7 @@ for n in ranks:
         print("  %2d | %9s | %6.2f | %7.2f | %s | %s | %11s | %5s | %5s | %7s | %12s | %6s / %s" % (
             n, f(mib(fs) if fs else None, 9, 1), float(fac), float(fac) * n,
             rc(p), rc(c), f(row["cache_over_plain"], 11, 2), st(c, "hits"),
-            st(c, "peer_copies"), st(c, "storage_reads"),
+            peer(c), st(c, "storage_reads"),
             f(c.get("storage_over_file") if c else None, 12, 2), rss(p), rss(c)))
 out["random"] = tab
 
@@ -635,7 +642,7 @@ for n in (int(x) for x in cfg["ratio_ranks"].split()):
         tab.append(row)
         print("  %5s | %s | %7s | %8s | %5s | %5s | %7s | %7s / %-6s | %10s | %s" % (
             r, rc(c), f(row["seconds"], 7, 2), f(row["cache_over_plain"], 8, 2),
-            st(c, "hits"), st(c, "peer_copies"), st(c, "storage_reads"),
+            st(c, "hits"), peer(c), st(c, "storage_reads"),
             st(c, "evict_general"), st(c, "evict_singlet"), st(c, "to_singlet"), rss(c)))
     out.setdefault("ratio_plain", {})[str(n)] = p
 out["ratio"] = tab

@@ -326,7 +326,7 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 	MPI_Comm_rank(comm, &rank);
 	if (rank == 0)
 		v[0] = decide(path, amode, info, &v[1]);
-	MPI_Bcast(v, 2, MPI_INT, 0, comm);
+	gfsp_bcast(v, 2, MPI_INT, 0, comm);
 	verdict = v[0];
 	if (verdict == 0)
 		return PMPI_File_open(comm, path, amode, info, fh);
@@ -372,7 +372,7 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 		    "of memory", path);
 	rc = gfsp_agree(comm, rc, &err);
 	if (rc == 0) {
-		rc = MPI_Comm_dup(comm, &f->comm) == MPI_SUCCESS ? 0 :
+		rc = gfsp_comm_dup(comm, &f->comm) == MPI_SUCCESS ? 0 :
 		    gfsp_error_set(&err, GFSP_EMPI, "cannot open '%s': cannot "
 		    "duplicate the communicator", path);
 		rc = gfsp_agree(comm, rc, &err);
@@ -426,7 +426,7 @@ sf_close(struct sfile *f, MPI_File *fh)
 	} else {
 		gfsp_layout_close(f->layout);
 		f->layout = NULL;
-		MPI_Barrier(f->comm);
+		gfsp_quiet_barrier(f->comm);
 		if (del && f->rank == 0)
 			rc = gfsp_remove_tree(f->path, &err);
 		rc = gfsp_agree(f->comm, rc, &err);

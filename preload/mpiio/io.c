@@ -511,7 +511,7 @@ sf_set_size(struct sfile *f, MPI_Offset size, int grow_only)
 		    "the size of a file opened read-only", f->path);
 	rc = agree(f, rc, &err);
 	if (rc == 0)
-		rc = gfsp_mpi_check(MPI_Allreduce(&mine, &all, 1,
+		rc = gfsp_mpi_check(gfsp_allreduce(&mine, &all, 1,
 		    MPI_UINT64_T, MPI_MAX, f->comm), "cannot agree on the "
 		    "file size", &err);
 	if (rc)
@@ -547,7 +547,7 @@ sf_set_atomicity(struct sfile *f, int flag)
 	uint64_t top = 0;
 
 	gfsp_error_clear(&err);
-	rc = gfsp_mpi_check(MPI_Allreduce(want, all, 2, MPI_INT, MPI_MAX,
+	rc = gfsp_mpi_check(gfsp_allreduce(want, all, 2, MPI_INT, MPI_MAX,
 	    f->comm), "cannot agree on atomic mode", &err);
 	if (rc == 0 && all[0] != -all[1])
 		rc = gfsp_error_set(&err, GFSP_EINVAL, "'%s': set_atomicity: "
@@ -556,7 +556,7 @@ sf_set_atomicity(struct sfile *f, int flag)
 	    f->rank == 0)
 		rc = sf_clock_set(f, f->epoch + 1, &err);
 	if (rc == 0 && f->mode == SF_WRITE && !flag && f->atomic)
-		rc = gfsp_mpi_check(MPI_Allreduce(&f->epoch, &top, 1,
+		rc = gfsp_mpi_check(gfsp_allreduce(&f->epoch, &top, 1,
 		    MPI_UINT64_T, MPI_MAX, f->comm), "cannot agree on atomic "
 		    "mode", &err);
 	rc = agree(f, rc, &err);
@@ -588,7 +588,7 @@ sf_sync(struct sfile *f)
 	if (rc == 0 && f->mode == SF_WRITE)
 		rc = gfsp_split_refresh(f->w, &err);
 	if (rc == 0)
-		rc = gfsp_mpi_check(MPI_Allreduce(&mine, &all, 1,
+		rc = gfsp_mpi_check(gfsp_allreduce(&mine, &all, 1,
 		    MPI_UINT64_T, MPI_MAX, f->comm),
 		    "cannot agree on the file size", &err);
 	rc = agree(f, rc, &err);

@@ -239,7 +239,7 @@ sf_ordered(struct sfile *f, const char *call, int write, void *buf,
 	/* every rank makes every collective call; the first error wins */
 	rc = gfsp_mpi_check(MPI_Exscan(&n, &before, 1, MPI_OFFSET, MPI_SUM,
 	    f->comm), "ordered access: MPI_Exscan", &err);
-	mrc = MPI_Reduce(&n, &total, 1, MPI_OFFSET, MPI_SUM, 0, f->comm);
+	mrc = gfsp_reduce(&n, &total, 1, MPI_OFFSET, MPI_SUM, 0, f->comm);
 	if (rc == 0)
 		rc = gfsp_mpi_check(mrc, "ordered access: MPI_Reduce", &err);
 	if (f->rank == 0) {
@@ -247,7 +247,7 @@ sf_ordered(struct sfile *f, const char *call, int write, void *buf,
 		if (rc == 0)
 			rc = counter(f, MPI_SUM, total, &base, &err);
 	}
-	mrc = MPI_Bcast(&base, 1, MPI_OFFSET, 0, f->comm);
+	mrc = gfsp_bcast(&base, 1, MPI_OFFSET, 0, f->comm);
 	if (rc == 0)
 		rc = gfsp_mpi_check(mrc, "ordered access: MPI_Bcast", &err);
 	rc = gfsp_agree(f->comm, rc, &err);
@@ -282,7 +282,7 @@ sf_seek_shared(struct sfile *f, MPI_Offset off, int whence)
 	in[2] = whence;
 	in[3] = ~(MPI_Offset)whence;
 	in[4] = (MPI_Offset)f->size;
-	mrc = MPI_Allreduce(in, max, 5, MPI_OFFSET, MPI_MAX, f->comm);
+	mrc = gfsp_allreduce(in, max, 5, MPI_OFFSET, MPI_MAX, f->comm);
 	if (mrc != MPI_SUCCESS)
 		return sf_fail_code(f, MPI_ERR_OTHER, "'%s': seek_shared: "
 		    "cannot compare the arguments of the ranks", f->path);
@@ -315,7 +315,7 @@ sf_seek_shared(struct sfile *f, MPI_Offset off, int whence)
 		}
 		out[1] = rc;
 	}
-	mrc = MPI_Bcast(out, 2, MPI_OFFSET, 0, f->comm);
+	mrc = gfsp_bcast(out, 2, MPI_OFFSET, 0, f->comm);
 	if (mrc != MPI_SUCCESS)
 		return sf_fail_code(f, MPI_ERR_OTHER, "'%s': seek_shared: "
 		    "cannot hear from rank 0", f->path);
