@@ -6,8 +6,12 @@ Case `copy` (target 1): pcp-split and gfsplit-merge of a SIZE file with N
 ranks against N `dd bs=8M` processes run at once, each copying its 1/N of
 the same file (the same parallelism), wall clock including mpiexec:
 
-  split     mpiexec -n N pcp-split SRC DST.split        vs  N dd of SRC
-  merge     mpiexec -n N gfsplit-merge DST.split OUT    vs  N dd of SRC
+  split     mpiexec -n N pcp-split SRC DST.split        vs  N dd of SRC,
+                                                            each to a file
+  merge     mpiexec -n N gfsplit-merge DST.split OUT    vs  the same, and vs
+            N dd of SRC all into one file at their offsets (conv=notrunc):
+            what a merge writes, one file, whose writers share its inode
+            lock (ext4 takes it for each buffered write)
 
 cold (page cache dropped before every timed run: sync; echo 3 >
 /proc/sys/vm/drop_caches) and warm (the input read once, untimed, just
@@ -59,18 +63,24 @@ def rm(*paths):
             os.unlink(p)
 
 
-def dd_cmds(src, outs, size, n, sync):
+def dd_cmds(src, outs, size, n, sync, one=None):
+    """N dd's, each copying its 1/N of src: into outs[r], or with `one`
+    all into that one file at their own offsets (what a merge writes)."""
     bs = 8 << 20
     per = size // n
     cmds = []
     for r in range(n):
-        # the last process takes the remainder; offsets in 8 MiB blocks
-        # when they divide, in bytes otherwise
+        # the last process takes the remainder
         start, count = r * per, per if r < n - 1 else size - r * per
-        c = ["dd", "if=" + src, "of=" + outs[r], "bs=%d" % bs, "status=none",
+        c = ["dd", "if=" + src, "bs=%d" % bs, "status=none",
              "iflag=skip_bytes,count_bytes", "skip=%d" % start, "count=%d" % count]
-        if sync:
-            c.append("conv=fsync")
+        if one:
+            c += ["of=" + one, "oflag=seek_bytes", "seek=%d" % start]
+        else:
+            c += ["of=" + outs[r]]
+        conv = (["notrunc"] if one else []) + (["fsync"] if sync else [])
+        if conv:
+            c.append("conv=" + ",".join(conv))
         cmds.append(c)
     return cmds
 
@@ -86,12 +96,14 @@ def case_copy(a, work):
         sync = ["--sync"] if a.sync else []
         outs = [os.path.join(work, "dd.%d" % r) for r in range(n)]
         for state in ("cold", "warm"):
-            t = {"split": [], "merge": [], "dd": []}
+            t = {"split": [], "merge": [], "dd": [], "dd1": []}
             # a split file to merge from, made untimed
             rm(split)
             timed([mpi + [os.path.join(BIN, "pcp-split"), "-q", src, split]])
             for rep in range(a.reps):
-                order = ["dd", "split", "merge"] if rep % 2 == 0 else ["merge", "split", "dd"]
+                order = ["dd", "split", "dd1", "merge"]
+                if rep % 2:
+                    order.reverse()
                 for who in order:
                     inp = split if who == "merge" else src
                     if state == "cold":
@@ -101,6 +113,9 @@ def case_copy(a, work):
                     if who == "dd":
                         t["dd"].append(timed(dd_cmds(src, outs, size, n, a.sync)))
                         rm(*outs)
+                    elif who == "dd1":
+                        t["dd1"].append(timed(dd_cmds(src, outs, size, n, a.sync, out)))
+                        rm(out)
                     elif who == "split":
                         dst = os.path.join(work, "t.split")
                         t["split"].append(timed([mpi + [os.path.join(BIN, "pcp-split"), "-q"] +
@@ -116,12 +131,15 @@ def case_copy(a, work):
                    "seconds": t, "median_s": med,
                    "MiB_s": {k: mib / v for k, v in med.items()},
                    "ratio_split": med["dd"] / med["split"],
-                   "ratio_merge": med["dd"] / med["merge"]}
+                   "ratio_merge": med["dd"] / med["merge"],
+                   "ratio_merge_one": med["dd1"] / med["merge"]}
             rows.append(row)
-            print("N=%d %s%s: dd %.0f MiB/s, pcp-split %.0f (%.2fx), gfsplit-merge %.0f (%.2fx)" %
+            print("N=%d %s%s: dd %.0f MiB/s, pcp-split %.0f (%.2fx); dd into one file %.0f, "
+                  "gfsplit-merge %.0f (%.2fx of dd, %.2fx of dd into one file)" %
                   (n, state, " sync" if a.sync else "", row["MiB_s"]["dd"],
-                   row["MiB_s"]["split"], row["ratio_split"],
-                   row["MiB_s"]["merge"], row["ratio_merge"]), flush=True)
+                   row["MiB_s"]["split"], row["ratio_split"], row["MiB_s"]["dd1"],
+                   row["MiB_s"]["merge"], row["ratio_merge"], row["ratio_merge_one"]),
+                  flush=True)
     return rows
 
 

@@ -41,7 +41,8 @@ static char **main_argv;	/* for the mover: this program's own */
 	  "always decompressed", &opt_compress, "auto" }, \
 	{ "threads", 0, GFSP_OPT_UINT, "N", \
 	  "zstd worker threads per rank (default: the cores the rank may " \
-	  "run on; 0: compress in the reading thread)", &opt_threads, NULL }, \
+	  "run on; 0: compress in the reading thread and decompress one " \
+	  "chunk at a time)", &opt_threads, NULL }, \
 	{ "raw", 0, GFSP_OPT_FLAG, NULL, \
 	  "copy compressed sources as they are, without decompressing", \
 	  &opt_raw, NULL }, \

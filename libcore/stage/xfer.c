@@ -28,6 +28,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,28 @@ struct rd {
 	int failed;			/* a FAIL header went out */
 };
 
+/*
+ * Decompressing a gfsz source two chunks at a time: while the producer
+ * decompresses chunk k, a thread of its own decompresses k + 1 (its frame
+ * read by the producer first: a Gfarm handle is one thread's) into a
+ * buffer of its own, which the producer copies out at the next call.  A
+ * frame takes a core for all its length, so one stream decompresses at
+ * one core's speed; two give the rank twice that where it has the cores
+ * (the workers of --threads; none: one stream).
+ */
+struct zahead {
+	pthread_t th;
+	int running;			/* started, not joined */
+	uint64_t idx;			/* the chunk it decompresses */
+	const struct gfsp_zentry *e;
+	const char *name;
+	struct gfsp_zcodec *zc;		/* its own contexts */
+	unsigned char *frame, *raw;	/* scap bytes each */
+	size_t cap;
+	int rc;
+	struct gfsp_error err;
+};
+
 /* The consumer's side of the file it writes. */
 struct wr {
 	uint32_t file;
@@ -107,6 +130,7 @@ struct gfsp_xfer {
 	struct gfsp_fresult *res;
 	struct gfsp_progress *prog;
 	struct gfsp_zcodec *zc;		/* the producer's */
+	struct zahead za;		/* the producer's second stream */
 	struct gfsp_zcodec *zcw;	/* the consumer's (checks) */
 	unsigned char *scratch;		/* producer: raw or frame bytes */
 	size_t scap;
@@ -206,6 +230,9 @@ gfsp_xfer_free(struct gfsp_xfer *x)
 		return;
 	gfsp_zcodec_free(x->zc);
 	gfsp_zcodec_free(x->zcw);
+	gfsp_zcodec_free(x->za.zc);
+	free(x->za.frame);
+	free(x->za.raw);
 	free(x->scratch);
 	free(x->rbuf);
 	free(x->root);
@@ -282,11 +309,89 @@ segs(const void *buf, uint64_t len, uint64_t *seg, uint64_t *nseg)
 
 /* ------------------------------------------------------------ producer */
 
+/* Frame ze of the current gfsz source into buf. */
+static int
+rd_frame(struct gfsp_xfer *x, const char *name, const struct gfsp_zentry *ze,
+	 unsigned char *buf, struct gfsp_error *e)
+{
+	size_t got;
+	int rc;
+
+	rc = gfsp_pread(x->rd.src, buf, ze->z_len, ze->z_off, &got, e);
+	if (rc == 0 && got != ze->z_len)
+		rc = gfsp_error_set(e, GFSP_ECORRUPT, "'%s': compressed file "
+				   "cut short", name);
+	if (rc == 0)
+		x->stats.bytes_read += ze->z_len;
+	return rc;
+}
+
+static void *
+za_main(void *arg)
+{
+	struct zahead *a = arg;
+
+	a->rc = gfsp_z_decompress(a->zc, a->idx, a->e, a->frame, a->raw,
+				  a->cap, a->name, &a->err);
+	return NULL;
+}
+
+/* Wait for the second stream; its verdict (its error into e). */
+static int
+za_join(struct gfsp_xfer *x, struct gfsp_error *e)
+{
+	struct zahead *a = &x->za;
+
+	if (!a->running)
+		return 0;
+	pthread_join(a->th, NULL);
+	a->running = 0;
+	if (a->rc != 0 && e != NULL)
+		*e = a->err;
+	return a->rc;
+}
+
+/*
+ * Chunk idx of the current gfsz source to the second stream, if the rank
+ * has one.  Its buffers and contexts are made at the first use; a thread
+ * that cannot start leaves the chunk to the producer.
+ */
+static int
+za_start(struct gfsp_xfer *x, const char *name, uint64_t idx,
+	 struct gfsp_error *e)
+{
+	struct zahead *a = &x->za;
+	int rc;
+
+	if (x->o.workers == 0)
+		return 0;
+	if (a->zc == NULL) {
+		a->cap = x->scap;
+		a->frame = gfsp_big_alloc(a->cap, 4096);
+		a->raw = gfsp_big_alloc(a->cap, 4096);
+		if (a->frame == NULL || a->raw == NULL)
+			return OOM(e);
+		rc = gfsp_zcodec_new(0, 0, &a->zc, e);
+		if (rc)
+			return rc;
+	}
+	a->idx = idx;
+	a->e = &x->rd.zix.e[idx];
+	a->name = name;
+	rc = rd_frame(x, name, a->e, a->frame, e);
+	if (rc)
+		return rc;
+	gfsp_error_clear(&a->err);
+	a->running = pthread_create(&a->th, NULL, za_main, a) == 0;
+	return 0;
+}
+
 static void
 rd_close(struct gfsp_xfer *x)
 {
 	struct gfsp_error e = { 0 };
 
+	za_join(x, NULL);
 	if (x->rd.src)
 		gfsp_close(x->rd.src, &e);
 	if (x->rd.tmp)
@@ -658,19 +763,24 @@ rd_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 		ze = &x->rd.zix.e[x->rd.next];
 		off = x->rd.next * x->rd.zix.chunk_size;
 		len = ze->raw_len;
-		rc = gfsp_pread(x->rd.src, x->scratch, ze->z_len, ze->z_off,
-				&got, e);
-		if (rc == 0 && got != ze->z_len)
-			rc = gfsp_error_set(e, GFSP_ECORRUPT, "'%s': compressed "
-					   "file cut short", f->src);
-		if (rc == 0)
-			rc = gfsp_z_decompress(x->zc, x->rd.next, ze,
-					       x->scratch, data, x->scap, f->src,
-					       e);
+		if (x->za.running && x->za.idx == x->rd.next) {
+			/* decompressed alongside the chunk before */
+			rc = za_join(x, e);
+			if (rc == 0)
+				memcpy(data, x->za.raw, (size_t)len);
+		} else {
+			rc = 0;
+			if (x->rd.next + 1 < x->rd.end)
+				rc = za_start(x, f->src, x->rd.next + 1, e);
+			if (rc == 0)
+				rc = rd_frame(x, f->src, ze, x->scratch, e);
+			if (rc == 0)
+				rc = gfsp_z_decompress(x->zc, x->rd.next, ze,
+				    x->scratch, data, x->scap, f->src, e);
+		}
 		if (rc)
 			return rc;
 		x->rd.next++;
-		x->stats.bytes_read += ze->z_len;
 		segs(data, len, h->seg, &h->nseg);
 		h->dst_off = off;
 		h->dst_len = len;
