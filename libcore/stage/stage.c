@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -52,7 +53,11 @@
 struct stage {
 	const struct gfsp_stage_opts *o;
 	MPI_Comm comm, node, slot;
-	int rank, nprocs, lrank, ppn, nindex, nnodes, min_ppn;
+	int rank, nprocs, lrank, ppn, nindex, nnodes;
+	/* the ranks of a node that move data: its first ones, no more than
+	 * it has cores (more only take turns on them, with a pipeline's two
+	 * threads each); the fewest of any node */
+	int movers, min_movers;
 	char nodename[256];
 	char *root;			/* this node's destination root */
 	char *local;			/* this node's local root (state) */
@@ -123,6 +128,7 @@ setup(struct stage *s, struct gfsp_error *err)
 	struct gfsp_stat st = { 0 };
 	char *src = NULL;
 	int rc, color, i;
+	long cores;
 
 	MPI_Comm_rank(s->comm, &s->rank);
 	MPI_Comm_size(s->comm, &s->nprocs);
@@ -132,9 +138,11 @@ setup(struct stage *s, struct gfsp_error *err)
 		return rc;
 	MPI_Comm_rank(s->node, &s->lrank);
 	MPI_Comm_size(s->node, &s->ppn);
-	rc = gfsp_mpi_check(gfsp_allreduce(&s->ppn, &s->min_ppn, 1, MPI_INT,
-					  MPI_MIN, s->comm), "MPI_Allreduce",
-			   err);
+	cores = sysconf(_SC_NPROCESSORS_ONLN);
+	s->movers = cores > 0 ? (int)GFSP_MIN((long)s->ppn, cores) : s->ppn;
+	rc = gfsp_mpi_check(gfsp_allreduce(&s->movers, &s->min_movers, 1,
+					  MPI_INT, MPI_MIN, s->comm),
+			   "MPI_Allreduce", err);
 	if (rc)
 		return rc;
 	/* the slot communicators: one rank of each node, by node */
@@ -534,8 +542,8 @@ splittable(const struct stage *s, const struct gfsp_sfile *f)
 /*
  * Every rank computes the same plan from the same list; each keeps its
  * own pieces.  Slots: the ranks a piece may go to (in: the slot
- * communicators, min_ppn of them, or with --scatter every rank; out: the
- * node's ranks).
+ * communicators, min_movers of them, or with --scatter every rank; out:
+ * the node's movers).
  */
 static int
 plan(struct stage *s, struct gfsp_error *err)
@@ -551,14 +559,14 @@ plan(struct stage *s, struct gfsp_error *err)
 	int rc = 0, sl, j;
 
 	if (s->o->way == GFSP_STAGE_IN && !s->o->scatter) {
-		nslots = s->min_ppn;
-		myslot = s->lrank < s->min_ppn ? s->lrank : -1;
+		nslots = s->min_movers;
+		myslot = s->lrank < s->min_movers ? s->lrank : -1;
 	} else if (s->o->way == GFSP_STAGE_IN) {
 		nslots = s->nprocs;	/* slot r: rank r */
 		myslot = s->rank;
 	} else {
-		nslots = s->ppn;
-		myslot = s->lrank;
+		nslots = s->movers;
+		myslot = s->lrank < s->movers ? s->lrank : -1;
 	}
 	load = calloc((size_t)nslots, sizeof(*load));
 	readload = calloc((size_t)s->nnodes * (size_t)nslots,
@@ -1056,7 +1064,8 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 	/* --bwlimit is a node's: shared by the node's ranks that write */
 	if (xo.bwlimit > 0) {
 		int writers = o->way == GFSP_STAGE_IN && !o->scatter ?
-			      s.min_ppn : s.ppn;
+			      s.min_movers : o->way == GFSP_STAGE_IN ? s.ppn :
+			      s.movers;
 
 		xo.bwlimit = GFSP_MAX(xo.bwlimit / (uint64_t)writers, 1);
 	}
