@@ -90,6 +90,9 @@
 #   BENCH_CACHE_RATIO_READS    1 MiB reads per rank               (64) [8]
 #   BENCH_CACHE_WARM_RANKS     rank counts of the warm step          ("4")
 #   BENCH_CACHE_DIR            POSIX work dir (wiped)          (mktemp -d)
+#   BENCH_CACHE_PAGECACHE      cold: drop it before every run; warm
+#                              (POSIX): read every data file just before
+#                              instead                           (cold)
 #   BENCH_CACHE_GFARM_REPS     repetitions on Gfarm                 (3) [1]
 #   BENCH_CACHE_GFARM_SIZE     cache per rank, seq and strided   (16M) [4M]
 #   BENCH_CACHE_GFARM_SEQ_FILE, _GFARM_STRIDED_FILE          (16M, 16M) [4M]
@@ -176,7 +179,20 @@ link_mark() { SENT0=; [ "$ONCLUSTER" = 1 ] && SENT0=$("$CL" sent "$S"); return 0
 RUN_POST=rusage_fields
 DROP=false
 [ "$(id -u)" = 0 ] && [ -w /proc/sys/vm/drop_caches ] && DROP=true
-drop_caches() { sync; $DROP && echo 3 >/proc/sys/vm/drop_caches; return 0; }
+# BENCH_CACHE_PAGECACHE=warm (POSIX): instead of dropping the page cache,
+# read every data file into it before each run, so that plain pread copies
+# from memory: what a cache hit must cost against (one copy)
+PAGECACHE=${BENCH_CACHE_PAGECACHE:-cold}
+[ "$PAGECACHE" = warm ] && DROP=false
+drop_caches() {
+	sync
+	if [ "$PAGECACHE" = warm ] && [ "${ONCLUSTER:-0}" != 1 ]; then
+		cat "$HWORK"/seq "$HWORK"/strided "$HWORK"/random.* "$HWORK"/ratio.* >/dev/null 2>&1
+	else
+		$DROP && echo 3 >/proc/sys/vm/drop_caches
+	fi
+	return 0
+}
 
 # launch N: the command that starts N ranks, in LAUNCH: mpiexec here, or
 # on the cluster tests/cluster.sh run (lib.sh's CRUN) on
@@ -351,8 +367,8 @@ settings() {	# storage reps
 		"$STR_FILE" "$STR_SIZES" "$RAT_RANKS"
 	printf '"ratios":"%s","ratio_factor":%s,"ratio_reads":%d,"warm_ranks":"%s",' \
 		"$RATIOS" "$(num "$RAT_FACTOR")" "$RAT_READS" "$WARM_RANKS"
-	printf '"drop_caches":%s,"rusage":%s' \
-		"$DROP" "$([ ${#TIMEV[@]} -gt 0 ] && echo true || echo false)"
+	printf '"drop_caches":%s,"page_cache":"%s","rusage":%s' \
+		"$DROP" "$PAGECACHE" "$([ ${#TIMEV[@]} -gt 0 ] && echo true || echo false)"
 	[ "$1" = gfarm ] &&
 		printf ',"nodes":%d,"layout":"%s","storage_node":"%s","disk":"%s","rate_per_link":"%s","hosts":"%s"' \
 			"$NODES" "$(layout $RANKS $RAT_RANKS $WARM_RANKS)" "$(node_host "$S")" \
@@ -695,7 +711,9 @@ print("  targets (seq, every run: storage bytes read <= G x the file, no block r
 out["targets"] = targets
 tr = sorted({r["out"].get("transport") for r in recs if r.get("out") and r["out"].get("transport")})
 print("  transport: %s; page cache dropped before every run: %s; peak RSS: %s" % (
-    ", ".join(tr) or "-", "yes" if cfg["drop_caches"] else "NO (not root)",
+    ", ".join(tr) or "-", "yes" if cfg["drop_caches"] else
+    "no: warm, every data file read just before" if cfg.get("page_cache") == "warm" else
+    "NO (not root)",
     "max over ranks of /usr/bin/time %M; the cache's includes pages of peers' windows"
     if cfg["rusage"] else "not measured (no /usr/bin/time)"))
 # the 1-min load average includes this bench's own ranks; the processes

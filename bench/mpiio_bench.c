@@ -9,6 +9,8 @@
  *   mpiio_bench ior-nn FILE --segments S --block B --transfer T
  *   mpiio_bench hpio   FILE --regions C --region-size R --spacing P
  *   options of every mode: [--sync] [--verify] [--info KEY=VALUE]..
+ *   ior and ior-nn: [--read]: the timed pass reads what a run without it
+ *   wrote (MPI_File_read_at of the same pieces; --verify checks them)
  *
  * ior: segmented N-1, as IOR's MPI-IO backend writes it.  Rank r writes
  * its block of every segment at (s*N + r)*B, in B/T MPI_File_write_at
@@ -30,7 +32,9 @@
  *
  * Timed as IOR times it: a barrier, then from the earliest MPI_File_open
  * to the latest MPI_File_close over the ranks (with --sync, one
- * MPI_File_sync before the close, as the seed paper's modified IOR).
+ * MPI_File_sync before the close, as the seed paper's modified IOR).  The
+ * phases apart too: open_s, data_s (the data and the sync) and close_s,
+ * each the longest any rank took.
  * Buffers are filled before the clock starts; every transfer of ior carries
  * its file offset in its first 8 bytes, so --verify (after the clock, same
  * views, the file reopened read-only) catches data in the wrong place as
@@ -60,7 +64,7 @@ struct opts {
 	const char *file;
 	uint64_t segments, block, transfer;	/* ior, ior-nn */
 	uint64_t regions, region_size, spacing;	/* hpio */
-	int sync, verify;
+	int sync, verify, read;
 	MPI_Info info;
 };
 
@@ -204,7 +208,7 @@ usage(void)
 	if (rank == 0)
 		fprintf(stderr,
 		    "usage: mpiio_bench ior|ior-nn FILE --segments S "
-		    "--block B --transfer T [--sync] [--verify] "
+		    "--block B --transfer T [--sync] [--verify] [--read] "
 		    "[--info KEY=VALUE]..\n"
 		    "       mpiio_bench hpio FILE --regions C --region-size R "
 		    "--spacing P [--sync] [--verify] [--info KEY=VALUE]..\n");
@@ -230,6 +234,10 @@ static int
 check_opts(const struct opts *o)
 {
 	if (o->mode == HPIO) {
+		if (o->read) {
+			say("--read is for ior and ior-nn");
+			return -1;
+		}
 		if (o->regions == 0 || o->region_size == 0 ||
 		    o->regions > INT_MAX || o->region_size > INT_MAX ||
 		    o->region_size + o->spacing > SIZE_MAX / o->regions) {
@@ -259,6 +267,7 @@ parse(int argc, char **argv, struct opts *o)
 		{ "spacing", required_argument, NULL, 'p' },
 		{ "sync", no_argument, NULL, 'S' },
 		{ "verify", no_argument, NULL, 'v' },
+		{ "read", no_argument, NULL, 'R' },
 		{ "info", required_argument, NULL, 'i' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -299,6 +308,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'p': dst = &o->spacing; break;
 		case 'S': o->sync = 1; break;
 		case 'v': o->verify = 1; break;
+		case 'R': o->read = 1; break;
 		case 'i':
 			if (set_info(o->info, optarg) != 0)
 				return -1;
@@ -325,6 +335,7 @@ struct run {
 	const struct opts *o;
 	char path[4096];
 	MPI_Comm comm;		/* WORLD for N-1, SELF for ior-nn */
+	double t[4];		/* the pass: open, opened, data done, closed */
 	unsigned char *buf, *back;	/* what is written, what is read */
 	size_t buflen;
 	MPI_Datatype memtype, filetype;	/* hpio */
@@ -353,6 +364,14 @@ ior_io(struct run *x, MPI_File fh, int verify)
 	for (s = 0; s < o->segments; s++) {
 		for (k = 0; k < per; k++) {
 			off = ior_offset(x, s, k);
+			if (o->read && !verify) {	/* the timed read */
+				rc = MPI_File_read_at(fh, off, x->back,
+				    (int)o->transfer, MPI_BYTE,
+				    MPI_STATUS_IGNORE);
+				if (failed(rc, "cannot read", x->path))
+					return -1;
+				continue;
+			}
 			stamp(x->buf, o->transfer, off);
 			if (verify) {
 				memset(x->back, 0, o->transfer);
@@ -390,8 +409,8 @@ ior_setup(struct run *x)
 	x->buflen = o->transfer;
 	x->bytes = o->segments * o->block;
 	x->buf = malloc(x->buflen);
-	x->back = o->verify ? malloc(x->buflen) : NULL;
-	if (x->buf == NULL || (o->verify && x->back == NULL)) {
+	x->back = (o->verify || o->read) ? malloc(x->buflen) : NULL;
+	if (x->buf == NULL || ((o->verify || o->read) && x->back == NULL)) {
 		say("cannot allocate %zu bytes", x->buflen);
 		return -1;
 	}
@@ -463,21 +482,26 @@ hpio_io(struct run *x, MPI_File fh, int verify)
 static int
 pass(struct run *x, int verify)
 {
-	int amode = verify ? MPI_MODE_RDONLY : MPI_MODE_CREATE | MPI_MODE_WRONLY;
+	int rd = verify || x->o->read;
+	int amode = rd ? MPI_MODE_RDONLY : MPI_MODE_CREATE | MPI_MODE_WRONLY;
 	MPI_File fh;
 	int rc, bad;
 
+	x->t[0] = MPI_Wtime();
 	rc = MPI_File_open(x->comm, x->path, amode, x->o->info, &fh);
 	if (failed(rc, verify ? "cannot open (to verify)" : "cannot open",
 	    x->path))
 		return -1;
+	x->t[1] = MPI_Wtime();
 	if (x->o->mode == HPIO)
 		bad = hpio_io(x, fh, verify) != 0;
 	else
 		bad = ior_io(x, fh, verify) != 0;
-	if (x->o->sync && !verify)
+	if (x->o->sync && !rd)
 		bad |= failed(MPI_File_sync(fh), "cannot sync", x->path);
+	x->t[2] = MPI_Wtime();
 	bad |= failed(MPI_File_close(&fh), "cannot close", x->path);
+	x->t[3] = MPI_Wtime();
 	return bad ? -1 : 0;
 }
 
@@ -499,14 +523,17 @@ print_json_string(const char *s)
 }
 
 static void
-report(const struct opts *o, double secs, uint64_t total, int verified)
+report(const struct opts *o, double secs, const double *phase, uint64_t total,
+       int verified)
 {
 	static const char *const names[] = { "ior", "ior-nn", "hpio" };
 
 	printf("{\"pattern\":\"%s\",\"nprocs\":%d,\"bytes\":%llu,"
-	    "\"seconds\":%.6f,\"mib_s\":%.3f,\"file\":", names[o->mode],
-	    nprocs, (unsigned long long)total, secs,
-	    secs > 0 ? total / 1048576.0 / secs : 0.0);
+	    "\"seconds\":%.6f,\"mib_s\":%.3f,\"phase\":\"%s\","
+	    "\"open_s\":%.6f,\"data_s\":%.6f,\"close_s\":%.6f,\"file\":",
+	    names[o->mode], nprocs, (unsigned long long)total, secs,
+	    secs > 0 ? total / 1048576.0 / secs : 0.0,
+	    o->read ? "read" : "write", phase[0], phase[1], phase[2]);
 	print_json_string(o->file);
 	if (o->mode == HPIO)
 		printf(",\"regions\":%llu,\"region_size\":%llu,"
@@ -529,7 +556,7 @@ main(int argc, char **argv)
 	struct opts o;
 	struct run x = { .memtype = MPI_DATATYPE_NULL,
 	    .filetype = MPI_DATATYPE_NULL };
-	double t[2], t0, t1;
+	double t[2], phase[3], t0, t1;
 	int bad, verified = -1;
 
 	MPI_Init(&argc, &argv);
@@ -552,17 +579,23 @@ main(int argc, char **argv)
 	t1 = MPI_Wtime();
 	if (agree(bad))
 		goto fail;
-	/* IOR's bandwidth: earliest open to latest close */
+	/* IOR's bandwidth: earliest open to latest close; and each phase,
+	 * the longest any rank took for it (open, data + sync, close) */
 	t[0] = -t0;
 	t[1] = t1;
 	MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	phase[0] = x.t[1] - x.t[0];
+	phase[1] = x.t[2] - x.t[1];
+	phase[2] = x.t[3] - x.t[2];
+	MPI_Allreduce(MPI_IN_PLACE, phase, 3, MPI_DOUBLE, MPI_MAX,
+	    MPI_COMM_WORLD);
 
 	if (o.verify) {
 		verified = !agree(pass(&x, 1) != 0);
 		bad = !verified;
 	}
 	if (rank == 0)
-		report(&o, t[1] + t[0], x.bytes * nprocs, verified);
+		report(&o, t[1] + t[0], phase, x.bytes * nprocs, verified);
 	goto out;
 fail:
 	bad = 1;

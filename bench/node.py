@@ -21,6 +21,15 @@ first; outputs are removed (untimed, after a sync) between runs.  Medians
 of --reps, ratios tool/dd (target >= 0.9).  Needs root for drop_caches.
 
   bench/node.py copy [--size 1G] [--ranks 1,2,4] [--reps 3] [--sync] [--dir bench/out]
+
+Case `mpiio` (target 2): IOR-like segmented N-1 (16 MiB blocks, 1 MiB
+transfers, --per-rank bytes a rank), write with MPI_File_sync then read
+after a cache drop, through plain MPICH (one shared file; and one file a
+process, the N-N limit) and through the PMPI library (the N-1 program;
+and one file a process, each its own split file), open, data and close
+times apart (bench/mpiio_bench; each contender first in turn):
+
+  bench/node.py mpiio [--per-rank 1G] [--ranks 1,2,4] [--reps 3]
 """
 import argparse
 import json
@@ -143,9 +152,77 @@ def case_copy(a, work):
     return rows
 
 
+def mpiio_run(cmd, env):
+    """One mpiio_bench pass: its JSON line, or exit naming the command."""
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=env, text=True)
+    if p.returncode != 0:
+        sys.exit("bench: %s failed (exit %d):\n%s" % (" ".join(cmd), p.returncode, p.stderr))
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def case_mpiio(a, work):
+    """IOR-like segmented N-1 through MPI-IO: plain MPICH on one shared file
+    (plain), one file per process (nn, the N-N limit), the same N-1 program
+    under the PMPI library (lib), and one file per process under it, each
+    its own split file (lib-nn).  Each contender writes (MPI_File_sync
+    before the close) and, after a page-cache drop, reads what it wrote;
+    open, data and close apart, the longest rank of each."""
+    mb = os.path.join(os.environ.get("BENCHBIN", os.path.join(TOP, "build", "release", "bench")),
+                      "mpiio_bench")
+    lib = os.environ.get("BENCH_MPIIO_LIB", os.path.join(TOP, "lib", "libgfsplit-mpiio.so"))
+    per = parse_size(a.per_rank)
+    block, transfer = 16 << 20, 1 << 20
+    segs = max(1, per // block)
+    f = os.path.join(work, "ior")
+    ior = ["--segments", str(segs), "--block", str(block), "--transfer", str(transfer)]
+    rows = []
+    for n in [int(x) for x in a.ranks.split(",")]:
+        res = {}
+        for rep in range(a.reps):
+            order = ["plain", "nn", "lib", "lib-nn"]
+            order = order[rep % 4:] + order[:rep % 4]
+            for who in order:
+                mode = "ior-nn" if who.endswith("nn") else "ior"
+                env = dict(ENV)
+                pre = []
+                if who.startswith("lib"):
+                    pre = ["-genv", "LD_PRELOAD", lib, "-genv", "GFSPLIT_SPLIT_FILES",
+                           f + ".*" if mode == "ior-nn" else f]
+                base = ["mpiexec"] + pre + ["-n", str(n), mb, mode, f] + ior
+                drop()
+                w = mpiio_run(base + ["--sync"], env)
+                drop()
+                r = mpiio_run(base + ["--read"] + (["--verify"] if rep == 0 else []), env)
+                rm(f, *[f + ".%d" % k for k in range(n)])
+                for ph, j in (("write", w), ("read", r)):
+                    res.setdefault(who, {}).setdefault(ph, []).append(j)
+        row = {"ranks": n, "bytes_per_rank": segs * block, "transfer": transfer, "runs": res}
+        med = {}
+        for who, phases in res.items():
+            for ph, js in phases.items():
+                med[who + " " + ph] = {k: statistics.median(j[k] for j in js)
+                                       for k in ("mib_s", "open_s", "data_s", "close_s")}
+        row["median"] = med
+        for ph in ("write", "read"):
+            row["lib/nn " + ph] = med["lib " + ph]["mib_s"] / med["nn " + ph]["mib_s"]
+            row["lib-nn/nn " + ph] = med["lib-nn " + ph]["mib_s"] / med["nn " + ph]["mib_s"]
+        rows.append(row)
+        for ph in ("write", "read"):
+            print("N=%d %s: MiB/s plain %.0f, nn %.0f, lib %.0f (%.2fx nn), lib-nn %.0f (%.2fx nn); "
+                  "open s plain %.3f nn %.3f lib %.3f lib-nn %.3f; close s plain %.3f lib %.3f" %
+                  (n, ph, med["plain " + ph]["mib_s"], med["nn " + ph]["mib_s"],
+                   med["lib " + ph]["mib_s"], row["lib/nn " + ph], med["lib-nn " + ph]["mib_s"],
+                   row["lib-nn/nn " + ph], med["plain " + ph]["open_s"], med["nn " + ph]["open_s"],
+                   med["lib " + ph]["open_s"], med["lib-nn " + ph]["open_s"],
+                   med["plain " + ph]["close_s"], med["lib " + ph]["close_s"]), flush=True)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("case", choices=["copy"])
+    ap.add_argument("case", choices=["copy", "mpiio"])
+    ap.add_argument("--per-rank", default="1G", help="mpiio: bytes each rank writes")
     ap.add_argument("--size", default="1G")
     ap.add_argument("--ranks", default="1,2,4")
     ap.add_argument("--reps", type=int, default=3)
@@ -159,7 +236,7 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     try:
-        rows = case_copy(a, work)
+        rows = case_copy(a, work) if a.case == "copy" else case_mpiio(a, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     path = os.path.join(os.path.abspath(a.dir), "node_%s%s.json" % (a.case, "_sync" if a.sync else ""))
