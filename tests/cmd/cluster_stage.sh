@@ -95,13 +95,25 @@ done
 [ "$n" = 3 ] && ok "  files closed later are written back from every node" ||
 	not_ok "  files closed later are written back from every node" "$(ls -R "$A" 2>&1 | head)"
 crun_ok "  stage-out --wait on every node" "$OUT_" --wait --json "$LOC/run"
-bad=""
+# --wait returns once each mover has answered that all is written back and
+# it is ending; the process itself may take a moment more to exit
+movers_left() {
+	local k p
+	for k in 1 2 3; do
+		for p in $(ip netns pids "$GFSPLIT_CLUSTER-n$k" 2>/dev/null); do
+			[ "$(cat "/proc/$p/comm" 2>/dev/null)" = stage-out ] && echo "mover of node $k still runs;"
+		done
+	done
+}
+t=0
+while [ -n "$(movers_left)" ] && [ $t -lt 50 ]; do
+	sleep 0.1
+	t=$((t + 1))
+done
+bad=$(movers_left)
 for k in 1 2 3; do
 	h=$(node_host "$k")
 	[ "$(cat "$A/$h/early" 2>&1)" = "early-n$k" ] || bad="$bad $h/early;"
-	for p in $(ip netns pids "$GFSPLIT_CLUSTER-n$k" 2>/dev/null); do
-		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = stage-out ] && bad="$bad mover of node $k still runs;"
-	done
 done
 [ -z "$bad" ] && ok "  everything written back, the movers ended" ||
 	not_ok "  everything written back, the movers ended" "$bad"
