@@ -110,6 +110,25 @@ read_at(struct reader *r, void *buf, size_t len, uint64_t off,
 	    gfsp_pread(r->pf, buf, len, off, &got, err);
 }
 
+/* Every piece of the plan `start` through r into buf (piece bytes): OUT
+ * *sum, their bytes and offsets folded in; *bytes. */
+static int
+read_all(struct reader *r, const struct plan *start, unsigned char *buf,
+	 uint64_t *sum, uint64_t *bytes, struct gfsp_error *err)
+{
+	struct plan pl = *start;
+	uint64_t i, off, n;
+	int rc = 0;
+
+	for (i = 0; rc == 0 && plan_next(&pl, i, &off); i++) {
+		n = GFSP_MIN(pl.piece, pl.fsize - off);
+		rc = read_at(r, buf, (size_t)n, off, err);
+		*sum += gfsp_hash64(buf, (size_t)n) ^ off;
+		*bytes += n;
+	}
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -127,8 +146,8 @@ main(int argc, char **argv)
 	struct reader rd = { NULL, NULL };
 	struct gfsp_error err;
 	struct gfsp_stat st;
-	uint64_t piece = 0, nreads = 256, fsize, off, i, bytes = 0, all = 0;
-	uint64_t sum_read = 0, sum_check = 0, n;
+	uint64_t piece = 0, nreads = 256, fsize, bytes = 0, all = 0;
+	uint64_t sum_read = 0, sum_check = 0, untimed = 0;
 	double t0, t1, tmax = 0, setup, smax = 0;
 	const char *pat, *path;
 	unsigned char *buf;
@@ -189,22 +208,14 @@ main(int argc, char **argv)
 		    "less than one %llu-byte piece", path,
 		    (unsigned long long)fsize, (unsigned long long)piece);
 	setup = MPI_Wtime() - setup;
-	/* --second-pass: the same pieces once, untimed (and unsummed) */
-	if (second) {
-		plan_start(&pl, pat, fsize, piece, nreads);
-		for (i = 0; rc == 0 && plan_next(&pl, i, &off); i++)
-			rc = read_at(&rd, buf, (size_t)GFSP_MIN(piece,
-			    fsize - off), off, &err);
-	}
+	plan_start(&pl, pat, fsize, piece, nreads);
+	/* --second-pass: the same pieces once, untimed */
+	if (second && rc == 0)
+		rc = read_all(&rd, &pl, buf, &sum_check, &untimed, &err);
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = MPI_Wtime();
-	plan_start(&pl, pat, fsize, piece, nreads);
-	for (i = 0; rc == 0 && plan_next(&pl, i, &off); i++) {
-		n = GFSP_MIN(piece, fsize - off);
-		rc = read_at(&rd, buf, (size_t)n, off, &err);
-		sum_read += gfsp_hash64(buf, (size_t)n) ^ off;
-		bytes += n;
-	}
+	if (rc == 0)
+		rc = read_all(&rd, &pl, buf, &sum_read, &bytes, &err);
 	t1 = MPI_Wtime() - t0;
 	if (rc) {
 		fprintf(stderr, "cache_bench: rank %d: %s\n", rank, err.msg);
@@ -212,18 +223,15 @@ main(int argc, char **argv)
 	}
 	/* the same pieces with plain pread, untimed */
 	if (verify && rc == 0) {
-		struct gfsp_file *vf = NULL;
-		size_t got;
+		struct reader vr = { NULL, NULL };
 
-		rc = gfsp_open(path, GFSP_O_RDONLY, 0, &vf, &err);
-		plan_start(&pl, pat, fsize, piece, nreads);
-		for (i = 0; rc == 0 && plan_next(&pl, i, &off); i++) {
-			n = GFSP_MIN(piece, fsize - off);
-			rc = gfsp_pread(vf, buf, (size_t)n, off, &got, &err);
-			sum_check += gfsp_hash64(buf, (size_t)n) ^ off;
-		}
-		if (vf != NULL)
-			gfsp_close(vf, &err);
+		sum_check = 0;
+		rc = gfsp_open(path, GFSP_O_RDONLY, 0, &vr.pf, &err);
+		if (rc == 0)
+			rc = read_all(&vr, &pl, buf, &sum_check, &untimed,
+			    &err);
+		if (vr.pf != NULL)
+			gfsp_close(vr.pf, &err);
 		if (rc) {
 			fprintf(stderr, "cache_bench: rank %d: %s\n", rank,
 			    err.msg);

@@ -152,10 +152,10 @@ def case_copy(a, work):
     return rows
 
 
-def mpiio_run(cmd, env):
+def mpiio_run(cmd):
     """One mpiio_bench pass: its JSON line, or exit naming the command."""
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       env=env, text=True)
+                       env=ENV, text=True)
     if p.returncode != 0:
         sys.exit("bench: %s failed (exit %d):\n%s" % (" ".join(cmd), p.returncode, p.stderr))
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -184,16 +184,15 @@ def case_mpiio(a, work):
             order = order[rep % 4:] + order[:rep % 4]
             for who in order:
                 mode = "ior-nn" if who.endswith("nn") else "ior"
-                env = dict(ENV)
                 pre = []
                 if who.startswith("lib"):
                     pre = ["-genv", "LD_PRELOAD", lib, "-genv", "GFSPLIT_SPLIT_FILES",
                            f + ".*" if mode == "ior-nn" else f]
                 base = ["mpiexec"] + pre + ["-n", str(n), mb, mode, f] + ior
                 drop()
-                w = mpiio_run(base + ["--sync"], env)
+                w = mpiio_run(base + ["--sync"])
                 drop()
-                r = mpiio_run(base + ["--read"] + (["--verify"] if rep == 0 else []), env)
+                r = mpiio_run(base + ["--read"] + (["--verify"] if rep == 0 else []))
                 rm(f, *[f + ".%d" % k for k in range(n)])
                 for ph, j in (("write", w), ("read", r)):
                     res.setdefault(who, {}).setdefault(ph, []).append(j)

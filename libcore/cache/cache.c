@@ -769,6 +769,13 @@ acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
 		*slot = s;
 		return 0;
 	}
+	/* not ours: on a mapped transport a peer's copy first, before a
+	 * slot is taken */
+	if (c->os->mapped) {
+		rc = peer_piece(c, bid, pc, err);
+		if (rc || pc->done)
+			return rc;
+	}
 	rc = alloc_slot(c, &s, err);
 	if (rc)
 		return rc;
@@ -1235,17 +1242,9 @@ gfsp_cache_pread(struct gfsp_cache_file *f, void *buf, size_t len,
 		pc.len = n;
 		pc.dst = dst + *got;
 		pc.done = 0;
-		/* not ours: a peer's copy first, before a slot is taken */
-		if (c->os->mapped && (index_find(c, bid, &s), s == NONE)) {
-			rc = peer_piece(c, bid, &pc, err);
-			if (rc)
-				return rc;
-		}
-		if (!pc.done) {
-			rc = acquire(f, idx, bid, blen, &pc, &s, err);
-			if (rc)
-				return rc;
-		}
+		rc = acquire(f, idx, bid, blen, &pc, &s, err);
+		if (rc)
+			return rc;
 		if (!pc.done)
 			memcpy(pc.dst, data_of(c, s) + in, (size_t)n);
 		*got += (size_t)n;
