@@ -73,6 +73,11 @@ output_has() {
 	if grep -Eq -- "$2" "$OUT"; then ok "$1"
 	else not_ok "$1" "no match for /$2/ in:" "$(tail -n 20 "$OUT")"; fi
 }
+# output_lacks DESC REGEX: ok if the last expect_exit output does not match.
+output_lacks() {
+	if grep -Eq -- "$2" "$OUT"; then not_ok "$1" "/$2/ matches:" "$(grep -E -- "$2" "$OUT" | head -n 5)"
+	else ok "$1"; fi
+}
 # same_bytes DESC A B: byte-for-byte comparison.
 same_bytes() {
 	if cmp -s -- "$2" "$3"; then ok "$1"

@@ -25,6 +25,30 @@
  * with a transparent-huge-page hint.  Released with free(). */
 void *gfsp_big_alloc(size_t bytes, size_t align);
 
+/* A read-only mapping of [off, off + len) of the open file fd, its pages
+ * read in before it returns (GFSP_EIO naming `name` if the file no longer
+ * has them).  `data` is the first byte; `name` is kept, not copied. */
+struct gfsp_rmap {
+	const unsigned char *data;
+	void *base;
+	size_t span;
+	const char *name;
+};
+int gfsp_rmap_open(int fd, uint64_t off, size_t len, const char *name,
+		  struct gfsp_rmap *m, struct gfsp_error *err);
+/* Unmap; a zeroed (never opened) mapping is left alone. */
+void gfsp_rmap_close(struct gfsp_rmap *m);
+/* 1 if pages of the mapping have vanished (its file was truncated): then
+ * *err (replaced, whatever it held) says so.  For a write from it that
+ * failed with EFAULT. */
+int gfsp_rmap_vanished(const struct gfsp_rmap *m, struct gfsp_error *err);
+/* Run fn(arg) in this thread with mapped pages that vanish (the file was
+ * truncated) failing it: GFSP_EIO naming `name` instead of SIGBUS.  Only
+ * for code that holds no lock while it touches a mapping: it is left
+ * where the fault hit. */
+int gfsp_guard(int (*fn)(void *), void *arg, const char *name,
+	      struct gfsp_error *err);
+
 /* ---------------------------------------------------------- paths (match.c) */
 
 /* 1: path matches one of the colon-separated fnmatch(3) patterns (no

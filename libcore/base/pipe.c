@@ -37,11 +37,35 @@ struct pipe_state {
 	struct gfsp_error perr;		/* the helper's error */
 };
 
+struct call {
+	struct pipe_state *ps;
+	struct gfsp_chunk *c;
+	int *done;
+	struct gfsp_error *err;
+};
+
+static int
+call_produce(void *arg)
+{
+	struct call *k = arg;
+
+	return k->ps->ops->produce(k->ps->ctx, k->c, k->done, k->err);
+}
+
+static int
+call_consume(void *arg)
+{
+	struct call *k = arg;
+
+	return k->ps->ops->consume(k->ps->ctx, k->c, k->err);
+}
+
 static void *
 pipe_producer(void *arg)
 {
 	struct pipe_state *ps = arg;
 	struct gfsp_chunk *c;
+	struct call k;
 	int slot = 0, done, rc;
 
 	for (;;) {
@@ -57,10 +81,12 @@ pipe_producer(void *arg)
 		/* the slot is EMPTY: the caller does not touch it */
 		c = &ps->chunk[slot];
 		c->len = 0;
+		c->data = c->buf;
 		memset(c->tag, 0, sizeof(c->tag));
 		done = 0;
-		rc = ps->ops->produce(ps->ctx, c, &done, &ps->perr);
-		if (rc == 0 && !done && c->len > c->cap)
+		k = (struct call){ ps, c, &done, &ps->perr };
+		rc = gfsp_guard(call_produce, &k, NULL, &ps->perr);
+		if (rc == 0 && !done && c->data == c->buf && c->len > c->cap)
 			rc = gfsp_error_set(&ps->perr, GFSP_EINVAL, "pipeline: "
 					   "chunk of %zu bytes overflows its "
 					   "%zu-byte buffer", c->len, c->cap);
@@ -91,6 +117,7 @@ gfsp_pipe_run(const struct gfsp_pipe_ops *ops, void *ctx, size_t bufsize,
 {
 	struct pipe_state ps;
 	struct gfsp_error cerr;
+	struct call k;
 	pthread_t th;
 	int slot = 0, rc = 0, prc, i;
 
@@ -132,7 +159,14 @@ gfsp_pipe_run(const struct gfsp_pipe_ops *ops, void *ctx, size_t bufsize,
 		pthread_mutex_unlock(&ps.lock);
 
 		/* the slot is FULL: the helper does not touch it */
-		rc = ops->consume(ctx, &ps.chunk[slot], &cerr);
+		k = (struct call){ &ps, &ps.chunk[slot], NULL, &cerr };
+		rc = gfsp_guard(call_consume, &k, ps.chunk[slot].map.name,
+			       &cerr);
+		/* a write from a mapped page that vanished failed with
+		 * EFAULT ("Bad address"): say what happened instead */
+		if (rc != 0)
+			gfsp_rmap_vanished(&ps.chunk[slot].map, &cerr);
+		gfsp_rmap_close(&ps.chunk[slot].map);
 
 		pthread_mutex_lock(&ps.lock);
 		if (rc != 0) {
@@ -178,8 +212,10 @@ gfsp_pipe_run(const struct gfsp_pipe_ops *ops, void *ctx, size_t bufsize,
 		rc = 0;
 	}
 out:
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 2; i++) {
+		gfsp_rmap_close(&ps.chunk[i].map);
 		free(ps.chunk[i].buf);
+	}
 	pthread_cond_destroy(&ps.emptied);
 	pthread_cond_destroy(&ps.filled);
 	pthread_mutex_destroy(&ps.lock);

@@ -7,6 +7,9 @@
  *   caller:          | write c0 | write c1 | write c2
  *
  * Two buffers of `bufsize` bytes, so memory is 2*bufsize whatever the data.
+ * A producer may map its source instead of reading it into the buffer
+ * (gfsp_rmap_open); both sides run under gfsp_guard, so a mapped page that
+ * vanishes is an error of the side that touched it.
  * The helper thread makes no MPI calls.  The first error on either side
  * stops both and is returned.  Included by libcore/ only.
  */
@@ -15,12 +18,17 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "gfsplit.h"
+#include "core.h"
 
 struct gfsp_chunk {
 	void *buf;		/* bufsize bytes, owned by the pipe */
 	size_t cap;		/* bufsize */
 	size_t len;		/* bytes filled by produce */
+	/* the len bytes to consume: buf, or where produce mapped them
+	 * instead of reading them (map.data; the pipe unmaps it once the
+	 * chunk is consumed) */
+	const void *data;
+	struct gfsp_rmap map;
 	uint64_t tag[4];	/* producer's notes for the consumer */
 };
 

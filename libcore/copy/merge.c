@@ -282,6 +282,29 @@ chunk_map_for(struct merge_ctx *x, void *buf)
 	return NULL;
 }
 
+/* A chunk of one part's extent, mapped where the file systems allow it
+ * (c->data left at the buffer where they do not: it is read). */
+static int
+map_extent(struct merge_ctx *x, struct gfsp_chunk *c,
+	   const struct gfsp_extent *e, struct gfsp_error *err)
+{
+	struct gfsp_file *f;
+	int fd, rc;
+
+	rc = gfsp_layout_part(x->l, e->part, &f, err);
+	if (rc)
+		return rc;
+	fd = gfsp_mappable(f, gfsp_file_path(x->out));
+	if (fd < 0)
+		return 0;
+	/* a part shorter than its records (or no memory to map) is read
+	 * instead: that path says what is wrong with it */
+	if (gfsp_rmap_open(fd, e->loff, (size_t)e->len, gfsp_file_path(f),
+			   &c->map, NULL) == 0)
+		c->data = c->map.data;
+	return 0;
+}
+
 static int
 merge_produce(void *arg, struct gfsp_chunk *c, int *done,
 	      struct gfsp_error *err)
@@ -313,7 +336,14 @@ merge_produce(void *arg, struct gfsp_chunk *c, int *done,
 	rc = gfsp_layout_map(x->l, x->g, n, &m->ext, &m->n, err);
 	if (rc)
 		return rc;
-	for (i = 0; i < m->n; i++) {
+	if (m->n == 1 && m->ext[0].part >= 0 && m->ext[0].len == n &&
+	    n >= GFSP_MAP_MIN) {
+		rc = map_extent(x, c, &m->ext[0], err);
+		if (rc)
+			return rc;
+	}
+	/* else, or if that did not map: read the extents */
+	for (i = 0; i < m->n && c->data == c->buf; i++) {
 		e = &m->ext[i];
 		if (e->part < 0)
 			continue;
@@ -332,6 +362,12 @@ merge_produce(void *arg, struct gfsp_chunk *c, int *done,
 			if (rc)
 				return rc;
 		}
+	}
+	if (c->data != c->buf && x->inpass) {
+		e = &m->ext[0];
+		rc = hash_feed(x, e->part, e->loff, c->data, e->len, err);
+		if (rc)
+			return rc;
 	}
 	c->len = (size_t)n;
 	c->tag[0] = x->g;
@@ -353,7 +389,7 @@ static int
 merge_consume(void *arg, const struct gfsp_chunk *c, struct gfsp_error *err)
 {
 	struct merge_ctx *x = arg;
-	const unsigned char *buf = c->buf;
+	const unsigned char *buf = c->data;
 	struct chunk_map *m = chunk_map_for(x, c->buf);
 	uint64_t g0 = c->tag[0], start, len;
 	size_t i, j;

@@ -71,6 +71,7 @@ struct split_ctx {
 	struct gfsp_split_writer *w;
 	struct gfsp_progress *prog;
 	uint64_t done;
+	int mapfd;			/* SRC's descriptor to map, or -1 */
 };
 
 /*
@@ -101,6 +102,16 @@ split_produce(void *arg, struct gfsp_chunk *c, int *done,
 			    " inconsistently", x->srcpath, x->lpos);
 		n = GFSP_MIN(count, (uint64_t)(c->cap - fill));
 		n = GFSP_MIN(n, x->ltotal - x->lpos);
+		/* a long run: the writer copies from the page cache (if it
+		 * does not map, SRC shrank, which the read below reports) */
+		if (fill == 0 && x->mapfd >= 0 && n >= GFSP_MAP_MIN &&
+		    gfsp_rmap_open(x->mapfd, g, (size_t)n, x->srcpath,
+				   &c->map, NULL) == 0) {
+			c->data = c->map.data;
+			c->len = (size_t)n;
+			x->lpos += n;
+			return 0;
+		}
 		rc = gfsp_pread(x->src, buf + fill, (size_t)n, g, &got, err);
 		if (rc)
 			return rc;
@@ -121,7 +132,7 @@ split_consume(void *arg, const struct gfsp_chunk *c, struct gfsp_error *err)
 	struct split_ctx *x = arg;
 	int rc;
 
-	rc = gfsp_split_append(x->w, c->buf, c->len, err);
+	rc = gfsp_split_append(x->w, c->data, c->len, err);
 	if (rc)
 		return rc;
 	x->done += c->len;
@@ -288,6 +299,7 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	x.view = resolved ? resolved : &view;
 	x.ltotal = gfsp_view_bytes_below(x.view, size);
 	x.w = w;
+	x.mapfd = gfsp_mappable(src, a->dst);
 	gfsp_watch_phase("copying");
 	x.prog = gfsp_progress_start(comm, "pcp-split", size);
 	/* no buffer larger than what this rank moves: touching pages it

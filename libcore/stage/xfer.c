@@ -743,7 +743,24 @@ rd_compress(struct gfsp_xfer *x, const unsigned char *raw, uint64_t len,
 	return 0;
 }
 
-/* One chunk of the current piece into c (h at its start). */
+/* 1: [off, off + len) of the source is mapped into c (it is read where it
+ * cannot be: another file system, or the file shrank, which the read
+ * reports) */
+static int
+rd_map(struct gfsp_xfer *x, uint64_t off, uint64_t len, const char *name,
+       struct gfsp_chunk *c)
+{
+	int fd = gfsp_mappable(x->rd.src, x->root);
+
+	if (fd < 0 || gfsp_rmap_open(fd, off, (size_t)len, name, &c->map,
+				     NULL) != 0)
+		return 0;
+	c->data = c->map.data;
+	return 1;
+}
+
+/* One chunk of the current piece into c (h at its start, the data after
+ * it or mapped: c->map). */
 static int
 rd_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	 struct gfsp_chunk *c, struct xhdr *h, struct gfsp_error *e)
@@ -790,9 +807,18 @@ rd_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 		x->rd.next += len;
 		if (x->rd.resumable && rd_resumed(x, p, off, len, h, data))
 			goto out;
-		/* to compress, read into scratch and store into data */
-		rc = gfsp_pread(x->rd.src, x->rd.zdst ? x->scratch : data, len,
-				off, &got, e);
+		/* to compress, read into scratch and store into data;
+		 * else a long chunk this rank writes itself is mapped, and
+		 * the writer copies from the page cache */
+		if (!x->rd.zdst && p->bcomm == MPI_COMM_NULL &&
+		    len >= GFSP_MAP_MIN && rd_map(x, off, len, f->src, c)) {
+			data = (unsigned char *)c->map.data;
+			rc = 0;
+			got = len;
+		} else {
+			rc = gfsp_pread(x->rd.src, x->rd.zdst ? x->scratch :
+					data, len, off, &got, e);
+		}
 		if (rc == 0 && got != len)
 			rc = gfsp_error_set(e, GFSP_EIO, "'%s' changed while it "
 			    "was staged: it ends at %llu, it was listed with "
@@ -1180,7 +1206,7 @@ close:
 static int
 wr_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	 const struct xhdr *h, const unsigned char *data,
-	 struct gfsp_error *err)
+	 const struct gfsp_rmap *map, struct gfsp_error *err)
 {
 	const struct gfsp_sfile *f = &x->fl->v[p->file];
 	struct gfsp_error e = { 0 };
@@ -1212,8 +1238,12 @@ wr_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	if (h->kind == K_DATA && w->rc == 0 && h->dst_len > 0) {
 		t0 = gfsp_now();
 		rate_wait(x, h->dst_len);
-		if (gfsp_pwrite(w->out, data, h->dst_len, h->dst_off, &e) != 0)
+		if (gfsp_pwrite(w->out, data, h->dst_len, h->dst_off,
+				&e) != 0) {
+			if (map != NULL)	/* EFAULT: the source shrank? */
+				gfsp_rmap_vanished(map, &e);
 			wr_fail(x, &e);
+		}
 		else
 			x->stats.bytes_written += h->dst_len;
 		if (h->zdst && x->o.adapt)
@@ -1292,7 +1322,7 @@ recv_piece(struct gfsp_xfer *x, const struct gfsp_piece *p,
 		if (rc == 0) {
 			if (h->kind == K_DATA)
 				x->stats.bytes_forwarded += h->dst_len;
-			rc = wr_chunk(x, p, h, x->rbuf + XHDR, err);
+			rc = wr_chunk(x, p, h, x->rbuf + XHDR, NULL, err);
 		}
 	} while (rc == 0 && !h->last);
 	return rc;
@@ -1316,7 +1346,8 @@ xfer_consume(void *arg, const struct gfsp_chunk *c, struct gfsp_error *err)
 		if (rc)
 			return rc;
 	}
-	return wr_chunk(x, p, h, (const unsigned char *)c->buf + XHDR, err);
+	return wr_chunk(x, p, h, c->map.data ? c->map.data :
+			(const unsigned char *)c->buf + XHDR, &c->map, err);
 }
 
 static const struct gfsp_pipe_ops xfer_pipe_ops = {

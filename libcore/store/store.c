@@ -245,6 +245,17 @@ gfsp_file_fd(struct gfsp_file *f)
 	return file_ops(f)->fd != NULL ? file_ops(f)->fd(f) : -1;
 }
 
+int
+gfsp_mappable(struct gfsp_file *src, const char *dst)
+{
+	const struct gfsp_store_ops *ops;
+
+	if (gfsp_store_for(dst, &ops, NULL) != 0 || ops->fd == NULL ||
+	    getenv("GFSPLIT_NO_MAP") != NULL)
+		return -1;
+	return gfsp_file_fd(src);
+}
+
 /* path operations: look the backend up, then call its slot */
 #define PATH_OP(path, call) do {					\
 	const struct gfsp_store_ops *ops;				\

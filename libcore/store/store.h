@@ -215,6 +215,15 @@ int gfsp_flush(struct gfsp_file *f, struct gfsp_error *err);
 void gfsp_willneed(struct gfsp_file *f, uint64_t off, uint64_t len);
 /* the file's kernel descriptor (owned by it: never close it), or -1 */
 int gfsp_file_fd(struct gfsp_file *f);
+/*
+ * The descriptor of src to map (gfsp_rmap_open) for a copy to dst, or -1:
+ * only when src has one and dst's backend writes by system calls, which a
+ * mapped page that vanishes fails with EFAULT.  A backend that copies in
+ * user space (Gfarm's client buffers writes) would fault while holding
+ * its locks.  Runs shorter than GFSP_MAP_MIN are cheaper read.
+ */
+int gfsp_mappable(struct gfsp_file *src, const char *dst);
+#define GFSP_MAP_MIN	((uint64_t)1 << 20)
 int gfsp_stat(const char *path, struct gfsp_stat *st, struct gfsp_error *err);
 int gfsp_lstat(const char *path, struct gfsp_stat *st, struct gfsp_error *err);
 int gfsp_readlink(const char *path, char **target, struct gfsp_error *err);

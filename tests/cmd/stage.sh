@@ -241,6 +241,15 @@ expect_exit "a source changing while staged fails" 1 mpirun_n 1 "$IN" --bwlimit 
 wait
 output_has "  naming it" "grow.*changed"
 is_absent "  nothing torn under its name" "$E/g/grow"
+# one cut short while it is copied: its chunks are mapped (1M and more),
+# which must end in an error naming it, not in a rank dead of SIGBUS
+make_file "$E/shrink" $((16 * 1048576)) 5
+( sleep 0.6; truncate -s 1M "$E/shrink" ) &
+expect_exit "a source cut short while staged fails" 1 mpirun_n 1 "$IN" --bwlimit 8M -c 1M "$E/shrink" "$E/s"
+wait
+output_has "  naming it" "shrink.*(changed|shrank)"
+output_lacks "  no rank died of a signal" "signal|Bus error|BAD TERMINATION"
+is_absent "  nothing torn under its name" "$E/s/shrink"
 # a full destination (a small tmpfs; root only)
 if [ "$(id -u)" -eq 0 ] && mkdir -p "$E/full" && mount -t tmpfs -o size=2m tmpfs "$E/full" 2>/dev/null; then
 	at_exit "umount '$E/full'"

@@ -1,11 +1,16 @@
 /*
  * test_pipe.c - the double-buffered pipeline: order, content, errors from
- * either side, no hang (alarm() is the watchdog).
+ * either side, no hang (alarm() is the watchdog); chunks mapped from a
+ * file, which someone truncates under either side.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -35,6 +40,171 @@ byte_at(uint64_t i)
 {
 	return (unsigned char)((i * 2654435761u) >> 13);
 }
+
+/*
+ * Mapped chunks: the producer maps 64 KiB pieces of a file and sums their
+ * bytes; the consumer sums them again from the mapping.  `cut_at`: the
+ * producer (side 0) or the consumer (side 1) truncates the file to 0
+ * just before it touches that chunk, and must come back with an error
+ * naming the file, not die of SIGBUS.
+ */
+#define MCHUNK (64u << 10)
+
+struct mctx {
+	int fd;
+	const char *path;
+	uint64_t size, pos, psum, csum;
+	uint64_t cut_at;
+	int cut_side;
+	uint64_t nprod, ncons;
+};
+
+static uint64_t
+sum_bytes(const unsigned char *p, size_t n)
+{
+	uint64_t s = 0;
+	size_t i;
+
+	for (i = 0; i < n; i += 512)
+		s += p[i];
+	return s;
+}
+
+static int
+mproduce(void *arg, struct gfsp_chunk *c, int *done, struct gfsp_error *err)
+{
+	struct mctx *x = arg;
+	int rc;
+
+	if (x->pos >= x->size) {
+		*done = 1;
+		return 0;
+	}
+	rc = gfsp_rmap_open(x->fd, x->pos, MCHUNK, x->path, &c->map, err);
+	if (rc)
+		return rc;
+	if (x->nprod == x->cut_at && x->cut_side == 0 &&
+	    ftruncate(x->fd, 0) != 0)
+		return gfsp_error_errno(err, errno, "ftruncate");
+	c->data = c->map.data;
+	c->len = MCHUNK;
+	x->psum += sum_bytes(c->data, MCHUNK);
+	x->pos += MCHUNK;
+	x->nprod++;
+	return 0;
+}
+
+static int
+mconsume(void *arg, const struct gfsp_chunk *c, struct gfsp_error *err)
+{
+	struct mctx *x = arg;
+
+	if (x->ncons == x->cut_at && x->cut_side == 1 &&
+	    ftruncate(x->fd, 0) != 0)
+		return gfsp_error_errno(err, errno, "ftruncate");
+	x->csum += sum_bytes(c->data, c->len);
+	x->ncons++;
+	return 0;
+}
+
+static const struct gfsp_pipe_ops mops = { mproduce, mconsume };
+
+static int
+fill_file(const char *path, uint64_t size)
+{
+	unsigned char b[MCHUNK];
+	uint64_t i, o;
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	for (o = 0; fd >= 0 && o < size; o += MCHUNK) {
+		for (i = 0; i < MCHUNK; i++)
+			b[i] = byte_at(o + i);
+		if (pwrite(fd, b, MCHUNK, (off_t)o) != MCHUNK) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+static void
+mapped_chunks(void)
+{
+	char path[] = "/tmp/test_pipe.XXXXXX";
+	struct gfsp_error err;
+	struct gfsp_rmap m;
+	struct mctx x;
+	uint64_t want = 0, i;
+	int tmp, side, rc, st;
+	pid_t pid;
+
+	tmp = mkstemp(path);
+	ok(tmp >= 0, "temporary file %s", path);
+	if (tmp < 0)
+		return;
+	close(tmp);
+	for (i = 0; i < 16 * MCHUNK; i += 512)
+		want += byte_at(i);
+
+	memset(&x, 0, sizeof(x));
+	x.fd = fill_file(path, 16 * MCHUNK);
+	x.path = path;
+	x.size = 16 * MCHUNK;
+	x.cut_at = UINT64_MAX;
+	gfsp_error_clear(&err);
+	rc = gfsp_pipe_run(&mops, &x, 4096, &err);
+	ok(rc == 0 && x.psum == want && x.csum == want && x.ncons == 16,
+	   "16 mapped chunks: both sides read the file's bytes (%s)",
+	   err.msg);
+	if (x.fd >= 0)
+		close(x.fd);
+
+	for (side = 0; side < 2; side++) {
+		memset(&x, 0, sizeof(x));
+		x.fd = fill_file(path, 16 * MCHUNK);
+		x.path = path;
+		x.size = 16 * MCHUNK;
+		/* the consumer cuts at the last chunk: the producer, done
+		 * mapping, cannot fail first */
+		x.cut_at = side ? 15 : 5;
+		x.cut_side = side;
+		gfsp_error_clear(&err);
+		rc = gfsp_pipe_run(&mops, &x, 4096, &err);
+		ok(rc == GFSP_EIO && strstr(err.msg, path) != NULL &&
+		   strstr(err.msg, "shrank") != NULL &&
+		   strstr(err.msg, "mapping") != NULL,
+		   "file truncated under the %s: %s",
+		   side ? "consumer" : "producer", err.msg);
+		if (x.fd >= 0)
+			close(x.fd);
+	}
+
+	/* a range the file does not have is refused when mapped */
+	x.fd = fill_file(path, MCHUNK);
+	gfsp_error_clear(&err);
+	rc = gfsp_rmap_open(x.fd, 0, 2 * MCHUNK, path, &m, &err);
+	ok(rc == GFSP_EIO && strstr(err.msg, "shrank") != NULL &&
+	   m.base == NULL, "mapping past the end: %s", err.msg);
+
+	/* outside any guard a vanished page still kills, as it would have */
+	pid = fork();
+	if (pid == 0) {
+		if (gfsp_rmap_open(x.fd, 0, MCHUNK, path, &m, NULL) != 0 ||
+		    ftruncate(x.fd, 0) != 0)
+			_exit(2);
+		_exit(sum_bytes(m.data, MCHUNK) == UINT64_MAX ? 4 : 3);
+	}
+	st = 0;
+	waitpid(pid, &st, 0);
+	/* killed by it, or (under ASan, whose handler was there first)
+	 * ended by its report */
+	ok((WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS) ||
+	   (WIFEXITED(st) && WEXITSTATUS(st) == 1),
+	   "SIGBUS outside a guard is not swallowed (status %#x)", st);
+	close(x.fd);
+	unlink(path);
+}
+
 
 static int
 produce(void *arg, struct gfsp_chunk *c, int *done, struct gfsp_error *err)
@@ -222,5 +392,6 @@ main(void)
 	}
 	ok(rc == 0, "200 short runs with errors on either side");
 
+	mapped_chunks();
 	return done_testing();
 }
