@@ -21,6 +21,10 @@ first; outputs are removed (untimed, after a sync) between runs.  Medians
 of --reps, ratios tool/dd (target >= 0.9).  Needs root for drop_caches.
 
   bench/node.py copy [--size 1G] [--ranks 1,2,4] [--reps 3] [--sync] [--dir bench/out]
+                    [--before OTHER/bin]
+
+--before times a second build's pcp-split and gfsplit-merge in the same
+run, in the same alternating order (a "before" for a change).
 
 Case `mpiio` (target 2): IOR-like segmented N-1 (16 MiB blocks, 1 MiB
 transfers, --per-rank bytes a rank), write with MPI_File_sync then read
@@ -105,16 +109,26 @@ def case_copy(a, work):
         sync = ["--sync"] if a.sync else []
         outs = [os.path.join(work, "dd.%d" % r) for r in range(n)]
         for state in ("cold", "warm"):
-            t = {"split": [], "merge": [], "dd": [], "dd1": []}
+            # contenders: dd, dd into one file, and each build's split
+            # and merge ("split@before": --before's build)
+            bins = {"": BIN}
+            if a.before:
+                bins["@before"] = a.before
+            t = {"dd": [], "dd1": []}
+            for tag in bins:
+                t["split" + tag], t["merge" + tag] = [], []
             # a split file to merge from, made untimed
             rm(split)
             timed([mpi + [os.path.join(BIN, "pcp-split"), "-q", src, split]])
             for rep in range(a.reps):
-                order = ["dd", "split", "dd1", "merge"]
+                order = ["dd", "split", "dd1", "merge"] + \
+                    [w + tag for tag in bins if tag for w in ("split", "merge")]
                 if rep % 2:
                     order.reverse()
                 for who in order:
-                    inp = split if who == "merge" else src
+                    tool, tag = who.split("@")[0], who[len(who.split("@")[0]):]
+                    bindir = bins.get(tag, BIN)
+                    inp = split if tool == "merge" else src
                     if state == "cold":
                         drop()
                     else:
@@ -125,14 +139,14 @@ def case_copy(a, work):
                     elif who == "dd1":
                         t["dd1"].append(timed(dd_cmds(src, outs, size, n, a.sync, out)))
                         rm(out)
-                    elif who == "split":
+                    elif tool == "split":
                         dst = os.path.join(work, "t.split")
-                        t["split"].append(timed([mpi + [os.path.join(BIN, "pcp-split"), "-q"] +
-                                                 sync + [src, dst]]))
+                        t[who].append(timed([mpi + [os.path.join(bindir, "pcp-split"), "-q"] +
+                                             sync + [src, dst]]))
                         rm(dst)
                     else:
-                        t["merge"].append(timed([mpi + [os.path.join(BIN, "gfsplit-merge"), "-q"] +
-                                                 sync + [split, out]]))
+                        t[who].append(timed([mpi + [os.path.join(bindir, "gfsplit-merge"), "-q"] +
+                                             sync + [split, out]]))
                         rm(out)
             med = {k: statistics.median(v) for k, v in t.items()}
             mib = size / (1 << 20)
@@ -142,6 +156,10 @@ def case_copy(a, work):
                    "ratio_split": med["dd"] / med["split"],
                    "ratio_merge": med["dd"] / med["merge"],
                    "ratio_merge_one": med["dd1"] / med["merge"]}
+            if a.before:
+                row["ratio_split_before"] = med["dd"] / med["split@before"]
+                row["ratio_merge_before"] = med["dd"] / med["merge@before"]
+                row["ratio_merge_one_before"] = med["dd1"] / med["merge@before"]
             rows.append(row)
             print("N=%d %s%s: dd %.0f MiB/s, pcp-split %.0f (%.2fx); dd into one file %.0f, "
                   "gfsplit-merge %.0f (%.2fx of dd, %.2fx of dd into one file)" %
@@ -149,6 +167,11 @@ def case_copy(a, work):
                    row["MiB_s"]["split"], row["ratio_split"], row["MiB_s"]["dd1"],
                    row["MiB_s"]["merge"], row["ratio_merge"], row["ratio_merge_one"]),
                   flush=True)
+            if a.before:
+                print("  before (%s): pcp-split %.2fx, gfsplit-merge %.2fx (%.2fx of dd into "
+                      "one file)" % (a.before, row["ratio_split_before"],
+                                     row["ratio_merge_before"], row["ratio_merge_one_before"]),
+                      flush=True)
     return rows
 
 
@@ -226,6 +249,7 @@ def main():
     ap.add_argument("--ranks", default="1,2,4")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--sync", action="store_true")
+    ap.add_argument("--before", help="copy: also time this build's bin/ in the same run")
     ap.add_argument("--dir", default=os.path.join(TOP, "bench", "out"))
     a = ap.parse_args()
     if os.geteuid() != 0:

@@ -113,10 +113,11 @@ gfsp_rmap_close(struct gfsp_rmap *m)
 }
 
 /*
- * The guard.  A thread inside gfsp_guard has `armed` set; a SIGBUS it
- * takes there jumps back out of gfsp_guard.  Any other SIGBUS gets the
- * disposition there was before ours (by default: the process dies, as it
- * would have).  The handler is installed once, on the first guard.
+ * The guard.  A thread inside gfsp_guard has guard_jump set; a SIGBUS it
+ * takes there jumps back out of the innermost gfsp_guard.  Any other
+ * SIGBUS gets the disposition there was before ours (by default: the
+ * process dies, as it would have).  The handler is installed once, on the
+ * first guard.
  */
 static struct sigaction guard_prev;
 static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
@@ -180,13 +181,13 @@ int
 gfsp_guard(int (*fn)(void *), void *arg, const char *name,
 	  struct gfsp_error *err)
 {
-	sigjmp_buf jb;
+	sigjmp_buf jb, *outer = guard_jump;
 	int rc;
 
 	pthread_once(&guard_once, guard_install);
 	/* the mask needs no saving: the handler does not block SIGBUS */
 	if (sigsetjmp(jb, 0) != 0) {
-		guard_jump = NULL;
+		guard_jump = outer;
 		return gfsp_error_set(err, GFSP_EIO, "%s: file shrank while "
 		    "copying (a page read through its mapping is gone)",
 		    guard_name ? guard_name : "a mapped file");
@@ -195,6 +196,6 @@ gfsp_guard(int (*fn)(void *), void *arg, const char *name,
 		guard_name = name;
 	guard_jump = &jb;
 	rc = fn(arg);
-	guard_jump = NULL;
+	guard_jump = outer;
 	return rc;
 }

@@ -99,6 +99,10 @@ mconsume(void *arg, const struct gfsp_chunk *c, struct gfsp_error *err)
 {
 	struct mctx *x = arg;
 
+	/* a guard inside the pipe's own (gfsp_rmap_vanished guards its
+	 * touch): the truncation below must still be caught by the outer */
+	if (gfsp_rmap_vanished(&c->map, NULL))
+		return gfsp_error_set(err, GFSP_EIO, "vanished too early");
 	if (x->ncons == x->cut_at && x->cut_side == 1 &&
 	    ftruncate(x->fd, 0) != 0)
 		return gfsp_error_errno(err, errno, "ftruncate");
