@@ -661,6 +661,8 @@ merge_open(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_merge_args *a,
 		rc = gfsp_error_set(err, GFSP_ECORRUPT,
 		    "%s/%s: segment size is zero", a->src, GFSP_MARKER_NAME);
 	if (rc == 0 && x->rank == 0)
+		rc = gfsp_dst_not_source(a->src, a->dst, err);
+	if (rc == 0 && x->rank == 0)
 		rc = gfsp_dst_check(dst, a->force, err);
 	if (rc == 0 && a->dry_run && x->rank == 0) {
 		res->plan = calloc((size_t)x->nranks, sizeof(*res->plan));

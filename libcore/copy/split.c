@@ -22,6 +22,7 @@
 
 #include "core.h"
 #include "copy.h"
+#include "dst.h"
 #include "pipe.h"
 #include "splitfile.h"
 #include "store.h"
@@ -260,6 +261,9 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 					   err), err);
 	if (rc == 0)
 		rc = open_source(comm, a->src, &src, &size, err);
+	if (rc == 0)
+		rc = gfsp_agree(comm, rank == 0 ? gfsp_dst_not_source(a->src,
+			       a->dst, err) : 0, err);
 	if (rc)
 		goto out;
 	res->bytes = size;

@@ -136,6 +136,19 @@ gfsp_dst_sweep(const struct gfsp_dst *d, const char *tag)
 	return removed;
 }
 
+int
+gfsp_dst_not_source(const char *src, const char *dst, struct gfsp_error *err)
+{
+	struct gfsp_stat a, b;
+
+	if (gfsp_stat(src, &a, NULL) != 0 || gfsp_stat(dst, &b, NULL) != 0 ||
+	    !gfsp_same_identity(&a, &b))
+		return 0;
+	return gfsp_error_set(err, GFSP_EINVAL, "'%s' and '%s' are the same "
+	    "file: the destination cannot be the source (nothing done)", src,
+	    dst);
+}
+
 /*
  * May an existing destination be replaced?  Only with force, and only if it
  * is a regular file or a split directory: --force never wipes an arbitrary

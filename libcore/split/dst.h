@@ -22,6 +22,12 @@ void gfsp_dst_free(struct gfsp_dst *d);
  * a regular file or split directory that will be replaced at install. */
 int gfsp_dst_check(const struct gfsp_dst *d, int force, struct gfsp_error *err);
 
+/* Refuse a destination that is its source: the same path, or the same
+ * file by another name (a hard or a symbolic link), which --force would
+ * replace by the copy.  0 when either does not exist. */
+int gfsp_dst_not_source(const char *src, const char *dst,
+		       struct gfsp_error *err);
+
 /* "dir/.name.gfsplit-TAG.NODE.PID.NONCE" (malloc'd; NULL when out of
  * memory): made by process PID of node NODE; NONCE random */
 char *gfsp_dst_sibling(const struct gfsp_dst *d, const char *tag);

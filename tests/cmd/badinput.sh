@@ -2,7 +2,8 @@
 # badinput.sh - bad input gets a clear error and loses nothing: each case
 # asserts the exit status, that the message names the file and the cause,
 # and that nothing was lost (sources and existing destinations unchanged)
-# or created (no DST, no temporary left behind).
+# or created (no DST, no temporary left behind); a DST that is SRC is
+# refused, --force or not.
 . "$(dirname "$0")/../lib.sh"
 
 T=60	# seconds a failing run may take: the other ranks must not hang
@@ -45,6 +46,22 @@ output_has "split: directory SRC said" "good' is a directory"
 expect_exit "merge: SRC not a split file exits 1" 1 mpirun_n 2 "$BIN/gfsplit-merge" "$src" "$TMPD/o1"
 output_has "merge: plain SRC said" "src.*not a"
 no_leftovers "merge: plain SRC created nothing" "$TMPD" "$TMPD/o1"
+
+# ---- DST is SRC (by its path, another spelling of it, a hard link, a
+# symbolic link): refused even with --force, the source untouched
+cp "$src" "$TMPD/self"; ln "$TMPD/self" "$TMPD/self.hard"; ln -s self "$TMPD/self.sym"
+for d in "$TMPD/self" "$TMPD/./self" "$TMPD/self.hard" "$TMPD/self.sym"; do
+	expect_exit "split --force SRC ${d#"$TMPD"/}: exits 1" 1 mpirun_n 2 "$BIN/pcp-split" --force "$TMPD/self" "$d"
+	output_has "  says they are the same file" "self.*same file"
+	check "  the source is still the file" cmp -s "$src" "$TMPD/self"
+done
+for d in "$TMPD/good" "$TMPD/good/" "$TMPD/./good"; do
+	_before=$(tree_sum "$TMPD/good")
+	expect_exit "merge --force SRC ${d#"$TMPD"/}: exits 1" 1 mpirun_n 2 "$BIN/gfsplit-merge" --force "$TMPD/good" "$d"
+	output_has "  says they are the same file" "good.*same file"
+	check "  the split file is still the split file" test "$(tree_sum "$TMPD/good")" = "$_before"
+done
+rm -f "$TMPD/self" "$TMPD/self.hard" "$TMPD/self.sym"
 
 # ---- SRC unreadable, destination unwritable (permission checks need a
 # user other than root)
