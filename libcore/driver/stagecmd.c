@@ -252,6 +252,8 @@ start_movers(MPI_Comm comm, const struct gfsp_stage_opts *o)
 	return gfsp_agree(comm, rc, &err) ? 1 : 0;
 }
 
+#define UNSAVED_SHOWN	20	/* files of a gone mover listed as text */
+
 /* The movers' answers: the JSON array, or a few lines each. */
 static void
 print_movers(json_object *all, const char *req)
@@ -269,9 +271,22 @@ print_movers(json_object *all, const char *req)
 		json_object *o = json_object_array_get_idx(all, i), *x, *f;
 		const char *node = gfsp_json_str(o, "node");
 
-		if (gfsp_json_str(o, "error") != NULL && !json_object_object_get_ex(o, "pid", &x)) {
+		if (gfsp_json_str(o, "error") != NULL &&
+		    (!json_object_object_get_ex(o, "pid", &x) ||
+		     json_object_object_get_ex(o, "unsaved", &f))) {
+			/* no answer; or gone, with what it left */
 			gfsp_log_error("%s: %s", node ? node : "?",
 				      gfsp_json_str(o, "error"));
+			if (!json_object_object_get_ex(o, "unsaved", &x))
+				continue;
+			for (k = 0; k < json_object_array_length(x) &&
+			     k < UNSAVED_SHOWN; k++)
+				printf("  not written back: %s\n",
+				       json_object_get_string(
+				       json_object_array_get_idx(x, k)));
+			if (k < json_object_array_length(x))
+				printf("  ... and %zu more (--json lists them "
+				       "all)\n", json_object_array_length(x) - k);
 			continue;
 		}
 		printf("%s: mover %d, '%s' -> '%s': %s\n", node ? node : "?",
@@ -333,8 +348,26 @@ control(MPI_Comm comm, int argc, char **argv)
 	}
 	for (i = 0; rc == 0 && lrank == 0 && i < n; i++) {
 		struct gfsp_error e = { 0 };
+		int grc;
 
-		if (gfsp_mover_request(states[i], req, &reply, &e) != 0) {
+		if (gfsp_mover_request(states[i], req, &reply, &e) ==
+		    GFSP_ENOENT) {
+			/* gone: what did it leave?  Nothing: unlisted.  No
+			 * record, asked by SRC: "no mover runs" */
+			gfsp_error_clear(&e);
+			grc = gfsp_mover_gone(states[i], &reply, &e);
+			if ((grc == 0 && reply == NULL) ||
+			    (grc == GFSP_ENOENT && argc == 0)) {
+				gfsp_mover_forget(node_name, states[i]);
+				continue;
+			}
+			if (grc == GFSP_ENOENT) {
+				gfsp_error_clear(&e);
+				gfsp_error_set(&e, GFSP_ENOENT, "no mover runs "
+					      "for '%s'", states[i]);
+			}
+		}
+		if (reply == NULL) {
 			reply = json_object_new_object();
 			json_object_object_add(reply, "node",
 					       json_object_new_string(node_name));

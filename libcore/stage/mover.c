@@ -69,6 +69,7 @@
 
 #define OOM(err) gfsp_error_set(err, GFSP_ENOMEM, "out of memory")
 #define SOCK_NAME	"mover.sock"
+#define RECORD_NAME	"mover.json"
 #define CLOSE_DELAY	0.3	/* seconds: a burst of closes, one pass */
 #define WAIT_TRIES	3	/* passes that may fail before wait gives up */
 
@@ -207,7 +208,7 @@ gfsp_mover_list(const char *node, char ***states, size_t *n,
 	char **names = NULL, *p, path[PATH_MAX + 1];
 	size_t nn = 0, i, k = 0, len = strlen(node);
 	ssize_t got;
-	int fd, rc;
+	int rc;
 
 	*states = NULL;
 	*n = 0;
@@ -233,19 +234,136 @@ gfsp_mover_list(const char *node, char ***states, size_t *n,
 		got = readlink(p, path, sizeof(path) - 1);
 		if (got > 0) {
 			path[got] = '\0';
-			fd = connect_mover(path, NULL);
-			if (fd >= 0) {
-				close(fd);
-				(*states)[k++] = strdup(path);
-			} else if (fd == -GFSP_ENOENT) {
-				unlink(p);	/* a mover that is gone */
-			}
+			(*states)[k++] = strdup(path);
 		}
 		free(p);
 	}
 	gfsp_strv_free(names, nn);
 	*n = k;
 	return 0;
+}
+
+void
+gfsp_mover_forget(const char *node, const char *state)
+{
+	char *reg = registry_entry(node, state), path[PATH_MAX + 1];
+	ssize_t got;
+	int fd;
+
+	if (reg == NULL)
+		return;
+	got = readlink(reg, path, sizeof(path) - 1);
+	if (got > 0) {
+		path[got] = '\0';
+		fd = strcmp(path, state) == 0 ? connect_mover(state, NULL) : 0;
+		if (fd < 0)
+			unlink(reg);	/* ours, and it does not answer */
+		else if (strcmp(path, state) == 0)
+			close(fd);	/* it runs: still listed */
+	}
+	free(reg);
+}
+
+/* The files of the record's SRC not on shared storage as they are now:
+ * the test a pass makes (sizes and times; what the journal says it
+ * installed).  OUT *unsaved: ["rel", ...]. */
+static int
+unsaved_files(const char *state, const char *src, const char *dst,
+	      uint64_t chunk, json_object **unsaved, struct gfsp_error *err)
+{
+	struct gfsp_xfer_opts xo = { 0 };
+	struct gfsp_flist fl = { 0 };
+	struct gfsp_state *st = NULL;
+	struct gfsp_fresult *res = NULL;
+	struct gfsp_xfer *x = NULL;
+	char *arg = NULL;
+	size_t i;
+	int rc;
+
+	*unsaved = NULL;
+	xo.chunk = chunk ? chunk : GFSP_STAGE_CHUNK_DEFAULT;
+	rc = gfsp_state_open(state, 0, 0, &st, err);
+	if (rc == 0 && asprintf(&arg, "%s/", src) < 0)
+		rc = OOM(err);
+	if (rc == 0)
+		rc = gfsp_flist_add_tree(&fl, arg, err);
+	if (rc == 0)
+		rc = gfsp_flist_finish(&fl, err);
+	if (rc == 0 && (res = calloc(fl.n + 1, sizeof(*res))) == NULL)
+		rc = OOM(err);
+	if (rc == 0)
+		rc = gfsp_xfer_new(&xo, &fl, dst, st, res, NULL, &x, err);
+	if (rc == 0) {
+		*unsaved = json_object_new_array();
+		for (i = 0; i < fl.n; i++)
+			if (fl.v[i].type == GFSP_SF_FILE &&
+			    !gfsp_xfer_present(x, (uint32_t)i))
+				json_object_array_add(*unsaved,
+				    json_object_new_string(fl.v[i].rel));
+	}
+	gfsp_xfer_free(x);
+	free(res);
+	free(arg);
+	gfsp_flist_free(&fl);
+	gfsp_state_close(st);
+	return rc;
+}
+
+int
+gfsp_mover_gone(const char *state, json_object **reply,
+	       struct gfsp_error *err)
+{
+	json_object *rec = NULL, *unsaved = NULL, *o, *x;
+	struct gfsp_stat st;
+	unsigned char *buf = NULL;
+	const char *src, *dst, *root;
+	char *path = NULL, *how = NULL;
+	size_t len = 0, n;
+	int rc;
+
+	*reply = NULL;
+	if (asprintf(&path, "%s/%s", state, RECORD_NAME) < 0)
+		return OOM(err);
+	rc = gfsp_read_whole_stat(path, GFSP_O_REGULAR, 1 << 16, &buf, &len,
+				  &st, err);
+	if (rc == 0 && (rec = json_tokener_parse((char *)buf)) == NULL)
+		rc = gfsp_error_set(err, GFSP_ECORRUPT, "'%s': not the record "
+				   "of a mover", path);
+	src = rec ? gfsp_json_str(rec, "src") : NULL;
+	dst = rec ? gfsp_json_str(rec, "dest") : NULL;
+	root = rec ? gfsp_json_str(rec, "dest_root") : NULL;
+	if (rc == 0 && (src == NULL || dst == NULL || root == NULL))
+		rc = gfsp_error_set(err, GFSP_ECORRUPT, "'%s': not the record "
+				   "of a mover", path);
+	if (rc == 0)
+		rc = unsaved_files(state, src, dst, json_object_get_uint64(
+		    json_object_object_get_ex(rec, "chunk", &x) ? x : NULL),
+		    &unsaved, err);
+	n = unsaved ? json_object_array_length(unsaved) : 0;
+	if (rc == 0 && n > 0) {
+		o = json_object_new_object();
+		json_object_object_foreach(rec, k, v)
+			json_object_object_add(o, k, json_object_get(v));
+		json_object_object_add(o, "state", json_object_new_string(state));
+		json_object_object_add(o, "running",
+				       json_object_new_boolean(0));
+		json_object_object_add(o, "unsaved", json_object_get(unsaved));
+		if (asprintf(&how, "the mover (process %d) is gone with %zu "
+		    "file%s not written back; finish with: stage-out%s '%s' "
+		    "'%s'", json_object_get_int(json_object_object_get_ex(rec,
+		    "pid", &x) ? x : NULL), n, n == 1 ? "" : "s",
+		    strcmp(dst, root) == 0 ? " --merge" : "", src, root) < 0)
+			how = NULL;
+		json_object_object_add(o, "error", json_object_new_string(
+		    how ? how : "the mover is gone with files not written back"));
+		*reply = o;
+	}
+	free(how);
+	json_object_put(unsaved);
+	json_object_put(rec);
+	free(buf);
+	free(path);
+	return rc;
 }
 
 /* ---------------------------------------------------------- starting */
@@ -377,6 +495,7 @@ struct mover {
 	uint64_t files, bytes, resumed, passes;
 	double started, last_pass;
 	int stop;
+	int saved;			/* a wait ended with all written back */
 };
 
 static volatile sig_atomic_t got_term;
@@ -912,6 +1031,7 @@ serve_queue(struct mover *m)
 		}
 		pthread_mutex_lock(&m->lock);
 		m->stop = 1;
+		m->saved = tries < WAIT_TRIES;
 		pthread_mutex_unlock(&m->lock);
 		answer_status(m, fd, rc ? e.msg : NULL);
 	}
@@ -934,6 +1054,43 @@ listen_here(struct mover *m, struct gfsp_error *err)
 		return gfsp_error_errno(err, errno, "cannot listen on "
 				       "'%s/%s'", m->o->state_dir, SOCK_NAME);
 	return 0;
+}
+
+/*
+ * RECORD_NAME in the state directory (our working directory): who this
+ * mover is and what it copies, for a --wait or --status that finds it
+ * gone.  Written to a new name, then renamed over the last one.
+ */
+static int
+write_record(struct mover *m, struct gfsp_error *err)
+{
+	json_object *o = json_object_new_object();
+	char tmp[64];
+	int fd, rc = 0;
+
+	json_object_object_add(o, "pid", json_object_new_int(getpid()));
+	json_object_object_add(o, "node", json_object_new_string(m->node));
+	json_object_object_add(o, "src", json_object_new_string(m->o->src));
+	json_object_object_add(o, "dest", json_object_new_string(m->o->dst));
+	json_object_object_add(o, "dest_root", json_object_new_string(
+	    m->o->dst_root ? m->o->dst_root : m->o->dst));
+	json_object_object_add(o, "chunk", json_object_new_uint64(
+	    m->o->x.chunk));
+	snprintf(tmp, sizeof(tmp), ".%s.%016llx", RECORD_NAME,
+		 (unsigned long long)gfsp_random64());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0 || dprintf(fd, "%s\n", json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PLAIN)) < 0 || fsync(fd) != 0 ||
+	    rename(tmp, RECORD_NAME) != 0) {
+		rc = gfsp_error_errno(err, errno, "cannot write '%s/%s'",
+				     m->o->state_dir, RECORD_NAME);
+		unlink(tmp);
+	}
+	if (fd >= 0)
+		close(fd);
+	json_object_put(o);
+	return rc;
 }
 
 int
@@ -973,6 +1130,8 @@ gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
 				     o->state_dir);
 	if (rc == 0)
 		rc = listen_here(&m, err);
+	if (rc == 0)
+		rc = write_record(&m, err);
 	if (rc == 0 && pipe2(m.wake, O_CLOEXEC | O_NONBLOCK) != 0)
 		rc = gfsp_error_errno(err, errno, "cannot make a pipe");
 	if (rc == 0 && (errno = pthread_create(&m.server, NULL, server, &m)))
@@ -1069,8 +1228,12 @@ out:
 		close(m.wake[0]);
 		close(m.wake[1]);
 	}
+	/* listed until a wait saw everything out: a mover stopped or
+	 * killed before that is reported by the next --wait or --status
+	 * with what it left (gfsp_mover_gone) */
 	if (m.reg != NULL) {
-		unlink(m.reg);
+		if (m.saved)
+			unlink(m.reg);
 		free(m.reg);
 	}
 	if (m.ifd >= 0)

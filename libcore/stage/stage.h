@@ -351,10 +351,21 @@ int gfsp_mover_spawn(char **argv, const char *state, const char *src,
 int gfsp_mover_request(const char *state, const char *req,
 		      json_object **reply, struct gfsp_error *err);
 
-/* The state directories of this user's movers on node `node` that answer
- * (stale registry entries are removed).  Free with gfsp_strv_free. */
+/* The state directories of this user's movers on node `node`: those that
+ * run, and those that stopped or were killed before a wait saw all their
+ * files out (they no longer answer).  Free with gfsp_strv_free. */
 int gfsp_mover_list(const char *node, char ***states, size_t *n,
 		   struct gfsp_error *err);
+/* A mover of `state` that does not answer: *reply, as its status would
+ * be, "running": false, with "unsaved" (the files of its SRC not on
+ * shared storage as they are now) and "error" (what it left and the
+ * stage-out that finishes it); NULL when it left nothing unsaved.
+ * GFSP_ENOENT when no mover ever ran there. */
+int gfsp_mover_gone(const char *state, json_object **reply,
+		   struct gfsp_error *err);
+/* Unlist the mover of `state` on `node` if it does not answer (it is gone
+ * and left nothing, or a stage-out finished its work). */
+void gfsp_mover_forget(const char *node, const char *state);
 const char *gfsp_mover_registry(void);
 
 /* ------------------------------------------- the commands (stage.c) */

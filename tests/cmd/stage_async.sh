@@ -5,7 +5,8 @@
 # writing is pre-copied (nothing under its final name) and, once closed,
 # written back with only what changed; --flush, --status and --wait; the
 # mover's priority and cores; a mover killed mid-file loses nothing and the
-# next one resumes from the journal.
+# next one resumes from the journal; one killed or stopped with files left
+# makes --wait and --status fail, naming them and how to finish.
 . "$(dirname "$0")/../lib.sh"
 
 OUT_=$BIN/stage-out
@@ -17,6 +18,8 @@ at_exit 'for p in $(cat "$TMPD"/pids 2>/dev/null); do kill -9 $p; done'
 
 status() { two_nodes 1 "$OUT_" --status --json >"$J" 2>"$TMPD/err"; }
 remember_pids() { status && json_get "$J" '" ".join(str(m["pid"]) for m in j)' >>"$TMPD/pids"; }
+# (a mover whose parent is gone may stay a zombie until it is reaped)
+gone() { [ ! -e "/proc/$1" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 # until SECONDS CMD..: poll CMD every 0.2 s for at most SECONDS
 until_ok() {
 	_t=$(( $1 * 5 )); shift
@@ -128,6 +131,41 @@ ok "after --wait every file of both nodes is on shared storage"
 two_nodes 1 "$OUT_" --status --json >"$J" 2>/dev/null
 json_true "  and no mover runs any more" 'j == []'
 
+# a mover killed, or stopped, with files not written back: --wait and
+# --status (without SRC, the end of a job script) fail, name the node and
+# what it left, and say how to finish; that stage-out finishes it
+for sig in KILL TERM; do
+	rm -rf "$L/g" "$D/g"; mkdir -p "$L/g/nA" "$L/g/nB"
+	make_file "$L/g/nA/done" 3000 7
+	two_nodes 1 "$OUT_" --async --interval 60 -c 1M --bwlimit 1M "$L/g/%h" "$D/g" 2>"$TMPD/err"
+	remember_pids
+	until_ok 10 cmp -s "$L/g/nA/done" "$D/g/nA/done" || true
+	two_nodes 1 "$OUT_" --flush >/dev/null 2>&1	# nA/done is out
+	make_file "$L/g/nB/late" $((6 * 1048576)) 8	# 6 s at 1M/s
+	make_file "$L/g/nB/later" 5000 9
+	status
+	pidB=$(json_get "$J" '[m["pid"] for m in j if m["node"] == "nB"][0]')
+	kill -s "$sig" "$pidB"
+	until_ok 5 gone "$pidB" || true
+	expect_exit "SIG$sig of a mover with files left: --wait fails" 1 two_nodes 1 "$OUT_" --wait
+	output_has "  naming the node, what is left and how to finish" \
+		"nB: the mover \(process $pidB\) is gone with 2 files not written back; finish with: stage-out '.*/g/nB' '.*/shared/g'"
+	output_has "  listing the files" "not written back: late"
+	output_lacks "  and nothing of nA's mover, whose files are out" "nA:.*gone"
+	if two_nodes 1 "$OUT_" --status --json >"$J" 2>/dev/null; then
+		not_ok "  --status --json fails too" "exit 0: $(cat "$J")"
+	else
+		json_true "  --status --json fails too, the mover not running, its files listed" \
+			'[(m["running"], sorted(m["unsaved"])) for m in j] == [(False, ["late", "later"])]'
+	fi
+	mpirun_n 1 env GFSPLIT_NODE=nB "$OUT_" "$L/g/nB" "$D/g" >/dev/null 2>&1
+	if two_nodes 1 "$OUT_" --wait >"$TMPD/out" 2>&1; then ok "  after that stage-out, --wait returns 0"
+	else not_ok "  after that stage-out, --wait returns 0" "$(cat "$TMPD/out")"; fi
+	same_bytes "  and the file is out" "$L/g/nB/late" "$D/g/nB/late"
+	two_nodes 1 "$OUT_" --status --json >"$J" 2>/dev/null
+	json_true "  and no mover is listed any more" 'j == []'
+done
+
 # relative, ./-prefixed and symlinked SRC and DEST (the mover works from
 # its state directory: every path is resolved before it starts), with a
 # relative registry too
@@ -155,8 +193,6 @@ done
 cd - >/dev/null
 GFSPLIT_MOVER_DIR=$TMPD/reg
 
-# (a mover whose parent is gone may stay a zombie until it is reaped)
-gone() { [ ! -e "/proc/$1" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 left=""
 for p in $(sort -u "$TMPD/pids"); do
 	until_ok 5 gone "$p" || left="$left $p"
