@@ -77,6 +77,7 @@ static const struct gfsp_cmd cmd = {
 	.min_args = 2,
 	.max_args = 2,
 	.uses_mpi = 1,
+	.stoppable = 1,
 	.run = run,
 };
 

@@ -98,6 +98,14 @@ int gfsp_openat_private(int dfd, const char *dir, const char *name, int flags,
  */
 int gfsp_watch_start(const char *prog, MPI_Comm comm, double timeout,
 		    struct gfsp_error *err);
+/* Between gfsp_watch_stoppable(1) and (0) (the run of a copy command), the
+ * first SIGINT or SIGTERM does not end the process: gfsp_watch_stopped()
+ * then returns it, the pipeline's chunk loops fail with GFSP_ECANCELED,
+ * the engine removes what it made, and the command exits 128 + the
+ * signal.  Another one (not the same one again within 2 s, which is one
+ * request that came two ways) ends the process at once, exit 128 + it. */
+void gfsp_watch_stoppable(int on);
+int gfsp_watch_stopped(void);
 /* The phase a command is in (a string that outlives the run), for the
  * messages above. */
 void gfsp_watch_phase(const char *phase);

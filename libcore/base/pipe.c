@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,19 @@ call_consume(void *arg)
 	return k->ps->ops->consume(k->ps->ctx, k->c, k->err);
 }
 
+/* GFSP_ECANCELED once a SIGINT or SIGTERM stops the copy */
+static int
+stopped(struct gfsp_error *err)
+{
+	int sig = gfsp_watch_stopped();
+
+	if (sig == 0)
+		return 0;
+	return gfsp_error_set(err, GFSP_ECANCELED, "interrupted by %s",
+			     sig == SIGTERM ? "SIGTERM" : sig == SIGINT ?
+			     "SIGINT" : "a signal");
+}
+
 static void *
 pipe_producer(void *arg)
 {
@@ -80,6 +94,17 @@ pipe_producer(void *arg)
 
 		/* the slot is EMPTY: the caller does not touch it */
 		c = &ps->chunk[slot];
+		if (stopped(&ps->perr)) {
+			rc = GFSP_ECANCELED;
+			pthread_mutex_lock(&ps->lock);
+			ps->prc = rc;
+			if (ps->failed == WHO_NONE)
+				ps->failed = WHO_PRODUCER;
+			ps->stop = 1;
+			pthread_cond_signal(&ps->filled);
+			pthread_mutex_unlock(&ps->lock);
+			break;
+		}
 		c->len = 0;
 		c->data = c->buf;
 		memset(c->tag, 0, sizeof(c->tag));
@@ -160,8 +185,10 @@ gfsp_pipe_run(const struct gfsp_pipe_ops *ops, void *ctx, size_t bufsize,
 
 		/* the slot is FULL: the helper does not touch it */
 		k = (struct call){ &ps, &ps.chunk[slot], NULL, &cerr };
-		rc = gfsp_guard(call_consume, &k, ps.chunk[slot].map.name,
-			       &cerr);
+		rc = stopped(&cerr);
+		if (rc == 0)
+			rc = gfsp_guard(call_consume, &k,
+				       ps.chunk[slot].map.name, &cerr);
 		/* a write from a mapped page that vanished failed with
 		 * EFAULT ("Bad address"): say what happened instead */
 		if (rc != 0)

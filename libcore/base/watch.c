@@ -150,12 +150,55 @@ put(char *buf, size_t *n, size_t cap, const char *s)
 		buf[(*n)++] = *s++;
 }
 
+/* A copy in its pipeline stops at the first SIGINT or SIGTERM: the chunk
+ * loops see stop_sig, fail, and the engine removes what it made. */
+static volatile sig_atomic_t stoppable, stop_sig;
+static int64_t stop_ns;
+#define STOP_GRACE	10	/* seconds to stop cleanly: then, a peer
+				 * stopped or gone, at once */
+#define ECHO_NS	2000000000	/* the same signal again sooner: one request
+				 * come two ways (mpiexec forwards what the
+				 * batch system also sent every process) */
+
+void
+gfsp_watch_stoppable(int on)
+{
+	stoppable = on;
+}
+
+int
+gfsp_watch_stopped(void)
+{
+	return stop_sig;
+}
+
 static void
 on_term(int sig)
 {
 	char buf[256], num[16];
 	size_t n = 0;
 	int r = wd.rank, k = (int)sizeof(num) - 1;
+
+	if (stop_sig == sig && now_ns() - stop_ns < ECHO_NS)
+		return;
+	if (stoppable && stop_sig == 0) {
+		stop_sig = sig;
+		stop_ns = now_ns();
+		/* the engine's clean-up agrees with the other ranks: one of
+		 * them stopped (SIGSTOP) must not keep this one forever */
+		signal(SIGALRM, on_term);
+		alarm(STOP_GRACE);
+		if (wd.rank != 0)
+			return;
+		put(buf, &n, sizeof(buf), wd.prog);
+		put(buf, &n, sizeof(buf), sig == SIGTERM ? ": SIGTERM" :
+		    ": SIGINT");
+		put(buf, &n, sizeof(buf), ": stopping; removing what this "
+		    "run made (send it again to end at once)\n");
+		if (write(STDERR_FILENO, buf, n) < 0)
+			n = 0;
+		return;
+	}
 
 	num[k] = '\0';
 	do {
@@ -165,12 +208,17 @@ on_term(int sig)
 	put(buf, &n, sizeof(buf), wd.prog);
 	put(buf, &n, sizeof(buf), ": rank ");
 	put(buf, &n, sizeof(buf), num + k);
-	put(buf, &n, sizeof(buf), sig == SIGTERM ? ": Terminated in '"
-						: ": Interrupt in '");
+	put(buf, &n, sizeof(buf), sig == SIGTERM ? ": Terminated in '" :
+	    sig == SIGALRM ? ": not stopped within 10 s, ending in '" :
+	    ": Interrupt in '");
 	put(buf, &n, sizeof(buf), __atomic_load_n(&wd.phase, __ATOMIC_RELAXED));
 	put(buf, &n, sizeof(buf), "'\n");
 	if (write(STDERR_FILENO, buf, n) < 0)
 		n = 0;
+	/* death by the signal (the one that stopped us, after SIGALRM):
+	 * that, not an exit status, makes mpiexec end the whole job */
+	if (sig == SIGALRM)
+		sig = stop_sig;
 	signal(sig, SIG_DFL);
 	raise(sig);
 }

@@ -474,10 +474,17 @@ gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv)
 			gfsp_log_verbose("MPI provides thread level %d only",
 					provided);
 		rc = watch(cmd, comm);
+		gfsp_watch_stoppable(cmd->stoppable);
 		if (rc == 0)
 			rc = cmd->run(argc - first, argv + first, comm);
+		gfsp_watch_stoppable(0);
 		if (rc < 0 || rc > EXIT_USAGE)
 			rc = 1;		/* a stray GFSP_E* code: failure */
+		/* stopped by SIGINT or SIGTERM, what it made removed: the
+		 * status a shell gives a process the signal ended (a run
+		 * that was complete before it could stop keeps its 0) */
+		if (rc != 0 && gfsp_watch_stopped() != 0)
+			rc = 128 + gfsp_watch_stopped();
 	} else if (rc < 0) {
 		rc = 0;		/* --help, --version */
 	}

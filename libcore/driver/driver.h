@@ -55,6 +55,9 @@ struct gfsp_cmd {
 					 * cache's progress thread */
 	int daemon;			/* runs until asked to end: no
 					 * --timeout (the mover) */
+	int stoppable;			/* a copy whose pipeline stops at
+					 * SIGINT or SIGTERM and removes what
+					 * it made (gfsp_watch_stoppable) */
 	/* run: argc/argv are the positional arguments; return 0 or 1.
 	 * Must be collective-safe: every rank returns, none exits. */
 	int (*run)(int argc, char **argv, MPI_Comm comm);

@@ -65,7 +65,8 @@ gfsp_store_for(const char *path, const struct gfsp_store_ops **ops,
 
 /* ------------------------------------------------------- fault injection */
 
-enum { FAULT_NONE, FAULT_EIO, FAULT_CRASH, FAULT_HANG, FAULT_STOP };
+enum { FAULT_NONE, FAULT_EIO, FAULT_CRASH, FAULT_HANG, FAULT_STOP,
+       FAULT_SLOW };
 
 static int fault_kind = FAULT_NONE;
 static uint64_t fault_after;
@@ -101,6 +102,9 @@ gfsp_fault_init(int rank)
 	} else if (strncmp(env, "stop:", 5) == 0) {
 		kind = FAULT_STOP;
 		s = env + 5;
+	} else if (strncmp(env, "slow:", 5) == 0) {
+		kind = FAULT_SLOW;
+		s = env + 5;
 	} else {
 		return;
 	}
@@ -131,6 +135,10 @@ fault_check(const struct gfsp_file *f, size_t len, struct gfsp_error *err)
 		pause();
 	if (fault_kind == FAULT_STOP)	/* stopped, as by a debugger */
 		raise(SIGSTOP);
+	if (fault_kind == FAULT_SLOW) {	/* a slow disk: 0.1 s a write */
+		usleep(100000);
+		return 0;
+	}
 	return gfsp_error_set(err, GFSP_EIO,
 			     "injected fault: cannot write '%s': "
 			     "Input/output error", gfsp_file_path(f));
