@@ -96,43 +96,104 @@ gfsp_dst_sibling(const struct gfsp_dst *d, const char *tag)
 	return s;
 }
 
-size_t
-gfsp_dst_sweep(const struct gfsp_dst *d, const char *tag)
+/* "NODE.PID.NONCE" after ".NAME.gfsplit-TAG.": 0 and its parts, or -1 */
+static int
+parse_sibling(const char *rest, char *node, size_t len, long *pid)
 {
-	char node[256], *pre = NULL, **names = NULL, *p, *dot;
-	size_t n = 0, i, len, removed = 0;
-	struct gfsp_stat st;
-	long pid;
+	const char *nonce = strrchr(rest, '.'), *dot;
+	char *end;
 
-	node_part(node, sizeof(node));
-	if (asprintf(&pre, ".%s.gfsplit-%s.%s.", d->base, tag, node) < 0)
-		return 0;
+	if (nonce == NULL || nonce == rest || strlen(nonce + 1) != 16 ||
+	    strspn(nonce + 1, "0123456789abcdef") != 16)
+		return -1;
+	for (dot = nonce - 1; dot > rest && *dot != '.'; dot--)
+		;
+	if (dot == rest || (size_t)(dot - rest) >= len)
+		return -1;
+	*pid = strtol(dot + 1, &end, 10);
+	if (*pid <= 0 || end != nonce)
+		return -1;
+	memcpy(node, rest, (size_t)(dot - rest));
+	node[dot - rest] = '\0';
+	return 0;
+}
+
+int
+gfsp_dst_leftovers(const struct gfsp_dst *d, const char *tag,
+		   struct gfsp_leftover **out, size_t *nout)
+{
+	char me[256], *pre = NULL, **names = NULL;
+	struct gfsp_leftover *v = NULL, *t;
+	size_t n = 0, i, len, k = 0;
+
+	*out = NULL;
+	*nout = 0;
+	node_part(me, sizeof(me));
+	if (asprintf(&pre, ".%s.gfsplit-%s.", d->base, tag) < 0)
+		return GFSP_ENOMEM;
 	len = strlen(pre);
 	if (gfsp_readdir(d->parent, &names, &n, NULL) != 0)
 		n = 0;
 	for (i = 0; i < n; i++) {
-		/* PID.NONCE after the prefix; the maker must be gone */
-		if (strncmp(names[i], pre, len) != 0)
+		struct gfsp_leftover x = { 0 };
+
+		if (strncmp(names[i], pre, len) != 0 ||
+		    parse_sibling(names[i] + len, x.node, sizeof(x.node),
+				  &x.pid) != 0)
 			continue;
-		pid = strtol(names[i] + len, &dot, 10);
-		if (pid <= 0 || *dot != '.' || strlen(dot + 1) != 16 ||
-		    strspn(dot + 1, "0123456789abcdef") != 16 ||
-		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;
-		if (asprintf(&p, "%s%s", d->prefix, names[i]) < 0)
-			continue;
-		if (gfsp_lstat(p, &st, NULL) == 0 &&
-		    ((S_ISDIR(st.mode) && gfsp_remove_tree(p, NULL) == 0) ||
-		     (S_ISREG(st.mode) && gfsp_unlink(p, NULL) == 0))) {
-			gfsp_log_warn("removed '%s', left by a run that was "
-				      "killed (process %ld of this node is "
-				      "gone)", p, pid);
-			removed++;
+		if (asprintf(&x.path, "%s%s", d->prefix, names[i]) < 0)
+			break;
+		x.state = strcmp(x.node, me) != 0 ? GFSP_LEFT_ELSEWHERE :
+			  kill((pid_t)x.pid, 0) == 0 || errno != ESRCH ?
+			  GFSP_LEFT_RUNNING : GFSP_LEFT_GONE;
+		t = realloc(v, (k + 1) * sizeof(*v));
+		if (t == NULL) {
+			free(x.path);
+			break;
 		}
-		free(p);
+		v = t;
+		v[k++] = x;
 	}
 	gfsp_strv_free(names, n);
 	free(pre);
+	*out = v;
+	*nout = k;
+	return 0;
+}
+
+void
+gfsp_dst_leftovers_free(struct gfsp_leftover *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i].path);
+	free(v);
+}
+
+size_t
+gfsp_dst_sweep(const struct gfsp_dst *d, const char *tag)
+{
+	struct gfsp_leftover *v;
+	struct gfsp_stat st;
+	size_t n, i, removed = 0;
+
+	if (gfsp_dst_leftovers(d, tag, &v, &n) != 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (v[i].state != GFSP_LEFT_GONE)
+			continue;
+		if (gfsp_lstat(v[i].path, &st, NULL) == 0 &&
+		    ((S_ISDIR(st.mode) && gfsp_remove_tree(v[i].path,
+							  NULL) == 0) ||
+		     (S_ISREG(st.mode) && gfsp_unlink(v[i].path, NULL) == 0))) {
+			gfsp_log_warn("removed '%s', left by a run that was "
+				      "killed (process %ld of this node is "
+				      "gone)", v[i].path, v[i].pid);
+			removed++;
+		}
+	}
+	gfsp_dst_leftovers_free(v, n);
 	return removed;
 }
 

@@ -32,6 +32,20 @@ int gfsp_dst_not_source(const char *src, const char *dst,
  * memory): made by process PID of node NODE; NONCE random */
 char *gfsp_dst_sibling(const struct gfsp_dst *d, const char *tag);
 
+/* d's siblings of tag ("dir/.name.gfsplit-TAG.NODE.PID.NONCE"): who made
+ * each, and whether that process is gone (it can be told on its own node
+ * only).  Free with gfsp_dst_leftovers_free. */
+enum { GFSP_LEFT_GONE, GFSP_LEFT_RUNNING, GFSP_LEFT_ELSEWHERE };
+struct gfsp_leftover {
+	char *path;
+	char node[256];
+	long pid;
+	int state;		/* GFSP_LEFT_* */
+};
+int gfsp_dst_leftovers(const struct gfsp_dst *d, const char *tag,
+		       struct gfsp_leftover **v, size_t *n);
+void gfsp_dst_leftovers_free(struct gfsp_leftover *v, size_t n);
+
 /* Remove d's siblings of tag that a process of this node made and that
  * is gone (a killed run's temporaries); returns how many.  A directory
  * or a regular file, never followed. */

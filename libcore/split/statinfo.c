@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "core.h"
+#include "dst.h"
 #include "layout_impl.h"
 
 static void
@@ -197,6 +198,46 @@ replicas_json(const struct gfsp_layout *l, int r, json_object *n)
 	return !local;
 }
 
+/*
+ * "temporaries": what runs into path left next to it (a run that was
+ * killed, or one still running), which the next run into path on their
+ * node removes once their process is gone.  Made an object of its own
+ * when there is no split file to describe.
+ */
+static void
+add_leftovers(const char *path, json_object **info)
+{
+	static const char *const state[] = { "gone", "running",
+					     "another node" };
+	struct gfsp_leftover *v = NULL;
+	struct gfsp_dst d = { 0 };
+	json_object *arr, *e;
+	size_t n = 0, i;
+
+	if (gfsp_dst_parse(&d, path, NULL) != 0 ||
+	    gfsp_dst_leftovers(&d, "tmp", &v, &n) != 0 || n == 0) {
+		gfsp_dst_free(&d);
+		return;
+	}
+	if (*info == NULL) {
+		*info = json_object_new_object();
+		add_str(*info, "path", path);
+	}
+	arr = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		e = json_object_new_object();
+		add_str(e, "path", v[i].path);
+		add_str(e, "node", v[i].node);
+		json_object_object_add(e, "pid", json_object_new_int64(
+		    v[i].pid));
+		add_str(e, "process", state[v[i].state]);
+		json_object_array_add(arr, e);
+	}
+	json_object_object_add(*info, "temporaries", arr);
+	gfsp_dst_leftovers_free(v, n);
+	gfsp_dst_free(&d);
+}
+
 int
 gfsp_statinfo(const char *path, const struct gfsp_statinfo_opts *opt,
 	     json_object **out, struct gfsp_error *err)
@@ -206,10 +247,11 @@ gfsp_statinfo(const char *path, const struct gfsp_statinfo_opts *opt,
 
 	*out = NULL;
 	rc = gfsp_layout_open(path, &l, err);
-	if (rc)
-		return rc;
-	rc = gfsp_statinfo_layout(l, path, opt, out, err);
-	gfsp_layout_close(l);
+	if (rc == 0) {
+		rc = gfsp_statinfo_layout(l, path, opt, out, err);
+		gfsp_layout_close(l);
+	}
+	add_leftovers(path, out);
 	return rc;
 }
 
@@ -449,6 +491,21 @@ text_ranks(FILE *f, json_object *info)
 	}
 }
 
+/* The lines of "temporaries". */
+static void
+text_leftovers(FILE *f, json_object *info)
+{
+	json_object *arr = get(info, "temporaries"), *e;
+	size_t i;
+
+	for (i = 0; arr != NULL && i < json_object_array_length(arr); i++) {
+		e = json_object_array_get_idx(arr, i);
+		fprintf(f, "left over:    %s (process %" PRIu64 " on %s: %s)\n",
+			str(e, "path"), u64(e, "pid"), str(e, "node"),
+			str(e, "process"));
+	}
+}
+
 char *
 gfsp_statinfo_text(json_object *info)
 {
@@ -462,6 +519,10 @@ gfsp_statinfo_text(json_object *info)
 	f = open_memstream(&text, &len);
 	if (f == NULL)
 		return NULL;
+	if (get(info, "layout") == NULL) {	/* no split file: what is left */
+		text_leftovers(f, info);
+		goto out;
+	}
 	fprintf(f, "split file:   %s\n", str(info, "path"));
 	fprintf(f, "format:       version %" PRIu64 ", layout %s, checksum "
 		"segments of %" PRIu64 " bytes\n", u64(info, "format_version"),
@@ -522,6 +583,8 @@ gfsp_statinfo_text(json_object *info)
 				json_object_array_length(arr),
 				json_object_array_length(arr) == 1 ? "" : "s");
 	}
+	text_leftovers(f, info);
+out:
 	if (fclose(f) != 0) {
 		free(text);
 		return NULL;

@@ -94,7 +94,13 @@ no_leftovers "  no output file, no temporary" "$TMPD" "$TMPD/m3"
 # ends by itself after 10 s, and the job with it
 stop_case "SIGTERM to rank 1 while rank 0 is stopped: no hang" "[1-9][0-9]*" TERM-1-stop-0 pcp-split "$F" "$TMPD/d4"
 output_has "  rank 1 gives up stopping cleanly" "rank 1: not stopped within 10 s"
-# what the killed run left, the next run into DST removes (it is gone)
+# what the killed run left, stat-layout lists, and the next run into DST
+# removes (its process is gone)
+expect_exit "  stat-layout of the DST it never made: exit 1" 1 "$BIN/stat-layout" "$TMPD/d4"
+output_has "  listing what was left, and that its process is gone" \
+	"left over: +.*/\.d4\.gfsplit-tmp\.[^ ]+ \(process [0-9]+ on [^ ]+: gone\)"
+"$BIN/stat-layout" --json "$TMPD/d4" >"$TMPD/left.json" 2>/dev/null
+json_true "  and in its JSON" 'len(j["temporaries"]) == 1 and j["temporaries"][0]["process"] == "gone"' "$TMPD/left.json"
 check "  the next run succeeds" mpirun_n 2 "$BIN/pcp-split" -q "$F" "$TMPD/d4"
 no_leftovers "  and leaves no temporary directory" "$TMPD"
 finish
