@@ -102,6 +102,14 @@ no_leftovers() {
 	[ -z "$_t" ] && ok "$_d" || not_ok "$_d" "left behind in $_dir: $_t"
 }
 
+# ranks_of PATTERN: the MPI ranks among this test's processes whose command
+# line matches PATTERN (pgrep -f, with $TMPD after it): "PID RANK" lines
+ranks_of() {
+	for _p in $(pgrep -f "$1.*$TMPD"); do
+		_r=$(tr '\0' '\n' <"/proc/$_p/environ" 2>/dev/null | sed -n 's/^PMI_RANK=//p')
+		[ -n "$_r" ] && echo "$_p $_r"
+	done
+}
 # mpirun_n N PROG ARGS...: run under mpiexec with a timeout.
 mpirun_n() {
 	_n=$1; shift

@@ -20,13 +20,6 @@ make_file "$F" $((64 * 1048576)) 1
 mpirun_n 2 "$BIN/pcp-split" -q "$F" "$TMPD/s.split" ||
 	not_ok "pcp-split makes the split file the merge cases read"
 
-# pids of this test's ranks of PROG: "PID RANK" lines
-ranks_of() {
-	for _p in $(pgrep -f "bin/$1 .*$TMPD"); do
-		_r=$(tr '\0' '\n' <"/proc/$_p/environ" 2>/dev/null | sed -n 's/^PMI_RANK=//p')
-		[ -n "$_r" ] && echo "$_p $_r"
-	done
-}
 
 # stop_case DESC WANT HOW PROG ARGS..: run PROG on 2 ranks (rank 0 on a
 # slow disk), send the signal HOW says once both ranks copy, and expect an
@@ -39,21 +32,21 @@ stop_case() {
 		"$BIN/$_prog" --buffer-size 1M "$@" >/dev/null 2>"$OUT" ) &
 	_job=$!
 	_t0=$(date +%s)
-	for _ in $(seq 100); do [ "$(ranks_of "$_prog" | wc -l)" -eq 2 ] && break; sleep 0.1; done
+	for _ in $(seq 100); do [ "$(ranks_of "bin/$_prog " | wc -l)" -eq 2 ] && break; sleep 0.1; done
 	sleep 1
 	case $_how in
 	INT-mpiexec) pkill -INT -f "^$MPIEXEC -n 2 env GFSPLIT_FAULT=slow.*$TMPD" ;;
 	TERM-mpiexec) pkill -TERM -f "^$MPIEXEC -n 2 env GFSPLIT_FAULT=slow.*$TMPD" ;;
 	INT-ranks|TERM-ranks)
-		for _p in $(ranks_of "$_prog" | awk '{print $1}'); do kill -"${_how%-ranks}" "$_p"; done ;;
+		for _p in $(ranks_of "bin/$_prog " | awk '{print $1}'); do kill -"${_how%-ranks}" "$_p"; done ;;
 	TERM-1-stop-0)
-		kill -STOP "$(ranks_of "$_prog" | awk '$2 == 0 {print $1}')"
-		kill -TERM "$(ranks_of "$_prog" | awk '$2 == 1 {print $1}')" ;;
+		kill -STOP "$(ranks_of "bin/$_prog " | awk '$2 == 0 {print $1}')"
+		kill -TERM "$(ranks_of "bin/$_prog " | awk '$2 == 1 {print $1}')" ;;
 	esac
 	wait "$_job"
 	_rc=$?
 	_secs=$(( $(date +%s) - _t0 ))
-	for _p in $(ranks_of "$_prog" | awk '{print $1}'); do kill -KILL "$_p" 2>/dev/null; done
+	for _p in $(ranks_of "bin/$_prog " | awk '{print $1}'); do kill -KILL "$_p" 2>/dev/null; done
 	if [ "$_rc" -ne 124 ] && echo "$_rc" | grep -Eqx -- "$_want"; then
 		ok "$_d: exit $_rc after ${_secs} s"
 	else

@@ -19,13 +19,6 @@ make_file "$TMPD/loc/nB/big" $((24 * 1048576)) 4
 mpirun_n 3 "$BIN/pcp-split" "$F" "$TMPD/split" >/dev/null 2>&1 ||
 	not_ok "pcp-split makes the split file the merge cases read"
 
-# pids of this test's ranks of PROG, with their MPI rank: "PID RANK" lines
-ranks_of() {
-	for _p in $(pgrep -f "$1.*$TMPD"); do
-		_r=$(tr '\0' '\n' <"/proc/$_p/environ" 2>/dev/null | sed -n 's/^PMI_RANK=//p')
-		[ -n "$_r" ] && echo "$_p $_r"
-	done
-}
 
 # run_case DESC ACTION RANK NAME CMD...: start CMD (tool NAME on MPI),
 # apply ACTION (stop | term | none) to rank RANK a second after its ranks
