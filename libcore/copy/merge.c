@@ -681,16 +681,22 @@ static int
 merge_create(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_dst *dst,
 	     char **tmp, int *created, struct gfsp_error *err)
 {
+	struct gfsp_stat st;
+	uint32_t mode;
 	int rc = 0, i;
 
 	if (x->rank == 0) {
 		gfsp_dst_sweep(dst, "tmp");	/* a killed run's */
+		/* no wider than the split file: its directory's read and
+		 * write bits (pcp-split gave it the source's) */
+		mode = gfsp_stat(x->src, &st, NULL) == 0 ? st.mode & 0666 :
+		       0600;
 		*tmp = gfsp_dst_sibling(dst, "tmp");
 		if (*tmp == NULL)
 			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		else
 			rc = gfsp_open(*tmp, GFSP_O_WRONLY | GFSP_O_CREAT |
-				      GFSP_O_EXCL, 0666, &x->out, err);
+				      GFSP_O_EXCL, mode, &x->out, err);
 		*created = rc == 0;
 	}
 	rc = gfsp_agree(comm, rc, err);

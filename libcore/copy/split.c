@@ -150,7 +150,7 @@ static const struct gfsp_pipe_ops split_pipe_ops = {
 
 static int
 stat_open(const char *path, struct gfsp_file **src, uint64_t *size,
-	  struct gfsp_error *err)
+	  uint32_t *mode, struct gfsp_error *err)
 {
 	struct gfsp_stat st;
 	int rc;
@@ -164,8 +164,10 @@ stat_open(const char *path, struct gfsp_file **src, uint64_t *size,
 				   "'%s' is not a regular file", path);
 	if (rc == 0)
 		rc = gfsp_open(path, GFSP_O_RDONLY, 0, src, err);
-	if (rc == 0)
+	if (rc == 0) {
 		*size = st.size;
+		*mode = st.mode & 07777;
+	}
 	return rc;
 }
 
@@ -176,23 +178,26 @@ stat_open(const char *path, struct gfsp_file **src, uint64_t *size,
  */
 static int
 open_source(MPI_Comm comm, const char *path, struct gfsp_file **src,
-	    uint64_t *size, struct gfsp_error *err)
+	    uint64_t *size, uint32_t *mode, struct gfsp_error *err)
 {
 	int rank, rc = 0;
 
 	MPI_Comm_rank(comm, &rank);
 	if (rank == 0)
-		rc = stat_open(path, src, size, err);
+		rc = stat_open(path, src, size, mode, err);
 	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		return rc;
 	if (rank != 0)
-		rc = stat_open(path, src, size, err);
+		rc = stat_open(path, src, size, mode, err);
 	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		return rc;
 	rc = gfsp_mpi_check(gfsp_bcast(size, 1, MPI_UINT64_T, 0, comm),
 			   "MPI_Bcast", err);
+	if (rc == 0)
+		rc = gfsp_mpi_check(gfsp_bcast(mode, 1, MPI_UINT32_T, 0, comm),
+				   "MPI_Bcast", err);
 	return gfsp_agree(comm, rc, err);
 }
 
@@ -243,6 +248,7 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	struct gfsp_file *src = NULL;
 	struct split_ctx x = { 0 };
 	uint64_t size = 0, bufsize;
+	uint32_t mode = 0;
 	char host[GFSP_NAME_MAX];
 	int rank, nprocs, rc;
 	double t0;
@@ -260,7 +266,7 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	rc = gfsp_agree(comm, gfsp_host_for_rank(a->hosts, rank, host, sizeof(host),
 					   err), err);
 	if (rc == 0)
-		rc = open_source(comm, a->src, &src, &size, err);
+		rc = open_source(comm, a->src, &src, &size, &mode, err);
 	if (rc == 0)
 		rc = gfsp_agree(comm, rank == 0 ? gfsp_dst_not_source(a->src,
 			       a->dst, err) : 0, err);
@@ -290,6 +296,7 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	opts.force = a->force;
 	opts.layout = res->layout;
 	opts.sync = a->sync;
+	opts.mode = mode;
 	opts.host = host[0] != '\0' ? host : NULL;
 	opts.policy = a->placement;
 	opts.misplaced = &res->misplaced;

@@ -66,6 +66,7 @@ struct gfsp_split_writer {
 	char *tmp;		/* gfsp_dst_sibling(dst, "tmp") */
 	int tmp_made;
 	int force, sync;
+	uint32_t fmode, dmode;	/* of the files, of the directory */
 	uint64_t seg_size;
 	char layout[32];
 	struct gfsp_view *views;	/* [nprocs], resolved (view mode) */
@@ -108,7 +109,7 @@ write_meta(const char *path, const void *buf, size_t len,
 	int rc, crc;
 
 	/* on this rank's node, as its part (Gfarm: loc.<k> on node k) */
-	rc = gfsp_create(path, 0644, &w->place, &f, err);
+	rc = gfsp_create(path, w->fmode, &w->place, &f, err);
 	if (rc)
 		return rc;
 	rc = gfsp_pwrite(f, buf, len, 0, err);
@@ -280,6 +281,10 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 	MPI_Comm_size(w->comm, &w->nprocs);
 	w->force = opts->force;
 	w->sync = opts->sync;
+	/* no wider than what it is a copy of: the files read and write as
+	 * the source did, the directory searchable where it is readable */
+	w->fmode = opts->mode ? opts->mode & 0666 : 0644;
+	w->dmode = opts->mode ? w->fmode | ((w->fmode & 0444) >> 2) : 0755;
 	w->host = opts->host ? strdup(opts->host) : NULL;
 	w->place.host = w->host;
 	w->place.policy = opts->policy;
@@ -329,7 +334,7 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 		if (w->tmp == NULL)
 			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		else
-			rc = gfsp_mkdir(w->tmp, 0755, err);
+			rc = gfsp_mkdir(w->tmp, w->dmode, err);
 		if (rc == 0)
 			w->tmp_made = 1;
 	}
@@ -347,7 +352,8 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	}
 	if (rc == 0) {
-		rc = gfsp_create(w->part_path, 0644, &w->place, &w->part, err);
+		rc = gfsp_create(w->part_path, w->fmode, &w->place, &w->part,
+				 err);
 		if (rc == 0)
 			w->part_made = 1;
 	}

@@ -144,6 +144,10 @@ struct gfsp_split_opts {
 	 * duplicate, with no other traffic between its collectives): used
 	 * as it is instead of duplicated, which costs a collective */
 	int comm_private;
+	/* permission bits of what it copies (pcp-split: the source's): the
+	 * parts and metadata get mode & 0666, the directory those plus x
+	 * where they read; 0: 0644 and 0755.  The umask applies too */
+	uint32_t mode;
 };
 
 struct gfsp_split_writer;

@@ -5,7 +5,8 @@
 # every round trip is compared byte for byte, and every part is checked
 # against the layout's definition (which source bytes it must hold).
 # Also: holes stay holes, --dry-run writes nothing, --force replaces only
-# after success, --json is valid and right.
+# after success, --json is valid and right; no part, metadata file or
+# merged file is more readable than the source.
 . "$(dirname "$0")/../lib.sh"
 
 MiB=1048576
@@ -199,5 +200,21 @@ assert j["layout"] == "cyclic:65536" and j["stripe_size"] == 64 << 20, j
 assert j["seconds"] > 0 and 0 < j["max_rss_kib"] < 64 * 1024, j
 ' "$TMPD/merge.json"
 same_bytes "JSON run: same bytes" "$big" "$TMPD/j.out"
+
+# permissions: nothing is more readable than the source, whatever the
+# umask allows (0600 stays private through split and merge)
+modes() { stat -c '%a' "$@" | sort -u | tr '\n' ' '; }
+for m in 600 640 644; do
+	make_file "$TMPD/perm$m" 300000 9
+	chmod "$m" "$TMPD/perm$m"
+	( umask 022; mpirun_n 2 "$BIN/pcp-split" -q "$TMPD/perm$m" "$TMPD/perm$m.split" &&
+		mpirun_n 2 "$BIN/gfsplit-merge" -q "$TMPD/perm$m.split" "$TMPD/perm$m.out" ) ||
+		not_ok "split and merge of a $m file"
+	d=$(( 0$m | (0$m & 0444) >> 2 ))
+	got="$(modes "$TMPD/perm$m.split"/*)/$(modes "$TMPD/perm$m.split")/$(modes "$TMPD/perm$m.out")"
+	want="$m /$(printf '%o' "$d") /$m "
+	[ "$got" = "$want" ] && ok "a $m source: parts and metadata $m, directory $(printf '%o' "$d"), merged file $m" ||
+		not_ok "a $m source: modes of what split and merge make" "got $got, wanted $want"
+done
 
 finish
