@@ -478,7 +478,7 @@ gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv)
 		if (rc == 0)
 			rc = cmd->run(argc - first, argv + first, comm);
 		gfsp_watch_stoppable(0);
-		if (rc < 0 || rc > EXIT_USAGE)
+		if (rc < 0 || (rc > EXIT_USAGE && rc != GFSP_EXIT_PARTIAL))
 			rc = 1;		/* a stray GFSP_E* code: failure */
 		/* stopped by SIGINT or SIGTERM, what it made removed: the
 		 * status a shell gives a process the signal ended (a run
@@ -490,7 +490,7 @@ gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv)
 	}
 	errno = 0;
 	if (check_stdout() != 0)
-		rc = GFSP_MAX(rc, 1);
+		rc = rc == GFSP_EXIT_PARTIAL ? 1 : GFSP_MAX(rc, 1);
 
 	if (cmd->uses_mpi) {
 		/* every rank exits with the worst code of any rank */

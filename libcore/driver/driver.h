@@ -58,10 +58,16 @@ struct gfsp_cmd {
 	int stoppable;			/* a copy whose pipeline stops at
 					 * SIGINT or SIGTERM and removes what
 					 * it made (gfsp_watch_stoppable) */
-	/* run: argc/argv are the positional arguments; return 0 or 1.
+	/* run: argc/argv are the positional arguments; return 0, 1 or
+	 * GFSP_EXIT_PARTIAL.
 	 * Must be collective-safe: every rank returns, none exits. */
 	int (*run)(int argc, char **argv, MPI_Comm comm);
 };
+
+/* A run's status beyond 0 (done), 1 (failed) and 2 (usage): done with
+ * what can be done, some entries left out by design (stage: FIFOs,
+ * sockets, devices), each named in a warning. */
+#define GFSP_EXIT_PARTIAL	3
 
 /* Common options every command gets from the driver. */
 extern int gfsp_opt_verbose, gfsp_opt_quiet;

@@ -475,7 +475,9 @@ run(int way, int argc, char **argv, MPI_Comm comm)
 	if (rc && res.failures == NULL)
 		gfsp_log_gfs_error(&err);
 	gfsp_stage_result_free(&res);
-	return rc ? 1 : 0;
+	/* everything that could be staged is, but not all: rank 0's status
+	 * is every rank's (the driver takes the worst) */
+	return rc ? 1 : rank == 0 && res.special > 0 ? GFSP_EXIT_PARTIAL : 0;
 }
 
 static int
@@ -581,7 +583,7 @@ gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 		const struct gfsp_stage_result *r, int json)
 {
 	json_object *j;
-	char a[32], b[32];
+	char a[32], b[32], c[48];
 	size_t i, n;
 
 	if (json) {
@@ -605,6 +607,8 @@ gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 		json_object_object_add(j, "dirs", json_object_new_uint64(r->dirs));
 		json_object_object_add(j, "failed",
 				       json_object_new_uint64(r->failed));
+		json_object_object_add(j, "not_staged",
+				       json_object_new_uint64(r->special));
 		json_object_object_add(j, "bytes_read",
 				       json_object_new_uint64(r->sum.bytes_read));
 		json_object_object_add(j, "bytes_written",
@@ -632,6 +636,10 @@ gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 		json_object_put(j);
 		return;
 	}
+	c[0] = '\0';
+	if (r->special > 0)
+		snprintf(c, sizeof(c), ", %llu not staged",
+			 (unsigned long long)r->special);
 	n = r->failures ? json_object_array_length(r->failures) : 0;
 	for (i = 0; i < n; i++) {
 		json_object *f = json_object_array_get_idx(r->failures, i), *x;
@@ -665,13 +673,14 @@ gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 		return;
 	}
 	gfsp_log_info("%llu files (%s) on %d node%s, %llu already there, "
-		      "%llu links, %llu failed; read %s in %.2f s",
+		      "%llu links, %llu failed%s; read %s in %.2f s",
 		      (unsigned long long)r->files,
 		      gfsp_format_size(r->sum.raw_bytes, a, sizeof(a)),
 		      r->nodes, r->nodes == 1 ? "" : "s",
 		      (unsigned long long)r->skipped,
 		      (unsigned long long)r->links,
 		      (unsigned long long)r->failed,
+		      c,
 		      gfsp_format_size(r->sum.bytes_read, b, sizeof(b)),
 		      r->seconds);
 }

@@ -914,7 +914,8 @@ report(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 			   s->fl.v[i].type != GFSP_SF_DIR;
 		mine[8] += s->fl.v[i].type == GFSP_SF_DIR;
 	}
-	gfsp_reduce(mine, sum, 9, MPI_UINT64_T, MPI_SUM, 0, s->comm);
+	mine[9] = s->fl.special;	/* the listers' */
+	gfsp_reduce(mine, sum, 10, MPI_UINT64_T, MPI_SUM, 0, s->comm);
 	{
 		double secs = 0;
 
@@ -932,6 +933,7 @@ report(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 		res->skipped = sum[6];
 		res->links = sum[7];
 		res->dirs = sum[8];
+		res->special = sum[9];
 		res->failures = json_object_new_array();
 		if (all != NULL) {
 			char *line, *save = NULL, *t1, *t2;

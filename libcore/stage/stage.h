@@ -71,6 +71,8 @@ struct gfsp_sfile {
 struct gfsp_flist {
 	struct gfsp_sfile *v;
 	size_t n, cap;
+	size_t special;		/* FIFOs, sockets, devices met: left out
+				 * (the lister's list only) */
 };
 
 /*
@@ -392,6 +394,7 @@ struct gfsp_stage_result {
 	uint64_t skipped;	/* already there */
 	uint64_t links, dirs;	/* made */
 	uint64_t failed;	/* entries that failed on some node */
+	uint64_t special;	/* FIFOs, sockets, devices: not staged */
 	uint64_t listed;	/* entries listed (summed over nodes for out) */
 	uint64_t planned_bytes;	/* bytes to copy, before skipping */
 	struct gfsp_xfer_stats sum;	/* summed over ranks */

@@ -104,6 +104,16 @@ walk(struct gfsp_flist *l, uint32_t tree, const char *src, const char *rel,
 	size_t n = 0, i;
 	int rc;
 
+	if (*rel != '\0' && !S_ISDIR(st->mode) && !S_ISLNK(st->mode) &&
+	    !S_ISREG(st->mode)) {
+		/* left out, the rest staged; the command's status says so */
+		gfsp_log_warn("'%s': a %s, not staged (only files, directories "
+			      "and symbolic links are)", src,
+			      S_ISFIFO(st->mode) ? "FIFO" : S_ISSOCK(st->mode) ?
+			      "socket" : "device");
+		l->special++;
+		return 0;
+	}
 	if (*rel != '\0') {	/* "" is the destination root: not made */
 		rc = flist_push(l, &f, err);
 		if (rc)
@@ -121,12 +131,8 @@ walk(struct gfsp_flist *l, uint32_t tree, const char *src, const char *rel,
 			rc = gfsp_readlink(src, &f->link, err);
 			if (rc)
 				return rc;
-		} else if (S_ISREG(st->mode)) {
-			f->type = GFSP_SF_FILE;
 		} else {
-			return gfsp_error_set(err, GFSP_ENOTSUP, "'%s' is not "
-			    "a regular file, directory or symbolic link "
-			    "(devices, sockets and FIFOs are not staged)", src);
+			f->type = GFSP_SF_FILE;
 		}
 	}
 	if (!S_ISDIR(st->mode))

@@ -15,6 +15,7 @@
 #   - a missing or unreadable source, a source that changes while it is
 #     copied, a full destination, a manifest that leaves DEST: each a
 #     clear error naming the file, exit 1, the other files in place
+#   - FIFOs and sockets: a warning each, the rest staged, exit 3
 #   - stage-out: per-node directories, --merge, and clashing names
 . "$(dirname "$0")/../lib.sh"
 
@@ -234,6 +235,19 @@ printf '%s dir\\ with\\ space/f\\nx\n# comment\n\n' "$E/src/good" >"$M"
 run "a manifest with escaped names" 1 "$IN" -m "$M" "$E/m3"
 same_bytes "  lands where it says" "$E/src/good" "$E/m3/dir with space/f
 x"
+# FIFOs and sockets in a tree: one warning each, the rest staged, exit 3
+mkdir -p "$E/sp/tree/sub"
+printf 'one' >"$E/sp/tree/a"; printf 'two' >"$E/sp/tree/sub/b"
+mkfifo "$E/sp/tree/fifo"
+python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$E/sp/tree/sub/sock"
+expect_exit "stage-in of a tree with a FIFO and a socket: exit 3" 3 mpirun_n 2 "$IN" "$E/sp/tree" "$E/sp/in"
+output_has "  a warning naming the FIFO" "tree/fifo': a FIFO, not staged"
+output_has "  and one naming the socket" "tree/sub/sock': a socket, not staged"
+output_has "  the summary counts them" "2 not staged"
+same_bytes "  the rest is staged" "$E/sp/tree/sub/b" "$E/sp/in/tree/sub/b"
+is_absent "  and they are not" "$E/sp/in/tree/fifo" "$E/sp/in/tree/sub/sock"
+expect_exit "stage-out of it: exit 3 too" 3 mpirun_n 1 env GFSPLIT_NODE=nA "$OUT_" "$E/sp/tree" "$E/sp/out"
+same_bytes "  the rest written back" "$E/sp/tree/a" "$E/sp/out/nA/a"
 # a source that changes while it is copied
 make_file "$E/grow" $((16 * 1048576)) 5
 ( sleep 0.6; printf 'more' >>"$E/grow" ) &
