@@ -25,6 +25,7 @@ static uint64_t opt_bwlimit;
 static const char *opt_state;
 static const char *opt_manifest;
 static int opt_raw, opt_no_checksum, opt_dry_run, opt_json, opt_progress;
+static int opt_no_sparse;
 static int opt_scatter, opt_merge, opt_sync, opt_no_sync;
 static int opt_async, opt_flush, opt_wait, opt_status;
 static uint64_t opt_interval = 30;
@@ -46,6 +47,9 @@ static char **main_argv;	/* for the mover: this program's own */
 	{ "raw", 0, GFSP_OPT_FLAG, NULL, \
 	  "copy compressed sources as they are, without decompressing", \
 	  &opt_raw, NULL }, \
+	{ "no-sparse", 0, GFSP_OPT_FLAG, NULL, \
+	  "write the holes of sparse files as zeros (default: keep them as " \
+	  "holes, as cp does)", &opt_no_sparse, NULL }, \
 	{ "no-checksum", 0, GFSP_OPT_FLAG, NULL, \
 	  "trust size and time alone when deciding a file is already there, " \
 	  "and resumed chunks without reading them back", &opt_no_checksum, \
@@ -131,6 +135,7 @@ options(int way, struct gfsp_stage_opts *o, int rank)
 		       (int)GFSP_MIN(opt_threads, 64u) : cpus > 1 ? cpus : 0;
 	o->x.checksum = !opt_no_checksum;
 	o->x.raw = opt_raw;
+	o->x.sparse = !opt_no_sparse;
 	o->x.bwlimit = opt_bwlimit;
 	o->x.sync = way == GFSP_STAGE_OUT ? !opt_no_sync : opt_sync;
 	if (opt_chunk % (1u << 20) != 0 || opt_chunk > (128u << 20)) {
@@ -617,6 +622,8 @@ gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 				       json_object_new_uint64(r->sum.bytes_resumed));
 		json_object_object_add(j, "bytes_forwarded",
 				       json_object_new_uint64(r->sum.bytes_forwarded));
+		json_object_object_add(j, "bytes_holes",
+				       json_object_new_uint64(r->sum.bytes_holes));
 		json_object_object_add(j, "raw_bytes",
 				       json_object_new_uint64(r->sum.raw_bytes));
 		json_object_object_add(j, "seconds",

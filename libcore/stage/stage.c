@@ -884,7 +884,7 @@ report(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 	size_t len = 0, i;
 	FILE *fp;
 	int rc = 0;
-	uint64_t mine[10], sum[10];
+	uint64_t mine[11], sum[11];
 	const struct gfsp_xfer_stats *xs = gfsp_xfer_stats(s->x);
 	long rss;
 
@@ -915,7 +915,8 @@ report(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 		mine[8] += s->fl.v[i].type == GFSP_SF_DIR;
 	}
 	mine[9] = s->fl.special;	/* the listers' */
-	gfsp_reduce(mine, sum, 10, MPI_UINT64_T, MPI_SUM, 0, s->comm);
+	mine[10] = xs->bytes_holes;
+	gfsp_reduce(mine, sum, 11, MPI_UINT64_T, MPI_SUM, 0, s->comm);
 	{
 		double secs = 0;
 
@@ -934,6 +935,7 @@ report(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 		res->links = sum[7];
 		res->dirs = sum[8];
 		res->special = sum[9];
+		res->sum.bytes_holes = sum[10];
 		res->failures = json_object_new_array();
 		if (all != NULL) {
 			char *line, *save = NULL, *t1, *t2;

@@ -222,6 +222,7 @@ struct gfsp_xfer_opts {
 	int checksum;		/* verify recorded checksums on resume and
 				 * when deciding a file is already there */
 	int raw;		/* copy gfsz sources as they are */
+	int sparse;		/* a sparse source's zeros become holes */
 	uint64_t bwlimit;	/* bytes per second for this rank, 0: none */
 	int sync;		/* fsync each file before installing it */
 	uint64_t nonce;		/* of new temporary names: random, the same
@@ -262,6 +263,7 @@ struct gfsp_xfer_stats {
 	uint64_t bytes_written;	/* to destinations */
 	uint64_t bytes_resumed;	/* found done in a temporary file */
 	uint64_t bytes_forwarded;	/* received from another rank */
+	uint64_t bytes_holes;	/* of bytes_written: left holes (sparse) */
 	uint64_t raw_bytes;	/* content moved, uncompressed */
 	uint64_t files;		/* installed */
 };

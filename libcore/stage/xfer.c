@@ -28,6 +28,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1203,6 +1204,59 @@ close:
 }
 
 /* Write one chunk (h, data) of piece p here. */
+#define HOLE_MIN	((size_t)64 << 10)	/* zeros punched, not written */
+
+static int
+all_zero(const unsigned char *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+/*
+ * A chunk's bytes into the destination.  Of a sparse source (fewer blocks
+ * than its size needs; --no-sparse off), each aligned run of HOLE_MIN
+ * zero bytes becomes a hole, punched rather than skipped so that whatever
+ * a temporary held there before (a resumed copy) reads as zeros; the
+ * file's size is set at its end.  Elsewhere, and where holes cannot be
+ * punched, the bytes are written.
+ */
+static int
+wr_data(struct gfsp_xfer *x, const struct gfsp_sfile *f, const struct xhdr *h,
+	const unsigned char *data, struct gfsp_error *e)
+{
+	struct wr *w = &x->wr;
+	uint64_t off = h->dst_off;
+	size_t len = h->dst_len, at = 0, run, n;
+	int fd = gfsp_file_fd(w->out), zero;
+
+	if (!x->o.sparse || h->zdst || f->gfsz || fd < 0 ||
+	    f->st.blocks_bytes >= f->st.size)
+		return gfsp_pwrite(w->out, data, len, off, e);
+	while (at < len) {
+		/* a run of pieces that are all zero, or all not */
+		zero = -1;
+		for (run = at; run < len; run += n) {
+			n = GFSP_MIN(HOLE_MIN - (size_t)((off + run) % HOLE_MIN),
+				     len - run);
+			if (zero == -1)
+				zero = n == HOLE_MIN && all_zero(data + run, n);
+			else if (zero != (n == HOLE_MIN &&
+					  all_zero(data + run, n)))
+				break;
+		}
+		if (zero && fallocate(fd, FALLOC_FL_PUNCH_HOLE |
+				      FALLOC_FL_KEEP_SIZE, (off_t)(off + at),
+				      (off_t)(run - at)) == 0) {
+			x->stats.bytes_holes += run - at;
+		} else if (gfsp_pwrite(w->out, data + at, run - at, off + at,
+				       e) != 0) {
+			return e->code;
+		}
+		at = run;
+	}
+	return 0;
+}
+
 static int
 wr_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	 const struct xhdr *h, const unsigned char *data,
@@ -1238,8 +1292,7 @@ wr_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	if (h->kind == K_DATA && w->rc == 0 && h->dst_len > 0) {
 		t0 = gfsp_now();
 		rate_wait(x, h->dst_len);
-		if (gfsp_pwrite(w->out, data, h->dst_len, h->dst_off,
-				&e) != 0) {
+		if (wr_data(x, f, h, data, &e) != 0) {
 			if (map != NULL)	/* EFAULT: the source shrank? */
 				gfsp_rmap_vanished(map, &e);
 			wr_fail(x, &e);

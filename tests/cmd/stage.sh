@@ -16,6 +16,7 @@
 #     copied, a full destination, a manifest that leaves DEST: each a
 #     clear error naming the file, exit 1, the other files in place
 #   - FIFOs and sockets: a warning each, the rest staged, exit 3
+#   - a sparse file stays sparse (--no-sparse: its holes written)
 #   - stage-out: per-node directories, --merge, and clashing names
 . "$(dirname "$0")/../lib.sh"
 
@@ -71,6 +72,15 @@ json_true "the big file was cut into pieces (bytes read once)" \
 	'j["bytes_read"] == j["raw_bytes"] == j["planned_bytes"]'
 t=$(ls -a "$D/tree" "$D/tree/sub" | grep -c 'gfsplit-stage\.' || true)
 [ "$t" -eq 0 ] && ok "no temporary file is left" || not_ok "no temporary file is left" "$t"
+# holes stay holes (5 MiB, of which 4 bytes are data), unless --no-sparse
+used() { echo $(( $(stat -c '%b * %B' "$1") )); }
+[ "$(used "$D/tree/sparse")" -lt 1048576 ] && ok "a sparse file stays sparse ($(used "$D/tree/sparse") bytes on disk)" ||
+	not_ok "a sparse file stays sparse" "$(used "$D/tree/sparse") bytes on disk"
+json_true "  JSON: its holes counted" 'j["bytes_holes"] >= 4 * 1048576'
+run "stage-in --no-sparse" 1 "$IN" --no-sparse "$S/sparse" "$TMPD/nosparse"
+same_bytes "  the same bytes" "$S/sparse" "$TMPD/nosparse/sparse"
+[ "$(used "$TMPD/nosparse/sparse")" -ge $((5 * 1048576)) ] && ok "  with its holes written as zeros" ||
+	not_ok "  with its holes written as zeros" "$(used "$TMPD/nosparse/sparse") bytes on disk"
 
 run "a re-run copies nothing" 2 "$IN" -c 1M "$S" "$D"
 json_true "  every file was already there" 'j["files"] == 0 and j["skipped"] == 8 and j["bytes_read"] == 0'
