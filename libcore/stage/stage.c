@@ -858,6 +858,13 @@ make_links(struct stage *s)
 			gfsp_xfer_make(s->x, (uint32_t)i);
 	}
 	gfsp_xfer_dir_times(s->x);
+	/* stage-in of one "DIR/" (and nothing else): DEST is its copy, and
+	 * gets its times as the directories below did */
+	if (s->o->way == GFSP_STAGE_IN && s->fl.nroots == 1 &&
+	    s->o->nsrc == 1 && s->o->manifest == NULL &&
+	    gfsp_utimens(s->root, s->fl.root.atime, s->fl.root.atime_ns,
+			 s->fl.root.mtime, s->fl.root.mtime_ns, NULL) != 0)
+		gfsp_log_warn("cannot set the times of '%s'", s->root);
 }
 
 /* ------------------------------------------------------------ report */

@@ -73,6 +73,10 @@ struct gfsp_flist {
 	size_t n, cap;
 	size_t special;		/* FIFOs, sockets, devices met: left out
 				 * (the lister's list only) */
+	/* trees added as "DIR/" (their contents), and the last one's stat:
+	 * with exactly one, what the destination root is a copy of */
+	size_t nroots;
+	struct gfsp_stat root;
 };
 
 /*

@@ -202,6 +202,11 @@ gfsp_flist_add_tree(struct gfsp_flist *l, const char *src,
 		else
 			rc = walk(l, next_tree(l), path, contents ? "" : base,
 				  &st, err);
+		/* what DEST itself is a copy of, when one "DIR/" is all */
+		if (rc == 0 && contents) {
+			l->root = st;
+			l->nroots++;
+		}
 	}
 	free(path);
 	return rc;
@@ -489,6 +494,8 @@ gfsp_flist_pack(const struct gfsp_flist *l, unsigned char **buf, size_t *len,
 		put_str(&w, f->rel);
 		put_str(&w, f->link);
 	}
+	put_u64(&w, l->nroots);
+	put(&w, &l->root, sizeof(l->root));
 	if (w.oom) {
 		free(w.p);
 		return OOM(err);
@@ -570,6 +577,8 @@ gfsp_flist_unpack(struct gfsp_flist *l, const unsigned char *buf, size_t len,
 		if (!r.bad && (f->src == NULL || f->rel == NULL))
 			r.bad = 1;
 	}
+	l->nroots = (size_t)get_u64(&r);
+	get(&r, &l->root, sizeof(l->root));
 	if (r.bad == 2)
 		return OOM(err);
 	if (r.bad)

@@ -245,6 +245,13 @@ printf '%s dir\\ with\\ space/f\\nx\n# comment\n\n' "$E/src/good" >"$M"
 run "a manifest with escaped names" 1 "$IN" -m "$M" "$E/m3"
 same_bytes "  lands where it says" "$E/src/good" "$E/m3/dir with space/f
 x"
+# "DIR/" copies what DIR holds into DEST, and DEST gets DIR's times too
+mkdir -p "$E/top/d/sub"; printf 'x' >"$E/top/d/sub/f"
+touch -d '2020-02-03 04:05:06' "$E/top/d/sub" "$E/top/d"
+run "stage-in DIR/ DEST" 2 "$IN" "$E/top/d/" "$E/top/dest"
+[ "$(stat -c %Y "$E/top/dest")" = "$(stat -c %Y "$E/top/d")" ] &&
+	ok "  DEST gets DIR's modification time" ||
+	not_ok "  DEST gets DIR's modification time" "$(stat -c '%n %y' "$E/top/d" "$E/top/dest")"
 # FIFOs and sockets in a tree: one warning each, the rest staged, exit 3
 mkdir -p "$E/sp/tree/sub"
 printf 'one' >"$E/sp/tree/a"; printf 'two' >"$E/sp/tree/sub/b"
