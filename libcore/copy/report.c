@@ -92,8 +92,9 @@ gfsp_copy_result_line(const struct gfsp_copy_result *res, char *buf,
 	gfsp_format_size(res->bytes, sz, sizeof(sz));
 	gfsp_format_size(secs > 0 ? (uint64_t)(res->bytes / secs) : 0, rate,
 			sizeof(rate));
-	snprintf(buf, len, "%s in %.2f s (%s/s, %d ranks, peak rss %ld KiB)",
-		 sz, secs, rate, res->ranks, res->max_rss_kib);
+	snprintf(buf, len, "%s in %.2f s (%s/s, %d rank%s, peak rss %ld KiB)",
+		 sz, secs, rate, res->ranks, res->ranks == 1 ? "" : "s",
+		 res->max_rss_kib);
 	return buf;
 }
 

@@ -23,6 +23,7 @@
 #include "core.h"
 #include "copy.h"
 #include "dst.h"
+#include "layout_impl.h"
 #include "pipe.h"
 #include "splitfile.h"
 #include "store.h"
@@ -148,6 +149,18 @@ static const struct gfsp_pipe_ops split_pipe_ops = {
 
 /* ------------------------------------------------------------ phases */
 
+/* path is a split file (its marker is there) */
+static int
+is_split(const char *path)
+{
+	struct gfsp_stat st;
+	char *marker = gfsp_marker_path(path);
+	int yes = marker != NULL && gfsp_stat(marker, &st, NULL) == 0;
+
+	free(marker);
+	return yes;
+}
+
 static int
 stat_open(const char *path, struct gfsp_file **src, uint64_t *size,
 	  uint32_t *mode, struct gfsp_error *err)
@@ -156,7 +169,11 @@ stat_open(const char *path, struct gfsp_file **src, uint64_t *size,
 	int rc;
 
 	rc = gfsp_stat(path, &st, err);
-	if (rc == 0 && S_ISDIR(st.mode))
+	if (rc == 0 && S_ISDIR(st.mode) && is_split(path))
+		rc = gfsp_error_set(err, GFSP_EINVAL, "'%s' is a split file "
+		    "already (gfsplit-merge makes an ordinary file of it)",
+		    path);
+	else if (rc == 0 && S_ISDIR(st.mode))
 		rc = gfsp_error_set(err, GFSP_EINVAL, "'%s' is a directory",
 				   path);
 	else if (rc == 0 && !S_ISREG(st.mode))

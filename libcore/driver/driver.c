@@ -302,7 +302,7 @@ parse_args(const struct gfsp_cmd *cmd, int rank, int argc, char **argv,
 	char *sopts = NULL, *sp;
 	const struct gfsp_opt *o;
 	size_t i, n = optset_len(&s);
-	int c, rc = 0, npos;
+	int c, rc = 0, npos, k;
 
 	lopts = calloc(n + 1, sizeof(*lopts));
 	sopts = malloc(3 * n + 2);
@@ -396,6 +396,16 @@ parse_args(const struct gfsp_cmd *cmd, int rank, int argc, char **argv,
 		rc = EXIT_USAGE;
 		goto out;
 	}
+	/* no command reads standard input or writes its data to standard
+	 * output: "-" would be a file of that name, surprising everyone */
+	for (k = optind; k < argc; k++)
+		if (strcmp(argv[k], "-") == 0) {
+			usage_error(cmd, rank, "'-': standard input and output "
+				    "are not files here (write ./- for a file "
+				    "named '-')");
+			rc = EXIT_USAGE;
+			goto out;
+		}
 	*first = optind;
 out:
 	free(lopts);

@@ -244,7 +244,7 @@ start_movers(MPI_Comm comm, const struct gfsp_stage_opts *o)
 		if (confined)
 			gfsp_unconfine(root);
 		if (rc == 0)
-			gfsp_log_warn("mover started: '%s' -> '%s'", src, dst);
+			gfsp_log_info("mover started: '%s' -> '%s'", src, dst);
 	}
 	if (rc)
 		gfsp_log_gfs_error(&err);
@@ -679,13 +679,13 @@ gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 		}
 		return;
 	}
-	gfsp_log_info("%llu files (%s) on %d node%s, %llu already there, "
-		      "%llu links, %llu failed%s; read %s in %.2f s",
-		      (unsigned long long)r->files,
+	gfsp_log_info("%llu file%s (%s) on %d node%s, %llu already there, "
+		      "%llu link%s, %llu failed%s; read %s in %.2f s",
+		      (unsigned long long)r->files, r->files == 1 ? "" : "s",
 		      gfsp_format_size(r->sum.raw_bytes, a, sizeof(a)),
 		      r->nodes, r->nodes == 1 ? "" : "s",
 		      (unsigned long long)r->skipped,
-		      (unsigned long long)r->links,
+		      (unsigned long long)r->links, r->links == 1 ? "" : "s",
 		      (unsigned long long)r->failed,
 		      c,
 		      gfsp_format_size(r->sum.bytes_read, b, sizeof(b)),

@@ -119,6 +119,23 @@ as_corrupt(int rc)
 /* a marker is a hundred bytes or so; anything this long is not one */
 #define MARKER_MAX	((size_t)64 << 10)
 
+/* dir holds a part or a location file (a writer that did not commit) */
+static int
+has_parts(const char *dir)
+{
+	char **names = NULL;
+	size_t n = 0, i;
+	int found = 0;
+
+	if (gfsp_readdir(dir, &names, &n, NULL) != 0)
+		return 1;	/* cannot tell: the commoner cause */
+	for (i = 0; i < n && !found; i++)
+		found = strncmp(names[i], "part.", 5) == 0 ||
+			strncmp(names[i], "loc.", 4) == 0;
+	gfsp_strv_free(names, n);
+	return found;
+}
+
 int
 gfsp_split_version(const char *dir, uint64_t *version, struct gfsp_marker *m,
 		   struct gfsp_error *err)
@@ -138,7 +155,11 @@ gfsp_split_version(const char *dir, uint64_t *version, struct gfsp_marker *m,
 	gfsp_error_clear(&rerr);
 	rc = gfsp_read_whole_stat(path, GFSP_O_REGULAR, MARKER_MAX, &buf, &len,
 	    &st, &rerr);
-	if (rc == GFSP_ENOENT)
+	if (rc == GFSP_ENOENT && !has_parts(dir))
+		rc = gfsp_error_set(err, GFSP_ENOTSPLIT,
+		    "'%s' is not a split file (no %s, no parts, no location "
+		    "files)", dir, GFSP_MARKER_NAME);
+	else if (rc == GFSP_ENOENT)
 		rc = gfsp_error_set(err, GFSP_ENOTSPLIT,
 		    "'%s' is not a complete split file (no %s: the writer "
 		    "did not commit)", dir, GFSP_MARKER_NAME);

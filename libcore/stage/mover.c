@@ -1161,7 +1161,7 @@ gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
 			m.reg = NULL;
 		}
 	}
-	gfsp_log_warn("mover %d: '%s' -> '%s', a pass every %.0f s",
+	gfsp_log_info("mover %d: '%s' -> '%s', a pass every %.0f s",
 		      (int)getpid(), o->src, o->dst, o->interval);
 
 	/* whatever an earlier mover left: out first */
@@ -1245,7 +1245,7 @@ out:
 	json_object_put(m.pending);
 	gfsp_state_close(m.st);
 	if (rc == 0)
-		gfsp_log_warn("mover %d: done after %llu passes, %llu files",
+		gfsp_log_info("mover %d: done after %llu passes, %llu files",
 			      (int)getpid(), (unsigned long long)m.passes,
 			      (unsigned long long)m.files);
 	return rc;
