@@ -134,6 +134,39 @@ opt_head(const struct gfsp_opt *o, char *buf, size_t len)
 			o->argname != NULL ? o->argname : "");
 }
 
+#define HELP_WIDTH	80
+
+/* text from column col (where the caller's output stands), its words
+ * wrapped before HELP_WIDTH onto lines that start at column indent */
+static void
+put_wrapped(const char *text, int col, int indent)
+{
+	const char *p = text, *end;
+	int n;
+
+	while (*p != '\0') {
+		while (*p == ' ')
+			p++;
+		end = p;
+		while (*end != '\0' && *end != ' ')
+			end++;
+		n = (int)(end - p);
+		if (n == 0)
+			break;
+		if (col > indent && col + 1 + n > HELP_WIDTH) {
+			printf("\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			putchar(' ');
+			col++;
+		}
+		printf("%.*s", n, p);
+		col += n;
+		p = end;
+	}
+	putchar('\n');
+}
+
 static void
 print_help(const struct gfsp_cmd *cmd, const struct optset *s)
 {
@@ -143,7 +176,7 @@ print_help(const struct gfsp_cmd *cmd, const struct optset *s)
 
 	printf("Usage: %s %s\n", cmd->name, cmd->usage);
 	if (cmd->summary != NULL)
-		printf("%s\n", cmd->summary);
+		put_wrapped(cmd->summary, 0, 0);
 	printf("\nOptions:\n");
 	for (i = 0; i < optset_len(s); i++) {
 		n = opt_head(optset_get(s, i), head, sizeof(head));
@@ -151,7 +184,8 @@ print_help(const struct gfsp_cmd *cmd, const struct optset *s)
 	}
 	for (i = 0; i < optset_len(s); i++) {
 		opt_head(optset_get(s, i), head, sizeof(head));
-		printf("%-*s  %s\n", w, head, optset_get(s, i)->help);
+		printf("%-*s  ", w, head);
+		put_wrapped(optset_get(s, i)->help, w + 2, w + 2);
 	}
 }
 

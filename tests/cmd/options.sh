@@ -13,7 +13,7 @@ MOUNT=
 
 from_help() {
 	"$BIN/$1" --help | sed -n '/^Options:/,$p' |
-		grep -oE '^ +(-[A-Za-z], )?--[a-z][a-z0-9-]*' |
+		grep -oE '^  (-[A-Za-z], |    )--[a-z][a-z0-9-]*' |
 		grep -oE -- '--[a-z][a-z0-9-]*' | sort -u
 }
 
@@ -58,6 +58,9 @@ for cmd in pcp-split gfsplit-merge stat-layout cache-warm stage-in stage-out env
 	[ "$n" -ge 5 ] && grep -qx -- --quiet "$TMPD/help" &&
 		ok "$cmd: --help lists $n long options" ||
 		not_ok "$cmd: --help lists its options" "$(cat "$TMPD/help")"
+	long=$("$BIN/$cmd" --help | awk 'length > 80')
+	[ -z "$long" ] && ok "$cmd: --help fits 80 columns" ||
+		not_ok "$cmd: --help fits 80 columns" "$long"
 	same_set "$cmd: man page OPTIONS == --help" "$TMPD/help" "$TMPD/man"
 	same_set "$cmd: bash completion == --help" "$TMPD/help" "$TMPD/bash"
 	same_set "$cmd: zsh completion == --help" "$TMPD/help" "$TMPD/zsh"
