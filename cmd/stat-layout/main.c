@@ -52,7 +52,9 @@ run(int argc, char **argv, MPI_Comm comm)
 			    JSON_C_TO_STRING_PRETTY |
 			    JSON_C_TO_STRING_NOSLASHESCAPE));
 		} else {
-			text = gfsp_statinfo_text(info);
+			/* --map answers just that; the layout too with -v */
+			text = gfsp_statinfo_text(info, o.map &&
+						  !gfsp_opt_verbose);
 			if (text != NULL)
 				fputs(text, stdout);
 			else

@@ -180,7 +180,8 @@ int gfsp_statinfo_layout(struct gfsp_layout *l, const char *path,
 			const struct gfsp_statinfo_opts *o, json_object **out,
 			struct gfsp_error *err);
 
-/* The human form of a gfsp_statinfo() object (malloc'd, caller frees). */
-char *gfsp_statinfo_text(json_object *info);
+/* The human form of a gfsp_statinfo() object (malloc'd, caller frees);
+ * map_only: the answer to --map alone. */
+char *gfsp_statinfo_text(json_object *info, int map_only);
 
 #endif /* GFSP_LAYOUT_IMPL_H */

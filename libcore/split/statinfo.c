@@ -491,6 +491,22 @@ text_ranks(FILE *f, json_object *info)
 	}
 }
 
+/* The line of "map", after its label (or none) */
+static void
+text_map(FILE *f, json_object *m, const char *label)
+{
+	fputs(label, f);
+	if (json_object_get_boolean(get(m, "hole")))
+		fprintf(f, "offset %" PRIu64 " is in a hole (%"
+			PRIu64 " bytes of zeros from there)\n",
+			u64(m, "offset"), u64(m, "contiguous"));
+	else
+		fprintf(f, "offset %" PRIu64 " is in %s at local "
+			"offset %" PRIu64 ", %" PRIu64 " bytes contiguous\n",
+			u64(m, "offset"), str(m, "file"),
+			u64(m, "local_offset"), u64(m, "contiguous"));
+}
+
 /* The lines of "temporaries". */
 static void
 text_leftovers(FILE *f, json_object *info)
@@ -507,7 +523,7 @@ text_leftovers(FILE *f, json_object *info)
 }
 
 char *
-gfsp_statinfo_text(json_object *info)
+gfsp_statinfo_text(json_object *info, int map_only)
 {
 	json_object *arr, *n, *c, *m, *ranks;
 	char *text = NULL, sz[32], when[64];
@@ -521,6 +537,10 @@ gfsp_statinfo_text(json_object *info)
 		return NULL;
 	if (get(info, "layout") == NULL) {	/* no split file: what is left */
 		text_leftovers(f, info);
+		goto out;
+	}
+	if (map_only && (m = get(info, "map")) != NULL) {
+		text_map(f, m, "");
 		goto out;
 	}
 	fprintf(f, "split file:   %s\n", str(info, "path"));
@@ -558,19 +578,8 @@ gfsp_statinfo_text(json_object *info)
 	fprintf(f, ", %" PRIu64 " bytes overlapping\n",
 		u64(c, "overlap_bytes"));
 
-	if ((m = get(info, "map")) != NULL) {
-		if (json_object_get_boolean(get(m, "hole")))
-			fprintf(f, "map:          offset %" PRIu64 " is in a "
-				"hole (%" PRIu64 " bytes of zeros from "
-				"there)\n",
-				u64(m, "offset"), u64(m, "contiguous"));
-		else
-			fprintf(f, "map:          offset %" PRIu64 " is in %s "
-				"at local offset %" PRIu64 ", %" PRIu64
-				" bytes contiguous\n", u64(m, "offset"),
-				str(m, "file"), u64(m, "local_offset"),
-				u64(m, "contiguous"));
-	}
+	if ((m = get(info, "map")) != NULL)
+		text_map(f, m, "map:          ");
 	if ((c = get(info, "check")) != NULL) {
 		arr = get(c, "problems");
 		for (i = 0; i < json_object_array_length(arr); i++)

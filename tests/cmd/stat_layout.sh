@@ -93,6 +93,10 @@ output_has "--map 2m is offset 2097152" "offset 2097152 is in part\.0 at local o
 expect_exit "--map in text" 0 "$BIN/stat-layout" --map 300000 "$sp"
 output_has "--map text names part, local offset and count" \
 	"offset 300000 is in part\.0 at local offset 103392, 27680 bytes contiguous"
+[ "$(wc -l <"$OUT")" -eq 1 ] && ok "  and is just that one line" ||
+	not_ok "  and is just that one line" "$(cat "$OUT")"
+expect_exit "--map -v" 0 "$BIN/stat-layout" -v --map 300000 "$sp"
+output_has "  shows the layout too" "^split file: "
 expect_exit "--map past the end fails" 1 "$BIN/stat-layout" --map 3000017 "$sp"
 output_has "--map past the end says why" "offset 3000017 is not inside .*cyc.split.*logical size 3000017"
 
