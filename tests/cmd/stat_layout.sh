@@ -110,7 +110,7 @@ map_check "$TMPD/con.split" 2999999 part.2 18
 # ---- holes
 HS=$((5 * 1048576 / 2))
 check "split file with holes" mpirun_n 2 "$UNIT/mpi_fmt_tool" holes "$TMPD/holes" $HS
-expect_exit "stat-layout on holes --map 70000" 0 "$BIN/stat-layout" --map 70000 "$TMPD/holes"
+expect_exit "stat-layout -v on holes --map 70000" 0 "$BIN/stat-layout" -v --map 70000 "$TMPD/holes"
 output_has "coverage counts the holes" \
 	"^coverage: +1048576 data bytes, 16 holes \(1572864 bytes\), first hole at 65536"
 output_has "--map in a hole says so" "offset 70000 is in a hole \(61072 bytes of zeros"
