@@ -254,6 +254,28 @@ split_plan(MPI_Comm comm, const struct gfsp_split_args *a,
 	return gfsp_agree(comm, rc, err);
 }
 
+/* This rank's entry of --hosts, unless DST's file system places nothing:
+ * then its part is where the rank is, and that is what the location files
+ * record ("" in host).  The list is checked either way. */
+static int
+host_of(const struct gfsp_split_args *a, int rank, char *host, size_t len,
+	struct gfsp_error *err)
+{
+	const struct gfsp_store_ops *ops;
+	int rc = gfsp_host_for_rank(a->hosts, rank, host, len, err);
+
+	if (rc || a->hosts == NULL || *a->hosts == '\0' ||
+	    gfsp_store_for(a->dst, &ops, NULL) != 0 || ops->places)
+		return rc;
+	if (rank == 0)
+		gfsp_log_warn("--hosts (or GFSPLIT_GFARM_HOSTS) ignored: '%s' is "
+			      "on a file system that places no file on a node; "
+			      "each part is recorded on its rank's node",
+			      a->dst);
+	host[0] = '\0';
+	return 0;
+}
+
 int
 gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	      struct gfsp_copy_result *res, struct gfsp_error *err)
@@ -280,8 +302,7 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 
 	t0 = gfsp_now();
 	/* entries differ by rank, so may their errors: agree first */
-	rc = gfsp_agree(comm, gfsp_host_for_rank(a->hosts, rank, host, sizeof(host),
-					   err), err);
+	rc = gfsp_agree(comm, host_of(a, rank, host, sizeof(host), err), err);
 	if (rc == 0)
 		rc = open_source(comm, a->src, &src, &size, &mode, err);
 	if (rc == 0)

@@ -89,6 +89,9 @@ struct gfsp_place {
 
 struct gfsp_store_ops {
 	const char *name;		/* "posix", "gfarm" */
+	/* 1: a new file lands on a storage node of the backend's, which
+	 * create's place names (Gfarm); 0: there are none (POSIX) */
+	int places;
 
 	int (*open)(const char *path, int flags, uint32_t mode,
 		    struct gfsp_file **out, struct gfsp_error *err);

@@ -1027,6 +1027,7 @@ gf_evict(const char *path, struct gfsp_error *err)
 
 const struct gfsp_store_ops gfsp_store_gfarm = {
 	.name		= "gfarm",
+	.places		= 1,
 	.open		= gf_open,
 	.create		= gf_create,
 	.close		= gf_close,
