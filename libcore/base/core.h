@@ -98,8 +98,8 @@ int gfsp_openat_private(int dfd, const char *dir, const char *name, int flags,
  */
 int gfsp_watch_start(const char *prog, MPI_Comm comm, double timeout,
 		    struct gfsp_error *err);
-/* Between gfsp_watch_stoppable(1) and (0) (the run of a copy command), the
- * first SIGINT or SIGTERM does not end the process: gfsp_watch_stopped()
+/* After gfsp_watch_stoppable(1) (a copy command, from its run to its exit)
+ * and until (0), the first SIGINT or SIGTERM does not end the process: gfsp_watch_stopped()
  * then returns it, the pipeline's chunk loops fail with GFSP_ECANCELED,
  * the engine removes what it made, and the command exits 128 + the
  * signal.  Another one (not the same one again within 2 s, which is one

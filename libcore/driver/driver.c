@@ -518,10 +518,12 @@ gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv)
 			gfsp_log_verbose("MPI provides thread level %d only",
 					provided);
 		rc = watch(cmd, comm);
+		/* to the end: a signal that comes after this rank's run
+		 * (another rank's stop ended it) must not kill it before it
+		 * reports; a stop not over in 10 s ends it all the same */
 		gfsp_watch_stoppable(cmd->stoppable);
 		if (rc == 0)
 			rc = cmd->run(argc - first, argv + first, comm);
-		gfsp_watch_stoppable(0);
 		if (rc < 0 || (rc > EXIT_USAGE && rc != GFSP_EXIT_PARTIAL))
 			rc = 1;		/* a stray GFSP_E* code: failure */
 		/* stopped by SIGINT or SIGTERM, what it made removed: the
