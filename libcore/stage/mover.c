@@ -314,6 +314,7 @@ gfsp_mover_gone(const char *state, json_object **reply,
 	       struct gfsp_error *err)
 {
 	json_object *rec = NULL, *unsaved = NULL, *o, *x;
+	json_tokener *tok;
 	struct gfsp_stat st;
 	unsigned char *buf = NULL;
 	const char *src, *dst, *root;
@@ -326,7 +327,12 @@ gfsp_mover_gone(const char *state, json_object **reply,
 		return OOM(err);
 	rc = gfsp_read_whole_stat(path, GFSP_O_REGULAR, 1 << 16, &buf, &len,
 				  &st, err);
-	if (rc == 0 && (rec = json_tokener_parse((char *)buf)) == NULL)
+	if (rc == 0 && (tok = json_tokener_new()) != NULL) {
+		/* the bytes as read: no terminating NUL */
+		rec = json_tokener_parse_ex(tok, (const char *)buf, (int)len);
+		json_tokener_free(tok);
+	}
+	if (rc == 0 && rec == NULL)
 		rc = gfsp_error_set(err, GFSP_ECORRUPT, "'%s': not the record "
 				   "of a mover", path);
 	src = rec ? gfsp_json_str(rec, "src") : NULL;

@@ -33,7 +33,7 @@ stop_case() {
 	_job=$!
 	_t0=$(date +%s)
 	for _ in $(seq 100); do [ "$(ranks_of "bin/$_prog " | wc -l)" -eq 2 ] && break; sleep 0.1; done
-	sleep 1
+	sleep 0.5
 	case $_how in
 	INT-mpiexec) pkill -INT -f "^$MPIEXEC -n 2 env GFSPLIT_FAULT=slow.*$TMPD" ;;
 	TERM-mpiexec) pkill -TERM -f "^$MPIEXEC -n 2 env GFSPLIT_FAULT=slow.*$TMPD" ;;
