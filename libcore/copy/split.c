@@ -264,9 +264,13 @@ host_of(const struct gfsp_split_args *a, int rank, char *host, size_t len,
 	const struct gfsp_store_ops *ops;
 	int rc = gfsp_host_for_rank(a->hosts, rank, host, len, err);
 
-	if (rc || a->hosts == NULL || *a->hosts == '\0' ||
-	    gfsp_store_for(a->dst, &ops, NULL) != 0 || ops->places)
+	if (rc || gfsp_store_for(a->dst, &ops, NULL) != 0 || ops->places)
 		return rc;
+	if (rank == 0 && a->placement == GFSP_PLACE_STRICT)
+		gfsp_log_warn("--placement strict ignored: '%s' is on a file "
+			      "system that places no file on a node", a->dst);
+	if (a->hosts == NULL || *a->hosts == '\0')
+		return 0;
 	if (rank == 0)
 		gfsp_log_warn("--hosts (or GFSPLIT_GFARM_HOSTS) ignored: '%s' is "
 			      "on a file system that places no file on a node; "

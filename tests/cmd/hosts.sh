@@ -40,6 +40,9 @@ output_has "the message names the list and the entry" "host list 'a,,b': entry 1
 is_absent "nothing created" "$TMPD/bad.split"
 no_leftovers "no temporary directory left" "$TMPD"
 
+expect_exit "--placement strict on POSIX works" 0 \
+	mpirun_n 2 "$BIN/pcp-split" --placement strict "$TMPD/src" "$TMPD/s.split"
+output_has "  and warns that it is ignored" "warning: --placement strict ignored: '.*s.split' is on a file system that places no file"
 expect_exit "--placement takes strict or fallback only" 2 \
 	"$BIN/pcp-split" --placement sometimes "$TMPD/src" "$TMPD/p.split"
 output_has "the usage error lists the choices" "not one of strict\|fallback"
