@@ -126,8 +126,8 @@ def case_copy(a, work):
                 if rep % 2:
                     order.reverse()
                 for who in order:
-                    tool, tag = who.split("@")[0], who[len(who.split("@")[0]):]
-                    bindir = bins.get(tag, BIN)
+                    tool, at, tag = who.partition("@")
+                    bindir = bins.get(at + tag, BIN)
                     inp = split if tool == "merge" else src
                     if state == "cold":
                         drop()

@@ -149,18 +149,6 @@ static const struct gfsp_pipe_ops split_pipe_ops = {
 
 /* ------------------------------------------------------------ phases */
 
-/* path is a split file (its marker is there) */
-static int
-is_split(const char *path)
-{
-	struct gfsp_stat st;
-	char *marker = gfsp_marker_path(path);
-	int yes = marker != NULL && gfsp_stat(marker, &st, NULL) == 0;
-
-	free(marker);
-	return yes;
-}
-
 static int
 stat_open(const char *path, struct gfsp_file **src, uint64_t *size,
 	  uint32_t *mode, struct gfsp_error *err)
@@ -169,7 +157,7 @@ stat_open(const char *path, struct gfsp_file **src, uint64_t *size,
 	int rc;
 
 	rc = gfsp_stat(path, &st, err);
-	if (rc == 0 && S_ISDIR(st.mode) && is_split(path))
+	if (rc == 0 && S_ISDIR(st.mode) && gfsp_has_marker(path))
 		rc = gfsp_error_set(err, GFSP_EINVAL, "'%s' is a split file "
 		    "already (gfsplit-merge makes an ordinary file of it)",
 		    path);
@@ -190,13 +178,14 @@ stat_open(const char *path, struct gfsp_file **src, uint64_t *size,
 
 /*
  * Every rank opens SRC; rank 0 first, so that a missing or unreadable SRC
- * is reported once rather than by every rank.  Rank 0's size is the one
- * used by all.
+ * is reported once rather than by every rank.  Rank 0's size and mode are
+ * the ones used by all.
  */
 static int
 open_source(MPI_Comm comm, const char *path, struct gfsp_file **src,
 	    uint64_t *size, uint32_t *mode, struct gfsp_error *err)
 {
+	uint64_t v[2];
 	int rank, rc = 0;
 
 	MPI_Comm_rank(comm, &rank);
@@ -210,11 +199,12 @@ open_source(MPI_Comm comm, const char *path, struct gfsp_file **src,
 	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		return rc;
-	rc = gfsp_mpi_check(gfsp_bcast(size, 1, MPI_UINT64_T, 0, comm),
+	v[0] = *size;
+	v[1] = *mode;
+	rc = gfsp_mpi_check(gfsp_bcast(v, 2, MPI_UINT64_T, 0, comm),
 			   "MPI_Bcast", err);
-	if (rc == 0)
-		rc = gfsp_mpi_check(gfsp_bcast(mode, 1, MPI_UINT32_T, 0, comm),
-				   "MPI_Bcast", err);
+	*size = v[0];
+	*mode = (uint32_t)v[1];
 	return gfsp_agree(comm, rc, err);
 }
 

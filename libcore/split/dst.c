@@ -219,11 +219,6 @@ static int
 check_replaceable(const struct gfsp_dst *d, const struct gfsp_stat *st,
 		  int force, struct gfsp_error *err)
 {
-	struct gfsp_stat mst;
-	struct gfsp_error merr = { 0 };
-	char *marker;
-	int rc;
-
 	if (!force)
 		return gfsp_error_set(err, GFSP_EEXIST,
 		    "'%s' exists (use --force to replace it)", d->path);
@@ -233,12 +228,7 @@ check_replaceable(const struct gfsp_dst *d, const struct gfsp_stat *st,
 		return gfsp_error_set(err, GFSP_EEXIST,
 		    "'%s' exists and is not a regular file (refusing to "
 		    "replace it)", d->path);
-	marker = gfsp_marker_path(d->path);
-	if (marker == NULL)
-		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	rc = gfsp_stat(marker, &mst, &merr);
-	free(marker);
-	if (rc)
+	if (!gfsp_has_marker(d->path))
 		return gfsp_error_set(err, GFSP_EEXIST,
 		    "'%s' is a directory but not a split file (refusing to "
 		    "replace it)", d->path);

@@ -61,6 +61,17 @@ gfsp_marker_path(const char *dir)
 	return asprintf(&s, "%s/%s", dir, GFSP_MARKER_NAME) < 0 ? NULL : s;
 }
 
+int
+gfsp_has_marker(const char *dir)
+{
+	struct gfsp_stat st;
+	char *marker = gfsp_marker_path(dir);
+	int yes = marker != NULL && gfsp_stat(marker, &st, NULL) == 0;
+
+	free(marker);
+	return yes;
+}
+
 /* -------------------------------------------------------------- open */
 
 static int

@@ -58,6 +58,8 @@ struct gfsp_layout {
 char *gfsp_part_path(const char *dir, int rank);
 char *gfsp_loc_path(const char *dir, int node);
 char *gfsp_marker_path(const char *dir);
+/* 1 if directory dir has a marker: it is a (committed) split file */
+int gfsp_has_marker(const char *dir);
 
 /*
  * A layout of the parts in `dir` as the records say, none of it read from

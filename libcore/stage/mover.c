@@ -255,11 +255,13 @@ gfsp_mover_forget(const char *node, const char *state)
 	got = readlink(reg, path, sizeof(path) - 1);
 	if (got > 0) {
 		path[got] = '\0';
-		fd = strcmp(path, state) == 0 ? connect_mover(state, NULL) : 0;
-		if (fd < 0)
-			unlink(reg);	/* ours, and it does not answer */
-		else if (strcmp(path, state) == 0)
-			close(fd);	/* it runs: still listed */
+		if (strcmp(path, state) == 0) {
+			fd = connect_mover(state, NULL);
+			if (fd >= 0)
+				close(fd);	/* it runs: still listed */
+			else
+				unlink(reg);
+		}
 	}
 	free(reg);
 }
@@ -332,9 +334,6 @@ gfsp_mover_gone(const char *state, json_object **reply,
 		rec = json_tokener_parse_ex(tok, (const char *)buf, (int)len);
 		json_tokener_free(tok);
 	}
-	if (rc == 0 && rec == NULL)
-		rc = gfsp_error_set(err, GFSP_ECORRUPT, "'%s': not the record "
-				   "of a mover", path);
 	src = rec ? gfsp_json_str(rec, "src") : NULL;
 	dst = rec ? gfsp_json_str(rec, "dest") : NULL;
 	root = rec ? gfsp_json_str(rec, "dest_root") : NULL;

@@ -1203,7 +1203,6 @@ close:
 	wr_reset(x);
 }
 
-/* Write one chunk (h, data) of piece p here. */
 #define HOLE_MIN	((size_t)64 << 10)	/* zeros punched, not written */
 
 static int
@@ -1227,22 +1226,20 @@ wr_data(struct gfsp_xfer *x, const struct gfsp_sfile *f, const struct xhdr *h,
 	struct wr *w = &x->wr;
 	uint64_t off = h->dst_off;
 	size_t len = h->dst_len, at = 0, run, n;
-	int fd = gfsp_file_fd(w->out), zero;
+	int fd = gfsp_file_fd(w->out), zero, z;
 
 	if (!x->o.sparse || h->zdst || f->gfsz || fd < 0 ||
 	    f->st.blocks_bytes >= f->st.size)
 		return gfsp_pwrite(w->out, data, len, off, e);
 	while (at < len) {
 		/* a run of pieces that are all zero, or all not */
-		zero = -1;
-		for (run = at; run < len; run += n) {
+		for (run = at, zero = -1; run < len; run += n) {
 			n = GFSP_MIN(HOLE_MIN - (size_t)((off + run) % HOLE_MIN),
 				     len - run);
-			if (zero == -1)
-				zero = n == HOLE_MIN && all_zero(data + run, n);
-			else if (zero != (n == HOLE_MIN &&
-					  all_zero(data + run, n)))
+			z = n == HOLE_MIN && all_zero(data + run, n);
+			if (zero != -1 && z != zero)
 				break;
+			zero = z;
 		}
 		if (zero && fallocate(fd, FALLOC_FL_PUNCH_HOLE |
 				      FALLOC_FL_KEEP_SIZE, (off_t)(off + at),
@@ -1257,6 +1254,7 @@ wr_data(struct gfsp_xfer *x, const struct gfsp_sfile *f, const struct xhdr *h,
 	return 0;
 }
 
+/* Write one chunk (h, data) of piece p here. */
 static int
 wr_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	 const struct xhdr *h, const unsigned char *data,
