@@ -145,7 +145,7 @@ export CL CLUSTER_LOCAL
 stage_one() {	# NAME DATA K REP
 	clear_local
 	if [ "$1" = stage-in ]; then
-		rec "$@" "$CL" run -nodes "$3" -ppn 1 "$BIN/stage-in" --json -q -c 4M "gfarm:///data/$2" "$CLUSTER_LOCAL/in"
+		rec "$@" "$CL" run -nodes "$3" -ppn 1 "$BIN/stage-in" --json -q --chunk-size=4M "gfarm:///data/$2" "$CLUSTER_LOCAL/in"
 	else
 		rec "$@" bash -c 'each_node "$@"' each_node "$3" "$2"
 	fi

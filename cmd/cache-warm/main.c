@@ -92,7 +92,7 @@ run(int argc, char **argv, MPI_Comm comm)
 		rc = gfsp_cache_warm(c, &wo, argc, argv, res, &nnodes, &err);
 	if (rc == 0)
 		rc = gfsp_cache_stats_all(c, &sum, NULL, &err);
-	if (rc == 0 && rank == 0)
+	if (rc == 0 && rank == 0 && (opt_json || !gfsp_opt_quiet))
 		gfsp_warm_print(stdout, opt_json, &wo, c, argc, argv, res,
 		    nnodes, &sum, gfsp_now() - t0);
 	gfsp_cache_destroy(c);
@@ -113,6 +113,7 @@ static const struct gfsp_cmd cmd = {
 	.opts = opts,
 	.min_args = 1,
 	.max_args = -1,
+	.progress = 1,
 	.uses_mpi = 1,
 	.mpi_multiple = 1,	/* the cache's progress thread */
 	.run = run,

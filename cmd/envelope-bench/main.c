@@ -55,7 +55,7 @@ static const struct gfsp_opt opts[] = {
 	{ "min-time", 0, GFSP_OPT_STRING, "SEC",
 	  "a repetition lasts at least this long: more files if the warm-up "
 	  "was shorter (default 0.2; 0: never)", &opt_min_time, NULL },
-	{ "buffer-size", 'b', GFSP_OPT_SIZE, "SIZE",
+	{ "buffer-size", 0, GFSP_OPT_SIZE, "SIZE",
 	  "bytes per read or write call (default 8M)", &opt_buffer, NULL },
 	{ "cache", 0, GFSP_OPT_STRING, "MODE",
 	  "page cache for reads: keep, drop (evict first), direct (O_DIRECT)",
@@ -551,6 +551,14 @@ run(int argc, char **argv, MPI_Comm comm)
 	}
 }
 
+/* -b was --buffer-size here, and is --block-size in pcp-split and
+ * cache-warm */
+static const struct gfsp_alias aliases[] = {
+	{ 'b', NULL, "buffer-size", "-b is deprecated here (it is "
+	  "--block-size in pcp-split and cache-warm): use --buffer-size" },
+	{ 0, NULL, NULL, NULL }
+};
+
 static const struct gfsp_cmd cmd = {
 	.name = "envelope-bench",
 	.usage = "[OPTIONS] TARGET\n"
@@ -562,8 +570,10 @@ static const struct gfsp_cmd cmd = {
 		   "predict a many-task stage's I/O time from it; replay a "
 		   "synthetic stage to check the prediction.",
 	.opts = opts,
+	.aliases = aliases,
 	.min_args = 1,
 	.max_args = 2,
+	.progress = 1,
 	.uses_mpi = 1,
 	.run = run,
 };

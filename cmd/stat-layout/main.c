@@ -46,7 +46,8 @@ run(int argc, char **argv, MPI_Comm comm)
 	o.map = opt_map != UNSET;
 	o.map_offset = opt_map;
 	rc = gfsp_statinfo(argv[0], &o, &info, &err);
-	if (info != NULL) {
+	/* -q --check: the exit status says it (a problem still on stderr) */
+	if (info != NULL && !(opt_check && gfsp_opt_quiet && !opt_json)) {
 		if (opt_json) {
 			puts(json_object_to_json_string_ext(info,
 			    JSON_C_TO_STRING_PRETTY |
@@ -61,8 +62,8 @@ run(int argc, char **argv, MPI_Comm comm)
 				gfsp_log_error("out of memory");
 			free(text);
 		}
-		json_object_put(info);
 	}
+	json_object_put(info);
 	if (rc) {
 		gfsp_log_gfs_error(&err);
 		return 1;
@@ -78,6 +79,7 @@ static const struct gfsp_cmd cmd = {
 	.opts = opts,
 	.min_args = 1,
 	.max_args = 1,
+	.progress = 1,
 	.uses_mpi = 0,
 	.run = run,
 };

@@ -291,6 +291,10 @@ double gfsp_now(void);		/* monotonic seconds */
  */
 struct gfsp_progress;
 
+/* --progress[=SECONDS]: draw the line even when stderr is not a terminal,
+ * there as one line every period seconds (set once, before any start). */
+void gfsp_progress_force(double period);
+
 struct gfsp_progress *gfsp_progress_start(MPI_Comm comm, const char *label,
 					uint64_t total);
 /* Report this rank's cumulative count; non-blocking. */

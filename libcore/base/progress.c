@@ -21,8 +21,9 @@
  * place with "\r" and erase-to-end-of-line) and -q was not given.  Under
  * mpiexec a rank's stderr is a pipe to the launcher, which relays it; what
  * counts then is the launcher's own stderr (see launcher_on_tty).
- * GFSPLIT_PROGRESS=1 forces it on a non-terminal, one line per redraw
- * (for tests); GFSPLIT_PROGRESS=0 turns it off.
+ * --progress[=SECONDS] (gfsp_progress_force) draws it on a non-terminal
+ * too, one line every SECONDS; GFSPLIT_PROGRESS=1 does so at every
+ * redraw (for tests); GFSPLIT_PROGRESS=0 turns it off.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -48,6 +49,7 @@ struct gfsp_progress {
 	uint64_t total;
 	uint64_t done;		/* this rank's count */
 	int show;		/* SHOW_* on rank 0 */
+	double period;		/* seconds between redraws */
 
 	/* rank > 0 */
 	MPI_Request sreq;	/* the COUNT send in flight */
@@ -132,6 +134,14 @@ launcher_on_tty(void)
 	return 0;
 }
 
+static double forced;	/* --progress: seconds between lines, or 0 */
+
+void
+gfsp_progress_force(double period)
+{
+	forced = period > 0 ? period : 0;
+}
+
 static int
 progress_show_mode(void)
 {
@@ -139,11 +149,11 @@ progress_show_mode(void)
 
 	if (gfsp_log_level() <= GFSP_LOG_QUIET)
 		return SHOW_NONE;
-	if (env != NULL && strcmp(env, "0") == 0)
+	if (env != NULL && strcmp(env, "0") == 0 && forced == 0)
 		return SHOW_NONE;
 	if (isatty(STDERR_FILENO))
 		return SHOW_TTY;
-	if (env != NULL && strcmp(env, "1") == 0)
+	if (forced > 0 || (env != NULL && strcmp(env, "1") == 0))
 		return SHOW_LINES;
 	if (launcher_on_tty())
 		return SHOW_TTY;
@@ -264,6 +274,8 @@ gfsp_progress_start(MPI_Comm comm, const char *label, uint64_t total)
 		p->counts = calloc((size_t)p->nprocs, sizeof(*p->counts));
 		p->show = progress_show_mode();
 	}
+	p->period = p->show == SHOW_LINES && forced > 0 ? forced :
+		    DRAW_PERIOD;
 	/* out of memory: keep the collective shape, silently */
 	if (p->label == NULL || (p->rank == 0 && p->counts == NULL))
 		p->show = SHOW_NONE;
@@ -303,7 +315,7 @@ gfsp_progress_update(struct gfsp_progress *p, uint64_t done)
 		progress_drain(p);
 		p->last_poll = now;
 	}
-	if (p->show != SHOW_NONE && now - p->last_draw >= DRAW_PERIOD)
+	if (p->show != SHOW_NONE && now - p->last_draw >= p->period)
 		progress_draw(p, 0);
 }
 

@@ -22,9 +22,12 @@ int gfsp_opt_verbose, gfsp_opt_quiet;
 
 #define EXIT_USAGE	2
 #define OPTVAL_LONG	256	/* getopt value of table entry i: 256 + i */
+#define OPTVAL_ALIAS	1024	/* ... of alias j without a letter */
+#define PROGRESS_LINES	10	/* --progress alone: seconds between lines */
 
 static int gfsp_opt_help, gfsp_opt_version;
 static uint64_t gfsp_opt_timeout;
+static int64_t gfsp_opt_progress = -1;
 
 static const struct gfsp_opt common_opts[] = {
 	{ "help", 'h', GFSP_OPT_FLAG, NULL, "show this help and exit",
@@ -39,6 +42,15 @@ static const struct gfsp_opt common_opts[] = {
 	  "give up when a rank waits for the others or makes no progress "
 	  "for SECONDS, naming the rank and phase waited for (default: "
 	  "GFSPLIT_TIMEOUT, or never)", &gfsp_opt_timeout, NULL },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
+};
+
+/* for the commands with a progress line */
+static const struct gfsp_opt progress_opts[] = {
+	{ "progress", 0, GFSP_OPT_OPTUINT, "SECONDS",
+	  "show progress even when stderr is not a terminal: there one line "
+	  "every SECONDS (default 10); on a terminal the line is redrawn",
+	  &gfsp_opt_progress, NULL },
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
 };
 
@@ -75,10 +87,10 @@ gfsp_print_version(FILE *out, const char *prog)
 	fprintf(out, "cache transports: %s\n", gfsp_os_builtin());
 }
 
-/* both tables, command's first, as one indexable sequence */
+/* the tables, command's first, as one indexable sequence */
 struct optset {
-	const struct gfsp_opt *tab[2];
-	size_t n[2];
+	const struct gfsp_opt *tab[3];
+	size_t n[3];
 };
 
 static size_t
@@ -94,13 +106,56 @@ table_len(const struct gfsp_opt *t)
 static const struct gfsp_opt *
 optset_get(const struct optset *s, size_t i)
 {
-	return i < s->n[0] ? &s->tab[0][i] : &s->tab[1][i - s->n[0]];
+	size_t t = 0;
+
+	while (i >= s->n[t]) {
+		i -= s->n[t];
+		t++;
+	}
+	return &s->tab[t][i];
 }
 
 static size_t
 optset_len(const struct optset *s)
 {
-	return s->n[0] + s->n[1];
+	return s->n[0] + s->n[1] + s->n[2];
+}
+
+/* the option of long name lname, or NULL */
+static const struct gfsp_opt *
+optset_named(const struct optset *s, const char *lname)
+{
+	size_t i;
+
+	for (i = 0; lname != NULL && i < optset_len(s); i++)
+		if (strcmp(optset_get(s, i)->lname, lname) == 0)
+			return optset_get(s, i);
+	return NULL;
+}
+
+static size_t
+alias_len(const struct gfsp_alias *a)
+{
+	size_t n = 0;
+
+	while (a != NULL && (a[n].sname != 0 || a[n].lname != NULL))
+		n++;
+	return n;
+}
+
+/* the alias a getopt value stands for, or NULL */
+static const struct gfsp_alias *
+alias_find(const struct gfsp_cmd *cmd, int val)
+{
+	size_t i, n = alias_len(cmd->aliases);
+
+	if (val >= OPTVAL_ALIAS)
+		return (size_t)(val - OPTVAL_ALIAS) < n ?
+			&cmd->aliases[val - OPTVAL_ALIAS] : NULL;
+	for (i = 0; i < n; i++)
+		if (cmd->aliases[i].sname == val)
+			return &cmd->aliases[i];
+	return NULL;
 }
 
 /* the option a getopt value stands for, or NULL */
@@ -330,16 +385,18 @@ static int
 parse_args(const struct gfsp_cmd *cmd, int rank, int argc, char **argv,
 	   int *first)
 {
-	struct optset s = { { cmd->opts, common_opts },
-			    { table_len(cmd->opts), table_len(common_opts) } };
+	struct optset s = { { cmd->opts, common_opts, progress_opts },
+			    { table_len(cmd->opts), table_len(common_opts),
+			      cmd->progress ? table_len(progress_opts) : 0 } };
 	struct option *lopts = NULL;
 	char *sopts = NULL, *sp;
 	const struct gfsp_opt *o;
-	size_t i, n = optset_len(&s);
+	const struct gfsp_alias *al;
+	size_t i, j, n = optset_len(&s), na = alias_len(cmd->aliases);
 	int c, rc = 0, npos, k;
 
-	lopts = calloc(n + 1, sizeof(*lopts));
-	sopts = malloc(3 * n + 2);
+	lopts = calloc(n + na + 1, sizeof(*lopts));
+	sopts = malloc(3 * (n + na) + 2);
 	if (lopts == NULL || sopts == NULL) {
 		if (rank == 0)
 			fprintf(stderr, "%s: out of memory\n", cmd->name);
@@ -364,6 +421,22 @@ parse_args(const struct gfsp_cmd *cmd, int rank, int argc, char **argv,
 				*sp++ = ':';
 			if (o->type == GFSP_OPT_OPTUINT)
 				*sp++ = ':';	/* "z::": -zN only */
+		}
+	}
+	for (j = 0; j < na; j++) {
+		al = &cmd->aliases[j];
+		o = optset_named(&s, al->target);
+		if (al->lname != NULL) {
+			lopts[i].name = al->lname;
+			lopts[i].has_arg = o == NULL ||
+				o->type == GFSP_OPT_FLAG ? no_argument :
+				required_argument;
+			lopts[i++].val = OPTVAL_ALIAS + (int)j;
+		}
+		if (al->sname != 0) {
+			*sp++ = al->sname;
+			if (o != NULL && o->type != GFSP_OPT_FLAG)
+				*sp++ = ':';
 		}
 	}
 	*sp = '\0';
@@ -398,8 +471,14 @@ parse_args(const struct gfsp_cmd *cmd, int rank, int argc, char **argv,
 			goto out;
 		}
 		o = optset_find(&s, c);
+		if (o == NULL && (al = alias_find(cmd, c)) != NULL) {
+			if (rank == 0)
+				fprintf(stderr, "%s: note: %s\n", cmd->name,
+					al->note);
+			o = optset_named(&s, al->target);
+		}
 		if (o == NULL)
-			continue;	/* cannot happen: getopt knows only ours */
+			continue;	/* a no-op alias */
 		rc = set_value(cmd, rank, o, optarg);
 		if (rc != 0)
 			goto out;
@@ -513,6 +592,10 @@ gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv)
 		level = gfsp_opt_quiet ? GFSP_LOG_QUIET :
 			gfsp_opt_verbose ? GFSP_LOG_VERBOSE : GFSP_LOG_NORMAL;
 		gfsp_log_setup(cmd->name, rank, nprocs, level);
+		if (gfsp_opt_progress >= 0)
+			gfsp_progress_force(gfsp_opt_progress > 0 ?
+					    (double)gfsp_opt_progress :
+					    PROGRESS_LINES);
 		gfsp_fault_init(rank);
 		if (cmd->uses_mpi && provided < MPI_THREAD_FUNNELED)
 			gfsp_log_verbose("MPI provides thread level %d only",

@@ -44,17 +44,31 @@ struct gfsp_opt {
 	const char *choices;	/* strings: the accepted values, "a|b", or NULL */
 };
 
+/* An old spelling that still works, out of --help: -b, once envelope-bench's
+ * --buffer-size, or --no-sync, stage-out's default now.  Given, it says
+ * note (rank 0) and sets target (a long name in the table) as that would
+ * be set; a NULL target makes it a no-op. */
+struct gfsp_alias {
+	char sname;		/* 'b', or 0 */
+	const char *lname;	/* "no-sync", or NULL */
+	const char *target;	/* "buffer-size", or NULL */
+	const char *note;	/* "-b is --buffer-size here; ..." */
+};
+
 struct gfsp_cmd {
 	const char *name;		/* "pcp-split" */
 	const char *usage;		/* "[OPTIONS] SRC DST" */
 	const char *summary;		/* one line */
 	const struct gfsp_opt *opts;	/* terminated by a zeroed entry */
+	const struct gfsp_alias *aliases; /* the same, or NULL */
 	int min_args, max_args;		/* positional arguments */
 	int uses_mpi;			/* 0: plain program, no MPI_Init */
 	int mpi_multiple;		/* MPI_THREAD_MULTIPLE, for the
 					 * cache's progress thread */
 	int daemon;			/* runs until asked to end: no
 					 * --timeout (the mover) */
+	int progress;			/* draws a progress line: gets
+					 * --progress[=SECONDS] */
 	int stoppable;			/* a copy whose pipeline stops at
 					 * SIGINT or SIGTERM and removes what
 					 * it made (gfsp_watch_stoppable) */

@@ -24,16 +24,16 @@ static uint64_t opt_threads = UINT64_MAX;	/* not given */
 static uint64_t opt_bwlimit;
 static const char *opt_state;
 static const char *opt_manifest;
-static int opt_raw, opt_no_checksum, opt_dry_run, opt_json, opt_progress;
+static int opt_raw, opt_no_checksum, opt_dry_run, opt_json;
 static int opt_no_sparse;
-static int opt_scatter, opt_merge, opt_sync, opt_no_sync;
+static int opt_scatter, opt_merge, opt_sync;
 static int opt_async, opt_flush, opt_wait, opt_status;
 static uint64_t opt_interval = 30;
 static const char *opt_cpus;
 static char **main_argv;	/* for the mover: this program's own */
 
 #define COMMON_OPTS \
-	{ "chunk-size", 'c', GFSP_OPT_SIZE, "SIZE", \
+	{ "chunk-size", 0, GFSP_OPT_SIZE, "SIZE", \
 	  "bytes read and written at a time, a multiple of 1M up to 128M " \
 	  "(default 8M; two buffers of it per rank)", &opt_chunk, NULL }, \
 	{ "compress", 'z', GFSP_OPT_OPTUINT, "LEVEL", \
@@ -63,9 +63,6 @@ static char **main_argv;	/* for the mover: this program's own */
 	  NULL }, \
 	{ "dry-run", 'n', GFSP_OPT_FLAG, NULL, \
 	  "list and plan, copy nothing", &opt_dry_run, NULL }, \
-	{ "progress", 0, GFSP_OPT_FLAG, NULL, \
-	  "show the progress line even when stderr is not a terminal", \
-	  &opt_progress, NULL }, \
 	{ "json", 0, GFSP_OPT_FLAG, NULL, \
 	  "print a JSON summary on stdout", &opt_json, NULL }
 
@@ -86,9 +83,8 @@ static const struct gfsp_opt out_opts[] = {
 	{ "merge", 0, GFSP_OPT_FLAG, NULL,
 	  "put every node's files in one tree DEST/ (names must not clash) "
 	  "instead of DEST/NODE/", &opt_merge, NULL },
-	{ "no-sync", 0, GFSP_OPT_FLAG, NULL,
-	  "do not fsync each file before it takes its name", &opt_no_sync,
-	  NULL },
+	{ "sync", 0, GFSP_OPT_FLAG, NULL,
+	  "fsync each file before it takes its name", &opt_sync, NULL },
 	{ "async", 0, GFSP_OPT_FLAG, NULL,
 	  "start a background mover on each node and return: it writes files "
 	  "back as they are closed, every --interval, and on --flush",
@@ -110,6 +106,15 @@ static const struct gfsp_opt out_opts[] = {
 	  "lowest priority)", &opt_cpus, NULL },
 	COMMON_OPTS,
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
+};
+
+/* -c is cache-warm's --cache-size; stage-out synced by default once */
+static const struct gfsp_alias aliases[] = {
+	{ 'c', NULL, "chunk-size", "-c is deprecated here (it is --cache-size "
+	  "in cache-warm): use --chunk-size" },
+	{ 0, "no-sync", NULL, "--no-sync is deprecated: not syncing is the "
+	  "default now (--sync to sync)" },
+	{ 0, NULL, NULL, NULL }
 };
 
 static int
@@ -137,7 +142,7 @@ options(int way, struct gfsp_stage_opts *o, int rank)
 	o->x.raw = opt_raw;
 	o->x.sparse = !opt_no_sparse;
 	o->x.bwlimit = opt_bwlimit;
-	o->x.sync = way == GFSP_STAGE_OUT ? !opt_no_sync : opt_sync;
+	o->x.sync = opt_sync;
 	if (opt_chunk % (1u << 20) != 0 || opt_chunk > (128u << 20)) {
 		if (rank == 0)
 			gfsp_log_error("--chunk-size: a multiple of 1M up to "
@@ -149,8 +154,6 @@ options(int way, struct gfsp_stage_opts *o, int rank)
 			gfsp_log_error("--raw and --compress: choose one");
 		return 2;
 	}
-	if (opt_progress)
-		setenv("GFSPLIT_PROGRESS", "1", 1);
 	return 0;
 }
 
@@ -547,6 +550,8 @@ gfsp_stage_main(int way, int argc, char **argv)
 			   "node-local directory DEST of every node, reading "
 			   "each file from shared storage once.",
 		.opts = in_opts,
+		.aliases = aliases,
+		.progress = 1,
 		.min_args = 1,
 		.max_args = -1,
 		.uses_mpi = 1,
@@ -559,6 +564,8 @@ gfsp_stage_main(int way, int argc, char **argv)
 			   "shared storage, into DEST/NODE/ or one merged tree; "
 			   "with --async in the background while the job runs.",
 		.opts = out_opts,
+		.aliases = aliases,
+		.progress = 1,
 		.min_args = 0,
 		.max_args = 2,
 		.uses_mpi = 1,
@@ -568,6 +575,8 @@ gfsp_stage_main(int way, int argc, char **argv)
 		.name = "stage-out",
 		.usage = "(mover)",
 		.opts = out_opts,
+		.aliases = aliases,
+		.progress = 1,
 		.min_args = 0,
 		.max_args = 2,
 		.uses_mpi = 0,

@@ -75,7 +75,7 @@ make_file "$S/sub/g" 5000 2
 DEST=$MD/in
 as_m mkdir "$DEST"
 # killed after 2 MiB of the 4: its temporary file and journal stay
-GFSPLIT_FAULT=crash:0:2097152 mpirun_n 1 "$BIN/stage-in" -c 1M "$S/" "$DEST" >/dev/null 2>&1
+GFSPLIT_FAULT=crash:0:2097152 mpirun_n 1 "$BIN/stage-in" --chunk-size=1M "$S/" "$DEST" >/dev/null 2>&1
 tmp=$(ls -a "$DEST" | grep '^\.big\.gfsplit-stage\.' | head -n 1)
 if [ -n "$tmp" ] && [ ! -e "$DEST/big" ]; then
 	ok "stage-in killed mid-file leaves its temporary file '$tmp'"
@@ -88,7 +88,7 @@ case $tmp in
 esac
 rm -f "$DEST/$tmp"	# she may: the directory is hers
 as_m ln -s "$V/victim" "$DEST/$tmp"
-if mpirun_n 1 "$BIN/stage-in" -c 1M "$S/" "$DEST" >"$TMPD/out" 2>"$TMPD/err"; then
+if mpirun_n 1 "$BIN/stage-in" --chunk-size=1M "$S/" "$DEST" >"$TMPD/out" 2>"$TMPD/err"; then
 	ok "the resumed run completes (a fresh temporary file)"
 else
 	not_ok "the resumed run completes" "$(cat "$TMPD/err")"

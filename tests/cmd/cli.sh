@@ -54,6 +54,42 @@ n=$(grep -c "Try 'gfsplit-merge --help'" "$OUT")
 [ "$n" -eq 1 ] && ok "usage error printed once by 2 ranks" ||
 	not_ok "usage error printed once by 2 ranks" "printed $n times"
 
+# one vocabulary: -n is --dry-run, -q silent on success, --progress[=S]
+make_file "$TMPD/v.dat" 3000000
+expect_exit "pcp-split -n exits 0" 0 "$BIN/pcp-split" -n "$TMPD/v.dat" "$TMPD/v.sp"
+is_absent "  and writes nothing" "$TMPD/v.sp"
+expect_exit "pcp-split -q prints nothing" 0 "$BIN/pcp-split" -q "$TMPD/v.dat" "$TMPD/v.sp"
+[ ! -s "$OUT" ] && ok "  (nothing on stdout or stderr)" || not_ok "  (nothing on stdout or stderr)" "$(cat "$OUT")"
+expect_exit "gfsplit-merge -n exits 0" 0 "$BIN/gfsplit-merge" -n "$TMPD/v.sp" "$TMPD/v.m"
+is_absent "  and writes nothing" "$TMPD/v.m"
+expect_exit "stat-layout -q --check of a good file exits 0" 0 "$BIN/stat-layout" -q --check "$TMPD/v.sp"
+[ ! -s "$OUT" ] && ok "  and prints nothing" || not_ok "  and prints nothing" "$(head -n 5 "$OUT")"
+cp -r "$TMPD/v.sp" "$TMPD/bad.sp"
+printf x | dd of="$TMPD/bad.sp/part.0" bs=1 seek=100 conv=notrunc 2>/dev/null
+expect_exit "stat-layout -q --check of a damaged part exits 1" 1 "$BIN/stat-layout" -q --check "$TMPD/bad.sp"
+output_has "  naming the part on stderr, nothing else" "^stat-layout: .*bad.sp/part.0: checksum mismatch"
+[ "$(wc -l <"$OUT")" -eq 1 ] && ok "  (one line)" || not_ok "  (one line)" "$(cat "$OUT")"
+"$BIN/stat-layout" --check "$TMPD/v.sp" >/dev/null 2>"$TMPD/p0"
+GFSPLIT_PROGRESS=0 "$BIN/stat-layout" --check --progress=1 "$TMPD/v.sp" >/dev/null 2>"$TMPD/p1"
+[ ! -s "$TMPD/p0" ] && grep -Eq '^stat-layout: .* 100%' "$TMPD/p1" &&
+	ok "--progress draws progress lines on a non-terminal, not without it" ||
+	not_ok "--progress draws progress lines on a non-terminal" "without: $(cat "$TMPD/p0")" "with: $(cat "$TMPD/p1")"
+expect_exit "--progress=junk exits 2" 2 "$BIN/stat-layout" --progress=x "$TMPD/v.sp"
+expect_exit "gfsplit-mount has no --progress" 2 "$BIN/gfsplit-mount" --progress a b
+mkdir -m 700 "$TMPD/tier"
+expect_exit "cache-warm -q exits 0" 0 "$BIN/cache-warm" -q -d "$TMPD/tier" "$TMPD/v.dat"
+[ ! -s "$OUT" ] && [ -n "$(ls -A "$TMPD/tier")" ] && ok "  prints nothing, and warms the tier" ||
+	not_ok "  prints nothing, and warms the tier" "$(cat "$OUT")" "$(ls -A "$TMPD/tier")"
+# the old spellings of renamed options still work, with a note
+expect_exit "stage-in -c (now --chunk-size) 1500K exits 2" 2 "$BIN/stage-in" -c 1500K "$TMPD/v.dat" "$TMPD/st"
+output_has "  with a note that -c is deprecated" "note: -c is deprecated here .*--chunk-size"
+output_has "  and the value checked as --chunk-size's" "chunk-size: a multiple of 1M"
+expect_exit "envelope-bench -b 0 exits 2" 2 "$BIN/envelope-bench" -b 0 "$TMPD"
+output_has "  with a note that -b is deprecated" "note: -b is deprecated here .*--buffer-size"
+output_has "  and the value checked as --buffer-size's" "buffer-size.*must be positive"
+expect_exit "stage-out --no-sync still works" 0 "$BIN/stage-out" --no-sync --help
+output_has "  with a note" "note: --no-sync is deprecated"
+
 # stat-layout is a plain program: no MPI needed, works as a failing command too
 expect_exit "stat-layout on a missing path exits 1" 1 "$BIN/stat-layout" "$TMPD/nothing"
 output_has "stat-layout names the missing path" "nothing.*(No such file|not a)"

@@ -98,7 +98,7 @@ L=$CLUSTER_LOCAL/in
 mac0=$(cat "/sys/class/net/${GFSPLIT_CLUSTER}br/address")
 killed_mid "stage-in with node 3 killed mid-run ends with an error" 3 \
 	'ls "$CLUSTER_DIR"/node1/local/in/src/f? >/dev/null 2>&1' \
-	"$CLUSTER" run -ppn 2 "$BIN/stage-in" -c 1M --bwlimit 8M "$S" "$L"
+	"$CLUSTER" run -ppn 2 "$BIN/stage-in" --chunk-size=1M --bwlimit 8M "$S" "$L"
 no_torn "  no torn file under a final name on nodes 1 and 2" "$S" \
 	"$CLUSTER_DIR/node1/local/in/src" "$CLUSTER_DIR/node2/local/in/src"
 # the nodes' ARP entries for the head stay right: the bridge keeps its MAC
@@ -106,7 +106,7 @@ mac1=$(cat "/sys/class/net/${GFSPLIT_CLUSTER}br/address")
 [ "$mac0" = "$mac1" ] && ok "  the head's MAC did not change with node 3's link gone" ||
 	not_ok "  the head's MAC did not change with node 3's link gone" "$mac0 -> $mac1"
 check "node 3 boots again" "$CLUSTER" revive 3
-if crun -ppn 2 "$BIN/stage-in" --json -c 1M "$S" "$L" >"$J" 2>"$TMPD/err"; then
+if crun -ppn 2 "$BIN/stage-in" --json --chunk-size=1M "$S" "$L" >"$J" 2>"$TMPD/err"; then
 	ok "the same stage-in again completes"
 else
 	not_ok "the same stage-in again completes" "$(tail -n 8 "$TMPD/err")"
@@ -147,10 +147,10 @@ node_results "$RES" r 3
 O=$CW/out
 killed_mid "stage-out with node 2 killed mid-run ends with an error" 2 \
 	'ls "$O/$(node_host 1)"/r? >/dev/null 2>&1' \
-	"$CLUSTER" run -ppn 1 "$BIN/stage-out" -c 1M --bwlimit 4M "$RES" "$O"
+	"$CLUSTER" run -ppn 1 "$BIN/stage-out" --chunk-size=1M --bwlimit 4M "$RES" "$O"
 no_torn "  no torn file under a final name" "$CLUSTER_DIR/node1/local/res" "$O/$(node_host 1)"
 check "node 2 boots again" "$CLUSTER" revive 2
-crun_ok "the same stage-out again completes" -ppn 1 "$BIN/stage-out" --json -c 1M "$RES" "$O"
+crun_ok "the same stage-out again completes" -ppn 1 "$BIN/stage-out" --json --chunk-size=1M "$RES" "$O"
 json_true "  resuming: installed files skipped or written chunks taken from the journal" \
 	'j["skipped"] > 0 or j["bytes_resumed"] > 0'
 results_home "  every node's results in DEST/NODE/" "$RES" "$O" r 3
@@ -178,7 +178,7 @@ MV=$CLUSTER_LOCAL/mv
 node_results "$MV" m 2
 MO=$CW/mvout
 crun_ok "stage-out --async: a mover on each of 3 nodes" \
-	-ppn 1 "$BIN/stage-out" --async --interval 1 -c 1M --bwlimit 4M "$MV" "$MO"
+	-ppn 1 "$BIN/stage-out" --async --interval 1 --chunk-size=1M --bwlimit 4M "$MV" "$MO"
 # node 2 fails once its mover has written a chunk of a file
 M2=$MO/$(node_host 2)
 _t=0
@@ -191,7 +191,7 @@ crun_ok "stage-out --wait on nodes 1 and 3: their movers finish" \
 	-n 2 -ppn 1 "$BIN/stage-out" --wait --json "$MV"
 no_torn "  nothing torn under a final name of node 2's" "$CLUSTER_DIR/node2/local/mv" "$M2"
 check "node 2 boots again" "$CLUSTER" revive 2
-crun_ok "stage-out again completes" -ppn 1 "$BIN/stage-out" --json -c 1M "$MV" "$MO"
+crun_ok "stage-out again completes" -ppn 1 "$BIN/stage-out" --json --chunk-size=1M "$MV" "$MO"
 json_true "  resuming the dead mover's chunks from its journal" 'j["bytes_resumed"] > 0'
 results_home "  every node's files in DEST/NODE/" "$MV" "$MO" m 2
 finish

@@ -25,7 +25,7 @@ make_file "$S/sub/small" 4000 2
 make_file "$S/sub/deeper/mid" 700000 3
 for i in $(seq 1 20); do printf 'file %d\n' "$i" >"$S/sub/many$i"; done
 chmod 640 "$S/sub/small"
-crun_ok "stage-in to 3 nodes x 2 ranks, into each node's local dir" -ppn 2 "$IN" --json -c 1M "$S" "$LOC/in"
+crun_ok "stage-in to 3 nodes x 2 ranks, into each node's local dir" -ppn 2 "$IN" --json --chunk-size=1M "$S" "$LOC/in"
 for k in 1 2 3; do
 	same_tree "  node $k has the whole tree" "$S" "$CLUSTER_DIR/node$k/local/in/src"
 done
@@ -63,7 +63,7 @@ done
 # ---- stage-out --async: a mover per node, in the node, outliving the job
 A=$CW/async
 for k in 1 2 3; do cexec "$k" sh -c "mkdir -p $LOC/run && echo early-n$k > $LOC/run/early"; done
-if crun "$OUT_" --async --interval 2 -c 1M "$LOC/run" "$A" 2>"$TMPD/err"; then
+if crun "$OUT_" --async --interval 2 --chunk-size=1M "$LOC/run" "$A" 2>"$TMPD/err"; then
 	ok "stage-out --async on 3 nodes returns"
 else
 	not_ok "stage-out --async on 3 nodes returns" "$(cat "$TMPD/err")"

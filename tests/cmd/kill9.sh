@@ -142,10 +142,10 @@ mapfile -t P < <(points "$POINTS" $((4 * 1048576 / 2)) 3 3)
 for pt in "${P[@]}"; do
 	read -r r b <<<"$pt"
 	i=$((i + 1)); D=$TMPD/in$i; p=""
-	mpirun_n 3 env GFSPLIT_FAULT=crash:$r:$b "$BIN/stage-in" -c 1M "$S/" "$D" >/dev/null 2>&1
+	mpirun_n 3 env GFSPLIT_FAULT=crash:$r:$b "$BIN/stage-in" --chunk-size=1M "$S/" "$D" >/dev/null 2>&1
 	t=$(torn "$D" "$S")
 	[ -z "$t" ] || p="torn: $t"
-	mpirun_n 3 "$BIN/stage-in" -c 1M "$S/" "$D" >"$TMPD/out" 2>&1 || p="$p rerun failed: $(tail -n 2 "$TMPD/out")"
+	mpirun_n 3 "$BIN/stage-in" --chunk-size=1M "$S/" "$D" >"$TMPD/out" 2>&1 || p="$p rerun failed: $(tail -n 2 "$TMPD/out")"
 	same_files "$S" "$D" >"$TMPD/cmp" || p="$p $(cat "$TMPD/cmp")"
 	l=$(leftovers "$D" "*.gfsplit-stage.*")
 	[ -z "$l" ] || p="$p left: $l"
@@ -160,12 +160,12 @@ mapfile -t P < <(points "$POINTS" $((2 * 1048576 + 70000)) 2 4)
 for pt in "${P[@]}"; do
 	read -r r b <<<"$pt"
 	i=$((i + 1)); D=$TMPD/out$i; p=""
-	two_nodes 1 env GFSPLIT_FAULT=crash:$r:$b "$BIN/stage-out" -c 1M "$TMPD/loc/%h" "$D" >/dev/null 2>&1
+	two_nodes 1 env GFSPLIT_FAULT=crash:$r:$b "$BIN/stage-out" --chunk-size=1M "$TMPD/loc/%h" "$D" >/dev/null 2>&1
 	for n in nA nB; do
 		t=$(torn "$D/$n" "$TMPD/loc/$n")
 		[ -z "$t" ] || p="$p torn: $t"
 	done
-	two_nodes 1 "$BIN/stage-out" -c 1M "$TMPD/loc/%h" "$D" >"$TMPD/out" 2>&1 || p="$p rerun failed: $(tail -n 2 "$TMPD/out")"
+	two_nodes 1 "$BIN/stage-out" --chunk-size=1M "$TMPD/loc/%h" "$D" >"$TMPD/out" 2>&1 || p="$p rerun failed: $(tail -n 2 "$TMPD/out")"
 	for n in nA nB; do
 		same_files "$TMPD/loc/$n" "$D/$n" >"$TMPD/cmp" || p="$p $n: $(cat "$TMPD/cmp")"
 	done
@@ -184,7 +184,7 @@ mapfile -t P < <(points "$POINTS" $((2 * 1048576 + 70000)) 1 5)
 for pt in "${P[@]}"; do
 	read -r r b <<<"$pt"
 	i=$((i + 1)); D=$TMPD/async$i; p=""
-	GFSPLIT_FAULT=crash:0:$b two_nodes 1 "$BIN/stage-out" --async --interval 60 -c 1M \
+	GFSPLIT_FAULT=crash:0:$b two_nodes 1 "$BIN/stage-out" --async --interval 60 --chunk-size=1M \
 		"$TMPD/loc/%h" "$D" >/dev/null 2>&1	# (a mover may die at once)
 	# the movers copy at once (the files rest); one of them dies at the fault
 	sleep 1
@@ -193,7 +193,7 @@ for pt in "${P[@]}"; do
 		[ -z "$t" ] || p="$p torn: $t"
 	done
 	# a mover that died is started again; one still running refuses
-	two_nodes 1 "$BIN/stage-out" --async --interval 60 -c 1M "$TMPD/loc/%h" "$D" >/dev/null 2>&1
+	two_nodes 1 "$BIN/stage-out" --async --interval 60 --chunk-size=1M "$TMPD/loc/%h" "$D" >/dev/null 2>&1
 	two_nodes 1 "$BIN/stage-out" --wait >"$TMPD/out" 2>&1 || p="$p --wait failed: $(tail -n 3 "$TMPD/out")"
 	for n in nA nB; do
 		same_files "$TMPD/loc/$n" "$D/$n" >"$TMPD/cmp" || p="$p $n: $(cat "$TMPD/cmp")"

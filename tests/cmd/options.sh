@@ -99,6 +99,36 @@ for cmd in pcp-split gfsplit-merge stat-layout cache-warm stage-in stage-out env
 	[ "$got" = "--json" ] && ok "bash completes $cmd --js to --json" ||
 		not_ok "bash completes $cmd --js to --json" "got '$got'"
 done
+# values after --opt=, whether bash splits the word at '=' or not
+comp() {	# FUNCTION WORD... (the last is completed)
+	bash -c '. "$1"; f=$2; shift 2; COMP_WORDS=("$@");
+		COMP_CWORD=$(($# - 1)); "$f" "$1"; echo "${COMPREPLY[*]}"' _ \
+		"$TOP/completions/bash/gfsplit" "$@"
+}
+comp_is() {	# WANT FUNCTION WORD...
+	local want=$1 got
+	shift
+	got=$(comp "$@")
+	[ "$got" = "$want" ] && ok "bash completes '${*:2}' to '$want'" ||
+		not_ok "bash completes '${*:2}' to '$want'" "got '$got'"
+}
+comp_is "strict" _gfsplit pcp-split --placement = st
+comp_is "--placement=strict" _gfsplit pcp-split --placement=st
+comp_is "auto mpi shm verbs" _gfsplit cache-warm --transport =
+comp_is "--compress=auto" _gfsplit stage-out --compress=a
+comp_is "drop direct" _gfsplit envelope-bench --cache = d
+comp_is "" _gfsplit pcp-split --buffer-size=4
+# ... and after a launcher and its options
+comp_is "--placement" _gfsplit_launcher mpiexec -n 4 pcp-split --pla
+comp_is "--compress=auto" _gfsplit_launcher srun -N 2 stage-in --compress=
+comp_is "fallback strict" _gfsplit_launcher mpirun -np 2 -ppn 1 pcp-split --placement =
+comp_is "--dry-run" _gfsplit_launcher mpiexec -n 2 "$BIN/gfsplit-merge" --dry
+# the zsh files quote as they should (zsh's quoting is bash's here)
+for f in "$TOP"/completions/zsh/_*; do
+	bash -n "$f" 2>"$TMPD/zq" && ok "$(basename "$f") parses" ||
+		not_ok "$(basename "$f") parses" "$(cat "$TMPD/zq")"
+done
+
 if [ -n "$MOUNT" ]; then
 	got=$(bash -c '. "$1"; COMP_WORDS=(gfsplit-mount -o ro,al); COMP_CWORD=2;
 		_gfsplit gfsplit-mount ro,al -o; echo "${COMPREPLY[*]}"' _ \

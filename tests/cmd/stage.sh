@@ -62,7 +62,7 @@ touch -d '2019-01-01' "$S/sub/deep"
 
 # ---- stage-in, one node
 D=$TMPD/local
-run "stage-in of a tree (2 ranks)" 2 "$IN" -c 1M "$S" "$D"
+run "stage-in of a tree (2 ranks)" 2 "$IN" --chunk-size=1M "$S" "$D"
 same_tree "the tree arrives whole: bytes, modes, times, links" "$S" "$D/tree"
 [ "$(stat -c %i "$D/tree/hard")" = "$(stat -c %i "$D/tree/sub/small")" ] &&
 	ok "hard links stay one file" || not_ok "hard links stay one file"
@@ -82,22 +82,22 @@ same_bytes "  the same bytes" "$S/sparse" "$TMPD/nosparse/sparse"
 [ "$(used "$TMPD/nosparse/sparse")" -ge $((5 * 1048576)) ] && ok "  with its holes written as zeros" ||
 	not_ok "  with its holes written as zeros" "$(used "$TMPD/nosparse/sparse") bytes on disk"
 
-run "a re-run copies nothing" 2 "$IN" -c 1M "$S" "$D"
+run "a re-run copies nothing" 2 "$IN" --chunk-size=1M "$S" "$D"
 json_true "  every file was already there" 'j["files"] == 0 and j["skipped"] == 8 and j["bytes_read"] == 0'
 printf 'changed' >>"$S/sub/deep/x"
-run "a re-run after a change" 2 "$IN" -c 1M "$S" "$D"
+run "a re-run after a change" 2 "$IN" --chunk-size=1M "$S" "$D"
 json_true "  only the changed file is copied" 'j["files"] == 1 and j["bytes_read"] == 12'
 same_bytes "  and it is the new one" "$S/sub/deep/x" "$D/tree/sub/deep/x"
 # a file made by another tool, same size and time, other bytes: --checksum
 cp -p "$S/sub/small" "$TMPD/keep"
 printf 'X' | dd of="$D/tree/sub/small" bs=1 seek=10 conv=notrunc 2>/dev/null
 touch -d '2021-03-04 05:06:07.123456789' "$D/tree/sub/small"
-run "a destination changed behind the journal's back" 2 "$IN" -c 1M "$S" "$D"
+run "a destination changed behind the journal's back" 2 "$IN" --chunk-size=1M "$S" "$D"
 same_bytes "  is copied again" "$S/sub/small" "$D/tree/sub/small"
 
 # ---- two nodes: read once, forwarded
 D2=$TMPD/nodes
-if two_nodes 2 "$IN" --json -c 1M "$S" "$D2/%h" >"$J" 2>"$TMPD/err"; then
+if two_nodes 2 "$IN" --json --chunk-size=1M "$S" "$D2/%h" >"$J" 2>"$TMPD/err"; then
 	ok "stage-in to 2 nodes x 2 ranks"
 else
 	not_ok "stage-in to 2 nodes x 2 ranks" "$(tail -n 8 "$TMPD/err")"
@@ -107,7 +107,7 @@ same_tree "  node nB has the tree" "$S" "$D2/nB/tree"
 json_true "  shared storage read once, the rest forwarded" \
 	'j["bytes_read"] == j["planned_bytes"] and j["bytes_forwarded"] == j["planned_bytes"] and j["raw_bytes"] == 2 * j["planned_bytes"]'
 D3=$TMPD/scatter
-if two_nodes 1 "$IN" --json --scatter -c 1M "$S/" "$D3/%h" >"$J" 2>"$TMPD/err"; then
+if two_nodes 1 "$IN" --json --scatter --chunk-size=1M "$S/" "$D3/%h" >"$J" 2>"$TMPD/err"; then
 	ok "stage-in --scatter to 2 nodes"
 else
 	not_ok "stage-in --scatter to 2 nodes" "$(tail -n 8 "$TMPD/err")"
@@ -138,7 +138,7 @@ with open(sys.argv[1], "wb") as f:
     f.write(b"".join(struct.pack("<f", 1000.0 * math.sin(i * 1e-3)) for i in range(3000000)))
 ' "$Z/in/smooth"
 make_file "$Z/in/random" $((3 * 1048576 + 17)) 9
-run "stage-out --compress" 2 "$OUT_" -z -c 1M "$Z/in" "$Z/out"
+run "stage-out --compress" 2 "$OUT_" -z --chunk-size=1M "$Z/in" "$Z/out"
 ZN=$(ls "$Z/out")
 python3 - "$Z/in" "$Z/out/$ZN" >"$TMPD/zr" <<'EOF'
 import os, sys
@@ -181,9 +181,9 @@ with open(sys.argv[1], "w") as f:
     for i in range(200000):
         f.write("%08d %s %s %.3f %d\n" % (i, r.choice(w), r.choice(w),
                 r.random() * 1000, r.randrange(1 << 20)))' "$Z/text"
-run "stage-out --compress=1" 1 "$OUT_" -z1 -c 1M "$Z/text" "$Z/l1"
+run "stage-out --compress=1" 1 "$OUT_" -z1 --chunk-size=1M "$Z/text" "$Z/l1"
 run "stage-out --compress=auto to storage at 4 MiB/s" 1 "$OUT_" --compress=auto \
-	--bwlimit=4M -c 1M "$Z/text" "$Z/auto"
+	--bwlimit=4M --chunk-size=1M "$Z/text" "$Z/auto"
 python3 - "$Z/text" "$Z/l1/$ZN/text" "$Z/auto/$ZN/text" >"$TMPD/za" <<'EOF'
 import os, sys
 raw, l1, auto = (os.path.getsize(p) for p in sys.argv[1:])
@@ -199,19 +199,19 @@ output_has "  saying so" "compress.*fast"
 # ---- a rank killed mid-file, then resumed
 R=$TMPD/resume
 make_file "$TMPD/rsrc" $((24 * 1048576)) 4
-GFSPLIT_FAULT=crash:0:$((10 * 1048576)) mpirun_n 1 "$IN" -c 1M "$TMPD/rsrc" "$R" >/dev/null 2>&1
+GFSPLIT_FAULT=crash:0:$((10 * 1048576)) mpirun_n 1 "$IN" --chunk-size=1M "$TMPD/rsrc" "$R" >/dev/null 2>&1
 is_absent "killed mid-file: nothing under the final name" "$R/rsrc"
 ls -a "$R" | grep -q '^\.rsrc\.gfsplit-stage\.' && ok "  the temporary file stays for the resume" ||
 	not_ok "  the temporary file stays for the resume" "$(ls -a "$R")"
-run "the next run resumes" 1 "$IN" -c 1M "$TMPD/rsrc" "$R"
+run "the next run resumes" 1 "$IN" --chunk-size=1M "$TMPD/rsrc" "$R"
 json_true "  without recopying the chunks written before" \
 	'j["bytes_resumed"] >= 9 * 1048576 and j["bytes_read"] + j["bytes_resumed"] == 24 * 1048576'
 same_bytes "  and the file is whole" "$TMPD/rsrc" "$R/rsrc"
 # a temporary whose bytes were damaged is not trusted
-GFSPLIT_FAULT=crash:0:$((10 * 1048576)) mpirun_n 1 "$IN" -c 1M "$TMPD/rsrc" "$R/2" >/dev/null 2>&1
+GFSPLIT_FAULT=crash:0:$((10 * 1048576)) mpirun_n 1 "$IN" --chunk-size=1M "$TMPD/rsrc" "$R/2" >/dev/null 2>&1
 tmpf=$(ls -a "$R/2" | grep '^\.rsrc\.gfsplit-stage\.' | head -n 1)
 printf 'XXXX' | dd of="$R/2/$tmpf" bs=1 seek=100 conv=notrunc 2>/dev/null
-run "a resume over a damaged temporary" 1 "$IN" -c 1M "$TMPD/rsrc" "$R/2"
+run "a resume over a damaged temporary" 1 "$IN" --chunk-size=1M "$TMPD/rsrc" "$R/2"
 same_bytes "  recopies what does not match" "$TMPD/rsrc" "$R/2/rsrc"
 json_true "  (the damaged chunk and what follows it in its piece)" 'j["bytes_resumed"] < 8 * 1048576'
 
@@ -268,7 +268,7 @@ same_bytes "  the rest written back" "$E/sp/tree/a" "$E/sp/out/nA/a"
 # a source that changes while it is copied
 make_file "$E/grow" $((16 * 1048576)) 5
 ( sleep 0.6; printf 'more' >>"$E/grow" ) &
-expect_exit "a source changing while staged fails" 1 mpirun_n 1 "$IN" --bwlimit 8M -c 1M "$E/grow" "$E/g"
+expect_exit "a source changing while staged fails" 1 mpirun_n 1 "$IN" --bwlimit 8M --chunk-size=1M "$E/grow" "$E/g"
 wait
 output_has "  naming it" "grow.*changed"
 is_absent "  nothing torn under its name" "$E/g/grow"
@@ -276,7 +276,7 @@ is_absent "  nothing torn under its name" "$E/g/grow"
 # which must end in an error naming it, not in a rank dead of SIGBUS
 make_file "$E/shrink" $((16 * 1048576)) 5
 ( sleep 0.6; truncate -s 1M "$E/shrink" ) &
-expect_exit "a source cut short while staged fails" 1 mpirun_n 1 "$IN" --bwlimit 8M -c 1M "$E/shrink" "$E/s"
+expect_exit "a source cut short while staged fails" 1 mpirun_n 1 "$IN" --bwlimit 8M --chunk-size=1M "$E/shrink" "$E/s"
 wait
 output_has "  naming it" "shrink.*(changed|shrank)"
 output_lacks "  no rank died of a signal" "signal|Bus error|BAD TERMINATION"

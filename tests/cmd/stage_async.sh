@@ -28,7 +28,7 @@ until_ok() {
 }
 
 make_file "$L/nA/early" 100000 1	# there before the movers start
-if two_nodes 1 "$OUT_" --async --interval 3 -c 1M --cpus 0 "$L/%h" "$D" 2>"$TMPD/err"; then
+if two_nodes 1 "$OUT_" --async --interval 3 --chunk-size=1M --cpus 0 "$L/%h" "$D" 2>"$TMPD/err"; then
 	ok "stage-out --async starts a mover on each node and returns"
 else
 	not_ok "stage-out --async starts a mover on each node and returns" "$(cat "$TMPD/err")"
@@ -97,7 +97,7 @@ same_bytes "  and the file is written back" "$L/nB/flushed" "$D/nB/flushed"
 pidB=$(json_get "$J" '[m["pid"] for m in j if m["node"] == "nB"][0]')
 kill -9 "$pidB"
 two_nodes 1 "$OUT_" --wait >/dev/null 2>&1	# ends nA's mover
-if two_nodes 1 "$OUT_" --async --interval 3 -c 1M --bwlimit 2M "$L/%h" "$D" 2>"$TMPD/err"; then
+if two_nodes 1 "$OUT_" --async --interval 3 --chunk-size=1M --bwlimit 2M "$L/%h" "$D" 2>"$TMPD/err"; then
 	ok "movers start again (a killed one's state is taken over)"
 else
 	not_ok "movers start again" "$(cat "$TMPD/err")"
@@ -109,7 +109,7 @@ status
 pidB=$(json_get "$J" '[m["pid"] for m in j if m["node"] == "nB"][0]')
 kill -9 "$pidB"
 is_absent "  killed mid-file: nothing under the final name" "$D/nB/big"
-if two_nodes 1 "$OUT_" --async --interval 3 -c 1M "$L/%h" "$D" >"$TMPD/out" 2>"$TMPD/err"; then
+if two_nodes 1 "$OUT_" --async --interval 3 --chunk-size=1M "$L/%h" "$D" >"$TMPD/out" 2>"$TMPD/err"; then
 	ok "  --async again for that node"
 else
 	# nA's mover still runs: that node refuses, the other starts
@@ -137,7 +137,7 @@ json_true "  and no mover runs any more" 'j == []'
 for sig in KILL TERM; do
 	rm -rf "$L/g" "$D/g"; mkdir -p "$L/g/nA" "$L/g/nB"
 	make_file "$L/g/nA/done" 3000 7
-	two_nodes 1 "$OUT_" --async --interval 60 -c 1M --bwlimit 1M "$L/g/%h" "$D/g" 2>"$TMPD/err"
+	two_nodes 1 "$OUT_" --async --interval 60 --chunk-size=1M --bwlimit 1M "$L/g/%h" "$D/g" 2>"$TMPD/err"
 	remember_pids
 	two_nodes 1 "$OUT_" --flush >/dev/null 2>&1	# nA/done is out
 	make_file "$L/g/nB/late" $((6 * 1048576)) 8	# 6 s at 1M/s

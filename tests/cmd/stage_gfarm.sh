@@ -27,7 +27,7 @@ chmod 0640 "$S/sub/small"
 touch -d '2022-02-02 02:02:02.222222222' "$S/big" "$S/sub/small"
 
 # 1. out, then back
-if GFSPLIT_NODE=n0 mpirun_n 2 "$OUT_" --json -c 1M "$S" gfarm:///t/out >"$J" 2>"$TMPD/err"; then
+if GFSPLIT_NODE=n0 mpirun_n 2 "$OUT_" --json --chunk-size=1M "$S" gfarm:///t/out >"$J" 2>"$TMPD/err"; then
 	ok "stage-out of a tree to gfarm:///t/out (2 ranks)"
 else
 	not_ok "stage-out of a tree to gfarm:///t/out (2 ranks)" "$(tail -n 8 "$TMPD/err" "$J")"
@@ -38,7 +38,7 @@ gfexport /t/out/n0/sub/small >"$TMPD/small.gf" 2>&1
 same_bytes "  the small file on Gfarm (gfexport)" "$S/sub/small" "$TMPD/small.gf"
 [ -z "$(gfls -a /t/out/n0 2>&1 | grep gfsplit-stage)" ] && ok "  no temporary file left on Gfarm" ||
 	not_ok "  no temporary file left on Gfarm" "$(gfls -a /t/out/n0)"
-if two_nodes 1 "$IN" --json -c 1M gfarm:///t/out/n0/ "$TMPD/back/%h" >"$J" 2>"$TMPD/err"; then
+if two_nodes 1 "$IN" --json --chunk-size=1M gfarm:///t/out/n0/ "$TMPD/back/%h" >"$J" 2>"$TMPD/err"; then
 	ok "stage-in of it to 2 emulated nodes"
 else
 	not_ok "stage-in of it to 2 emulated nodes" "$(tail -n 8 "$TMPD/err" "$J")"
@@ -79,7 +79,7 @@ mkdir -p "$TMPD/r"
 make_file "$TMPD/r/big" $((24 * 1048576)) 3
 pid=$(cat "$GFARM_BASE/run/gfsd0.pid")
 mapfile -d '' gfsd_cmd <"/proc/$pid/cmdline"
-GFSPLIT_NODE=n0 mpirun_n 1 "$OUT_" --json --bwlimit 4M -c 1M "$TMPD/r" gfarm:///t/r \
+GFSPLIT_NODE=n0 mpirun_n 1 "$OUT_" --json --bwlimit 4M --chunk-size=1M "$TMPD/r" gfarm:///t/r \
 	>"$J" 2>"$TMPD/err" &
 bg=$!
 sleep 2.5
@@ -99,7 +99,7 @@ echo "# $(json_get "$J" 'j["failures"][0]["error"]' 2>&1)"
 for _ in $(seq 50); do gfhost -l 2>/dev/null | grep -q '^[0-9.]*/[0-9.]*/[0-9.]* [sgG]' && break; sleep 0.2; done
 if gfls /t/r/n0/big >/dev/null 2>&1; then not_ok "  nothing under the final name"
 else ok "  nothing under the final name"; fi
-if GFSPLIT_NODE=n0 mpirun_n 1 "$OUT_" --json -c 1M "$TMPD/r" gfarm:///t/r >"$J" 2>"$TMPD/err"; then
+if GFSPLIT_NODE=n0 mpirun_n 1 "$OUT_" --json --chunk-size=1M "$TMPD/r" gfarm:///t/r >"$J" 2>"$TMPD/err"; then
 	ok "with the gfsd back, the same stage-out finishes"
 else
 	not_ok "with the gfsd back, the same stage-out finishes" "$(tail -n 8 "$TMPD/err" "$J")"

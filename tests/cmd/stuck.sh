@@ -66,14 +66,14 @@ names "  the hung rank says it made no progress, and where" \
 is_absent "  and no merged file was left" "$TMPD/merged"
 
 run_case "stage-in, rank 0 stopped (SIGSTOP)" stop 0 stage-in \
-	"$MPIEXEC" -n 3 "$BIN/stage-in" --timeout $T -c 1M --bwlimit 8M "$TMPD/s/" "$TMPD/in"
+	"$MPIEXEC" -n 3 "$BIN/stage-in" --timeout $T --chunk-size=1M --bwlimit 8M "$TMPD/s/" "$TMPD/in"
 names "  the others name rank 0" "rank [12]: gave up after [0-9]+ s waiting in '[a-z ]+' for rank 0 "
 [ ! -e "$TMPD/in/big" ] && ok "  and nothing under the final name" ||
 	not_ok "  and nothing under the final name" "$(ls -la "$TMPD/in")"
 
 run_case "stage-out, rank 1 stopped (SIGSTOP)" stop 1 stage-out \
-	"$MPIEXEC" -n 1 -env GFSPLIT_NODE nA "$BIN/stage-out" --timeout $T -c 1M --bwlimit 8M \
-	"$TMPD/loc/%h" "$TMPD/back" : -n 1 -env GFSPLIT_NODE nB "$BIN/stage-out" --timeout $T -c 1M \
+	"$MPIEXEC" -n 1 -env GFSPLIT_NODE nA "$BIN/stage-out" --timeout $T --chunk-size=1M --bwlimit 8M \
+	"$TMPD/loc/%h" "$TMPD/back" : -n 1 -env GFSPLIT_NODE nB "$BIN/stage-out" --timeout $T --chunk-size=1M \
 	--bwlimit 8M "$TMPD/loc/%h" "$TMPD/back"
 names "  rank 0 names rank 1" "rank 0: gave up after [0-9]+ s waiting in '[a-z ]+' for rank 1 "
 
@@ -87,7 +87,7 @@ GFSPLIT_TIMEOUT=$T run_case "GFSPLIT_TIMEOUT=$T, without the option" none 2 pcp-
 
 # SIGTERM to one rank, while another is stopped and there is no timeout
 LIMIT=30
-( exec timeout -k 5 "$LIMIT" "$MPIEXEC" -n 3 "$BIN/stage-in" -c 1M --bwlimit 8M "$TMPD/s/" "$TMPD/in2" \
+( exec timeout -k 5 "$LIMIT" "$MPIEXEC" -n 3 "$BIN/stage-in" --chunk-size=1M --bwlimit 8M "$TMPD/s/" "$TMPD/in2" \
 	>"$TMPD/out" 2>"$TMPD/err" ) &
 job=$!
 t0=$(date +%s)
