@@ -263,6 +263,9 @@ void gfsp_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gfsp_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* rank 0 only, only with -v */
 void gfsp_log_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* any rank, only with -v: one line of the listing of what was done to
+ * each file or part, as "prog: rank R: copied 'x' (1.00 MiB)" */
+void gfsp_log_each(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* print an error struct from this rank (peer failures only with -v) */
 void gfsp_log_gfs_error(const struct gfsp_error *err);
 

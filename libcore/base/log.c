@@ -5,6 +5,7 @@
  *   errors, warnings (any rank):  "prog: rank 3: cannot open 'x': ..."
  *                                 "prog: message"      (single process)
  *   info, verbose (rank 0 only):  "prog: message"
+ *   each (any rank, with -v):     "prog: rank 3: copied 'x' (1.00 MiB)"
  *
  * Each message goes out in one write so lines of different ranks sharing a
  * terminal or a file do not interleave mid-line.
@@ -132,6 +133,18 @@ gfsp_log_verbose(const char *fmt, ...)
 		return;
 	va_start(ap, fmt);
 	log_emit(0, LOG_DEBUG, "", fmt, ap);
+	va_end(ap);
+}
+
+void
+gfsp_log_each(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_lvl < GFSP_LOG_VERBOSE)
+		return;
+	va_start(ap, fmt);
+	log_emit(1, LOG_DEBUG, "", fmt, ap);
 	va_end(ap);
 }
 

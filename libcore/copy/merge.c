@@ -577,6 +577,26 @@ verify_whole_parts(MPI_Comm comm, struct merge_ctx *x, struct gfsp_error *err)
 	return gfsp_agree(comm, rc, err);
 }
 
+/* -v: the parts this rank checked (p mod M, as verifying shares them
+ * out), and the merged file */
+static void
+list_parts(const struct merge_ctx *x, const struct gfsp_merge_args *a,
+	   int verified)
+{
+	char sz[32];
+	int p;
+
+	if (gfsp_log_level() < GFSP_LOG_VERBOSE)
+		return;
+	for (p = x->rank; verified && p < x->l->nprocs; p += x->nranks)
+		gfsp_log_each("checked part.%d of '%s' (%s)", p, a->src,
+			      gfsp_format_size(x->l->part_size[p], sz,
+					       sizeof(sz)));
+	if (x->rank == 0)
+		gfsp_log_each("wrote '%s' (%s)", a->dst,
+			      gfsp_format_size(x->size, sz, sizeof(sz)));
+}
+
 /*
  * Can this rank keep the segment table of an in-pass verification?  The
  * most triples one rank holds: those it hashes (its stripes cover about
@@ -802,6 +822,7 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		goto out;
+	list_parts(&x, a, res->verified);
 
 	data = x.data_bytes;
 	rc = gfsp_mpi_check(gfsp_reduce(&data, &res->data_bytes, 1,

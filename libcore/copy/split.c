@@ -280,7 +280,8 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	struct gfsp_view view = { 0 };
 	struct gfsp_file *src = NULL;
 	struct split_ctx x = { 0 };
-	uint64_t size = 0, bufsize;
+	uint64_t size = 0, bufsize, psize;
+	char sz[32];
 	uint32_t mode = 0;
 	char host[GFSP_NAME_MAX];
 	int rank, nprocs, rc;
@@ -353,9 +354,12 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 
 	/* collective: commits if every rank succeeded, else removes all */
 	gfsp_watch_phase("committing");
+	psize = gfsp_split_part_size(w);
 	rc = gfsp_split_finish(w, rc, size, err);
 	if (rc)
 		goto out;
+	gfsp_log_each("wrote part.%d of '%s' (%s)", rank, a->dst,
+		      gfsp_format_size(psize, sz, sizeof(sz)));
 	res->seconds = gfsp_now() - t0;
 	rc = gfsp_copy_usage(comm, res, err);
 out:

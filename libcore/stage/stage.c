@@ -880,6 +880,45 @@ failure_json(const char *path, const char *node, const char *msg)
 	return o;
 }
 
+/* -v: what this rank did to each entry, one line each (failures are
+ * reported as errors) */
+static void
+list_done(const struct stage *s)
+{
+	const struct gfsp_fresult *r;
+	const struct gfsp_sfile *f;
+	char a[32], b[32];
+	size_t i;
+
+	if (gfsp_log_level() < GFSP_LOG_VERBOSE)
+		return;
+	for (i = 0; i < s->fl.n; i++) {
+		f = &s->fl.v[i];
+		r = &s->res[i];
+		if (r->rc != 0 || f->type == GFSP_SF_DIR)
+			continue;
+		if (r->skipped && s->lrank == 0 && on_this_node(s, i))
+			gfsp_log_each("skipped '%s' on %s: already there",
+				      f->rel, s->nodename);
+		else if (r->installed && f->type == GFSP_SF_SYMLINK)
+			gfsp_log_each("linked '%s' on %s -> '%s'", f->rel,
+				      s->nodename, f->link);
+		else if (r->installed && f->type == GFSP_SF_HARDLINK)
+			gfsp_log_each("hard-linked '%s' on %s to '%s'", f->rel,
+				      s->nodename, f->link);
+		else if (r->installed && r->resumed > 0)
+			gfsp_log_each("resumed '%s' on %s (%s, %s of it "
+				      "found done)", f->rel, s->nodename,
+				      gfsp_format_size(f->st.size, a, sizeof(a)),
+				      gfsp_format_size(r->resumed, b,
+						       sizeof(b)));
+		else if (r->installed)
+			gfsp_log_each("copied '%s' on %s (%s)", f->rel,
+				      s->nodename, gfsp_format_size(f->st.size,
+				      a, sizeof(a)));
+	}
+}
+
 /*
  * Rank 0 gets every rank's failures (one message per entry and node) and
  * the summed statistics.  A failure is sent as "index\tnode\tmessage\n".
@@ -1147,8 +1186,10 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 	rc = gfsp_agree(comm, rc, err);
 	if (s.prog)
 		gfsp_progress_finish(s.prog);
-	if (rc == 0)
+	if (rc == 0) {
+		list_done(&s);
 		rc = report(&s, res, err);
+	}
 out:
 	res->seconds = gfsp_now() - t0;
 	stage_free(&s);

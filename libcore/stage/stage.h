@@ -260,6 +260,7 @@ struct gfsp_fresult {
 	uint64_t nseg;
 	int installed;		/* 1: installed by this rank */
 	int skipped;		/* already there, identical */
+	uint64_t resumed;	/* bytes found done in a temporary file */
 };
 
 struct gfsp_xfer_stats {

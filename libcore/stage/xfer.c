@@ -1302,9 +1302,10 @@ wr_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 			    t0) * 1e9 * MIB / (double)h->dst_len) + 1,
 			    __ATOMIC_RELAXED);
 	}
-	if (h->kind == K_RESUMED)
+	if (h->kind == K_RESUMED) {
 		x->stats.bytes_resumed += h->raw_len;
-	else
+		x->res[p->file].resumed += h->raw_len;
+	} else
 		x->stats.raw_bytes += h->raw_len;
 	w->stored = GFSP_MAX(w->stored, h->kind == K_RESUMED && h->has_zent
 			     ? h->zent.z_off + h->zent.z_len

@@ -121,6 +121,19 @@ assert j["bytes"] == int(sys.argv[2]) and j["data_bytes"] == 1 << 20, j
 assert j["verified"] is True and j["writers"] == 2 and j["layout"] == "view", j
 ' "$TMPD/holes.json" "$HS"
 
+# ---- -v: each rank lists the part it wrote; the merge, those it checked
+expect_exit "pcp-split -v (3 ranks)" 0 mpirun_n 3 "$BIN/pcp-split" -v "$TMPD/src.3000017" "$TMPD/v.sp"
+[ "$(grep -cE "^pcp-split: rank ([0-2]): wrote part\.\1 of '$TMPD/v.sp' \(" "$OUT")" -eq 3 ] &&
+	ok "  lists each part once, by the rank that wrote it" ||
+	not_ok "  lists each part once, by the rank that wrote it" "$(cat "$OUT")"
+expect_exit "gfsplit-merge -v (2 ranks)" 0 mpirun_n 2 "$BIN/gfsplit-merge" -v "$TMPD/v.sp" "$TMPD/v.out"
+[ "$(grep -cE "^gfsplit-merge: rank [01]: checked part\.[0-2] of '$TMPD/v.sp' \(" "$OUT")" -eq 3 ] &&
+	grep -q "^gfsplit-merge: rank 0: wrote '$TMPD/v.out' (2.86 MiB)" "$OUT" &&
+	ok "  lists the 3 parts checked and the file written" ||
+	not_ok "  lists the 3 parts checked and the file written" "$(cat "$OUT")"
+same_bytes "  the same bytes" "$TMPD/src.3000017" "$TMPD/v.out"
+rm -rf "$TMPD/v.sp" "$TMPD/v.out"
+
 # ---- --dry-run writes nothing
 src=$TMPD/src.3000017
 expect_exit "pcp-split --dry-run" 0 mpirun_n 4 "$BIN/pcp-split" --dry-run -b 512k "$src" "$TMPD/dry"

@@ -62,7 +62,13 @@ touch -d '2019-01-01' "$S/sub/deep"
 
 # ---- stage-in, one node
 D=$TMPD/local
-run "stage-in of a tree (2 ranks)" 2 "$IN" --chunk-size=1M "$S" "$D"
+run "stage-in of a tree (2 ranks)" 2 "$IN" -v --chunk-size=1M "$S" "$D"
+# -v lists each entry once: copied, linked or hard-linked
+n=$(grep -cE "^stage-in: rank [01]: (copied|linked|hard-linked) '" "$TMPD/err")
+grep -qE "hard-linked 'tree/(hard|sub/small)' on .* to 'tree/(sub/small|hard)'" "$TMPD/err" &&
+	grep -q "copied 'tree/big' on .* (20.00 MiB)" "$TMPD/err" && [ "$n" -eq 11 ] &&
+	ok "  -v lists each of the 11 entries once, what was done to it" ||
+	not_ok "  -v lists each of the 11 entries once" "$n lines:" "$(cat "$TMPD/err")"
 same_tree "the tree arrives whole: bytes, modes, times, links" "$S" "$D/tree"
 [ "$(stat -c %i "$D/tree/hard")" = "$(stat -c %i "$D/tree/sub/small")" ] &&
 	ok "hard links stay one file" || not_ok "hard links stay one file"
@@ -82,7 +88,9 @@ same_bytes "  the same bytes" "$S/sparse" "$TMPD/nosparse/sparse"
 [ "$(used "$TMPD/nosparse/sparse")" -ge $((5 * 1048576)) ] && ok "  with its holes written as zeros" ||
 	not_ok "  with its holes written as zeros" "$(used "$TMPD/nosparse/sparse") bytes on disk"
 
-run "a re-run copies nothing" 2 "$IN" --chunk-size=1M "$S" "$D"
+run "a re-run copies nothing" 2 "$IN" -v --chunk-size=1M "$S" "$D"
+[ "$(grep -c "^stage-in: rank 0: skipped '" "$TMPD/err")" -eq 8 ] &&
+	ok "  -v lists the 8 files skipped" || not_ok "  -v lists the 8 files skipped" "$(cat "$TMPD/err")"
 json_true "  every file was already there" 'j["files"] == 0 and j["skipped"] == 8 and j["bytes_read"] == 0'
 printf 'changed' >>"$S/sub/deep/x"
 run "a re-run after a change" 2 "$IN" --chunk-size=1M "$S" "$D"
@@ -203,7 +211,9 @@ GFSPLIT_FAULT=crash:0:$((10 * 1048576)) mpirun_n 1 "$IN" --chunk-size=1M "$TMPD/
 is_absent "killed mid-file: nothing under the final name" "$R/rsrc"
 ls -a "$R" | grep -q '^\.rsrc\.gfsplit-stage\.' && ok "  the temporary file stays for the resume" ||
 	not_ok "  the temporary file stays for the resume" "$(ls -a "$R")"
-run "the next run resumes" 1 "$IN" --chunk-size=1M "$TMPD/rsrc" "$R"
+run "the next run resumes" 1 "$IN" -v --chunk-size=1M "$TMPD/rsrc" "$R"
+grep -q "^stage-in: resumed 'rsrc' on .* (24.00 MiB, .* of it found done)" "$TMPD/err" &&
+	ok "  -v says it resumed" || not_ok "  -v says it resumed" "$(cat "$TMPD/err")"
 json_true "  without recopying the chunks written before" \
 	'j["bytes_resumed"] >= 9 * 1048576 and j["bytes_read"] + j["bytes_resumed"] == 24 * 1048576'
 same_bytes "  and the file is whole" "$TMPD/rsrc" "$R/rsrc"
