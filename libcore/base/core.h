@@ -300,6 +300,12 @@ void gfsp_progress_force(double period);
 
 struct gfsp_progress *gfsp_progress_start(MPI_Comm comm, const char *label,
 					uint64_t total);
+/* The same, counting things other than bytes: "label: 12 / 96 phases"
+ * (unit: a static string). */
+struct gfsp_progress *gfsp_progress_start_count(MPI_Comm comm,
+					       const char *label,
+					       uint64_t total,
+					       const char *unit);
 /* Report this rank's cumulative count; non-blocking. */
 void gfsp_progress_update(struct gfsp_progress *p, uint64_t done);
 /* Collective: final line (on a TTY), then free. */

@@ -46,6 +46,7 @@ struct gfsp_progress {
 	MPI_Comm comm;		/* private dup, or MPI_COMM_NULL */
 	int rank, nprocs;
 	char *label;
+	const char *unit;	/* what is counted; NULL: bytes */
 	uint64_t total;
 	uint64_t done;		/* this rank's count */
 	int show;		/* SHOW_* on rank 0 */
@@ -211,12 +212,19 @@ progress_draw(struct gfsp_progress *p, int final)
 	} else {
 		snprintf(ebuf, sizeof(ebuf), sum >= p->total ? "0:00" : "--:--");
 	}
-	snprintf(line, sizeof(line), "%s: %s / %s  %3d%%  %s/s  %s %s",
-		 p->label, gfsp_format_size(sum, dbuf, sizeof(dbuf)),
-		 gfsp_format_size(p->total, tbuf, sizeof(tbuf)),
-		 /* 99.7% is not done yet: do not round it up to 100 */
-		 (int)pct, gfsp_format_size((uint64_t)rate, rbuf, sizeof(rbuf)),
-		 final ? "in" : "ETA", ebuf);
+	if (p->unit != NULL)	/* "label: 12 / 96 phases  12%  ETA 3:20" */
+		snprintf(line, sizeof(line), "%s: %llu / %llu %s  %3d%%  %s %s",
+			 p->label, (unsigned long long)sum,
+			 (unsigned long long)p->total, p->unit, (int)pct,
+			 final ? "in" : "ETA", ebuf);
+	else
+		snprintf(line, sizeof(line), "%s: %s / %s  %3d%%  %s/s  %s %s",
+			 p->label, gfsp_format_size(sum, dbuf, sizeof(dbuf)),
+			 gfsp_format_size(p->total, tbuf, sizeof(tbuf)),
+			 /* 99.7% is not done yet: do not round it up */
+			 (int)pct, gfsp_format_size((uint64_t)rate, rbuf,
+						    sizeof(rbuf)),
+			 final ? "in" : "ETA", ebuf);
 	if (p->show == SHOW_TTY)
 		fprintf(stderr, "\r%s\033[K%s", line, final ? "\n" : "");
 	else
@@ -251,6 +259,13 @@ progress_drain(struct gfsp_progress *p)
 struct gfsp_progress *
 gfsp_progress_start(MPI_Comm comm, const char *label, uint64_t total)
 {
+	return gfsp_progress_start_count(comm, label, total, NULL);
+}
+
+struct gfsp_progress *
+gfsp_progress_start_count(MPI_Comm comm, const char *label, uint64_t total,
+			  const char *unit)
+{
 	struct gfsp_progress *p;
 
 	p = calloc(1, sizeof(*p));
@@ -260,6 +275,7 @@ gfsp_progress_start(MPI_Comm comm, const char *label, uint64_t total)
 	p->nprocs = 1;
 	p->sreq = MPI_REQUEST_NULL;
 	p->total = total;
+	p->unit = unit;
 	p->label = strdup(label != NULL ? label : "progress");
 	if (comm != MPI_COMM_NULL) {
 		if (gfsp_comm_dup(comm, &p->comm) != MPI_SUCCESS)

@@ -59,7 +59,8 @@ struct bench {
 	char node[NODE_MAX];		/* this rank's node ("" on POSIX) */
 	char remote[NODE_MAX];		/* another node ("" if none) */
 	struct gfsp_progress *prog;
-	uint64_t done;			/* bytes moved by this rank */
+	uint64_t phases;		/* measure: phases over (rank 0) */
+	uint64_t tasks;			/* replay: tasks over (this rank) */
 	unsigned metrics;		/* o->metrics, less what cannot be */
 	const char *backend;		/* the target's store: "posix", ... */
 };
@@ -98,7 +99,6 @@ fill(struct bench *b, struct gfsp_file *f, uint64_t size,
 	}
 	if (rc == 0 && b->m->fsync)
 		rc = gfsp_fsync(f, err);
-	b->done += off;
 	return rc;
 }
 
@@ -147,7 +147,6 @@ read_file(struct bench *b, const char *path, uint64_t size,
 		rc = gfsp_error_set(err, GFSP_EIO, "'%s' holds %" PRIu64
 				   " bytes, %" PRIu64 " were written", path,
 				   off, size);
-	b->done += off;
 	return rc;
 }
 
@@ -348,6 +347,16 @@ total_reps(const struct bench *b)
 	return b->m->warmup + b->m->reps;
 }
 
+/* one repetition of a phase is over (counted by rank 0, which takes
+ * part in every point) */
+static void
+phase_done(struct bench *b)
+{
+	if (b->rank == 0)
+		b->phases++;
+	gfsp_progress_update(b->prog, b->phases);
+}
+
 /*
  * A short phase measures mostly its barriers and the scheduler: when the
  * first warm-up repetition took less than min_time, the files per process
@@ -418,7 +427,7 @@ write_phase(struct bench *b, struct point *pt, struct gfsp_error *err)
 				wall * sum[0] / (sum[0] + sum[1]) : 0;
 			ws[n] = wall - cs[n];
 		}
-		gfsp_progress_update(b->prog, b->done);
+		phase_done(b);
 
 		/* untimed: where the data went; the files go but the last */
 		if (rc == 0)
@@ -472,7 +481,7 @@ read_phase(struct bench *b, struct point *pt, int metric, const char *kind,
 			rc = read_file(b, fpath(b, path, kind, owner, i),
 				       pt->size, err);
 		rc = t_end(pt->c, t0, rc, &rs[n], err);
-		gfsp_progress_update(b->prog, b->done);
+		phase_done(b);
 		if (rep >= b->m->warmup)
 			n++;
 	}
@@ -563,6 +572,9 @@ find_nodes(struct bench *b, struct gfsp_error *err)
 		return rc;
 	b->backend = ops->name;
 	b->nodes = strcmp(ops->name, "posix") != 0;
+	if (!b->nodes && b->o->hosts != NULL && b->rank == 0)
+		gfsp_log_warn("--hosts ignored: '%s' is POSIX storage, where "
+			      "files are not placed on nodes", b->o->target);
 	if (!b->nodes)
 		return 0;
 	rc = gfsp_host_for_rank(b->o->hosts, b->rank, b->node,
@@ -781,27 +793,21 @@ now_iso(void)
 	return strdup(buf);
 }
 
-/* the bytes the whole sweep moves, for the progress line */
+/* the phases (each repetition of each metric's phase at each point) of
+ * the whole sweep, for the progress line: bytes would not do, as
+ * --min-time makes the files of a phase known only once it ran */
 static uint64_t
-sweep_bytes(const struct bench *b)
+sweep_phases(const struct bench *b)
 {
-	uint64_t total = 0, k;
-	size_t i, j;
-	int per = 0;
+	uint64_t per = 1;	/* the write phase always runs */
 
-	per += 1;		/* the write phase always runs */
 	per += wanted(b, GFSP_ENV_READ_LOCAL);
 	per += wanted(b, GFSP_ENV_READ_SHARED);
 	per += wanted(b, GFSP_ENV_READ_REMOTE) && b->nodes;
-	for (i = 0; i < b->o->nprocs; i++)
-		for (j = 0; j < b->o->nsizes; j++) {
-			k = gfsp_env_files_for(b->m, b->o->sizes[j]);
-			total += (uint64_t)b->o->procs[i] * k *
-				 b->o->sizes[j] * (uint64_t)per *
-				 (uint64_t)total_reps(b);
-		}
-	return total;
+	return (uint64_t)b->o->nprocs * b->o->nsizes * per *
+	       (uint64_t)total_reps(b);
 }
+
 
 static int
 check_opts(struct bench *b, struct gfsp_error *err)
@@ -869,8 +875,8 @@ gfsp_env_measure(MPI_Comm comm, const struct gfsp_env_opts *o,
 		rc = gfsp_agree(comm, check_opts(&b, b.rank == 0 ? err : NULL),
 				err);
 	if (rc == 0)
-		b.prog = gfsp_progress_start(comm, "envelope-bench",
-					     sweep_bytes(&b));
+		b.prog = gfsp_progress_start_count(comm, "envelope-bench",
+						   sweep_phases(&b), "phases");
 	for (i = 0; rc == 0 && i < o->nprocs; i++) {
 		p = o->procs[i];
 		memset(&pt, 0, sizeof(pt));
@@ -1048,7 +1054,9 @@ stage_run(struct stage *st, double *secs, double *rs, double *ws,
 		mine[1] += gfsp_now() - t;
 		if (lock)
 			gfsp_quiet_barrier(b->comm);
-		gfsp_progress_update(b->prog, b->done);
+		if (task < s->tasks)
+			b->tasks++;
+		gfsp_progress_update(b->prog, b->tasks);
 	}
 	rc = t_end(b->comm, t0, rc, secs, err);
 	if (rc == 0)
@@ -1132,12 +1140,9 @@ gfsp_env_replay(MPI_Comm comm, const struct gfsp_env_opts *o,
 	if (rc == 0)
 		rc = gfsp_node_comm(comm, &st.nodec, &idx, &nn, err);
 	if (rc == 0) {
-		b.prog = gfsp_progress_start(comm, "envelope-bench replay",
-		    shape->tasks * (uint64_t)nrep *
-		    (uint64_t)(GFSP_MAX(shape->output_size, 0) +
-			       GFSP_MAX(shape->input_size, 0) +
-			       GFSP_MAX(shape->shared_size, 0)) /
-		    (uint64_t)size);
+		b.prog = gfsp_progress_start_count(comm,
+		    "envelope-bench replay", shape->tasks * (uint64_t)nrep,
+		    "tasks");
 		rc = stage_inputs(&st, err);
 	}
 	for (rep = 0; rc == 0 && rep < nrep; rep++) {

@@ -262,6 +262,7 @@ gfsp_env_print_csv(FILE *out, const struct gfsp_envelope *e)
  * The picture, in pixels:
  *
  *            title
+ *     where the bytes came from or went (page cache or storage)
  *   P  +-----+-----+-----+      caption
  *   r  |cell |cell |cell |   +-+ hi
  *   o  +-----+-----+-----+   | | ...    colour bar with its ticks,
@@ -273,7 +274,8 @@ gfsp_env_print_csv(FILE *out, const struct gfsp_envelope *e)
  * Process counts go up (the smallest at the bottom), sizes across.
  */
 #define HM_LEFT		80	/* "processes" and the counts */
-#define HM_TOP		60	/* the title and the bar's caption */
+#define HM_TOP		76	/* the title, what was measured, the
+				 * bar's caption */
 #define HM_BOTTOM	56	/* the sizes and "file size" */
 #define HM_CELL_W	100
 #define HM_CELL_H	40
@@ -300,6 +302,7 @@ struct heat {
 	const struct gfsp_envelope *e;
 	int metric, throughput;
 	char *title;
+	const char *source;	/* where reads came from, writes went */
 	double lo, hi;		/* the smallest rate > 0 and the largest */
 	int gw, gh, barh;	/* grid width and height, bar height */
 	int w, h;		/* the picture */
@@ -525,6 +528,8 @@ heat_svg(FILE *f, const void *arg)
 	      "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n", f);
 	svg_text(f, h->w / 2.0, 26, " text-anchor=\"middle\" font-size=\"15\""
 		 " font-weight=\"bold\"", h->title);
+	svg_text(f, h->w / 2.0, 46, " text-anchor=\"middle\" font-size=\"11\"",
+		 h->source);
 	svg_cells(f, h);
 	svg_axes(f, h);
 	fprintf(f, "<rect class=\"legend\" x=\"%.1f\" y=\"%d\" width=\"%d\" "
@@ -611,8 +616,30 @@ heat_setup(struct heat *h, struct gfsp_error *err)
 	h->barh = GFSP_MAX(h->gh, HM_BAR_MIN_H);
 	h->w = GFSP_MAX(HM_LEFT + h->gw + HM_BAR_GAP + HM_BAR_W + HM_BAR_TEXT,
 			24 + HM_TITLE_EM * (int)strlen(h->title));
+	h->w = GFSP_MAX(h->w, 24 + HM_TITLE_EM * 7 / 10 *
+			(int)strlen(h->source));
 	h->h = HM_TOP + h->barh + HM_BOTTOM;
 	return 0;
+}
+
+/* where the measured bytes came from or went: a read at memory speed
+ * must not pass for the storage's */
+static const char *
+heat_source(int metric, const struct gfsp_env_method *m)
+{
+	if (metric == GFSP_ENV_CREATE || metric == GFSP_ENV_WRITE)
+		return m->fsync ? "writes end with fsync: to storage (--fsync)"
+			: "writes may end in the page cache (no --fsync)";
+	switch (m->cache) {
+	case GFSP_ENV_CACHE_DROP:
+		return "page cache dropped before each read phase: reads "
+		       "from storage (--cache drop)";
+	case GFSP_ENV_CACHE_DIRECT:
+		return "reads bypass the page cache (--cache direct)";
+	default:
+		return "reads may come from the page cache, at memory speed "
+		       "(--cache keep)";
+	}
 }
 
 int
@@ -635,6 +662,7 @@ gfsp_env_heatmap(const char *path, const struct gfsp_envelope *e,
 		     known(e->target), known(e->backend)) < 0)
 		return gfsp_error_set(err, GFSP_ENOMEM,
 				      "cannot write '%s': out of memory", path);
+	h.source = heat_source(metric, &e->method);
 	rc = heat_setup(&h, err);
 	if (rc == 0)
 		rc = write_whole(path, heat_svg, &h, err);

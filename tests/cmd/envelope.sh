@@ -53,11 +53,17 @@ target_empty "the target is left as it was"
 
 # CSV, table, heat map
 if mpirun_n 2 "$EB" --csv --heatmap "$TMPD/h.svg" --heatmap-metric read-local-throughput \
-    $small "$T" >"$TMPD/csv" 2>"$TMPD/err"; then
+    --progress=1 $small "$T" >"$TMPD/csv" 2>"$TMPD/err"; then
 	ok "measure with --csv and --heatmap"
 else
 	not_ok "measure with --csv and --heatmap" "$(cat "$TMPD/err")"
 fi
+# progress in phases, not bytes: 2 procs x 2 sizes x 3 phases (write, read-local,
+# read-shared; no read-remote on POSIX) x 3 repetitions (1 warm-up + 2)
+grep -q "^envelope-bench: 36 / 36 phases  100%  in " "$TMPD/err" &&
+	! grep -q "MiB\|KiB\|GiB" "$TMPD/err" &&
+	ok "--progress counts phases: 36 / 36 at the end" ||
+	not_ok "--progress counts phases: 36 / 36 at the end" "$(cat "$TMPD/err")"
 python3 - "$TMPD/csv" >"$TMPD/out" 2>&1 <<'EOF' && ok "CSV: a header and 16 rows of numbers" || not_ok "CSV" "$(cat "$TMPD/out")"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -72,11 +78,14 @@ root = E.parse(sys.argv[1]).getroot()
 assert root.tag == "{http://www.w3.org/2000/svg}svg", root.tag
 text = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
 assert "read-local" in text and "ops/s" in text, text
+# where the reads came from: this run kept the page cache
+assert "reads may come from the page cache, at memory speed (--cache keep)" in text, text
 rects = list(root.iter("{http://www.w3.org/2000/svg}rect"))
 assert len(rects) >= 4, len(rects)
 EOF
-expect_exit "measure, the table" 0 mpirun_n 2 "$EB" $small "$T"
+expect_exit "measure, the table" 0 mpirun_n 2 "$EB" --hosts n1,n2 $small "$T"
 output_has "the table names the metrics" "read-shared"
+output_has "--hosts on a POSIX target: a warning, before the sweep" "warning: --hosts ignored: .* is POSIX storage"
 output_has "the table says read-remote is read-local here" "read-remote"
 
 # 2. predict: formulas (1)-(3), recomputed from the points
