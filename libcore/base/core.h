@@ -106,6 +106,9 @@ int gfsp_watch_start(const char *prog, MPI_Comm comm, double timeout,
  * request that came two ways) ends the process at once, exit 128 + it. */
 void gfsp_watch_stoppable(int on);
 int gfsp_watch_stopped(void);
+/* A daemon's own signal handler: stop the copies under way as above
+ * (async-signal-safe). */
+void gfsp_watch_stop(int sig);
 /* The phase a command is in (a string that outlives the run), for the
  * messages above. */
 void gfsp_watch_phase(const char *phase);

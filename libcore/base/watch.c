@@ -172,6 +172,13 @@ gfsp_watch_stopped(void)
 	return stop_sig;
 }
 
+void
+gfsp_watch_stop(int sig)
+{
+	if (stop_sig == 0)
+		stop_sig = sig;
+}
+
 static void
 on_term(int sig)
 {

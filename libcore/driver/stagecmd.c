@@ -26,7 +26,7 @@ static const char *opt_state;
 static const char *opt_manifest;
 static int opt_raw, opt_no_checksum, opt_dry_run, opt_json;
 static int opt_no_sparse;
-static int opt_scatter, opt_merge, opt_sync;
+static int opt_scatter, opt_merge, opt_sync, opt_delete;
 static int opt_async, opt_flush, opt_wait, opt_status;
 static uint64_t opt_interval = 30;
 static const char *opt_cpus;
@@ -75,6 +75,9 @@ static const struct gfsp_opt in_opts[] = {
 	  "giving every node all of them", &opt_scatter, NULL },
 	{ "sync", 0, GFSP_OPT_FLAG, NULL,
 	  "fsync each file before it takes its name", &opt_sync, NULL },
+	{ "delete", 0, GFSP_OPT_FLAG, NULL,
+	  "remove from the directories staged what the sources no longer "
+	  "hold (once all else is in place)", &opt_delete, NULL },
 	COMMON_OPTS,
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
 };
@@ -126,6 +129,7 @@ options(int way, struct gfsp_stage_opts *o, int rank)
 	o->way = way;
 	o->manifest = opt_manifest;
 	o->scatter = opt_scatter;
+	o->delete = opt_delete;
 	o->merge = opt_merge;
 	o->state_dir = opt_state;
 	o->dry_run = opt_dry_run;
@@ -597,7 +601,7 @@ gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 		const struct gfsp_stage_result *r, int json)
 {
 	json_object *j;
-	char a[32], b[32], c[48];
+	char a[32], b[32], c[96];
 	size_t i, n;
 
 	if (json) {
@@ -623,6 +627,9 @@ gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 				       json_object_new_uint64(r->failed));
 		json_object_object_add(j, "not_staged",
 				       json_object_new_uint64(r->special));
+		if (o->delete)
+			json_object_object_add(j, "deleted",
+				json_object_new_uint64(r->deleted));
 		json_object_object_add(j, "bytes_read",
 				       json_object_new_uint64(r->sum.bytes_read));
 		json_object_object_add(j, "bytes_written",
@@ -656,6 +663,10 @@ gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 	if (r->special > 0)
 		snprintf(c, sizeof(c), ", %llu not staged",
 			 (unsigned long long)r->special);
+	if (o->delete)
+		snprintf(c + strlen(c), sizeof(c) - strlen(c), ", %llu %s",
+			 (unsigned long long)r->deleted, o->dry_run ?
+			 "would be deleted" : "deleted");
 	n = r->failures ? json_object_array_length(r->failures) : 0;
 	for (i = 0; i < n; i++) {
 		json_object *f = json_object_array_get_idx(r->failures, i), *x;
@@ -669,10 +680,10 @@ gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 	}
 	if (o->dry_run) {
 		n = r->plan ? json_object_array_length(r->plan) : 0;
-		fprintf(fp, "%s: would copy %s in %llu entries to %d node%s\n",
-			cmd, gfsp_format_size(r->planned_bytes, a, sizeof(a)),
-			(unsigned long long)r->listed, r->nodes,
-			r->nodes == 1 ? "" : "s");
+		fprintf(fp, "%s: would copy %s in %llu entries to %d node%s%s"
+			"\n", cmd, gfsp_format_size(r->planned_bytes, a,
+			sizeof(a)), (unsigned long long)r->listed, r->nodes,
+			r->nodes == 1 ? "" : "s", c);
 		for (i = 0; i < n; i++) {
 			json_object *p = json_object_array_get_idx(r->plan, i), *x;
 			uint64_t bytes = 0, pieces = 0;

@@ -504,12 +504,23 @@ struct mover {
 };
 
 static volatile sig_atomic_t got_term;
+static volatile sig_atomic_t term_fd = -1;	/* the wake pipe's end */
 
+/* SIGTERM, SIGINT: the copy under way stops too (its temporary file
+ * stays for the next stage-out to resume), so that a batch system's
+ * grace period is not spent on it */
 static void
 on_term(int sig)
 {
-	(void)sig;
+	int e = errno;
+
 	got_term = 1;
+	gfsp_watch_stop(sig);
+	/* wake the main loop's poll, also when the signal came before it */
+	if (term_fd >= 0 && write(term_fd, "t", 1) < 0) {
+		/* full: it is awake already */
+	}
+	errno = e;
 }
 
 /* nice 19, the idle I/O class, the cores of --cpus ("0,2-3") */
@@ -1137,7 +1148,9 @@ gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
 		rc = listen_here(&m, err);
 	if (rc == 0)
 		rc = write_record(&m, err);
-	if (rc == 0 && pipe2(m.wake, O_CLOEXEC | O_NONBLOCK) != 0)
+	if (rc == 0 && pipe2(m.wake, O_CLOEXEC | O_NONBLOCK) == 0)
+		term_fd = m.wake[1];
+	else if (rc == 0)
 		rc = gfsp_error_errno(err, errno, "cannot make a pipe");
 	if (rc == 0 && (errno = pthread_create(&m.server, NULL, server, &m)))
 		rc = gfsp_error_errno(err, errno, "cannot start the server "
@@ -1230,6 +1243,7 @@ out:
 	}
 	pthread_mutex_unlock(&m.lock);
 	if (m.wake[0] >= 0) {
+		term_fd = -1;
 		close(m.wake[0]);
 		close(m.wake[1]);
 	}

@@ -827,6 +827,20 @@ finish_split(struct stage *s, struct gfsp_error *err)
 	return rc;
 }
 
+/* The directories' modes and times, once nothing more changes in them */
+static void
+dir_times(struct stage *s)
+{
+	gfsp_xfer_dir_times(s->x);
+	/* stage-in of one "DIR/" (and nothing else): DEST is its copy, and
+	 * gets its times as the directories below did */
+	if (s->o->way == GFSP_STAGE_IN && s->fl.nroots == 1 &&
+	    s->o->nsrc == 1 && s->o->manifest == NULL &&
+	    gfsp_utimens(s->root, s->fl.root.atime, s->fl.root.atime_ns,
+			 s->fl.root.mtime, s->fl.root.mtime_ns, NULL) != 0)
+		gfsp_log_warn("cannot set the times of '%s'", s->root);
+}
+
 /* Links, then the times of directories: the node's first rank. */
 static void
 make_links(struct stage *s)
@@ -857,14 +871,7 @@ make_links(struct stage *s)
 		if (f->type == GFSP_SF_SYMLINK || f->type == GFSP_SF_HARDLINK)
 			gfsp_xfer_make(s->x, (uint32_t)i);
 	}
-	gfsp_xfer_dir_times(s->x);
-	/* stage-in of one "DIR/" (and nothing else): DEST is its copy, and
-	 * gets its times as the directories below did */
-	if (s->o->way == GFSP_STAGE_IN && s->fl.nroots == 1 &&
-	    s->o->nsrc == 1 && s->o->manifest == NULL &&
-	    gfsp_utimens(s->root, s->fl.root.atime, s->fl.root.atime_ns,
-			 s->fl.root.mtime, s->fl.root.mtime_ns, NULL) != 0)
-		gfsp_log_warn("cannot set the times of '%s'", s->root);
+	dir_times(s);
 }
 
 /* ------------------------------------------------------------ report */
@@ -878,6 +885,137 @@ failure_json(const char *path, const char *node, const char *msg)
 	json_object_object_add(o, "node", json_object_new_string(node));
 	json_object_object_add(o, "error", json_object_new_string(msg));
 	return o;
+}
+
+/* ------------------------------------------------------------ --delete */
+
+static int
+cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* path and everything below it, no link followed (a link is removed,
+ * not what it names) */
+static int
+remove_all(const char *path, struct gfsp_error *err)
+{
+	struct gfsp_stat st;
+	char **names = NULL, *p;
+	size_t n = 0, i;
+	int rc;
+
+	rc = gfsp_lstat(path, &st, err);
+	if (rc == 0 && !S_ISDIR(st.mode))
+		return gfsp_unlink(path, err);
+	if (rc == 0)
+		rc = gfsp_readdir(path, &names, &n, err);
+	for (i = 0; rc == 0 && i < n; i++) {
+		if (asprintf(&p, "%s/%s", path, names[i]) < 0)
+			rc = OOM(err);
+		else {
+			rc = remove_all(p, err);
+			free(p);
+		}
+	}
+	gfsp_strv_free(names, n);
+	return rc == 0 ? gfsp_rmdir(path, err) : rc;
+}
+
+/* In the staged directory rel ("" for DEST), the entries not in set (the
+ * sorted rels of the list): removed, or counted on a dry run.  Never the
+ * state directory, nor a transfer's temporary files. */
+static int
+prune_dir(const struct stage *s, char **set, size_t nset, const char *rel,
+	  uint64_t *gone, struct gfsp_error *err)
+{
+	char **names = NULL, *dir, *crel = NULL, *path = NULL;
+	size_t n = 0, i;
+	int rc = 0;
+
+	if (asprintf(&dir, "%s%s%s", s->root, *rel ? "/" : "", rel) < 0)
+		return OOM(err);
+	if (gfsp_readdir(dir, &names, &n, NULL) != 0)
+		n = 0;		/* not there (a dry run): nothing to remove */
+	for (i = 0; rc == 0 && i < n; i++) {
+		if (strcmp(names[i], GFSP_STATE_DIR) == 0 ||
+		    strstr(names[i], GFSP_STAGE_TMP_TAG) != NULL)
+			continue;
+		if (asprintf(&crel, "%s%s%s", rel, *rel ? "/" : "",
+			     names[i]) < 0 ||
+		    asprintf(&path, "%s/%s", dir, names[i]) < 0) {
+			rc = OOM(err);
+			break;
+		}
+		if (bsearch(&crel, set, nset, sizeof(*set), cmp_strp) == NULL &&
+		    (s->o->dry_run || (rc = remove_all(path, err)) == 0)) {
+			gfsp_log_each("%s '%s' on %s", s->o->dry_run ?
+				      "would delete" : "deleted", crel,
+				      s->nodename);
+			(*gone)++;
+		}
+		free(crel);
+		free(path);
+		crel = path = NULL;
+	}
+	free(crel);
+	gfsp_strv_free(names, n);
+	free(dir);
+	return rc;
+}
+
+/*
+ * --delete, once every entry is in place on every node (none failed):
+ * in each directory a source tree gave (its DIR entries, and DEST itself
+ * for a "DIR/" source), remove what the sources no longer hold, as rsync
+ * --delete does.  The node's first rank does it; the count goes to
+ * rank 0.
+ */
+static int
+prune(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
+{
+	char **set = NULL;
+	uint64_t gone = 0, all = 0;
+	int rc = 0, bad = 0, anybad = 0;
+	size_t i;
+
+	for (i = 0; i < s->fl.n; i++)
+		bad |= s->res[i].rc != 0;
+	rc = gfsp_mpi_check(gfsp_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX,
+					  s->comm), "MPI_Allreduce", err);
+	if (rc == 0 && anybad) {
+		if (s->rank == 0)
+			gfsp_log_warn("--delete: nothing deleted, since some "
+				      "entries were not staged");
+		return 0;
+	}
+	if (rc == 0 && s->lrank == 0) {
+		set = malloc((s->fl.n + 1) * sizeof(*set));
+		if (set == NULL)
+			rc = OOM(err);
+		for (i = 0; set != NULL && i < s->fl.n; i++)
+			set[i] = s->fl.v[i].rel;
+		if (set != NULL)
+			qsort(set, s->fl.n, sizeof(*set), cmp_strp);
+		if (rc == 0 && s->fl.nroots > 0)
+			rc = prune_dir(s, set, s->fl.n, "", &gone, err);
+		for (i = 0; rc == 0 && i < s->fl.n; i++)
+			if (s->fl.v[i].type == GFSP_SF_DIR &&
+			    on_this_node(s, i))
+				rc = prune_dir(s, set, s->fl.n, s->fl.v[i].rel,
+					       &gone, err);
+		free(set);
+		if (gone > 0 && !s->o->dry_run)
+			dir_times(s);	/* the removals changed them */
+	}
+	rc = gfsp_agree(s->comm, rc, err);
+	if (rc == 0)
+		rc = gfsp_mpi_check(gfsp_reduce(&gone, &all, 1, MPI_UINT64_T,
+						MPI_SUM, 0, s->comm),
+				   "MPI_Reduce", err);
+	if (rc == 0 && s->rank == 0)
+		res->deleted = all;
+	return rc;
 }
 
 /* -v: what this rank did to each entry, one line each (failures are
@@ -1149,6 +1287,8 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 			res->planned_bytes += s.fl.v[i].st.size;
 	res->listed = s.fl.n;
 	if (o->dry_run) {
+		if (o->delete)
+			rc = prune(&s, res, err);
 		report_plan(&s, res);
 		goto out;
 	}
@@ -1186,6 +1326,10 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 	rc = gfsp_agree(comm, rc, err);
 	if (s.prog)
 		gfsp_progress_finish(s.prog);
+	if (rc == 0 && o->delete) {
+		gfsp_watch_phase("deleting");
+		rc = prune(&s, res, err);
+	}
 	if (rc == 0) {
 		list_done(&s);
 		rc = report(&s, res, err);

@@ -390,6 +390,8 @@ struct gfsp_stage_opts {
 	int scatter;		/* in: each file to one node only */
 	int merge;		/* out: one tree, not DEST/NODE/ */
 	const char *state_dir;	/* NULL: GFSP_STATE_DIR in the local root */
+	int delete;		/* in: remove what the sources no longer hold
+				 * from the directories staged */
 	int dry_run;
 	struct gfsp_xfer_opts x;
 };
@@ -402,6 +404,8 @@ struct gfsp_stage_result {
 	uint64_t links, dirs;	/* made */
 	uint64_t failed;	/* entries that failed on some node */
 	uint64_t special;	/* FIFOs, sockets, devices: not staged */
+	uint64_t deleted;	/* --delete: entries removed (dry run: that
+				 * would be), summed over nodes */
 	uint64_t listed;	/* entries listed (summed over nodes for out) */
 	uint64_t planned_bytes;	/* bytes to copy, before skipping */
 	struct gfsp_xfer_stats sum;	/* summed over ranks */

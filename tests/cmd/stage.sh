@@ -103,6 +103,23 @@ touch -d '2021-03-04 05:06:07.123456789' "$D/tree/sub/small"
 run "a destination changed behind the journal's back" 2 "$IN" --chunk-size=1M "$S" "$D"
 same_bytes "  is copied again" "$S/sub/small" "$D/tree/sub/small"
 
+# ---- --delete: what the sources no longer hold goes, in the trees staged
+mkdir -p "$D/tree/old/deep"
+printf x >"$D/tree/old/deep/f"; printf y >"$D/tree/sub/gone"; printf k >"$D/kept"
+ln -s / "$D/tree/sub/rootlink"
+run "stage-in -n --delete" 2 "$IN" -n --delete "$S" "$D"
+json_true "  counts the 3 entries it would delete" 'j["deleted"] == 3'
+[ -e "$D/tree/old/deep/f" ] && [ -e "$D/tree/sub/gone" ] && [ -L "$D/tree/sub/rootlink" ] &&
+	ok "  and deletes nothing" || not_ok "  and deletes nothing" "$(ls -R "$D/tree")"
+run "stage-in --delete" 2 "$IN" -v --delete --chunk-size=1M "$S" "$D"
+json_true "  deletes the 3, copies nothing" 'j["deleted"] == 3 and j["files"] == 0'
+[ "$(grep -c "^stage-in: rank 0: deleted '" "$TMPD/err")" -eq 3 ] && ok "  -v lists them" ||
+	not_ok "  -v lists them" "$(cat "$TMPD/err")"
+is_absent "  the stale tree, file and link are gone" "$D/tree/old" "$D/tree/sub/gone" "$D/tree/sub/rootlink"
+same_tree "  the tree is the source's" "$S" "$D/tree"
+[ -e "$D/kept" ] && [ -d /usr/bin ] && ok "  what lies beside the staged tree stays (and no link was followed)" ||
+	not_ok "  what lies beside the staged tree stays" "$(ls -a "$D")"
+
 # ---- two nodes: read once, forwarded
 D2=$TMPD/nodes
 if two_nodes 2 "$IN" --json --chunk-size=1M "$S" "$D2/%h" >"$J" 2>"$TMPD/err"; then
