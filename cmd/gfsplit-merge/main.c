@@ -16,6 +16,7 @@
 static uint64_t opt_stripe = GFSP_MERGE_STRIPE_DEFAULT;
 static uint64_t opt_buffer = GFSP_COPY_BUFFER_DEFAULT;
 static int opt_no_verify, opt_force, opt_dry_run, opt_json, opt_sync;
+static int opt_preserve;
 
 static const struct gfsp_opt opts[] = {
 	{ "stripe-size", 0, GFSP_OPT_SIZE, "SIZE",
@@ -35,6 +36,9 @@ static const struct gfsp_opt opts[] = {
 	  "print a JSON summary on stdout", &opt_json, NULL },
 	{ "sync", 0, GFSP_OPT_FLAG, NULL,
 	  "fsync DST before it is renamed into place", &opt_sync, NULL },
+	{ "preserve", 'p', GFSP_OPT_FLAG, NULL,
+	  "give DST the mode, owner (where allowed) and times pcp-split -p "
+	  "recorded", &opt_preserve, NULL },
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
 };
 
@@ -56,6 +60,7 @@ run(int argc, char **argv, MPI_Comm comm)
 	a.force = opt_force;
 	a.dry_run = opt_dry_run;
 	a.sync = opt_sync;
+	a.preserve = opt_preserve;
 
 	if (gfsp_merge(comm, &a, &res, &err) != 0) {
 		gfsp_log_gfs_error(&err);

@@ -18,7 +18,7 @@
 
 static uint64_t opt_block = UNSET;
 static uint64_t opt_buffer = GFSP_COPY_BUFFER_DEFAULT;
-static int opt_force, opt_dry_run, opt_json, opt_sync;
+static int opt_force, opt_dry_run, opt_json, opt_sync, opt_preserve;
 static const char *opt_hosts;
 static const char *opt_placement = "fallback";
 
@@ -45,6 +45,9 @@ static const struct gfsp_opt opts[] = {
 	  "(default) or fail ('strict')", &opt_placement, "strict|fallback" },
 	{ "sync", 0, GFSP_OPT_FLAG, NULL,
 	  "fsync parts and metadata before the commit", &opt_sync, NULL },
+	{ "preserve", 'p', GFSP_OPT_FLAG, NULL,
+	  "record SRC's mode, owner and times in DST, for gfsplit-merge -p "
+	  "(split file format 4)", &opt_preserve, NULL },
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL }
 };
 
@@ -65,6 +68,7 @@ run(int argc, char **argv, MPI_Comm comm)
 	a.force = opt_force;
 	a.dry_run = opt_dry_run;
 	a.sync = opt_sync;
+	a.preserve = opt_preserve;
 	a.hosts = opt_hosts ? opt_hosts : getenv("GFSPLIT_GFARM_HOSTS");
 	a.placement = strcmp(opt_placement, "strict") == 0 ?
 		      GFSP_PLACE_STRICT : GFSP_PLACE_FALLBACK;

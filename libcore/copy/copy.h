@@ -62,6 +62,8 @@ struct gfsp_split_args {
 	 * r mod K (NULL or "": the backend's choice) */
 	const char *hosts;
 	enum gfsp_place_policy placement;
+	int preserve;		/* -p: the source's mode, owner and times
+				 * recorded in the marker (format 4) */
 };
 
 struct gfsp_merge_args {
@@ -73,6 +75,8 @@ struct gfsp_merge_args {
 	int force;
 	int dry_run;
 	int sync;
+	int preserve;		/* -p: DST gets the mode, owner (where
+				 * allowed) and times the marker records */
 };
 
 /*

@@ -34,6 +34,7 @@
  * matched; on failure the temporary file is removed and DST is untouched.
  */
 #include <inttypes.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -577,6 +578,35 @@ verify_whole_parts(MPI_Comm comm, struct merge_ctx *x, struct gfsp_error *err)
 	return gfsp_agree(comm, rc, err);
 }
 
+/*
+ * -p, rank 0, once the bytes are all written: the mode, owner and times
+ * pcp-split -p recorded.  The owner where this user may give it (root, or
+ * a group of its own), else a warning; the handle's, never a path's.
+ */
+static int
+preserve(struct merge_ctx *x, const struct gfsp_merge_args *a,
+	 struct gfsp_error *err)
+{
+	const struct gfsp_attrs *at = &x->l->marker.attrs;
+	int fd = gfsp_file_fd(x->out);
+
+	if (!x->l->marker.has_attrs) {
+		gfsp_log_warn("-p: '%s' records no attributes (it was not "
+			      "split with -p): '%s' gets the split file's "
+			      "mode and the time of now", a->src, a->dst);
+		return 0;
+	}
+	if (fd < 0)
+		gfsp_log_warn("-p: the owner of '%s' is not kept (the store "
+			      "gives no descriptor to change it by)", a->dst);
+	else if (fchown(fd, at->uid, at->gid) != 0)
+		gfsp_log_warn("-p: the owner of '%s' is not kept (%u:%u): %s",
+			      a->dst, at->uid, at->gid, strerror(errno));
+	/* after the owner: a chown clears the set-id bits */
+	return gfsp_fsetattr(x->out, at->mode, at->atime, at->atime_ns,
+			     at->mtime, at->mtime_ns, err);
+}
+
 /* -v: the parts this rank checked (p mod M, as verifying shares them
  * out), and the merged file */
 static void
@@ -811,6 +841,8 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	 * size; then move the finished file into place */
 	if (x.rank == 0) {
 		rc = gfsp_ftruncate(x.out, x.size, err);
+		if (rc == 0 && a->preserve)
+			rc = preserve(&x, a, err);
 		if (rc == 0 && a->sync)
 			rc = gfsp_fsync(x.out, err);
 		rc = close_out(&x, rc, err);

@@ -151,7 +151,7 @@ static const struct gfsp_pipe_ops split_pipe_ops = {
 
 static int
 stat_open(const char *path, struct gfsp_file **src, uint64_t *size,
-	  uint32_t *mode, struct gfsp_error *err)
+	  struct gfsp_attrs *at, struct gfsp_error *err)
 {
 	struct gfsp_stat st;
 	int rc;
@@ -171,40 +171,58 @@ stat_open(const char *path, struct gfsp_file **src, uint64_t *size,
 		rc = gfsp_open(path, GFSP_O_RDONLY, 0, src, err);
 	if (rc == 0) {
 		*size = st.size;
-		*mode = st.mode & 07777;
+		at->mode = st.mode & 07777;
+		at->uid = st.uid;
+		at->gid = st.gid;
+		at->atime = st.atime;
+		at->atime_ns = (uint32_t)st.atime_ns;
+		at->mtime = st.mtime;
+		at->mtime_ns = (uint32_t)st.mtime_ns;
 	}
 	return rc;
 }
 
 /*
  * Every rank opens SRC; rank 0 first, so that a missing or unreadable SRC
- * is reported once rather than by every rank.  Rank 0's size and mode are
- * the ones used by all.
+ * is reported once rather than by every rank.  Rank 0's size and
+ * attributes are the ones used by all.
  */
 static int
 open_source(MPI_Comm comm, const char *path, struct gfsp_file **src,
-	    uint64_t *size, uint32_t *mode, struct gfsp_error *err)
+	    uint64_t *size, struct gfsp_attrs *at, struct gfsp_error *err)
 {
-	uint64_t v[2];
+	uint64_t v[8];
 	int rank, rc = 0;
 
 	MPI_Comm_rank(comm, &rank);
 	if (rank == 0)
-		rc = stat_open(path, src, size, mode, err);
+		rc = stat_open(path, src, size, at, err);
 	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		return rc;
 	if (rank != 0)
-		rc = stat_open(path, src, size, mode, err);
+		rc = stat_open(path, src, size, at, err);
 	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		return rc;
 	v[0] = *size;
-	v[1] = *mode;
-	rc = gfsp_mpi_check(gfsp_bcast(v, 2, MPI_UINT64_T, 0, comm),
+	v[1] = at->mode;
+	v[2] = at->uid;
+	v[3] = at->gid;
+	v[4] = (uint64_t)at->atime;
+	v[5] = at->atime_ns;
+	v[6] = (uint64_t)at->mtime;
+	v[7] = at->mtime_ns;
+	rc = gfsp_mpi_check(gfsp_bcast(v, 8, MPI_UINT64_T, 0, comm),
 			   "MPI_Bcast", err);
 	*size = v[0];
-	*mode = (uint32_t)v[1];
+	at->mode = (uint32_t)v[1];
+	at->uid = (uint32_t)v[2];
+	at->gid = (uint32_t)v[3];
+	at->atime = (int64_t)v[4];
+	at->atime_ns = (uint32_t)v[5];
+	at->mtime = (int64_t)v[6];
+	at->mtime_ns = (uint32_t)v[7];
 	return gfsp_agree(comm, rc, err);
 }
 
@@ -282,7 +300,7 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	struct split_ctx x = { 0 };
 	uint64_t size = 0, bufsize, psize;
 	char sz[32];
-	uint32_t mode = 0;
+	struct gfsp_attrs at = { 0 };
 	char host[GFSP_NAME_MAX];
 	int rank, nprocs, rc;
 	double t0;
@@ -299,7 +317,7 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	/* entries differ by rank, so may their errors: agree first */
 	rc = gfsp_agree(comm, host_of(a, rank, host, sizeof(host), err), err);
 	if (rc == 0)
-		rc = open_source(comm, a->src, &src, &size, &mode, err);
+		rc = open_source(comm, a->src, &src, &size, &at, err);
 	if (rc == 0)
 		rc = gfsp_agree(comm, rank == 0 ? gfsp_dst_not_source(a->src,
 			       a->dst, err) : 0, err);
@@ -329,7 +347,8 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	opts.force = a->force;
 	opts.layout = res->layout;
 	opts.sync = a->sync;
-	opts.mode = mode;
+	opts.mode = at.mode;
+	opts.attrs = a->preserve ? &at : NULL;
 	opts.host = host[0] != '\0' ? host : NULL;
 	opts.policy = a->placement;
 	opts.misplaced = &res->misplaced;

@@ -11,7 +11,7 @@
  *
  *   off  size  field
  *     0     8  magic "GFSPLITM"
- *     8     4  version (3; 1 and 2 are read too)
+ *     8     4  version (3, or 4 with the attributes; 1 and 2 are read)
  *    12     4  nprocs            writer ranks, 1..2^24
  *    16     4  nnodes            location files, 1..nprocs
  *    20     8  logical_size
@@ -19,12 +19,16 @@
  *    36     8  ctime             signed seconds since the epoch
  *    44     4  L                 layout string length, 0..31
  *    48     L  layout
- *  48+L     8  XXH3-64 of bytes [0, 48+L)
+ *              v4: 4  flags     bit 0: the source's attributes follow;
+ *                               no other bit is defined
+ *                  36 attributes mode, uid, gid (4 each), atime (8),
+ *                               atime_ns (4), mtime (8), mtime_ns (4)
+ *   end-8   8  XXH3-64 of all preceding bytes
  *
  * Location file (loc.<k>):
  *
  *     0     8  magic "GFSPLITL"
- *     8     4  version (as the marker's)
+ *     8     4  version (3; 1 and 2 are read too; 4 is read as 3)
  *    12     4  nprocs
  *    16     4  nnodes
  *    20     4  node              this file's index k, < nnodes
@@ -75,6 +79,8 @@
 #define TRAILER_LEN	8
 #define MAX_NPROCS	(1u << 24)
 #define MARKER_FIXED	(MAGIC_LEN + 4 + 4 + 4 + 8 + 8 + 8 + 4 + TRAILER_LEN)
+#define MARKER_ATTRS	(4 + 4 + 4 + 4 + 8 + 4 + 8 + 4)	/* v4 flags + attrs */
+#define MARKER_HAS_ATTRS	1u
 #define LOC_FIXED	(MAGIC_LEN + 4 + 4 + 4 + 4 + 4 + 4 + TRAILER_LEN)
 #define REC_FIXED	(4 + 8 * 7 + 4)
 
@@ -259,23 +265,71 @@ gfsp_marker_encode(const struct gfsp_marker *m, unsigned char **buf,
 		    "logical size %llu", m->nprocs, m->nnodes,
 		    (unsigned long long)m->seg_size,
 		    (unsigned long long)m->logical_size);
-	n = MARKER_FIXED + ll;
+	if (m->has_attrs && (m->attrs.mode > 07777 ||
+	    m->attrs.atime_ns >= 1000000000u || m->attrs.mtime_ns >= 1000000000u))
+		return gfsp_error_set(err, GFSP_EINVAL,
+		    "bad attributes: mode %o, nanoseconds %u and %u",
+		    m->attrs.mode, m->attrs.atime_ns, m->attrs.mtime_ns);
+	n = MARKER_FIXED + ll + (m->has_attrs ? MARKER_ATTRS : 0);
 	w.p = malloc(n);
 	if (w.p == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM,
 		    "cannot encode the marker: out of memory");
 	w.pos = 0;
 	put_bytes(&w, MARKER_MAGIC, MAGIC_LEN);
-	put_u32(&w, GFSP_FORMAT_VERSION);
+	put_u32(&w, m->has_attrs ? 4 : GFSP_FORMAT_WRITE);
 	put_u32(&w, m->nprocs);
 	put_u32(&w, m->nnodes);
 	put_u64(&w, m->logical_size);
 	put_u64(&w, m->seg_size);
 	put_u64(&w, (uint64_t)m->ctime);
 	put_str(&w, m->layout, ll);
+	if (m->has_attrs) {
+		put_u32(&w, MARKER_HAS_ATTRS);
+		put_u32(&w, m->attrs.mode);
+		put_u32(&w, m->attrs.uid);
+		put_u32(&w, m->attrs.gid);
+		put_u64(&w, (uint64_t)m->attrs.atime);
+		put_u32(&w, m->attrs.atime_ns);
+		put_u64(&w, (uint64_t)m->attrs.mtime);
+		put_u32(&w, m->attrs.mtime_ns);
+	}
 	put_u64(&w, gfsp_hash64(w.p, w.pos));
 	*buf = w.p;
 	*len = w.pos;
+	return 0;
+}
+
+/* v4: the flags and, with bit 0, the source's attributes */
+static int
+get_attrs(struct rcur *r, struct gfsp_marker *m)
+{
+	uint64_t at, mt;
+	uint32_t flags;
+
+	if (get_u32(r, &flags, "flags"))
+		return GFSP_ECORRUPT;
+	if (flags & ~MARKER_HAS_ATTRS)
+		return gfsp_error_set(r->err, GFSP_ECORRUPT, "%s: unknown "
+		    "flags 0x%x", r->name, flags);
+	if (!(flags & MARKER_HAS_ATTRS))
+		return 0;
+	if (get_u32(r, &m->attrs.mode, "mode") ||
+	    get_u32(r, &m->attrs.uid, "owner") ||
+	    get_u32(r, &m->attrs.gid, "group") ||
+	    get_u64(r, &at, "atime") ||
+	    get_u32(r, &m->attrs.atime_ns, "atime nanoseconds") ||
+	    get_u64(r, &mt, "mtime") ||
+	    get_u32(r, &m->attrs.mtime_ns, "mtime nanoseconds"))
+		return GFSP_ECORRUPT;
+	if (m->attrs.mode > 07777 || m->attrs.atime_ns >= 1000000000u ||
+	    m->attrs.mtime_ns >= 1000000000u)
+		return gfsp_error_set(r->err, GFSP_ECORRUPT, "%s: bad "
+		    "attributes: mode %o, nanoseconds %u and %u", r->name,
+		    m->attrs.mode, m->attrs.atime_ns, m->attrs.mtime_ns);
+	m->attrs.atime = (int64_t)at;
+	m->attrs.mtime = (int64_t)mt;
+	m->has_attrs = 1;
 	return 0;
 }
 
@@ -300,6 +354,7 @@ gfsp_marker_decode(const unsigned char *buf, size_t len, const char *name,
 	    get_u64(&r, &t.seg_size, "segment size") ||
 	    get_u64(&r, &ct, "ctime") ||
 	    get_str(&r, t.layout, sizeof(t.layout), "layout string") ||
+	    (t.version >= 4 && get_attrs(&r, &t) != 0) ||
 	    body_done(&r))
 		return GFSP_ECORRUPT;
 	t.ctime = (int64_t)ct;
@@ -523,7 +578,7 @@ gfsp_locfile_encode(const struct gfsp_locfile *lf, unsigned char **buf,
 		    lf->node);
 	w.pos = 0;
 	put_bytes(&w, LOC_MAGIC, MAGIC_LEN);
-	put_u32(&w, GFSP_FORMAT_VERSION);
+	put_u32(&w, GFSP_FORMAT_WRITE);
 	put_u32(&w, lf->nprocs);
 	put_u32(&w, lf->nnodes);
 	put_u32(&w, lf->node);

@@ -67,6 +67,8 @@ struct gfsp_split_writer {
 	int tmp_made;
 	int force, sync;
 	uint32_t fmode, dmode;	/* of the files, of the directory */
+	int has_attrs;		/* -p: the marker records attrs */
+	struct gfsp_attrs attrs;
 	uint64_t seg_size;
 	char layout[32];
 	struct gfsp_view *views;	/* [nprocs], resolved (view mode) */
@@ -285,6 +287,10 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 	 * the source did, the directory searchable where it is readable */
 	w->fmode = opts->mode ? opts->mode & 0666 : 0644;
 	w->dmode = opts->mode ? w->fmode | ((w->fmode & 0444) >> 2) : 0755;
+	if (opts->attrs != NULL) {
+		w->has_attrs = 1;
+		w->attrs = *opts->attrs;
+	}
 	w->host = opts->host ? strdup(opts->host) : NULL;
 	w->place.host = w->host;
 	w->place.policy = opts->policy;
@@ -858,6 +864,17 @@ same_record(const struct gfsp_layout *l, int r, const struct recs *x)
  * what the ranks reported.  Nothing is renamed into place unverified.
  */
 static int
+same_attrs(const struct gfsp_marker *a, const struct gfsp_marker *b)
+{
+	const struct gfsp_attrs *x = &a->attrs, *y = &b->attrs;
+
+	return a->has_attrs == b->has_attrs && (!a->has_attrs ||
+		(x->mode == y->mode && x->uid == y->uid && x->gid == y->gid &&
+		 x->atime == y->atime && x->atime_ns == y->atime_ns &&
+		 x->mtime == y->mtime && x->mtime_ns == y->mtime_ns));
+}
+
+static int
 verify(struct gfsp_split_writer *w, const struct gfsp_marker *m,
        const struct recs *x, struct gfsp_error *err)
 {
@@ -875,7 +892,8 @@ verify(struct gfsp_split_writer *w, const struct gfsp_marker *m,
 	if (l->nprocs != w->nprocs || l->nnodes != w->nnodes ||
 	    l->marker.logical_size != m->logical_size ||
 	    l->marker.seg_size != m->seg_size ||
-	    strcmp(l->marker.layout, m->layout) != 0) {
+	    strcmp(l->marker.layout, m->layout) != 0 ||
+	    !same_attrs(&l->marker, m)) {
 		rc = gfsp_error_set(err, GFSP_ECORRUPT,
 		    "cannot commit '%s': the marker reads back differently "
 		    "from what was written", w->dst.path);
@@ -914,6 +932,8 @@ commit(struct gfsp_split_writer *w, uint64_t lsize, const struct recs *x,
 	m.seg_size = w->seg_size;
 	m.ctime = (int64_t)time(NULL);
 	snprintf(m.layout, sizeof(m.layout), "%s", w->layout);
+	m.has_attrs = w->has_attrs;
+	m.attrs = w->attrs;
 	rc = gfsp_marker_encode(&m, &buf, &len, err);
 	if (rc)
 		goto out;

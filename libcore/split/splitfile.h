@@ -33,7 +33,11 @@
 #include "gfsplit.h"
 #include "store.h"
 
-#define GFSP_FORMAT_VERSION	3	/* reads 1, 2 and 3 */
+#define GFSP_FORMAT_VERSION	4	/* reads 1 to 4 */
+/* written: 3, but for a marker with the source's attributes (pcp-split
+ * -p), 4; location files are 3 in either case (4 changed the marker
+ * only), so that what a 3 reader can read it still gets */
+#define GFSP_FORMAT_WRITE	3
 #define GFSP_MARKER_NAME		"gfsplit.meta"
 #define GFSP_XATTR_NAME		"user.gfsplit"
 #define GFSP_NAME_MAX		256
@@ -43,6 +47,15 @@
 
 /* ------------------------------------------------- metadata encodings */
 
+/* What pcp-split -p keeps of the source (marker v4): permission bits,
+ * owner and group as numbers, access and modification times. */
+struct gfsp_attrs {
+	uint32_t mode;		/* & 07777 */
+	uint32_t uid, gid;
+	int64_t atime, mtime;	/* seconds since the epoch */
+	uint32_t atime_ns, mtime_ns;
+};
+
 struct gfsp_marker {
 	uint32_t version;
 	uint32_t nprocs;	/* writer ranks = part files */
@@ -51,6 +64,8 @@ struct gfsp_marker {
 	uint64_t seg_size;
 	int64_t ctime;		/* seconds since the epoch, commit time */
 	char layout[32];	/* "contiguous", "cyclic:4194304", "view" */
+	int has_attrs;		/* v4: attrs holds the source's */
+	struct gfsp_attrs attrs;
 };
 
 /*
@@ -148,6 +163,9 @@ struct gfsp_split_opts {
 	 * parts and metadata get mode & 0666, the directory those plus x
 	 * where they read; 0: 0644 and 0755.  The umask applies too */
 	uint32_t mode;
+	/* pcp-split -p: the source's attributes, recorded in the marker
+	 * (format 4); NULL: none */
+	const struct gfsp_attrs *attrs;
 };
 
 struct gfsp_split_writer;

@@ -7,6 +7,7 @@
  *
  *   { "path", "format_version", "logical_size", "layout", "seg_size",
  *     "ctime", "nprocs", "nnodes",
+ *     "source": { "mode", "uid", "gid", "atime", "mtime" },  (v4: -p)
  *     "nodes":    [ { "node", "name", "ranks": [..] } ],
  *     "ranks":    [ { "rank", "node", "node_name", "host",
  *                     "view": { "disp", "extent", "size", "blocks", "end" },
@@ -198,6 +199,38 @@ replicas_json(const struct gfsp_layout *l, int r, json_object *n)
 	return !local;
 }
 
+/* "2021-03-04T05:06:07.123456789Z" */
+static json_object *
+iso_ns(int64_t sec, uint32_t ns)
+{
+	char buf[64], frac[16];
+	time_t t = (time_t)sec;
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		return json_object_new_int64(sec);
+	snprintf(frac, sizeof(frac), ".%09uZ", ns);
+	strncat(buf, frac, sizeof(buf) - strlen(buf) - 1);
+	return json_object_new_string(buf);
+}
+
+/* what pcp-split -p recorded of the source */
+static json_object *
+attrs_json(const struct gfsp_attrs *a)
+{
+	json_object *o = json_object_new_object();
+	char mode[8];
+
+	snprintf(mode, sizeof(mode), "%04o", a->mode);
+	json_object_object_add(o, "mode", json_object_new_string(mode));
+	json_object_object_add(o, "uid", json_object_new_int64(a->uid));
+	json_object_object_add(o, "gid", json_object_new_int64(a->gid));
+	json_object_object_add(o, "atime", iso_ns(a->atime, a->atime_ns));
+	json_object_object_add(o, "mtime", iso_ns(a->mtime, a->mtime_ns));
+	return o;
+}
+
 /*
  * "temporaries": what runs into path left next to it (a run that was
  * killed, or one still running), which the next run into path on their
@@ -290,6 +323,8 @@ gfsp_statinfo_layout(struct gfsp_layout *l, const char *path,
 			       json_object_new_int64(l->marker.ctime));
 	json_object_object_add(o, "nprocs", json_object_new_int(l->nprocs));
 	json_object_object_add(o, "nnodes", json_object_new_int(l->nnodes));
+	if (l->marker.has_attrs)
+		json_object_object_add(o, "source", attrs_json(&l->marker.attrs));
 
 	arr = json_object_new_array();
 	for (k = 0; k < l->nnodes; k++) {
@@ -547,6 +582,10 @@ gfsp_statinfo_text(json_object *info, int map_only)
 	fprintf(f, "format:       version %" PRIu64 ", layout %s, checksum "
 		"segments of %" PRIu64 " bytes\n", u64(info, "format_version"),
 		str(info, "layout"), u64(info, "seg_size"));
+	if ((m = get(info, "source")) != NULL)
+		fprintf(f, "source:       mode %s, owner %" PRIu64 ":%" PRIu64
+			", modified %s (kept by pcp-split -p)\n", str(m, "mode"),
+			u64(m, "uid"), u64(m, "gid"), str(m, "mtime"));
 	t = (time_t)json_object_get_int64(get(info, "ctime"));
 	if (gmtime_r(&t, &tm) != NULL &&
 	    strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm) > 0)

@@ -132,7 +132,28 @@ expect_exit "gfsplit-merge -v (2 ranks)" 0 mpirun_n 2 "$BIN/gfsplit-merge" -v "$
 	ok "  lists the 3 parts checked and the file written" ||
 	not_ok "  lists the 3 parts checked and the file written" "$(cat "$OUT")"
 same_bytes "  the same bytes" "$TMPD/src.3000017" "$TMPD/v.out"
-rm -rf "$TMPD/v.sp" "$TMPD/v.out"
+
+# ---- -p: mode, owner and times recorded by the split, given back by the merge
+make_file "$TMPD/p.dat" 3000000 5
+chmod 0640 "$TMPD/p.dat"
+chown nobody:nogroup "$TMPD/p.dat" 2>/dev/null || true
+touch -d '2021-03-04 05:06:07.123456789' "$TMPD/p.dat"
+want=$(stat -c '%a %u:%g %y' "$TMPD/p.dat")
+expect_exit "pcp-split -p" 0 mpirun_n 2 "$BIN/pcp-split" -p "$TMPD/p.dat" "$TMPD/p.sp"
+expect_exit "  stat-layout shows what it kept" 0 "$BIN/stat-layout" "$TMPD/p.sp"
+output_has "  (format 4, mode, owner, time)" "^format: +version 4"
+output_has "  (the source line)" "^source: +mode 0640, owner $(stat -c '%u:%g' "$TMPD/p.dat"), modified 2021-03-04T05:06:07.123456789Z"
+expect_exit "gfsplit-merge -p" 0 mpirun_n 3 "$BIN/gfsplit-merge" -p "$TMPD/p.sp" "$TMPD/p.out"
+same_bytes "  the same bytes" "$TMPD/p.dat" "$TMPD/p.out"
+got=$(stat -c '%a %u:%g %y' "$TMPD/p.out")
+[ "$got" = "$want" ] && ok "  and the same mode, owner and times ($got)" ||
+	not_ok "  and the same mode, owner and times" "got  $got" "want $want"
+expect_exit "gfsplit-merge without -p" 0 mpirun_n 1 "$BIN/gfsplit-merge" "$TMPD/p.sp" "$TMPD/p2.out"
+[ "$(stat -c %u "$TMPD/p2.out")" = "$(id -u)" ] && [ "$(stat -c %Y "$TMPD/p2.out")" -gt 1700000000 ] &&
+	ok "  keeps neither owner nor times" || not_ok "  keeps neither owner nor times" "$(stat "$TMPD/p2.out")"
+expect_exit "gfsplit-merge -p of a split file made without -p" 0 mpirun_n 1 "$BIN/gfsplit-merge" -p "$TMPD/v.sp" "$TMPD/v.p"
+output_has "  says it has nothing to keep" "warning: -p: '.*v.sp' records no attributes"
+rm -rf "$TMPD/p.sp" "$TMPD/p.out" "$TMPD/p2.out" "$TMPD/p.dat" "$TMPD/v.sp" "$TMPD/v.out" "$TMPD/v.p"
 
 # ---- --dry-run writes nothing
 src=$TMPD/src.3000017

@@ -111,7 +111,7 @@ test_marker(void)
 		    "marker '%s' encodes to %zu bytes", layouts[i], len);
 		memset(&d, 0xa5, sizeof(d));
 		rc = gfsp_marker_decode(buf, len, "gfsplit.meta", &d, &err);
-		ok(rc == 0 && d.version == GFSP_FORMAT_VERSION && d.nprocs == m.nprocs &&
+		ok(rc == 0 && d.version == GFSP_FORMAT_WRITE && d.nprocs == m.nprocs &&
 		    d.nnodes == 4 && d.logical_size == m.logical_size &&
 		    d.seg_size == m.seg_size && d.ctime == m.ctime &&
 		    strcmp(d.layout, m.layout) == 0,
@@ -129,12 +129,87 @@ test_marker(void)
 	strcpy(m.layout, "cyclic:4");
 	rc = gfsp_marker_encode(&m, &buf, &len, &err);
 	ok(rc == 0 && len == 64 && memcmp(buf, "GFSPLITM", 8) == 0 &&
-	    rd32(buf + 8) == GFSP_FORMAT_VERSION && rd32(buf + 12) == 3 && rd32(buf + 16) == 2 &&
+	    rd32(buf + 8) == 3 && rd32(buf + 12) == 3 && rd32(buf + 16) == 2 &&
 	    rd64(buf + 20) == 100000 && rd64(buf + 28) == 4096 &&
 	    rd64(buf + 36) == 1700000000 && rd32(buf + 44) == 8 &&
 	    memcmp(buf + 48, "cyclic:4", 8) == 0 &&
 	    rd64(buf + 56) == XXH3_64bits(buf, 56),
 	    "marker bytes match the documented layout");
+
+	/* v4: the source's attributes (pcp-split -p) after the layout */
+	{
+		struct gfsp_marker a = m;
+		unsigned char *b4 = NULL, *c4;
+		size_t n4 = 0, k;
+
+		a.has_attrs = 1;
+		a.attrs.mode = 0640;
+		a.attrs.uid = 1234;
+		a.attrs.gid = 99;
+		a.attrs.atime = -7;
+		a.attrs.atime_ns = 999999999;
+		a.attrs.mtime = 1700000001;
+		a.attrs.mtime_ns = 5;
+		rc = gfsp_marker_encode(&a, &b4, &n4, &err);
+		ok(rc == 0 && n4 == 64 + 40 && rd32(b4 + 8) == 4 &&
+		    rd32(b4 + 56) == 1 && rd32(b4 + 60) == 0640 &&
+		    rd32(b4 + 64) == 1234 && rd32(b4 + 68) == 99 &&
+		    rd64(b4 + 72) == (uint64_t)-7 && rd32(b4 + 80) == 999999999 &&
+		    rd64(b4 + 84) == 1700000001 && rd32(b4 + 92) == 5 &&
+		    rd64(b4 + 96) == XXH3_64bits(b4, 96),
+		    "a marker with attributes is version 4, laid out as "
+		    "documented");
+		memset(&d, 0xa5, sizeof(d));
+		rc = gfsp_marker_decode(b4, n4, "gfsplit.meta", &d, &err);
+		ok(rc == 0 && d.version == 4 && d.has_attrs &&
+		    d.attrs.mode == 0640 && d.attrs.uid == 1234 &&
+		    d.attrs.gid == 99 && d.attrs.atime == -7 &&
+		    d.attrs.atime_ns == 999999999 &&
+		    d.attrs.mtime == 1700000001 && d.attrs.mtime_ns == 5 &&
+		    strcmp(d.layout, "cyclic:4") == 0,
+		    "v4 marker round trip");
+		rc = gfsp_marker_decode(buf, len, "gfsplit.meta", &d, &err);
+		ok(rc == 0 && !d.has_attrs, "a v3 marker has no attributes");
+		c4 = malloc(n4);
+		/* flags 0: nothing follows; an unknown flag; a bad mode */
+		memcpy(c4, b4, 60);
+		wr32(c4 + 56, 0);
+		resign(c4, 68);
+		rc = gfsp_marker_decode(c4, 68, "gfsplit.meta", &d, &err);
+		ok(rc == 0 && d.version == 4 && !d.has_attrs,
+		    "v4 with flags 0: no attributes");
+		memcpy(c4, b4, n4);
+		wr32(c4 + 56, 3);
+		resign(c4, n4);
+		gfsp_error_clear(&err);
+		rc = gfsp_marker_decode(c4, n4, "gfsplit.meta", &d, &err);
+		ok(rc == GFSP_ECORRUPT && strstr(err.msg, "unknown flags 0x3"),
+		    "v4 with an unknown flag: %s", err.msg);
+		memcpy(c4, b4, n4);
+		wr32(c4 + 60, 010000);
+		resign(c4, n4);
+		gfsp_error_clear(&err);
+		rc = gfsp_marker_decode(c4, n4, "gfsplit.meta", &d, &err);
+		ok(rc == GFSP_ECORRUPT && strstr(err.msg, "bad attributes"),
+		    "v4 with mode 010000: %s", err.msg);
+		allok = 1;
+		for (k = 0; k < n4; k++) {
+			gfsp_error_clear(&err);
+			rc = gfsp_marker_decode(b4, k, "gfsplit.meta", &d,
+						&err);
+			if (rc != GFSP_ECORRUPT)
+				allok = 0;
+		}
+		ok(allok, "every truncation of a v4 marker is rejected");
+		/* a v3 marker claiming version 4: its trailer is too early */
+		memcpy(c4, buf, len);
+		wr32(c4 + 8, 4);
+		resign(c4, len);
+		rc = gfsp_marker_decode(c4, len, "gfsplit.meta", &d, &err);
+		ok(rc == GFSP_ECORRUPT, "a v3 body under version 4 is rejected");
+		free(c4);
+		free(b4);
+	}
 
 	/* every truncation */
 	allok = 1;
@@ -184,7 +259,7 @@ test_marker(void)
 	gfsp_error_clear(&err);
 	rc = gfsp_marker_decode(copy, len, "gfsplit.meta", &d, &err);
 	ok(rc == GFSP_EVERSION && strcmp(err.msg, "gfsplit.meta: format "
-	    "version 9 is not supported by this gfsplit (reads version 3)")
+	    "version 9 is not supported by this gfsplit (reads version 4)")
 	    == 0, "newer marker version: %s", err.msg);
 
 	/* signed but inconsistent */
@@ -355,7 +430,7 @@ test_locfile_roundtrips(void)
 	ok(rc == 0 && same_locfile(&lf, &d), "Table 1 round trip");
 	/* fields of the first record where gfsplit(5) puts them */
 	p = rec_offset(buf, 0);
-	ok(memcmp(buf, "GFSPLITL", 8) == 0 && rd32(buf + 8) == GFSP_FORMAT_VERSION &&
+	ok(memcmp(buf, "GFSPLITL", 8) == 0 && rd32(buf + 8) == 3 &&
 	    rd32(buf + 12) == 5 && rd32(buf + 16) == 2 && rd32(buf + 20) == 1 &&
 	    rd32(buf + 24) == 14 && memcmp(buf + 28, "node-b.example", 14) == 0
 	    && rd32(buf + 42) == 3 && p == 46 && rd32(buf + p) == 2 &&
@@ -516,7 +591,7 @@ test_locfile_corrupt(void)
 	resign(copy, len);
 	rc = decode_code(copy, len, &err);
 	ok(rc == GFSP_EVERSION && strcmp(err.msg, "loc.1: format version 9 is "
-	    "not supported by this gfsplit (reads version 3)") == 0,
+	    "not supported by this gfsplit (reads version 4)") == 0,
 	    "newer version: %s", err.msg);
 
 	p0 = rec_offset(buf, 0);
