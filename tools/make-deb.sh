@@ -42,7 +42,7 @@ mkdir "$src"
 	(cd "$top" && tar -cf - -T -) | tar -xf - -C "$src"
 
 # earlier packages of this version would be mixed with the new ones
-rm -f "$out"/gfsplit_* "$out"/libgfsplit* "$out"/gfsplit-preload_* "$out"/*.log
+rm -f "$out"/gfsplit_* "$out"/gfsplit-*_* "$out"/libgfsplit*_* "$out"/build.log "$out"/lintian.log
 
 echo "make-deb: building gfsplit $version in $src (log: $out/build.log)"
 if ! (cd "$src" && dpkg-buildpackage -us -uc -j"$(nproc)") >"$out/build.log" 2>&1; then
@@ -57,7 +57,7 @@ done
 changes=$(ls "$out"/gfsplit_"$version"_*.changes)
 echo "make-deb: lintian $(basename "$changes")"
 status=0
-lintian --fail-on error,warning --suppress-tags-from-file /dev/null "$changes" >"$out/lintian.log" 2>&1 || status=1
+lintian --fail-on error,warning "$changes" >"$out/lintian.log" 2>&1 || status=1
 cat "$out/lintian.log"
 [ "$status" -eq 0 ] || { echo "make-deb: lintian found errors or warnings (see above)" >&2; exit 1; }
 echo "make-deb: packages in $out"

@@ -7,8 +7,12 @@
 . "$(dirname "$0")/../lib.sh"
 
 version=$(sed -n 's/^#define GFSPLIT_VERSION "\(.*\)"/\1/p' "$TOP/libcore/gfsplit.h")
-CMDS="pcp-split gfsplit-merge stat-layout cache-warm stage-in stage-out envelope-bench"
-[ -x "$TOP/bin/gfsplit-mount" ] && CMDS="$CMDS gfsplit-mount"
+# the commands: one per cmd/NAME/, gfsplit-mount only when built (libfuse3)
+CMDS=""
+for d in "$TOP"/cmd/*/; do
+	c=$(basename "$d")
+	[ "$c" != gfsplit-mount ] || [ -x "$TOP/bin/gfsplit-mount" ] && CMDS="$CMDS $c"
+done
 # the sanitizer build (make check-asan) installs and packages nothing of
 # its own: make check runs those parts, once
 case $BIN in */asan/*) asan=1 ;; *) asan= ;; esac
