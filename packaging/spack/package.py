@@ -57,15 +57,18 @@ class Gfsplit(MakefilePackage):
     def configure_args(self):
         spec = self.spec
         args = ["--prefix={0}".format(self.prefix), "MPICC={0}".format(spec["mpich"].mpicc)]
-        # configure's name for each variant; a variant that is on makes a
-        # missing library an error instead of a smaller build
-        for variant, name in (("gfarm", "gfarm"), ("zstd", "zstd"), ("verbs", "ibverbs"), ("fuse", "fuse")):
+        # a variant that is on makes a missing library an error instead of
+        # a smaller build; Gfarm is found under its own prefix
+        if spec.satisfies("+gfarm"):
+            args.append("--with-gfarm={0}".format(spec["gfarm"].prefix))
+        else:
+            args.append("--without-gfarm")
+        # configure's name for each of the other variants
+        for variant, name in (("zstd", "zstd"), ("verbs", "ibverbs"), ("fuse", "fuse")):
             if spec.satisfies("+" + variant):
                 args.append("--with-{0}".format(name))
             else:
                 args.append("--without-{0}".format(name))
-        if spec.satisfies("+gfarm"):
-            args[args.index("--with-gfarm")] = "--with-gfarm={0}".format(spec["gfarm"].prefix)
         args.append("--without-fuzz")
         return args
 
