@@ -175,25 +175,69 @@ is_absent "and the preload directory of gfsplit's own, empty" "$root/opt/gfs/x86
 	ok "but no directory that is not gfsplit's own" || not_ok "but no directory that is not gfsplit's own"
 expect_exit "make uninstall again (nothing there) succeeds" 0 make -s -C "$TOP" uninstall DESTDIR="$root" "${dirs[@]}"
 
-# ---- the module files: every directory they add to a path is one that
-# make install --prefix=THEIR-ROOT fills; their version is gfsplit's
-mroot=$(sed -n 's/^local root = "\(.*\)"$/\1/p' "$TOP/packaging/modules/gfsplit.lua")
-troot=$(sed -n 's/^set root \(.*\)$/\1/p' "$TOP/packaging/modules/gfsplit.tcl")
+# ---- the module files, run by lua and tclsh with stand-ins for Lmod's and
+# Environment Modules' commands that print what the module does to the
+# environment: both do the same, every directory they add to a path is one
+# that make install --prefix=THEIR-ROOT fills, the preload libraries their
+# help names are there, and their version is gfsplit's
+MOD=$TOP/packaging/modules
+lua_env() {
+	lua5.4 - "$MOD/gfsplit.lua" <<'LUA'
+function help(s) io.stderr:write(s) end
+function whatis(s) if s:match("^Version: ") then print("version " .. s:sub(10)) end end
+function depends_on(m) print("needs " .. m) end
+function setenv(k, v) print("setenv " .. k .. " " .. v) end
+function prepend_path(k, v) print("prepend " .. k .. " " .. v) end
+function pathJoin(...) return (table.concat({...}, "/"):gsub("//+", "/")) end
+dofile(arg[1])
+LUA
+}
+tcl_env() {
+	tclsh <<TCL
+proc module-whatis {s} { if {[regexp {^gfsplit ([^:]*):} \$s -> v]} { puts "version \$v" } }
+proc prereq {m} { puts "needs \$m" }
+proc setenv {k v} { puts "setenv \$k \$v" }
+proc prepend-path {k v} { puts "prepend \$k \$v" }
+source {$MOD/gfsplit.tcl}
+ModulesHelp
+TCL
+}
 mdest=$TMPD/mroot
-make -s -C "$TOP" install DESTDIR="$mdest" PREFIX="$mroot" >"$TMPD/m.out" 2>&1
-bad=""
-[ -n "$mroot" ] && [ "$mroot" = "$troot" ] || bad="roots differ: lua '$mroot', tcl '$troot';"
-grep -q "^whatis(\"Version: $version\")" "$TOP/packaging/modules/gfsplit.lua" &&
-	grep -q "^module-whatis \"gfsplit $version:" "$TOP/packaging/modules/gfsplit.tcl" ||
-	bad="$bad not version $version;"
-for d in $(sed -n 's/^prepend_path("[A-Z_]*", pathJoin(root, "\(.*\)"))$/\1/p' "$TOP/packaging/modules/gfsplit.lua") \
-	 $(sed -n 's/^prepend-path  *[A-Z_]*  *\$root\/\(.*\)$/\1/p' "$TOP/packaging/modules/gfsplit.tcl"); do
-	[ -n "$(ls -A "$mdest$mroot/$d" 2>/dev/null)" ] || bad="$bad $d is empty or missing;"
+for kind in lua tcl; do
+	case $kind in lua) need=lua5.4 ;; tcl) need=tclsh ;; esac
+	if ! command -v "$need" >/dev/null 2>&1; then
+		skip "the $kind module file" "no $need (sh tools/install-deps.sh)"
+		continue
+	fi
+	if ! "${kind}_env" 2>"$TMPD/$kind.help" | sort >"$TMPD/$kind.env" || [ ! -s "$TMPD/$kind.env" ]; then
+		not_ok "the $kind module file runs" "$(cat "$TMPD/$kind.help" "$TMPD/$kind.env")"
+		continue
+	fi
+	mroot=$(sed -n 's/^setenv GFSPLIT_ROOT //p' "$TMPD/$kind.env")
+	rm -rf "$mdest"
+	make -s -C "$TOP" install DESTDIR="$mdest" PREFIX="$mroot" >"$TMPD/m.out" 2>&1
+	bad=""
+	grep -qx "version $version" "$TMPD/$kind.env" || bad="$bad not version $version;"
+	grep -qx "needs mpich" "$TMPD/$kind.env" || bad="$bad does not load mpich;"
+	n=0
+	while read -r _ var dir; do
+		n=$((n + 1))
+		case $dir in "$mroot"/*) ;; *) bad="$bad $var $dir is not under $mroot;" ;; esac
+		[ -n "$(ls -A "$mdest$dir" 2>/dev/null)" ] || bad="$bad $var $dir is empty or missing;"
+	done < <(grep '^prepend ' "$TMPD/$kind.env")
+	for v in PATH MANPATH LD_LIBRARY_PATH PKG_CONFIG_PATH; do
+		grep -q "^prepend $v " "$TMPD/$kind.env" || bad="$bad no $v;"
+	done
+	for l in $(grep -o 'GFSPLIT_ROOT/[^ ]*\.so' "$TMPD/$kind.help"); do
+		[ -f "$mdest$mroot/${l#GFSPLIT_ROOT/}" ] || bad="$bad its help names \$$l, not installed;"
+	done
+	[ -z "$bad" ] && ok "the $kind module file sets up an installation under $mroot ($n paths)" ||
+		not_ok "the $kind module file sets up an installation" "$bad" "$(cat "$TMPD/$kind.env" "$TMPD/m.out")"
+	make -s -C "$TOP" uninstall DESTDIR="$mdest" PREFIX="$mroot" >/dev/null 2>&1
 done
-n=$(grep -c 'prepend' "$TOP/packaging/modules/gfsplit.lua" "$TOP/packaging/modules/gfsplit.tcl" | awk -F: '{s += $2} END {print s}')
-[ -z "$bad" ] && [ "$n" -ge 10 ] && ok "the Lmod and Tcl module files add the installed directories ($n)" ||
-	not_ok "the Lmod and Tcl module files add the installed directories" "$bad ($n paths)" "$(cat "$TMPD/m.out")"
-make -s -C "$TOP" uninstall DESTDIR="$mdest" PREFIX="$mroot" >/dev/null 2>&1
+if [ -s "$TMPD/lua.env" ] && [ -s "$TMPD/tcl.env" ]; then
+	same_bytes "the Lmod and Tcl module files do the same" "$TMPD/lua.env" "$TMPD/tcl.env"
+fi
 
 # ---- make deb: the Debian packages from a copy of the tree, lintian clean
 miss=""
