@@ -117,11 +117,12 @@ cp "$TOP/libcore/gfsplit.h" "$TMPD/src/libcore/"
 expect_exit "configure with every directory option" 0 sh -c 'cd "$1" && ./configure \
 	--prefix=/opt/gfs --exec-prefix /opt/gfs/x86 --libdir=/opt/gfs/x86/lib64 \
 	--preloaddir /opt/gfs/x86/lib64/gfsplit --includedir=/opt/gfs/inc \
-	--datarootdir /opt/gfs/data --mandir=/opt/gfs/doc/man --sysconfdir /etc/gfs' _ "$TMPD/src"
+	--datarootdir=/opt/gfs/share --datadir /opt/gfs/data --mandir=/opt/gfs/doc/man --sysconfdir /etc/gfs' _ "$TMPD/src"
 grep -E '^(PREFIX|prefix|exec_prefix|bindir|libdir|preloaddir|includedir|datarootdir|datadir|mandir|sysconfdir) = ' \
 	"$TMPD/src/config.mk" | sed 's/ = /=/' >"$TMPD/dirs"
 mapfile -t dirs <"$TMPD/dirs"
 grep -qx 'sysconfdir=/etc/gfs' "$TMPD/dirs" && grep -qx 'libdir=/opt/gfs/x86/lib64' "$TMPD/dirs" &&
+	grep -qx 'datadir=/opt/gfs/data' "$TMPD/dirs" && grep -qx 'bindir=$(exec_prefix)/bin' "$TMPD/dirs" &&
 	ok "config.mk has the directories" || not_ok "config.mk has the directories" "$(cat "$TMPD/dirs")"
 expect_exit "configure --libdir without a directory is a usage error" 2 sh -c 'cd "$1" && ./configure --libdir' _ "$TMPD/src"
 
@@ -251,6 +252,11 @@ if [ -n "$miss" ]; then
 fi
 if ! git -C "$TOP" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	skip "make deb" "the tree is not a git work tree (make deb copies the files git lists)"
+	finish
+	exit $?
+fi
+if ! unmet=$(cd "$TOP" && dpkg-checkbuilddeps 2>&1); then
+	skip "make deb" "${unmet#dpkg-checkbuilddeps: error: } (sh tools/install-deps.sh)"
 	finish
 	exit $?
 fi
