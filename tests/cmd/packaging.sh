@@ -312,7 +312,10 @@ depends gfsplit-preload 'libmpich12' 'libc6'
 # the shared library's SONAME, the packaged man page's preload path
 x=$TMPD/x
 mkdir -p "$x"
-for p in libgfsplit0 gfsplit-preload libgfsplit-dev; do dpkg-deb -x "$deb/${p}_${version}_$arch.deb" "$x"; done
+for p in gfsplit libgfsplit0 gfsplit-preload libgfsplit-dev; do dpkg-deb -x "$deb/${p}_${version}_$arch.deb" "$x"; done
+v=$("$x/usr/bin/pcp-split" --version 2>&1 | head -n 1)
+case $v in *" $version"*) ok "the packaged pcp-split runs: $v" ;;
+*) not_ok "the packaged pcp-split runs and says $version" "$v" ;; esac
 so=$(objdump -p "$x/usr/lib/$tri/libgfsplit.so.0" 2>&1 | awk '$1 == "SONAME" { print $2 }')
 [ "$so" = libgfsplit.so.0 ] && ok "libgfsplit.so.0 has SONAME libgfsplit.so.0" || not_ok "libgfsplit.so.0 has its SONAME" "$so"
 zgrep -q "LD_PRELOAD=/usr/lib/$tri/gfsplit/libgfsplit-mpiio\.so" "$x/usr/share/man/man7/gfsplit-mpiio.7.gz" &&
