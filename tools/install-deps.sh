@@ -13,11 +13,16 @@ set -eu
 # iproute2 iputils-ping: the emulated cluster's namespaces, bridge, links
 # and their shaping (ip, tc), and its reachability check (tests/cluster.sh);
 # libfuse3-dev fuse3: gfsplit-mount (configure finds libfuse3; fusermount3
-# unmounts); attr: getfattr, which the mount's tests read its xattrs with
+# unmounts); attr: getfattr, which the mount's tests read its xattrs with;
+# mandoc: the man pages' lint (tests/cmd/packaging.sh); dpkg-dev debhelper
+# fakeroot lintian: the Debian packages of make deb, and their check;
+# lua5.4 tcl: the interpreters that tests/cmd/packaging.sh runs the Lmod and
+# Tcl module files with (not Lmod or Environment Modules themselves)
 PKGS="build-essential pkg-config python3 mpich libmpich-dev libjson-c-dev libxxhash-dev
 libzstd-dev zstd libibverbs-dev util-linux gfmd gfsd gfarm-client libgfarm-dev
 libhdf5-mpich-dev hdf5-tools clang libclang-rt-14-dev iproute2 iputils-ping
-libfuse3-dev fuse3 attr"
+libfuse3-dev fuse3 attr mandoc dpkg-dev debhelper fakeroot lintian
+lua5.4 tcl"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

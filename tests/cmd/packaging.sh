@@ -1,0 +1,326 @@
+#!/bin/bash
+# packaging.sh - what gfsplit installs and how it is packaged: configure's
+# directory options and make install/uninstall with DESTDIR, the section 7
+# pages naming the configured preload directory, the man pages' lint and
+# .TH lines, the Spack recipe, the module files, and `make deb` (the Debian
+# packages, their contents and dependencies, lintian clean).
+. "$(dirname "$0")/../lib.sh"
+
+version=$(sed -n 's/^#define GFSPLIT_VERSION "\(.*\)"/\1/p' "$TOP/libcore/gfsplit.h")
+# the commands: one per cmd/NAME/, gfsplit-mount only when built (libfuse3)
+CMDS=""
+for d in "$TOP"/cmd/*/; do
+	c=$(basename "$d")
+	[ "$c" != gfsplit-mount ] || [ -x "$TOP/bin/gfsplit-mount" ] && CMDS="$CMDS $c"
+done
+# the sanitizer build (make check-asan) installs and packages nothing of
+# its own: make check runs those parts, once
+case $BIN in */asan/*) asan=1 ;; *) asan= ;; esac
+
+# ---- man pages: mandoc's lint at warning level, one .TH date and version
+if command -v mandoc >/dev/null 2>&1; then
+	w=$(mandoc -T lint -W warning "$TOP"/man/* 2>&1)
+	[ -z "$w" ] && ok "mandoc -T lint -W warning: man/* clean" ||
+		not_ok "mandoc -T lint -W warning: man/* clean" "$w"
+else
+	skip "mandoc -T lint of man/*" "no mandoc (sh tools/install-deps.sh)"
+fi
+# .TH TITLE SECTION DATE SOURCE MANUAL: DATE a real YYYY-MM-DD, the same on
+# every page, SOURCE "gfsplit VERSION"
+th=$(for m in "$TOP"/man/*; do sed -n 's/^\.TH [^ ]* [0-9] //p' "$m" | head -n 1; done | sort -u)
+date=${th%% *}
+if [ "$(printf '%s\n' "$th" | wc -l)" -eq 1 ] &&
+    [ "$th" = "$date \"gfsplit $version\" \"gfsplit manual\"" ] &&
+    [[ $date =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] && [ "$(date -d "$date" +%F 2>/dev/null)" = "$date" ]; then
+	ok "every .TH has one date ($date) and gfsplit $version"
+else
+	not_ok "every .TH has one date and gfsplit $version" "$th"
+fi
+
+# ---- the Spack recipe: run against a stand-in for spack.package, which
+# records the directives; its variants, dependencies and configure options
+# (each one configure --help knows)
+"$TOP/configure" --help >"$TMPD/help"
+if python3 - "$TOP/packaging/spack/package.py" "$TMPD/help" "$version" >"$TMPD/spack.out" 2>&1 <<'PY'
+import sys, types
+recipe, helpf, version = sys.argv[1:4]
+rec = {"version": [], "variant": {}, "depends_on": []}
+api = types.ModuleType("spack.package")
+class MakefilePackage:
+    pass
+api.MakefilePackage = MakefilePackage
+api.version = lambda v, **kw: rec["version"].append(v)
+api.variant = lambda name, default=None, description="", **kw: rec["variant"].__setitem__(name, default)
+api.depends_on = lambda spec, when=None, type=None: rec["depends_on"].append((spec, when))
+calls = []
+class Executable:
+    def __init__(self, path): self.path = path
+    def __call__(self, *args): calls.append((self.path, args))
+api.Executable = Executable
+api.__all__ = [n for n in vars(api) if not n.startswith("_")]
+sys.modules["spack"] = types.ModuleType("spack")
+sys.modules["spack.package"] = api
+ns = {"__name__": "gfsplit_recipe"}
+exec(compile(open(recipe).read(), recipe, "exec"), ns)
+cls = ns["Gfsplit"]
+assert issubclass(cls, MakefilePackage), "Gfsplit is not a MakefilePackage"
+assert {"gfarm", "verbs", "zstd"} <= set(rec["variant"]), "variants: %s" % rec["variant"]
+when = {w for _, w in rec["depends_on"]}
+assert {"+gfarm", "+verbs", "+zstd"} <= when, "conditional dependencies: %s" % rec["depends_on"]
+assert version in rec["version"], "versions %s, not %s" % (rec["version"], version)
+
+# edit() with a spec of the given variants: the configure options it gives
+class Dep:
+    prefix = "/spack/dep"
+    mpicc = "/spack/mpich/bin/mpicc"
+class Spec:
+    def __init__(self, on): self.on = on
+    def satisfies(self, s): return s[1:] in self.on if s[0] == "+" else False
+    def __getitem__(self, name): return Dep()
+known = open(helpf).read()
+for on in (set(rec["variant"]), set()):
+    pkg = cls.__new__(cls)
+    pkg.spec, pkg.prefix = Spec(on), "/spack/gfsplit"
+    calls.clear()
+    pkg.edit(pkg.spec, pkg.prefix)
+    assert len(calls) == 1 and calls[0][0] == "./configure", calls
+    args = calls[0][1]
+    for a in args:
+        opt = a.split("=")[0]
+        if opt.startswith("--"):
+            assert opt in known, "configure --help does not know %s" % opt
+    want = ["--prefix=/spack/gfsplit"] + ["--with%s-%s" % ("" if v in on else "out", n)
+            for v, n in (("zstd", "zstd"), ("verbs", "ibverbs"))]
+    assert all(w in args for w in want), "%s: %s" % (sorted(on), args)
+    assert ("--with-gfarm=/spack/dep" in args) == ("gfarm" in on), args
+    print(sorted(on), " ".join(args))
+PY
+then
+	ok "the Spack recipe defines Gfsplit with variants gfarm, verbs, zstd and configures by them"
+else
+	not_ok "the Spack recipe defines Gfsplit with variants gfarm, verbs, zstd and configures by them" \
+		"$(tail -n 12 "$TMPD/spack.out")"
+fi
+
+if [ -n "$asan" ]; then
+	skip "make install, uninstall and deb" "the sanitizer build: make check runs them"
+	finish
+	exit 0
+fi
+
+# ---- configure's directory options (both spellings) into config.mk, made
+# in a scratch copy so the tree's config.mk stays as it is; then the tree's
+# make install and uninstall with those directories under DESTDIR
+mkdir -p "$TMPD/src/libcore"
+cp "$TOP/configure" "$TMPD/src/"
+cp "$TOP/libcore/gfsplit.h" "$TMPD/src/libcore/"
+expect_exit "configure with every directory option" 0 sh -c 'cd "$1" && ./configure \
+	--prefix=/opt/gfs --exec-prefix /opt/gfs/x86 --libdir=/opt/gfs/x86/lib64 \
+	--preloaddir /opt/gfs/x86/lib64/gfsplit --includedir=/opt/gfs/inc \
+	--datarootdir=/opt/gfs/share --datadir /opt/gfs/data --mandir=/opt/gfs/doc/man --sysconfdir /etc/gfs' _ "$TMPD/src"
+grep -E '^(PREFIX|prefix|exec_prefix|bindir|libdir|preloaddir|includedir|datarootdir|datadir|mandir|sysconfdir) = ' \
+	"$TMPD/src/config.mk" | sed 's/ = /=/' >"$TMPD/dirs"
+mapfile -t dirs <"$TMPD/dirs"
+grep -qx 'sysconfdir=/etc/gfs' "$TMPD/dirs" && grep -qx 'libdir=/opt/gfs/x86/lib64' "$TMPD/dirs" &&
+	grep -qx 'datadir=/opt/gfs/data' "$TMPD/dirs" && grep -qx 'bindir=$(exec_prefix)/bin' "$TMPD/dirs" &&
+	ok "config.mk has the directories" || not_ok "config.mk has the directories" "$(cat "$TMPD/dirs")"
+expect_exit "configure --libdir without a directory is a usage error" 2 sh -c 'cd "$1" && ./configure --libdir' _ "$TMPD/src"
+
+root=$TMPD/root
+expect_exit "make install DESTDIR= with those directories" 0 make -s -C "$TOP" install DESTDIR="$root" "${dirs[@]}"
+want=""
+for c in $CMDS; do
+	want="$want x86/bin/$c doc/man/man1/$c.1 data/bash-completion/completions/$c data/zsh/site-functions/_$c"
+done
+want="$want x86/lib64/libgfsplit.so.0 x86/lib64/libgfsplit.so x86/lib64/libgfsplit.a
+	x86/lib64/gfsplit/libgfsplit-mpiio.so x86/lib64/gfsplit/libgfsplit-cache.so
+	x86/lib64/pkgconfig/gfsplit.pc inc/gfsplit.h doc/man/man5/gfsplit.5
+	doc/man/man7/gfsplit-mpiio.7 doc/man/man7/gfsplit-cache.7"
+missing=""
+for f in $want; do [ -e "$root/opt/gfs/$f" ] || missing="$missing $f"; done
+[ -z "$missing" ] && ok "every file in its directory" || not_ok "every file in its directory" "missing:$missing" \
+	"$(cd "$root" && find . -type f | head -n 20)"
+n=$(find "$root" ! -type d | wc -l)
+[ "$n" -eq "$(echo "$want" | wc -w)" ] && ok "and nothing else ($n files)" ||
+	not_ok "and nothing else" "$n files: $(cd "$root" && find . ! -type d | sort | tr '\n' ' ')"
+readlink "$root/opt/gfs/x86/lib64/libgfsplit.so" | grep -qx libgfsplit.so.0 &&
+	ok "libgfsplit.so links to libgfsplit.so.0" || not_ok "libgfsplit.so links to libgfsplit.so.0"
+
+pc=$root/opt/gfs/x86/lib64/pkgconfig/gfsplit.pc
+grep -qx 'libdir=/opt/gfs/x86/lib64' "$pc" && grep -qx 'includedir=/opt/gfs/inc' "$pc" &&
+	grep -qx "Version: $version" "$pc" &&
+	ok "gfsplit.pc has the libdir, includedir and version" || not_ok "gfsplit.pc has the libdir and includedir" "$(cat "$pc")"
+
+# the section 7 pages (and cache-warm(1)'s example) name the preload
+# directory, not the tree's /usr/local/lib
+m7=$root/opt/gfs/doc/man/man7
+if grep -q 'LD_PRELOAD=/opt/gfs/x86/lib64/gfsplit/libgfsplit-mpiio\.so' "$m7/gfsplit-mpiio.7" &&
+    grep -q 'LD_PRELOAD=/opt/gfs/x86/lib64/gfsplit/libgfsplit-cache\.so' "$m7/gfsplit-cache.7" &&
+    ! grep -rq /usr/local "$root/opt/gfs/doc/man"; then
+	ok "the installed man pages name the configured preload directory"
+else
+	not_ok "the installed man pages name the configured preload directory" \
+		"$(grep -rn 'LD_PRELOAD\|/usr/local' "$root/opt/gfs/doc/man" | head -n 8)"
+fi
+if command -v mandoc >/dev/null 2>&1; then
+	w=$(mandoc -T lint -W warning "$root"/opt/gfs/doc/man/man*/* 2>&1)
+	[ -z "$w" ] && ok "the installed man pages are lint clean" || not_ok "the installed man pages are lint clean" "$w"
+fi
+
+expect_exit "make uninstall with the same directories" 0 make -s -C "$TOP" uninstall DESTDIR="$root" "${dirs[@]}"
+left=$(cd "$root" && find . ! -type d | sort)
+[ -z "$left" ] && ok "make uninstall removes every file install put" ||
+	not_ok "make uninstall removes every file install put" "left: $left"
+is_absent "and the preload directory of gfsplit's own, empty" "$root/opt/gfs/x86/lib64/gfsplit"
+[ -d "$root/opt/gfs/x86/lib64" ] && [ -d "$root/opt/gfs/x86/bin" ] &&
+	ok "but no directory that is not gfsplit's own" || not_ok "but no directory that is not gfsplit's own"
+expect_exit "make uninstall again (nothing there) succeeds" 0 make -s -C "$TOP" uninstall DESTDIR="$root" "${dirs[@]}"
+
+# ---- the module files, run by lua and tclsh with stand-ins for Lmod's and
+# Environment Modules' commands that print what the module does to the
+# environment: both do the same, every directory they add to a path is one
+# that make install --prefix=THEIR-ROOT fills, the preload libraries their
+# help names are there, and their version is gfsplit's
+MOD=$TOP/packaging/modules
+lua_env() {
+	lua5.4 - "$MOD/gfsplit.lua" <<'LUA'
+function help(s) io.stderr:write(s) end
+function whatis(s) if s:match("^Version: ") then print("version " .. s:sub(10)) end end
+function depends_on(m) print("needs " .. m) end
+function setenv(k, v) print("setenv " .. k .. " " .. v) end
+function prepend_path(k, v) print("prepend " .. k .. " " .. v) end
+function pathJoin(...) return (table.concat({...}, "/"):gsub("//+", "/")) end
+dofile(arg[1])
+LUA
+}
+tcl_env() {
+	tclsh <<TCL
+proc module-whatis {s} { if {[regexp {^gfsplit ([^:]*):} \$s -> v]} { puts "version \$v" } }
+proc prereq {m} { puts "needs \$m" }
+proc setenv {k v} { puts "setenv \$k \$v" }
+proc prepend-path {k v} { puts "prepend \$k \$v" }
+source {$MOD/gfsplit.tcl}
+ModulesHelp
+TCL
+}
+mdest=$TMPD/mroot
+for kind in lua tcl; do
+	case $kind in lua) need=lua5.4 ;; tcl) need=tclsh ;; esac
+	if ! command -v "$need" >/dev/null 2>&1; then
+		skip "the $kind module file" "no $need (sh tools/install-deps.sh)"
+		continue
+	fi
+	if ! "${kind}_env" 2>"$TMPD/$kind.help" | sort >"$TMPD/$kind.env" || [ ! -s "$TMPD/$kind.env" ]; then
+		not_ok "the $kind module file runs" "$(cat "$TMPD/$kind.help" "$TMPD/$kind.env")"
+		continue
+	fi
+	mroot=$(sed -n 's/^setenv GFSPLIT_ROOT //p' "$TMPD/$kind.env")
+	rm -rf "$mdest"
+	make -s -C "$TOP" install DESTDIR="$mdest" PREFIX="$mroot" >"$TMPD/m.out" 2>&1
+	bad=""
+	grep -qx "version $version" "$TMPD/$kind.env" || bad="$bad not version $version;"
+	grep -qx "needs mpich" "$TMPD/$kind.env" || bad="$bad does not load mpich;"
+	n=0
+	while read -r _ var dir; do
+		n=$((n + 1))
+		case $dir in "$mroot"/*) ;; *) bad="$bad $var $dir is not under $mroot;" ;; esac
+		[ -n "$(ls -A "$mdest$dir" 2>/dev/null)" ] || bad="$bad $var $dir is empty or missing;"
+	done < <(grep '^prepend ' "$TMPD/$kind.env")
+	for v in PATH MANPATH LD_LIBRARY_PATH PKG_CONFIG_PATH; do
+		grep -q "^prepend $v " "$TMPD/$kind.env" || bad="$bad no $v;"
+	done
+	for l in $(grep -o 'GFSPLIT_ROOT/[^ ]*\.so' "$TMPD/$kind.help"); do
+		[ -f "$mdest$mroot/${l#GFSPLIT_ROOT/}" ] || bad="$bad its help names \$$l, not installed;"
+	done
+	[ -z "$bad" ] && ok "the $kind module file sets up an installation under $mroot ($n paths)" ||
+		not_ok "the $kind module file sets up an installation" "$bad" "$(cat "$TMPD/$kind.env" "$TMPD/m.out")"
+	make -s -C "$TOP" uninstall DESTDIR="$mdest" PREFIX="$mroot" >/dev/null 2>&1
+done
+if [ -s "$TMPD/lua.env" ] && [ -s "$TMPD/tcl.env" ]; then
+	same_bytes "the Lmod and Tcl module files do the same" "$TMPD/lua.env" "$TMPD/tcl.env"
+fi
+
+# ---- make deb: the Debian packages from a copy of the tree, lintian clean
+miss=""
+for c in dpkg-buildpackage dh lintian fakeroot git; do
+	command -v "$c" >/dev/null 2>&1 || miss="$miss $c"
+done
+if [ -n "$miss" ]; then
+	skip "make deb" "no$miss (sh tools/install-deps.sh)"
+	finish
+	exit $?
+fi
+if ! git -C "$TOP" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	skip "make deb" "the tree is not a git work tree (make deb copies the files git lists)"
+	finish
+	exit $?
+fi
+if ! unmet=$(cd "$TOP" && dpkg-checkbuilddeps 2>&1); then
+	skip "make deb" "${unmet#dpkg-checkbuilddeps: error: } (sh tools/install-deps.sh)"
+	finish
+	exit $?
+fi
+git -C "$TOP" status --porcelain --ignored >"$TMPD/st.before"
+deb=$TMPD/deb
+# no -dbgsym packages: they take time and nothing here checks them
+DEB_BUILD_OPTIONS="noautodbgsym ${DEB_BUILD_OPTIONS:-}" \
+	expect_exit "make deb builds the packages and lintian passes them" 0 make -s -C "$TOP" deb DEBDIR="$deb"
+git -C "$TOP" status --porcelain --ignored >"$TMPD/st.after"
+cmp -s "$TMPD/st.before" "$TMPD/st.after" && ok "make deb leaves the tree as it was" ||
+	not_ok "make deb leaves the tree as it was" "$(diff "$TMPD/st.before" "$TMPD/st.after" | head -n 10)"
+tags=$(grep -E '^[EW]: ' "$deb/lintian.log" 2>/dev/null)
+[ -f "$deb/lintian.log" ] && [ -z "$tags" ] && ok "lintian: no error or warning" ||
+	not_ok "lintian: no error or warning" "$tags"
+
+arch=$(dpkg --print-architecture)
+tri=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+# has PKG DESC PATH...: PKG's .deb holds every PATH (dpkg-deb -c)
+has() {
+	_p=$1 _d=$2; shift 2
+	_f=$deb/${_p}_${version}_$arch.deb
+	if ! dpkg-deb -c "$_f" >"$TMPD/c" 2>&1; then
+		not_ok "$_p: $_d" "$(cat "$TMPD/c")"
+		return
+	fi
+	_m=""
+	for _x in "$@"; do grep -Eq " \./$_x( |$)" "$TMPD/c" || _m="$_m $_x"; done
+	[ -z "$_m" ] && ok "$_p: $_d" || not_ok "$_p: $_d" "missing:$_m"
+}
+# depends PKG REGEX...: PKG's Depends (dpkg-deb -I) matches every REGEX
+depends() {
+	_p=$1; shift
+	_dep=$(dpkg-deb -I "$deb/${_p}_${version}_$arch.deb" 2>&1 | sed -n 's/^ Depends: //p')
+	_m=""
+	for _x in "$@"; do printf '%s\n' "$_dep" | grep -Eq -- "$_x" || _m="$_m /$_x/"; done
+	[ -z "$_m" ] && ok "$_p depends on $*" || not_ok "$_p depends on $*" "Depends: $_dep" "no match for$_m"
+}
+bins="" men=""
+for c in $CMDS; do bins="$bins usr/bin/$c"; men="$men usr/share/man/man1/$c.1.gz"; done
+# shellcheck disable=SC2086
+has gfsplit "the commands, their man pages and completions" $bins $men usr/share/man/man5/gfsplit.5.gz \
+	usr/share/bash-completion/completions/pcp-split usr/share/zsh/vendor-completions/_pcp-split
+has libgfsplit0 "the shared library" "usr/lib/$tri/libgfsplit.so.0"
+has libgfsplit-dev "header, pkg-config file, static library and .so link" usr/include/gfsplit.h \
+	"usr/lib/$tri/pkgconfig/gfsplit.pc" "usr/lib/$tri/libgfsplit.a" "usr/lib/$tri/libgfsplit.so -> libgfsplit.so.0"
+has gfsplit-preload "the preload libraries and their man pages" "usr/lib/$tri/gfsplit/libgfsplit-mpiio.so" \
+	"usr/lib/$tri/gfsplit/libgfsplit-cache.so" usr/share/man/man7/gfsplit-mpiio.7.gz usr/share/man/man7/gfsplit-cache.7.gz
+depends gfsplit 'libmpich12' 'libjson-c5' 'libc6'
+depends libgfsplit0 'libmpich12' 'libc6'
+depends libgfsplit-dev "libgfsplit0 \(= $version\)" 'libmpich-dev'
+depends gfsplit-preload 'libmpich12' 'libc6'
+
+# the shared library's SONAME, the packaged man page's preload path
+x=$TMPD/x
+mkdir -p "$x"
+for p in gfsplit libgfsplit0 gfsplit-preload libgfsplit-dev; do dpkg-deb -x "$deb/${p}_${version}_$arch.deb" "$x"; done
+v=$("$x/usr/bin/pcp-split" --version 2>&1 | head -n 1)
+case $v in *" $version"*) ok "the packaged pcp-split runs: $v" ;;
+*) not_ok "the packaged pcp-split runs and says $version" "$v" ;; esac
+so=$(objdump -p "$x/usr/lib/$tri/libgfsplit.so.0" 2>&1 | awk '$1 == "SONAME" { print $2 }')
+[ "$so" = libgfsplit.so.0 ] && ok "libgfsplit.so.0 has SONAME libgfsplit.so.0" || not_ok "libgfsplit.so.0 has its SONAME" "$so"
+zgrep -q "LD_PRELOAD=/usr/lib/$tri/gfsplit/libgfsplit-mpiio\.so" "$x/usr/share/man/man7/gfsplit-mpiio.7.gz" &&
+	ok "the packaged gfsplit-mpiio(7) names /usr/lib/$tri/gfsplit" ||
+	not_ok "the packaged gfsplit-mpiio(7) names /usr/lib/$tri/gfsplit" "$(zgrep LD_PRELOAD "$x/usr/share/man/man7/gfsplit-mpiio.7.gz")"
+grep -qx "libdir=/usr/lib/$tri" "$x/usr/lib/$tri/pkgconfig/gfsplit.pc" && ok "the packaged gfsplit.pc has the multiarch libdir" ||
+	not_ok "the packaged gfsplit.pc has the multiarch libdir" "$(cat "$x/usr/lib/$tri/pkgconfig/gfsplit.pc")"
+finish
