@@ -135,7 +135,9 @@ done
 want="$want x86/lib64/libgfsplit.so.0 x86/lib64/libgfsplit.so x86/lib64/libgfsplit.a
 	x86/lib64/gfsplit/libgfsplit-mpiio.so x86/lib64/gfsplit/libgfsplit-cache.so
 	x86/lib64/pkgconfig/gfsplit.pc inc/gfsplit.h doc/man/man5/gfsplit.5
-	doc/man/man7/gfsplit-mpiio.7 doc/man/man7/gfsplit-cache.7"
+	doc/man/man7/gfsplit-mpiio.7 doc/man/man7/gfsplit-cache.7
+	data/bash-completion/completions/mpiexec data/bash-completion/completions/mpirun
+	data/bash-completion/completions/mpiexec.hydra"
 missing=""
 for f in $want; do [ -e "$root/opt/gfs/$f" ] || missing="$missing $f"; done
 [ -z "$missing" ] && ok "every file in its directory" || not_ok "every file in its directory" "missing:$missing" \
