@@ -772,13 +772,9 @@ machine_json(const struct bench *b)
 static char *
 now_iso(void)
 {
-	char buf[32];
-	time_t t = time(NULL);
-	struct tm tm;
+	char buf[GFSP_ISO_LEN];
 
-	gmtime_r(&t, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return strdup(buf);
+	return strdup(gfsp_utc_iso(time(NULL), buf, sizeof(buf)));
 }
 
 /* the bytes the whole sweep moves, for the progress line */
