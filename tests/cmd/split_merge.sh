@@ -185,7 +185,7 @@ lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 1, "one object from rank 0 only: %d lines" % len(lines)
 j = json.loads(lines[0])
 assert j["command"] == "pcp-split" and j["bytes"] == 25165829 and j["ranks"] == 2, j
-assert j["layout"] == "cyclic:65536" and j["dst"].endswith("j.split"), j
+assert j["layout"] == "cyclic:65536" and j["dest"].endswith("j.split"), j
 assert j["seconds"] > 0 and j["bytes_per_sec"] > 0 and j["cpu_seconds"] > 0, j
 assert 0 < j["max_rss_kib"] < 64 * 1024, "rss %d KiB" % j["max_rss_kib"]
 ' "$TMPD/split.json"

@@ -51,13 +51,13 @@ assert j["format_version"] == 3 and j["logical_size"] == 3000017, j
 assert j["nprocs"] == 4 and j["nnodes"] == 2 and j["layout"] == "cyclic:65536", j
 names = {n["name"]: n["ranks"] for n in j["nodes"]}
 assert names == {"alpha": [0, 2], "beta": [1, 3]}, names
-assert [r["rank"] for r in j["ranks"]] == [0, 1, 2, 3]
-for r in j["ranks"]:
+assert [r["rank"] for r in j["parts"]] == [0, 1, 2, 3]
+for r in j["parts"]:
     assert r["node_name"] == ("alpha", "beta")[r["rank"] % 2], r
     assert r["part_size"] == os.path.getsize(os.path.join(d, r["part"])), r
     assert r["view"]["extent"] == 262144 and r["view"]["size"] == 65536, r
     assert r["part_hash"].startswith("0x") and len(r["part_hash"]) == 18, r
-assert sum(r["part_size"] for r in j["ranks"]) == 3000017
+assert sum(r["part_size"] for r in j["parts"]) == 3000017
 c = j["coverage"]
 assert c["data_bytes"] == 3000017 and c["holes"] == 0 and c["first_hole"] is None, c
 assert "map" not in j and "check" not in j
