@@ -34,7 +34,7 @@ fi
 check "the envelope is valid JSON (python -m json.tool)" \
 	python3 -m json.tool "$J" /dev/null
 json_true "format, backend posix, remote the same as local" \
-	'j["format"] == "gfsplit-envelope" and j["version"] == 1 and j["target"]["backend"] == "posix" and j["target"]["remote_same_as_local"] is True'
+	'j["format"] == "gfsplit-envelope" and j["format_version"] == 1 and j["target"]["backend"] == "posix" and j["target"]["remote_same_as_local"] is True'
 json_true "procs 1,2 and sizes 1K,64K; the method as asked" \
 	'j["procs"] == [1, 2] and j["sizes"] == [1024, 65536] and j["method"]["reps"] == 2 and j["method"]["warmup"] == 1 and j["method"]["cache"] == "keep"'
 json_true "16 points: create, write, read-local, read-shared x 2 x 2 (no read-remote on POSIX)" \
