@@ -137,6 +137,7 @@ assert j["dry_run"] is True and j["ranks"] == 3 and len(j["plan"]) == 3, j
 assert sum(p["bytes"] for p in j["plan"]) == j["bytes"] == 3000017, j
 assert j["plan"][0]["first"] == 0 and j["plan"][2]["last"] == 3000017, j
 ' "$TMPD/dry.json"
+json_valid pcp-split "$TMPD/dry.json"
 is_absent "pcp-split --dry-run --json created nothing" "$TMPD/dry"
 expect_exit "gfsplit-merge --dry-run" 0 mpirun_n 2 "$BIN/gfsplit-merge" --dry-run \
 	--stripe-size 1M "$TMPD/c3" "$TMPD/dry.out"
@@ -189,6 +190,8 @@ assert j["layout"] == "cyclic:65536" and j["dest"].endswith("j.split"), j
 assert j["seconds"] > 0 and j["bytes_per_sec"] > 0 and j["cpu_seconds"] > 0, j
 assert 0 < j["max_rss_kib"] < 64 * 1024, "rss %d KiB" % j["max_rss_kib"]
 ' "$TMPD/split.json"
+json_valid pcp-split "$TMPD/split.json"
+json_invalid_without pcp-split "$TMPD/split.json" bytes_per_sec
 expect_exit "gfsplit-merge --json" 0 mpirun_n 3 "$BIN/gfsplit-merge" --json "$TMPD/j.split" "$TMPD/j.out"
 grep '^{' "$OUT" >"$TMPD/merge.json"
 check "gfsplit-merge JSON fields and values" python3 -c '
@@ -199,6 +202,7 @@ assert j["ranks"] == 3 and j["writers"] == 2 and j["verified"] is True, j
 assert j["layout"] == "cyclic:65536" and j["stripe_size"] == 64 << 20, j
 assert j["seconds"] > 0 and 0 < j["max_rss_kib"] < 64 * 1024, j
 ' "$TMPD/merge.json"
+json_valid gfsplit-merge "$TMPD/merge.json"
 same_bytes "JSON run: same bytes" "$big" "$TMPD/j.out"
 
 # permissions: nothing is more readable than the source, whatever the

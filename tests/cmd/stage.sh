@@ -70,6 +70,7 @@ json_true "JSON: 6 regular files (1 hard link), nothing failed" \
 	'j["files"] == 8 and j["failed"] == 0 and j["links"] == 3'
 json_true "the big file was cut into pieces (bytes read once)" \
 	'j["bytes_read"] == j["raw_bytes"] == j["planned_bytes"]'
+json_valid stage-in "$J"
 t=$(ls -a "$D/tree" "$D/tree/sub" | grep -c 'gfsplit-stage\.' || true)
 [ "$t" -eq 0 ] && ok "no temporary file is left" || not_ok "no temporary file is left" "$t"
 # holes stay holes (5 MiB, of which 4 bytes are data), unless --no-sparse
@@ -307,6 +308,7 @@ if two_nodes 2 "$OUT_" --json "$L/%h/res" "$O" >"$J" 2>"$TMPD/err"; then
 else
 	not_ok "stage-out of two nodes into DEST/NODE/" "$(tail -n 8 "$TMPD/err")"
 fi
+json_valid stage-out "$J"
 same_bytes "  node nA's file" "$L/nA/res/own-nA" "$O/nA/own-nA"
 same_bytes "  node nB's file" "$L/nB/res/same" "$O/nB/same"
 if two_nodes 1 "$OUT_" --json --merge "$L/%h/res" "$O/m" >"$J" 2>"$TMPD/err"; then

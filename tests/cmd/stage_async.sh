@@ -35,6 +35,8 @@ else
 fi
 remember_pids
 json_true "  both movers answer --status" 'len(j["movers"]) == 2 and all(m["running"] for m in j["movers"])'
+json_valid stage-out-status "$J"
+json_invalid_without stage-out-status "$J" movers
 pid=$(json_get "$J" '[m["pid"] for m in j["movers"] if m["node"] == "nA"][0]')
 nice=$(awk '{print $19}' "/proc/$pid/stat" 2>/dev/null)
 [ "$nice" = 19 ] && ok "  the mover runs at nice 19" || not_ok "  the mover runs at nice 19" "nice $nice"
@@ -156,6 +158,7 @@ for sig in KILL TERM; do
 	else
 		json_true "  --status --json fails too, the mover not running, its files listed" \
 			'[(m["running"], sorted(m["unsaved"])) for m in j["movers"]] == [(False, ["late", "later"])]'
+		[ "$sig" = KILL ] && json_valid stage-out-status "$J"
 	fi
 	mpirun_n 1 env GFSPLIT_NODE=nB "$OUT_" "$L/g/nB" "$D/g" >/dev/null 2>&1
 	if two_nodes 1 "$OUT_" --wait >"$TMPD/out" 2>&1; then ok "  after that stage-out, --wait returns 0"

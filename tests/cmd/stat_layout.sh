@@ -44,6 +44,7 @@ output_has "coverage: all data, no holes" "^coverage: +3000017 data bytes, 0 hol
 # ---- JSON output
 expect_exit "stat-layout --json" 0 "$BIN/stat-layout" --json "$sp"
 cp "$OUT" "$TMPD/st.json"
+json_valid stat-layout "$TMPD/st.json"
 check "JSON values" python3 -c '
 import json, os, sys
 j = json.load(open(sys.argv[1])); d = sys.argv[2]
@@ -150,6 +151,8 @@ import json, sys
 c = json.load(open(sys.argv[1]))["check"]
 assert c["ok"] is False and any("part.2" in p and "checksum" in p for p in c["problems"]), c
 ' "$TMPD/bad.json"
+json_valid stat-layout "$TMPD/bad.json"
+json_invalid_without stat-layout "$TMPD/bad.json" dest
 expect_exit "stat-layout without --check does not read parts" 0 "$BIN/stat-layout" "$TMPD/bad.split"
 
 finish
