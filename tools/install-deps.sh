@@ -13,11 +13,13 @@ set -eu
 # iproute2 iputils-ping: the emulated cluster's namespaces, bridge, links
 # and their shaping (ip, tc), and its reachability check (tests/cluster.sh);
 # libfuse3-dev fuse3: gfsplit-mount (configure finds libfuse3; fusermount3
-# unmounts); attr: getfattr, which the mount's tests read its xattrs with
+# unmounts); attr: getfattr, which the mount's tests read its xattrs with;
+# python3-jsonschema: the validator the tests check every --json output
+# against schemas/ with (tests/json_valid.py)
 PKGS="build-essential pkg-config python3 mpich libmpich-dev libjson-c-dev libxxhash-dev
 libzstd-dev zstd libibverbs-dev util-linux gfmd gfsd gfarm-client libgfarm-dev
 libhdf5-mpich-dev hdf5-tools clang libclang-rt-14-dev iproute2 iputils-ping
-libfuse3-dev fuse3 attr"
+libfuse3-dev fuse3 attr python3-jsonschema"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
