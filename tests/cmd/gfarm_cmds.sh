@@ -25,6 +25,7 @@ rep=$(json_get "$TMPD/a.json" '" ".join(r["replicas"][0] + ":" + str(r["on_write
 want="${H[0]}:True ${H[1]}:True ${H[2]}:True"
 [ "$rep" = "$want" ] && ok "stat-layout shows each part's replica on its writer's node" ||
 	not_ok "stat-layout shows each part's replica on its writer's node" "got: $rep" "want: $want"
+json_valid stat-layout "$TMPD/a.json"
 check "stat-layout --check on Gfarm" "$BIN/stat-layout" --check gfarm:///t/a.split
 # a symbolic link planted in the split directory is not followed, even to
 # the very location file it replaces (then put back)
