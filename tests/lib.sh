@@ -149,6 +149,29 @@ json_get() {
 	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
+# json_valid KIND FILE: ok if FILE holds one JSON document valid against
+# schemas/KIND.schema.json (tests/json_valid.py with Debian's
+# python3-jsonschema).  A missing validator is a failure, not a skip: the
+# README's test command installs it (tools/install-deps.sh).
+json_valid() {
+	if python3 "$TOP/tests/json_valid.py" "$1" "$2" >"$TMPD/.jv" 2>&1; then
+		ok "JSON valid against schemas/$1.schema.json"
+	else
+		not_ok "JSON valid against schemas/$1.schema.json" "$(cat "$TMPD/.jv")" \
+			"$(head -c 1500 "$2")"
+	fi
+}
+# json_invalid_without KIND FILE MEMBER: ok if FILE's document with its
+# top-level MEMBER removed fails schemas/KIND.schema.json (exit 1), so that
+# json_valid cannot pass vacuously.
+json_invalid_without() {
+	python3 "$TOP/tests/json_valid.py" --drop "$3" "$1" "$2" >"$TMPD/.jv" 2>&1
+	_rc=$?
+	if [ "$_rc" -eq 1 ]; then ok "JSON without \"$3\" fails schemas/$1.schema.json"
+	else not_ok "JSON without \"$3\" fails schemas/$1.schema.json" "exit $_rc, wanted 1" \
+		"$(cat "$TMPD/.jv")"; fi
+}
+
 # json_true DESC EXPR [FILE]: ok if the python expression on FILE's JSON
 # (j; FILE defaults to $J) is True; the JSON is shown otherwise.
 json_true() {

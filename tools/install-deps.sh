@@ -17,12 +17,14 @@ set -eu
 # mandoc: the man pages' lint (tests/cmd/packaging.sh); dpkg-dev debhelper
 # fakeroot lintian: the Debian packages of make deb, and their check;
 # lua5.4 tcl: the interpreters that tests/cmd/packaging.sh runs the Lmod and
-# Tcl module files with (not Lmod or Environment Modules themselves)
+# Tcl module files with (not Lmod or Environment Modules themselves);
+# python3-jsonschema: the validator the tests check every --json output
+# against schemas/ with (tests/json_valid.py)
 PKGS="build-essential pkg-config python3 mpich libmpich-dev libjson-c-dev libxxhash-dev
 libzstd-dev zstd libibverbs-dev util-linux gfmd gfsd gfarm-client libgfarm-dev
 libhdf5-mpich-dev hdf5-tools clang libclang-rt-14-dev iproute2 iputils-ping
 libfuse3-dev fuse3 attr mandoc dpkg-dev debhelper fakeroot lintian
-lua5.4 tcl"
+lua5.4 tcl python3-jsonschema"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -441,6 +441,7 @@ predict(int rank)
 	struct gfsp_env_shape s;
 	struct gfsp_error err = { 0 };
 	int rc, stage = !opt_heatmap || stage_given();
+	double t0 = gfsp_now();
 
 	if (opt_envelope == NULL)
 		return usage(rank, "predict needs --envelope FILE");
@@ -456,7 +457,8 @@ predict(int rank)
 			gfsp_log_error("'%s': %s", opt_envelope, err.msg);
 			rc = 1;
 		} else if (opt_json) {
-			rc = print_json(gfsp_env_prediction_json(&s, &p));
+			rc = print_json(gfsp_env_prediction_doc(opt_envelope,
+			    &s, &p, gfsp_now() - t0));
 		} else {
 			gfsp_env_prediction_print(stdout, &s, &p);
 		}

@@ -36,12 +36,13 @@ run(int argc, char **argv, MPI_Comm comm)
 {
 	struct gfsp_statinfo_opts o = { 0 };
 	struct gfsp_error err = { 0 };
-	json_object *info = NULL;
+	json_object *info = NULL, *doc;
+	double t0 = gfsp_now();
 	char *text;
-	int rc;
+	int rc, size = 1;
 
 	(void)argc;
-	(void)comm;
+	(void)comm;		/* no MPI: one process, "ranks": 1 */
 	o.check = opt_check;
 	o.map = opt_map != UNSET;
 	o.map_offset = opt_map;
@@ -49,9 +50,15 @@ run(int argc, char **argv, MPI_Comm comm)
 	/* -q --check: the exit status says it (a problem still on stderr) */
 	if (info != NULL && !(opt_check && gfsp_opt_quiet && !opt_json)) {
 		if (opt_json) {
-			puts(json_object_to_json_string_ext(info,
-			    JSON_C_TO_STRING_PRETTY |
-			    JSON_C_TO_STRING_NOSLASHESCAPE));
+			doc = gfsp_statinfo_doc(info, argv[0], size,
+					       gfsp_now() - t0);
+			if (doc != NULL)
+				puts(json_object_to_json_string_ext(doc,
+				    JSON_C_TO_STRING_PRETTY |
+				    JSON_C_TO_STRING_NOSLASHESCAPE));
+			else
+				gfsp_log_error("out of memory");
+			json_object_put(doc);
 		} else {
 			/* --map answers just that; the layout too with -v */
 			text = gfsp_statinfo_text(info, o.map &&

@@ -243,6 +243,26 @@ struct json_object;
 /* The string member `key` of object o, or NULL (absent, or not a string). */
 const char *gfsp_json_str(struct json_object *o, const char *key);
 
+/* t as an ISO 8601 UTC string, "2026-11-27T09:30:00Z", in buf (at least
+ * GFSP_ISO_LEN bytes); returns buf.  Every time value in a JSON document
+ * is one of these; durations stay numbers of seconds. */
+#define GFSP_ISO_LEN 32
+const char *gfsp_utc_iso(int64_t t, char *buf, size_t len);
+
+/*
+ * A new JSON document of the convention every --json output follows
+ * (schemas/common.schema.json): an object that starts with "command",
+ * "version" (GFSPLIT_VERSION), "src", "dest" (null when NULL: the command
+ * has no such operand), "ranks" (the MPI world size), "seconds" (the wall
+ * time of the work reported), "bytes" (the data moved; null when bytes < 0:
+ * the command moves none) and "bytes_per_sec" (bytes / seconds, null with
+ * bytes).  The caller adds its own members; adding one of these again
+ * replaces it in place.  NULL: out of memory.
+ */
+struct json_object *gfsp_json_doc(const char *command, const char *src,
+				 const char *dest, int ranks, double seconds,
+				 int64_t bytes);
+
 /* Collective (usage.c): the job's peak RSS per rank (KiB) and CPU seconds
  * summed over ranks (at rank 0), and *seconds made the slowest rank's. */
 int gfsp_job_usage(MPI_Comm comm, double *seconds, long *max_rss_kib,

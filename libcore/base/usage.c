@@ -3,6 +3,7 @@
  * the ranks, and reading the JSON summaries the commands exchange.
  */
 #include <sys/resource.h>
+#include <time.h>
 #include <json-c/json.h>
 
 #include "core.h"
@@ -16,6 +17,48 @@ gfsp_json_str(json_object *o, const char *key)
 	    !json_object_is_type(x, json_type_string))
 		return NULL;
 	return json_object_get_string(x);
+}
+
+const char *
+gfsp_utc_iso(int64_t t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (len == 0)
+		return buf;
+	if (gmtime_r(&tt, &tm) == NULL ||
+	    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+static json_object *
+str_or_null(const char *s)
+{
+	return s != NULL ? json_object_new_string(s) : NULL;
+}
+
+json_object *
+gfsp_json_doc(const char *command, const char *src, const char *dest,
+	     int ranks, double seconds, int64_t bytes)
+{
+	json_object *o = json_object_new_object();
+
+	if (o == NULL)
+		return NULL;
+	json_object_object_add(o, "command", json_object_new_string(command));
+	json_object_object_add(o, "version",
+			       json_object_new_string(GFSPLIT_VERSION));
+	json_object_object_add(o, "src", str_or_null(src));
+	json_object_object_add(o, "dest", str_or_null(dest));
+	json_object_object_add(o, "ranks", json_object_new_int(ranks));
+	json_object_object_add(o, "seconds", json_object_new_double(seconds));
+	json_object_object_add(o, "bytes", bytes >= 0 ?
+			       json_object_new_int64(bytes) : NULL);
+	json_object_object_add(o, "bytes_per_sec", bytes < 0 ? NULL :
+	    json_object_new_double(seconds > 0 ? (double)bytes / seconds : 0));
+	return o;
 }
 
 int

@@ -179,7 +179,7 @@ int gfsp_cache_warm(struct gfsp_cache *c, const struct gfsp_warm_opts *o,
 		   int *nnodes, struct gfsp_error *err);
 
 /* cache-warm's summary (rank 0): text, or one JSON object with the
- * cache's summed statistics. */
+ * cache's summed statistics (schemas/cache-warm.schema.json). */
 void gfsp_warm_print(FILE *fp, int json, const struct gfsp_warm_opts *o,
 		    struct gfsp_cache *c, int nfiles, char **files,
 		    const struct gfsp_warm_result *res, int nnodes,

@@ -272,13 +272,21 @@ gfsp_warm_print(FILE *fp, int json, const struct gfsp_warm_opts *o,
 		gfsp_cache_stats_text(fp, "cache-warm: cache", sum);
 		return;
 	}
-	o_ = json_object_new_object();
+	/* src: the FILEs, always a list; dest: the tier directory (its %h
+	 * unexpanded); bytes: what went into the tiers */
+	o_ = gfsp_json_doc("cache-warm", NULL, o->local_dir, nprocs, seconds,
+			   (int64_t)bytes);
+	if (o_ == NULL)
+		return;
+	arr = json_object_new_array();
+	for (i = 0; i < nfiles; i++)
+		json_object_array_add(arr, json_object_new_string(files[i]));
+	json_object_object_add(o_, "src", arr);
 	arr = json_object_new_array();
 	json_object_object_add(o_, "local_dir",
 	    json_object_new_string(o->local_dir));
 	json_object_object_add(o_, "keep", json_object_new_string(keep));
 	json_object_object_add(o_, "nodes", json_object_new_int(nnodes));
-	json_object_object_add(o_, "ranks", json_object_new_int(nprocs));
 	json_object_object_add(o_, "block_size",
 	    json_object_new_uint64(gfsp_cache_block_size(c)));
 	json_object_object_add(o_, "transport",
@@ -298,7 +306,6 @@ gfsp_warm_print(FILE *fp, int json, const struct gfsp_warm_opts *o,
 	json_object_object_add(o_, "files", arr);
 	json_object_object_add(o_, "bytes_written",
 	    json_object_new_uint64(bytes));
-	json_object_object_add(o_, "seconds", json_object_new_double(seconds));
 	json_object_object_add(o_, "cache", gfsp_cache_stats_object(sum));
 	/* one line: for jq and for logs */
 	fprintf(fp, "%s\n", json_object_to_json_string_ext(o_,

@@ -106,9 +106,9 @@ int gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 int gfsp_copy_usage(MPI_Comm comm, struct gfsp_copy_result *res,
 		   struct gfsp_error *err);
 
-/* The summary object of --json: command, src, dst, bytes, ranks, layout,
- * seconds, bytes_per_sec, max_rss_kib, cpu_seconds (+ the plan on a dry
- * run).  Caller puts it. */
+/* The summary object of --json (schemas/pcp-split.schema.json,
+ * gfsplit-merge.schema.json): the common members (gfsp_json_doc), layout,
+ * max_rss_kib, cpu_seconds (+ the plan on a dry run).  Caller puts it. */
 json_object *gfsp_copy_result_json(const char *command, const char *src,
 				  const char *dst,
 				  const struct gfsp_copy_result *res,

@@ -28,17 +28,16 @@ json_object *
 gfsp_copy_result_json(const char *command, const char *src, const char *dst,
 		     const struct gfsp_copy_result *res, int dry_run)
 {
-	json_object *o = json_object_new_object(), *plan, *p;
-	double secs = res->seconds;
+	json_object *o, *plan, *p;
 	int r;
 
+	/* bytes: the logical size, copied (or, in a dry run, to copy) */
+	o = gfsp_json_doc(command, src, dst, res->ranks, res->seconds,
+			 (int64_t)res->bytes);
 	if (o == NULL)
 		return NULL;
-	json_object_object_add(o, "command", json_object_new_string(command));
-	json_object_object_add(o, "src", json_object_new_string(src));
-	json_object_object_add(o, "dst", json_object_new_string(dst));
-	add_u64(o, "bytes", res->bytes);
-	json_object_object_add(o, "ranks", json_object_new_int(res->ranks));
+	if (dry_run)
+		json_object_object_add(o, "bytes_per_sec", NULL);
 	json_object_object_add(o, "layout",
 			       json_object_new_string(res->layout));
 	json_object_object_add(o, "dry_run", json_object_new_boolean(dry_run));
@@ -56,10 +55,6 @@ gfsp_copy_result_json(const char *command, const char *src, const char *dst,
 		json_object_object_add(o, "misplaced_parts",
 				       json_object_new_int(res->misplaced));
 	if (!dry_run) {
-		json_object_object_add(o, "seconds",
-				       json_object_new_double(secs));
-		json_object_object_add(o, "bytes_per_sec",
-		    json_object_new_double(secs > 0 ? res->bytes / secs : 0));
 		json_object_object_add(o, "max_rss_kib",
 		    json_object_new_int64(res->max_rss_kib));
 		json_object_object_add(o, "cpu_seconds",

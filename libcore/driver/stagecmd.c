@@ -266,15 +266,31 @@ start_movers(MPI_Comm comm, const struct gfsp_stage_opts *o)
 
 #define UNSAVED_SHOWN	20	/* files of a gone mover listed as text */
 
-/* The movers' answers: the JSON array, or a few lines each. */
+/*
+ * The movers' answers: one JSON object holding them ("movers", one per
+ * mover of each node; schemas/stage-out-status.schema.json), or a few
+ * lines each.  src is the SRC asked about (null: all); no dest, no bytes
+ * of its own (each mover has them); seconds the time the request took.
+ */
 static void
-print_movers(json_object *all, const char *req)
+print_movers(json_object *all, const char *req, const char *src, int ranks,
+	     double seconds)
 {
 	size_t i, n = json_object_array_length(all), k;
+	json_object *doc;
 
 	if (opt_json) {
-		printf("%s\n", json_object_to_json_string_ext(all,
+		doc = gfsp_json_doc("stage-out", src, NULL, ranks, seconds, -1);
+		if (doc == NULL) {
+			gfsp_log_error("out of memory");
+			return;
+		}
+		json_object_object_add(doc, "request",
+				       json_object_new_string(req));
+		json_object_object_add(doc, "movers", json_object_get(all));
+		printf("%s\n", json_object_to_json_string_ext(doc,
 		       JSON_C_TO_STRING_PLAIN));
+		json_object_put(doc);
 		return;
 	}
 	if (n == 0)
@@ -337,10 +353,12 @@ control(MPI_Comm comm, int argc, char **argv)
 	char node_name[256];
 	char *text = NULL, *gathered = NULL;
 	size_t n = 0, i, len = 0;
-	int rc, lrank = 0, idx, nn, rank, bad = 0;
+	int rc, lrank = 0, idx, nn, rank, size, bad = 0;
+	double t0 = gfsp_now();
 	FILE *fp;
 
 	MPI_Comm_rank(comm, &rank);
+	MPI_Comm_size(comm, &size);
 	gfsp_node_name(node_name, sizeof(node_name));
 	rc = gfsp_node_comm(comm, &node, &idx, &nn, &err);
 	if (rc == 0)
@@ -420,7 +438,8 @@ control(MPI_Comm comm, int argc, char **argv)
 				bad = 1;
 			json_object_array_add(all, o);
 		}
-		print_movers(all, req);
+		print_movers(all, req, argc > 0 ? argv[0] : NULL, size,
+			     gfsp_now() - t0);
 		json_object_put(all);
 	}
 	MPI_Bcast(&bad, 1, MPI_INT, 0, comm);
@@ -600,16 +619,32 @@ void
 gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 		const struct gfsp_stage_result *r, int json)
 {
-	json_object *j;
+	json_object *j, *srcs;
 	char a[32], b[32], c[96];
 	size_t i, n;
+	int k;
 
 	if (json) {
-		j = json_object_new_object();
-		json_object_object_add(j, "command", json_object_new_string(cmd));
-		json_object_object_add(j, "dest", json_object_new_string(o->dst));
+		/* stage-in: src the list of SRC operands (and the manifest);
+		 * stage-out: its one SRC.  bytes: written to DEST, or in a
+		 * dry run to write (schemas/stage-in.schema.json) */
+		j = gfsp_json_doc(cmd, o->nsrc > 0 ? o->src[0] : NULL, o->dst,
+				 r->ranks, r->seconds, (int64_t)(o->dry_run ?
+				 r->planned_bytes : r->sum.bytes_written));
+		if (j == NULL)
+			return;
+		if (o->dry_run)
+			json_object_object_add(j, "bytes_per_sec", NULL);
+		if (strcmp(cmd, "stage-in") == 0) {
+			srcs = json_object_new_array();
+			for (k = 0; k < o->nsrc; k++)
+				json_object_array_add(srcs,
+				    json_object_new_string(o->src[k]));
+			json_object_object_add(j, "src", srcs);
+			json_object_object_add(j, "manifest", o->manifest ?
+			    json_object_new_string(o->manifest) : NULL);
+		}
 		json_object_object_add(j, "nodes", json_object_new_int(r->nodes));
-		json_object_object_add(j, "ranks", json_object_new_int(r->ranks));
 		json_object_object_add(j, "dry_run",
 				       json_object_new_boolean(o->dry_run));
 		json_object_object_add(j, "entries",
@@ -642,8 +677,6 @@ gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 				       json_object_new_uint64(r->sum.bytes_holes));
 		json_object_object_add(j, "raw_bytes",
 				       json_object_new_uint64(r->sum.raw_bytes));
-		json_object_object_add(j, "seconds",
-				       json_object_new_double(r->seconds));
 		json_object_object_add(j, "max_rss_kib",
 				       json_object_new_int64(r->max_rss_kib));
 		json_object_object_add(j, "cpu_seconds",

@@ -784,13 +784,9 @@ machine_json(const struct bench *b)
 static char *
 now_iso(void)
 {
-	char buf[32];
-	time_t t = time(NULL);
-	struct tm tm;
+	char buf[GFSP_ISO_LEN];
 
-	gmtime_r(&t, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return strdup(buf);
+	return strdup(gfsp_utc_iso(time(NULL), buf, sizeof(buf)));
 }
 
 /* the phases (each repetition of each metric's phase at each point) of
@@ -1190,11 +1186,24 @@ gfsp_env_replay_free(struct gfsp_env_replay *r)
 struct json_object *
 gfsp_env_replay_json(const char *target, const struct gfsp_env_replay *r)
 {
-	json_object *o = json_object_new_object(), *a;
+	const struct gfsp_env_shape *sh = &r->shape;
+	json_object *o, *a;
+	double secs = 0;
+	int64_t per_task = 0;
 	int i, oom = 0;
 
+	/* the common members: ranks C, one per node; seconds and bytes
+	 * those of the timed runs (each task writes its output, reads its
+	 * input and the shared input) */
+	for (i = 0; i < r->reps; i++)
+		secs += r->seconds[i];
+	per_task = GFSP_MAX(sh->output_size, 0) + GFSP_MAX(sh->input_size, 0) +
+		   GFSP_MAX(sh->shared_size, 0);
+	o = gfsp_json_doc("envelope-bench", NULL, NULL, sh->nodes, secs,
+			 (int64_t)sh->tasks * per_task * r->reps);
 	if (o == NULL)
 		return NULL;
+	json_object_object_add(o, "mode", json_object_new_string("replay"));
 	json_object_object_add(o, "target", json_object_new_string(target));
 	json_object_object_add(o, "lockstep",
 			       json_object_new_boolean(r->lockstep));

@@ -150,8 +150,11 @@ struct json_object *gfsp_env_stat_json(const struct gfsp_env_stat *s,
 
 /*
  * The envelope as one JSON document (see envelope-bench(1)):
- *   { "format": "gfsplit-envelope", "version": 1, "tool", "started",
- *     "seconds", "machine", "target": { "path", "backend",
+ *   { the common members of every document (gfsp_json_doc: "command",
+ *     "version" of the package, src and dest null, "ranks", "seconds",
+ *     "bytes" of the timed runs, "bytes_per_sec"), "mode": "measure",
+ *     "format": "gfsplit-envelope", "format_version": 1, "tool",
+ *     "started", "machine", "target": { "path", "backend",
  *     "remote_same_as_local" }, "method": {...}, "sizes": [...],
  *     "procs": [...], "points": [ { "metric", "procs", "size", "files",
  *     "ops_per_s": { "min", "median", "max" }, "bytes_per_s": {...},
@@ -162,7 +165,8 @@ struct json_object *gfsp_env_to_json(const struct gfsp_envelope *e);
 
 /*
  * Read an envelope document.  name is for messages (the file).  Checks
- * the format and version, that every point has a known metric, procs >=
+ * the format and format_version (an integer "version" in documents
+ * written before the common members), that every point has a known metric, procs >=
  * 1, a size, and rates that are numbers >= 0; errors name the file and
  * the point.
  */
@@ -269,6 +273,13 @@ int gfsp_env_predict(const struct gfsp_envelope *e,
 /* The prediction as JSON (shape, rounds, terms, times). */
 struct json_object *gfsp_env_prediction_json(const struct gfsp_env_shape *s,
 					    const struct gfsp_env_prediction *p);
+/* envelope-bench predict --json: the same inside the common members
+ * (gfsp_json_doc; "mode": "predict", "target" null, "envelope" the file
+ * read; bytes null); seconds the time it took.  NULL: out of memory. */
+struct json_object *gfsp_env_prediction_doc(const char *envelope,
+					   const struct gfsp_env_shape *s,
+					   const struct gfsp_env_prediction *p,
+					   double seconds);
 /* ... and as text */
 void gfsp_env_prediction_print(FILE *out, const struct gfsp_env_shape *s,
 			       const struct gfsp_env_prediction *p);
@@ -348,8 +359,9 @@ int gfsp_env_replay(MPI_Comm comm, const struct gfsp_env_opts *o,
 		   const struct gfsp_env_shape *shape,
 		   struct gfsp_env_replay *out, struct gfsp_error *err);
 void gfsp_env_replay_free(struct gfsp_env_replay *r);
-/* the replay as JSON (target, shape, samples, statistics, prediction,
- * error) and as text */
+/* the replay as JSON (the common members of gfsp_json_doc with "mode":
+ * "replay", then target, shape, samples, statistics, prediction, error)
+ * and as text */
 struct json_object *gfsp_env_replay_json(const char *target,
 				       const struct gfsp_env_replay *r);
 void gfsp_env_replay_print(FILE *out, const char *target,

@@ -198,17 +198,32 @@ json_object *
 gfsp_env_to_json(const struct gfsp_envelope *e)
 {
 	const struct gfsp_env_method *m = &e->method;
-	json_object *o = json_object_new_object(), *t, *a;
-	int oom = 0;
-	size_t i;
+	json_object *o, *t, *a, *x;
+	int oom = 0, ranks = 0;
+	int64_t bytes = 0;
+	size_t i, k;
 
+	/* the common members: no src or dest but a target; ranks the world
+	 * size the sweep ran on; bytes what its timed runs moved */
+	if (e->machine != NULL &&
+	    json_object_object_get_ex(e->machine, "ranks", &x))
+		ranks = json_object_get_int(x);
+	for (i = 0; i < e->nprocs; i++)
+		ranks = GFSP_MAX(ranks, e->procs[i]);
+	for (i = 0; i < e->npoints; i++)
+		for (k = 0; k < e->points[i].nsamples; k++)
+			bytes += (int64_t)e->points[i].samples[k].bytes;
+	o = gfsp_json_doc("envelope-bench", NULL, NULL, ranks, e->seconds,
+			 bytes);
+	if (o == NULL)
+		return NULL;
+	put(o, "mode", json_object_new_string("measure"), &oom);
 	put(o, "format", json_object_new_string(ENV_FORMAT), &oom);
-	put(o, "version", json_object_new_int(ENV_VERSION), &oom);
+	put(o, "format_version", json_object_new_int(ENV_VERSION), &oom);
 	put(o, "tool", json_object_new_string("envelope-bench "
 	    GFSPLIT_VERSION), &oom);
 	if (e->started != NULL)
 		put(o, "started", json_object_new_string(e->started), &oom);
-	put(o, "seconds", json_object_new_double(e->seconds), &oom);
 	if (e->machine != NULL)
 		put(o, "machine", json_object_get(e->machine), &oom);
 
@@ -566,7 +581,10 @@ rd_head(struct rd *r, json_object *doc, struct gfsp_envelope *e)
 	else if (strcmp(format, ENV_FORMAT) != 0)
 		rd_fail(r, GFSP_EINVAL, "not an envelope (format '%s')",
 		    format);
-	version = rd_u64(r, doc, "", "version");
+	/* format_version; "version" before the common members took that
+	 * name for the package's (issue 23) */
+	version = rd_u64(r, doc, "", json_object_object_get_ex(doc,
+	    "format_version", NULL) ? "format_version" : "version");
 	if (r->rc == 0 && version != ENV_VERSION)
 		rd_fail(r, GFSP_EVERSION, "envelope version %" PRIu64 ", this "
 		    "build reads version %d", version, ENV_VERSION);
@@ -1054,6 +1072,34 @@ gfsp_env_prediction_json(const struct gfsp_env_shape *s,
 		json_object_put(o);
 		return NULL;
 	}
+	return o;
+}
+
+json_object *
+gfsp_env_prediction_doc(const char *envelope,
+			const struct gfsp_env_shape *s,
+			const struct gfsp_env_prediction *p, double seconds)
+{
+	json_object *body = gfsp_env_prediction_json(s, p), *o;
+	int ranks = 1, init = 0;
+
+	if (body == NULL)
+		return NULL;
+	MPI_Initialized(&init);
+	if (init)
+		MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+	/* a computation: no target, no data moved */
+	o = gfsp_json_doc("envelope-bench", NULL, NULL, ranks, seconds, -1);
+	if (o != NULL) {
+		json_object_object_add(o, "mode",
+				       json_object_new_string("predict"));
+		json_object_object_add(o, "target", NULL);
+		json_object_object_add(o, "envelope",
+				       json_object_new_string(envelope));
+		json_object_object_foreach(body, k, v)
+			json_object_object_add(o, k, json_object_get(v));
+	}
+	json_object_put(body);
 	return o;
 }
 

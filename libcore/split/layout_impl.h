@@ -185,5 +185,11 @@ int gfsp_statinfo_layout(struct gfsp_layout *l, const char *path,
 /* The human form of a gfsp_statinfo() object (malloc'd, caller frees);
  * map_only: the answer to --map alone. */
 char *gfsp_statinfo_text(json_object *info, int map_only);
+/* stat-layout --json: the common members of every command's document
+ * (gfsp_json_doc: src is path, dest null, bytes what --check read or
+ * null), then info's; ranks the MPI world size, seconds the time taken.
+ * NULL: out of memory. */
+json_object *gfsp_statinfo_doc(json_object *info, const char *path,
+			       int ranks, double seconds);
 
 #endif /* GFSP_LAYOUT_IMPL_H */

@@ -6,10 +6,10 @@
  * so --json and the human output can never disagree:
  *
  *   { "path", "format_version", "logical_size", "layout", "seg_size",
- *     "ctime", "nprocs", "nnodes",
+ *     "ctime" (ISO 8601 UTC), "nprocs", "nnodes",
  *     "source": { "mode", "uid", "gid", "atime", "mtime" },  (v4: -p)
  *     "nodes":    [ { "node", "name", "ranks": [..] } ],
- *     "ranks":    [ { "rank", "node", "node_name", "host",
+ *     "parts":    [ { "rank", "node", "node_name", "host",
  *                     "view": { "disp", "extent", "size", "blocks", "end" },
  *                     "part", "part_size", "part_hash", "nruns",
  *                     "more_views": [..], "runs": [ { "view", "begin",
@@ -23,6 +23,9 @@
  *     "check":    { "ok", "problems": [..] } }            (with --check)
  *
  * Checksums are hex strings ("0x..."): JSON numbers cannot hold 64 bits.
+ * stat-layout --json prints it inside the common members of every
+ * command's document (gfsp_statinfo_doc; schemas/stat-layout.schema.json);
+ * gfsplit-mount's user.gfsplit.layout is the object alone.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -203,15 +206,12 @@ replicas_json(const struct gfsp_layout *l, int r, json_object *n)
 static json_object *
 iso_ns(int64_t sec, uint32_t ns)
 {
-	char buf[64], frac[16];
-	time_t t = (time_t)sec;
-	struct tm tm;
+	char buf[64];
+	size_t n = strlen(gfsp_utc_iso(sec, buf, sizeof(buf)));
 
-	if (gmtime_r(&t, &tm) == NULL ||
-	    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-		return json_object_new_int64(sec);
-	snprintf(frac, sizeof(frac), ".%09uZ", ns);
-	strncat(buf, frac, sizeof(buf) - strlen(buf) - 1);
+	if (n == 0)
+		return json_object_new_null();
+	snprintf(buf + n - 1, sizeof(buf) - (n - 1), ".%09uZ", ns);
 	return json_object_new_string(buf);
 }
 
@@ -319,8 +319,7 @@ gfsp_statinfo_layout(struct gfsp_layout *l, const char *path,
 	add_u64(o, "logical_size", gfsp_layout_size(l));
 	add_str(o, "layout", l->marker.layout);
 	add_u64(o, "seg_size", l->marker.seg_size);
-	json_object_object_add(o, "ctime",
-			       json_object_new_int64(l->marker.ctime));
+	add_str(o, "ctime", gfsp_utc_iso(l->marker.ctime, hex, sizeof(hex)));
 	json_object_object_add(o, "nprocs", json_object_new_int(l->nprocs));
 	json_object_object_add(o, "nnodes", json_object_new_int(l->nnodes));
 	if (l->marker.has_attrs)
@@ -360,7 +359,7 @@ gfsp_statinfo_layout(struct gfsp_layout *l, const char *path,
 		json_object_array_add(arr, n);
 		total += l->part_size[r];
 	}
-	json_object_object_add(o, "ranks", arr);
+	json_object_object_add(o, "parts", arr);
 	json_object_object_add(o, "misplaced_parts",
 			       json_object_new_int(misplaced));
 
@@ -503,7 +502,7 @@ text_runs(FILE *f, json_object *r)
 static void
 text_ranks(FILE *f, json_object *info)
 {
-	json_object *arr = get(info, "ranks"), *r, *v;
+	json_object *arr = get(info, "parts"), *r, *v;
 	char sz[32];
 	size_t i;
 
@@ -561,10 +560,8 @@ char *
 gfsp_statinfo_text(json_object *info, int map_only)
 {
 	json_object *arr, *n, *c, *m, *ranks;
-	char *text = NULL, sz[32], when[64];
+	char *text = NULL, sz[32], when[64], *z;
 	size_t len = 0, i, j;
-	time_t t;
-	struct tm tm;
 	FILE *f;
 
 	f = open_memstream(&text, &len);
@@ -586,10 +583,14 @@ gfsp_statinfo_text(json_object *info, int map_only)
 		fprintf(f, "source:       mode %s, owner %" PRIu64 ":%" PRIu64
 			", modified %s (kept by pcp-split -p)\n", str(m, "mode"),
 			u64(m, "uid"), u64(m, "gid"), str(m, "mtime"));
-	t = (time_t)json_object_get_int64(get(info, "ctime"));
-	if (gmtime_r(&t, &tm) != NULL &&
-	    strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm) > 0)
-		fprintf(f, "created:      %s\n", when);
+	/* "2026-11-27T09:30:00Z" as "2026-11-27 09:30:00 UTC" */
+	snprintf(when, sizeof(when), "%s", str(info, "ctime"));
+	if ((z = strchr(when, 'T')) != NULL)
+		*z = ' ';
+	if ((z = strchr(when, 'Z')) != NULL)
+		*z = '\0';
+	if (when[0] != '\0')
+		fprintf(f, "created:      %s UTC\n", when);
 	fprintf(f, "logical size: %" PRIu64 " bytes (%s)\n",
 		u64(info, "logical_size"),
 		gfsp_format_size(u64(info, "logical_size"), sz, sizeof(sz)));
@@ -638,4 +639,26 @@ out:
 		return NULL;
 	}
 	return text;
+}
+
+json_object *
+gfsp_statinfo_doc(json_object *info, const char *path, int ranks,
+		  double seconds)
+{
+	json_object *doc, *arr, *c;
+	int64_t bytes = -1;
+	size_t i;
+
+	/* bytes: what --check read, every part whole */
+	if ((c = get(info, "check")) != NULL &&
+	    (arr = get(info, "parts")) != NULL)
+		for (bytes = 0, i = 0; i < json_object_array_length(arr); i++)
+			bytes += (int64_t)u64(json_object_array_get_idx(arr, i),
+					      "part_size");
+	doc = gfsp_json_doc("stat-layout", path, NULL, ranks, seconds, bytes);
+	if (doc == NULL)
+		return NULL;
+	json_object_object_foreach(info, k, v)
+		json_object_object_add(doc, k, json_object_get(v));
+	return doc;
 }

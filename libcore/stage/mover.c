@@ -499,6 +499,7 @@ struct mover {
 	json_object *pending;		/* ["rel", ...] */
 	uint64_t files, bytes, resumed, passes;
 	double started, last_pass;
+	time_t started_at, last_pass_at;	/* the same, wall clock */
 	int stop;
 	int saved;			/* a wait ended with all written back */
 };
@@ -890,6 +891,7 @@ pass(struct mover *m, int mode, struct gfsp_error *err)
 	m->nclosed = m->capclosed = 0;
 	m->overflow = 0;
 	m->last_pass = gfsp_now();
+	m->last_pass_at = time(NULL);
 out:
 	if (res != NULL)
 		for (i = 0; i < fl.n; i++) {
@@ -915,6 +917,7 @@ static json_object *
 status(struct mover *m, const char *listing_error)
 {
 	json_object *o = json_object_new_object();
+	char when[GFSP_ISO_LEN];
 
 	json_object_object_add(o, "node", json_object_new_string(m->node));
 	json_object_object_add(o, "pid", json_object_new_int(getpid()));
@@ -929,6 +932,11 @@ status(struct mover *m, const char *listing_error)
 			       json_object_new_uint64(m->resumed));
 	json_object_object_add(o, "seconds",
 			       json_object_new_double(gfsp_now() - m->started));
+	json_object_object_add(o, "started", json_object_new_string(
+	    gfsp_utc_iso(m->started_at, when, sizeof(when))));
+	json_object_object_add(o, "last_pass", m->passes == 0 ? NULL :
+	    json_object_new_string(gfsp_utc_iso(m->last_pass_at, when,
+	    sizeof(when))));
 	json_object_object_add(o, "pending", m->pending ?
 			       json_object_get(m->pending) :
 			       json_object_new_array());
@@ -1125,6 +1133,7 @@ gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
 	m.wake[0] = m.wake[1] = -1;
 	pthread_mutex_init(&m.lock, NULL);
 	m.started = gfsp_now();
+	m.started_at = time(NULL);
 	gfsp_node_name(m.node, sizeof(m.node));
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, on_term);

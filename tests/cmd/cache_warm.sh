@@ -66,6 +66,7 @@ sys.exit(0 if eval(sys.argv[2]) else 1)' "$2" "$3" 2>"$TMPD/.py"; then ok "$1"
 warm "warm, 2 nodes x 2 ranks, --keep part" 2 --keep part "$F" &&
 	expect "part: the tiers got the file once, each block read from storage once" "$TMPD/w.json" \
 		"j['nodes'] == 2 and j['bytes_written'] == $(stat -c %s "$F") and c['storage_reads'] == $NB and c['max_storage_reads_per_block'] == 1"
+json_valid cache-warm "$TMPD/w.json"
 tiers_hold "part: each block on one node, byte for byte" "$F" part "$TIER/nA" "$TIER/nB"
 job "a job after the warm (2 nodes x 2 ranks) reads every byte right" 2 "$F" &&
 	expect "the job read nothing from shared storage: tier, then peers" "$TMPD/j.json" \

@@ -139,7 +139,7 @@ check "the same pcp-split again completes" crun -ppn 2 "$BIN/pcp-split" "$CW/big
 check "  merged, it is the source" cexec 1 "$BIN/gfsplit-merge" gfarm:///t/out "$CW/back"
 same_bytes "  byte for byte" "$CW/big" "$CW/back"
 got=$(cexec head "$BIN/stat-layout" --json gfarm:///t/out 2>&1 |
-	python3 -c 'import json,sys; j=json.load(sys.stdin); print(all(r["on_writer_node"] for r in j["ranks"]), len(j["ranks"]))' 2>&1)
+	python3 -c 'import json,sys; j=json.load(sys.stdin); print(all(r["on_writer_node"] for r in j["parts"]), len(j["parts"]))' 2>&1)
 [ "$got" = "True 6" ] && ok "  every part on its writer's node" || not_ok "  every part on its writer's node" "$got"
 # ---- stage-out, node 2 fails; the rerun resumes from its journal
 RES=$CLUSTER_LOCAL/res

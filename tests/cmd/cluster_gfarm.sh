@@ -31,7 +31,7 @@ placed() {
 		not_ok "$1" "stat-layout: $(tail -n 3 "$TMPD/st.err")"
 		return
 	fi
-	got=$(json_get "$J" '" ".join("%s:%s" % (r["replicas"][0], r["on_writer_node"]) for r in j["ranks"])' 2>&1)
+	got=$(json_get "$J" '" ".join("%s:%s" % (r["replicas"][0], r["on_writer_node"]) for r in j["parts"])' 2>&1)
 	want=""
 	for ((r = 0; r < $3; r++)); do want="$want${want:+ }$(node_host $((r / $4 + 1))):True"; done
 	bad=""

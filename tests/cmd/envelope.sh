@@ -34,7 +34,7 @@ fi
 check "the envelope is valid JSON (python -m json.tool)" \
 	python3 -m json.tool "$J" /dev/null
 json_true "format, backend posix, remote the same as local" \
-	'j["format"] == "gfsplit-envelope" and j["version"] == 1 and j["target"]["backend"] == "posix" and j["target"]["remote_same_as_local"] is True'
+	'j["format"] == "gfsplit-envelope" and j["format_version"] == 1 and j["target"]["backend"] == "posix" and j["target"]["remote_same_as_local"] is True'
 json_true "procs 1,2 and sizes 1K,64K; the method as asked" \
 	'j["procs"] == [1, 2] and j["sizes"] == [1024, 65536] and j["method"]["reps"] == 2 and j["method"]["warmup"] == 1 and j["method"]["cache"] == "keep"'
 json_true "16 points: create, write, read-local, read-shared x 2 x 2 (no read-remote on POSIX)" \
@@ -49,6 +49,8 @@ json_true "bandwidth = throughput x size for data metrics" \
 	'all(abs(p["bytes_per_s"]["median"] - p["ops_per_s"]["median"] * p["size"]) <= 1e-6 * p["bytes_per_s"]["median"] for p in j["points"] if p["metric"] != "create")'
 json_true "the machine is described" \
 	'j["machine"]["ranks"] == 2 and j["machine"]["cores"] >= 1 and "mpi" in j["machine"]'
+json_valid envelope-bench "$J"
+json_invalid_without envelope-bench "$J" format_version
 target_empty "the target is left as it was"
 
 # CSV, table, heat map
@@ -132,6 +134,7 @@ json_true "9 tasks on 2 nodes: 5 rounds; terms create, write, read-local, read-r
 	'j["rounds"] == 5 and [t["metric"] for t in j["terms"]] == ["create", "write", "read-local", "read-remote", "read-shared"]' "$P"
 json_true "each term's bound is named" \
 	'all(t["bound"] in ("metadata", "throughput", "bandwidth") for t in j["terms"]) and j["terms"][0]["bound"] == "metadata"' "$P"
+json_valid envelope-bench-predict "$P"
 expect_exit "predict a size past the envelope's" 0 "$EB" predict --envelope "$J" --tasks 9 --nodes 2 --output-size 1M
 output_has "... marked extrapolated" "extrapolated"
 expect_exit "predict the mprojectpp preset" 0 "$EB" predict --envelope "$J" --preset mprojectpp
@@ -148,6 +151,7 @@ else
 fi
 json_true "replay: 2 measured runs, their median, the prediction and the error" \
 	'len(j["measured_seconds"]) == 2 and j["measured"]["median"] > 0 and abs(j["measured"]["median"] - sum(j["measured_seconds"]) / 2) < 1e-9 and abs(j["error"] - (j["predicted_s"] - j["measured"]["median"]) / j["measured"]["median"]) < 1e-9 and j["predicted_s"] == j["prediction"]["total_s"]' "$R"
+json_valid envelope-bench-replay "$R"
 target_empty "the replay leaves the target as it was"
 
 # 4. page cache modes

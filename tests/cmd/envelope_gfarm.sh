@@ -28,6 +28,7 @@ else
 	not_ok "measure gfarm:///env" "$(cat "$TMPD/err")"
 fi
 check "the envelope is valid JSON" python3 -m json.tool "$J" /dev/null
+json_valid envelope-bench "$J"
 json_true "backend gfarm: local and remote are not the same" \
 	'j["target"]["backend"] == "gfarm" and j["target"]["remote_same_as_local"] is False'
 json_true "20 points: read-remote measured beside read-local" \

@@ -21,10 +21,11 @@ if gfxattr -g /t/a.split user.gfsplit 2>/dev/null | grep -q 1; then ok "the spli
 else not_ok "the split directory carries the user.gfsplit xattr" "$(gfxattr -l /t/a.split 2>&1)"; fi
 
 "$BIN/stat-layout" --json gfarm:///t/a.split >"$TMPD/a.json" 2>"$TMPD/a.err"
-rep=$(json_get "$TMPD/a.json" '" ".join(r["replicas"][0] + ":" + str(r["on_writer_node"]) for r in j["ranks"])')
+rep=$(json_get "$TMPD/a.json" '" ".join(r["replicas"][0] + ":" + str(r["on_writer_node"]) for r in j["parts"])')
 want="${H[0]}:True ${H[1]}:True ${H[2]}:True"
 [ "$rep" = "$want" ] && ok "stat-layout shows each part's replica on its writer's node" ||
 	not_ok "stat-layout shows each part's replica on its writer's node" "got: $rep" "want: $want"
+json_valid stat-layout "$TMPD/a.json"
 check "stat-layout --check on Gfarm" "$BIN/stat-layout" --check gfarm:///t/a.split
 # a symbolic link planted in the split directory is not followed, even to
 # the very location file it replaces (then put back)

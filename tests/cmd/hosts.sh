@@ -21,7 +21,7 @@ output_has "  warns that the list is ignored" "warning: --hosts \(or GFSPLIT_GFA
 got=$(nodes "$TMPD/h.json")
 if [ "$got" = "nA:0,1 nB:2,3" ]; then ok "  location files by the ranks' nodes: nA holds ranks 0 1, nB 2 3"
 else not_ok "  location files by the ranks' nodes" "got: $got"; fi
-hosts=$(json_get "$TMPD/h.json" '" ".join(r["host"] for r in j["ranks"])')
+hosts=$(json_get "$TMPD/h.json" '" ".join(r["host"] for r in j["parts"])')
 if [ "$hosts" = "nA nA nB nB" ]; then ok "  each part records its rank's node"; else not_ok "  each part records its rank's node" "got: $hosts"; fi
 check "merge back with 3 ranks" mpirun_n 3 "$BIN/gfsplit-merge" "$TMPD/h.split" "$TMPD/h.out"
 same_bytes "merged bytes equal the source" "$TMPD/src" "$TMPD/h.out"
@@ -30,7 +30,7 @@ GFSPLIT_GFARM_HOSTS=x,y,z expect_exit "GFSPLIT_GFARM_HOSTS is ignored the same w
 	mpirun_n 2 "$BIN/pcp-split" "$TMPD/src" "$TMPD/e.split"
 output_has "  with the warning" "ignored: '.*e.split' is on a file system that places no file"
 "$BIN/stat-layout" --json "$TMPD/e.split" >"$TMPD/e.json"
-got=$(json_get "$TMPD/e.json" '" ".join(r["host"] for r in j["ranks"])')
+got=$(json_get "$TMPD/e.json" '" ".join(r["host"] for r in j["parts"])')
 if [ "$got" = "$(hostname) $(hostname)" ]; then ok "  the parts record this node"; else not_ok "  the parts record this node" "got: $got"; fi
 
 # an empty entry is an error on the rank that gets it only: all must exit 1

@@ -94,6 +94,7 @@ output_has "  listing what was left, and that its process is gone" \
 	"left over: +.*/\.d4\.gfsplit-tmp\.[^ ]+ \(process [0-9]+ on [^ ]+: gone\)"
 "$BIN/stat-layout" --json "$TMPD/d4" >"$TMPD/left.json" 2>/dev/null
 json_true "  and in its JSON" 'len(j["temporaries"]) == 1 and j["temporaries"][0]["process"] == "gone"' "$TMPD/left.json"
+json_valid stat-layout "$TMPD/left.json"
 check "  the next run succeeds" mpirun_n 2 "$BIN/pcp-split" -q "$F" "$TMPD/d4"
 no_leftovers "  and leaves no temporary directory" "$TMPD"
 finish

@@ -52,7 +52,7 @@ PY
 	ok "getfattr user.gfsplit.parts" || not_ok "getfattr user.gfsplit.parts"
 getfattr --absolute-names --only-values -n user.gfsplit.layout "$M/a.split" >"$TMPD/l.json" 2>&1
 json_true "user.gfsplit.layout shows each part on its writer's gfsd" \
-	'[r["replicas"] for r in j["ranks"]] == [[h] for h in "'"${H[*]}"'".split()] and j["misplaced_parts"] == 0' "$TMPD/l.json"
+	'[r["replicas"] for r in j["parts"]] == [[h] for h in "'"${H[*]}"'".split()] and j["misplaced_parts"] == 0' "$TMPD/l.json"
 
 # a split file committed again while a reader has it open
 python3 - "$M/a.split" "$TMPD/a" "$TMPD/b" "$BIN/pcp-split" "$hosts" <<'PY' >"$TMPD/re.out" 2>&1

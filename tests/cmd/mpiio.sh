@@ -23,7 +23,7 @@ json_nprocs() {
 	    python3 -c '
 import json, sys
 j = json.load(open(sys.argv[1]))
-assert j["nprocs"] == int(sys.argv[2]) and len(j["ranks"]) == j["nprocs"], j["nprocs"]
+assert j["nprocs"] == int(sys.argv[2]) and len(j["parts"]) == j["nprocs"], j["nprocs"]
 ' "$TMPD/.json" "$3" >"$TMPD/.py" 2>&1; then
 		ok "$1"
 	else
@@ -137,7 +137,7 @@ GFSPLIT_GFARM_HOSTS="${H[0]},${H[1]}" check \
 	"ior-view written to gfarm:///mpiio/f through the preload, 2 ranks" \
 	pre 2 "gfarm:///mpiio/*" ior-view write gfarm:///mpiio/f --api=large --sync
 "$BIN/stat-layout" --json gfarm:///mpiio/f >"$TMPD/g.json" 2>"$TMPD/g.err"
-got=$(json_get "$TMPD/g.json" '" ".join("%s:%s:%s" % (r["host"], r["host"] in r["replicas"], r["on_writer_node"]) for r in j["ranks"])' 2>/dev/null)
+got=$(json_get "$TMPD/g.json" '" ".join("%s:%s:%s" % (r["host"], r["host"] in r["replicas"], r["on_writer_node"]) for r in j["parts"])' 2>/dev/null)
 want="${H[0]}:True:True ${H[1]}:True:True"
 [ "$got" = "$want" ] && ok "stat-layout: each part on its rank's node" ||
 	not_ok "stat-layout: each part on its rank's node" "got: $got" "want: $want" "$(tail -n 3 "$TMPD/g.err")"

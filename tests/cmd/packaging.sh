@@ -138,6 +138,9 @@ want="$want x86/lib64/libgfsplit.so.0 x86/lib64/libgfsplit.so x86/lib64/libgfspl
 	doc/man/man7/gfsplit-mpiio.7 doc/man/man7/gfsplit-cache.7
 	data/bash-completion/completions/mpiexec data/bash-completion/completions/mpirun
 	data/bash-completion/completions/mpiexec.hydra"
+for k in "$TOP"/schemas/*.schema.json; do
+	want="$want data/gfsplit/schemas/$(basename "$k")"
+done
 missing=""
 for f in $want; do [ -e "$root/opt/gfs/$f" ] || missing="$missing $f"; done
 [ -z "$missing" ] && ok "every file in its directory" || not_ok "every file in its directory" "missing:$missing" \
@@ -300,7 +303,8 @@ bins="" men=""
 for c in $CMDS; do bins="$bins usr/bin/$c"; men="$men usr/share/man/man1/$c.1.gz"; done
 # shellcheck disable=SC2086
 has gfsplit "the commands, their man pages and completions" $bins $men usr/share/man/man5/gfsplit.5.gz \
-	usr/share/bash-completion/completions/pcp-split usr/share/zsh/vendor-completions/_pcp-split
+	usr/share/bash-completion/completions/pcp-split usr/share/zsh/vendor-completions/_pcp-split \
+	usr/share/bash-completion/completions/mpiexec usr/share/gfsplit/schemas/pcp-split.schema.json
 has libgfsplit0 "the shared library" "usr/lib/$tri/libgfsplit.so.0"
 has libgfsplit-dev "header, pkg-config file, static library and .so link" usr/include/gfsplit.h \
 	"usr/lib/$tri/pkgconfig/gfsplit.pc" "usr/lib/$tri/libgfsplit.a" "usr/lib/$tri/libgfsplit.so -> libgfsplit.so.0"

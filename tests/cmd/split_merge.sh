@@ -143,6 +143,9 @@ expect_exit "pcp-split -p" 0 mpirun_n 2 "$BIN/pcp-split" -p "$TMPD/p.dat" "$TMPD
 expect_exit "  stat-layout shows what it kept" 0 "$BIN/stat-layout" "$TMPD/p.sp"
 output_has "  (format 4, mode, owner, time)" "^format: +version 4"
 output_has "  (the source line)" "^source: +mode 0640, owner $(stat -c '%u:%g' "$TMPD/p.dat"), modified 2021-03-04T05:06:07.123456789Z"
+"$BIN/stat-layout" --json "$TMPD/p.sp" >"$TMPD/p.json"
+json_valid stat-layout "$TMPD/p.json"
+json_true "  and in JSON" 'j["format_version"] == 4 and j["source"]["mode"] == "0640" and j["source"]["mtime"] == "2021-03-04T05:06:07.123456789Z"' "$TMPD/p.json"
 expect_exit "gfsplit-merge -p" 0 mpirun_n 3 "$BIN/gfsplit-merge" -p "$TMPD/p.sp" "$TMPD/p.out"
 same_bytes "  the same bytes" "$TMPD/p.dat" "$TMPD/p.out"
 got=$(stat -c '%a %u:%g %y' "$TMPD/p.out")
@@ -171,6 +174,7 @@ assert j["dry_run"] is True and j["ranks"] == 3 and len(j["plan"]) == 3, j
 assert sum(p["bytes"] for p in j["plan"]) == j["bytes"] == 3000017, j
 assert j["plan"][0]["first"] == 0 and j["plan"][2]["last"] == 3000017, j
 ' "$TMPD/dry.json"
+json_valid pcp-split "$TMPD/dry.json"
 is_absent "pcp-split --dry-run --json created nothing" "$TMPD/dry"
 expect_exit "gfsplit-merge --dry-run" 0 mpirun_n 2 "$BIN/gfsplit-merge" --dry-run \
 	--stripe-size 1M "$TMPD/c3" "$TMPD/dry.out"
@@ -219,10 +223,12 @@ lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 1, "one object from rank 0 only: %d lines" % len(lines)
 j = json.loads(lines[0])
 assert j["command"] == "pcp-split" and j["bytes"] == 25165829 and j["ranks"] == 2, j
-assert j["layout"] == "cyclic:65536" and j["dst"].endswith("j.split"), j
+assert j["layout"] == "cyclic:65536" and j["dest"].endswith("j.split"), j
 assert j["seconds"] > 0 and j["bytes_per_sec"] > 0 and j["cpu_seconds"] > 0, j
 assert 0 < j["max_rss_kib"] < 64 * 1024, "rss %d KiB" % j["max_rss_kib"]
 ' "$TMPD/split.json"
+json_valid pcp-split "$TMPD/split.json"
+json_invalid_without pcp-split "$TMPD/split.json" bytes_per_sec
 expect_exit "gfsplit-merge --json" 0 mpirun_n 3 "$BIN/gfsplit-merge" --json "$TMPD/j.split" "$TMPD/j.out"
 grep '^{' "$OUT" >"$TMPD/merge.json"
 check "gfsplit-merge JSON fields and values" python3 -c '
@@ -233,6 +239,7 @@ assert j["ranks"] == 3 and j["writers"] == 2 and j["verified"] is True, j
 assert j["layout"] == "cyclic:65536" and j["stripe_size"] == 64 << 20, j
 assert j["seconds"] > 0 and 0 < j["max_rss_kib"] < 64 * 1024, j
 ' "$TMPD/merge.json"
+json_valid gfsplit-merge "$TMPD/merge.json"
 same_bytes "JSON run: same bytes" "$big" "$TMPD/j.out"
 
 # permissions: nothing is more readable than the source, whatever the

@@ -76,6 +76,7 @@ json_true "JSON: 6 regular files (1 hard link), nothing failed" \
 	'j["files"] == 8 and j["failed"] == 0 and j["links"] == 3'
 json_true "the big file was cut into pieces (bytes read once)" \
 	'j["bytes_read"] == j["raw_bytes"] == j["planned_bytes"]'
+json_valid stage-in "$J"
 t=$(ls -a "$D/tree" "$D/tree/sub" | grep -c 'gfsplit-stage\.' || true)
 [ "$t" -eq 0 ] && ok "no temporary file is left" || not_ok "no temporary file is left" "$t"
 # holes stay holes (5 MiB, of which 4 bytes are data), unless --no-sparse
@@ -113,6 +114,7 @@ json_true "  counts the 3 entries it would delete" 'j["deleted"] == 3'
 	ok "  and deletes nothing" || not_ok "  and deletes nothing" "$(ls -R "$D/tree")"
 run "stage-in --delete" 2 "$IN" -v --delete --chunk-size=1M "$S" "$D"
 json_true "  deletes the 3, copies nothing" 'j["deleted"] == 3 and j["files"] == 0'
+json_valid stage-in "$J"
 [ "$(grep -c "^stage-in: rank 0: deleted '" "$TMPD/err")" -eq 3 ] && ok "  -v lists them" ||
 	not_ok "  -v lists them" "$(cat "$TMPD/err")"
 is_absent "  the stale tree, file and link are gone" "$D/tree/old" "$D/tree/sub/gone" "$D/tree/sub/rootlink"
@@ -334,6 +336,7 @@ if two_nodes 2 "$OUT_" --json "$L/%h/res" "$O" >"$J" 2>"$TMPD/err"; then
 else
 	not_ok "stage-out of two nodes into DEST/NODE/" "$(tail -n 8 "$TMPD/err")"
 fi
+json_valid stage-out "$J"
 same_bytes "  node nA's file" "$L/nA/res/own-nA" "$O/nA/own-nA"
 same_bytes "  node nB's file" "$L/nB/res/same" "$O/nB/same"
 if two_nodes 1 "$OUT_" --json --merge "$L/%h/res" "$O/m" >"$J" 2>"$TMPD/err"; then

@@ -17,7 +17,7 @@ mkdir -p "$L/nA" "$L/nB"
 at_exit 'for p in $(cat "$TMPD"/pids 2>/dev/null); do kill -9 $p; done'
 
 status() { two_nodes 1 "$OUT_" --status --json >"$J" 2>"$TMPD/err"; }
-remember_pids() { status && json_get "$J" '" ".join(str(m["pid"]) for m in j)' >>"$TMPD/pids"; }
+remember_pids() { status && json_get "$J" '" ".join(str(m["pid"]) for m in j["movers"])' >>"$TMPD/pids"; }
 # (a mover whose parent is gone may stay a zombie until it is reaped)
 gone() { [ ! -e "/proc/$1" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 # until SECONDS CMD..: poll CMD every 0.2 s for at most SECONDS
@@ -34,8 +34,10 @@ else
 	not_ok "stage-out --async starts a mover on each node and returns" "$(cat "$TMPD/err")"
 fi
 remember_pids
-json_true "  both movers answer --status" 'len(j) == 2 and all(m["running"] for m in j)'
-pid=$(json_get "$J" '[m["pid"] for m in j if m["node"] == "nA"][0]')
+json_true "  both movers answer --status" 'len(j["movers"]) == 2 and all(m["running"] for m in j["movers"])'
+json_valid stage-out-status "$J"
+json_invalid_without stage-out-status "$J" movers
+pid=$(json_get "$J" '[m["pid"] for m in j["movers"] if m["node"] == "nA"][0]')
 nice=$(awk '{print $19}' "/proc/$pid/stat" 2>/dev/null)
 [ "$nice" = 19 ] && ok "  the mover runs at nice 19" || not_ok "  the mover runs at nice 19" "nice $nice"
 if command -v ionice >/dev/null; then
@@ -76,7 +78,7 @@ is_absent "a file open for writing is not installed (after 2 periods)" "$D/nA/op
 ls -a "$D/nA" | grep -q '^\.open\.gfsplit-stage\.' && ok "  but pre-copied into its temporary file" ||
 	not_ok "  but pre-copied into its temporary file" "$(ls -la "$D/nA")"
 status
-json_true "  and --status lists it as pending" '"open" in [m for m in j if m["node"] == "nA"][0]["pending"]'
+json_true "  and --status lists it as pending" '"open" in [m for m in j["movers"] if m["node"] == "nA"][0]["pending"]'
 touch "$TMPD/open.go"
 wait "$writer"
 until_ok 10 cmp -s "$L/nA/open" "$D/nA/open" &&
@@ -84,7 +86,7 @@ until_ok 10 cmp -s "$L/nA/open" "$D/nA/open" &&
 	not_ok "  once closed, it is written back whole" "$(ls -la "$D/nA")"
 status
 json_true "  reusing the pre-copied chunks (bytes_resumed)" \
-	'[m for m in j if m["node"] == "nA"][0]["bytes_resumed"] >= 3 * 1048576'
+	'[m for m in j["movers"] if m["node"] == "nA"][0]["bytes_resumed"] >= 3 * 1048576'
 
 # --flush: written back when it returns
 make_file "$L/nB/flushed" 5000 3
@@ -94,7 +96,7 @@ else not_ok "--flush returns 0" "$(cat "$TMPD/err" "$J")"; fi
 same_bytes "  and the file is written back" "$L/nB/flushed" "$D/nB/flushed"
 
 # a mover killed mid-file; the next one resumes from the journal
-pidB=$(json_get "$J" '[m["pid"] for m in j if m["node"] == "nB"][0]')
+pidB=$(json_get "$J" '[m["pid"] for m in j["movers"] if m["node"] == "nB"][0]')
 kill -9 "$pidB"
 two_nodes 1 "$OUT_" --wait >/dev/null 2>&1	# ends nA's mover
 if two_nodes 1 "$OUT_" --async --interval 3 --chunk-size=1M --bwlimit 2M "$L/%h" "$D" 2>"$TMPD/err"; then
@@ -106,7 +108,7 @@ remember_pids
 make_file "$L/nB/big" $((16 * 1048576)) 4
 sleep 2.5	# closed at once: the copy runs at 2 MiB/s, about 8 s
 status
-pidB=$(json_get "$J" '[m["pid"] for m in j if m["node"] == "nB"][0]')
+pidB=$(json_get "$J" '[m["pid"] for m in j["movers"] if m["node"] == "nB"][0]')
 kill -9 "$pidB"
 is_absent "  killed mid-file: nothing under the final name" "$D/nB/big"
 if two_nodes 1 "$OUT_" --async --interval 3 --chunk-size=1M "$L/%h" "$D" >"$TMPD/out" 2>"$TMPD/err"; then
@@ -120,7 +122,7 @@ remember_pids
 if two_nodes 1 "$OUT_" --wait --json >"$J" 2>"$TMPD/err"; then ok "--wait returns 0"
 else not_ok "--wait returns 0" "$(cat "$TMPD/err" "$J")"; fi
 json_true "  the new mover resumed the killed one's chunks" \
-	'[m for m in j if m["node"] == "nB"][0]["bytes_resumed"] > 0'
+	'[m for m in j["movers"] if m["node"] == "nB"][0]["bytes_resumed"] > 0'
 same_bytes "  and the file is whole" "$L/nB/big" "$D/nB/big"
 for n in nA nB; do
 	for f in "$L/$n"/*; do
@@ -129,7 +131,7 @@ for n in nA nB; do
 done
 ok "after --wait every file of both nodes is on shared storage"
 two_nodes 1 "$OUT_" --status --json >"$J" 2>/dev/null
-json_true "  and no mover runs any more" 'j == []'
+json_true "  and no mover runs any more" 'j["movers"] == []'
 
 # a mover killed, or stopped, with files not written back: --wait and
 # --status (without SRC, the end of a job script) fail, name the node and
@@ -143,7 +145,7 @@ for sig in KILL TERM; do
 	make_file "$L/g/nB/late" $((6 * 1048576)) 8	# 6 s at 1M/s
 	make_file "$L/g/nB/later" 5000 9
 	status
-	pidB=$(json_get "$J" '[m["pid"] for m in j if m["node"] == "nB"][0]')
+	pidB=$(json_get "$J" '[m["pid"] for m in j["movers"] if m["node"] == "nB"][0]')
 	kill -s "$sig" "$pidB"
 	until_ok 5 gone "$pidB" || true
 	expect_exit "SIG$sig of a mover with files left: --wait fails" 1 two_nodes 1 "$OUT_" --wait
@@ -155,14 +157,15 @@ for sig in KILL TERM; do
 		not_ok "  --status --json fails too" "exit 0: $(cat "$J")"
 	else
 		json_true "  --status --json fails too, the mover not running, its files listed" \
-			'[(m["running"], sorted(m["unsaved"])) for m in j] == [(False, ["late", "later"])]'
+			'[(m["running"], sorted(m["unsaved"])) for m in j["movers"]] == [(False, ["late", "later"])]'
+		[ "$sig" = KILL ] && json_valid stage-out-status "$J"
 	fi
 	mpirun_n 1 env GFSPLIT_NODE=nB "$OUT_" "$L/g/nB" "$D/g" >/dev/null 2>&1
 	if two_nodes 1 "$OUT_" --wait >"$TMPD/out" 2>&1; then ok "  after that stage-out, --wait returns 0"
 	else not_ok "  after that stage-out, --wait returns 0" "$(cat "$TMPD/out")"; fi
 	same_bytes "  and the file is out" "$L/g/nB/late" "$D/g/nB/late"
 	two_nodes 1 "$OUT_" --status --json >"$J" 2>/dev/null
-	json_true "  and no mover is listed any more" 'j == []'
+	json_true "  and no mover is listed any more" 'j["movers"] == []'
 done
 
 # relative, ./-prefixed and symlinked SRC and DEST (the mover works from
@@ -177,7 +180,7 @@ for form in "rsrc rdest" "./rsrc ./rdest" "rsrc rlink"; do
 	make_file rsrc/nA/f 70000 5; make_file rsrc/nB/f 80000 6
 	if two_nodes 1 "$OUT_" --async --interval 60 "$1/%h" "$2" 2>"$TMPD/err" &&
 		two_nodes 1 "$OUT_" --status --json >"$TMPD/rel.json" 2>>"$TMPD/err" &&
-		json_get "$TMPD/rel.json" '" ".join(str(m["pid"]) for m in j)' >>"$TMPD/pids" &&
+		json_get "$TMPD/rel.json" '" ".join(str(m["pid"]) for m in j["movers"])' >>"$TMPD/pids" &&
 		two_nodes 1 "$OUT_" --wait "$1/%h" >"$TMPD/out" 2>>"$TMPD/err" &&
 		cmp -s rsrc/nA/f rdest/nA/f && cmp -s rsrc/nB/f rdest/nB/f; then
 		ok "--async '$1/%h' '$2' from the working directory writes back to '$2/NODE'"

@@ -44,6 +44,7 @@ output_has "coverage: all data, no holes" "^coverage: +3000017 data bytes, 0 hol
 # ---- JSON output
 expect_exit "stat-layout --json" 0 "$BIN/stat-layout" --json "$sp"
 cp "$OUT" "$TMPD/st.json"
+json_valid stat-layout "$TMPD/st.json"
 check "JSON values" python3 -c '
 import json, os, sys
 j = json.load(open(sys.argv[1])); d = sys.argv[2]
@@ -51,13 +52,13 @@ assert j["format_version"] == 3 and j["logical_size"] == 3000017, j
 assert j["nprocs"] == 4 and j["nnodes"] == 2 and j["layout"] == "cyclic:65536", j
 names = {n["name"]: n["ranks"] for n in j["nodes"]}
 assert names == {"alpha": [0, 2], "beta": [1, 3]}, names
-assert [r["rank"] for r in j["ranks"]] == [0, 1, 2, 3]
-for r in j["ranks"]:
+assert [r["rank"] for r in j["parts"]] == [0, 1, 2, 3]
+for r in j["parts"]:
     assert r["node_name"] == ("alpha", "beta")[r["rank"] % 2], r
     assert r["part_size"] == os.path.getsize(os.path.join(d, r["part"])), r
     assert r["view"]["extent"] == 262144 and r["view"]["size"] == 65536, r
     assert r["part_hash"].startswith("0x") and len(r["part_hash"]) == 18, r
-assert sum(r["part_size"] for r in j["ranks"]) == 3000017
+assert sum(r["part_size"] for r in j["parts"]) == 3000017
 c = j["coverage"]
 assert c["data_bytes"] == 3000017 and c["holes"] == 0 and c["first_hole"] is None, c
 assert "map" not in j and "check" not in j
@@ -150,6 +151,8 @@ import json, sys
 c = json.load(open(sys.argv[1]))["check"]
 assert c["ok"] is False and any("part.2" in p and "checksum" in p for p in c["problems"]), c
 ' "$TMPD/bad.json"
+json_valid stat-layout "$TMPD/bad.json"
+json_invalid_without stat-layout "$TMPD/bad.json" dest
 expect_exit "stat-layout without --check does not read parts" 0 "$BIN/stat-layout" "$TMPD/bad.split"
 
 finish

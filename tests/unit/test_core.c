@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <json-c/json.h>
 
 #include "core.h"
 #include "driver.h"
@@ -1016,6 +1017,36 @@ test_regular_open(void)
 	rmdir(tdir);
 }
 
+/* the common members of every --json document, and the time format */
+static void
+test_json_doc(void)
+{
+	char buf[GFSP_ISO_LEN];
+	json_object *o;
+	const char *s;
+
+	ok(strcmp(gfsp_utc_iso(0, buf, sizeof(buf)), "1970-01-01T00:00:00Z")
+	   == 0, "gfsp_utc_iso(0): %s", buf);
+	ok(strcmp(gfsp_utc_iso(1795771800, buf, sizeof(buf)),
+	   "2026-11-27T09:30:00Z") == 0, "gfsp_utc_iso: UTC, whole seconds: %s",
+	   buf);
+	ok(strcmp(gfsp_utc_iso(0, buf, 8), "") == 0,
+	   "gfsp_utc_iso: a buffer too small gives \"\"");
+	o = gfsp_json_doc("tcmd", "a", NULL, 3, 2.0, 10);
+	s = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : "";
+	ok(strcmp(s, "{\"command\":\"tcmd\",\"version\":\"" GFSPLIT_VERSION
+	   "\",\"src\":\"a\",\"dest\":null,\"ranks\":3,\"seconds\":2.0,"
+	   "\"bytes\":10,\"bytes_per_sec\":5.0}") == 0,
+	   "gfsp_json_doc: the eight members in order, dest null: %s", s);
+	json_object_put(o);
+	o = gfsp_json_doc("tcmd", NULL, "b", 1, 0.5, -1);
+	s = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : "";
+	ok(strstr(s, "\"src\":null,\"dest\":\"b\"") != NULL &&
+	   strstr(s, "\"bytes\":null,\"bytes_per_sec\":null}") != NULL,
+	   "gfsp_json_doc: no bytes moved: bytes and bytes_per_sec null: %s", s);
+	json_object_put(o);
+}
+
 int
 main(void)
 {
@@ -1027,5 +1058,6 @@ main(void)
 	test_regular_open();
 	test_driver();
 	test_fault();
+	test_json_doc();
 	return done_testing();
 }

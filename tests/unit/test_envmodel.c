@@ -680,7 +680,11 @@ test_json_reject(void)
 	reject("points.4.ops_per_s", "{\"median\": null}", GFSP_EINVAL,
 	    "'t.json': point 4 (write, 1 procs, 1048576 bytes): "
 	    "ops_per_s.median is missing");
-	reject("", "{\"version\": 2}", GFSP_EVERSION,
+	reject("", "{\"format_version\": 2}", GFSP_EVERSION,
+	    "'t.json': envelope version 2, this build reads version 1");
+	/* a document written before "version" became the package's */
+	reject("", "{\"format_version\": null, \"version\": 2}",
+	    GFSP_EVERSION,
 	    "'t.json': envelope version 2, this build reads version 1");
 	reject("", "{\"format\": \"gfsplit-tier\"}", GFSP_EINVAL,
 	    "'t.json': not an envelope (format 'gfsplit-tier')");
