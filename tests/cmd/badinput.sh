@@ -123,8 +123,8 @@ damaged; truncate -s 40 "$TMPD/bad/loc.0"
 refuse "truncated loc.0" "bad/loc\.0.*(truncated|short|corrupt)"
 damaged; printf '\001' | dd of="$TMPD/bad/loc.0" bs=1 seek=50 conv=notrunc 2>/dev/null
 refuse "corrupted loc.0" "bad/loc\.0.*(checksum|corrupt)"
-damaged; "$UNIT/mpi_fmt_tool" set32 "$TMPD/bad/loc.0" 8 4
-refuse "loc.0 of format version 4" "bad/loc\.0.*version 4"
+damaged; "$UNIT/mpi_fmt_tool" set32 "$TMPD/bad/loc.0" 8 5
+refuse "loc.0 of format version 5" "bad/loc\.0.*version 5"
 damaged; "$UNIT/mpi_fmt_tool" set32 "$TMPD/bad/gfsplit.meta" 8 7
 refuse "marker of format version 7" "bad/gfsplit\.meta.*version 7"
 damaged; rm "$TMPD/bad/gfsplit.meta"
