@@ -11,13 +11,13 @@
 #                 this script runs `make fuzz` if configure found libFuzzer)
 #   FUZZ_SKIP     a reason to skip them all (make check-asan: the harnesses
 #                 are ASan builds already, make check runs them)
-#   FUZZ_SECONDS  seconds per harness (default 3; make fuzz-long: 300)
+#   FUZZ_SECONDS  seconds per harness (default 2; make fuzz-long: 300)
 #   FUZZ_WORK     where the inputs found are kept, in corpus/NAME (default:
 #                 this test's temporary directory; make fuzz-long: build/fuzz)
 #   FUZZ_CRASH    where crashing inputs go (default build/fuzz/crash)
 . "$(dirname "$0")/../lib.sh"
 
-secs=${FUZZ_SECONDS:-3}
+secs=${FUZZ_SECONDS:-2}
 names=$(cd "$TOP/tests/fuzz" && ls fuzz_*.c | sed 's/^fuzz_//; s/\.c$//')
 
 skip_all() {

@@ -42,7 +42,7 @@ mpiio_setup "$UNIT/mpi_fuzzio" "MPI-IO differential fuzz tests"
 FUZZ=$PROG
 
 case $PRELOAD in
-*/asan/*) CASES=${FUZZ_CASES:-40} ;;
+*/asan/*) CASES=${FUZZ_CASES:-32} ;;
 *) CASES=${FUZZ_CASES:-64} ;;
 esac
 FULL=${FUZZ_FULL_CASES:-$((CASES / 4))}
