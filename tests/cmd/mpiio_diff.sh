@@ -29,7 +29,7 @@
 # checks of that seed are not made.
 #
 #   FUZZ_CASES=64            reference jobs (full: a quarter, no overlap: a fifth;
-#                            40 with the sanitized library, which is slower)
+#                            32 with the sanitized library, which is slower)
 #   FUZZ_FULL_CASES, FUZZ_OVERLAP_CASES
 #   FUZZ_SEED=1000000        first seed (FUZZ_SEED=random: from the clock)
 #   FUZZ_BATCH=10            jobs per mpiexec (MPI start-up is not free)
