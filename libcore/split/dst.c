@@ -298,40 +298,6 @@ out:
 }
 
 int
-gfsp_remove_tree(const char *path, struct gfsp_error *err)
-{
-	struct gfsp_stat st;
-	char **names = NULL;
-	size_t n = 0, i;
-	char *p;
-	int rc, erc = 0;
-
-	rc = gfsp_stat(path, &st, err);
-	if (rc)
-		return rc;
-	if (!S_ISDIR(st.mode))
-		return gfsp_unlink(path, err);
-	rc = gfsp_readdir(path, &names, &n, err);
-	if (rc)
-		return rc;
-	for (i = 0; i < n; i++) {
-		if (asprintf(&p, "%s/%s", path, names[i]) < 0) {
-			p = NULL;
-			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-		} else {
-			rc = gfsp_unlink(p, err);
-		}
-		if (rc && erc == 0)
-			erc = rc;
-		free(p);
-		free(names[i]);
-	}
-	free(names);
-	rc = gfsp_rmdir(path, err);
-	return erc ? erc : rc;
-}
-
-int
 gfsp_bcast_string(MPI_Comm comm, char **s, struct gfsp_error *err)
 {
 	unsigned long long len;

@@ -57,9 +57,6 @@ size_t gfsp_dst_sweep(const struct gfsp_dst *d, const char *tag);
 int gfsp_dst_install(const struct gfsp_dst *d, const char *tmp, int force,
 		    struct gfsp_error *err);
 
-/* Remove a file, or a directory of files (no subdirectories).  Best effort:
- * keeps going and returns the first error. */
-int gfsp_remove_tree(const char *path, struct gfsp_error *err);
 
 /* mkdir -p: path and its missing parents (a POSIX path or a URL), each
  * new one with mode; an existing non-directory on the way is an error. */

@@ -895,33 +895,6 @@ cmp_strp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* path and everything below it, no link followed (a link is removed,
- * not what it names) */
-static int
-remove_all(const char *path, struct gfsp_error *err)
-{
-	struct gfsp_stat st;
-	char **names = NULL, *p;
-	size_t n = 0, i;
-	int rc;
-
-	rc = gfsp_lstat(path, &st, err);
-	if (rc == 0 && !S_ISDIR(st.mode))
-		return gfsp_unlink(path, err);
-	if (rc == 0)
-		rc = gfsp_readdir(path, &names, &n, err);
-	for (i = 0; rc == 0 && i < n; i++) {
-		if (asprintf(&p, "%s/%s", path, names[i]) < 0)
-			rc = OOM(err);
-		else {
-			rc = remove_all(p, err);
-			free(p);
-		}
-	}
-	gfsp_strv_free(names, n);
-	return rc == 0 ? gfsp_rmdir(path, err) : rc;
-}
-
 /* In the staged directory rel ("" for DEST), the entries not in set (the
  * sorted rels of the list): removed, or counted on a dry run.  Never the
  * state directory, nor a transfer's temporary files. */
@@ -938,8 +911,7 @@ prune_dir(const struct stage *s, char **set, size_t nset, const char *rel,
 	if (gfsp_readdir(dir, &names, &n, NULL) != 0)
 		n = 0;		/* not there (a dry run): nothing to remove */
 	for (i = 0; rc == 0 && i < n; i++) {
-		if (strcmp(names[i], GFSP_STATE_DIR) == 0 ||
-		    strstr(names[i], GFSP_STAGE_TMP_TAG) != NULL)
+		if (gfsp_stage_internal_name(names[i]))
 			continue;
 		if (asprintf(&crel, "%s%s%s", rel, *rel ? "/" : "",
 			     names[i]) < 0 ||
@@ -948,7 +920,7 @@ prune_dir(const struct stage *s, char **set, size_t nset, const char *rel,
 			break;
 		}
 		if (bsearch(&crel, set, nset, sizeof(*set), cmp_strp) == NULL &&
-		    (s->o->dry_run || (rc = remove_all(path, err)) == 0)) {
+		    (s->o->dry_run || (rc = gfsp_remove_tree(path, err)) == 0)) {
 			gfsp_log_each("%s '%s' on %s", s->o->dry_run ?
 				      "would delete" : "deleted", crel,
 				      s->nodename);

@@ -2,10 +2,12 @@
  * store.c - choosing a storage backend from the path, the wrappers that
  * dispatch to it, and test fault injection.
  */
+#define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -370,6 +372,36 @@ int
 gfsp_unlink(const char *path, struct gfsp_error *err)
 {
 	PATH_OP(path, unlink(path, err));
+}
+
+int
+gfsp_remove_tree(const char *path, struct gfsp_error *err)
+{
+	struct gfsp_stat st;
+	char **names = NULL, *p;
+	size_t n = 0, i;
+	int rc, erc = 0;
+
+	rc = gfsp_lstat(path, &st, err);
+	if (rc == 0 && !S_ISDIR(st.mode))
+		return gfsp_unlink(path, err);
+	if (rc == 0)
+		rc = gfsp_readdir(path, &names, &n, err);
+	if (rc)
+		return rc;
+	for (i = 0; i < n; i++) {
+		if (asprintf(&p, "%s/%s", path, names[i]) < 0)
+			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+		else {
+			rc = gfsp_remove_tree(p, err);
+			free(p);
+		}
+		if (rc && erc == 0)
+			erc = rc;
+	}
+	gfsp_strv_free(names, n);
+	rc = gfsp_rmdir(path, err);
+	return erc ? erc : rc;
 }
 
 int

@@ -238,6 +238,10 @@ int gfsp_chmod(const char *path, uint32_t mode, struct gfsp_error *err);
 int gfsp_mkdir(const char *path, uint32_t mode, struct gfsp_error *err);
 int gfsp_rmdir(const char *path, struct gfsp_error *err);
 int gfsp_unlink(const char *path, struct gfsp_error *err);
+/* Remove path and, a directory, everything below it; no symbolic link is
+ * followed (a link is removed itself).  Best effort: keeps going and
+ * returns the first error. */
+int gfsp_remove_tree(const char *path, struct gfsp_error *err);
 int gfsp_rename(const char *from, const char *to, struct gfsp_error *err);
 int gfsp_readdir(const char *path, char ***names, size_t *n,
 		struct gfsp_error *err);
