@@ -194,6 +194,31 @@ can_run_as_nobody() {
 }
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 
+# second_user NAME: make the local user NAME for this test (removed at
+# exit) and define as_m CMD... to run CMD as her; 1 (and nothing made)
+# when this cannot be done here: not root, no useradd or setpriv.  The
+# reason is in $SECOND_USER_WHY.
+second_user() {
+	M=$1 SECOND_USER_WHY=""
+	if [ "$(id -u)" -ne 0 ] || ! command -v useradd >/dev/null || ! command -v setpriv >/dev/null; then
+		SECOND_USER_WHY="needs root, useradd and setpriv to make a second user"
+		return 1
+	fi
+	if ! id "$M" >/dev/null 2>&1; then
+		if ! useradd --system --no-create-home --shell /usr/sbin/nologin "$M" 2>"$TMPD/.useradd"; then
+			SECOND_USER_WHY="useradd $M failed: $(cat "$TMPD/.useradd")"
+			return 1
+		fi
+		at_exit "userdel $M"
+	fi
+	as_m() { setpriv --reuid="$M" --regid="$M" --clear-groups "$@"; }
+	return 0
+}
+
+# The swap loops of the race tests run this many iterations in make check
+# (make check-long: RACE_ITERS=2000).
+RACE_ITERS=${RACE_ITERS:-40}
+
 finish() {
 	echo "1..$_tn"
 	[ "$_tfailed" -eq 0 ]

@@ -16,21 +16,11 @@
 #   - a cache tier block changed after the warm: not used (checksums).
 . "$(dirname "$0")/../lib.sh"
 
-M=gfsplit-mallory
-if [ "$(id -u)" -ne 0 ] || ! command -v useradd >/dev/null || ! command -v setpriv >/dev/null; then
-	skip "attacks by a second user" "needs root, useradd and setpriv to make one"
+if ! second_user gfsplit-mallory; then
+	skip "attacks by a second user" "$SECOND_USER_WHY"
 	finish
 	exit 0
 fi
-if ! id "$M" >/dev/null 2>&1; then
-	if ! useradd --system --no-create-home --shell /usr/sbin/nologin "$M" 2>"$TMPD/err"; then
-		skip "attacks by a second user" "useradd $M failed: $(cat "$TMPD/err")"
-		finish
-		exit 0
-	fi
-	at_exit "userdel $M"
-fi
-as_m() { setpriv --reuid="$M" --regid="$M" --clear-groups "$@"; }
 
 chmod 755 "$TMPD"
 V=$TMPD/root	# root's: she cannot enter it
