@@ -606,6 +606,20 @@ gfsp_file_key(const char *path, const struct gfsp_stat *st)
 	return gfsp_hash64(id, sizeof(id));
 }
 
+uint32_t
+gfsp_copy_mode(const struct gfsp_stat *src, uint32_t uid, uint32_t gid)
+{
+	uint32_t mode = src->mode & 07777;
+
+	if (S_ISDIR(src->mode))
+		return mode;
+	if (uid != src->uid)
+		mode &= ~(uint32_t)S_ISUID;
+	if (gid != src->gid)
+		mode &= ~(uint32_t)S_ISGID;
+	return mode;
+}
+
 int
 gfsp_same_identity(const struct gfsp_stat *a, const struct gfsp_stat *b)
 {

@@ -274,6 +274,19 @@ void gfsp_unconfine(const char *root);
  * generation, and its path). */
 uint64_t gfsp_file_key(const char *path, const struct gfsp_stat *st);
 
+/*
+ * The permission bits (of 07777) a copy of the file src may be given when
+ * the copy belongs to uid:gid.  A set-id bit means "run as this owner"
+ * (this group): it is kept only where the copy has that owner (that
+ * group), as cp, rsync and tar do as non-root.  Given to another owner it
+ * would hand that owner's rights (root's, when root copies) to whoever
+ * runs the copy.  A directory keeps its bits (set-group-ID there only
+ * passes the group on to new files).  The one rule of every copy: stage-in
+ * and stage-out, gfsplit-merge -p and gfsplit-mount.
+ */
+uint32_t gfsp_copy_mode(const struct gfsp_stat *src, uint32_t uid,
+		       uint32_t gid);
+
 /* Do a and b describe one version of a file (the fields of its key)? */
 int gfsp_same_identity(const struct gfsp_stat *a, const struct gfsp_stat *b);
 
