@@ -579,16 +579,51 @@ verify_whole_parts(MPI_Comm comm, struct merge_ctx *x, struct gfsp_error *err)
 }
 
 /*
+ * Do the split file's own files (its directory, marker and parts) all
+ * belong to the recorded owner (group: *gid_ok)?  The marker is a file
+ * like any other: whoever owns the split file can write any owner into
+ * it, so a recorded owner is only a claim, which the file system's own
+ * word about the files must back.  A part that cannot be looked at backs
+ * nothing.
+ */
+static int
+owner_backed(const struct gfsp_layout *l, const struct gfsp_attrs *at,
+	     int *gid_ok)
+{
+	struct gfsp_stat st;
+	char *path;
+	int p, uid_ok = 1, rc;
+
+	*gid_ok = 1;
+	for (p = -2; p < l->nprocs && (uid_ok || *gid_ok); p++) {
+		path = p == -2 ? strdup(l->path) : p == -1 ?
+		       gfsp_marker_path(l->path) : gfsp_part_path(l->path, p);
+		rc = path == NULL ? GFSP_ENOMEM : gfsp_lstat(path, &st, NULL);
+		free(path);
+		if (rc != 0 || st.uid != at->uid)
+			uid_ok = 0;
+		if (rc != 0 || st.gid != at->gid)
+			*gid_ok = 0;
+	}
+	return uid_ok;
+}
+
+/*
  * -p, rank 0, once the bytes are all written: the mode, owner and times
- * pcp-split -p recorded.  The owner where this user may give it (root, or
- * a group of its own), else a warning; the handle's, never a path's.
+ * pcp-split -p recorded.  The owner only where the split file's own files
+ * belong to it (owner_backed), and where this user may give it (root, or
+ * a group of its own), else a warning; the handle's, never a path's.  The
+ * set-id bits only with the owner (group) they were recorded with, and
+ * only where the files back it: root merging a user's split file that
+ * claims 04755 root makes no set-user-ID-root file.
  */
 static int
 preserve(struct merge_ctx *x, const struct gfsp_merge_args *a,
 	 struct gfsp_error *err)
 {
 	const struct gfsp_attrs *at = &x->l->marker.attrs;
-	int fd = gfsp_file_fd(x->out);
+	struct gfsp_stat rec = { 0 }, now;
+	int fd = gfsp_file_fd(x->out), uid_ok, gid_ok, rc;
 
 	if (!x->l->marker.has_attrs) {
 		gfsp_log_warn("-p: '%s' records no attributes (it was not "
@@ -596,15 +631,37 @@ preserve(struct merge_ctx *x, const struct gfsp_merge_args *a,
 			      "mode and the time of now", a->src, a->dst);
 		return 0;
 	}
+	uid_ok = owner_backed(x->l, at, &gid_ok);
+	if (!uid_ok || !gid_ok)
+		gfsp_log_warn("-p: '%s' records %s %u, but its own files do "
+			      "not all belong to it: '%s' does not get it%s",
+			      a->src, uid_ok ? "group" : "owner",
+			      uid_ok ? at->gid : at->uid, a->dst,
+			      (at->mode & (S_ISUID | S_ISGID)) ?
+			      ", nor the set-id bits" : "");
 	if (fd < 0)
 		gfsp_log_warn("-p: the owner of '%s' is not kept (the store "
 			      "gives no descriptor to change it by)", a->dst);
-	else if (fchown(fd, at->uid, at->gid) != 0)
+	else if ((uid_ok || gid_ok) &&
+		 fchown(fd, uid_ok ? at->uid : (uid_t)-1,
+			gid_ok ? at->gid : (gid_t)-1) != 0)
 		gfsp_log_warn("-p: the owner of '%s' is not kept (%u:%u): %s",
 			      a->dst, at->uid, at->gid, strerror(errno));
-	/* after the owner: a chown clears the set-id bits */
-	return gfsp_fsetattr(x->out, at->mode, at->atime, at->atime_ns,
-			     at->mtime, at->mtime_ns, err);
+	/* after the owner (a chown clears the set-id bits), and as the file
+	 * is owned now */
+	rc = gfsp_fstat(x->out, &now, err);
+	if (rc)
+		return rc;
+	rec.mode = S_IFREG | at->mode;
+	rec.uid = at->uid;
+	rec.gid = at->gid;
+	if (!uid_ok)
+		rec.mode &= ~(uint32_t)S_ISUID;
+	if (!gid_ok)
+		rec.mode &= ~(uint32_t)S_ISGID;
+	return gfsp_fsetattr(x->out, gfsp_copy_mode(&rec, now.uid, now.gid),
+			     at->atime, at->atime_ns, at->mtime, at->mtime_ns,
+			     err);
 }
 
 /* -v: the parts this rank checked (p mod M, as verifying shares them

@@ -149,13 +149,20 @@ static const struct gfsp_pipe_ops split_pipe_ops = {
 
 /* ------------------------------------------------------------ phases */
 
+/*
+ * SRC's size and attributes are those of the descriptor its bytes are
+ * read from (fstat), not of a stat of its name: a name swapped between
+ * the two would record one file's mode and owner (a set-user-ID root
+ * program's) with another file's bytes.
+ */
 static int
-stat_open(const char *path, struct gfsp_file **src, uint64_t *size,
-	  struct gfsp_attrs *at, struct gfsp_error *err)
+stat_open(const char *path, struct gfsp_file **src, struct gfsp_stat *fst,
+	  struct gfsp_error *err)
 {
 	struct gfsp_stat st;
 	int rc;
 
+	*src = NULL;
 	rc = gfsp_stat(path, &st, err);
 	if (rc == 0 && S_ISDIR(st.mode) && gfsp_has_marker(path))
 		rc = gfsp_error_set(err, GFSP_EINVAL, "'%s' is a split file "
@@ -169,15 +176,16 @@ stat_open(const char *path, struct gfsp_file **src, uint64_t *size,
 				   "'%s' is not a regular file", path);
 	if (rc == 0)
 		rc = gfsp_open(path, GFSP_O_RDONLY, 0, src, err);
-	if (rc == 0) {
-		*size = st.size;
-		at->mode = st.mode & 07777;
-		at->uid = st.uid;
-		at->gid = st.gid;
-		at->atime = st.atime;
-		at->atime_ns = (uint32_t)st.atime_ns;
-		at->mtime = st.mtime;
-		at->mtime_ns = (uint32_t)st.mtime_ns;
+	if (rc == 0)
+		rc = gfsp_fstat(*src, fst, err);
+	if (rc == 0 && !S_ISREG(fst->mode))
+		rc = gfsp_error_set(err, GFSP_EINVAL, "'%s' is not a regular "
+				   "file (it changed while being opened)", path);
+	if (rc && *src != NULL) {
+		struct gfsp_error cerr;
+
+		gfsp_close(*src, &cerr);
+		*src = NULL;
 	}
 	return rc;
 }
@@ -187,42 +195,76 @@ stat_open(const char *path, struct gfsp_file **src, uint64_t *size,
  * is reported once rather than by every rank.  Rank 0's size and
  * attributes are the ones used by all.
  */
+/*
+ * Every rank opens SRC; rank 0 first, so that a missing or unreadable SRC
+ * is reported once rather than by every rank.  Rank 0's size and
+ * attributes are the ones used by all, and every rank's descriptor must be
+ * of that same file (its identity: inode, size, times), or all fail.
+ */
 static int
 open_source(MPI_Comm comm, const char *path, struct gfsp_file **src,
 	    uint64_t *size, struct gfsp_attrs *at, struct gfsp_error *err)
 {
-	uint64_t v[8];
+	struct gfsp_stat st, mine;
+	uint64_t v[13];
 	int rank, rc = 0;
 
 	MPI_Comm_rank(comm, &rank);
 	if (rank == 0)
-		rc = stat_open(path, src, size, at, err);
+		rc = stat_open(path, src, &st, err);
 	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		return rc;
 	if (rank != 0)
-		rc = stat_open(path, src, size, at, err);
+		rc = stat_open(path, src, &mine, err);
 	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		return rc;
-	v[0] = *size;
-	v[1] = at->mode;
-	v[2] = at->uid;
-	v[3] = at->gid;
-	v[4] = (uint64_t)at->atime;
-	v[5] = at->atime_ns;
-	v[6] = (uint64_t)at->mtime;
-	v[7] = at->mtime_ns;
-	rc = gfsp_mpi_check(gfsp_bcast(v, 8, MPI_UINT64_T, 0, comm),
+	if (rank == 0) {
+		v[0] = st.size;
+		v[1] = st.mode;
+		v[2] = st.uid;
+		v[3] = st.gid;
+		v[4] = (uint64_t)st.atime;
+		v[5] = st.atime_ns;
+		v[6] = (uint64_t)st.mtime;
+		v[7] = st.mtime_ns;
+		v[8] = st.ino;
+		v[9] = st.gen;
+		v[10] = (uint64_t)st.ctime;
+		v[11] = st.ctime_ns;
+		v[12] = 0;
+	}
+	rc = gfsp_mpi_check(gfsp_bcast(v, 13, MPI_UINT64_T, 0, comm),
 			   "MPI_Bcast", err);
-	*size = v[0];
-	at->mode = (uint32_t)v[1];
-	at->uid = (uint32_t)v[2];
-	at->gid = (uint32_t)v[3];
-	at->atime = (int64_t)v[4];
-	at->atime_ns = (uint32_t)v[5];
-	at->mtime = (int64_t)v[6];
-	at->mtime_ns = (uint32_t)v[7];
+	if (rc == 0 && rank == 0)
+		mine = st;
+	if (rc == 0) {
+		st.size = v[0];
+		st.mode = (uint32_t)v[1];
+		st.uid = (uint32_t)v[2];
+		st.gid = (uint32_t)v[3];
+		st.atime = (int64_t)v[4];
+		st.atime_ns = v[5];
+		st.mtime = (int64_t)v[6];
+		st.mtime_ns = v[7];
+		st.ino = v[8];
+		st.gen = v[9];
+		st.ctime = (int64_t)v[10];
+		st.ctime_ns = v[11];
+		if (!gfsp_same_identity(&st, &mine))
+			rc = gfsp_error_set(err, GFSP_ESTALE, "'%s' changed "
+			    "while the ranks opened it (another file under "
+			    "its name): nothing done", path);
+	}
+	*size = st.size;
+	at->mode = st.mode & 07777;
+	at->uid = st.uid;
+	at->gid = st.gid;
+	at->atime = st.atime;
+	at->atime_ns = (uint32_t)st.atime_ns;
+	at->mtime = st.mtime;
+	at->mtime_ns = (uint32_t)st.mtime_ns;
 	return gfsp_agree(comm, rc, err);
 }
 

@@ -1102,15 +1102,23 @@ record_done(struct gfsp_xfer *x, uint32_t file, const char *dst,
 }
 
 /* Give the finished temporary file, still open, the source's mode and
- * times: on its descriptor, whatever may have happened to its name. */
+ * times: on its descriptor, whatever may have happened to its name.  The
+ * copy is this user's: the source's set-id bits only where that is the
+ * owner (group) they were set with (gfsp_copy_mode). */
 static int
 set_attrs(struct gfsp_xfer *x, uint32_t file, struct gfsp_file *out,
 	  struct gfsp_error *e)
 {
 	const struct gfsp_sfile *f = &x->fl->v[file];
+	struct gfsp_stat now;
+	int rc;
 
-	return gfsp_fsetattr(out, f->st.mode & 07777, f->st.atime,
-			     f->st.atime_ns, f->st.mtime, f->st.mtime_ns, e);
+	rc = gfsp_fstat(out, &now, e);
+	if (rc)
+		return rc;
+	return gfsp_fsetattr(out, gfsp_copy_mode(&f->st, now.uid, now.gid),
+			     f->st.atime, f->st.atime_ns, f->st.mtime,
+			     f->st.mtime_ns, e);
 }
 
 /* Rename the finished temporary file (closed, its attributes set) into
