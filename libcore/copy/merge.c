@@ -579,8 +579,9 @@ verify_whole_parts(MPI_Comm comm, struct merge_ctx *x, struct gfsp_error *err)
 }
 
 /*
- * Do the split file's own files (its directory, marker and parts) all
- * belong to the recorded owner (group: *gid_ok)?  The marker is a file
+ * Do the split file's own files (its marker and parts, which pcp-split -p
+ * gives the recorded owner) all belong to the recorded owner (group:
+ * *gid_ok)?  The marker is a file
  * like any other: whoever owns the split file can write any owner into
  * it, so a recorded owner is only a claim, which the file system's own
  * word about the files must back.  A part that cannot be looked at backs
@@ -595,9 +596,9 @@ owner_backed(const struct gfsp_layout *l, const struct gfsp_attrs *at,
 	int p, uid_ok = 1, rc;
 
 	*gid_ok = 1;
-	for (p = -2; p < l->nprocs && (uid_ok || *gid_ok); p++) {
-		path = p == -2 ? strdup(l->path) : p == -1 ?
-		       gfsp_marker_path(l->path) : gfsp_part_path(l->path, p);
+	for (p = -1; p < l->nprocs && (uid_ok || *gid_ok); p++) {
+		path = p == -1 ? gfsp_marker_path(l->path) :
+		       gfsp_part_path(l->path, p);
 		rc = path == NULL ? GFSP_ENOMEM : gfsp_lstat(path, &st, NULL);
 		free(path);
 		if (rc != 0 || st.uid != at->uid)

@@ -102,6 +102,24 @@ struct gfsp_split_writer {
 
 
 
+/*
+ * -p: a new file of the split file gets the recorded owner and group, on
+ * its descriptor, where this user may give them (root; else they stay
+ * this user's, and gfsplit-merge -p will not give the owner back: a
+ * recorded owner counts only where the split file's own files back it).
+ */
+static void
+give_owner(const struct gfsp_split_writer *w, struct gfsp_file *f)
+{
+	int fd = gfsp_file_fd(f);
+
+	if (!w->has_attrs || fd < 0)
+		return;
+	/* not allowed: the group alone (one of this user's), or neither */
+	if (fchown(fd, w->attrs.uid, w->attrs.gid) != 0)
+		(void)!fchown(fd, (uid_t)-1, w->attrs.gid);
+}
+
 static int
 write_meta(const char *path, const void *buf, size_t len,
 	   struct gfsp_split_writer *w, struct gfsp_error *err)
@@ -114,6 +132,7 @@ write_meta(const char *path, const void *buf, size_t len,
 	rc = gfsp_create(path, w->fmode, &w->place, &f, err);
 	if (rc)
 		return rc;
+	give_owner(w, f);
 	rc = gfsp_pwrite(f, buf, len, 0, err);
 	if (rc == 0 && w->sync)
 		rc = gfsp_fsync(f, err);
@@ -360,8 +379,10 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 	if (rc == 0) {
 		rc = gfsp_create(w->part_path, w->fmode, &w->place, &w->part,
 				 err);
-		if (rc == 0)
+		if (rc == 0) {
 			w->part_made = 1;
+			give_owner(w, w->part);
+		}
 	}
 	rc = gfsp_agree(w->comm, rc, err);
 	if (rc) {
