@@ -377,6 +377,12 @@ gfsp_unlink(const char *path, struct gfsp_error *err)
 int
 gfsp_remove_tree(const char *path, struct gfsp_error *err)
 {
+	PATH_OP(path, remove_tree(path, err));
+}
+
+int
+gfsp_remove_tree_paths(const char *path, struct gfsp_error *err)
+{
 	struct gfsp_stat st;
 	char **names = NULL, *p;
 	size_t n = 0, i;
@@ -393,7 +399,7 @@ gfsp_remove_tree(const char *path, struct gfsp_error *err)
 		if (asprintf(&p, "%s/%s", path, names[i]) < 0)
 			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		else {
-			rc = gfsp_remove_tree(p, err);
+			rc = gfsp_remove_tree_paths(p, err);
 			free(p);
 		}
 		if (rc && erc == 0)

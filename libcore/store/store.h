@@ -166,6 +166,10 @@ struct gfsp_store_ops {
 	int (*chmod)(const char *path, uint32_t mode, struct gfsp_error *err);
 	int (*mkdir)(const char *path, uint32_t mode, struct gfsp_error *err);
 	int (*rmdir)(const char *path, struct gfsp_error *err);
+	/* remove path and, a directory, everything below it; no symbolic
+	 * link is followed (a link is removed itself); best effort: keeps
+	 * going, returns the first error (the gfsp_remove_tree wrapper) */
+	int (*remove_tree)(const char *path, struct gfsp_error *err);
 	int (*unlink)(const char *path, struct gfsp_error *err);
 	/* rename fails with GFSP_EEXIST if `to` exists (never replaces) */
 	int (*rename)(const char *from, const char *to, struct gfsp_error *err);
@@ -238,10 +242,19 @@ int gfsp_chmod(const char *path, uint32_t mode, struct gfsp_error *err);
 int gfsp_mkdir(const char *path, uint32_t mode, struct gfsp_error *err);
 int gfsp_rmdir(const char *path, struct gfsp_error *err);
 int gfsp_unlink(const char *path, struct gfsp_error *err);
-/* Remove path and, a directory, everything below it; no symbolic link is
+/*
+ * Remove path and, a directory, everything below it; no symbolic link is
  * followed (a link is removed itself).  Best effort: keeps going and
- * returns the first error. */
+ * returns the first error.  POSIX walks descriptors: each directory is
+ * opened from its parent's descriptor (O_NOFOLLOW) and checked (fstat) to
+ * be the directory it listed, on the same file system, so that a
+ * directory swapped for a link or another directory meanwhile (in a
+ * directory someone else can write) is left alone, not followed.
+ */
 int gfsp_remove_tree(const char *path, struct gfsp_error *err);
+/* The same by paths, one operation each: for a backend that resolves its
+ * paths on a server of its own (Gfarm) */
+int gfsp_remove_tree_paths(const char *path, struct gfsp_error *err);
 int gfsp_rename(const char *from, const char *to, struct gfsp_error *err);
 int gfsp_readdir(const char *path, char ***names, size_t *n,
 		struct gfsp_error *err);

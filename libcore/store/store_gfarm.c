@@ -1050,6 +1050,7 @@ const struct gfsp_store_ops gfsp_store_gfarm = {
 	.unlink		= gf_unlink,
 	.rename		= gf_rename,
 	.readdir	= gf_readdir,
+	.remove_tree	= gfsp_remove_tree_paths,
 	.setxattr	= gf_setxattr,
 	.getxattr	= gf_getxattr,
 	.where		= gf_where,

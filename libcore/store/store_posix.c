@@ -935,6 +935,145 @@ posix_rmdir(const char *path, struct gfsp_error *err)
 	return rc;
 }
 
+/*
+ * remove_tree: everything below the directory dfd (open, O_RDONLY), which
+ * lives on device dev, from descriptors only:
+ *
+ *   dfd --listed "a" (lstat: directory, ino 12)
+ *        openat(dfd, "a", O_DIRECTORY | O_NOFOLLOW) --fstat: ino 12? dev?
+ *              yes: recurse into it, then unlinkat(dfd, "a", AT_REMOVEDIR)
+ *              no (swapped meanwhile): left alone, an error
+ *
+ * Nothing is looked up by a path, so a link someone puts in place of a
+ * directory while we work is never followed, and a directory moved in
+ * from elsewhere is not the one listed.  The first error is kept in *e;
+ * the walk goes on.
+ */
+#define TREE_DEPTH_MAX	4096
+
+static void
+tree_fail(int *e, char *what, size_t len, const char *rel, int code)
+{
+	if (*e == 0) {
+		*e = code;
+		snprintf(what, len, "%s", rel);
+	}
+}
+
+static void
+remove_below(int dfd, dev_t dev, const char *rel, int depth, int *e,
+	     char *what, size_t wlen)
+{
+	struct stat listed, opened;
+	struct dirent *de;
+	char *sub;
+	DIR *d;
+	int fd, sfd;
+
+	if (depth > TREE_DEPTH_MAX) {
+		tree_fail(e, what, wlen, rel, ELOOP);
+		return;
+	}
+	fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);	/* closedir closes it */
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (d == NULL) {
+		tree_fail(e, what, wlen, rel, errno);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (de == NULL) {
+			if (errno != 0)
+				tree_fail(e, what, wlen, rel, errno);
+			break;
+		}
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (asprintf(&sub, "%s/%s", rel, de->d_name) < 0) {
+			tree_fail(e, what, wlen, rel, ENOMEM);
+			break;
+		}
+		if (fstatat(dfd, de->d_name, &listed, AT_SYMLINK_NOFOLLOW) != 0) {
+			if (errno != ENOENT)
+				tree_fail(e, what, wlen, sub, errno);
+		} else if (!S_ISDIR(listed.st_mode)) {
+			if (unlinkat(dfd, de->d_name, 0) != 0 && errno != ENOENT)
+				tree_fail(e, what, wlen, sub, errno);
+		} else if (listed.st_dev != dev) {
+			tree_fail(e, what, wlen, sub, EXDEV);	/* a mount */
+		} else if ((sfd = openat(dfd, de->d_name, O_RDONLY |
+					 O_DIRECTORY | O_NOFOLLOW |
+					 O_CLOEXEC)) < 0) {
+			tree_fail(e, what, wlen, sub, errno);
+		} else {
+			if (fstat(sfd, &opened) != 0)
+				tree_fail(e, what, wlen, sub, errno);
+			else if (opened.st_ino != listed.st_ino ||
+				 opened.st_dev != listed.st_dev)
+				tree_fail(e, what, wlen, sub, ESTALE);
+			else {
+				remove_below(sfd, dev, sub, depth + 1, e, what,
+					     wlen);
+				if (unlinkat(dfd, de->d_name, AT_REMOVEDIR) != 0
+				    && errno != ENOENT)
+					tree_fail(e, what, wlen, sub, errno);
+			}
+			close(sfd);
+		}
+		free(sub);
+	}
+	closedir(d);
+}
+
+static int
+posix_remove_tree(const char *path, struct gfsp_error *err)
+{
+	char what[PATH_MAX + 64] = "";
+	struct stat listed, opened;
+	struct at a;
+	int e = at_get(path, &a), fd = -1, ew = 0, rc = 0;
+
+	if (e == 0 && fstatat(a.dfd, a.name, &listed, AT_SYMLINK_NOFOLLOW) != 0)
+		e = errno;
+	if (e == 0 && !S_ISDIR(listed.st_mode)) {
+		if (unlinkat(a.dfd, a.name, 0) != 0)
+			e = errno;
+		goto out;
+	}
+	if (e == 0 && (fd = openat(a.dfd, a.name, O_RDONLY | O_DIRECTORY |
+				   O_NOFOLLOW | O_CLOEXEC)) < 0)
+		e = errno;
+	if (e == 0 && fstat(fd, &opened) != 0)
+		e = errno;
+	if (e == 0 && (opened.st_ino != listed.st_ino ||
+		       opened.st_dev != listed.st_dev))
+		e = ESTALE;
+	if (e)
+		goto out;
+	remove_below(fd, opened.st_dev, path, 0, &ew, what, sizeof(what));
+	if (ew == 0 && unlinkat(a.dfd, a.name, AT_REMOVEDIR) != 0)
+		e = errno;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (ew != 0)
+		rc = gfsp_error_errno(err, ew, "cannot remove '%s'%s", what,
+		    ew == ESTALE ? " (it changed while being removed: left "
+		    "alone)" : ew == EXDEV ? " (another file system: left "
+		    "alone)" : "");
+	else if (e != 0)
+		rc = posix_fail(err, e, &a, "cannot remove '%s'%s", path,
+		    e == ESTALE ? " (it changed while being removed: left "
+		    "alone)" : "");
+	at_put(&a);
+	dircache_drop_all();	/* (a cached directory may be gone) */
+	return rc;
+}
+
 static int
 posix_unlink(const char *path, struct gfsp_error *err)
 {
@@ -1188,6 +1327,7 @@ const struct gfsp_store_ops gfsp_store_posix = {
 	.chmod		= posix_chmod,
 	.mkdir		= posix_mkdir,
 	.rmdir		= posix_rmdir,
+	.remove_tree	= posix_remove_tree,
 	.unlink		= posix_unlink,
 	.rename		= posix_rename,
 	.readdir	= posix_readdir,
