@@ -65,6 +65,8 @@ struct gfsp_split_writer {
 	struct gfsp_dst dst;
 	char *tmp;		/* gfsp_dst_sibling(dst, "tmp") */
 	int tmp_made;
+	int tmp_confined;	/* gfsp_confine_dir(tmp) held */
+	uint64_t tmp_ino;	/* rank 0: TMP as made (POSIX; 0: unknown) */
 	int force, sync;
 	uint32_t fmode, dmode;	/* of the files, of the directory */
 	int has_attrs;		/* -p: the marker records attrs */
@@ -176,6 +178,8 @@ free_writer(struct gfsp_split_writer *w)
 	gfsp_phash_free(w->hash);
 	free(w->part_path);
 	free(w->host);
+	if (w->tmp_confined)
+		gfsp_unconfine(w->tmp);
 	free(w->tmp);
 	gfsp_dst_free(&w->dst);
 	if (w->own_comm && w->comm != MPI_COMM_NULL)
@@ -214,6 +218,56 @@ abort_all(struct gfsp_split_writer *w)
 }
 
 /* ------------------------------------------------------------ create */
+
+/*
+ * Every rank holds TMP open from here on (gfsp_confine_dir): its parts
+ * and metadata are created and read through that descriptor, one
+ * component below it and no link followed, so a TMP renamed away and
+ * replaced by a link (its directory may be writable by others) leads
+ * nowhere.  It is opened through DST's parent's descriptor, taken once
+ * here, and must be this user's.  Rank 0 notes which directory it is,
+ * for the checks before the commit (same_tmp).
+ */
+static int
+hold_tmp(struct gfsp_split_writer *w, struct gfsp_error *err)
+{
+	const char *parent = w->dst.parent;
+	struct gfsp_stat st;
+	int rc, outer = 0;
+
+	if (strcmp(parent, ".") != 0 && strcmp(parent, "/") != 0) {
+		rc = gfsp_confine(parent, err);
+		if (rc)
+			return rc;
+		outer = 1;
+	}
+	rc = gfsp_confine_dir(w->tmp, GFSP_CONFINE_OWN, err);
+	if (rc == 0)
+		w->tmp_confined = 1;
+	if (rc == 0 && w->rank == 0 && strstr(w->tmp, "://") == NULL &&
+	    gfsp_lstat(w->tmp, &st, NULL) == 0)
+		w->tmp_ino = st.ino;
+	if (outer)
+		gfsp_unconfine(parent);
+	return rc;
+}
+
+/* Is path (TMP before the commit, DST after it) still the directory
+ * rank 0 made?  Only a name's last component can have been swapped: the
+ * parts were written through the held descriptor either way. */
+static int
+same_tmp(const struct gfsp_split_writer *w, const char *path,
+	 struct gfsp_error *err)
+{
+	struct gfsp_stat st;
+
+	if (w->tmp_ino == 0 || (gfsp_lstat(path, &st, NULL) == 0 &&
+				S_ISDIR(st.mode) && st.ino == w->tmp_ino))
+		return 0;
+	return gfsp_error_set(err, GFSP_ESTALE, "'%s' is not the directory "
+	    "this run wrote (someone renamed or replaced it): not committed",
+	    path);
+}
 
 /*
  * Node index = order of first appearance by rank.  Collective: the
@@ -368,6 +422,13 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 		goto fail;
 	if (rc == 0)
 		rc = gfsp_bcast_string(w->comm, &w->tmp, err);
+	if (rc == 0)
+		rc = hold_tmp(w, err);
+	rc = gfsp_agree(w->comm, rc, err);
+	if (rc) {
+		abort_all(w);
+		goto fail;
+	}
 
 	/* phase 5: this rank's part */
 	if (rc == 0) {
@@ -966,6 +1027,9 @@ commit(struct gfsp_split_writer *w, uint64_t lsize, const struct recs *x,
 	rc = write_meta(path, buf, len, w, err);
 	if (rc)
 		goto out;
+	rc = same_tmp(w, w->tmp, err);
+	if (rc)
+		goto out;
 	gfsp_error_clear(&xerr);
 	rc = gfsp_setxattr(w->tmp, GFSP_XATTR_NAME, "1", 1, &xerr);
 	if (rc == GFSP_ENOTSUP)
@@ -977,9 +1041,13 @@ commit(struct gfsp_split_writer *w, uint64_t lsize, const struct recs *x,
 	rc = verify(w, &m, x, err);
 	if (rc)
 		goto out;
-	rc = gfsp_dst_install(&w->dst, w->tmp, w->force, err);
+	rc = same_tmp(w, w->tmp, err);
 	if (rc == 0)
+		rc = gfsp_dst_install(&w->dst, w->tmp, w->force, err);
+	if (rc == 0) {
 		w->tmp_made = 0;
+		rc = same_tmp(w, w->dst.path, err);
+	}
 out:
 	free(path);
 	free(buf);

@@ -280,6 +280,16 @@ const char *gfsp_file_path(const struct gfsp_file *f);
  * resolves its paths on its metadata server).
  */
 int gfsp_confine(const char *root, struct gfsp_error *err);
+/*
+ * The same with flags.  GFSP_CONFINE_OWN: root is a directory this run
+ * made (a temporary directory, in a directory someone else may write):
+ * its last component is not followed either, and it must belong to this
+ * user, or it is refused.  A root below a confined root is opened through
+ * that one (one component at a time, no link followed), so nested roots
+ * are one chain of descriptors from the outermost.
+ */
+#define GFSP_CONFINE_OWN	0x1
+int gfsp_confine_dir(const char *root, int flags, struct gfsp_error *err);
 void gfsp_unconfine(const char *root);
 
 /* The identity key of a file as st describes it now: a changed file is

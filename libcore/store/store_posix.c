@@ -60,7 +60,7 @@ struct confined {
 	int refs;
 };
 
-#define CONFINED_MAX	16
+#define CONFINED_MAX	256	/* (a split-write holds one while it writes) */
 static struct confined confined[CONFINED_MAX];
 static int nconfined;
 static pthread_rwlock_t confined_lock = PTHREAD_RWLOCK_INITIALIZER;
@@ -136,10 +136,41 @@ dircache_drop_all(void)
 	__atomic_add_fetch(&confined_gen, 1, __ATOMIC_RELEASE);
 }
 
+/* Open root for confinement: through the confined root that holds it,
+ * if one does (no link followed on the way), else as the kernel resolves
+ * it; its last component not followed with GFSP_CONFINE_OWN.  -1, errno. */
+static int at_get(const char *path, struct at *a);
+static void at_put(struct at *a);
+
+static int
+confine_open(const char *root, int flags)
+{
+	struct at a;
+	int fd = -1, e;
+
+	e = at_get(root, &a);
+	if (e == 0) {
+		fd = openat(a.dfd, a.name, O_PATH | O_DIRECTORY | O_CLOEXEC |
+			    ((flags & GFSP_CONFINE_OWN) || a.nofollow ?
+			     O_NOFOLLOW : 0));
+		e = fd < 0 ? errno : 0;
+	}
+	at_put(&a);
+	errno = e;
+	return fd;
+}
+
 int
 gfsp_confine(const char *root, struct gfsp_error *err)
 {
+	return gfsp_confine_dir(root, 0, err);
+}
+
+int
+gfsp_confine_dir(const char *root, int flags, struct gfsp_error *err)
+{
 	size_t len = strlen(root);
+	struct stat sb;
 	int fd, i, rc = 0;
 
 	if (strstr(root, "://") != NULL)
@@ -149,10 +180,20 @@ gfsp_confine(const char *root, struct gfsp_error *err)
 	if (len == 0 || (len == 1 && root[0] == '/'))
 		return gfsp_error_set(err, GFSP_EINVAL, "cannot confine paths "
 				     "below '%s'", root);
-	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = confine_open(root, flags);
 	if (fd < 0)
 		return gfsp_error_errno(err, errno, "cannot open directory "
-				       "'%s'", root);
+				       "'%s'%s", root, errno == ELOOP ||
+				       errno == ENOTDIR ? " (not a directory, "
+				       "or a symbolic link: not followed)" :
+				       "");
+	if ((flags & GFSP_CONFINE_OWN) &&
+	    (fstat(fd, &sb) != 0 || sb.st_uid != geteuid())) {
+		close(fd);
+		return gfsp_error_set(err, GFSP_EACCES, "directory '%s' is not "
+		    "the one this run made (owned by uid %u): refusing to "
+		    "work in it", root, (unsigned)sb.st_uid);
+	}
 	pthread_rwlock_wrlock(&confined_lock);
 	for (i = 0; i < nconfined; i++)
 		if (confined[i].len == len &&

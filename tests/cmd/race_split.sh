@@ -1,0 +1,118 @@
+#!/bin/bash
+# race_split.sh - root splits into a directory a second user can write
+# while she swaps names and links there (issue 32), RACE_ITERS runs each:
+#   - the sweep of a killed run's temporaries: she plants one
+#     (.NAME.gfsplit-tmp.NODE.PID.NONCE/ of a process gone) and swaps a
+#     directory in it with a link to root's victim directory;
+#   - the temporary directory of the run itself: she renames it away and
+#     puts a link to the victim directory in its place;
+#   - gfsplit-merge --force over her split file, whose old copy is removed.
+# Every time, root's victim directory (300 files she cannot read) must be
+# untouched: nothing removed, nothing added, nothing changed.
+. "$(dirname "$0")/../lib.sh"
+
+if ! second_user gfsplit-mallory; then
+	skip "split races with a second user" "$SECOND_USER_WHY"
+	finish
+	exit 0
+fi
+chmod 755 "$TMPD"
+MD=$TMPD/m		# hers
+mkdir -m 755 "$MD"
+chown "$M:$M" "$MD"
+V=$TMPD/victim		# root's
+mkdir -m 700 "$V"
+for i in $(seq 1 300); do echo "victim $i" >"$V/f$i"; done
+chmod 600 "$V"/f*
+VSUM=$(cd "$V" && ls -la --time-style=+ | sha256sum; cat f* | sha256sum)
+victim_intact() {
+	if [ "$(cd "$V" && ls -la --time-style=+ | sha256sum; cat f* | sha256sum)" = "$VSUM" ]; then
+		ok "  root's victim directory is untouched ($1)"
+	else
+		not_ok "  root's victim directory is untouched ($1)" \
+			"$(ls "$V" | wc -l) of 300 files left" "$(ls -la "$V" | grep -v ' f[0-9]*$' | head -n 5)"
+	fi
+}
+export GFSPLIT_NODE=nA
+make_file "$TMPD/src" 2000000 3
+chmod 644 "$TMPD/src"
+# loop NAME SCRIPT: run SCRIPT as her in $MD until the file stop appears
+# (at most 300 s); loop_end waits for it
+loop() {
+	as_m bash -c "cd '$MD' || exit 1; end=\$((SECONDS + 300))
+		while [ ! -e stop ] && [ \$SECONDS -lt \$end ]; do $1; done 2>/dev/null" &
+	LOOP=$!
+}
+loop_end() { touch "$MD/stop"; wait "$LOOP" 2>/dev/null; rm -f "$MD/stop"; }
+
+# ---- the sweep: a planted temporary of a process that is gone
+# (her directory holds the victim's names: a listing of it, then a swap,
+# and a remover that goes by paths unlinks the victim's files)
+as_m /usr/bin/python3 - "$MD" "$V" <<'PY' &
+import os, sys, time
+os.chdir(sys.argv[1])
+T, V = ".out.sp.gfsplit-tmp.nA.999999.0123456789abcdef", sys.argv[2]
+end = time.time() + 300
+while not os.path.exists("stop") and time.time() < end:
+    try:
+        os.makedirs(T + "/sub", exist_ok=True)
+        for i in range(1, 301):
+            open("%s/sub/f%d" % (T, i), "a").close()
+        os.rename(T + "/sub", T + "/sub.d")
+        os.symlink(V, T + "/sub")
+        time.sleep(0.001)
+        os.unlink(T + "/sub")
+        os.rename(T + "/sub.d", T + "/sub")
+    except OSError:
+        pass
+    time.sleep(0.01)	# (a sweep may finish, now and then)
+PY
+LOOP=$!
+swept=0
+for i in $(seq 1 "$RACE_ITERS"); do
+	rm -rf "$MD/out.sp"
+	mpirun_n 2 "$BIN/pcp-split" "$TMPD/src" "$MD/out.sp" >/dev/null 2>"$TMPD/err"
+	grep -q "removed .*left by a run that was killed" "$TMPD/err" && swept=$((swept + 1))
+done
+loop_end
+[ "$swept" -gt 0 ] && ok "the sweep ran $swept times while she swapped" ||
+	not_ok "the sweep ran while she swapped" "$(tail -n 3 "$TMPD/err")"
+victim_intact "the sweep"
+
+# ---- the run's own temporary directory, renamed and replaced by a link
+loop 'for d in .out2.sp.gfsplit-tmp.*; do
+	[ -d "$d" ] && [ ! -L "$d" ] && mv -fT "$d" "x$RANDOM" && ln -sfn '"$V"' "$d"; done'
+good=0 failed=0
+for i in $(seq 1 "$RACE_ITERS"); do
+	rm -rf "$MD/out2.sp"
+	if mpirun_n 2 "$BIN/pcp-split" "$TMPD/src" "$MD/out2.sp" >/dev/null 2>"$TMPD/err"; then
+		if "$BIN/stat-layout" -q --check "$MD/out2.sp" 2>/dev/null; then
+			good=$((good + 1))
+		else
+			not_ok "  a run that exits 0 leaves a good split file ($i)" "$(stat-layout --check "$MD/out2.sp" 2>&1 | tail -n 3)"
+		fi
+	else
+		failed=$((failed + 1))
+	fi
+done
+loop_end
+ok "the temporary directory swapped: $good runs completed, $failed refused"
+victim_intact "the temporary directory"
+[ "$(find "$V" -newer "$TMPD/src" | wc -l)" -eq 0 ] && ok "  nothing written into it" ||
+	not_ok "  nothing written into it" "$(find "$V" -newer "$TMPD/src" | head -n 5)"
+rm -rf "$MD"/x* "$MD"/.out*
+
+# ---- --force over her split file: the old one is moved aside and removed
+mpirun_n 2 "$BIN/pcp-split" "$TMPD/src" "$MD/f.sp" >/dev/null 2>&1
+chown -R "$M:$M" "$MD/f.sp"
+loop 'for d in .f.out.gfsplit-old.*; do
+	[ -d "$d" ] && [ ! -L "$d" ] && mv -fT "$d" "o$RANDOM" && ln -sfn '"$V"' "$d"; done
+	for d in .f.sp.gfsplit-old.*; do [ -d "$d" ] && [ ! -L "$d" ] && mv -fT "$d" "o$RANDOM" && ln -sfn '"$V"' "$d"; done'
+for i in $(seq 1 "$RACE_ITERS"); do
+	mpirun_n 2 "$BIN/pcp-split" --force "$TMPD/src" "$MD/f.sp" >/dev/null 2>&1
+	chown -R "$M:$M" "$MD/f.sp" 2>/dev/null
+done
+loop_end
+victim_intact "--force's old copy"
+
+finish
