@@ -112,6 +112,17 @@ void gfsp_watch_stop(int sig);
 /* The phase a command is in (a string that outlives the run), for the
  * messages above. */
 void gfsp_watch_phase(const char *phase);
+/*
+ * What to undo when --timeout ends the job: a writer's temporaries.  Run
+ * by each rank before it ends the job (the one that gave up, those told
+ * of it, one whose watchdog fired), newest first, each once; best effort,
+ * and within a few seconds (a file system that hangs cannot keep the
+ * process).  Push when something is made, pop when it is committed or
+ * removed.  At most GFSP_UNDO_MAX at once: a push beyond fails (-1).
+ */
+#define GFSP_UNDO_MAX	32
+int gfsp_watch_undo_push(void (*fn)(void *), void *arg);
+void gfsp_watch_undo_pop(void (*fn)(void *), void *arg);
 /* Progress was made (the store's operations say so). */
 void gfsp_watch_beat(void);
 /* A wait for peers on req: begin (returns a mark), poll at each turn of

@@ -114,6 +114,8 @@ say(const char *fmt, ...)
 
 /* ------------------------------------------------------- the watchdog */
 
+static void run_undo(void);
+
 static void *
 watchdog(void *arg)
 {
@@ -136,6 +138,7 @@ watchdog(void *arg)
 			    (double)(now - (since ? since : beat)) / 1e9,
 			    __atomic_load_n(&wd.phase, __ATOMIC_RELAXED),
 			    wd.timeout);
+			run_undo();
 			_exit(1);
 		}
 	}
@@ -294,6 +297,73 @@ send_bytes(const void *buf, int len, int to, int tag)
 		MPI_Request_free(&req);
 }
 
+/* ------------------------------------------------ undo at the timeout */
+
+static struct {
+	void (*fn)(void *);
+	void *arg;
+} undo[GFSP_UNDO_MAX];
+static int nundo;
+static pthread_mutex_t undo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int
+gfsp_watch_undo_push(void (*fn)(void *), void *arg)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&undo_lock);
+	if (nundo < GFSP_UNDO_MAX) {
+		undo[nundo].fn = fn;
+		undo[nundo++].arg = arg;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&undo_lock);
+	return rc;
+}
+
+void
+gfsp_watch_undo_pop(void (*fn)(void *), void *arg)
+{
+	int i;
+
+	pthread_mutex_lock(&undo_lock);
+	for (i = nundo; i-- > 0;)
+		if (undo[i].fn == fn && undo[i].arg == arg) {
+			memmove(&undo[i], &undo[i + 1],
+				(size_t)(nundo - i - 1) * sizeof(undo[0]));
+			nundo--;
+			break;
+		}
+	pthread_mutex_unlock(&undo_lock);
+}
+
+/*
+ * The job ends: undo what is registered, newest first, once.  Bounded in
+ * time: the alarm's default action ends the process if the file system
+ * hangs in it (a trylock: the main thread may hold the lock, stuck).
+ */
+static void
+run_undo(void)
+{
+	static int done;
+	void (*fn)(void *);
+	void *arg;
+
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	signal(SIGALRM, SIG_DFL);
+	alarm((unsigned)GRACE);
+	if (pthread_mutex_trylock(&undo_lock) != 0)
+		return;
+	while (nundo > 0) {
+		fn = undo[nundo - 1].fn;
+		arg = undo[--nundo].arg;
+		fn(arg);
+	}
+	pthread_mutex_unlock(&undo_lock);
+	alarm(0);
+}
+
 /* A peer gave up and names the ranks it waited for: our line, and end. */
 static void
 verdict(int from, const char *who, int64_t since)
@@ -302,6 +372,7 @@ verdict(int from, const char *who, int64_t since)
 	    "(no answer: stopped, dead, blocked or still busy; found by rank "
 	    "%d)", wd.prog, wd.rank, (double)(now_ns() - since) / 1e9,
 	    __atomic_load_n(&wd.phase, __ATOMIC_RELAXED), who, from);
+	run_undo();
 	sleep(1);	/* the finder aborts; if it is gone, we do */
 	MPI_Abort(MPI_COMM_WORLD, 1);
 	_exit(1);
@@ -398,7 +469,8 @@ give_up(MPI_Request *req, int64_t since)
 	for (r = 0; r < wd.size; r++)
 		if (alive[r] && r != wd.rank)
 			send_bytes(who, (int)strlen(who) + 1, r, TAG_VERDICT);
-	/* a moment for them to print theirs */
+	/* a moment for them to print theirs and undo what they made */
+	run_undo();
 	for (end = now_ns() + 1000000000; now_ns() < end; usleep(10000))
 		serve(since, alive);
 	MPI_Abort(MPI_COMM_WORLD, 1);

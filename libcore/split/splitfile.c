@@ -156,6 +156,23 @@ drop_base(struct gfsp_split_writer *w)
 	w->base_size = 0;
 }
 
+/*
+ * --timeout ends the job: this rank's part, and TMP with everything in
+ * it.  Any rank removes TMP (the one that made it may be the one that is
+ * stopped); the removals overlap harmlessly.
+ */
+static void
+undo_tmp(void *arg)
+{
+	struct gfsp_split_writer *w = arg;
+	struct gfsp_error e;
+
+	gfsp_error_clear(&e);
+	if (w->part_made)
+		gfsp_unlink(w->part_path, &e);
+	gfsp_remove_tree(w->tmp, &e);
+}
+
 static void
 free_writer(struct gfsp_split_writer *w)
 {
@@ -178,6 +195,7 @@ free_writer(struct gfsp_split_writer *w)
 	gfsp_phash_free(w->hash);
 	free(w->part_path);
 	free(w->host);
+	gfsp_watch_undo_pop(undo_tmp, w);
 	if (w->tmp_confined)
 		gfsp_unconfine(w->tmp);
 	free(w->tmp);
@@ -242,8 +260,12 @@ hold_tmp(struct gfsp_split_writer *w, struct gfsp_error *err)
 		outer = 1;
 	}
 	rc = gfsp_confine_dir(w->tmp, GFSP_CONFINE_OWN, err);
-	if (rc == 0)
+	if (rc == 0) {
 		w->tmp_confined = 1;
+		/* (more writers than undo slots: a kill -9's leftover, for
+		 * the next run and stat-layout to find) */
+		(void)gfsp_watch_undo_push(undo_tmp, w);
+	}
 	if (rc == 0 && w->rank == 0 && strstr(w->tmp, "://") == NULL &&
 	    gfsp_lstat(w->tmp, &st, NULL) == 0)
 		w->tmp_ino = st.ino;

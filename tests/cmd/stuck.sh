@@ -57,6 +57,10 @@ run_case "pcp-split, rank 2 stopped mid-copy, --timeout $T" none 2 pcp-split \
 	"$MPIEXEC" -n 3 env GFSPLIT_FAULT=stop:2:1M "$BIN/pcp-split" --timeout $T "$F" "$TMPD/split2"
 names "  the others name rank 2 and the phase" "rank [01]: gave up after [0-9]+ s waiting in '[a-z ]+' for rank 2 "
 is_absent "  and no split file was left" "$TMPD/split2"
+# (the ranks that gave up removed the temporaries: not left for the next run)
+left=$(ls -A "$TMPD" | grep 'split2.gfsplit-')
+[ -z "$left" ] && ok "  nor its temporary directory (the surviving ranks removed it)" ||
+	not_ok "  nor its temporary directory (the surviving ranks removed it)" "$left"
 
 run_case "gfsplit-merge, rank 1 hangs in a write" none 1 gfsplit-merge \
 	"$MPIEXEC" -n 3 env GFSPLIT_FAULT=hang:1:1M "$BIN/gfsplit-merge" --timeout $T \
