@@ -94,6 +94,8 @@ struct merge_ctx {
 	const char *src;
 	struct gfsp_layout *l;
 	struct gfsp_file *out;
+	char *tmp;			/* its name (for --timeout's undo) */
+	uint64_t tmp_ino;		/* rank 0's, as made (0: unknown) */
 	int rank, nranks;
 	uint64_t size, stripe, nstripes;
 	uint64_t k;			/* current stripe */
@@ -782,9 +784,34 @@ merge_open(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_merge_args *a,
 	return gfsp_agree(comm, rc, err);
 }
 
+/* --timeout ends the job: the temporary file goes (any rank removes it:
+ * the one that made it may be the one stopped) */
+static void
+undo_tmp(void *arg)
+{
+	struct merge_ctx *x = arg;
+
+	gfsp_unlink(x->tmp, NULL);
+}
+
+/* Is path still the file rank 0 made (before the rename: TMP; after it:
+ * DST)?  Its directory may be writable by others. */
+static int
+same_tmp(const struct merge_ctx *x, const char *path, struct gfsp_error *err)
+{
+	struct gfsp_stat st;
+
+	if (x->tmp_ino == 0 || (gfsp_lstat(path, &st, NULL) == 0 &&
+				S_ISREG(st.mode) && st.ino == x->tmp_ino))
+		return 0;
+	return gfsp_error_set(err, GFSP_ESTALE, "'%s' is not the file this "
+	    "run wrote (someone renamed or replaced it): not committed", path);
+}
+
 /* Collective: rank 0 creates the temporary file (exclusively) and names
- * it to the others, who open it; and the per-rank buffers of the
- * pipeline's helpers. */
+ * it to the others, who open it: never through a link, only a file of
+ * this user's with one name, and only the very file rank 0 made (its
+ * inode); and the per-rank buffers of the pipeline's helpers. */
 static int
 merge_create(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_dst *dst,
 	     char **tmp, int *created, struct gfsp_error *err)
@@ -807,14 +834,27 @@ merge_create(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_dst *dst,
 				      GFSP_O_EXCL, mode, &x->out, err);
 		*created = rc == 0;
 	}
+	if (rc == 0 && x->rank == 0 && strstr(*tmp, "://") == NULL &&
+	    gfsp_fstat(x->out, &st, err) == 0)
+		x->tmp_ino = st.ino;
 	rc = gfsp_agree(comm, rc, err);
 	if (rc == 0)
 		rc = gfsp_bcast_string(comm, tmp, err);
+	if (rc == 0)
+		rc = gfsp_mpi_check(gfsp_bcast(&x->tmp_ino, 1, MPI_UINT64_T, 0,
+					      comm), "MPI_Bcast", err);
 	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		return rc;
+	x->tmp = *tmp;
+	(void)gfsp_watch_undo_push(undo_tmp, x);
 	if (x->rank != 0)
-		rc = gfsp_open(*tmp, GFSP_O_WRONLY, 0, &x->out, err);
+		rc = gfsp_open(*tmp, GFSP_O_WRONLY | (x->tmp_ino ?
+			       GFSP_O_PRIVATE : 0), 0, &x->out, err);
+	if (rc == 0 && x->rank != 0 && x->tmp_ino != 0 &&
+	    (rc = gfsp_fstat(x->out, &st, err)) == 0 && st.ino != x->tmp_ino)
+		rc = gfsp_error_set(err, GFSP_ESTALE, "'%s' is not the file "
+		    "rank 0 made (someone renamed or replaced it)", *tmp);
 	x->slot_of = malloc((size_t)x->l->nprocs * sizeof(*x->slot_of));
 	x->tail = malloc(TAIL_BUF);
 	if (rc == 0 && (x->slot_of == NULL || x->tail == NULL))
@@ -905,9 +945,13 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 			rc = gfsp_fsync(x.out, err);
 		rc = close_out(&x, rc, err);
 		if (rc == 0)
-			rc = gfsp_dst_install(&dst, tmp, a->force, err);
+			rc = same_tmp(&x, tmp, err);
 		if (rc == 0)
+			rc = gfsp_dst_install(&dst, tmp, a->force, err);
+		if (rc == 0) {
 			created = 0;
+			rc = same_tmp(&x, dst.path, err);
+		}
 	}
 	rc = gfsp_agree(comm, rc, err);
 	if (rc)
@@ -923,6 +967,7 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 		rc = gfsp_copy_usage(comm, res, err);
 	}
 out:
+	gfsp_watch_undo_pop(undo_tmp, &x);
 	if (x.out != NULL)
 		gfsp_close(x.out, NULL);
 	if (created)
