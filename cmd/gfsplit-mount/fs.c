@@ -472,6 +472,59 @@ handle_free(struct handle *h)
 	free(h);
 }
 
+/*
+ * May the caller of req read split file path (l: held open, or NULL for
+ * one that cannot be opened) as she could directly?  The kernel let her
+ * in by the bits shown, which may be an hour old and cannot know her
+ * groups; the daemon reads with its own rights (root's, with allow_other),
+ * so it asks again of every file, for her.  0, or GFSP_EACCES.
+ */
+static int
+caller_may_read(fuse_req_t req, const char *path, struct gfsp_layout *l,
+		struct gfsp_error *err)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct gfsp_mcaller who = { ctx->uid, ctx->gid, NULL, 0 };
+	uint32_t *groups = NULL;
+	gid_t *list = NULL, *more;
+	int n = 0, size = 32, i, rc;
+
+	/* root needs no groups; anyone else's come from /proc, and a
+	 * caller whose groups cannot be read is kept out, not taken for a
+	 * member of none (a group's bits may be narrower than others') */
+	while (ctx->uid != 0) {
+		more = realloc(list, (size_t)size * sizeof(*list));
+		if (more == NULL) {
+			free(list);
+			return gfsp_error_set(err, GFSP_ENOMEM,
+			    "out of memory");
+		}
+		list = more;
+		n = fuse_req_getgroups(req, size, list);
+		if (n <= size)
+			break;
+		size = n;
+	}
+	if (n < 0) {
+		free(list);
+		return gfsp_error_errno(err, EACCES, "'%s': the groups of "
+		    "uid %u cannot be read (%s)", path, (unsigned)ctx->uid,
+		    strerror(-n));
+	}
+	if (n > 0 && (groups = malloc((size_t)n * sizeof(*groups))) == NULL) {
+		free(list);
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	}
+	for (i = 0; i < n; i++)
+		groups[i] = (uint32_t)list[i];
+	who.groups = groups;
+	who.ngroups = (size_t)n;
+	rc = gfsp_msplit_access(path, l, &who, err);
+	free(groups);
+	free(list);
+	return rc;
+}
+
 /* Open a split file: the version its node was looked up as, or ESTALE
  * (the kernel then looks the name up again and opens what is there). */
 static int
@@ -522,13 +575,18 @@ fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	if (rc == 0 && e.kind == GFSP_MBADSPLIT) {
-		/* the marker's trouble, said again with its cause */
-		rc = open_split(fs, h, &err);
+		/* the marker's trouble, said again with its cause (to whom
+		 * could read the marker) */
+		rc = caller_may_read(req, h->path, NULL, &err);
+		if (rc == 0)
+			rc = open_split(fs, h, &err);
 		if (rc == 0)
 			rc = gfsp_error_set(&err, GFSP_EIO, "'%s': unreadable "
 			    "split file", h->path);
 	} else if (rc == 0 && e.kind == GFSP_MSPLIT) {
 		rc = open_split(fs, h, &err);
+		if (rc == 0)
+			rc = caller_may_read(req, h->path, h->l, &err);
 		/* sealed: the kernel may keep what it read of this version */
 		fi->keep_cache = 1;
 	} else if (rc == 0) {
@@ -915,6 +973,10 @@ xattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 		if (rc == 0 && l->version != n->e.version)
 			rc = gfsp_error_set(&err, GFSP_ESTALE, "'%s' changed",
 			    path);
+		/* the values come from the marker and the location files:
+		 * for whom may read those */
+		if (rc == 0)
+			rc = caller_may_read(req, path, l, &err);
 		if (rc == 0)
 			rc = gfsp_mxattr(l, path, name, &val, &len, &err);
 		gfsp_layout_close(l);

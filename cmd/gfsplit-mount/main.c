@@ -361,8 +361,9 @@ run(int argc, char **argv, MPI_Comm comm)
 	}
 	if (m.allow_other)
 		gfsp_log_verbose("allow_other: every user reads through the "
-		    "daemon's rights, by the permission bits shown; the mount "
-		    "is read-only");
+		    "daemon's rights, by the permission bits shown (and a "
+		    "split file by those of every file of it); the mount is "
+		    "read-only");
 	raise_nofile();
 	if (!opt_foreground && !opt_debug) {
 		rc = background(&notify);

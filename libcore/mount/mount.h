@@ -10,6 +10,8 @@
  *                      (its inodes), each the source object it was
  *                      looked up as, found again by (parent, name)
  *   gfsp_mxattr        the extended attributes of a split file
+ *   gfsp_msplit_*      the bits a split file is shown with, and who may
+ *                      read it (access.c)
  *
  * Reads go to the split wing's held layouts (gfsp_layout_open_held).
  */
@@ -30,10 +32,11 @@ enum gfsp_mkind {
 
 struct gfsp_mentry {
 	enum gfsp_mkind kind;
-	/* as shown.  A split file: S_IFREG with the directory's permission
-	 * bits less the execute ones, its owner and group, the logical
-	 * size, mtime the commit's, the other times the directory's, one
-	 * link, the directory's inode number */
+	/* as shown.  A split file: S_IFREG with the read and write bits
+	 * its directory and every file of it allow (gfsp_msplit_mode: no
+	 * execute or set-id bit), the directory's owner and group, the
+	 * logical size, mtime the commit's, the other times the
+	 * directory's, one link, the directory's inode number */
 	struct gfsp_stat st;
 	uint64_t version;	/* GFSP_MSPLIT: gfsp_split_version; else 0 */
 };
@@ -118,9 +121,57 @@ void gfsp_mtree_moved(struct gfsp_mtree *t, struct gfsp_mnode *from,
 void gfsp_mtree_removed(struct gfsp_mtree *t, struct gfsp_mnode *parent,
 		       const char *name);
 
-/* ---------------------------------------------------- extended attributes */
+/* ------------------------------------------------------------- access */
 
 struct gfsp_layout;
+
+/*
+ * With allow_other the kernel lets users in to a split file by the bits
+ * shown, and the daemon reads it with its own rights (root's): nothing may
+ * be let in through the mount that its files would keep out directly.
+ */
+
+/* Who asks: the caller of a request, as the kernel tells it. */
+struct gfsp_mcaller {
+	uint32_t uid, gid;
+	const uint32_t *groups;		/* supplementary groups */
+	size_t ngroups;
+};
+
+/*
+ * The permission bits (of 0666) split file `dir` is shown with, for the
+ * owner and group of its directory, whose stat is *d: for each class of
+ * the shown file (owner, group, others), a read or write bit is shown only
+ * if the directory (a class that may not search it: nothing) and every
+ * file of it (the marker, nlocs location files, nparts parts) grant it to
+ * every class of that file a user of the shown class may fall in (the
+ * bits shown cannot depend on her groups).  A file of the directory's
+ * owner and group counts class by class; of its owner but another group,
+ * it gives the shown owner its owner bits and the others what its group
+ * and others both have; of another owner, it gives the shown owner what
+ * its group and others both have and the others what all three of its
+ * classes have.  The walk ends at a file that is missing or not a regular
+ * file (the open fails on it).  No execute bit, no set-id bit: not the
+ * files', not the mode a marker records (-p), which its owner may edit.
+ */
+uint32_t gfsp_msplit_mode(const char *dir, const struct gfsp_stat *d,
+			 uint32_t nparts, uint32_t nlocs);
+
+/*
+ * May `who` read split file `dir`, as she could directly: search its
+ * directory, read its marker, location files and parts?  l: the layout
+ * of dir, open; held (gfsp_layout_open_held), its parts are checked by
+ * the handles it reads them through, else not (what such a layout tells,
+ * the extended attributes, comes from the marker and location files).
+ * NULL checks the directory and the marker only (a split file that
+ * cannot be opened).  Root may, as the
+ * kernel lets her.  0, or GFSP_EACCES naming the first file that keeps
+ * her out.
+ */
+int gfsp_msplit_access(const char *dir, struct gfsp_layout *l,
+		      const struct gfsp_mcaller *who, struct gfsp_error *err);
+
+/* ---------------------------------------------------- extended attributes */
 
 /*
  * The extended attributes of the split file layout l holds (named path in

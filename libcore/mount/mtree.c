@@ -41,7 +41,9 @@ gfsp_mentry_stat(const char *path, struct gfsp_mentry *e,
 	rc = gfsp_split_version(path, &e->version, &m, &verr);
 	if (rc == GFSP_ENOTSPLIT)
 		return 0;		/* a plain directory */
-	e->st.mode = S_IFREG | (e->st.mode & 0666);
+	/* no wider than any of its files (and, unreadable, its marker's) */
+	e->st.mode = S_IFREG | gfsp_msplit_mode(path, &e->st,
+	    rc == 0 ? m.nprocs : 0, rc == 0 ? m.nnodes : 0);
 	e->st.nlink = 1;
 	if (rc) {
 		/* a marker that cannot be read: the open that fails says

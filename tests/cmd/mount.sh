@@ -321,6 +321,88 @@ else
 	skip "other users through the mount" "no unprivileged user to run as (not root, or no setpriv)"
 fi
 
+# ---- with allow_other no one reads through the mount what she could not
+# read directly (issue 32): a split file shows the strictest permissions
+# and owners of its directory and files, every open is checked against
+# each of its files for the caller, and no set-id bit is shown
+if second_user gfspmnt; then
+	U=$M M=$TMPD/mnt		# second_user names her M, as attack.sh does
+	as_u() { setpriv --reuid="$U" --regid="$U" --clear-groups "$@"; }
+	P=$TMPD/perm
+	chmod 0711 "$TMPD"
+	mkdir -p "$P/src" "$P/sync" && chmod 0755 "$P" "$P/src" && chmod 0777 "$P/sync"
+	make_file "$P/in" 300001 7
+	for f in secret hers open; do
+		check "a split file for the permission checks: $f (2 ranks)" \
+			mpirun_n 2 "$BIN/pcp-split" "$P/in" "$P/src/$f.split"
+	done
+	# root's, parts 0600 in a 0755 directory
+	chmod 0755 "$P/src/secret.split" && chmod 0600 "$P/src/secret.split"/part.*
+	# hers, but for one part of root's, 0600
+	chown -R "$U:$U" "$P/src/hers.split"
+	chown root:root "$P/src/hers.split/part.1" && chmod 0600 "$P/src/hers.split/part.1"
+	# set-user-ID root in the source: the marker (-p) says 04755 and uid 0,
+	# but the split file is hers (as one she wrote such a marker into)
+	cp "$P/in" "$P/suid.in" && chmod 04755 "$P/suid.in"
+	check "pcp-split -p of a set-user-ID root file" mpirun_n 2 "$BIN/pcp-split" -p "$P/suid.in" "$P/src/suid.split"
+	chown -R "$U:$U" "$P/src/suid.split"
+	check "  its marker records 04755, owner 0" sh -c '"$1" --json "$2" | grep -q "\"mode\": *\"\\?0\\?4755" &&
+		"$1" --json "$2" | grep -q "\"uid\": *0\b"' sh "$BIN/stat-layout" "$P/src/suid.split"
+	as_u cat "$P/src/secret.split/part.0" >/dev/null 2>&1 &&
+		not_ok "baseline: $U cannot read a 0600 part of root's directly" ||
+		ok "baseline: $U cannot read a 0600 part of root's directly"
+	as_u cat "$P/src/hers.split/part.1" >/dev/null 2>&1 &&
+		not_ok "  nor the part of root's in her own split file" ||
+		ok "  nor the part of root's in her own split file"
+	if mount_up "$P/src" "$P/m" -o allow_other -v; then
+		if as_u cat "$P/m/secret.split" >"$P/u.out" 2>"$P/u.err"; then
+			not_ok "allow_other: $U cannot read root's split file of 0600 parts through the mount" "read $(wc -c <"$P/u.out") bytes"
+		elif grep -q "Permission denied" "$P/u.err"; then
+			ok "allow_other: $U cannot read root's split file of 0600 parts through the mount"
+		else not_ok "allow_other: $U cannot read root's split file of 0600 parts through the mount" "$(cat "$P/u.err")"; fi
+		same_bytes "  root reads it, byte for byte" "$P/in" "$P/m/secret.split"
+		[ "$(stat -c '%a %U' "$P/m/secret.split")" = "600 root" ] && ok "  it shows 0600 root, its parts' bits" ||
+			not_ok "  it shows 0600 root, its parts' bits" "$(stat -c '%a %U' "$P/m/secret.split")"
+		as_u cat "$P/m/hers.split" >/dev/null 2>&1 &&
+			not_ok "  nor her split file with a part of root's (0600)" ||
+			ok "  nor her split file with a part of root's (0600)"
+		[ "$(stat -c '%a %U' "$P/m/hers.split")" = "0 $U" ] && ok "  which shows no permission bit, owner $U" ||
+			not_ok "  which shows no permission bit, owner $U" "$(stat -c '%a %U' "$P/m/hers.split")"
+		same_bytes "  root reads that one too" "$P/in" "$P/m/hers.split"
+		# The kernel keeps a split file's attributes for an hour; an open
+		# of an open file's /proc/self/fd link looks nothing up, so the
+		# kernel lets her in by the bits it holds (0644) and only the
+		# daemon's own check of every part for her can keep her out.
+		as_u sh -c 'exec 3<"$1" || exit 3
+			: >"$2/ready"
+			for _ in $(seq 200); do [ -e "$2/go" ] && break; sleep 0.05; done
+			cat /proc/self/fd/3' sh "$P/m/open.split" "$P/sync" >"$P/o.out" 2>"$P/o.err" &
+		opid=$!
+		for _ in $(seq 200); do [ -e "$P/sync/ready" ] && break; sleep 0.05; done
+		chmod 0600 "$P/src/open.split/part.0"
+		: >"$P/sync/go"
+		if wait "$opid"; then
+			not_ok "an open checks every part for the caller: one made 0600 since she looked the file up keeps her out" "read $(wc -c <"$P/o.out") bytes"
+		elif grep -q "Permission denied" "$P/o.err" && grep -q "open.split/part.0" "$LOG"; then
+			ok "an open checks every part for the caller: one made 0600 since she looked the file up keeps her out"
+		else not_ok "an open checks every part for the caller: one made 0600 since she looked the file up keeps her out" \
+			"$(cat "$P/o.err")" "$(tail -n 3 "$LOG")"; fi
+		mode=$(stat -c %a "$P/m/suid.split")
+		[ $((0$mode & 07000)) -eq 0 ] && ok "a marker claiming 04755 owner 0 on her split file: no set-id bit shown ($mode)" ||
+			not_ok "a marker claiming 04755 owner 0 on her split file: no set-id bit shown" "$mode"
+		rm -f "$P/suid.copy"
+		cp -p "$P/m/suid.split" "$P/suid.copy"
+		mode=$(stat -c '%a %U' "$P/suid.copy")
+		[ $((0${mode% *} & 07000)) -eq 0 ] && cmp -s "$P/in" "$P/suid.copy" &&
+			ok "  cp -p by root from the mount makes no set-id copy ($mode)" ||
+			not_ok "  cp -p by root from the mount makes no set-id copy" "$mode"
+		mount_down "$P/m"
+	else not_ok "mount -o allow_other for the permission checks" "$(cat "$TMPD/.mount.out")"; fi
+else
+	M=$TMPD/mnt
+	skip "permissions through an allow_other mount" "$SECOND_USER_WHY"
+fi
+
 # ---- writes
 if echo "written through" >"$M/sub/new.txt" && [ "$(cat "$S/sub/new.txt")" = "written through" ]; then
 	ok "an ordinary file is written through to the source"

@@ -18,15 +18,19 @@
 #include "tpath.h"
 
 
-/* a directory with a marker: all gfsp_mentry_stat reads of a split file */
+/* a directory with a marker, and the location file and two parts it
+ * counts (empty: what their bits and owners are is all gfsp_mentry_stat
+ * looks at) */
 static void
 make_marker(const char *dir, uint64_t size, int64_t ctime)
 {
+	static const char *const files[] = { "loc.0", "part.0", "part.1" };
 	struct gfsp_marker m = { 0 };
 	struct gfsp_error err = { 0 };
 	unsigned char *buf = NULL;
 	char path[600];
-	size_t len = 0;
+	size_t len = 0, i;
+	FILE *fp;
 
 	m.version = 3;
 	m.nprocs = 2;
@@ -42,6 +46,136 @@ make_marker(const char *dir, uint64_t size, int64_t ctime)
 	    gfsp_write_whole(path, buf, len, &err) != 0)
 		fprintf(stderr, "marker: %s\n", err.msg);
 	free(buf);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if ((fp = fopen(path, "w")) != NULL)
+			fclose(fp);
+	}
+}
+
+/* split file dir's shown bits, with `file` of it made mode, uid:gid
+ * (uid -1: left as it is) */
+static unsigned
+shown_with(const char *dir, const char *file, mode_t mode, int uid, int gid)
+{
+	struct gfsp_error err = { 0 };
+	struct gfsp_mentry e;
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (chmod(path, mode) != 0 ||
+	    (uid >= 0 && chown(path, (uid_t)uid, (gid_t)gid) != 0) ||
+	    gfsp_mentry_stat(dir, &e, NULL, &err) != 0)
+		return 07777;
+	return e.st.mode & 07777;
+}
+
+/* the bits a split file is shown with, and who may read it, case by case
+ * (gfsp_msplit_mode, gfsp_msplit_access) */
+static void
+test_access(void)
+{
+	struct gfsp_error err = { 0 };
+	uint32_t grp[1] = { 4321 };
+	struct gfsp_mcaller who = { 1000, 1000, NULL, 0 };
+	struct gfsp_mcaller root = { 0, 0, NULL, 0 };
+	const char *d = tpath("a.split");
+	unsigned me = getuid(), m;
+	char meta[600];
+	int rc;
+
+	make_marker(d, 1000, 1700000000);
+	chmod(d, 0755);
+	snprintf(meta, sizeof(meta), "%s/gfsplit.meta", d);
+	m = shown_with(d, "part.1", 0644, -1, -1);
+	ok(m == 0644,
+	   "everything 0644 in a 0755 directory: shown 0644 (%o)", m);
+	m = shown_with(d, "part.1", 0600, -1, -1);
+	ok(m == 0600,
+	   "a part 0600: shown 0600 (%o)", m);
+	m = shown_with(d, "part.1", 06777, -1, -1);
+	ok(m == 0644,
+	   "a part 06777: no execute or set-id bit shown (%o)", m);
+	chmod(d, 0744);
+	m = shown_with(d, "part.1", 0644, -1, -1);
+	ok(m == 0600,
+	   "a directory 0744 (others may not search it): shown 0600 (%o)", m);
+	chmod(d, 0755);
+	m = shown_with(d, "loc.0", 0640, -1, -1);
+	ok(m == 0640,
+	   "a location file 0640: shown 0640 (%o)", m);
+	shown_with(d, "loc.0", 0644, -1, -1);
+	snprintf(meta, sizeof(meta), "%s/part.1", d);
+	unlink(meta);
+	m = shown_with(d, "part.0", 0644, -1, -1);
+	ok(m == 0644,
+	   "a part missing: the others' bits (its open fails) (%o)", m);
+	mkdir(meta, 0700);
+	m = shown_with(d, "part.0", 0644, -1, -1);
+	ok(m == 0644,
+	   "a part that is a directory: likewise (%o)", m);
+	rmdir(meta);
+	make_marker(d, 1000, 1700000000);
+	if (me == 0) {
+		/* another's file: the owner of the directory may be in its
+		 * group or not, anyone else may be its owner */
+		m = shown_with(d, "part.1", 0640, 4321, 4321);
+		ok(m == 0,
+		   "a part of another's, 0640: shown 0 (%o)", m);
+		m = shown_with(d, "part.1", 0644, 4321, 4321);
+		ok(m == 0444,
+		   "a part of another's, 0644: shown 0444 (%o)", m);
+		m = shown_with(d, "part.1", 0640, 0, 4321);
+		ok(m == 0600,
+		   "a part of the owner's in another group, 0640: shown "
+		   "0600 (%o)", m);
+		m = shown_with(d, "part.1", 0604, 0, 0);
+		ok(m == 0604,
+		   "a part 0604 of the directory's owner and group: shown "
+		   "0604 (%o)", m);
+		m = shown_with(d, "part.1", 0604, 0, 4321);
+		ok(m == 0600,
+		   "a part 0604 of another group: shown 0600 (who is in "
+		   "that group, the bits shown cannot tell) (%o)", m);
+		shown_with(d, "part.1", 0644, 0, 0);
+	} else {
+		skip("files of other owners: not root");
+	}
+
+	/* the check of an open (no layout: the directory and the marker) */
+	snprintf(meta, sizeof(meta), "%s/gfsplit.meta", d);
+	chmod(meta, 0644);
+	ok(gfsp_msplit_access(d, NULL, &who, &err) == 0,
+	   "anyone may read a 0644 marker in a 0755 directory");
+	chmod(meta, 0600);
+	rc = gfsp_msplit_access(d, NULL, &who, &err);
+	ok(rc == GFSP_EACCES && strstr(err.msg, "gfsplit.meta") != NULL,
+	   "a 0600 marker of another's: EACCES naming it (%s)", err.msg);
+	ok(gfsp_msplit_access(d, NULL, &root, &err) == 0,
+	   "  root may, as the kernel lets her");
+	chmod(meta, 0644);
+	chmod(d, 0700);
+	gfsp_error_clear(&err);
+	rc = gfsp_msplit_access(d, NULL, &who, &err);
+	ok(rc == GFSP_EACCES && strstr(err.msg, "search") != NULL,
+	   "a 0700 directory of another's: EACCES (%s)", err.msg);
+	chmod(d, 0755);
+	if (me == 0 && chown(meta, 0, 4321) == 0) {
+		chmod(meta, 0640);
+		ok(gfsp_msplit_access(d, NULL, &who, &err) != 0,
+		   "a 0640 marker of a group she is not in: EACCES");
+		who.groups = grp;
+		who.ngroups = 1;
+		ok(gfsp_msplit_access(d, NULL, &who, &err) == 0,
+		   "  in it by a supplementary group: she may");
+		chmod(meta, 0604);
+		ok(gfsp_msplit_access(d, NULL, &who, &err) != 0,
+		   "  a 0604 marker keeps its group out, as the kernel does");
+		chown(meta, 0, 0);
+		chmod(meta, 0644);
+	} else {
+		skip("groups of other owners: not root");
+	}
 }
 
 static void
@@ -221,6 +355,7 @@ main(void)
 		return 1;
 	}
 	test_entries();
+	test_access();
 	test_tree();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tdir);
 	if (system(cmd) != 0)
