@@ -226,9 +226,12 @@ on_term(int sig)
 	if (write(STDERR_FILENO, buf, n) < 0)
 		n = 0;
 	/* death by the signal (the one that stopped us, after SIGALRM):
-	 * that, not an exit status, makes mpiexec end the whole job */
+	 * that, not an exit status, makes mpiexec end the whole job.  What
+	 * this run made goes first (not async-signal-safe, so bounded: the
+	 * alarm run_undo sets ends us if it hangs) */
 	if (sig == SIGALRM)
 		sig = stop_sig;
+	run_undo();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -340,7 +343,8 @@ gfsp_watch_undo_pop(void (*fn)(void *), void *arg)
 /*
  * The job ends: undo what is registered, newest first, once.  Bounded in
  * time: the alarm's default action ends the process if the file system
- * hangs in it (a trylock: the main thread may hold the lock, stuck).
+ * hangs in it, or (from a signal handler) a lock the interrupted thread
+ * held does (a trylock here: the main thread may hold it, stuck).
  */
 static void
 run_undo(void)

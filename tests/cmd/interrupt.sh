@@ -3,7 +3,9 @@
 # (libcore/base/watch.c, pipe.c): the copy stops at its next chunk, every
 # rank agrees, what the run made is removed, rank 0 says so, and the ranks
 # exit 130 (SIGINT) or 143 (SIGTERM).  A rank that cannot finish stopping
-# (a peer is stopped) ends by itself 10 s later.  A slow disk
+# (a peer is stopped) removes what the run made and ends by itself 10 s
+# later; only a kill -9 leaves a temporary, which stat-layout lists and
+# the next run removes.  A slow disk
 # (GFSPLIT_FAULT slow: 0.1 s a write) keeps the copy running while the
 # signal comes.
 #
@@ -25,7 +27,8 @@ mpirun_n 2 "$BIN/pcp-split" -q "$F" "$TMPD/s.split" ||
 # slow disk), send the signal HOW says once both ranks copy, and expect an
 # exit status matching WANT (a grep -E pattern) within LIMIT seconds;
 # stderr in $OUT
-#   HOW: INT-ranks | TERM-ranks | INT-mpiexec | TERM-mpiexec | TERM-1-stop-0
+#   HOW: INT-ranks | TERM-ranks | KILL-ranks | INT-mpiexec | TERM-mpiexec |
+#        TERM-1-stop-0
 stop_case() {
 	_d=$1 _want=$2 _how=$3 _prog=$4; shift 4
 	( exec timeout -k 5 "$LIMIT" "$MPIEXEC" -n 2 env GFSPLIT_FAULT=slow:0:1M \
@@ -37,7 +40,7 @@ stop_case() {
 	case $_how in
 	INT-mpiexec) pkill -INT -f "^$MPIEXEC -n 2 env GFSPLIT_FAULT=slow.*$TMPD" ;;
 	TERM-mpiexec) pkill -TERM -f "^$MPIEXEC -n 2 env GFSPLIT_FAULT=slow.*$TMPD" ;;
-	INT-ranks|TERM-ranks)
+	INT-ranks|TERM-ranks|KILL-ranks)
 		for _p in $(ranks_of "bin/$_prog " | awk '{print $1}'); do kill -"${_how%-ranks}" "$_p"; done ;;
 	TERM-1-stop-0)
 		kill -STOP "$(ranks_of "bin/$_prog " | awk '$2 == 0 {print $1}')"
@@ -87,8 +90,11 @@ no_leftovers "  no output file, no temporary" "$TMPD" "$TMPD/m3"
 # ends by itself after 10 s, and the job with it
 stop_case "SIGTERM to rank 1 while rank 0 is stopped: no hang" "[1-9][0-9]*" TERM-1-stop-0 pcp-split "$F" "$TMPD/d4"
 output_has "  rank 1 gives up stopping cleanly" "rank 1: not stopped within 10 s"
-# what the killed run left, stat-layout lists, and the next run into DST
-# removes (its process is gone)
+no_leftovers "  and removes the temporary directory before it ends" "$TMPD" "$TMPD/d4"
+
+# kill -9: nothing can clean up.  What the killed run left, stat-layout
+# lists, and the next run into DST removes (its process is gone)
+stop_case "pcp-split, kill -9 to the ranks" "[1-9][0-9]*" KILL-ranks pcp-split "$F" "$TMPD/d4"
 expect_exit "  stat-layout of the DST it never made: exit 1" 1 "$BIN/stat-layout" "$TMPD/d4"
 output_has "  listing what was left, and that its process is gone" \
 	"left over: +.*/\.d4\.gfsplit-tmp\.[^ ]+ \(process [0-9]+ on [^ ]+: gone\)"
