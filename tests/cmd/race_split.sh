@@ -6,7 +6,8 @@
 #     directory in it with a link to root's victim directory;
 #   - the temporary directory of the run itself: she renames it away and
 #     puts a link to the victim directory in its place;
-#   - gfsplit-merge --force over her split file, whose old copy is removed.
+#   - pcp-split --force over her split file, whose old copy is removed;
+#   - the MPI-IO library's split-write (the same writer) into her directory.
 # Every time, root's victim directory (300 files she cannot read) must be
 # untouched: nothing removed, nothing added, nothing changed.
 . "$(dirname "$0")/../lib.sh"
@@ -114,5 +115,30 @@ for i in $(seq 1 "$RACE_ITERS"); do
 done
 loop_end
 victim_intact "--force's old copy"
+
+# ---- the MPI-IO library's split-write: its temporary directory swapped
+. "$TOP/tests/mpiio_lib.sh"
+PROG=$UNIT/mpi_iopat
+if [ ! -x "$PROG" ] || [ ! -f "$PRELOAD" ]; then
+	skip "the MPI-IO library's temporary directory swapped" "no $PROG or $PRELOAD (make builds them)"
+else
+	loop 'for d in .o.mp.gfsplit-tmp.*; do
+		[ -d "$d" ] && [ ! -L "$d" ] && mv -fT "$d" "x$RANDOM" && ln -sfn '"$V"' "$d"; done'
+	good=0 failed=0
+	for i in $(seq 1 "$((RACE_ITERS / 2))"); do
+		rm -rf "$MD/o.mp"
+		if pre 2 "$MD/*.mp" ior-at write "$MD/o.mp" --api=classic >/dev/null 2>&1; then
+			good=$((good + 1))
+		else
+			failed=$((failed + 1))
+		fi
+	done
+	loop_end
+	ok "the MPI-IO library's temporary directory swapped: $good runs completed, $failed refused"
+	victim_intact "the MPI-IO library's temporary directory"
+	[ "$(find "$V" -newer "$TMPD/src" | wc -l)" -eq 0 ] && ok "  nothing written into it" ||
+		not_ok "  nothing written into it" "$(find "$V" -newer "$TMPD/src" | head -n 5)"
+	rm -rf "$MD"/x* "$MD"/.o.mp*
+fi
 
 finish
