@@ -990,6 +990,25 @@ prune(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 	return rc;
 }
 
+/*
+ * GFSPLIT_TEST_HOOK="PHASE:CMD": rank 0 runs CMD (sh -c) as PHASE begins,
+ * the others waiting for it.  For the tests only, like GFSPLIT_FAULT: it
+ * changes the file system exactly between two phases (DEST swapped after
+ * the copy, before --delete), which a racing loop hits only by luck.
+ */
+static void
+test_hook(const struct stage *s, const char *phase)
+{
+	const char *env = getenv("GFSPLIT_TEST_HOOK");
+	size_t len = strlen(phase);
+
+	if (env == NULL || strncmp(env, phase, len) != 0 || env[len] != ':')
+		return;
+	if (s->rank == 0 && system(env + len + 1) != 0)
+		gfsp_log_warn("GFSPLIT_TEST_HOOK: '%s' failed", env + len + 1);
+	MPI_Barrier(s->comm);
+}
+
 /* -v: what this rank did to each entry, one line each (failures are
  * reported as errors) */
 static void
@@ -1218,6 +1237,8 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 		    : list_out(&s, err);
 	gfsp_watch_phase("preparing");
 	if (rc == 0)
+		test_hook(&s, "preparing");
+	if (rc == 0)
 		rc = prepare(&s, err);
 	if (rc)
 		goto out;
@@ -1300,6 +1321,7 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 		gfsp_progress_finish(s.prog);
 	if (rc == 0 && o->delete) {
 		gfsp_watch_phase("deleting");
+		test_hook(&s, "deleting");
 		rc = prune(&s, res, err);
 	}
 	if (rc == 0) {
