@@ -162,6 +162,12 @@ struct gfsp_state;
  * take the lock (one rank of a node). */
 int gfsp_state_open(const char *dir, int rank, int lock,
 		   struct gfsp_state **out, struct gfsp_error *err);
+/* The same for the state directory name in the directory pfd (dir: its
+ * whole path, for messages): the one below a confined root, held open,
+ * whatever the root's name leads to now (gfsp_confined_fd). */
+int gfsp_state_openat(int pfd, const char *name, const char *dir, int rank,
+		     int lock, struct gfsp_state **out,
+		     struct gfsp_error *err);
 
 struct gfsp_done {
 	int64_t t;		/* when it was recorded (wall clock, ns) */
