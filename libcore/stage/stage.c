@@ -176,6 +176,10 @@ setup(struct stage *s, struct gfsp_error *err)
 	}
 	if (s->root == NULL || s->local == NULL)
 		rc = OOM(err);
+	/* DEST (DEST/NODE) neither in our state nor named as one of ours:
+	 * refused before anything is made */
+	if (rc == 0)
+		rc = gfsp_stage_check_dst("DEST ", s->root, err);
 	/* the source trees: nothing below them followed (a directory
 	 * swapped for a link between its listing and its reading) */
 	if (rc == 0 && o->way == GFSP_STAGE_OUT && S_ISDIR(st.mode))
