@@ -74,6 +74,10 @@ char *gfsp_path_abs(const char *path);
  */
 int gfsp_private_dir(const char *path, int create, int *fdp,
 		    struct gfsp_error *err);
+/* The same for name in the directory pfd (AT_FDCWD: as a path); path:
+ * the whole, for messages. */
+int gfsp_private_dirat(int pfd, const char *name, const char *path,
+		      int create, int *fdp, struct gfsp_error *err);
 /* The same check of an open directory (path: for the message). */
 int gfsp_private_fd(int fd, const char *path, struct gfsp_error *err);
 

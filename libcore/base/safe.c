@@ -101,17 +101,26 @@ int
 gfsp_private_dir(const char *path, int create, int *fdp,
 		struct gfsp_error *err)
 {
+	return gfsp_private_dirat(AT_FDCWD, path, path, create, fdp, err);
+}
+
+int
+gfsp_private_dirat(int pfd, const char *name, const char *path, int create,
+		  int *fdp, struct gfsp_error *err)
+{
 	struct stat sb;
 	int fd, rc;
 
 	if (fdp != NULL)
 		*fdp = -1;
-	if (create && mkdir(path, 0700) != 0 && errno != EEXIST)
+	if (create && mkdirat(pfd, name, 0700) != 0 && errno != EEXIST)
 		return gfsp_error_errno(err, errno, "cannot create '%s'", path);
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
 	if (fd < 0) {
 		if ((errno == ELOOP || errno == ENOTDIR) &&
-		    lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode))
+		    fstatat(pfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(sb.st_mode))
 			return gfsp_error_set(err, GFSP_EACCES, "'%s' is a "
 			    "symbolic link: refusing to follow it to a "
 			    "directory of ours (someone may have planted it)",

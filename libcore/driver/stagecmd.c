@@ -227,6 +227,9 @@ start_movers(MPI_Comm comm, const struct gfsp_stage_opts *o)
 	rc = gfsp_node_comm(comm, &node, &idx, &nn, &err);
 	if (rc == 0)
 		MPI_Comm_rank(node, &lrank);
+	/* not into our state, nor under a temporary's name (stage.h) */
+	if (rc == 0)
+		rc = gfsp_stage_check_dst("DEST ", o->dst, &err);
 	if (rc == 0 && !opt_merge && rank == 0)
 		rc = gfsp_mkdirs(o->dst, 0755, &err);
 	rc = gfsp_agree(comm, rc, &err);

@@ -363,6 +363,13 @@ int
 gfsp_state_open(const char *dir, int rank, int lock, struct gfsp_state **out,
 	       struct gfsp_error *err)
 {
+	return gfsp_state_openat(AT_FDCWD, dir, dir, rank, lock, out, err);
+}
+
+int
+gfsp_state_openat(int pfd, const char *name, const char *dir, int rank,
+		 int lock, struct gfsp_state **out, struct gfsp_error *err)
+{
 	struct gfsp_state *s;
 	char *path = NULL;
 	int rc = 0, fd;
@@ -377,7 +384,7 @@ gfsp_state_open(const char *dir, int rank, int lock, struct gfsp_state **out,
 	s->rank = rank;
 	/* someone else's state directory is refused: its lock, index and
 	 * journals would steer what this run writes, and where */
-	rc = gfsp_private_dir(dir, 1, &s->dfd, err);
+	rc = gfsp_private_dirat(pfd, name, dir, 1, &s->dfd, err);
 	if (rc)
 		goto out;
 	if (lock) {

@@ -36,6 +36,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -175,6 +176,10 @@ setup(struct stage *s, struct gfsp_error *err)
 	}
 	if (s->root == NULL || s->local == NULL)
 		rc = OOM(err);
+	/* DEST (DEST/NODE) neither in our state nor named as one of ours:
+	 * refused before anything is made */
+	if (rc == 0)
+		rc = gfsp_stage_check_dst("DEST ", s->root, err);
 	/* the source trees: nothing below them followed (a directory
 	 * swapped for a link between its listing and its reading) */
 	if (rc == 0 && o->way == GFSP_STAGE_OUT && S_ISDIR(st.mode))
@@ -186,13 +191,64 @@ agree:
 	return gfsp_agree(s->comm, rc, err);
 }
 
+/*
+ * --delete's guard: DEST's name, looked up now without following a final
+ * link, still leads to the directory confined (held open since before
+ * the copy), else an error saying what was done (what).  A DEST that is a
+ * symbolic link fails too: whoever can write the directory holding it can
+ * point it elsewhere between two runs or two phases.  id: the directory
+ * held (gfsp_confined_same).
+ */
+static int
+same_root(const struct stage *s, const char *what, uint64_t id[2],
+	  struct gfsp_error *err)
+{
+	struct gfsp_error e = { 0 };
+	int rc = gfsp_confined_same(s->root, id, &e);
+
+	if (rc)
+		rc = gfsp_error_set(err, rc, "--delete refused, %s: %s (DEST "
+				   "must be a directory itself, the same from "
+				   "the copy to the delete)", what, e.msg);
+	return rc;
+}
+
+/*
+ * Before the copy, on every rank: each confined DEST on its own, so each
+ * checks its own hold, and all of a node must hold one directory (a swap
+ * between two ranks' opening and checking would leave them two, each
+ * with its name right at its own check).
+ */
+static int
+same_root_all(const struct stage *s, struct gfsp_error *err)
+{
+	uint64_t id[2] = { 0, 0 }, lo[2], hi[2];
+	int rc = same_root(s, "nothing staged", id, err);
+
+	rc = gfsp_agree(s->comm, rc, err);
+	if (rc == 0)
+		rc = gfsp_mpi_check(gfsp_allreduce(id, lo, 2, MPI_UINT64_T,
+						  MPI_MIN, s->node),
+				   "MPI_Allreduce", err);
+	if (rc == 0)
+		rc = gfsp_mpi_check(gfsp_allreduce(id, hi, 2, MPI_UINT64_T,
+						  MPI_MAX, s->node),
+				   "MPI_Allreduce", err);
+	if (rc == 0 && (lo[0] != hi[0] || lo[1] != hi[1]))
+		rc = gfsp_error_set(err, GFSP_ESTALE, "--delete refused, "
+				   "nothing staged: '%s' was swapped while the "
+				   "ranks of %s opened it: they hold different "
+				   "directories", s->root, s->nodename);
+	return rc;
+}
+
 /* Once the sources are listed: the destination roots and the state. */
 static int
 prepare(struct stage *s, struct gfsp_error *err)
 {
 	const struct gfsp_stage_opts *o = s->o;
 	char *statedir = NULL;
-	int rc = 0;
+	int rc = 0, pfd = AT_FDCWD;
 
 	if (o->dry_run)
 		return 0;
@@ -213,21 +269,38 @@ prepare(struct stage *s, struct gfsp_error *err)
 	if (rc == 0 && o->way == GFSP_STAGE_IN)
 		rc = confine(s, s->root, err);
 	rc = gfsp_agree(s->comm, rc, err);
+	/* --delete removes what DEST holds: DEST must be the directory held
+	 * now, not one a link or a swap of its name led the confinement to
+	 * (checked again before deleting) */
+	if (rc == 0 && o->way == GFSP_STAGE_IN && o->delete)
+		rc = same_root_all(s, err);
+	rc = gfsp_agree(s->comm, rc, err);
 	if (rc)
 		return rc;
 
-	/* the state: the node's first rank creates and locks it */
+	/* the state: the node's first rank creates and locks it.  In the
+	 * local root, it is opened from the directory confined there, not
+	 * by name: DEST swapped for a link meanwhile would put our lock,
+	 * index and journals in the directory it leads to */
 	if (o->state_dir != NULL)
 		statedir = gfsp_node_path(o->state_dir);
 	else if (asprintf(&statedir, "%s/%s", s->local, GFSP_STATE_DIR) < 0)
 		statedir = NULL;
+	else if ((pfd = gfsp_confined_fd(s->local)) < 0)
+		pfd = AT_FDCWD;		/* not confined: by name */
 	if (statedir == NULL)
 		rc = OOM(err);
 	if (rc == 0 && s->lrank == 0)
-		rc = gfsp_state_open(statedir, s->rank, 1, &s->st, err);
+		rc = gfsp_state_openat(pfd, pfd == AT_FDCWD ? statedir :
+				       GFSP_STATE_DIR, statedir, s->rank, 1,
+				       &s->st, err);
 	rc = gfsp_agree(s->comm, rc, err);
 	if (rc == 0 && s->lrank != 0)
-		rc = gfsp_state_open(statedir, s->rank, 0, &s->st, err);
+		rc = gfsp_state_openat(pfd, pfd == AT_FDCWD ? statedir :
+				       GFSP_STATE_DIR, statedir, s->rank, 0,
+				       &s->st, err);
+	if (pfd != AT_FDCWD)
+		close(pfd);
 	free(statedir);
 	/* a killed run's temporaries that no record names: before anyone
 	 * writes */
@@ -831,14 +904,22 @@ finish_split(struct stage *s, struct gfsp_error *err)
 static void
 dir_times(struct stage *s)
 {
+	char *held = NULL;
+
 	gfsp_xfer_dir_times(s->x);
 	/* stage-in of one "DIR/" (and nothing else): DEST is its copy, and
-	 * gets its times as the directories below did */
-	if (s->o->way == GFSP_STAGE_IN && s->fl.nroots == 1 &&
-	    s->o->nsrc == 1 && s->o->manifest == NULL &&
-	    gfsp_utimens(s->root, s->fl.root.atime, s->fl.root.atime_ns,
-			 s->fl.root.mtime, s->fl.root.mtime_ns, NULL) != 0)
+	 * gets its times as the directories below did; "DEST/.", the
+	 * directory confined, not whatever DEST's name leads to now */
+	if (s->o->way != GFSP_STAGE_IN || s->fl.nroots != 1 ||
+	    s->o->nsrc != 1 || s->o->manifest != NULL)
+		return;
+	if (asprintf(&held, "%s/.", s->root) < 0)
+		held = NULL;
+	if (held == NULL || gfsp_utimens(held, s->fl.root.atime,
+					 s->fl.root.atime_ns, s->fl.root.mtime,
+					 s->fl.root.mtime_ns, NULL) != 0)
 		gfsp_log_warn("cannot set the times of '%s'", s->root);
+	free(held);
 }
 
 /* Links, then the times of directories: the node's first rank. */
@@ -895,9 +976,14 @@ cmp_strp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* In the staged directory rel ("" for DEST), the entries not in set (the
+/*
+ * In the staged directory rel ("" for DEST), the entries not in set (the
  * sorted rels of the list): removed, or counted on a dry run.  Never the
- * state directory, nor a transfer's temporary files. */
+ * state directory, nor a transfer's temporary files.  Every path is below
+ * the confined DEST, so resolved from the directory held since before the
+ * copy, no link followed; DEST itself is read as "DEST/.", that directory
+ * too, never DEST's name looked up again (store.h).
+ */
 static int
 prune_dir(const struct stage *s, char **set, size_t nset, const char *rel,
 	  uint64_t *gone, struct gfsp_error *err)
@@ -906,10 +992,12 @@ prune_dir(const struct stage *s, char **set, size_t nset, const char *rel,
 	size_t n = 0, i;
 	int rc = 0;
 
-	if (asprintf(&dir, "%s%s%s", s->root, *rel ? "/" : "", rel) < 0)
+	if (asprintf(&dir, "%s/%s", s->root, *rel ? rel : ".") < 0)
 		return OOM(err);
 	if (gfsp_readdir(dir, &names, &n, NULL) != 0)
 		n = 0;		/* not there (a dry run): nothing to remove */
+	if (*rel == '\0')
+		dir[strlen(dir) - 2] = '\0';	/* DEST/x, not DEST/./x */
 	for (i = 0; rc == 0 && i < n; i++) {
 		if (gfsp_stage_internal_name(names[i]))
 			continue;
@@ -961,6 +1049,13 @@ prune(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 				      "entries were not staged");
 		return 0;
 	}
+	/* DEST's name swapped since the copy (for a link, or another
+	 * directory in its place): refused, deleting nothing.  The removals
+	 * below go through the directory held in any case; the refusal
+	 * tells whoever ran us that someone is at work on DEST */
+	if (rc == 0 && !s->o->dry_run && s->lrank == 0)
+		rc = same_root(s, "nothing deleted", NULL, err);
+	rc = gfsp_agree(s->comm, rc, err);
 	if (rc == 0 && s->lrank == 0) {
 		set = malloc((s->fl.n + 1) * sizeof(*set));
 		if (set == NULL)
@@ -988,6 +1083,25 @@ prune(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 	if (rc == 0 && s->rank == 0)
 		res->deleted = all;
 	return rc;
+}
+
+/*
+ * GFSPLIT_TEST_HOOK="PHASE:CMD": rank 0 runs CMD (sh -c) as PHASE begins,
+ * the others waiting for it.  For the tests only, like GFSPLIT_FAULT: it
+ * changes the file system exactly between two phases (DEST swapped after
+ * the copy, before --delete), which a racing loop hits only by luck.
+ */
+static void
+test_hook(const struct stage *s, const char *phase)
+{
+	const char *env = getenv("GFSPLIT_TEST_HOOK");
+	size_t len = strlen(phase);
+
+	if (env == NULL || strncmp(env, phase, len) != 0 || env[len] != ':')
+		return;
+	if (s->rank == 0 && system(env + len + 1) != 0)
+		gfsp_log_warn("GFSPLIT_TEST_HOOK: '%s' failed", env + len + 1);
+	MPI_Barrier(s->comm);
 }
 
 /* -v: what this rank did to each entry, one line each (failures are
@@ -1218,6 +1332,8 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 		    : list_out(&s, err);
 	gfsp_watch_phase("preparing");
 	if (rc == 0)
+		test_hook(&s, "preparing");
+	if (rc == 0)
 		rc = prepare(&s, err);
 	if (rc)
 		goto out;
@@ -1300,6 +1416,7 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 		gfsp_progress_finish(s.prog);
 	if (rc == 0 && o->delete) {
 		gfsp_watch_phase("deleting");
+		test_hook(&s, "deleting");
 		rc = prune(&s, res, err);
 	}
 	if (rc == 0) {

@@ -85,8 +85,10 @@ struct gfsp_flist {
  * component), "dir/" puts its contents (rel = the names inside it).  A
  * tree is walked without following symbolic links; files with several
  * links that the walk meets more than once become HARDLINK entries.
- * Entries named GFSP_STATE_DIR and temporary files of a transfer are left
- * out.  Every entry is listed with its parents before it.
+ * Entries with names of ours (gfsp_stage_internal_name) are left out: a
+ * GFSP_STATE_DIR at the top of a "dir/" tree quietly (the tree's own
+ * state), any other with a warning.  A "dir" so named is refused.  Every
+ * entry is listed with its parents before it.
  */
 int gfsp_flist_add_tree(struct gfsp_flist *l, const char *src,
 		       struct gfsp_error *err);
@@ -96,8 +98,9 @@ int gfsp_flist_add_tree(struct gfsp_flist *l, const char *src,
  * separated by blanks; a backslash escapes the next character (so "\ "
  * is a space in a name, "\n" a newline, "\\" a backslash); empty lines and
  * lines starting with '#' are skipped.  DST is relative to the destination
- * root: absolute names and names with a ".." component are rejected,
- * naming the manifest and the line.  SRC may be a file or a directory
+ * root: absolute names, names with a ".." component and names that name
+ * or enter one of ours (gfsp_stage_check_dst) are rejected, naming the
+ * manifest and the line.  SRC may be a file or a directory
  * (copied whole, to DST).
  */
 int gfsp_flist_add_manifest(struct gfsp_flist *l, const char *manifest,
@@ -129,6 +132,16 @@ char *gfsp_stage_tmp_name(const char *path, const struct gfsp_sfile *f,
 /* 1 if NAME (one component) is one of ours: the state directory or a
  * temporary file of a transfer. */
 int gfsp_stage_internal_name(const char *name);
+
+/*
+ * A destination (a manifest's DST, DEST itself) must neither name nor
+ * enter one of ours: staged over ".gfsplit-stage/index" a file would
+ * replace the state, and one named as a temporary would be swept as a
+ * killed transfer's leftover.  0, or GFSP_EINVAL naming path and the
+ * component; what: a prefix for the message ("MANIFEST:LINE: ", or "").
+ */
+int gfsp_stage_check_dst(const char *what, const char *path,
+			struct gfsp_error *err);
 
 /* ------------------------------------------------- the state (journal.c) */
 
@@ -162,6 +175,12 @@ struct gfsp_state;
  * take the lock (one rank of a node). */
 int gfsp_state_open(const char *dir, int rank, int lock,
 		   struct gfsp_state **out, struct gfsp_error *err);
+/* The same for the state directory name in the directory pfd (dir: its
+ * whole path, for messages): the one below a confined root, held open,
+ * whatever the root's name leads to now (gfsp_confined_fd). */
+int gfsp_state_openat(int pfd, const char *name, const char *dir, int rank,
+		     int lock, struct gfsp_state **out,
+		     struct gfsp_error *err);
 
 struct gfsp_done {
 	int64_t t;		/* when it was recorded (wall clock, ns) */

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,51 @@ gfsp_stage_internal_name(const char *name)
 {
 	return strcmp(name, GFSP_STATE_DIR) == 0 ||
 	       (name[0] == '.' && strstr(name, GFSP_STAGE_TMP_TAG) != NULL);
+}
+
+/* The first component of path that is one of ours (its length in *len),
+ * or NULL. */
+static const char *
+internal_component(const char *path, size_t *len)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = path;
+	size_t n;
+
+	while (*p) {
+		n = strcspn(p, "/");
+		if (n > 0 && n <= NAME_MAX) {
+			memcpy(comp, p, n);
+			comp[n] = '\0';
+			if (gfsp_stage_internal_name(comp)) {
+				*len = n;
+				return p;
+			}
+		}
+		p += n;
+		while (*p == '/')
+			p++;
+	}
+	return NULL;
+}
+
+int
+gfsp_stage_check_dst(const char *what, const char *path,
+		    struct gfsp_error *err)
+{
+	const char *c;
+	size_t n;
+
+	c = internal_component(path, &n);
+	if (c == NULL)
+		return 0;
+	if (n == strlen(GFSP_STATE_DIR) && strncmp(c, GFSP_STATE_DIR, n) == 0)
+		return gfsp_error_set(err, GFSP_EINVAL, "%s'%s' names or enters "
+		    "stage's own state directory '%s': refused, nothing "
+		    "staged", what, path, GFSP_STATE_DIR);
+	return gfsp_error_set(err, GFSP_EINVAL, "%s'%s': '%.*s' is named as "
+	    "stage's temporary files are ('.NAME%sKEY.NONCE'): refused, "
+	    "nothing staged", what, path, (int)n, c, GFSP_STAGE_TMP_TAG);
 }
 
 char *
@@ -140,8 +186,20 @@ walk(struct gfsp_flist *l, uint32_t tree, const char *src, const char *rel,
 
 	rc = gfsp_readdir(src, &names, &n, err);
 	for (i = 0; rc == 0 && i < n; i++) {
-		if (gfsp_stage_internal_name(names[i]))
+		/* ours, not data: the state at the top of a tree is that
+		 * tree's own (stage-out's SRC, a former DEST), left out
+		 * quietly; anything else so named (a state deeper down, a
+		 * killed transfer's temporary) is left out with a word, since
+		 * at the destination we would take it for our own */
+		if (gfsp_stage_internal_name(names[i])) {
+			if (*rel != '\0' || strcmp(names[i], GFSP_STATE_DIR))
+				gfsp_log_warn("'%s/%s': named as stage's own "
+				    "files are (its state directory '%s', or "
+				    "a transfer's temporary '.NAME%s...'): "
+				    "not staged", src, names[i],
+				    GFSP_STATE_DIR, GFSP_STAGE_TMP_TAG);
 			continue;
+		}
 		csrc = join(src, names[i]);
 		crel = join(rel, names[i]);
 		if (csrc == NULL || crel == NULL)
@@ -199,6 +257,12 @@ gfsp_flist_add_tree(struct gfsp_flist *l, const char *src,
 			rc = gfsp_error_set(err, GFSP_EINVAL, "'%s' has no name "
 			    "to copy it under (give 'DIR/' to copy what it "
 			    "holds)", src);
+		else if (!contents && gfsp_stage_internal_name(base))
+			rc = gfsp_error_set(err, GFSP_EINVAL, "'%s' would be "
+			    "staged as '%s', a name of stage's own (its state "
+			    "directory '%s', or a transfer's temporary file "
+			    "'.NAME%sKEY.NONCE'): refused, nothing staged",
+			    src, base, GFSP_STATE_DIR, GFSP_STAGE_TMP_TAG);
 		else
 			rc = walk(l, next_tree(l), path, contents ? "" : base,
 				  &st, err);
@@ -275,6 +339,7 @@ gfsp_flist_add_manifest(struct gfsp_flist *l, const char *manifest,
 	const char *dst0;
 	size_t len, at;
 	struct gfsp_stat st;
+	char where[PATH_MAX + 32];
 	int rc, bad = 0;
 	unsigned lineno = 0;
 
@@ -348,6 +413,13 @@ gfsp_flist_add_manifest(struct gfsp_flist *l, const char *manifest,
 			    "'..'): refused", manifest, lineno, clean);
 			break;
 		}
+		/* over our state (".gfsplit-stage/index") or into it, or
+		 * under a temporary's name: refused with the rest, before
+		 * anything is copied */
+		snprintf(where, sizeof(where), "%s:%u: ", manifest, lineno);
+		rc = gfsp_stage_check_dst(where, clean, err);
+		if (rc)
+			break;
 		rc = gfsp_lstat(src, &st, err);
 		if (rc == 0)
 			rc = walk(l, next_tree(l), src, clean, &st, err);

@@ -241,6 +241,67 @@ gfsp_unconfine(const char *root)
 	dircache_drop_all();
 }
 
+int
+gfsp_confined_fd(const char *root)
+{
+	size_t len = strlen(root);
+	int i, fd = -1;
+
+	while (len > 1 && root[len - 1] == '/')
+		len--;
+	pthread_rwlock_rdlock(&confined_lock);
+	for (i = 0; i < nconfined; i++)
+		if (confined[i].len == len &&
+		    strncmp(confined[i].root, root, len) == 0)
+			fd = fcntl(confined[i].fd, F_DUPFD_CLOEXEC, 0);
+	pthread_rwlock_unlock(&confined_lock);
+	return fd;
+}
+
+int
+gfsp_confined_same(const char *root, uint64_t id[2], struct gfsp_error *err)
+{
+	size_t len = strlen(root);
+	struct stat held, now;
+	char *name;
+	int fd, rc = 0;
+
+	if (id != NULL)
+		id[0] = id[1] = 0;
+	if (strstr(root, "://") != NULL)
+		return 0;
+	while (len > 1 && root[len - 1] == '/')
+		len--;
+	fd = gfsp_confined_fd(root);
+	if (fd < 0)
+		return gfsp_error_set(err, GFSP_EINVAL, "'%s' is not a "
+				     "confined root", root);
+	/* the name without its trailing slashes, which would follow a
+	 * link */
+	name = strndup(root, len);
+	if (name == NULL)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	else if (fstat(fd, &held) != 0)
+		rc = gfsp_error_errno(err, errno, "cannot stat directory '%s'",
+				      root);
+	else if (lstat(name, &now) != 0)
+		rc = gfsp_error_errno(err, errno, "cannot stat '%s'", root);
+	else if (S_ISLNK(now.st_mode))
+		rc = gfsp_error_set(err, GFSP_ESTALE, "'%s' is a symbolic "
+				   "link, not the directory confined", root);
+	else if (now.st_dev != held.st_dev || now.st_ino != held.st_ino)
+		rc = gfsp_error_set(err, GFSP_ESTALE, "'%s' is another "
+				   "directory than the one confined (renamed "
+				   "and replaced)", root);
+	if (rc == 0 && id != NULL) {
+		id[0] = (uint64_t)held.st_dev;
+		id[1] = (uint64_t)held.st_ino;
+	}
+	free(name);
+	close(fd);
+	return rc;
+}
+
 /* The directory dir (components separated by '/') below rootfd, no link
  * followed: its O_PATH descriptor, or -1 with errno (ELOOP: a link). */
 static int

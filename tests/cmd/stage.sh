@@ -15,6 +15,10 @@
 #   - a missing or unreadable source, a source that changes while it is
 #     copied, a full destination, a manifest that leaves DEST: each a
 #     clear error naming the file, exit 1, the other files in place
+#   - a DST or DEST that names or enters the state directory, or is named
+#     as a temporary: refused before anything is copied, naming the line
+#     (issue 32); such entries inside a source tree: a warning each, the
+#     rest staged
 #   - FIFOs and sockets: a warning each, the rest staged, exit 3
 #   - a sparse file stays sparse (--no-sparse: its holes written)
 #   - stage-out: per-node directories, --merge, and clashing names
@@ -274,6 +278,50 @@ printf '%s dir\\ with\\ space/f\\nx\n# comment\n\n' "$E/src/good" >"$M"
 run "a manifest with escaped names" 1 "$IN" -m "$M" "$E/m3"
 same_bytes "  lands where it says" "$E/src/good" "$E/m3/dir with space/f
 x"
+# nothing is staged over or into the tools' own state, nor under a
+# temporary's name (issue 32): refused before anything is copied
+mkdir -p "$E/bigsrc"	# not in src/, which a full destination gets below
+make_file "$E/bigsrc/big" $((20 * 1048576)) 7
+IDX=$E/m3/.gfsplit-stage/index
+idx_sum=$(sha256sum <"$IDX")
+printf '%s ok2\n%s .gfsplit-stage/index\n' "$E/src/good" "$E/src/good" >"$M"
+expect_exit "a manifest DST '.gfsplit-stage/index' is refused" 1 mpirun_n 2 "$IN" -m "$M" "$E/m3"
+output_has "  naming the line and the state" "manifest:2: '.gfsplit-stage/index' names or enters stage's own state directory"
+[ "$(sha256sum <"$IDX")" = "$idx_sum" ] && [ ! -e "$E/m3/ok2" ] &&
+	ok "  the index unchanged, nothing copied" ||
+	not_ok "  the index unchanged, nothing copied" "$(ls -la "$E/m3" "$E/m3/.gfsplit-stage")"
+printf '%s .gfsplit-stage\n' "$E/bigsrc/big" >"$M"
+expect_exit "a manifest DST '.gfsplit-stage' is refused" 1 mpirun_n 2 "$IN" -m "$M" "$E/m3"
+output_has "  naming the line" "manifest:1: '.gfsplit-stage' names or enters"
+_t=$(ls -a "$E/m3" | grep -F '.gfsplit-stage.')
+[ -z "$_t" ] && [ "$(sha256sum <"$IDX")" = "$idx_sum" ] && ok "  no temporary left, the index unchanged" ||
+	not_ok "  no temporary left, the index unchanged" "$(ls -la "$E/m3")"
+printf '%s sub/.x.gfsplit-stage.0123.4567\n' "$E/src/good" >"$M"
+expect_exit "a manifest DST named as a temporary is refused" 1 mpirun_n 1 "$IN" -m "$M" "$E/m4"
+output_has "  naming the line and the name" "manifest:1: .*'.x.gfsplit-stage.0123.4567' is named as stage's temporary files are"
+is_absent "  nothing made" "$E/m4"
+mkdir -p "$E/own/.gfsplit-stage"; printf 's' >"$E/own/.gfsplit-stage/index"
+expect_exit "a source tree named '.gfsplit-stage' is refused" 1 mpirun_n 1 "$IN" "$E/own/.gfsplit-stage" "$E/m5"
+output_has "  naming it" "own/.gfsplit-stage' would be staged as '.gfsplit-stage'"
+expect_exit "a DEST inside a state directory is refused" 1 mpirun_n 1 "$IN" "$E/src/good" "$E/m3/.gfsplit-stage/in"
+output_has "  naming it" "DEST '.*m3/.gfsplit-stage/in' names or enters"
+is_absent "  nothing made there" "$E/m3/.gfsplit-stage/in"
+expect_exit "stage-out to a DEST inside a state directory is refused" 1 mpirun_n 1 env GFSPLIT_NODE=nA "$OUT_" "$E/own" "$E/m3/.gfsplit-stage/out"
+output_has "  naming it" "DEST '.*m3/.gfsplit-stage/out/nA' names or enters"
+is_absent "  nothing made there" "$E/m3/.gfsplit-stage/out"
+# in a source tree: the tree's own state at its top goes unsaid; a state
+# deeper down and a temporary's name are left out with a warning each
+mkdir -p "$E/own/sub/.gfsplit-stage"; printf 'd' >"$E/own/sub/data"
+printf 't' >"$E/own/sub/.data.gfsplit-stage.0123.4567"
+printf 'i' >"$E/own/sub/.gfsplit-stage/index"
+expect_exit "a tree holding state and temporaries of ours: exit 0" 0 mpirun_n 2 "$IN" "$E/own/" "$E/m6"
+output_has "  a warning for the temporary" "own/sub/.data.gfsplit-stage.0123.4567': named as stage's own files are"
+output_has "  and for the state deeper down" "own/sub/.gfsplit-stage': named as stage's own files are"
+output_lacks "  none for the tree's own state" "own/.gfsplit-stage': named"
+[ -f "$E/m6/sub/data" ] && [ ! -e "$E/m6/sub/.data.gfsplit-stage.0123.4567" ] &&
+	[ ! -e "$E/m6/sub/.gfsplit-stage" ] && [ "$(cat "$E/m6/.gfsplit-stage/index" 2>/dev/null)" != s ] &&
+	ok "  the data staged, none of those" ||
+	not_ok "  the data staged, none of those" "$(ls -laR "$E/m6")"
 # "DIR/" copies what DIR holds into DEST, and DEST gets DIR's times too
 mkdir -p "$E/top/d/sub"; printf 'x' >"$E/top/d/sub/f"
 touch -d '2020-02-03 04:05:06' "$E/top/d/sub" "$E/top/d"

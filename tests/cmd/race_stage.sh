@@ -1,0 +1,185 @@
+#!/bin/bash
+# race_stage.sh - stage-in --delete as root, in a directory another user
+# can write (issue 32): she swaps DEST for a link to a directory of
+# root's (the victim) or for another directory, and --delete must never
+# remove anything but what the directory it copied to holds:
+#   - DEST swapped exactly between the copy and the delete phase
+#     (GFSPLIT_TEST_HOOK): refused, exit 1, an error naming DEST, nothing
+#     deleted anywhere; the same for a DEST renamed and replaced by a
+#     directory of hers
+#   - DEST swapped before the destination is opened (the copy would go
+#     into the victim, and the delete empty it): refused, nothing staged
+#   - a DEST that is a symbolic link: refused with --delete, staged without
+#   - root's runs, RACE_ITERS of them, while she swaps DEST with a link to
+#     the victim in a loop: after every run the victim holds what it held
+#     (names, types, modes, checksums)
+. "$(dirname "$0")/../lib.sh"
+
+IN=$BIN/stage-in
+if [ ! -x "$IN" ]; then
+	not_ok "stage-in is built" "missing: $IN (make)"
+	finish
+	exit 1
+fi
+
+chmod 755 "$TMPD"
+S=$TMPD/src		# the source: what DEST keeps
+mkdir -p "$S/sub"
+make_file "$S/a" 70000 1
+make_file "$S/sub/b" 5000 2
+V=$TMPD/victim		# root's: what a redirected --delete would empty
+mkdir -m 700 "$V"
+mkdir "$V/vdir"
+printf 'the victim, root only\n' >"$V/precious"
+printf 'stale, in the victim too\n' >"$V/stale"
+make_file "$V/vdir/f" 3000 3
+victim_sum() {
+	(cd "$V" && find . -printf '%y %m %U %p\n' | LC_ALL=C sort &&
+		find . -type f -exec sha256sum {} + | LC_ALL=C sort)
+}
+VSUM=$(victim_sum)
+victim_intact() {
+	if [ "$(victim_sum)" = "$VSUM" ]; then
+		ok "$1"
+	else
+		not_ok "$1" "$(diff <(echo "$VSUM") <(victim_sum) | head -n 10)"
+	fi
+}
+# fails DESC CMD...: CMD exits 1; its stderr in $TMPD/err
+fails() {
+	_d=$1; shift
+	"$@" >"$TMPD/out" 2>"$TMPD/err"
+	_rc=$?
+	[ "$_rc" -eq 1 ] && ok "$_d" || not_ok "$_d" "exit $_rc, wanted 1" "$(tail -n 5 "$TMPD/err")"
+}
+err_has() {
+	_d=$1; shift
+	for _w in "$@"; do
+		grep -qF -- "$_w" "$TMPD/err" || { not_ok "$_d" "no '$_w' in: $(cat "$TMPD/err")"; return; }
+	done
+	ok "$_d"
+}
+
+# ---- deterministic: root swaps DEST where the hook says (no second user
+# needed: what matters is when, not who)
+# hooked PHASE:CMD PROG...: PROG with CMD run as stage-in's PHASE begins
+hooked() {
+	_h=$1; shift
+	GFSPLIT_TEST_HOOK=$_h "$@"
+}
+P=$TMPD/p
+mkdir "$P"
+D=$P/dest
+fresh_dest() {
+	rm -rf "$D" "$P/away" "$P/other"
+	mkdir "$D"
+	printf 'stale\n' >"$D/stale"	# the source does not hold it
+}
+
+fresh_dest
+fails "DEST swapped for a link to the victim between copy and --delete" \
+	hooked "deleting:mv '$D' '$P/away' && ln -s '$V' '$D'" \
+	mpirun_n 2 "$IN" --delete "$S/" "$D"
+err_has "  refused, naming DEST and the link" "--delete refused, nothing deleted" "'$D' is a symbolic link"
+victim_intact "  the victim is intact"
+if [ -e "$P/away/stale" ]; then
+	same_bytes "  the directory staged to keeps what it held, and has the copies" "$S/sub/b" "$P/away/sub/b"
+else
+	not_ok "  the directory staged to keeps what it held" "$(ls -la "$P/away")"
+fi
+
+fresh_dest
+fails "DEST renamed and replaced by another directory between copy and --delete" \
+	hooked "deleting:mv '$D' '$P/away' && mkdir '$D' && echo hers >'$D/hers'" \
+	mpirun_n 2 "$IN" --delete "$S/" "$D"
+err_has "  refused, naming DEST" "--delete refused, nothing deleted" "'$D' is another directory"
+[ -e "$D/hers" ] && [ -e "$P/away/stale" ] && ok "  nothing deleted in either" ||
+	not_ok "  nothing deleted in either" "$(ls -la "$D" "$P/away")"
+
+fresh_dest
+fails "DEST swapped for a link to the victim before the copy" \
+	hooked "preparing:mv '$D' '$P/away' && ln -s '$V' '$D'" \
+	mpirun_n 2 "$IN" --delete "$S/" "$D"
+err_has "  refused before copying, naming DEST" "--delete refused, nothing staged" "'$D' is a symbolic link"
+victim_intact "  the victim is intact (nothing copied into it, nothing deleted)"
+
+rm -rf "$D" "$P/away"
+mkdir "$P/real"
+ln -s real "$D"
+fails "--delete to a DEST that is a symbolic link" mpirun_n 2 "$IN" --delete "$S/" "$D"
+err_has "  refused, naming it" "'$D' is a symbolic link"
+if mpirun_n 2 "$IN" "$S/" "$D" >"$TMPD/out" 2>"$TMPD/err"; then
+	same_bytes "  without --delete it is staged through the link" "$S/a" "$P/real/a"
+else
+	not_ok "  without --delete it is staged through the link" "$(cat "$TMPD/err")"
+fi
+rm -f "$D"
+
+fresh_dest
+if mpirun_n 2 "$IN" --delete "$S/" "$D" >"$TMPD/out" 2>"$TMPD/err" && [ ! -e "$D/stale" ]; then
+	same_tree "a DEST left alone: --delete works as before" "$S" "$D"
+else
+	not_ok "a DEST left alone: --delete works as before" "$(cat "$TMPD/err"; ls -la "$D")"
+fi
+
+# ---- the race: she swaps, root runs
+if ! second_user gfsplit-mallory; then
+	skip "DEST swapped by a second user during stage-in --delete" "$SECOND_USER_WHY"
+	finish
+	exit 0
+fi
+MD=$TMPD/m		# hers; root's DEST inside it
+mkdir -m 755 "$MD"
+chown "$M:$M" "$MD"
+D=$MD/dest
+mkdir "$D"
+printf 'stale\n' >"$D/stale"
+STOP=$TMPD/stop
+# her loop: DEST away, a link to the victim in its place, DEST back; she
+# stops when told or after a bounded number of swaps
+as_m /usr/bin/python3 - "$D" "$MD/away" "$V" "$STOP" $((RACE_ITERS * 500)) <<'EOF' &
+import os, random, sys, time
+d, away, v, stop, n = sys.argv[1:6]
+for i in range(int(n)):
+    if os.path.exists(stop):
+        break
+    try:
+        os.rename(d, away)
+    except OSError:
+        time.sleep(0.001)
+        continue
+    try:
+        os.symlink(v, d)
+        time.sleep(0.0005)
+        os.unlink(d)
+    except OSError:
+        pass
+    try:
+        os.rename(away, d)
+    except OSError:
+        pass
+    time.sleep(random.uniform(0, 0.03))
+EOF
+HER=$!
+runs=0 refused=0 done_=0 broken=0 why=""
+while [ "$runs" -lt "$RACE_ITERS" ] && kill -0 "$HER" 2>/dev/null; do
+	runs=$((runs + 1))
+	if mpirun_n 2 "$IN" --delete "$S/" "$D" >"$TMPD/out" 2>"$TMPD/err"; then
+		done_=$((done_ + 1))
+	elif grep -q -- "--delete refused" "$TMPD/err"; then
+		refused=$((refused + 1))
+	fi
+	if [ "$(victim_sum)" != "$VSUM" ]; then
+		broken=$((broken + 1))
+		[ -n "$why" ] || why="run $runs: $(diff <(echo "$VSUM") <(victim_sum) | head -n 5); $(tail -n 3 "$TMPD/err")"
+		VSUM=$(victim_sum)	# count each damage once
+	fi
+done
+touch "$STOP"
+wait "$HER"
+if [ "$runs" -gt 0 ] && [ "$broken" -eq 0 ]; then
+	ok "$runs runs of stage-in --delete while she swaps DEST with a link: the victim intact after each ($done_ completed, $refused refused)"
+else
+	not_ok "runs of stage-in --delete while she swaps DEST with a link: the victim intact after each" "$runs runs, $broken damaged it: $why"
+fi
+finish
