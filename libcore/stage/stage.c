@@ -192,24 +192,28 @@ agree:
 }
 
 /*
- * --delete's guard: DEST's name, looked up now without following a final
- * link, still leads to the directory confined (held open since before
- * the copy), else an error saying what was done (what).  A DEST that is a
- * symbolic link fails too: whoever can write the directory holding it can
- * point it elsewhere between two runs or two phases.  id: the directory
- * held (gfsp_confined_same).
+ * DEST's name, looked up now, still leads to the directory confined (held
+ * open since before the copy), else an error saying what was done (what).
+ * With --delete a DEST that is a symbolic link fails too (the name is not
+ * followed): whoever can write the directory holding it can point it
+ * elsewhere between two runs or two phases; without it DEST is followed
+ * as given, as cp would, but must lead to the directory held.  id: the
+ * directory held (gfsp_confined_same).
  */
 static int
 same_root(const struct stage *s, const char *what, uint64_t id[2],
 	  struct gfsp_error *err)
 {
 	struct gfsp_error e = { 0 };
-	int rc = gfsp_confined_same(s->root, id, &e);
+	int del = s->o->delete;
+	int rc = gfsp_confined_same(s->root, !del, id, &e);
 
 	if (rc)
-		rc = gfsp_error_set(err, rc, "--delete refused, %s: %s (DEST "
-				   "must be a directory itself, the same from "
-				   "the copy to the delete)", what, e.msg);
+		rc = gfsp_error_set(err, rc, "%s%s: %s (DEST must be %s)",
+				   del ? "--delete refused, " : "", what, e.msg,
+				   del ? "a directory itself, the same from the "
+				   "copy to the delete" : "one directory for "
+				   "all the ranks of a node");
 	return rc;
 }
 
@@ -235,10 +239,12 @@ same_root_all(const struct stage *s, struct gfsp_error *err)
 						  MPI_MAX, s->node),
 				   "MPI_Allreduce", err);
 	if (rc == 0 && (lo[0] != hi[0] || lo[1] != hi[1]))
-		rc = gfsp_error_set(err, GFSP_ESTALE, "--delete refused, "
-				   "nothing staged: '%s' was swapped while the "
+		rc = gfsp_error_set(err, GFSP_ESTALE, "%snothing staged: "
+				   "'%s' was swapped while the "
 				   "ranks of %s opened it: they hold different "
-				   "directories", s->root, s->nodename);
+				   "directories", s->o->delete ?
+				   "--delete refused, " : "", s->root,
+				   s->nodename);
 	return rc;
 }
 
@@ -269,10 +275,12 @@ prepare(struct stage *s, struct gfsp_error *err)
 	if (rc == 0 && o->way == GFSP_STAGE_IN)
 		rc = confine(s, s->root, err);
 	rc = gfsp_agree(s->comm, rc, err);
-	/* --delete removes what DEST holds: DEST must be the directory held
+	/* every rank of a node must hold one DEST, the one its name leads
+	 * to now (a swap between two ranks' opening would leave them two);
+	 * --delete removes what DEST holds: DEST must be the directory held
 	 * now, not one a link or a swap of its name led the confinement to
 	 * (checked again before deleting) */
-	if (rc == 0 && o->way == GFSP_STAGE_IN && o->delete)
+	if (rc == 0 && o->way == GFSP_STAGE_IN)
 		rc = same_root_all(s, err);
 	rc = gfsp_agree(s->comm, rc, err);
 	if (rc)

@@ -296,15 +296,16 @@ void gfsp_unconfine(const char *root);
  * The directory confined is the one held, whatever root's name leads to
  * later: "ROOT/." is that directory itself (ROOT alone is looked up by
  * name again, as any path outside).  gfsp_confined_same: 0 if root's name,
- * looked up now without following a final link, is still that directory;
- * GFSP_ESTALE naming root if it is a symbolic link now or another
- * directory took the name (st_dev and st_ino differ).  For a command that
- * must not act on what someone swapped in for DEST meanwhile.
+ * looked up now without following a final link (follow: following it),
+ * is still that directory; GFSP_ESTALE naming root if it is a symbolic
+ * link now (follow 0) or another directory took the name (st_dev and
+ * st_ino differ).  For a command that must not act on what someone
+ * swapped in for DEST meanwhile.
  *   OUT id   (may be NULL) st_dev and st_ino of the directory held, to
  *            tell processes that confined the same name apart; 0, 0 for
  *            URLs, which are not confined (and always 0)
  */
-int gfsp_confined_same(const char *root, uint64_t id[2],
+int gfsp_confined_same(const char *root, int follow, uint64_t id[2],
 		      struct gfsp_error *err);
 /* The directory confined as root: a new O_PATH descriptor of it (the
  * caller closes it), for the *at() calls of a layer that opens its own

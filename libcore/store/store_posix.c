@@ -259,7 +259,8 @@ gfsp_confined_fd(const char *root)
 }
 
 int
-gfsp_confined_same(const char *root, uint64_t id[2], struct gfsp_error *err)
+gfsp_confined_same(const char *root, int follow, uint64_t id[2],
+		   struct gfsp_error *err)
 {
 	size_t len = strlen(root);
 	struct stat held, now;
@@ -284,7 +285,7 @@ gfsp_confined_same(const char *root, uint64_t id[2], struct gfsp_error *err)
 	else if (fstat(fd, &held) != 0)
 		rc = gfsp_error_errno(err, errno, "cannot stat directory '%s'",
 				      root);
-	else if (lstat(name, &now) != 0)
+	else if ((follow ? stat(name, &now) : lstat(name, &now)) != 0)
 		rc = gfsp_error_errno(err, errno, "cannot stat '%s'", root);
 	else if (S_ISLNK(now.st_mode))
 		rc = gfsp_error_set(err, GFSP_ESTALE, "'%s' is a symbolic "
