@@ -296,8 +296,9 @@ void gfsp_unconfine(const char *root);
  * The directory confined is the one held, whatever root's name leads to
  * later: "ROOT/." is that directory itself (ROOT alone is looked up by
  * name again, as any path outside).  gfsp_confined_same: 0 if root's name,
- * looked up now without following a final link (follow: following it),
- * is still that directory; GFSP_ESTALE naming root if it is a symbolic
+ * looked up now without following a final link (follow: following one
+ * of this user's or root's, never another user's), is still that
+ * directory; GFSP_ESTALE naming root if it is a symbolic
  * link now (follow 0) or another directory took the name (st_dev and
  * st_ino differ).  For a command that must not act on what someone
  * swapped in for DEST meanwhile.

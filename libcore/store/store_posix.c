@@ -285,9 +285,16 @@ gfsp_confined_same(const char *root, int follow, uint64_t id[2],
 	else if (fstat(fd, &held) != 0)
 		rc = gfsp_error_errno(err, errno, "cannot stat directory '%s'",
 				      root);
-	else if ((follow ? stat(name, &now) : lstat(name, &now)) != 0)
+	else if (lstat(name, &now) != 0)
 		rc = gfsp_error_errno(err, errno, "cannot stat '%s'", root);
-	else if (S_ISLNK(now.st_mode))
+	else if (follow && S_ISLNK(now.st_mode) && now.st_uid != geteuid() &&
+		 now.st_uid != 0)
+		rc = gfsp_error_set(err, GFSP_ESTALE, "'%s' is a symbolic link "
+				   "of another user's (uid %u): not followed",
+				   root, (unsigned)now.st_uid);
+	else if (follow && S_ISLNK(now.st_mode) && stat(name, &now) != 0)
+		rc = gfsp_error_errno(err, errno, "cannot stat '%s'", root);
+	else if (!follow && S_ISLNK(now.st_mode))
 		rc = gfsp_error_set(err, GFSP_ESTALE, "'%s' is a symbolic "
 				   "link, not the directory confined", root);
 	else if (now.st_dev != held.st_dev || now.st_ino != held.st_ino)

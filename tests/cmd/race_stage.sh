@@ -12,7 +12,8 @@
 #   - a DEST that is a symbolic link: refused with --delete, staged without
 #   - root's runs, RACE_ITERS of them, while she swaps DEST with a link to
 #     the victim in a loop: after every run the victim holds what it held
-#     (names, types, modes, checksums)
+#     (names, types, modes, checksums); without --delete, nothing is copied
+#     into it (her link is not followed)
 . "$(dirname "$0")/../lib.sh"
 
 IN=$BIN/stage-in
@@ -182,4 +183,56 @@ if [ "$runs" -gt 0 ] && [ "$broken" -eq 0 ]; then
 else
 	not_ok "runs of stage-in --delete while she swaps DEST with a link: the victim intact after each" "$runs runs, $broken damaged it: $why"
 fi
+
+# the same without --delete: her link in DEST's place is never followed
+# (another user's), so nothing is copied into the victim either
+rm -f "$STOP"
+as_m /usr/bin/python3 - "$D" "$MD/away" "$V" "$STOP" $((RACE_ITERS * 500)) <<'EOF' &
+import os, random, sys, time
+d, away, v, stop, n = sys.argv[1:6]
+for i in range(int(n)):
+    if os.path.exists(stop):
+        break
+    try:
+        os.rename(d, away)
+    except OSError:
+        time.sleep(0.001)
+        continue
+    try:
+        os.symlink(v, d)
+        time.sleep(random.uniform(0, 0.02))
+        os.unlink(d)
+    except OSError:
+        pass
+    try:
+        os.rename(away, d)
+    except OSError:
+        pass
+    time.sleep(random.uniform(0, 0.02))
+EOF
+HER=$!
+runs=0 done_=0 broken=0 why=""
+while [ "$runs" -lt "$RACE_ITERS" ] && kill -0 "$HER" 2>/dev/null; do
+	runs=$((runs + 1))
+	mpirun_n 2 "$IN" "$S/" "$D" >"$TMPD/out" 2>"$TMPD/err" && done_=$((done_ + 1))
+	if [ "$(victim_sum)" != "$VSUM" ]; then
+		broken=$((broken + 1))
+		[ -n "$why" ] || why="run $runs: $(diff <(echo "$VSUM") <(victim_sum) | head -n 5); $(tail -n 3 "$TMPD/err")"
+		VSUM=$(victim_sum)
+	fi
+done
+touch "$STOP"
+wait "$HER"
+if [ "$runs" -gt 0 ] && [ "$broken" -eq 0 ]; then
+	ok "$runs runs of stage-in while she swaps DEST with a link: nothing copied into the victim ($done_ completed)"
+else
+	not_ok "runs of stage-in while she swaps DEST with a link: nothing copied into the victim" "$runs runs, $broken changed it: $why"
+fi
+[ -d "$MD/away" ] && { rm -f "$D"; mv -fT "$MD/away" "$D"; }
+rm -rf "$D"
+ln -s "$V" "$D"
+chown -h "$M:$M" "$D"
+fails "a DEST that is her link to root's directory: refused" mpirun_n 2 "$IN" "$S/" "$D"
+err_has "  naming it, not followed" "symbolic link of another user's" "not followed"
+victim_intact "  the victim is intact"
 finish
