@@ -164,11 +164,21 @@ struct json_object *gfsp_env_stat_json(const struct gfsp_env_stat *s,
 struct json_object *gfsp_env_to_json(const struct gfsp_envelope *e);
 
 /*
+ * A rate (ops/s or bytes/s, min, median or max) is 0 or within these:
+ * 1e18/s is some hundred thousand times the aggregate bandwidth of
+ * today's largest file systems (about 10 TB/s), 1e-6/s one operation (or
+ * byte) in eleven days.  Rates within them keep every prediction finite.
+ */
+#define GFSP_ENV_RATE_MIN	1e-6
+#define GFSP_ENV_RATE_MAX	1e18
+
+/*
  * Read an envelope document.  name is for messages (the file).  Checks
  * the format and format_version (an integer "version" in documents
- * written before the common members), that every point has a known metric, procs >=
- * 1, a size, and rates that are numbers >= 0; errors name the file and
- * the point.
+ * written before the common members), that every point has a known
+ * metric, procs >= 1, a size, and rates that are 0 or within
+ * [GFSP_ENV_RATE_MIN, GFSP_ENV_RATE_MAX]; errors name the file and the
+ * point and the member.
  */
 int gfsp_env_from_json(struct json_object *doc, const char *name,
 		      struct gfsp_envelope **out, struct gfsp_error *err);
@@ -205,6 +215,8 @@ struct gfsp_env_rate {
  *  - in process count: T and B linearly between the two measured counts
  *    around it; above the largest, the largest's rates (the system taken
  *    as saturated); below the smallest, scaled down in proportion.
+ *  - no rate comes out above GFSP_ENV_RATE_MAX, however far it is
+ *    extrapolated.
  * Fails (GFSP_EINVAL, naming the envelope and the metric) when the
  * envelope has no point of the metric.
  */
@@ -285,6 +297,16 @@ void gfsp_env_prediction_print(FILE *out, const struct gfsp_env_shape *s,
 			       const struct gfsp_env_prediction *p);
 
 /* --------------------------------------------------------- output (envout.c) */
+
+/*
+ * A rate for people, into buf: three significant digits and a unit, binary
+ * multiples for bytes ("812 MiB", "1.23 GiB"), SI letters for counts
+ * ("52.3k"), then suffix ("/s", " ops/s"); "-" when v is not a finite
+ * number >= 0.  The value stays a double throughout: none, however large,
+ * is converted to an integer, and none below 1 prints as 0.
+ */
+const char *gfsp_env_format_rate(double v, int bytes, const char *suffix,
+				 char *buf, size_t len);
 
 /* A readable table: one line per point, medians with [min..max]. */
 void gfsp_env_print_table(FILE *out, const struct gfsp_envelope *e);

@@ -407,6 +407,25 @@ rd_num(struct rd *r, json_object *o, const char *ctx, const char *key)
 	    key);
 }
 
+/*
+ * A rate: 0, or within [GFSP_ENV_RATE_MIN, GFSP_ENV_RATE_MAX].  Finite is
+ * not enough: 1e300 bytes/s overflows what is computed from it, and
+ * 1e-300 ops/s makes a prediction of 1e300 s that a round count turns
+ * into infinity.
+ */
+static double
+rd_rate(struct rd *r, json_object *o, const char *ctx, const char *key)
+{
+	double d = rd_num(r, o, ctx, key);
+
+	if (r->rc == 0 && d != 0 && !(d >= GFSP_ENV_RATE_MIN &&
+	    d <= GFSP_ENV_RATE_MAX))
+		rd_fail(r, GFSP_EINVAL, "%s%s is %g: a rate is 0 or within "
+		    "[%g, %g]", ctx, key, d, GFSP_ENV_RATE_MIN,
+		    GFSP_ENV_RATE_MAX);
+	return r->rc == 0 ? d : 0;
+}
+
 /* a copy of the string, or NULL */
 static char *
 rd_str(struct rd *r, json_object *o, const char *ctx, const char *key,
@@ -436,9 +455,9 @@ rd_stat(struct rd *r, json_object *o, const char *key,
 	char ctx[32];
 
 	snprintf(ctx, sizeof(ctx), "%s.", key);
-	s->min = rd_num(r, x, ctx, "min");
-	s->median = rd_num(r, x, ctx, "median");
-	s->max = rd_num(r, x, ctx, "max");
+	s->min = rd_rate(r, x, ctx, "min");
+	s->median = rd_rate(r, x, ctx, "median");
+	s->max = rd_rate(r, x, ctx, "max");
 	if (r->rc == 0 && !(s->min <= s->median && s->median <= s->max))
 		rd_fail(r, GFSP_EINVAL, "%s: min, median and max are not in "
 		    "order", key);
@@ -856,6 +875,12 @@ gfsp_env_rate(const struct gfsp_envelope *e, int metric, double procs,
 		    lo.fixed_share);
 		out->flags = lo.flags | hi.flags;
 	}
+	/* the envelope's rates are at most GFSP_ENV_RATE_MAX, but a segment
+	 * extrapolated far past the largest size can pass it (a time per
+	 * byte that does not grow makes the bandwidth grow with the size):
+	 * no prediction is faster than the fastest rate an envelope holds */
+	out->ops_s = GFSP_MIN(out->ops_s, GFSP_ENV_RATE_MAX);
+	out->bytes_s = GFSP_MIN(out->bytes_s, GFSP_ENV_RATE_MAX);
 	free(p);
 	return 0;
 }
@@ -1117,7 +1142,7 @@ shape_size(int64_t size, char *buf, size_t len)
  *     output 4.20 MiB, input 2.00 MiB (94% local), shared input 1.00 KiB
  *   term     ops/round      size  T (ops/s)            B  ...  bound
  *   create           8  4.20 MiB       1000            -  ...  metadata
- *   write            8  4.20 MiB      23.81  100.0 MiB/s  ...  bandwidth *
+ *   write            8  4.20 MiB      23.81    100 MiB/s  ...  bandwidth *
  *   ...
  *   write  2.64 s = 120 rounds x (create + write)
  *   ...
@@ -1147,13 +1172,13 @@ gfsp_env_prediction_print(FILE *out, const struct gfsp_env_shape *s,
 	for (i = 0; i < p->nterms; i++) {
 		t = &p->terms[i];
 		gfsp_format_size(t->size, a, sizeof(a));
-		if (t->rate.bytes_s > 0) {
-			gfsp_format_size((uint64_t)t->rate.bytes_s, b,
+		/* a double all the way: an interpolated bandwidth may lie
+		 * beyond any integer, or below 1 byte/s */
+		if (t->rate.bytes_s > 0)
+			gfsp_env_format_rate(t->rate.bytes_s, 1, "/s", b,
 			    sizeof(b));
-			strcat(b, "/s");
-		} else {
+		else
 			strcpy(b, "-");
-		}
 		fprintf(out, "%-12s %9.4g %10s %11.5g %12s %10.4g %11.4g "
 		    "%10.4g  %s%s\n", gfsp_env_metric_name(t->metric), t->ops,
 		    a, t->rate.ops_s, b, t->t_ops, t->t_bytes, t->seconds,

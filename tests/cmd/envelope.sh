@@ -12,6 +12,9 @@
 #     sizes and fractions, options of another mode, an envelope missing a
 #     metric or not JSON at all, a replay on the wrong number of ranks, a
 #     rank failing in the middle (every rank exits 1, nothing left behind)
+#   - crafted envelopes (issue 32): rates huge, tiny, infinite, not a
+#     number or negative refused naming the file, the point and the
+#     member; one below a byte a second printed as itself, not "0 B/s"
 . "$(dirname "$0")/../lib.sh"
 EB=$BIN/envelope-bench
 T=$TMPD/target
@@ -210,6 +213,34 @@ expect_exit "a truncated envelope: exit 1" 1 "$EB" predict --envelope "$TMPD/cut
 output_has "... naming it" "cut.json"
 expect_exit "replay of a 2-node stage on 1 rank: exit 1" 1 mpirun_n 1 "$EB" replay --envelope "$J" --tasks 4 --nodes 2 --output-size 1K "$T"
 output_has "... saying how to run it" "mpiexec -n 2"
+
+# crafted envelopes: the write bandwidth replaced, as text
+craft() {
+	python3 - "$J" "$TMPD/$1.json" "$2" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+for p in j["points"]:
+    if p["metric"] == "write":
+        p["bytes_per_s"] = {"min": 12345.5, "median": 12345.5, "max": 12345.5}
+open(sys.argv[2], "w").write(json.dumps(j).replace("12345.5", sys.argv[3]))
+EOF
+}
+stage="--tasks 4 --nodes 2 --output-size 1K"
+for c in "huge 1e300 is 1e\+300: a rate is 0 or within \[1e-06, 1e\+18\]" \
+	 "tiny 1e-300 is 1e-300: a rate is 0 or within" \
+	 "inf 1e400 is not finite" "nan NaN is not finite" \
+	 "negative -4096 is negative"; do
+	set -- $c
+	n=$1 v=$2
+	shift 2
+	craft "$n" "$v"
+	expect_exit "an envelope with a write bandwidth of $v: exit 1" 1 "$EB" predict --envelope "$TMPD/$n.json" $stage
+	output_has "... naming the file, the point and the member" "'.*/$n.json': point [0-9]+ \(write, [12] procs, [0-9]+ bytes\): bytes_per_s.min $*"
+done
+craft below 0.5
+expect_exit "an envelope with a write bandwidth of 0.5 B/s: predicted" 0 "$EB" predict --envelope "$TMPD/below.json" $stage
+output_has "... printed as 0.5 B/s" "^write .* 0\.5 B/s "
+output_lacks "... never as 0 B/s" " 0 B/s"
 
 # a rank failing in the middle: every rank exits 1 (none hangs), nothing stays
 faulty() { GFSPLIT_FAULT=pwrite:1:200K mpirun_n "$@"; }

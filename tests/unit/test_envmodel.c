@@ -729,6 +729,21 @@ test_json_reject(void)
 	    "'t.json': target.path is not a string");
 	reject("", "{\"points\": {}}", GFSP_EINVAL,
 	    "'t.json': points is not an array");
+	/* finite is not enough (issue 32): 1e300 bytes/s was cast to an
+	 * integer where it was printed, and 1e-300 ops/s predicts 1e300 s
+	 * that a round count turns into infinity */
+	reject("points.5.bytes_per_s", "{\"max\": 1e300}", GFSP_EINVAL,
+	    "'t.json': point 5 (write, 4 procs, 1024 bytes): bytes_per_s.max "
+	    "is 1e+300: a rate is 0 or within [1e-06, 1e+18]");
+	reject("points.5.ops_per_s", "{\"min\": 1e-300}", GFSP_EINVAL,
+	    "'t.json': point 5 (write, 4 procs, 1024 bytes): ops_per_s.min "
+	    "is 1e-300: a rate is 0 or within [1e-06, 1e+18]");
+	reject("points.4.bytes_per_s", "{\"median\": NaN}", GFSP_EINVAL,
+	    "'t.json': point 4 (write, 1 procs, 1048576 bytes): "
+	    "bytes_per_s.median is not finite");
+	reject("points.4.bytes_per_s", "{\"min\": -1e-300}", GFSP_EINVAL,
+	    "'t.json': point 4 (write, 1 procs, 1048576 bytes): "
+	    "bytes_per_s.min is negative");
 }
 
 /* ------------------------------------------------ presets and output */
@@ -845,6 +860,64 @@ test_output(void)
 	gfsp_envelope_free(e);
 }
 
+/*
+ * Rates no integer holds (issue 32): the table printed a bandwidth by
+ * casting it to uint64_t, undefined beyond 2^64 and at infinity (x86 gave
+ * "0 B/s"), and 0.5 B/s printed as "0 B/s" too.  A rate extrapolated past
+ * GFSP_ENV_RATE_MAX stops there.
+ */
+static void
+test_print_extremes(void)
+{
+	static const double bw[] = { 0.5, 1e30, 1e300, INFINITY, NAN };
+	struct gfsp_envelope *e = env_new("/far", 1);
+	struct gfsp_env_shape sh = { 10, 1, 1 << 30, GFSP_ENV_NONE,
+	    GFSP_ENV_NONE, 1 };
+	struct gfsp_env_prediction p;
+	struct gfsp_env_rate r;
+	struct gfsp_error err = { 0 };
+	char *text = NULL, *tok, *save = NULL;
+	const char *want;
+	size_t len = 0, i;
+	FILE *f;
+	int rc;
+
+	/* the time of a byte the same at 1 and 2 bytes: extrapolated, the
+	 * bandwidth grows with the size, to 4.6e36 B/s at 2^63 */
+	env_add(e, GFSP_ENV_CREATE, 1, 1, 1000, 0);
+	env_add(e, GFSP_ENV_CREATE, 1, 2, 1000, 0);
+	env_add(e, GFSP_ENV_WRITE, 1, 1, 5e17, 5e17);
+	env_add(e, GFSP_ENV_WRITE, 1, 2, 5e17, 1e18);
+	rc = gfsp_env_rate(e, GFSP_ENV_WRITE, 1, 0x1p63, &r, &err);
+	ok_e(rc == 0 && r.bytes_s == GFSP_ENV_RATE_MAX &&
+	     r.ops_s <= GFSP_ENV_RATE_MAX, "an extrapolated bandwidth stops "
+	     "at 1e18 B/s", &err);
+	diag("%g ops/s, %g B/s", r.ops_s, r.bytes_s);
+
+	rc = gfsp_env_predict(e, &sh, &p, &err);
+	ok_e(rc == 0 && p.nterms == 2, "predict 1 GiB outputs", &err);
+	/* then the bandwidth of the write term as no envelope gives it,
+	 * whatever comes to the printing code */
+	for (i = 0; rc == 0 && i < GFSP_ARRAY_SIZE(bw); i++) {
+		p.terms[1].rate.bytes_s = bw[i];
+		free(text);
+		text = NULL;
+		f = open_memstream(&text, &len);
+		gfsp_env_prediction_print(f, &sh, &p);
+		fclose(f);
+		tok = strstr(text, "\nwrite ");
+		want = i == 0 ? " 0.5 B/s " : i == 1 ? " 8.67e+11 EiB/s " :
+		    i == 2 ? " 8.67e+281 EiB/s " : "            - ";
+		ok(tok != NULL && strstr(tok, " 0 B/s") == NULL &&
+		   strstr(tok, want) != NULL, "a bandwidth of %g B/s printed "
+		   "as itself, or as none", bw[i]);
+		tok = strtok_r(tok != NULL ? tok + 1 : text, "\n", &save);
+		diag("%s", tok != NULL ? tok : "(none)");
+	}
+	free(text);
+	gfsp_envelope_free(e);
+}
+
 int
 main(void)
 {
@@ -861,5 +934,6 @@ main(void)
 	test_presets();
 	test_mprojectpp();
 	test_output();
+	test_print_extremes();
 	return done_testing();
 }
