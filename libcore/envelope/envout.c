@@ -306,6 +306,11 @@ struct heat {
 	int metric, throughput;
 	char *title;
 	const char *source;	/* where reads came from, writes went */
+	/* the metric's points by (procs, size), looked up once per cell
+	 * (going through all of them for each cell would take a minute at
+	 * the reader's limits: 256 x 256 cells, 327680 points) */
+	const struct gfsp_env_point **pts;
+	size_t npts;
 	double lo, hi;		/* the smallest rate > 0 and the largest */
 	int gw, gh, barh;	/* grid width and height, bar height */
 	int w, h;		/* the picture */
@@ -331,6 +336,34 @@ palette(double t, char hex[8], int *light)
 	*light = 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2] > 128;
 }
 
+static int
+cmp_cell(const void *a, const void *b)
+{
+	const struct gfsp_env_point *p = *(const struct gfsp_env_point *const *)a;
+	const struct gfsp_env_point *q = *(const struct gfsp_env_point *const *)b;
+
+	if (p->procs != q->procs)
+		return p->procs < q->procs ? -1 : 1;
+	return p->size < q->size ? -1 : p->size > q->size;
+}
+
+/* h->pts: the points of h->metric, sorted for cell_rate */
+static int
+heat_points(struct heat *h)
+{
+	size_t i;
+
+	h->npts = 0;
+	h->pts = malloc((h->e->npoints + 1) * sizeof(*h->pts));
+	if (h->pts == NULL)
+		return -1;
+	for (i = 0; i < h->e->npoints; i++)
+		if (h->e->points[i].metric == h->metric)
+			h->pts[h->npts++] = &h->e->points[i];
+	qsort(h->pts, h->npts, sizeof(*h->pts), cmp_cell);
+	return 0;
+}
+
 /*
  * The rate drawn at (procs, size), or -1 where the envelope has no point
  * (or one whose rate is not a finite number >= 0, which a loaded envelope
@@ -339,19 +372,16 @@ palette(double t, char hex[8], int *light)
 static double
 cell_rate(const struct heat *h, int procs, uint64_t size)
 {
-	const struct gfsp_env_point *p;
+	struct gfsp_env_point key = { .procs = procs, .size = size };
+	const struct gfsp_env_point *k = &key, *const *at, *p;
 	double v;
-	size_t i;
 
-	for (i = 0; i < h->e->npoints; i++) {
-		p = &h->e->points[i];
-		if (p->metric != h->metric || p->procs != procs ||
-		    p->size != size)
-			continue;
-		v = h->throughput ? p->ops_s.median : p->bytes_s.median;
-		return v >= 0 && isfinite(v) ? v : -1;
-	}
-	return -1;
+	at = bsearch(&k, h->pts, h->npts, sizeof(*h->pts), cmp_cell);
+	if (at == NULL)
+		return -1;
+	p = *at;
+	v = h->throughput ? p->ops_s.median : p->bytes_s.median;
+	return v >= 0 && isfinite(v) ? v : -1;
 }
 
 /* Where v lies on the colour scale, 0 (lo) to 1 (hi), by its logarithm;
@@ -670,9 +700,14 @@ gfsp_env_heatmap(const char *path, const struct gfsp_envelope *e,
 		return gfsp_error_set(err, GFSP_ENOMEM,
 				      "cannot write '%s': out of memory", path);
 	h.source = heat_source(metric, &e->method);
-	rc = heat_setup(&h, err);
+	if (heat_points(&h) != 0)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "cannot write '%s': out "
+				    "of memory", path);
+	else
+		rc = heat_setup(&h, err);
 	if (rc == 0)
 		rc = write_whole(path, heat_svg, &h, err);
+	free(h.pts);
 	free(h.title);
 	return rc;
 }

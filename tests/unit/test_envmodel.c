@@ -746,6 +746,145 @@ test_json_reject(void)
 	    "bytes_per_s.min is negative");
 }
 
+/* doc with member key of (the object at) where replaced by n copies of
+ * item (NULL: null), read: rejected with msg */
+static void
+reject_many(const char *where, const char *key, json_object *item,
+	    size_t n, const char *msg)
+{
+	struct gfsp_envelope *e = env_full(), *f = NULL;
+	struct gfsp_error err = { 0 };
+	json_object *doc = gfsp_env_to_json(e), *o = doc, *a;
+	size_t i;
+	int rc;
+
+	if (where[0] != '\0')
+		o = json_object_array_get_idx(json_object_object_get(doc,
+		    "points"), (size_t)atoi(where));
+	a = json_object_new_array_ext((int)n);
+	for (i = 0; i < n; i++)
+		json_object_array_add(a, json_object_get(item));
+	json_object_object_add(o, key, a);
+	rc = gfsp_env_from_json(doc, "t.json", &f, &err);
+	ok(rc == GFSP_EINVAL && f == NULL && strcmp(err.msg, msg) == 0,
+	   "rejected: %zu %s: %s", n, key, err.msg);
+	json_object_put(doc);
+	gfsp_envelope_free(e);
+}
+
+/*
+ * The limits of envelope.h, each checked before anything is allocated
+ * for the members (issue 32: a crafted 206 MB envelope took 3.3 GB and
+ * 30 s before it was refused).
+ */
+static void
+test_json_limits(void)
+{
+	struct gfsp_envelope *e = env_full(), *f = NULL;
+	struct gfsp_error err = { 0 };
+	json_object *doc, *pts, *p, *x;
+	char path[256], want[512];
+	double t0;
+	int rc, fd;
+	size_t i;
+
+	reject_many("", "points", NULL, GFSP_ENV_POINTS_MAX + 1,
+	    "'t.json': points has 327681 members, more than 327680 (the most "
+	    "a reader takes)");
+	x = json_tokener_parse("{\"seconds\": 1, \"ops\": 2, \"bytes\": 3}");
+	reject_many("1", "samples", x, GFSP_ENV_SAMPLES_MAX + 1,
+	    "'t.json': point 1 (create, 1 procs, 1048576 bytes): samples has "
+	    "10001 members, more than 10000 (the most a reader takes)");
+	json_object_put(x);
+	x = json_object_new_int(1024);
+	reject_many("", "sizes", x, GFSP_ENV_SIZES_MAX + 1,
+	    "'t.json': sizes has 257 members, more than 256 (the most a "
+	    "reader takes)");
+	json_object_put(x);
+
+	/* derived: 257 process counts among the points, no "procs" */
+	doc = gfsp_env_to_json(e);
+	json_object_object_del(doc, "procs");
+	pts = json_object_object_get(doc, "points");
+	for (i = 0; i < GFSP_ENV_PROCS_MAX + 1; i++) {
+		p = NULL;
+		json_object_deep_copy(json_object_array_get_idx(pts, 0), &p,
+		    NULL);
+		json_object_object_add(p, "procs",
+		    json_object_new_int(100 + (int)i));
+		json_object_array_add(pts, p);
+	}
+	rc = gfsp_env_from_json(doc, "t.json", &f, &err);
+	ok(rc == GFSP_EINVAL && f == NULL && strcmp(err.msg, "'t.json': the "
+	   "points have 259 different procs, more than 256 (the most a "
+	   "reader takes)") == 0, "rejected: 259 process counts among the "
+	   "points: %s", err.msg);
+	json_object_put(doc);
+
+	/* a grid of 64 x 64 x 5 points, read in well under a second; the
+	 * duplicates are sought in n log n (comparing each point with those
+	 * before it took 0.4 s here, and would take 100 s at the limit) */
+	doc = gfsp_env_to_json(e);
+	json_object_object_del(doc, "procs");
+	json_object_object_del(doc, "sizes");
+	pts = json_object_new_array();
+	for (i = 0; i < 64 * 64 * GFSP_ENV_NMETRIC; i++) {
+		p = NULL;
+		json_object_deep_copy(json_object_array_get_idx(
+		    json_object_object_get(doc, "points"), 0), &p, NULL);
+		json_object_object_del(p, "samples");
+		json_object_object_add(p, "metric", json_object_new_string(
+		    gfsp_env_metric_name((int)(i % GFSP_ENV_NMETRIC))));
+		json_object_object_add(p, "procs", json_object_new_int(1 +
+		    (int)(i / GFSP_ENV_NMETRIC % 64)));
+		json_object_object_add(p, "size", json_object_new_int64(1 +
+		    (int64_t)(i / GFSP_ENV_NMETRIC / 64)));
+		json_object_array_add(pts, p);
+	}
+	json_object_object_add(doc, "points", pts);
+	t0 = gfsp_now();
+	rc = gfsp_env_from_json(doc, "t.json", &f, &err);
+	t0 = gfsp_now() - t0;
+	ok_e(rc == 0 && f->npoints == 64 * 64 * GFSP_ENV_NMETRIC &&
+	     f->nsizes == 64 && f->nprocs == 64 && t0 < 2,
+	     "a grid of 20480 points is read, its duplicates sought in n log n",
+	     &err);
+	diag("20480 points read in %.3f s", t0);
+	gfsp_envelope_free(f);
+	f = NULL;
+	/* ... and its last point made the same as its first */
+	p = json_object_array_get_idx(pts, 64 * 64 * GFSP_ENV_NMETRIC - 1);
+	json_object_object_add(p, "metric", json_object_new_string("create"));
+	json_object_object_add(p, "procs", json_object_new_int(1));
+	json_object_object_add(p, "size", json_object_new_int64(1));
+	gfsp_error_clear(&err);
+	rc = gfsp_env_from_json(doc, "t.json", &f, &err);
+	ok(rc == GFSP_EINVAL && f == NULL && strcmp(err.msg, "'t.json': point "
+	   "20479 (create, 1 procs, 1 bytes): the same as point 0") == 0,
+	   "... a duplicate among them named: %s", err.msg);
+	json_object_put(doc);
+
+	/* a file larger than GFSP_ENV_FILE_MAX: refused unread (sparse, it
+	 * would read as GFSP_ENV_FILE_MAX * 2 bytes of NULs) */
+	snprintf(path, sizeof(path), "%s/test_envmodel.%d.big.json",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || ftruncate(fd, 2 * (off_t)GFSP_ENV_FILE_MAX) != 0)
+		diag("cannot make %s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	gfsp_error_clear(&err);
+	t0 = gfsp_now();
+	rc = gfsp_env_load(path, &f, &err);
+	t0 = gfsp_now() - t0;
+	snprintf(want, sizeof(want), "'%s' is larger than an envelope can be "
+	    "(32.00 MiB at most): refused unread", path);
+	ok(rc == GFSP_EINVAL && f == NULL && strcmp(err.msg, want) == 0 &&
+	   t0 < 0.5, "a file of 64 MiB is refused unread: %s", err.msg);
+	unlink(path);
+	gfsp_envelope_free(e);
+}
+
 /* ------------------------------------------------ presets and output */
 
 static void
@@ -931,6 +1070,7 @@ main(void)
 	test_predict_invalid();
 	test_json_round_trip();
 	test_json_reject();
+	test_json_limits();
 	test_presets();
 	test_mprojectpp();
 	test_output();
