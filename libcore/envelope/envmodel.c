@@ -781,7 +781,8 @@ env_read(int fd, const char *path, char **out, size_t *len,
 	if (fstat(fd, &st) != 0)
 		return gfsp_error_errno(err, errno, "cannot stat '%s'", path);
 	if (S_ISREG(st.st_mode) && st.st_size > (off_t)GFSP_ENV_FILE_MAX)
-		goto too_large;
+		return gfsp_error_set(err, GFSP_EINVAL, "'%s' is larger than an "
+		    "envelope can be (%s at most): refused unread", path, max);
 	/* cap - 1 bytes of text, and the NUL */
 	cap = (S_ISREG(st.st_mode) ? (size_t)st.st_size : 0) + 4096;
 	cap = GFSP_MIN(cap, limit) + 1;
@@ -814,15 +815,14 @@ env_read(int fd, const char *path, char **out, size_t *len,
 	}
 	if (n > GFSP_ENV_FILE_MAX) {
 		free(buf);
-		goto too_large;
+		return gfsp_error_set(err, GFSP_EINVAL, "'%s' is larger than an "
+		    "envelope can be (%s at most): refused once that much was "
+		    "read", path, max);
 	}
 	buf[n] = '\0';
 	*out = buf;
 	*len = n;
 	return 0;
-too_large:
-	return gfsp_error_set(err, GFSP_EINVAL, "'%s' is larger than an "
-	    "envelope can be (%s at most): refused unread", path, max);
 }
 
 int

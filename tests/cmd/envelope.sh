@@ -276,7 +276,7 @@ for f in sparse dense; do
 done
 expect_exit "40 MB of envelope through a pipe: exit 1" 1 \
 	bash -c '"$1" predict --envelope <(cat "$2") $3' - "$EB" "$TMPD/dense.json" "$stage"
-output_has "... refused once 32 MiB were read" "is larger than an envelope can be \(32.00 MiB at most\)"
+output_has "... refused once 32 MiB were read" "is larger than an envelope can be \(32.00 MiB at most\): refused once that much was read"
 rm -f "$TMPD/sparse.json" "$TMPD/dense.json"
 expect_exit "measuring 257 sizes (a reader takes 256): usage error" 2 mpirun_n 1 "$EB" --sizes "$(seq -s, 1 257)" "$T"
 output_has "... saying so" "--sizes: 257 sizes, an envelope holds 256 at most"
