@@ -11,6 +11,7 @@
  * against --help.  Each option belongs to some of the three modes; one
  * given to another mode is a usage error.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,6 +338,19 @@ measure(const char *target, MPI_Comm comm, int rank, int nprocs)
 		rc = procs_of(nprocs, &procs, &o.nprocs, &err);
 	if (rc == 0)
 		rc = metrics_of(&o.metrics, &err);
+	/* never measure an envelope that no reader takes (envelope.h) */
+	if (rc == 0 && o.nsizes > GFSP_ENV_SIZES_MAX)
+		rc = gfsp_error_set(&err, GFSP_EINVAL, "--sizes: %zu sizes, an "
+				   "envelope holds %d at most", o.nsizes,
+				   GFSP_ENV_SIZES_MAX);
+	if (rc == 0 && o.nprocs > GFSP_ENV_PROCS_MAX)
+		rc = gfsp_error_set(&err, GFSP_EINVAL, "--procs: %zu process "
+				   "counts, an envelope holds %d at most",
+				   o.nprocs, GFSP_ENV_PROCS_MAX);
+	if (rc == 0 && opt_reps != UNSET && opt_reps > GFSP_ENV_SAMPLES_MAX)
+		rc = gfsp_error_set(&err, GFSP_EINVAL, "--reps %" PRIu64 ": an "
+				   "envelope holds %d samples a point at most",
+				   opt_reps, GFSP_ENV_SAMPLES_MAX);
 	if (rc != 0) {
 		if (rank == 0)
 			gfsp_log_error("%s", err.msg);

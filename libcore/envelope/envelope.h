@@ -164,15 +164,45 @@ struct json_object *gfsp_env_stat_json(const struct gfsp_env_stat *s,
 struct json_object *gfsp_env_to_json(const struct gfsp_envelope *e);
 
 /*
+ * What a reader takes.  A file is refused by its size before it is
+ * parsed (json-c needs some 16 bytes of memory per byte of text, and a
+ * crafted 200 MB file took 3.3 GB and half a minute before this limit);
+ * the lists and the points by their lengths before anything is allocated
+ * for their members.  Each limit is far above any real envelope:
+ * envelope-bench's default sweep on 1024 ranks is 5 metrics x 11 process
+ * counts x 4 sizes = 220 points, some 160 KB as --json writes it with 3
+ * samples a point; a sweep of 5 x 32 x 64 points with 10 samples each
+ * would be some 15 MB.  envelope-bench refuses to measure more sizes,
+ * process counts or repetitions than a reader takes.
+ */
+#define GFSP_ENV_FILE_MAX	(32u << 20)	/* bytes of an envelope file */
+#define GFSP_ENV_SIZES_MAX	256	/* the sizes, the process counts */
+#define GFSP_ENV_PROCS_MAX	256
+#define GFSP_ENV_SAMPLES_MAX	10000	/* samples of one point */
+/* one point per (metric, process count, size) */
+#define GFSP_ENV_POINTS_MAX	(GFSP_ENV_NMETRIC * GFSP_ENV_SIZES_MAX * \
+				 GFSP_ENV_PROCS_MAX)
+/*
+ * A rate (ops/s or bytes/s, min, median or max) is 0 or within these:
+ * 1e18/s is some hundred thousand times the aggregate bandwidth of
+ * today's largest file systems (about 10 TB/s), 1e-6/s one operation (or
+ * byte) in eleven days.  Rates within them keep every prediction finite.
+ */
+#define GFSP_ENV_RATE_MIN	1e-6
+#define GFSP_ENV_RATE_MAX	1e18
+
+/*
  * Read an envelope document.  name is for messages (the file).  Checks
  * the format and format_version (an integer "version" in documents
- * written before the common members), that every point has a known metric, procs >=
- * 1, a size, and rates that are numbers >= 0; errors name the file and
- * the point.
+ * written before the common members), the limits above, that every point
+ * has a known metric, procs >= 1, a size, and rates that are 0 or within
+ * [GFSP_ENV_RATE_MIN, GFSP_ENV_RATE_MAX]; errors name the file and the
+ * point and the member.
  */
 int gfsp_env_from_json(struct json_object *doc, const char *name,
 		      struct gfsp_envelope **out, struct gfsp_error *err);
-/* the same from a file (json-c's parser; a syntax error names the file) */
+/* the same from a file (json-c's parser; a syntax error names the file,
+ * and so does a file larger than GFSP_ENV_FILE_MAX, refused unread) */
 int gfsp_env_load(const char *path, struct gfsp_envelope **out,
 		 struct gfsp_error *err);
 
@@ -205,6 +235,8 @@ struct gfsp_env_rate {
  *  - in process count: T and B linearly between the two measured counts
  *    around it; above the largest, the largest's rates (the system taken
  *    as saturated); below the smallest, scaled down in proportion.
+ *  - no rate comes out above GFSP_ENV_RATE_MAX, however far it is
+ *    extrapolated.
  * Fails (GFSP_EINVAL, naming the envelope and the metric) when the
  * envelope has no point of the metric.
  */
@@ -285,6 +317,16 @@ void gfsp_env_prediction_print(FILE *out, const struct gfsp_env_shape *s,
 			       const struct gfsp_env_prediction *p);
 
 /* --------------------------------------------------------- output (envout.c) */
+
+/*
+ * A rate for people, into buf: three significant digits and a unit, binary
+ * multiples for bytes ("812 MiB", "1.23 GiB"), SI letters for counts
+ * ("52.3k"), then suffix ("/s", " ops/s"); "-" when v is not a finite
+ * number >= 0.  The value stays a double throughout: none, however large,
+ * is converted to an integer, and none below 1 prints as 0.
+ */
+const char *gfsp_env_format_rate(double v, int bytes, const char *suffix,
+				 char *buf, size_t len);
 
 /* A readable table: one line per point, medians with [min..max]. */
 void gfsp_env_print_table(FILE *out, const struct gfsp_envelope *e);

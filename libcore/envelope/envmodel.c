@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <json-c/json.h>
 
@@ -407,6 +408,40 @@ rd_num(struct rd *r, json_object *o, const char *ctx, const char *key)
 	    key);
 }
 
+/*
+ * A rate: 0, or within [GFSP_ENV_RATE_MIN, GFSP_ENV_RATE_MAX].  Finite is
+ * not enough: 1e300 bytes/s overflows what is computed from it, and
+ * 1e-300 ops/s makes a prediction of 1e300 s that a round count turns
+ * into infinity.
+ */
+static double
+rd_rate(struct rd *r, json_object *o, const char *ctx, const char *key)
+{
+	double d = rd_num(r, o, ctx, key);
+
+	if (r->rc == 0 && d != 0 && !(d >= GFSP_ENV_RATE_MIN &&
+	    d <= GFSP_ENV_RATE_MAX))
+		rd_fail(r, GFSP_EINVAL, "%s%s is %g: a rate is 0 or within "
+		    "[%g, %g]", ctx, key, d, GFSP_ENV_RATE_MIN,
+		    GFSP_ENV_RATE_MAX);
+	return r->rc == 0 ? d : 0;
+}
+
+/* the length of array a (named what), failing above max: a limit checked
+ * before anything is allocated for its members (envelope.h) */
+static size_t
+rd_len(struct rd *r, json_object *a, const char *what, size_t max)
+{
+	size_t n = a != NULL && r->rc == 0 ? json_object_array_length(a) : 0;
+
+	if (n > max) {
+		rd_fail(r, GFSP_EINVAL, "%s has %zu members, more than %zu (the "
+		    "most a reader takes)", what, n, max);
+		n = 0;
+	}
+	return n;
+}
+
 /* a copy of the string, or NULL */
 static char *
 rd_str(struct rd *r, json_object *o, const char *ctx, const char *key,
@@ -436,9 +471,9 @@ rd_stat(struct rd *r, json_object *o, const char *key,
 	char ctx[32];
 
 	snprintf(ctx, sizeof(ctx), "%s.", key);
-	s->min = rd_num(r, x, ctx, "min");
-	s->median = rd_num(r, x, ctx, "median");
-	s->max = rd_num(r, x, ctx, "max");
+	s->min = rd_rate(r, x, ctx, "min");
+	s->median = rd_rate(r, x, ctx, "median");
+	s->max = rd_rate(r, x, ctx, "max");
 	if (r->rc == 0 && !(s->min <= s->median && s->median <= s->max))
 		rd_fail(r, GFSP_EINVAL, "%s: min, median and max are not in "
 		    "order", key);
@@ -453,8 +488,10 @@ rd_samples(struct rd *r, json_object *o, struct gfsp_env_point *p)
 
 	if (a == NULL)
 		return;		/* none kept */
-	p->nsamples = json_object_array_length(a);
+	p->nsamples = rd_len(r, a, "samples", GFSP_ENV_SAMPLES_MAX);
 	p->samples = rd_alloc(r, p->nsamples, sizeof(*p->samples));
+	if (p->samples == NULL)
+		p->nsamples = 0;
 	for (i = 0; i < p->nsamples && r->rc == 0; i++) {
 		x = json_object_array_get_idx(a, i);
 		snprintf(ctx, sizeof(ctx), "samples[%zu].", i);
@@ -465,6 +502,15 @@ rd_samples(struct rd *r, json_object *o, struct gfsp_env_point *p)
 		p->samples[i].ops = rd_u64(r, x, ctx, "ops");
 		p->samples[i].bytes = rd_u64(r, x, ctx, "bytes");
 	}
+}
+
+/* messages of point p from now on name it by its index and key */
+static void
+rd_at_point(struct rd *r, size_t index, const struct gfsp_env_point *p)
+{
+	snprintf(r->at, sizeof(r->at), "point %zu (%s, %d procs, %" PRIu64
+	    " bytes): ", index, gfsp_env_metric_name(p->metric), p->procs,
+	    p->size);
 }
 
 static void
@@ -484,9 +530,7 @@ rd_point(struct rd *r, json_object *o, size_t index, struct gfsp_env_point *p)
 	p->procs = rd_int(r, o, "", "procs", 1);
 	p->size = rd_u64(r, o, "", "size");
 	if (r->rc == 0)
-		snprintf(r->at, sizeof(r->at), "point %zu (%s, %d procs, %"
-		    PRIu64 " bytes): ", index, gfsp_env_metric_name(p->metric),
-		    p->procs, p->size);
+		rd_at_point(r, index, p);
 	p->files = rd_u64(r, o, "", "files");
 	rd_stat(r, o, "ops_per_s", &p->ops_s);
 	rd_stat(r, o, "bytes_per_s", &p->bytes_s);
@@ -503,15 +547,15 @@ cmp_u64(const void *a, const void *b)
 
 /*
  * The list "key" (sizes or procs): strictly ascending, each at least min,
- * holding vals[n] (each point's value).  Absent, it is the distinct
- * values of vals.  *len: its length.
+ * at most max long, holding vals[n] (each point's value).  Absent, it is
+ * the distinct values of vals.  *len: its length.
  */
 static uint64_t *
 rd_list(struct rd *r, json_object *doc, const char *key, uint64_t min,
-	const uint64_t *vals, size_t n, size_t *len)
+	size_t max, const uint64_t *vals, size_t n, size_t *len)
 {
 	json_object *a = rd_get(r, doc, "", key, json_type_array, 1);
-	size_t i, k = a != NULL ? json_object_array_length(a) : n;
+	size_t i, k = a != NULL ? rd_len(r, a, key, max) : n;
 	uint64_t *v = rd_alloc(r, k, sizeof(*v));
 	char ctx[32];
 
@@ -524,6 +568,10 @@ rd_list(struct rd *r, json_object *doc, const char *key, uint64_t min,
 		for (i = k = 0; i < n; i++)
 			if (k == 0 || v[k - 1] != v[i])
 				v[k++] = v[i];
+		if (k > max)
+			rd_fail(r, GFSP_EINVAL, "the points have %zu different "
+			    "%s, more than %zu (the most a reader takes)", k,
+			    key, max);
 	}
 	for (i = 0; a != NULL && i < k && r->rc == 0; i++) {
 		snprintf(ctx, sizeof(ctx), "%s[%zu]", key, i);
@@ -544,6 +592,65 @@ rd_list(struct rd *r, json_object *doc, const char *key, uint64_t min,
 	return v;
 }
 
+/* (metric, procs, size) of two points: the same or in which order */
+static int
+cmp_key(const struct gfsp_env_point *x, const struct gfsp_env_point *y)
+{
+	if (x->metric != y->metric)
+		return x->metric < y->metric ? -1 : 1;
+	if (x->procs != y->procs)
+		return x->procs < y->procs ? -1 : 1;
+	return x->size < y->size ? -1 : x->size > y->size;
+}
+
+/* by key, then by place in the document */
+static int
+cmp_key_place(const void *a, const void *b)
+{
+	const struct gfsp_env_point *x, *y;
+	int c;
+
+	x = *(const struct gfsp_env_point *const *)a;
+	y = *(const struct gfsp_env_point *const *)b;
+	c = cmp_key(x, y);
+	return c != 0 ? c : x < y ? -1 : x > y;
+}
+
+/*
+ * Interpolation needs one point per (metric, procs, size).  Sorted by key,
+ * points of the same key are neighbours, so that a document at the limit
+ * of points is checked in n log n (comparing each point with those before
+ * it would take some 100 s there).  The duplicate named is the first in the
+ * document, as the same as the first point of its key.
+ */
+static void
+rd_unique(struct rd *r, struct gfsp_envelope *e)
+{
+	const struct gfsp_env_point **v, *dup = NULL, *first = NULL;
+	size_t i, g;
+
+	if (r->rc != 0 || e->npoints < 2)
+		return;
+	v = rd_alloc(r, e->npoints, sizeof(*v));
+	if (v == NULL)
+		return;
+	for (i = 0; i < e->npoints; i++)
+		v[i] = &e->points[i];
+	qsort(v, e->npoints, sizeof(*v), cmp_key_place);
+	for (g = 0, i = 1; i < e->npoints; i++) {
+		if (cmp_key(v[g], v[i]) != 0)
+			g = i;
+		else if (dup == NULL || v[i] < dup)
+			dup = v[i], first = v[g];
+	}
+	if (dup != NULL) {
+		rd_at_point(r, (size_t)(dup - e->points), dup);
+		rd_fail(r, GFSP_EINVAL, "the same as point %zu",
+		    (size_t)(first - e->points));
+	}
+	free(v);
+}
+
 /* sizes and procs, checked against the points or derived from them */
 static void
 rd_grid(struct rd *r, json_object *doc, struct gfsp_envelope *e)
@@ -553,10 +660,12 @@ rd_grid(struct rd *r, json_object *doc, struct gfsp_envelope *e)
 
 	for (i = 0; vals != NULL && i < e->npoints; i++)
 		vals[i] = e->points[i].size;
-	e->sizes = rd_list(r, doc, "sizes", 0, vals, e->npoints, &e->nsizes);
+	e->sizes = rd_list(r, doc, "sizes", 0, GFSP_ENV_SIZES_MAX, vals,
+	    e->npoints, &e->nsizes);
 	for (i = 0; vals != NULL && i < e->npoints; i++)
 		vals[i] = (uint64_t)e->points[i].procs;
-	procs = rd_list(r, doc, "procs", 1, vals, e->npoints, &e->nprocs);
+	procs = rd_list(r, doc, "procs", 1, GFSP_ENV_PROCS_MAX, vals,
+	    e->npoints, &e->nprocs);
 	e->procs = rd_alloc(r, e->nprocs, sizeof(*e->procs));
 	for (i = 0; r->rc == 0 && i < e->nprocs; i++) {
 		if (procs[i] > INT_MAX)
@@ -625,8 +734,6 @@ gfsp_env_from_json(json_object *doc, const char *name,
 {
 	struct rd r = { .name = name, .at = "", .err = err, .rc = 0 };
 	struct gfsp_envelope *e = rd_alloc(&r, 0, sizeof(*e));
-	const struct gfsp_env_point *q;
-	struct gfsp_env_point *p;
 	json_object *a;
 	size_t i, n;
 
@@ -635,18 +742,13 @@ gfsp_env_from_json(json_object *doc, const char *name,
 		return r.rc;
 	rd_head(&r, doc, e);
 	a = rd_get(&r, doc, "", "points", json_type_array, 0);
-	n = a != NULL ? json_object_array_length(a) : 0;
+	n = rd_len(&r, a, "points", GFSP_ENV_POINTS_MAX);
 	e->points = rd_alloc(&r, n, sizeof(*e->points));
 	e->npoints = e->points != NULL ? n : 0;
-	for (i = 0; i < e->npoints && r.rc == 0; i++) {
-		p = &e->points[i];
-		rd_point(&r, json_object_array_get_idx(a, i), i, p);
-		/* interpolation needs one point per (metric, procs, size) */
-		q = gfsp_env_find(e, p->metric, p->procs, p->size);
-		if (q != p)
-			rd_fail(&r, GFSP_EINVAL, "the same as point %zu",
-			    (size_t)(q - e->points));
-	}
+	for (i = 0; i < e->npoints && r.rc == 0; i++)
+		rd_point(&r, json_object_array_get_idx(a, i), i,
+		    &e->points[i]);
+	rd_unique(&r, e);
 	r.at[0] = '\0';
 	rd_grid(&r, doc, e);
 	if (r.rc != 0) {
@@ -658,36 +760,111 @@ gfsp_env_from_json(json_object *doc, const char *name,
 	return 0;
 }
 
+/*
+ * The text of an envelope file, NUL-terminated, into *out (*len bytes).
+ * A file larger than GFSP_ENV_FILE_MAX is refused before json-c sees it:
+ * a regular file by its size, unread, however large or sparse; anything
+ * else (a pipe) once one byte past the limit has been read.
+ */
+static int
+env_read(int fd, const char *path, char **out, size_t *len,
+	 struct gfsp_error *err)
+{
+	const size_t limit = (size_t)GFSP_ENV_FILE_MAX + 1;
+	size_t n = 0, cap;
+	struct stat st;
+	char *buf, *b, max[32];
+	ssize_t got;
+
+	*out = NULL;
+	gfsp_format_size(GFSP_ENV_FILE_MAX, max, sizeof(max));
+	if (fstat(fd, &st) != 0)
+		return gfsp_error_errno(err, errno, "cannot stat '%s'", path);
+	if (S_ISREG(st.st_mode) && st.st_size > (off_t)GFSP_ENV_FILE_MAX)
+		return gfsp_error_set(err, GFSP_EINVAL, "'%s' is larger than an "
+		    "envelope can be (%s at most): refused unread", path, max);
+	/* cap - 1 bytes of text, and the NUL */
+	cap = (S_ISREG(st.st_mode) ? (size_t)st.st_size : 0) + 4096;
+	cap = GFSP_MIN(cap, limit) + 1;
+	if ((buf = malloc(cap)) == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "cannot read '%s': out "
+		    "of memory", path);
+	for (;;) {
+		if (n == cap - 1) {
+			if (n >= limit)
+				break;
+			cap = GFSP_MIN(2 * n, limit) + 1;
+			if ((b = realloc(buf, cap)) == NULL) {
+				free(buf);
+				return gfsp_error_set(err, GFSP_ENOMEM, "cannot "
+				    "read '%s': out of memory", path);
+			}
+			buf = b;
+		}
+		got = read(fd, buf + n, cap - 1 - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			free(buf);
+			return gfsp_error_errno(err, errno, "cannot read '%s'",
+			    path);
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	if (n > GFSP_ENV_FILE_MAX) {
+		free(buf);
+		return gfsp_error_set(err, GFSP_EINVAL, "'%s' is larger than an "
+		    "envelope can be (%s at most): refused once that much was "
+		    "read", path, max);
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
 int
 gfsp_env_load(const char *path, struct gfsp_envelope **out,
 	      struct gfsp_error *err)
 {
-	const char *why, *colon;
+	struct json_tokener *tok;
+	enum json_tokener_error jerr;
 	json_object *doc;
-	size_t len;
+	const char *why;
+	char *text;
+	size_t len = 0;
 	int fd, rc;
 
 	*out = NULL;
 	/* opened here rather than by json_object_from_file, so that a
-	 * missing file is ENOENT with its errno, not a parse error */
+	 * missing file is ENOENT with its errno, not a parse error, and a
+	 * file too large is refused before it is read */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gfsp_error_errno(err, errno, "cannot open '%s'", path);
-	doc = json_object_from_fd(fd);
+	rc = env_read(fd, path, &text, &len, err);
 	close(fd);
+	if (rc != 0)
+		return rc;
+	tok = json_tokener_new();
+	if (tok == NULL) {
+		free(text);
+		return gfsp_error_set(err, GFSP_ENOMEM, "cannot read '%s': out "
+		    "of memory", path);
+	}
+	/* len <= GFSP_ENV_FILE_MAX: an int */
+	doc = json_tokener_parse_ex(tok, text, (int)len);
+	jerr = json_tokener_get_error(tok);
+	json_tokener_free(tok);
+	free(text);
 	if (doc == NULL) {
-		/* json-c's last error reads "json_tokener_parse_ex failed:
-		 * unexpected character\n"; the cause is after the colon, and
-		 * "continue" means the tokener wanted more text */
-		why = json_util_get_last_err();
-		colon = why != NULL ? strrchr(why, ':') : NULL;
-		why = colon != NULL ? colon + 1 + strspn(colon + 1, " ") :
-		    "parse error";
-		len = strcspn(why, "\n");
-		if (len == 8 && strncmp(why, "continue", len) == 0)
-			why = "it ends too early", len = strlen(why);
+		/* "continue": the tokener wanted more text */
+		why = jerr == json_tokener_continue ? "it ends too early" :
+		    json_tokener_error_desc(jerr);
 		return gfsp_error_set(err, GFSP_EINVAL, "'%s' is not valid "
-		    "JSON: %.*s", path, (int)len, why);
+		    "JSON: %s", path, why);
 	}
 	rc = gfsp_env_from_json(doc, path, out, err);
 	json_object_put(doc);
@@ -856,6 +1033,12 @@ gfsp_env_rate(const struct gfsp_envelope *e, int metric, double procs,
 		    lo.fixed_share);
 		out->flags = lo.flags | hi.flags;
 	}
+	/* the envelope's rates are at most GFSP_ENV_RATE_MAX, but a segment
+	 * extrapolated far past the largest size can pass it (a time per
+	 * byte that does not grow makes the bandwidth grow with the size):
+	 * no prediction is faster than the fastest rate an envelope holds */
+	out->ops_s = GFSP_MIN(out->ops_s, GFSP_ENV_RATE_MAX);
+	out->bytes_s = GFSP_MIN(out->bytes_s, GFSP_ENV_RATE_MAX);
 	free(p);
 	return 0;
 }
@@ -1117,7 +1300,7 @@ shape_size(int64_t size, char *buf, size_t len)
  *     output 4.20 MiB, input 2.00 MiB (94% local), shared input 1.00 KiB
  *   term     ops/round      size  T (ops/s)            B  ...  bound
  *   create           8  4.20 MiB       1000            -  ...  metadata
- *   write            8  4.20 MiB      23.81  100.0 MiB/s  ...  bandwidth *
+ *   write            8  4.20 MiB      23.81    100 MiB/s  ...  bandwidth *
  *   ...
  *   write  2.64 s = 120 rounds x (create + write)
  *   ...
@@ -1147,13 +1330,13 @@ gfsp_env_prediction_print(FILE *out, const struct gfsp_env_shape *s,
 	for (i = 0; i < p->nterms; i++) {
 		t = &p->terms[i];
 		gfsp_format_size(t->size, a, sizeof(a));
-		if (t->rate.bytes_s > 0) {
-			gfsp_format_size((uint64_t)t->rate.bytes_s, b,
+		/* a double all the way: an interpolated bandwidth may lie
+		 * beyond any integer, or below 1 byte/s */
+		if (t->rate.bytes_s > 0)
+			gfsp_env_format_rate(t->rate.bytes_s, 1, "/s", b,
 			    sizeof(b));
-			strcat(b, "/s");
-		} else {
+		else
 			strcpy(b, "-");
-		}
 		fprintf(out, "%-12s %9.4g %10s %11.5g %12s %10.4g %11.4g "
 		    "%10.4g  %s%s\n", gfsp_env_metric_name(t->metric), t->ops,
 		    a, t->rate.ops_s, b, t->t_ops, t->t_bytes, t->seconds,

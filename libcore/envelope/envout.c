@@ -35,13 +35,12 @@ metric_name(int metric)
 }
 
 /*
- * v with three significant digits and a unit, then suffix ("/s", " ops/s"):
- * binary multiples for bytes ("812 MiB", "1.23 GiB"), SI letters for
- * counts ("52.3k", "812").  The next unit is taken once v would print as
- * 1000 or more in this one.
+ * (envelope.h) The next unit is taken once v would print as 1000 or more
+ * in this one; past the last, %g's exponent takes over ("1.2e+04 EiB/s").
  */
-static const char *
-human(double v, int bytes, const char *suffix, char *buf, size_t len)
+const char *
+gfsp_env_format_rate(double v, int bytes, const char *suffix, char *buf,
+		     size_t len)
 {
 	static const char *const bunit[] = {
 		" B", " KiB", " MiB", " GiB", " TiB", " PiB", " EiB"
@@ -49,6 +48,10 @@ human(double v, int bytes, const char *suffix, char *buf, size_t len)
 	static const char *const cunit[] = { "", "k", "M", "G", "T", "P", "E" };
 	size_t i;
 
+	if (!(v >= 0) || !isfinite(v)) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
 	for (i = 0; i + 1 < GFSP_ARRAY_SIZE(bunit) && v >= 999.5; i++)
 		v /= bytes ? 1024 : 1000;
 	snprintf(buf, len, "%.3g%s%s", v, (bytes ? bunit : cunit)[i], suffix);
@@ -142,9 +145,9 @@ stat_cell(const struct gfsp_env_stat *s, int bytes, char *buf)
 	char a[LABEL_MAX], b[LABEL_MAX], c[LABEL_MAX];
 
 	snprintf(buf, CELL_MAX, "%s [%s..%s]",
-		 human(s->median, bytes, suffix, a, sizeof(a)),
-		 human(s->min, bytes, suffix, b, sizeof(b)),
-		 human(s->max, bytes, suffix, c, sizeof(c)));
+		 gfsp_env_format_rate(s->median, bytes, suffix, a, sizeof(a)),
+		 gfsp_env_format_rate(s->min, bytes, suffix, b, sizeof(b)),
+		 gfsp_env_format_rate(s->max, bytes, suffix, c, sizeof(c)));
 }
 
 /* The cells of p's row of the table; p NULL: the column heads. */
@@ -303,6 +306,11 @@ struct heat {
 	int metric, throughput;
 	char *title;
 	const char *source;	/* where reads came from, writes went */
+	/* the metric's points by (procs, size), looked up once per cell
+	 * (going through all of them for each cell would take a minute at
+	 * the reader's limits: 256 x 256 cells, 327680 points) */
+	const struct gfsp_env_point **pts;
+	size_t npts;
 	double lo, hi;		/* the smallest rate > 0 and the largest */
 	int gw, gh, barh;	/* grid width and height, bar height */
 	int w, h;		/* the picture */
@@ -328,31 +336,58 @@ palette(double t, char hex[8], int *light)
 	*light = 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2] > 128;
 }
 
+static int
+cmp_cell(const void *a, const void *b)
+{
+	const struct gfsp_env_point *p = *(const struct gfsp_env_point *const *)a;
+	const struct gfsp_env_point *q = *(const struct gfsp_env_point *const *)b;
+
+	if (p->procs != q->procs)
+		return p->procs < q->procs ? -1 : 1;
+	return p->size < q->size ? -1 : p->size > q->size;
+}
+
+/* h->pts: the points of h->metric, sorted for cell_rate */
+static int
+heat_points(struct heat *h)
+{
+	size_t i;
+
+	h->npts = 0;
+	h->pts = malloc((h->e->npoints + 1) * sizeof(*h->pts));
+	if (h->pts == NULL)
+		return -1;
+	for (i = 0; i < h->e->npoints; i++)
+		if (h->e->points[i].metric == h->metric)
+			h->pts[h->npts++] = &h->e->points[i];
+	qsort(h->pts, h->npts, sizeof(*h->pts), cmp_cell);
+	return 0;
+}
+
 /*
  * The rate drawn at (procs, size), or -1 where the envelope has no point
- * (or one whose rate is not a number >= 0, which a loaded envelope never
- * has: it is drawn as missing rather than spoil the scale).
+ * (or one whose rate is not a finite number >= 0, which a loaded envelope
+ * never has: it is drawn as missing rather than spoil the scale).
  */
 static double
 cell_rate(const struct heat *h, int procs, uint64_t size)
 {
-	const struct gfsp_env_point *p;
+	struct gfsp_env_point key = { .procs = procs, .size = size };
+	const struct gfsp_env_point *k = &key, *const *at, *p;
 	double v;
-	size_t i;
 
-	for (i = 0; i < h->e->npoints; i++) {
-		p = &h->e->points[i];
-		if (p->metric != h->metric || p->procs != procs ||
-		    p->size != size)
-			continue;
-		v = h->throughput ? p->ops_s.median : p->bytes_s.median;
-		return v >= 0 ? v : -1;
-	}
-	return -1;
+	at = bsearch(&k, h->pts, h->npts, sizeof(*h->pts), cmp_cell);
+	if (at == NULL)
+		return -1;
+	p = *at;
+	v = h->throughput ? p->ops_s.median : p->bytes_s.median;
+	return v >= 0 && isfinite(v) ? v : -1;
 }
 
 /* Where v lies on the colour scale, 0 (lo) to 1 (hi), by its logarithm;
- * the middle when every cell has the same rate. */
+ * the middle when every cell has the same rate.  Differences of
+ * logarithms, not the logarithm of a ratio: hi / lo may overflow where
+ * both are finite. */
 static double
 scale_at(const struct heat *h, double v)
 {
@@ -362,14 +397,14 @@ scale_at(const struct heat *h, double v)
 		return 0;
 	if (v >= h->hi)
 		return 1;
-	return log(v / h->lo) / log(h->hi / h->lo);
+	return (log(v) - log(h->lo)) / (log(h->hi) - log(h->lo));
 }
 
 static const char *
 rate_label(const struct heat *h, double v, char *buf, size_t len)
 {
-	return human(v, !h->throughput, h->throughput ? " ops/s" : "/s", buf,
-		     len);
+	return gfsp_env_format_rate(v, !h->throughput,
+				    h->throughput ? " ops/s" : "/s", buf, len);
 }
 
 /* Text for XML, as content or in an attribute: the markup characters as
@@ -428,7 +463,9 @@ bar_ticks(FILE *f, const struct heat *h, double bx, double by)
 	if (!(h->hi > h->lo))
 		return;
 	bar_tick(f, h, h->hi, bx, by);
-	span = log(h->hi / h->lo) / log(base);
+	/* lo > 0 and hi finite: the span and the powers are within the
+	 * exponents of a double (2^-1074 to 2^1024), ints all */
+	span = (log(h->hi) - log(h->lo)) / log(base);
 	k = GFSP_MAX((int)ceil(span / 4), 1);
 	m0 = (int)ceil(log(h->lo) / log(base) - 1e-9);
 	m1 = (int)floor(log(h->hi) / log(base) + 1e-9);
@@ -663,9 +700,14 @@ gfsp_env_heatmap(const char *path, const struct gfsp_envelope *e,
 		return gfsp_error_set(err, GFSP_ENOMEM,
 				      "cannot write '%s': out of memory", path);
 	h.source = heat_source(metric, &e->method);
-	rc = heat_setup(&h, err);
+	if (heat_points(&h) != 0)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "cannot write '%s': out "
+				    "of memory", path);
+	else
+		rc = heat_setup(&h, err);
 	if (rc == 0)
 		rc = write_whole(path, heat_svg, &h, err);
+	free(h.pts);
 	free(h.title);
 	return rc;
 }

@@ -12,6 +12,12 @@
 #     sizes and fractions, options of another mode, an envelope missing a
 #     metric or not JSON at all, a replay on the wrong number of ranks, a
 #     rank failing in the middle (every rank exits 1, nothing left behind)
+#   - crafted envelopes (issue 32): rates huge, tiny, infinite, not a
+#     number or negative refused naming the file, the point and the
+#     member; one below a byte a second printed as itself, not "0 B/s";
+#     files larger than any envelope (sparse, dense, a pipe) refused at
+#     once in little memory; a sweep larger than a reader takes not
+#     measured
 . "$(dirname "$0")/../lib.sh"
 EB=$BIN/envelope-bench
 T=$TMPD/target
@@ -210,6 +216,73 @@ expect_exit "a truncated envelope: exit 1" 1 "$EB" predict --envelope "$TMPD/cut
 output_has "... naming it" "cut.json"
 expect_exit "replay of a 2-node stage on 1 rank: exit 1" 1 mpirun_n 1 "$EB" replay --envelope "$J" --tasks 4 --nodes 2 --output-size 1K "$T"
 output_has "... saying how to run it" "mpiexec -n 2"
+
+# crafted envelopes: the write bandwidth replaced, as text
+craft() {
+	python3 - "$J" "$TMPD/$1.json" "$2" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+for p in j["points"]:
+    if p["metric"] == "write":
+        p["bytes_per_s"] = {"min": 12345.5, "median": 12345.5, "max": 12345.5}
+open(sys.argv[2], "w").write(json.dumps(j).replace("12345.5", sys.argv[3]))
+EOF
+}
+stage="--tasks 4 --nodes 2 --output-size 1K"
+for c in "huge 1e300 is 1e\+300: a rate is 0 or within \[1e-06, 1e\+18\]" \
+	 "tiny 1e-300 is 1e-300: a rate is 0 or within" \
+	 "inf 1e400 is not finite" "nan NaN is not finite" \
+	 "negative -4096 is negative"; do
+	set -- $c
+	n=$1 v=$2
+	shift 2
+	craft "$n" "$v"
+	expect_exit "an envelope with a write bandwidth of $v: exit 1" 1 "$EB" predict --envelope "$TMPD/$n.json" $stage
+	output_has "... naming the file, the point and the member" "'.*/$n.json': point [0-9]+ \(write, [12] procs, [0-9]+ bytes\): bytes_per_s.min $*"
+done
+craft below 0.5
+expect_exit "an envelope with a write bandwidth of 0.5 B/s: predicted" 0 "$EB" predict --envelope "$TMPD/below.json" $stage
+output_has "... printed as 0.5 B/s" "^write .* 0\.5 B/s "
+output_lacks "... never as 0 B/s" " 0 B/s"
+
+# larger than any envelope (a crafted 206 MB one took 3.3 GB and 30 s
+# before it was refused): refused unread, in well under a second and
+# some megabytes, whether its size is known (a sparse file of 8 GiB, a
+# dense one of 40 MB) or not (a pipe)
+truncate -s 8G "$TMPD/sparse.json"
+python3 - "$J" "$TMPD/dense.json" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+one = j["points"][0]
+j["points"] = [dict(one, size=one["size"] + i) for i in range(40 * 1000 * 1000 // len(json.dumps(one)))]
+del j["sizes"]
+json.dump(j, open(sys.argv[2], "w"))
+EOF
+for f in sparse dense; do
+	if [ -x /usr/bin/time ]; then
+		expect_exit "a $f envelope of $(du -h --apparent-size "$TMPD/$f.json" | cut -f1): exit 1" 1 \
+			/usr/bin/time -f "peak %M KiB, %e s" -o "$TMPD/time" "$EB" predict --envelope "$TMPD/$f.json" $stage
+		output_has "... refused unread, naming it" "'.*/$f.json' is larger than an envelope can be \(32.00 MiB at most\): refused unread"
+		# the last line (the first says the command exited 1); an
+		# ASan build maps more of its own
+		t=$(tail -n 1 "$TMPD/time")
+		read -r _ kib _ secs _ <<<"$t"
+		[ "$kib" -lt 200000 ] && [ "${secs%.*}" -lt 2 ] &&
+			ok "... at once and in little memory: $t" ||
+			not_ok "... at once and in little memory" "$t"
+	else
+		skip "a $f envelope refused at once in little memory" "no /usr/bin/time"
+	fi
+done
+expect_exit "40 MB of envelope through a pipe: exit 1" 1 \
+	bash -c '"$1" predict --envelope <(cat "$2") $3' - "$EB" "$TMPD/dense.json" "$stage"
+output_has "... refused once 32 MiB were read" "is larger than an envelope can be \(32.00 MiB at most\): refused once that much was read"
+rm -f "$TMPD/sparse.json" "$TMPD/dense.json"
+expect_exit "measuring 257 sizes (a reader takes 256): usage error" 2 mpirun_n 1 "$EB" --sizes "$(seq -s, 1 257)" "$T"
+output_has "... saying so" "--sizes: 257 sizes, an envelope holds 256 at most"
+expect_exit "measuring 10001 repetitions (a reader takes 10000): usage error" 2 mpirun_n 1 "$EB" --reps 10001 "$T"
+output_has "... saying so" "--reps 10001: an envelope holds 10000 samples a point at most"
+target_empty "... and the target is left as it was"
 
 # a rank failing in the middle: every rank exits 1 (none hangs), nothing stays
 faulty() { GFSPLIT_FAULT=pwrite:1:200K mpirun_n "$@"; }

@@ -12,13 +12,42 @@
 #   FUZZ_SKIP     a reason to skip them all (make check-asan: the harnesses
 #                 are ASan builds already, make check runs them)
 #   FUZZ_SECONDS  seconds per harness (default 2; make fuzz-long: 300)
+#   FUZZ_RUNS     executions per harness instead (libFuzzer's -runs=N, no
+#                 time limit): `make fuzz-long FUZZ_ONLY=envelope
+#                 FUZZ_RUNS=10000000` is the envelope's 10^7 of issue 32
+#   FUZZ_ONLY     the harnesses to run, by name ("envelope" or
+#                 "envelope,layout"; default every one)
 #   FUZZ_WORK     where the inputs found are kept, in corpus/NAME (default:
 #                 this test's temporary directory; make fuzz-long: build/fuzz)
 #   FUZZ_CRASH    where crashing inputs go (default build/fuzz/crash)
 . "$(dirname "$0")/../lib.sh"
 
 secs=${FUZZ_SECONDS:-2}
+runs_max=${FUZZ_RUNS:-}
 names=$(cd "$TOP/tests/fuzz" && ls fuzz_*.c | sed 's/^fuzz_//; s/\.c$//')
+if [ -n "${FUZZ_ONLY:-}" ]; then
+	for _n in ${FUZZ_ONLY//,/ }; do
+		[ -f "$TOP/tests/fuzz/fuzz_$_n.c" ] || {
+			echo "fuzz.sh: FUZZ_ONLY: no harness tests/fuzz/fuzz_$_n.c" >&2
+			exit 2
+		}
+	done
+	names=${FUZZ_ONLY//,/ }
+fi
+case $runs_max in
+''|*[!0-9]*) [ -z "$runs_max" ] || { echo "fuzz.sh: FUZZ_RUNS: a number of executions, please" >&2; exit 2; } ;;
+esac
+# a number of executions: as long as they take (no time limit, and no
+# timeout around the harness); else FUZZ_SECONDS, with two minutes' grace
+if [ -n "$runs_max" ]; then
+	limit=(-runs="$runs_max" -max_total_time=0)
+	wrap=()
+	what="$runs_max runs"
+else
+	limit=(-max_total_time="$secs")
+	wrap=(timeout -k 10 $((secs + 120)))
+	what="${secs} s"
+fi
 
 skip_all() {
 	for _n in $names; do skip "fuzz_$_n" "$1"; done
@@ -58,15 +87,16 @@ for n in $names; do
 	dict=()
 	[ -f "$TOP/tests/fuzz/$n.dict" ] && dict=(-dict="$TOP/tests/fuzz/$n.dict")
 	log=$TMPD/$n.log
-	TMPDIR=$scratch nice -n 10 timeout -k 10 $((secs + 120)) "$bin" "${dict[@]}" \
-		-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+	t0=$SECONDS
+	TMPDIR=$scratch nice -n 10 "${wrap[@]}" "$bin" "${dict[@]}" \
+		"${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$crash/$n-" \
 		"$work/corpus/$n" "$TOP/tests/fuzz/corpus/$n" >"$log" 2>&1
 	rc=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
 	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
 	if [ "$rc" -eq 0 ] && [ -n "$runs" ]; then
-		ok "fuzz_$n: ${secs} s, $runs inputs ($rate/s), no finding"
+		ok "fuzz_$n: $what, $runs inputs in $((SECONDS - t0)) s ($rate/s), no finding"
 	else
 		not_ok "fuzz_$n: exit $rc (input kept in $crash/$n-*)" \
 			"$(grep -E 'ERROR|SUMMARY|runtime error|^fuzz: |written to|Test unit' "$log" | head -n 12)"

@@ -729,6 +729,160 @@ test_json_reject(void)
 	    "'t.json': target.path is not a string");
 	reject("", "{\"points\": {}}", GFSP_EINVAL,
 	    "'t.json': points is not an array");
+	/* finite is not enough (issue 32): 1e300 bytes/s was cast to an
+	 * integer where it was printed, and 1e-300 ops/s predicts 1e300 s
+	 * that a round count turns into infinity */
+	reject("points.5.bytes_per_s", "{\"max\": 1e300}", GFSP_EINVAL,
+	    "'t.json': point 5 (write, 4 procs, 1024 bytes): bytes_per_s.max "
+	    "is 1e+300: a rate is 0 or within [1e-06, 1e+18]");
+	reject("points.5.ops_per_s", "{\"min\": 1e-300}", GFSP_EINVAL,
+	    "'t.json': point 5 (write, 4 procs, 1024 bytes): ops_per_s.min "
+	    "is 1e-300: a rate is 0 or within [1e-06, 1e+18]");
+	reject("points.4.bytes_per_s", "{\"median\": NaN}", GFSP_EINVAL,
+	    "'t.json': point 4 (write, 1 procs, 1048576 bytes): "
+	    "bytes_per_s.median is not finite");
+	reject("points.4.bytes_per_s", "{\"min\": -1e-300}", GFSP_EINVAL,
+	    "'t.json': point 4 (write, 1 procs, 1048576 bytes): "
+	    "bytes_per_s.min is negative");
+}
+
+/* doc with member key of (the object at) where replaced by n copies of
+ * item (NULL: null), read: rejected with msg */
+static void
+reject_many(const char *where, const char *key, json_object *item,
+	    size_t n, const char *msg)
+{
+	struct gfsp_envelope *e = env_full(), *f = NULL;
+	struct gfsp_error err = { 0 };
+	json_object *doc = gfsp_env_to_json(e), *o = doc, *a;
+	size_t i;
+	int rc;
+
+	if (where[0] != '\0')
+		o = json_object_array_get_idx(json_object_object_get(doc,
+		    "points"), (size_t)atoi(where));
+	a = json_object_new_array_ext((int)n);
+	for (i = 0; i < n; i++)
+		json_object_array_add(a, json_object_get(item));
+	json_object_object_add(o, key, a);
+	rc = gfsp_env_from_json(doc, "t.json", &f, &err);
+	ok(rc == GFSP_EINVAL && f == NULL && strcmp(err.msg, msg) == 0,
+	   "rejected: %zu %s: %s", n, key, err.msg);
+	json_object_put(doc);
+	gfsp_envelope_free(e);
+}
+
+/*
+ * The limits of envelope.h, each checked before anything is allocated
+ * for the members (issue 32: a crafted 206 MB envelope took 3.3 GB and
+ * 30 s before it was refused).
+ */
+static void
+test_json_limits(void)
+{
+	struct gfsp_envelope *e = env_full(), *f = NULL;
+	struct gfsp_error err = { 0 };
+	json_object *doc, *pts, *p, *x;
+	char path[256], want[512];
+	double t0;
+	int rc, fd;
+	size_t i;
+
+	reject_many("", "points", NULL, GFSP_ENV_POINTS_MAX + 1,
+	    "'t.json': points has 327681 members, more than 327680 (the most "
+	    "a reader takes)");
+	x = json_tokener_parse("{\"seconds\": 1, \"ops\": 2, \"bytes\": 3}");
+	reject_many("1", "samples", x, GFSP_ENV_SAMPLES_MAX + 1,
+	    "'t.json': point 1 (create, 1 procs, 1048576 bytes): samples has "
+	    "10001 members, more than 10000 (the most a reader takes)");
+	json_object_put(x);
+	x = json_object_new_int(1024);
+	reject_many("", "sizes", x, GFSP_ENV_SIZES_MAX + 1,
+	    "'t.json': sizes has 257 members, more than 256 (the most a "
+	    "reader takes)");
+	json_object_put(x);
+
+	/* derived: 257 process counts among the points, no "procs" */
+	doc = gfsp_env_to_json(e);
+	json_object_object_del(doc, "procs");
+	pts = json_object_object_get(doc, "points");
+	for (i = 0; i < GFSP_ENV_PROCS_MAX + 1; i++) {
+		p = NULL;
+		json_object_deep_copy(json_object_array_get_idx(pts, 0), &p,
+		    NULL);
+		json_object_object_add(p, "procs",
+		    json_object_new_int(100 + (int)i));
+		json_object_array_add(pts, p);
+	}
+	rc = gfsp_env_from_json(doc, "t.json", &f, &err);
+	ok(rc == GFSP_EINVAL && f == NULL && strcmp(err.msg, "'t.json': the "
+	   "points have 259 different procs, more than 256 (the most a "
+	   "reader takes)") == 0, "rejected: 259 process counts among the "
+	   "points: %s", err.msg);
+	json_object_put(doc);
+
+	/* a grid of 64 x 64 x 5 points, read in well under a second; the
+	 * duplicates are sought in n log n (comparing each point with those
+	 * before it took 0.4 s here, and would take 100 s at the limit) */
+	doc = gfsp_env_to_json(e);
+	json_object_object_del(doc, "procs");
+	json_object_object_del(doc, "sizes");
+	pts = json_object_new_array();
+	for (i = 0; i < 64 * 64 * GFSP_ENV_NMETRIC; i++) {
+		p = NULL;
+		json_object_deep_copy(json_object_array_get_idx(
+		    json_object_object_get(doc, "points"), 0), &p, NULL);
+		json_object_object_del(p, "samples");
+		json_object_object_add(p, "metric", json_object_new_string(
+		    gfsp_env_metric_name((int)(i % GFSP_ENV_NMETRIC))));
+		json_object_object_add(p, "procs", json_object_new_int(1 +
+		    (int)(i / GFSP_ENV_NMETRIC % 64)));
+		json_object_object_add(p, "size", json_object_new_int64(1 +
+		    (int64_t)(i / GFSP_ENV_NMETRIC / 64)));
+		json_object_array_add(pts, p);
+	}
+	json_object_object_add(doc, "points", pts);
+	t0 = gfsp_now();
+	rc = gfsp_env_from_json(doc, "t.json", &f, &err);
+	t0 = gfsp_now() - t0;
+	ok_e(rc == 0 && f->npoints == 64 * 64 * GFSP_ENV_NMETRIC &&
+	     f->nsizes == 64 && f->nprocs == 64 && t0 < 2,
+	     "a grid of 20480 points is read, its duplicates sought in n log n",
+	     &err);
+	diag("20480 points read in %.3f s", t0);
+	gfsp_envelope_free(f);
+	f = NULL;
+	/* ... and its last point made the same as its first */
+	p = json_object_array_get_idx(pts, 64 * 64 * GFSP_ENV_NMETRIC - 1);
+	json_object_object_add(p, "metric", json_object_new_string("create"));
+	json_object_object_add(p, "procs", json_object_new_int(1));
+	json_object_object_add(p, "size", json_object_new_int64(1));
+	gfsp_error_clear(&err);
+	rc = gfsp_env_from_json(doc, "t.json", &f, &err);
+	ok(rc == GFSP_EINVAL && f == NULL && strcmp(err.msg, "'t.json': point "
+	   "20479 (create, 1 procs, 1 bytes): the same as point 0") == 0,
+	   "... a duplicate among them named: %s", err.msg);
+	json_object_put(doc);
+
+	/* a file larger than GFSP_ENV_FILE_MAX: refused unread (sparse, it
+	 * would read as GFSP_ENV_FILE_MAX * 2 bytes of NULs) */
+	snprintf(path, sizeof(path), "%s/test_envmodel.%d.big.json",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || ftruncate(fd, 2 * (off_t)GFSP_ENV_FILE_MAX) != 0)
+		diag("cannot make %s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	gfsp_error_clear(&err);
+	t0 = gfsp_now();
+	rc = gfsp_env_load(path, &f, &err);
+	t0 = gfsp_now() - t0;
+	snprintf(want, sizeof(want), "'%s' is larger than an envelope can be "
+	    "(32.00 MiB at most): refused unread", path);
+	ok(rc == GFSP_EINVAL && f == NULL && strcmp(err.msg, want) == 0 &&
+	   t0 < 0.5, "a file of 64 MiB is refused unread: %s", err.msg);
+	unlink(path);
+	gfsp_envelope_free(e);
 }
 
 /* ------------------------------------------------ presets and output */
@@ -845,6 +999,64 @@ test_output(void)
 	gfsp_envelope_free(e);
 }
 
+/*
+ * Rates no integer holds (issue 32): the table printed a bandwidth by
+ * casting it to uint64_t, undefined beyond 2^64 and at infinity (x86 gave
+ * "0 B/s"), and 0.5 B/s printed as "0 B/s" too.  A rate extrapolated past
+ * GFSP_ENV_RATE_MAX stops there.
+ */
+static void
+test_print_extremes(void)
+{
+	static const double bw[] = { 0.5, 1e30, 1e300, INFINITY, NAN };
+	struct gfsp_envelope *e = env_new("/far", 1);
+	struct gfsp_env_shape sh = { 10, 1, 1 << 30, GFSP_ENV_NONE,
+	    GFSP_ENV_NONE, 1 };
+	struct gfsp_env_prediction p;
+	struct gfsp_env_rate r;
+	struct gfsp_error err = { 0 };
+	char *text = NULL, *tok, *save = NULL;
+	const char *want;
+	size_t len = 0, i;
+	FILE *f;
+	int rc;
+
+	/* the time of a byte the same at 1 and 2 bytes: extrapolated, the
+	 * bandwidth grows with the size, to 4.6e36 B/s at 2^63 */
+	env_add(e, GFSP_ENV_CREATE, 1, 1, 1000, 0);
+	env_add(e, GFSP_ENV_CREATE, 1, 2, 1000, 0);
+	env_add(e, GFSP_ENV_WRITE, 1, 1, 5e17, 5e17);
+	env_add(e, GFSP_ENV_WRITE, 1, 2, 5e17, 1e18);
+	rc = gfsp_env_rate(e, GFSP_ENV_WRITE, 1, 0x1p63, &r, &err);
+	ok_e(rc == 0 && r.bytes_s == GFSP_ENV_RATE_MAX &&
+	     r.ops_s <= GFSP_ENV_RATE_MAX, "an extrapolated bandwidth stops "
+	     "at 1e18 B/s", &err);
+	diag("%g ops/s, %g B/s", r.ops_s, r.bytes_s);
+
+	rc = gfsp_env_predict(e, &sh, &p, &err);
+	ok_e(rc == 0 && p.nterms == 2, "predict 1 GiB outputs", &err);
+	/* then the bandwidth of the write term as no envelope gives it,
+	 * whatever comes to the printing code */
+	for (i = 0; rc == 0 && i < GFSP_ARRAY_SIZE(bw); i++) {
+		p.terms[1].rate.bytes_s = bw[i];
+		free(text);
+		text = NULL;
+		f = open_memstream(&text, &len);
+		gfsp_env_prediction_print(f, &sh, &p);
+		fclose(f);
+		tok = strstr(text, "\nwrite ");
+		want = i == 0 ? " 0.5 B/s " : i == 1 ? " 8.67e+11 EiB/s " :
+		    i == 2 ? " 8.67e+281 EiB/s " : "            - ";
+		ok(tok != NULL && strstr(tok, " 0 B/s") == NULL &&
+		   strstr(tok, want) != NULL, "a bandwidth of %g B/s printed "
+		   "as itself, or as none", bw[i]);
+		tok = strtok_r(tok != NULL ? tok + 1 : text, "\n", &save);
+		diag("%s", tok != NULL ? tok : "(none)");
+	}
+	free(text);
+	gfsp_envelope_free(e);
+}
+
 int
 main(void)
 {
@@ -858,8 +1070,10 @@ main(void)
 	test_predict_invalid();
 	test_json_round_trip();
 	test_json_reject();
+	test_json_limits();
 	test_presets();
 	test_mprojectpp();
 	test_output();
+	test_print_extremes();
 	return done_testing();
 }

@@ -375,6 +375,80 @@ test_errors(const struct gfsp_envelope *e)
 	rmdir(path);
 }
 
+/* A rate for people: as a double all the way, "-" for no number (issue
+ * 32: a cast to an integer printed 1e300 B/s and 0.5 B/s as "0 B/s"). */
+static void
+test_format_rate(void)
+{
+	static const struct {
+		double v;
+		int bytes;
+		const char *want;
+	} c[] = {
+		{ 0, 1, "0 B/s" }, { 0.5, 1, "0.5 B/s" }, { 1e-6, 0, "1e-06/s" },
+		{ 999.4, 1, "999 B/s" }, { 999.5, 1, "0.976 KiB/s" },
+		{ 52300, 0, "52.3k/s" }, { 1e18, 1, "888 PiB/s" },
+		{ 0x1p64, 1, "16 EiB/s" }, { 1e300, 1, "8.67e+281 EiB/s" },
+		{ 1e300, 0, "1e+282E/s" }, { INFINITY, 1, "-" }, { NAN, 1, "-" },
+		{ -1, 0, "-" }, { -INFINITY, 0, "-" },
+	};
+	char buf[48];
+	size_t i;
+
+	for (i = 0; i < GFSP_ARRAY_SIZE(c); i++)
+		if (strcmp(gfsp_env_format_rate(c[i].v, c[i].bytes, "/s", buf,
+		    sizeof(buf)), c[i].want) != 0)
+			break;
+	ok(i == GFSP_ARRAY_SIZE(c), "rates for people, 0.5 to 1e300, inf and "
+	   "nan: %s", i < GFSP_ARRAY_SIZE(c) ? buf : "as they are");
+}
+
+/*
+ * A heat map of rates 1e-300, 1 and 1e300 (an envelope in memory, where
+ * no reader bounded them): the colour scale spans them by the difference
+ * of their logarithms (hi / lo overflowed to infinity, which put every
+ * cell but the largest at the bottom of the scale and made the number of
+ * ticks an int of infinity).
+ */
+static void
+test_heatmap_extremes(void)
+{
+	static int procs[1] = { 1 };
+	static uint64_t sizes[3] = { 1, 2, 3 };
+	static const double rate[3] = { 1e-300, 1, 1e300 };
+	struct gfsp_env_point pts[3];
+	struct gfsp_envelope e;
+	struct gfsp_error err;
+	char path[512], *svg;
+	int i, rc;
+
+	memset(&e, 0, sizeof(e));
+	e.target = (char *)"/far";
+	e.backend = (char *)"posix";
+	e.nprocs = 1;
+	e.procs = procs;
+	e.nsizes = 3;
+	e.sizes = sizes;
+	e.npoints = 3;
+	e.points = pts;
+	for (i = 0; i < 3; i++)
+		pts[i] = (struct gfsp_env_point){ .metric = GFSP_ENV_WRITE,
+		    .procs = 1, .size = sizes[i], .ops_s = { 1, 1, 1 },
+		    .bytes_s = { rate[i], rate[i], rate[i] } };
+	gfsp_error_clear(&err);
+	rc = gfsp_env_heatmap(in_tdir(path, sizeof(path), "far.svg"), &e,
+			      GFSP_ENV_WRITE, 0, &err);
+	svg = rc == 0 ? slurp(path) : NULL;
+	ok(svg != NULL && count(svg, "fill=\"#440154\"") == 1 &&
+	   count(svg, "fill=\"#21908c\"") == 1 &&
+	   count(svg, "fill=\"#fde725\"") == 1 && !strstr(svg, "nan") &&
+	   !strstr(svg, "inf"), "heat map of 1e-300, 1 and 1e300 B/s: the "
+	   "bottom, the middle and the top of the scale: %s",
+	   rc ? err.msg : "ok");
+	check_xml(path, "heat map of 1e-300 to 1e300");
+	free(svg);
+}
+
 /* Remove tdir and what the tests left in it. */
 static void
 clean(void)
@@ -406,7 +480,9 @@ main(void)
 	test_csv(&e);
 	test_table(&e);
 	test_errors(&e);
-	test_heatmap(&e);	/* last: it makes e flat */
+	test_heatmap(&e);	/* it makes e flat */
+	test_format_rate();
+	test_heatmap_extremes();
 	clean();
 	return done_testing();
 }
