@@ -200,7 +200,8 @@ progress_draw(struct gfsp_progress *p, int final)
 
 	if (p->show == SHOW_NONE)
 		return;
-	rate = el > 0 ? (double)sum / el : 0;
+	/* (a few bytes in a nanosecond would overflow the cast below) */
+	rate = el > 0 ? GFSP_MIN((double)sum / el, 1e18) : 0;
 	pct = p->total > 0 ? 100.0 * (double)sum / (double)p->total : 100.0;
 	if (pct > 100)
 		pct = 100;
