@@ -215,6 +215,21 @@ second_user() {
 	return 0
 }
 
+# her_dir WHAT: the race tests' start: a second user (second_user
+# gfsplit-mallory), or SKIP WHAT with the reason and end the test; then
+# $TMPD open to her and MD=$TMPD/m, a directory of hers.
+her_dir() {
+	if ! second_user gfsplit-mallory; then
+		skip "$1" "$SECOND_USER_WHY"
+		finish
+		exit 0
+	fi
+	chmod 755 "$TMPD"
+	MD=$TMPD/m
+	mkdir -m 755 "$MD"
+	chown "$M:$M" "$MD"
+}
+
 # The swap loops of the race tests run this many iterations in make check
 # (make check-long: RACE_ITERS=2000).
 RACE_ITERS=${RACE_ITERS:-40}

@@ -658,8 +658,10 @@ preserve(struct merge_ctx *x, const struct gfsp_merge_args *a,
 	rec.mode = S_IFREG | at->mode;
 	rec.uid = at->uid;
 	rec.gid = at->gid;
+	/* an owner not backed: neither set-id bit (a group's alone would
+	 * still be the unbacked owner's file running as that group) */
 	if (!uid_ok)
-		rec.mode &= ~(uint32_t)S_ISUID;
+		rec.mode &= ~(uint32_t)(S_ISUID | S_ISGID);
 	if (!gid_ok)
 		rec.mode &= ~(uint32_t)S_ISGID;
 	return gfsp_fsetattr(x->out, gfsp_copy_mode(&rec, now.uid, now.gid),

@@ -9,18 +9,11 @@
 . "$(dirname "$0")/../lib.sh"
 
 need_fuse
-if ! second_user gfsplit-mallory; then
-	skip "the mount raced by a second user" "$SECOND_USER_WHY"
-	finish
-	exit 0
-fi
-chmod 755 "$TMPD"
+her_dir "the mount raced by a second user"
 R=$TMPD/root		# root's: she cannot enter it
 mkdir -m 700 "$R"
 make_file "$R/victim" 524288 9
 chmod 600 "$R/victim"
-MD=$TMPD/m		# hers: the mounted directory
-mkdir -m 755 "$MD"
 make_file "$TMPD/src" 1048576 4
 mpirun_n 2 "$BIN/pcp-split" -q "$TMPD/src" "$MD/s.sp" ||
 	not_ok "pcp-split makes her split file"

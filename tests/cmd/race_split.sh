@@ -12,15 +12,7 @@
 # untouched: nothing removed, nothing added, nothing changed.
 . "$(dirname "$0")/../lib.sh"
 
-if ! second_user gfsplit-mallory; then
-	skip "split races with a second user" "$SECOND_USER_WHY"
-	finish
-	exit 0
-fi
-chmod 755 "$TMPD"
-MD=$TMPD/m		# hers
-mkdir -m 755 "$MD"
-chown "$M:$M" "$MD"
+her_dir "split races with a second user"
 V=$TMPD/victim		# root's
 mkdir -m 700 "$V"
 for i in $(seq 1 300); do echo "victim $i" >"$V/f$i"; done
@@ -45,6 +37,20 @@ loop() {
 	LOOP=$!
 }
 loop_end() { touch "$MD/stop"; wait "$LOOP" 2>/dev/null; rm -f "$MD/stop"; }
+# swap_loop GLOB: her loop puts each directory GLOB matches away and a
+# link to the victim directory in its place
+swap_loop() {
+	loop "for d in $1; do [ -d \"\$d\" ] && [ ! -L \"\$d\" ] &&
+		mv -fT \"\$d\" \"x\$RANDOM\" && ln -sfn '$V' \"\$d\"; done"
+}
+# untouched WHAT: nothing removed from the victim directory, nothing
+# changed or written into it
+untouched() {
+	victim_intact "$1"
+	[ "$(find "$V" -newer "$TMPD/src" | wc -l)" -eq 0 ] && ok "  nothing written into it" ||
+		not_ok "  nothing written into it" "$(find "$V" -newer "$TMPD/src" | head -n 5)"
+	rm -rf "$MD"/x* "$MD"/.[a-z]*
+}
 
 # ---- the sweep: a planted temporary of a process that is gone
 # (her directory holds the victim's names: a listing of it, then a swap,
@@ -81,8 +87,7 @@ loop_end
 victim_intact "the sweep"
 
 # ---- the run's own temporary directory, renamed and replaced by a link
-loop 'for d in .out2.sp.gfsplit-tmp.*; do
-	[ -d "$d" ] && [ ! -L "$d" ] && mv -fT "$d" "x$RANDOM" && ln -sfn '"$V"' "$d"; done'
+swap_loop '.out2.sp.gfsplit-tmp.*'
 good=0 failed=0
 for i in $(seq 1 "$RACE_ITERS"); do
 	rm -rf "$MD/out2.sp"
@@ -98,23 +103,18 @@ for i in $(seq 1 "$RACE_ITERS"); do
 done
 loop_end
 ok "the temporary directory swapped: $good runs completed, $failed refused"
-victim_intact "the temporary directory"
-[ "$(find "$V" -newer "$TMPD/src" | wc -l)" -eq 0 ] && ok "  nothing written into it" ||
-	not_ok "  nothing written into it" "$(find "$V" -newer "$TMPD/src" | head -n 5)"
-rm -rf "$MD"/x* "$MD"/.out*
+untouched "the temporary directory"
 
 # ---- --force over her split file: the old one is moved aside and removed
 mpirun_n 2 "$BIN/pcp-split" "$TMPD/src" "$MD/f.sp" >/dev/null 2>&1
 chown -R "$M:$M" "$MD/f.sp"
-loop 'for d in .f.out.gfsplit-old.*; do
-	[ -d "$d" ] && [ ! -L "$d" ] && mv -fT "$d" "o$RANDOM" && ln -sfn '"$V"' "$d"; done
-	for d in .f.sp.gfsplit-old.*; do [ -d "$d" ] && [ ! -L "$d" ] && mv -fT "$d" "o$RANDOM" && ln -sfn '"$V"' "$d"; done'
+swap_loop '.f.sp.gfsplit-old.*'
 for i in $(seq 1 "$RACE_ITERS"); do
 	mpirun_n 2 "$BIN/pcp-split" --force "$TMPD/src" "$MD/f.sp" >/dev/null 2>&1
 	chown -R "$M:$M" "$MD/f.sp" 2>/dev/null
 done
 loop_end
-victim_intact "--force's old copy"
+untouched "--force's old copy"
 
 # ---- the MPI-IO library's split-write: its temporary directory swapped
 . "$TOP/tests/mpiio_lib.sh"
@@ -122,8 +122,7 @@ PROG=$UNIT/mpi_iopat
 if [ ! -x "$PROG" ] || [ ! -f "$PRELOAD" ]; then
 	skip "the MPI-IO library's temporary directory swapped" "no $PROG or $PRELOAD (make builds them)"
 else
-	loop 'for d in .o.mp.gfsplit-tmp.*; do
-		[ -d "$d" ] && [ ! -L "$d" ] && mv -fT "$d" "x$RANDOM" && ln -sfn '"$V"' "$d"; done'
+	swap_loop '.o.mp.gfsplit-tmp.*'
 	good=0 failed=0
 	for i in $(seq 1 "$((RACE_ITERS / 2))"); do
 		rm -rf "$MD/o.mp"
@@ -135,10 +134,7 @@ else
 	done
 	loop_end
 	ok "the MPI-IO library's temporary directory swapped: $good runs completed, $failed refused"
-	victim_intact "the MPI-IO library's temporary directory"
-	[ "$(find "$V" -newer "$TMPD/src" | wc -l)" -eq 0 ] && ok "  nothing written into it" ||
-		not_ok "  nothing written into it" "$(find "$V" -newer "$TMPD/src" | head -n 5)"
-	rm -rf "$MD"/x* "$MD"/.o.mp*
+	untouched "the MPI-IO library's temporary directory"
 fi
 
 finish

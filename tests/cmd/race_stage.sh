@@ -136,11 +136,13 @@ D=$MD/dest
 mkdir "$D"
 printf 'stale\n' >"$D/stale"
 STOP=$TMPD/stop
-# her loop: DEST away, a link to the victim in its place, DEST back; she
-# stops when told or after a bounded number of swaps
-as_m /usr/bin/python3 - "$D" "$MD/away" "$V" "$STOP" $((RACE_ITERS * 500)) <<'EOF' &
+# her_swaps HOLD: her loop, in the background (HER): DEST away, a link to
+# the victim in its place for up to HOLD seconds, DEST back; she stops
+# when told ($STOP) or after a bounded number of swaps
+her_swaps() {
+	as_m /usr/bin/python3 - "$D" "$MD/away" "$V" "$STOP" $((RACE_ITERS * 500)) "$1" <<'EOF' &
 import os, random, sys, time
-d, away, v, stop, n = sys.argv[1:6]
+d, away, v, stop, n, hold = sys.argv[1:7]
 for i in range(int(n)):
     if os.path.exists(stop):
         break
@@ -151,7 +153,7 @@ for i in range(int(n)):
         continue
     try:
         os.symlink(v, d)
-        time.sleep(0.0005)
+        time.sleep(random.uniform(0, float(hold)))
         os.unlink(d)
     except OSError:
         pass
@@ -161,7 +163,9 @@ for i in range(int(n)):
         pass
     time.sleep(random.uniform(0, 0.03))
 EOF
-HER=$!
+	HER=$!
+}
+her_swaps 0.001
 runs=0 refused=0 done_=0 broken=0 why=""
 while [ "$runs" -lt "$RACE_ITERS" ] && kill -0 "$HER" 2>/dev/null; do
 	runs=$((runs + 1))
@@ -187,30 +191,7 @@ fi
 # the same without --delete: her link in DEST's place is never followed
 # (another user's), so nothing is copied into the victim either
 rm -f "$STOP"
-as_m /usr/bin/python3 - "$D" "$MD/away" "$V" "$STOP" $((RACE_ITERS * 500)) <<'EOF' &
-import os, random, sys, time
-d, away, v, stop, n = sys.argv[1:6]
-for i in range(int(n)):
-    if os.path.exists(stop):
-        break
-    try:
-        os.rename(d, away)
-    except OSError:
-        time.sleep(0.001)
-        continue
-    try:
-        os.symlink(v, d)
-        time.sleep(random.uniform(0, 0.02))
-        os.unlink(d)
-    except OSError:
-        pass
-    try:
-        os.rename(away, d)
-    except OSError:
-        pass
-    time.sleep(random.uniform(0, 0.02))
-EOF
-HER=$!
+her_swaps 0.02
 runs=0 done_=0 broken=0 why=""
 while [ "$runs" -lt "$RACE_ITERS" ] && kill -0 "$HER" 2>/dev/null; do
 	runs=$((runs + 1))
