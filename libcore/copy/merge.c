@@ -815,13 +815,18 @@ same_tmp(const struct merge_ctx *x, const char *path, struct gfsp_error *err)
  * this user's with one name, and only the very file rank 0 made (its
  * inode); and the per-rank buffers of the pipeline's helpers. */
 static int
-merge_create(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_dst *dst,
+merge_create(MPI_Comm comm, struct merge_ctx *x, struct gfsp_dst *dst,
 	     char **tmp, int *created, struct gfsp_error *err)
 {
 	struct gfsp_stat st;
 	uint32_t mode;
 	int rc = 0, i;
 
+	/* DST's parent held by every rank, from here to the end */
+	rc = gfsp_dst_hold(dst, err);
+	rc = gfsp_agree(comm, rc, err);
+	if (rc)
+		return rc;
 	if (x->rank == 0) {
 		gfsp_dst_sweep(dst, "tmp");	/* a killed run's */
 		/* no wider than the split file: its directory's read and

@@ -57,9 +57,26 @@ gfsp_dst_parse(struct gfsp_dst *d, const char *dst, struct gfsp_error *err)
 	return 0;
 }
 
+int
+gfsp_dst_hold(struct gfsp_dst *d, struct gfsp_error *err)
+{
+	int rc;
+
+	if (d->held || strcmp(d->parent, ".") == 0 ||
+	    strcmp(d->parent, "/") == 0)
+		return 0;
+	rc = gfsp_confine_dir(d->parent, GFSP_CONFINE_NAMES |
+			      GFSP_CONFINE_SAFE, err);
+	if (rc == 0)
+		d->held = 1;
+	return rc;
+}
+
 void
 gfsp_dst_free(struct gfsp_dst *d)
 {
+	if (d->held)
+		gfsp_unconfine(d->parent);
 	free(d->path);
 	free(d->prefix);
 	free(d->parent);

@@ -12,11 +12,24 @@ struct gfsp_dst {
 	char *prefix;	/* path up to its last '/', "" if none */
 	const char *base;	/* points into path */
 	char *parent;	/* the directory that holds it */
+	int held;	/* gfsp_dst_hold: parent confined */
 };
 
 /* IN dst; OUT d (free with gfsp_dst_free, also after a failure) */
 int gfsp_dst_parse(struct gfsp_dst *d, const char *dst, struct gfsp_error *err);
 void gfsp_dst_free(struct gfsp_dst *d);
+
+/*
+ * Hold d's parent for the run (gfsp_confine_dir, GFSP_CONFINE_NAMES): the
+ * names made, renamed and removed in it (the temporary, d, the old d, a
+ * killed run's leftovers) are reached from its descriptor, taken once,
+ * whatever someone does to the names above it meanwhile.  It is opened
+ * following no other user's symbolic link on the way
+ * (GFSP_CONFINE_SAFE).  "." (the
+ * working directory, which the process holds already) and "/" are not
+ * confined; nor are URLs.  gfsp_dst_free lets go.
+ */
+int gfsp_dst_hold(struct gfsp_dst *d, struct gfsp_error *err);
 
 /* May d be created: absent with an existing parent directory, or (force)
  * a regular file or split directory that will be replaced at install. */

@@ -242,23 +242,16 @@ abort_all(struct gfsp_split_writer *w)
  * and metadata are created and read through that descriptor, one
  * component below it and no link followed, so a TMP renamed away and
  * replaced by a link (its directory may be writable by others) leads
- * nowhere.  It is opened through DST's parent's descriptor, taken once
- * here, and must be this user's.  Rank 0 notes which directory it is,
+ * nowhere.  It is opened through DST's parent's descriptor (held since
+ * phase 4: gfsp_dst_hold), and must be this user's.  Rank 0 notes which directory it is,
  * for the checks before the commit (same_tmp).
  */
 static int
 hold_tmp(struct gfsp_split_writer *w, struct gfsp_error *err)
 {
-	const char *parent = w->dst.parent;
 	struct gfsp_stat st;
-	int rc, outer = 0;
+	int rc;
 
-	if (strcmp(parent, ".") != 0 && strcmp(parent, "/") != 0) {
-		rc = gfsp_confine(parent, err);
-		if (rc)
-			return rc;
-		outer = 1;
-	}
 	rc = gfsp_confine_dir(w->tmp, GFSP_CONFINE_OWN, err);
 	if (rc == 0) {
 		w->tmp_confined = 1;
@@ -269,8 +262,6 @@ hold_tmp(struct gfsp_split_writer *w, struct gfsp_error *err)
 	if (rc == 0 && w->rank == 0 && strstr(w->tmp, "://") == NULL &&
 	    gfsp_lstat(w->tmp, &st, NULL) == 0)
 		w->tmp_ino = st.ino;
-	if (outer)
-		gfsp_unconfine(parent);
 	return rc;
 }
 
@@ -428,7 +419,12 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 	if (rc)
 		goto fail;
 
-	/* phase 4: the temporary directory, named by rank 0 */
+	/* phase 4: DST's parent held by every rank; the temporary
+	 * directory, named by rank 0 */
+	rc = gfsp_dst_hold(&w->dst, err);
+	rc = gfsp_agree(w->comm, rc, err);
+	if (rc)
+		goto fail;
 	if (w->rank == 0) {
 		gfsp_dst_sweep(&w->dst, "tmp");	/* a killed run's */
 		w->tmp = gfsp_dst_sibling(&w->dst, "tmp");

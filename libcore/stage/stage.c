@@ -82,12 +82,13 @@ struct stage {
 
 /* ------------------------------------------------------------- setup */
 
-/* Confine paths below root (store.h) for this run; stage_free undoes it. */
+/* Confine paths below root (store.h) for this run, with flags (a
+ * destination: GFSP_CONFINE_SAFE); stage_free undoes it. */
 static int
-confine(struct stage *s, const char *root, struct gfsp_error *err)
+confine(struct stage *s, const char *root, int flags, struct gfsp_error *err)
 {
 	char **v;
-	int rc = gfsp_confine(root, err);
+	int rc = gfsp_confine_dir(root, flags, err);
 
 	if (rc)
 		return rc;
@@ -183,10 +184,10 @@ setup(struct stage *s, struct gfsp_error *err)
 	/* the source trees: nothing below them followed (a directory
 	 * swapped for a link between its listing and its reading) */
 	if (rc == 0 && o->way == GFSP_STAGE_OUT && S_ISDIR(st.mode))
-		rc = confine(s, s->local, err);
+		rc = confine(s, s->local, 0, err);
 	for (i = 0; rc == 0 && o->way == GFSP_STAGE_IN && i < o->nsrc; i++)
 		if (gfsp_stat(o->src[i], &st, NULL) == 0 && S_ISDIR(st.mode))
-			rc = confine(s, o->src[i], err);
+			rc = confine(s, o->src[i], 0, err);
 agree:
 	return gfsp_agree(s->comm, rc, err);
 }
@@ -265,7 +266,7 @@ prepare(struct stage *s, struct gfsp_error *err)
 		rc = gfsp_mkdirs(o->dst, 0755, err);
 	rc = gfsp_agree(s->comm, rc, err);
 	if (rc == 0 && o->way == GFSP_STAGE_OUT)
-		rc = confine(s, o->dst, err);
+		rc = confine(s, o->dst, GFSP_CONFINE_SAFE, err);
 	rc = gfsp_agree(s->comm, rc, err);
 	if (rc)
 		return rc;
@@ -273,7 +274,7 @@ prepare(struct stage *s, struct gfsp_error *err)
 		rc = gfsp_mkdirs(s->root, 0755, err);
 	rc = gfsp_agree(s->comm, rc, err);
 	if (rc == 0 && o->way == GFSP_STAGE_IN)
-		rc = confine(s, s->root, err);
+		rc = confine(s, s->root, GFSP_CONFINE_SAFE, err);
 	rc = gfsp_agree(s->comm, rc, err);
 	/* every rank of a node must hold one DEST, the one its name leads
 	 * to now (a swap between two ranks' opening would leave them two);

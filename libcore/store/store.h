@@ -289,6 +289,22 @@ int gfsp_confine(const char *root, struct gfsp_error *err);
  * are one chain of descriptors from the outermost.
  */
 #define GFSP_CONFINE_OWN	0x1
+/*
+ * GFSP_CONFINE_NAMES: only the names directly in root ("ROOT/name") are
+ * reached from its descriptor; deeper paths resolve as if it were not
+ * confined (or below a root of their own).  For a destination's parent,
+ * held for a run: the temporary, the destination and the old one renamed
+ * and made there, without confining the user's other files beside them.
+ */
+#define GFSP_CONFINE_NAMES	0x2
+/*
+ * GFSP_CONFINE_SAFE: root (when no confined root holds it) is opened one
+ * component at a time, following a symbolic link on the way only when it
+ * is root's or this user's: one another user planted, anywhere on the
+ * path, is refused naming root.  For a destination written as root in a
+ * tree others can write.
+ */
+#define GFSP_CONFINE_SAFE	0x4
 int gfsp_confine_dir(const char *root, int flags, struct gfsp_error *err);
 void gfsp_unconfine(const char *root);
 

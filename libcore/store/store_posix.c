@@ -58,6 +58,7 @@ struct confined {
 	size_t len;
 	int fd;			/* O_PATH | O_DIRECTORY */
 	int refs;
+	int flags;		/* GFSP_CONFINE_* */
 };
 
 #define CONFINED_MAX	256	/* (a split-write holds one while it writes) */
@@ -142,6 +143,97 @@ dircache_drop_all(void)
 static int at_get(const char *path, struct at *a);
 static void at_put(struct at *a);
 
+/*
+ * GFSP_CONFINE_SAFE: open the directory path one component at a time
+ * (O_NOFOLLOW), following a symbolic link on the way only when it is
+ * root's or this user's, as the kernel's protected_symlinks does in
+ * sticky directories, but everywhere: a link another user planted (or
+ * swapped in) anywhere on the path is an error, EPERM, never a way for
+ * root's writes to go elsewhere.  -1 with errno, or the O_PATH descriptor.
+ */
+#define CHASE_LINKS_MAX	40
+
+static int
+chase_safe(const char *path)
+{
+	char *todo = NULL, *comp, *rest, *target = NULL, *t;
+	struct stat sb;
+	int cur, next, links = 0, e = 0;
+	ssize_t n;
+
+	if ((todo = strdup(path)) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	cur = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY |
+		   O_CLOEXEC);
+	if (cur < 0)
+		goto fail;
+	for (rest = todo; rest != NULL && e == 0;) {
+		comp = rest;
+		rest = strchr(rest, '/');
+		if (rest != NULL)
+			*rest++ = '\0';
+		if (*comp == '\0' || strcmp(comp, ".") == 0)
+			continue;
+		next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 || fstat(next, &sb) != 0) {
+			e = errno;
+			if (next >= 0)
+				close(next);
+			break;
+		}
+		if (!S_ISLNK(sb.st_mode)) {
+			close(cur);
+			cur = next;
+			continue;
+		}
+		/* a link: whose?  Then go on with its target, then the rest */
+		if ((sb.st_uid != 0 && sb.st_uid != geteuid()) ||
+		    ++links > CHASE_LINKS_MAX) {
+			close(next);
+			e = links > CHASE_LINKS_MAX ? ELOOP : EPERM;
+			break;
+		}
+		target = malloc(PATH_MAX);
+		n = target ? readlinkat(next, "", target, PATH_MAX - 1) : -1;
+		close(next);
+		if (n <= 0) {
+			e = n == 0 ? ENOENT : errno;
+			break;
+		}
+		target[n] = '\0';
+		if (asprintf(&t, "%s%s%s", target, rest ? "/" : "",
+			     rest ? rest : "") < 0) {
+			e = ENOMEM;
+			break;
+		}
+		free(target);
+		target = NULL;
+		free(todo);
+		todo = rest = t;
+		if (todo[0] == '/') {
+			close(cur);
+			if ((cur = open("/", O_PATH | O_DIRECTORY |
+					O_CLOEXEC)) < 0)
+				goto fail;
+		}
+	}
+	free(target);
+	free(todo);
+	if (e == 0 && (fstat(cur, &sb) != 0 || !S_ISDIR(sb.st_mode)))
+		e = ENOTDIR;
+	if (e != 0) {
+		close(cur);
+		errno = e;
+		return -1;
+	}
+	return cur;
+fail:
+	free(todo);
+	return -1;
+}
+
 static int
 confine_open(const char *root, int flags)
 {
@@ -149,7 +241,10 @@ confine_open(const char *root, int flags)
 	int fd = -1, e;
 
 	e = at_get(root, &a);
-	if (e == 0) {
+	if (e == 0 && (flags & GFSP_CONFINE_SAFE) && a.dfd == AT_FDCWD) {
+		fd = chase_safe(root);
+		e = fd < 0 ? errno : 0;
+	} else if (e == 0) {
 		fd = openat(a.dfd, a.name, O_PATH | O_DIRECTORY | O_CLOEXEC |
 			    ((flags & GFSP_CONFINE_OWN) || a.nofollow ?
 			     O_NOFOLLOW : 0));
@@ -183,10 +278,12 @@ gfsp_confine_dir(const char *root, int flags, struct gfsp_error *err)
 	fd = confine_open(root, flags);
 	if (fd < 0)
 		return gfsp_error_errno(err, errno, "cannot open directory "
-				       "'%s'%s", root, errno == ELOOP ||
-				       errno == ENOTDIR ? " (not a directory, "
-				       "or a symbolic link: not followed)" :
-				       "");
+				       "'%s'%s", root, errno == EPERM ?
+				       " (a symbolic link of another user's on "
+				       "the way: not followed)" :
+				       errno == ELOOP || errno == ENOTDIR ?
+				       " (not a directory, or a symbolic link: "
+				       "not followed)" : "");
 	if ((flags & GFSP_CONFINE_OWN) &&
 	    (fstat(fd, &sb) != 0 || sb.st_uid != geteuid())) {
 		close(fd);
@@ -211,6 +308,7 @@ gfsp_confine_dir(const char *root, int flags, struct gfsp_error *err)
 		confined[i].len = len;
 		confined[i].fd = fd;
 		confined[i].refs = 1;
+		confined[i].flags = flags;
 		__atomic_store_n(&nconfined, nconfined + 1, __ATOMIC_RELEASE);
 	}
 	pthread_rwlock_unlock(&confined_lock);
@@ -410,6 +508,21 @@ at_keep(const char *path, struct at *a)
 	a->cached = 1;
 }
 
+/* Is rest ("/name", "/name/") one name below its root?  What a root of
+ * GFSP_CONFINE_NAMES takes. */
+static int
+one_name(const char *rest)
+{
+	const char *slash;
+
+	while (*rest == '/')
+		rest++;
+	if (*rest == '\0')
+		return 0;
+	slash = strchr(rest, '/');
+	return slash == NULL || slash[strspn(slash, "/")] == '\0';
+}
+
 /* Resolve path for an operation: 0, or an errno with a->root set when
  * the path is below a confined root. */
 static int
@@ -430,6 +543,8 @@ at_get(const char *path, struct at *a)
 	for (i = 0; i < nconfined; i++)
 		if (strncmp(path, confined[i].root, confined[i].len) == 0 &&
 		    path[confined[i].len] == '/' &&
+		    (!(confined[i].flags & GFSP_CONFINE_NAMES) ||
+		     one_name(path + confined[i].len)) &&
 		    (c == NULL || confined[i].len > c->len))
 			c = &confined[i];
 	rest = (char *)path + (c ? c->len : 0);

@@ -7,6 +7,8 @@
 #   - the temporary directory of the run itself: she renames it away and
 #     puts a link to the victim directory in its place;
 #   - pcp-split --force over her split file, whose old copy is removed;
+#   - DST's parent: her link to the victim, planted and swapped in and out
+#     while root splits and merges;
 #   - the MPI-IO library's split-write (the same writer) into her directory.
 # Every time, root's victim directory (300 files she cannot read) must be
 # untouched: nothing removed, nothing added, nothing changed.
@@ -17,9 +19,9 @@ V=$TMPD/victim		# root's
 mkdir -m 700 "$V"
 for i in $(seq 1 300); do echo "victim $i" >"$V/f$i"; done
 chmod 600 "$V"/f*
-VSUM=$(cd "$V" && ls -la --time-style=+ | sha256sum; cat f* | sha256sum)
+VSUM=$(cd "$V" && ls -lA --time-style=+ | sha256sum; cat f* | sha256sum)
 victim_intact() {
-	if [ "$(cd "$V" && ls -la --time-style=+ | sha256sum; cat f* | sha256sum)" = "$VSUM" ]; then
+	if [ "$(cd "$V" && ls -lA --time-style=+ | sha256sum; cat f* | sha256sum)" = "$VSUM" ]; then
 		ok "  root's victim directory is untouched ($1)"
 	else
 		not_ok "  root's victim directory is untouched ($1)" \
@@ -115,6 +117,28 @@ for i in $(seq 1 "$RACE_ITERS"); do
 done
 loop_end
 untouched "--force's old copy"
+
+# ---- DST's parent: her link to the victim directory, planted, then swapped
+# in and out while root splits and merges into it (the parent is held from
+# the start, opened following no link of hers)
+mpirun_n 2 "$BIN/pcp-split" -q "$TMPD/src" "$TMPD/m.sp" || not_ok "a split file to merge"
+as_m ln -s "$V" "$MD/out"
+expect_exit "pcp-split into a parent that is her link to root's directory: refused" 1 \
+	mpirun_n 2 "$BIN/pcp-split" "$TMPD/src" "$MD/out/x.sp"
+output_has "  naming it: her link is not followed" "'$MD/out'.*symbolic link of another user's"
+expect_exit "gfsplit-merge into it: refused" 1 mpirun_n 2 "$BIN/gfsplit-merge" "$TMPD/m.sp" "$MD/out/y"
+output_has "  naming it" "'$MD/out'.*symbolic link of another user's"
+untouched "her link as DST's parent"
+as_m rm -f "$MD/out"
+as_m mkdir "$MD/out"
+loop 'mv -fT out out.d && ln -s '"$V"' out && sleep 0.0$RANDOM; rm -f out; mv -fT out.d out'
+for i in $(seq 1 "$RACE_ITERS"); do
+	rm -rf "$MD/out.d/x.sp" "$MD/out.d/y" "$MD/out/x.sp" "$MD/out/y" 2>/dev/null
+	mpirun_n 2 "$BIN/pcp-split" -q "$TMPD/src" "$MD/out/x.sp" >/dev/null 2>&1
+	mpirun_n 2 "$BIN/gfsplit-merge" -q "$TMPD/m.sp" "$MD/out/y" >/dev/null 2>&1
+done
+loop_end
+untouched "DST's parent swapped with her link"
 
 # ---- the MPI-IO library's split-write: its temporary directory swapped
 . "$TOP/tests/mpiio_lib.sh"
