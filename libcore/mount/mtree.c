@@ -173,6 +173,10 @@ path_locked(const struct gfsp_mtree *t, const struct gfsp_mnode *n,
 		len += strlen(name) + 1;
 	for (p = n; p->parent != NULL; p = p->parent)
 		len += strlen(p->name) + 1;
+	/* the root itself: its held directory ("ROOT/." below the confined
+	 * root), not whatever its name leads to now */
+	if (len == 0 && t->confined && asprintf(&s, "%s/.", t->root) >= 0)
+		return s;
 	if (len == 0)
 		return strdup(t->root);
 	s = malloc(rootlen + len + 1);
