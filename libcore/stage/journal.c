@@ -337,6 +337,15 @@ load_all(struct gfsp_state *s, struct gfsp_error *err)
 }
 
 int
+gfsp_state_fchdir(const struct gfsp_state *s, struct gfsp_error *err)
+{
+	if (fchdir(s->dfd) != 0)
+		return gfsp_error_errno(err, errno, "cannot enter '%s'",
+				       s->dir);
+	return 0;
+}
+
+int
 gfsp_state_interrupted(const struct gfsp_state *s)
 {
 	return s->interrupted;

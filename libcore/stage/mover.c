@@ -1150,9 +1150,9 @@ gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
 		rc = gfsp_state_open(o->state_dir, 0, 1, &m.st, err);
 	if (rc == 0 && gfsp_state_interrupted(m.st))
 		gfsp_xfer_sweep(o->dst, m.st);
-	if (rc == 0 && chdir(o->state_dir) != 0)
-		rc = gfsp_error_errno(err, errno, "cannot enter '%s'",
-				     o->state_dir);
+	/* (by its descriptor: SRC's owner may have swapped the name) */
+	if (rc == 0)
+		rc = gfsp_state_fchdir(m.st, err);
 	if (rc == 0)
 		rc = listen_here(&m, err);
 	if (rc == 0)

@@ -211,6 +211,9 @@ const struct gfsp_chunkrec *gfsp_state_chunk(struct gfsp_state *s, size_t i,
 /* 1: the last transfer that held this state was killed (it may have left
  * temporary files that no record names). */
 int gfsp_state_interrupted(const struct gfsp_state *s);
+/* Make the state directory, as it was opened and checked (its held
+ * descriptor, never its name again), the process's working directory */
+int gfsp_state_fchdir(const struct gfsp_state *s, struct gfsp_error *err);
 /* 1: a chunk record names the temporary file tmp (a path). */
 int gfsp_state_tmp_used(const struct gfsp_state *s, const char *tmp);
 

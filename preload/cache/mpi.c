@@ -22,8 +22,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <mpi.h>
 
 #include "core.h"
@@ -240,6 +243,37 @@ out:
 }
 
 /* Rank 0: the summed statistics where GFSPLIT_CACHE_STATS says. */
+/*
+ * The statistics file (GFSPLIT_CACHE_STATS=FILE): never through a final
+ * symbolic link, and only a regular file with one name, which it then
+ * replaces (a job run as root in /tmp must not truncate the file a link
+ * or a hard link someone planted there leads to).
+ */
+static FILE *
+stats_file(const char *path)
+{
+	struct stat sb;
+	FILE *fp;
+	int fd;
+
+	/* (libc's own calls: not the hook's, which this library serves) */
+	fd = LIBC(open)(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
+			O_CLOEXEC, 0644);
+	if (fd < 0)
+		return NULL;
+	if (LIBC(fstat)(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+	    sb.st_nlink != 1) {
+		LIBC(close)(fd);
+		errno = EPERM;
+		return NULL;
+	}
+	if (ftruncate(fd, 0) != 0 || (fp = LIBC(fdopen)(fd, "w")) == NULL) {
+		LIBC(close)(fd);
+		return NULL;
+	}
+	return fp;
+}
+
 static void
 print_stats(struct gfsp_cache *c, const struct gfsp_cache_stats *sum,
 	    uint64_t opened, int nprocs)
@@ -254,7 +288,7 @@ print_stats(struct gfsp_cache *c, const struct gfsp_cache_stats *sum,
 		gfsp_cache_stats_text(stderr, who, sum);
 		return;
 	}
-	if (strcmp(to, "json") != 0 && (fp = fopen(to, "w")) == NULL) {
+	if (strcmp(to, "json") != 0 && (fp = stats_file(to)) == NULL) {
 		ch_say("cannot write the statistics to '%s': %s", to,
 		    strerror(errno));
 		return;

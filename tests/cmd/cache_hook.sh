@@ -167,6 +167,20 @@ HOOK_ENV="GFSPLIT_CACHE_GROUPS=3" ran "a cache that cannot be created (3 groups 
 	same_bytes "no cache: the same checksums, from libc" "$P" "$H"
 one_line "no cache: one line saying why" "$H.err" "the cache is off: 3 groups on 2 ranks"
 
+# the statistics file never follows a link planted in its place (a job
+# run as root, GFSPLIT_CACHE_STATS in /tmp): the file it leads to keeps
+# its bytes, and the hook says why it wrote nothing
+printf 'precious\n' >"$TMPD/precious"
+ln -s "$TMPD/precious" "$TMPD/stats.link"
+H=$TMPD/hook.link
+if mpirun_n 2 env LD_PRELOAD="$PRE" GFSPLIT_CACHE_FILES="$SEL" GFSPLIT_CACHE_STATS="$TMPD/stats.link" \
+	"$PROG" read "$F" >"$H" 2>"$H.err" && [ "$(cat "$TMPD/precious")" = precious ] &&
+	grep -q "cannot write the statistics to '$TMPD/stats.link'" "$H.err"; then
+	ok "a link in the statistics file's place is not followed"
+else
+	not_ok "a link in the statistics file's place is not followed" "$(cat "$TMPD/precious" "$H.err")"
+fi
+
 # a program that never calls MPI_Init reads through libc
 if env LD_PRELOAD="$PRE" GFSPLIT_CACHE_FILES="$SEL" cat "$F" >"$TMPD/cat.out" 2>"$TMPD/cat.err"; then
 	same_bytes "a program without MPI (cat) reads a selected file unchanged" "$F" "$TMPD/cat.out"
