@@ -72,6 +72,21 @@ gfsp_dst_hold(struct gfsp_dst *d, struct gfsp_error *err)
 	return rc;
 }
 
+int
+gfsp_dst_remove_tree(const char *path, struct gfsp_error *err)
+{
+	struct gfsp_dst d;
+	int rc;
+
+	rc = gfsp_dst_parse(&d, path, err);
+	if (rc == 0)
+		rc = gfsp_dst_hold(&d, err);
+	if (rc == 0)
+		rc = gfsp_remove_tree(d.path, err);
+	gfsp_dst_free(&d);
+	return rc;
+}
+
 void
 gfsp_dst_free(struct gfsp_dst *d)
 {

@@ -31,6 +31,11 @@ void gfsp_dst_free(struct gfsp_dst *d);
  */
 int gfsp_dst_hold(struct gfsp_dst *d, struct gfsp_error *err);
 
+/* Remove the tree path (a split file) from its parent held as above
+ * (gfsp_dst_hold): a parent someone swapped for a link meanwhile leads the
+ * removal nowhere else; no link below it followed (gfsp_remove_tree) */
+int gfsp_dst_remove_tree(const char *path, struct gfsp_error *err);
+
 /* May d be created: absent with an existing parent directory, or (force)
  * a regular file or split directory that will be replaced at install. */
 int gfsp_dst_check(const struct gfsp_dst *d, int force, struct gfsp_error *err);

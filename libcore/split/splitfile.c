@@ -25,6 +25,7 @@
  * rename and removed after it (moved back if the rename fails).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -710,9 +711,22 @@ gfsp_split_set_base(struct gfsp_split_writer *w, const char *path,
 		if (rc == 0)
 			w->base_size = gfsp_layout_size(w->base_l);
 	} else if (rc == 0) {
-		rc = gfsp_open(path, GFSP_O_RDONLY, 0, &w->base_f, err);
+		/* not through a link (DST's parent is held, and the name in
+		 * it not followed); the size and mode of what is read */
+		rc = gfsp_open(path, GFSP_O_RDONLY | GFSP_O_REGULAR, 0,
+			       &w->base_f, err);
+		if (rc == 0)
+			rc = gfsp_fstat(w->base_f, &st, err);
 		if (rc == 0)
 			w->base_size = st.size;
+		/* its bytes go into the parts: no more readable than it */
+		if (rc == 0 && (w->fmode & ~st.mode & 0666) != 0) {
+			w->fmode &= st.mode & 0666;
+			if (gfsp_file_fd(w->part) >= 0 &&
+			    fchmod(gfsp_file_fd(w->part), w->fmode) != 0)
+				rc = gfsp_error_errno(err, errno, "cannot change "
+				    "permissions of '%s'", w->part_path);
+		}
 	}
 	*size = w->base_size;
 	stale(w);

@@ -420,7 +420,7 @@ sf_close(struct sfile *f, MPI_File *fh)
 			rc = 0;
 		/* the file that was there goes too */
 		if (del && rc == 0 && f->had_base && f->rank == 0)
-			rc = gfsp_remove_tree(f->path, &err);
+			rc = gfsp_dst_remove_tree(f->path, &err);
 		if (del)
 			rc = gfsp_agree(f->comm, rc, &err);
 	} else {
@@ -428,7 +428,7 @@ sf_close(struct sfile *f, MPI_File *fh)
 		f->layout = NULL;
 		gfsp_quiet_barrier(f->comm);
 		if (del && f->rank == 0)
-			rc = gfsp_remove_tree(f->path, &err);
+			rc = gfsp_dst_remove_tree(f->path, &err);
 		rc = gfsp_agree(f->comm, rc, &err);
 	}
 	if (rc) {
@@ -461,7 +461,7 @@ sf_delete(const char *path, MPI_Info info, int *handled)
 	}
 	*handled = 1;
 	gfsp_error_clear(&err);
-	if (gfsp_remove_tree(path, &err) != 0)
+	if (gfsp_dst_remove_tree(path, &err) != 0)
 		return sf_fail(NULL, &err);
 	return MPI_SUCCESS;
 }

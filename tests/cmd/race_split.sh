@@ -159,6 +159,22 @@ else
 	loop_end
 	ok "the MPI-IO library's temporary directory swapped: $good runs completed, $failed refused"
 	untouched "the MPI-IO library's temporary directory"
+	# her link as the file an MPI program of root's rewrites: root's
+	# file it leads to is not read into parts she could read
+	as_m ln -s "$V/f1" "$MD/l.mp"
+	pre 2 "$MD/*.mp" ior-at write "$MD/l.mp" --api=classic >"$TMPD/out" 2>&1
+	[ -L "$MD/l.mp" ] && ! grep -rqs "victim 1" "$MD" &&
+		ok "the MPI-IO library does not read root's file through her link" ||
+		not_ok "the MPI-IO library does not read root's file through her link" "$(ls -la "$MD"; cat "$TMPD/out")"
+	untouched "the MPI-IO library and her link"
+	# a 0600 file of root's rewritten through the library: parts no more
+	# readable than it
+	head -c 3000000 /dev/urandom >"$MD/b.mp"
+	chmod 600 "$MD/b.mp"
+	check "an MPI program rewrites a 0600 file through the library" \
+		pre 2 "$MD/*.mp" ior-at write "$MD/b.mp" --api=classic
+	[ -z "$(find "$MD/b.mp" -type f -perm /077)" ] && ok "  its parts are 0600 too" ||
+		not_ok "  its parts are 0600 too" "$(ls -la "$MD/b.mp")"
 fi
 
 finish
