@@ -231,10 +231,12 @@ detach(void)
 			    strerror(errno));
 			return -1;
 		}
+		/* (one name: a hard link someone made to a file of
+		 * ours elsewhere is not ours to append to) */
 		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-		    st.st_uid != geteuid()) {
+		    st.st_uid != geteuid() || st.st_nlink != 1) {
 			gfsp_log_error("the log '%s' is not a regular file of "
-			    "this user's: not written", opt_log);
+			    "this user's with one name: not written", opt_log);
 			close(fd);
 			return -1;
 		}

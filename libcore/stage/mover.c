@@ -379,10 +379,10 @@ gfsp_mover_spawn(char **argv, const char *state, const char *src,
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
-	char exe[PATH_MAX], *log = NULL, **env = NULL;
+	char exe[PATH_MAX], **env = NULL;
 	size_t ne = 0, i;
 	pid_t pid;
-	int rc = 0, fd = -1, status, tries;
+	int rc = 0, fd = -1, status, tries, sfd = -1, logfd = -1;
 	ssize_t n;
 
 	fd = connect_mover(state, err);
@@ -398,13 +398,23 @@ gfsp_mover_spawn(char **argv, const char *state, const char *src,
 	if (n <= 0)
 		return gfsp_error_errno(err, errno, "cannot find this program");
 	exe[n] = '\0';
-	if (asprintf(&log, "%s/mover.log", state) < 0)
-		return OOM(err);
+	/* the log from the state directory as it is checked to be ours,
+	 * not by its name again (SRC's owner may swap a directory on the
+	 * way): a regular file of ours with one name, handed to the mover */
+	rc = gfsp_private_dir(state, 0, &sfd, err);
+	if (rc == 0 && (logfd = gfsp_openat_private(sfd, state, "mover.log",
+						    O_WRONLY | O_CREAT |
+						    O_APPEND, err)) < 0)
+		rc = -logfd;
+	if (sfd >= 0)
+		close(sfd);
+	if (rc)
+		return rc;
 	while (environ[ne] != NULL)
 		ne++;
 	env = calloc(ne + 6, sizeof(char *));
 	if (env == NULL) {
-		free(log);
+		close(logfd);
 		return OOM(err);
 	}
 	for (i = 0; i < ne; i++)
@@ -420,8 +430,7 @@ gfsp_mover_spawn(char **argv, const char *state, const char *src,
 	 * sockets to the launcher among them), its output in the log */
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT |
-					 O_APPEND | O_NOFOLLOW, 0600);
+	posix_spawn_file_actions_adddup2(&fa, logfd, 1);
 	posix_spawn_file_actions_adddup2(&fa, 1, 2);
 	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
 	posix_spawnattr_init(&at);
@@ -442,14 +451,15 @@ gfsp_mover_spawn(char **argv, const char *state, const char *src,
 		}
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			char tail[512] = "";
-			FILE *fp = fopen(log, "r");
+			struct stat sb;
+			off_t from = 0;
 
-			if (fp != NULL) {
-				fseek(fp, -(long)sizeof(tail) + 1, SEEK_END);
-				n = (ssize_t)fread(tail, 1, sizeof(tail) - 1, fp);
-				tail[n > 0 ? n : 0] = '\0';
-				fclose(fp);
-			}
+			/* the tail of the log it wrote (the same file) */
+			if (fstat(logfd, &sb) == 0 &&
+			    sb.st_size > (off_t)sizeof(tail) - 1)
+				from = sb.st_size - (off_t)sizeof(tail) + 1;
+			n = pread(logfd, tail, sizeof(tail) - 1, from);
+			tail[n > 0 ? n : 0] = '\0';
 			rc = gfsp_error_set(err, GFSP_EIO, "the mover for "
 			    "'%s' ended at once: %s", src, tail);
 			goto out;
@@ -458,13 +468,13 @@ gfsp_mover_spawn(char **argv, const char *state, const char *src,
 	}
 	if (tries == 300)
 		rc = gfsp_error_set(err, GFSP_EIO, "the mover for '%s' did "
-				   "not answer within 6 s (see %s)", src, log);
+				   "not answer within 6 s (see %s/mover.log)", src, state);
 out:
 	if (env != NULL)
 		for (i = ne; i < ne + 4; i++)
 			free(env[i]);
 	free(env);
-	free(log);
+	close(logfd);
 	return rc;
 }
 
