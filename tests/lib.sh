@@ -230,6 +230,22 @@ her_dir() {
 	chown "$M:$M" "$MD"
 }
 
+# fails DESC CODE CMD...: CMD exits with CODE; its stderr in $TMPD/err
+fails() {
+	_d=$1 _c=$2; shift 2
+	"$@" >"$TMPD/out" 2>"$TMPD/err"
+	_rc=$?
+	[ "$_rc" -eq "$_c" ] && ok "$_d" || not_ok "$_d" "exit $_rc, wanted $_c" "$(tail -n 5 "$TMPD/err")"
+}
+# err_has DESC WORDS...: the last fails command's stderr ($TMPD/err) holds each
+err_has() {
+	_d=$1; shift
+	for _w in "$@"; do
+		grep -qF -- "$_w" "$TMPD/err" || { not_ok "$_d" "no '$_w' in: $(cat "$TMPD/err")"; return; }
+	done
+	ok "$_d"
+}
+
 # The swap loops of the race tests run this many iterations in make check
 # (make check-long: RACE_ITERS=2000).
 RACE_ITERS=${RACE_ITERS:-40}

@@ -40,21 +40,6 @@ victim_intact() {
 		not_ok "  the victim is unchanged, nothing new beside it" "$(ls -la "$V"; head -c 64 "$V/victim" | od -c | head -n 2)"
 	fi
 }
-# fails DESC CODE CMD...: CMD exits with CODE; its stderr in $TMPD/err
-fails() {
-	_d=$1 _c=$2; shift 2
-	"$@" >"$TMPD/out" 2>"$TMPD/err"
-	_rc=$?
-	[ "$_rc" -eq "$_c" ] && ok "$_d" || not_ok "$_d" "exit $_rc, wanted $_c" "$(tail -n 5 "$TMPD/err")"
-}
-# err_has DESC WORDS...: the last command's stderr ($TMPD/err) holds each
-err_has() {
-	_d=$1; shift
-	for _w in "$@"; do
-		grep -qF -- "$_w" "$TMPD/err" || { not_ok "$_d" "no '$_w' in: $(cat "$TMPD/err")"; return; }
-	done
-	ok "$_d"
-}
 
 # ---- 1. stage-in's temporary file, swapped for a link before a resume
 S=$TMPD/src

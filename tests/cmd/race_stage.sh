@@ -46,20 +46,6 @@ victim_intact() {
 		not_ok "$1" "$(diff <(echo "$VSUM") <(victim_sum) | head -n 10)"
 	fi
 }
-# fails DESC CMD...: CMD exits 1; its stderr in $TMPD/err
-fails() {
-	_d=$1; shift
-	"$@" >"$TMPD/out" 2>"$TMPD/err"
-	_rc=$?
-	[ "$_rc" -eq 1 ] && ok "$_d" || not_ok "$_d" "exit $_rc, wanted 1" "$(tail -n 5 "$TMPD/err")"
-}
-err_has() {
-	_d=$1; shift
-	for _w in "$@"; do
-		grep -qF -- "$_w" "$TMPD/err" || { not_ok "$_d" "no '$_w' in: $(cat "$TMPD/err")"; return; }
-	done
-	ok "$_d"
-}
 
 # ---- deterministic: root swaps DEST where the hook says (no second user
 # needed: what matters is when, not who)
@@ -78,7 +64,7 @@ fresh_dest() {
 }
 
 fresh_dest
-fails "DEST swapped for a link to the victim between copy and --delete" \
+fails "DEST swapped for a link to the victim between copy and --delete" 1 \
 	hooked "deleting:mv '$D' '$P/away' && ln -s '$V' '$D'" \
 	mpirun_n 2 "$IN" --delete "$S/" "$D"
 err_has "  refused, naming DEST and the link" "--delete refused, nothing deleted" "'$D' is a symbolic link"
@@ -90,7 +76,7 @@ else
 fi
 
 fresh_dest
-fails "DEST renamed and replaced by another directory between copy and --delete" \
+fails "DEST renamed and replaced by another directory between copy and --delete" 1 \
 	hooked "deleting:mv '$D' '$P/away' && mkdir '$D' && echo hers >'$D/hers'" \
 	mpirun_n 2 "$IN" --delete "$S/" "$D"
 err_has "  refused, naming DEST" "--delete refused, nothing deleted" "'$D' is another directory"
@@ -98,7 +84,7 @@ err_has "  refused, naming DEST" "--delete refused, nothing deleted" "'$D' is an
 	not_ok "  nothing deleted in either" "$(ls -la "$D" "$P/away")"
 
 fresh_dest
-fails "DEST swapped for a link to the victim before the copy" \
+fails "DEST swapped for a link to the victim before the copy" 1 \
 	hooked "preparing:mv '$D' '$P/away' && ln -s '$V' '$D'" \
 	mpirun_n 2 "$IN" --delete "$S/" "$D"
 err_has "  refused before copying, naming DEST" "--delete refused, nothing staged" "'$D' is a symbolic link"
@@ -107,7 +93,7 @@ victim_intact "  the victim is intact (nothing copied into it, nothing deleted)"
 rm -rf "$D" "$P/away"
 mkdir "$P/real"
 ln -s real "$D"
-fails "--delete to a DEST that is a symbolic link" mpirun_n 2 "$IN" --delete "$S/" "$D"
+fails "--delete to a DEST that is a symbolic link" 1 mpirun_n 2 "$IN" --delete "$S/" "$D"
 err_has "  refused, naming it" "'$D' is a symbolic link"
 if mpirun_n 2 "$IN" "$S/" "$D" >"$TMPD/out" 2>"$TMPD/err"; then
 	same_bytes "  without --delete it is staged through the link" "$S/a" "$P/real/a"
@@ -213,7 +199,7 @@ fi
 rm -rf "$D"
 ln -s "$V" "$D"
 chown -h "$M:$M" "$D"
-fails "a DEST that is her link to root's directory: refused" mpirun_n 2 "$IN" "$S/" "$D"
+fails "a DEST that is her link to root's directory: refused" 1 mpirun_n 2 "$IN" "$S/" "$D"
 err_has "  naming it, not followed" "symbolic link of another user's" "not followed"
 victim_intact "  the victim is intact"
 finish
