@@ -205,6 +205,33 @@ out:
 	return rc;
 }
 
+/*
+ * Hold the tier directory for what follows: opened once, following no
+ * other user's link on the way (GFSP_CONFINE_SAFE), checked on that
+ * descriptor to be this user's and closed to
+ * others, and every file in it made, opened, renamed and removed from
+ * it (a directory swapped above it meanwhile, where a tier was put below
+ * a directory others can write, leads nowhere).  gfsp_unconfine(dir)
+ * lets go.
+ */
+static int
+tier_hold(const char *dir, struct gfsp_error *err)
+{
+	int rc, fd;
+
+	rc = gfsp_confine_dir(dir, GFSP_CONFINE_SAFE, err);
+	if (rc || strstr(dir, "://") != NULL)
+		return rc;
+	fd = gfsp_confined_fd(dir);
+	rc = fd < 0 ? gfsp_error_errno(err, errno, "cannot open '%s'", dir) :
+	     gfsp_private_fd(fd, dir, err);
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		gfsp_unconfine(dir);
+	return rc;
+}
+
 int
 gfsp_tier_find(const char *dir, const char *path, const struct gfsp_stat *st,
 	       struct gfsp_tier_entry **out, struct gfsp_error *err)
@@ -219,19 +246,18 @@ gfsp_tier_find(const char *dir, const char *path, const struct gfsp_stat *st,
 	gfsp_error_clear(&e2);
 	if (gfsp_stat(dir, &mst, &e2) != 0)
 		return 0;		/* no tier here */
-	rc = gfsp_private_dir(dir, 0, NULL, err);
+	rc = tier_hold(dir, err);
 	if (rc)
 		return rc;
 	mpath = map_name(dir, gfsp_file_key(path, st), "");
 	if (mpath == NULL)
-		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	if (gfsp_stat(mpath, &mst, &e2) != 0) {
-		free(mpath);
-		return 0;		/* not warmed */
-	}
-	rc = map_read(dir, mpath, 1, &e, NULL, err);
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	else if (gfsp_stat(mpath, &mst, &e2) == 0)
+		rc = map_read(dir, mpath, 1, &e, NULL, err);
+	/* (else not warmed) */
 	free(mpath);
-	if (rc)
+	gfsp_unconfine(dir);
+	if (rc || e == NULL)
 		return rc;
 	/* the key says it is this version; the map says so too? */
 	if (strcmp(e->path, path) != 0 || !gfsp_same_identity(&e->st, st))
@@ -275,9 +301,10 @@ gfsp_tier_scan(const char *dir, struct gfsp_tier_entry ***out, size_t *n,
 	gfsp_error_clear(&e2);
 	if (gfsp_stat(dir, &st, &e2) != 0)
 		return 0;		/* no tier here */
-	rc = gfsp_private_dir(dir, 0, NULL, err);
-	if (rc == 0)
-		rc = gfsp_readdir(dir, &names, &nn, err);
+	rc = tier_hold(dir, err);
+	if (rc)
+		return rc;
+	rc = gfsp_readdir(dir, &names, &nn, err);
 	for (i = 0; rc == 0 && i < nn; i++) {
 		if (!is_map_name(names[i]))
 			continue;
@@ -313,6 +340,7 @@ gfsp_tier_scan(const char *dir, struct gfsp_tier_entry ***out, size_t *n,
 		v[nv_len++] = e;
 	}
 	gfsp_strv_free(names, nn);
+	gfsp_unconfine(dir);
 	if (rc) {
 		gfsp_tier_free_all(v, nv_len);
 		return rc;
@@ -396,8 +424,8 @@ mkdir_parents(const char *dir, struct gfsp_error *err)
 {
 	struct gfsp_stat st;
 	struct gfsp_error e;
-	char *p, *s;
-	int rc = 0;
+	char *p, *s, *slash;
+	int rc = 0, held;
 
 	gfsp_error_clear(&e);
 	if (gfsp_stat(dir, &st, &e) == 0)
@@ -409,11 +437,27 @@ mkdir_parents(const char *dir, struct gfsp_error *err)
 		if (p != NULL)
 			*p = '\0';
 		gfsp_error_clear(&e);
-		if (gfsp_stat(s, &st, &e) == 0) {
-			/* there */
-		} else if (gfsp_error_clear(&e), gfsp_mkdir(s, 0700,
-		    &e) != 0 && e.code != GFSP_EEXIST) {
-			rc = gfsp_error_set(err, e.code, "%s", e.msg);
+		if (gfsp_stat(s, &st, &e) != 0) {
+			/* made from its parent's descriptor, the parent
+			 * opened following no other user's link */
+			held = 0;
+			slash = strrchr(s, '/');
+			if (slash != NULL && slash != s) {
+				*slash = '\0';
+				rc = gfsp_confine_dir(s, GFSP_CONFINE_NAMES |
+						      GFSP_CONFINE_SAFE, err);
+				held = rc == 0;
+				*slash = '/';
+			}
+			gfsp_error_clear(&e);
+			if (rc == 0 && gfsp_mkdir(s, 0700, &e) != 0 &&
+			    e.code != GFSP_EEXIST)
+				rc = gfsp_error_set(err, e.code, "%s", e.msg);
+			if (held) {
+				*slash = '\0';
+				gfsp_unconfine(s);
+				*slash = '/';
+			}
 		}
 		if (p == NULL)
 			break;
@@ -429,6 +473,7 @@ struct gfsp_tier_writer {
 	uint64_t bsize, key;
 	struct gfsp_file *f;
 	int creator;
+	int held;			/* tier_hold(dir) */
 };
 
 void
@@ -440,8 +485,10 @@ gfsp_tier_abort(struct gfsp_tier_writer *w)
 		return;
 	if (w->f != NULL)
 		gfsp_close(w->f, &e);
-	if (w->creator && w->tmp != NULL)
+	if (w->creator && w->tmp != NULL && w->held)
 		gfsp_unlink(w->tmp, &e);
+	if (w->held)
+		gfsp_unconfine(w->dir);
 	free(w->dir);
 	free(w->path);
 	free(w->tmp);
@@ -476,16 +523,18 @@ gfsp_tier_begin(const char *dir, const char *path, const struct gfsp_stat *st,
 	if (rc == 0 && strstr(dir, "://") != NULL)
 		rc = gfsp_error_set(err, GFSP_EINVAL, "local tier '%s': a "
 		    "node-local directory, please (not a URL)", dir);
-	if (rc == 0 && create) {
+	if (rc == 0 && create)
 		rc = mkdir_parents(dir, err);
-		if (rc == 0)
-			rc = gfsp_private_dir(dir, 0, NULL, err);
+	if (rc == 0 && (rc = tier_hold(dir, err)) == 0)
+		w->held = 1;
+	if (rc == 0 && create) {
 		gfsp_error_clear(&e);
 		gfsp_unlink(w->tmp, &e);	/* a crashed warm's */
-		if (rc == 0)
-			rc = gfsp_create(w->tmp, 0600, NULL, &w->f, err);
+		rc = gfsp_create(w->tmp, 0600, NULL, &w->f, err);
 	} else if (rc == 0) {
-		rc = gfsp_open(w->tmp, GFSP_O_WRONLY, 0, &w->f, err);
+		/* the creator's, as it made it: a regular file of ours */
+		rc = gfsp_open(w->tmp, GFSP_O_WRONLY | GFSP_O_PRIVATE, 0,
+			       &w->f, err);
 	}
 	if (rc) {
 		gfsp_tier_abort(w);

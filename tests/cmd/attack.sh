@@ -120,6 +120,16 @@ as_m mkdir -m 777 "$T/cache-nA" "$T/cache-nB"
 fails "cache-warm into her tier directory fails" 1 \
 	two_nodes 1 "$BIN/cache-warm" -b 64K -d "$T/cache-%h" "$F"
 err_has "  naming it and her" "$T/cache-n" "$M"
+# a tier below a directory of hers: her link on the way to root's
+# directory is not followed, so root's tier is not made there
+mkdir -m 700 "$V/tiers"
+as_m ln -s "$V" "$MD/t"
+fails "cache-warm into a tier below her link to root's directory fails" 1 \
+	two_nodes 1 "$BIN/cache-warm" -b 64K -d "$MD/t/tiers/%h" "$F"
+err_has "  naming it: her link is not followed" "$MD/t/tiers" "symbolic link of another user's"
+[ -z "$(ls -A "$V/tiers")" ] && ok "  nothing made in root's directory" ||
+	not_ok "  nothing made in root's directory" "$(ls -la "$V/tiers")"
+rmdir "$V/tiers"
 if [ -x "$UNIT/mpi_cache" ]; then
 	# her entries, made with root's own tool elsewhere and copied in,
 	# with other bytes: what a job reads must still be the file's
