@@ -205,30 +205,19 @@ out:
 	return rc;
 }
 
-/*
- * Hold the tier directory for what follows: opened once, following no
- * other user's link on the way (GFSP_CONFINE_SAFE), checked on that
- * descriptor to be this user's and closed to
- * others, and every file in it made, opened, renamed and removed from
- * it (a directory swapped above it meanwhile, where a tier was put below
- * a directory others can write, leads nowhere).  gfsp_unconfine(dir)
- * lets go.
- */
-static int
-tier_hold(const char *dir, struct gfsp_error *err)
-{
-	int rc, fd;
 
-	rc = gfsp_confine_dir(dir, GFSP_CONFINE_SAFE, err);
-	if (rc || strstr(dir, "://") != NULL)
-		return rc;
-	fd = gfsp_confined_fd(dir);
-	rc = fd < 0 ? gfsp_error_errno(err, errno, "cannot open '%s'", dir) :
-	     gfsp_private_fd(fd, dir, err);
-	if (fd >= 0)
-		close(fd);
-	if (rc)
-		gfsp_unconfine(dir);
+/* The names in the tier directory held (gfsp_hold_private): "DIR/.",
+ * its descriptor, not its name again */
+static int
+readdir_held(const char *dir, char ***names, size_t *n, struct gfsp_error *err)
+{
+	char *dot;
+	int rc;
+
+	if (asprintf(&dot, "%s/.", dir) < 0)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	rc = gfsp_readdir(dot, names, n, err);
+	free(dot);
 	return rc;
 }
 
@@ -246,7 +235,7 @@ gfsp_tier_find(const char *dir, const char *path, const struct gfsp_stat *st,
 	gfsp_error_clear(&e2);
 	if (gfsp_stat(dir, &mst, &e2) != 0)
 		return 0;		/* no tier here */
-	rc = tier_hold(dir, err);
+	rc = gfsp_hold_private(dir, err);
 	if (rc)
 		return rc;
 	mpath = map_name(dir, gfsp_file_key(path, st), "");
@@ -301,10 +290,10 @@ gfsp_tier_scan(const char *dir, struct gfsp_tier_entry ***out, size_t *n,
 	gfsp_error_clear(&e2);
 	if (gfsp_stat(dir, &st, &e2) != 0)
 		return 0;		/* no tier here */
-	rc = tier_hold(dir, err);
+	rc = gfsp_hold_private(dir, err);
 	if (rc)
 		return rc;
-	rc = gfsp_readdir(dir, &names, &nn, err);
+	rc = readdir_held(dir, &names, &nn, err);
 	for (i = 0; rc == 0 && i < nn; i++) {
 		if (!is_map_name(names[i]))
 			continue;
@@ -473,7 +462,7 @@ struct gfsp_tier_writer {
 	uint64_t bsize, key;
 	struct gfsp_file *f;
 	int creator;
-	int held;			/* tier_hold(dir) */
+	int held;			/* gfsp_hold_private(dir) */
 };
 
 void
@@ -525,7 +514,7 @@ gfsp_tier_begin(const char *dir, const char *path, const struct gfsp_stat *st,
 		    "node-local directory, please (not a URL)", dir);
 	if (rc == 0 && create)
 		rc = mkdir_parents(dir, err);
-	if (rc == 0 && (rc = tier_hold(dir, err)) == 0)
+	if (rc == 0 && (rc = gfsp_hold_private(dir, err)) == 0)
 		w->held = 1;
 	if (rc == 0 && create) {
 		gfsp_error_clear(&e);
@@ -626,7 +615,7 @@ remove_others(struct gfsp_tier_writer *w, const char *keep_data)
 	size_t nn = 0, i, len;
 
 	gfsp_error_clear(&e2);
-	if (gfsp_readdir(w->dir, &names, &nn, &e2) != 0)
+	if (readdir_held(w->dir, &names, &nn, &e2) != 0)
 		return;
 	snprintf(pfx, sizeof(pfx), "%016llx.", (unsigned long long)w->key);
 	for (i = 0; i < nn; i++) {

@@ -205,64 +205,65 @@ int
 gfsp_mover_list(const char *node, char ***states, size_t *n,
 	       struct gfsp_error *err)
 {
-	char **names = NULL, *p, path[PATH_MAX + 1];
+	const char *reg = gfsp_mover_registry();
+	char **names = NULL, *p, *path;
 	size_t nn = 0, i, k = 0, len = strlen(node);
-	ssize_t got;
 	int rc;
 
 	*states = NULL;
 	*n = 0;
-	rc = gfsp_private_dir(gfsp_mover_registry(), 0, NULL, err);
-	if (rc == 0)
-		rc = gfsp_readdir(gfsp_mover_registry(), &names, &nn, err);
+	/* its entries read from the registry as checked (held), not by
+	 * its name again */
+	rc = gfsp_hold_private(reg, err);
 	if (rc == GFSP_ENOENT) {
 		gfsp_error_clear(err);
 		return 0;
 	}
 	if (rc)
 		return rc;
-	*states = calloc(nn + 1, sizeof(char *));
-	if (*states == NULL) {
-		gfsp_strv_free(names, nn);
-		return OOM(err);
+	if (asprintf(&p, "%s/.", reg) < 0)	/* the held directory */
+		rc = OOM(err);
+	else {
+		rc = gfsp_readdir(p, &names, &nn, err);
+		free(p);
 	}
-	for (i = 0; i < nn; i++) {
+	if (rc == 0 && (*states = calloc(nn + 1, sizeof(char *))) == NULL)
+		rc = OOM(err);
+	for (i = 0; rc == 0 && i < nn; i++) {
 		if (strncmp(names[i], node, len) != 0 || names[i][len] != '.')
 			continue;
-		if (asprintf(&p, "%s/%s", gfsp_mover_registry(), names[i]) < 0)
+		if (asprintf(&p, "%s/%s", reg, names[i]) < 0)
 			continue;
-		got = readlink(p, path, sizeof(path) - 1);
-		if (got > 0) {
-			path[got] = '\0';
-			(*states)[k++] = strdup(path);
-		}
+		if (gfsp_readlink(p, &path, NULL) == 0)
+			(*states)[k++] = path;
 		free(p);
 	}
 	gfsp_strv_free(names, nn);
+	gfsp_unconfine(reg);
 	*n = k;
-	return 0;
+	return rc;
 }
 
 void
 gfsp_mover_forget(const char *node, const char *state)
 {
-	char *reg = registry_entry(node, state), path[PATH_MAX + 1];
-	ssize_t got;
+	char *reg = registry_entry(node, state), *path = NULL;
+	struct gfsp_error e = { 0 };
 	int fd;
 
-	if (reg == NULL)
+	if (reg == NULL || gfsp_hold_private(gfsp_mover_registry(), &e) != 0) {
+		free(reg);
 		return;
-	got = readlink(reg, path, sizeof(path) - 1);
-	if (got > 0) {
-		path[got] = '\0';
-		if (strcmp(path, state) == 0) {
-			fd = connect_mover(state, NULL);
-			if (fd >= 0)
-				close(fd);	/* it runs: still listed */
-			else
-				unlink(reg);
-		}
 	}
+	if (gfsp_readlink(reg, &path, NULL) == 0 && strcmp(path, state) == 0) {
+		fd = connect_mover(state, NULL);
+		if (fd >= 0)
+			close(fd);	/* it runs: still listed */
+		else
+			gfsp_unlink(reg, NULL);
+	}
+	gfsp_unconfine(gfsp_mover_registry());
+	free(path);
 	free(reg);
 }
 
@@ -1183,17 +1184,21 @@ gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
 			      "periodic passes only", strerror(errno));
 	else
 		watch_tree(&m, "");
+	/* listed in the registry, held for the mover's life (its entry
+	 * made and removed there, not by the registry's name again) */
 	m.reg = registry_entry(m.node, o->state_dir);
 	if (m.reg != NULL &&
-	    gfsp_private_dir(gfsp_mover_registry(), 1, NULL, &e) != 0) {
+	    (gfsp_private_dir(gfsp_mover_registry(), 1, NULL, &e) != 0 ||
+	     gfsp_hold_private(gfsp_mover_registry(), &e) != 0)) {
 		gfsp_log_warn("%s; not listed there", e.msg);
 		gfsp_error_clear(&e);
 		free(m.reg);
 		m.reg = NULL;
 	}
 	if (m.reg != NULL) {
-		unlink(m.reg);
-		if (symlink(o->state_dir, m.reg) != 0) {
+		gfsp_unlink(m.reg, NULL);
+		if (gfsp_symlink(o->state_dir, m.reg, NULL) != 0) {
+			gfsp_unconfine(gfsp_mover_registry());
 			free(m.reg);
 			m.reg = NULL;
 		}
@@ -1271,7 +1276,8 @@ out:
 	 * with what it left (gfsp_mover_gone) */
 	if (m.reg != NULL) {
 		if (m.saved)
-			unlink(m.reg);
+			gfsp_unlink(m.reg, NULL);
+		gfsp_unconfine(gfsp_mover_registry());
 		free(m.reg);
 	}
 	if (m.ifd >= 0)

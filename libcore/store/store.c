@@ -3,6 +3,7 @@
  * dispatch to it, and test fault injection.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -610,6 +611,24 @@ gfsp_file_key(const char *path, const struct gfsp_stat *st)
 	id[6] = (uint64_t)st->ctime;
 	id[7] = st->ctime_ns;
 	return gfsp_hash64(id, sizeof(id));
+}
+
+int
+gfsp_hold_private(const char *dir, struct gfsp_error *err)
+{
+	int rc, fd;
+
+	rc = gfsp_confine_dir(dir, GFSP_CONFINE_SAFE, err);
+	if (rc || strstr(dir, "://") != NULL)
+		return rc;
+	fd = gfsp_confined_fd(dir);
+	rc = fd < 0 ? gfsp_error_errno(err, errno, "cannot open '%s'", dir) :
+	     gfsp_private_fd(fd, dir, err);
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		gfsp_unconfine(dir);
+	return rc;
 }
 
 uint32_t

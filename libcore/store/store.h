@@ -307,6 +307,15 @@ int gfsp_confine(const char *root, struct gfsp_error *err);
 #define GFSP_CONFINE_SAFE	0x4
 int gfsp_confine_dir(const char *root, int flags, struct gfsp_error *err);
 void gfsp_unconfine(const char *root);
+/*
+ * Hold dir, a private directory of this user's (a cache tier, the movers'
+ * registry): confined (GFSP_CONFINE_SAFE: opened following no other
+ * user's link on the way), then checked on that descriptor to belong to
+ * this user and be closed to others (gfsp_private_fd), so that what is
+ * done in it from then on happens in the directory checked.  The caller
+ * lets go with gfsp_unconfine(dir).
+ */
+int gfsp_hold_private(const char *dir, struct gfsp_error *err);
 
 /*
  * The directory confined is the one held, whatever root's name leads to
