@@ -249,6 +249,48 @@ same_root_all(const struct stage *s, struct gfsp_error *err)
 	return rc;
 }
 
+/* path's last component (path without trailing slashes) */
+static const char *
+base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * The directory to open a state directory from when no confined root
+ * holds it (a single file's directory, --state-dir): its parent, opened
+ * now following no other user's link on the way (GFSP_CONFINE_SAFE).
+ * OUT *pfd its descriptor, or AT_FDCWD for a URL (Gfarm's).
+ */
+static int
+state_parent(const char *statedir, int *pfd, struct gfsp_error *err)
+{
+	char *parent = parent_of(statedir);
+	int rc;
+
+	*pfd = AT_FDCWD;
+	if (parent == NULL)
+		return OOM(err);
+	/* "." is the working directory, which we hold; "/" no one swaps */
+	if (strcmp(parent, ".") == 0 || strcmp(parent, "/") == 0) {
+		free(parent);
+		return 0;
+	}
+	rc = gfsp_confine_dir(parent, GFSP_CONFINE_NAMES | GFSP_CONFINE_SAFE,
+			      err);
+	if (rc == 0 && strstr(parent, "://") == NULL) {
+		*pfd = gfsp_confined_fd(parent);
+		gfsp_unconfine(parent);
+		if (*pfd < 0)
+			rc = gfsp_error_errno(err, errno, "cannot open '%s'",
+					     parent);
+	}
+	free(parent);
+	return rc;
+}
+
 /* Once the sources are listed: the destination roots and the state. */
 static int
 prepare(struct stage *s, struct gfsp_error *err)
@@ -291,24 +333,32 @@ prepare(struct stage *s, struct gfsp_error *err)
 	 * local root, it is opened from the directory confined there, not
 	 * by name: DEST swapped for a link meanwhile would put our lock,
 	 * index and journals in the directory it leads to */
-	if (o->state_dir != NULL)
-		statedir = gfsp_node_path(o->state_dir);
+	if (o->state_dir != NULL &&
+	    (statedir = gfsp_node_path(o->state_dir)) != NULL) {
+		size_t len = strlen(statedir);
+
+		while (len > 1 && statedir[len - 1] == '/')
+			statedir[--len] = '\0';
+	} else if (o->state_dir != NULL)
+		statedir = NULL;
 	else if (asprintf(&statedir, "%s/%s", s->local, GFSP_STATE_DIR) < 0)
 		statedir = NULL;
-	else if ((pfd = gfsp_confined_fd(s->local)) < 0)
-		pfd = AT_FDCWD;		/* not confined: by name */
+	else
+		pfd = gfsp_confined_fd(s->local);
 	if (statedir == NULL)
 		rc = OOM(err);
+	else if (pfd < 0)
+		rc = state_parent(statedir, &pfd, err);
 	if (rc == 0 && s->lrank == 0)
 		rc = gfsp_state_openat(pfd, pfd == AT_FDCWD ? statedir :
-				       GFSP_STATE_DIR, statedir, s->rank, 1,
+				       base_of(statedir), statedir, s->rank, 1,
 				       &s->st, err);
 	rc = gfsp_agree(s->comm, rc, err);
 	if (rc == 0 && s->lrank != 0)
 		rc = gfsp_state_openat(pfd, pfd == AT_FDCWD ? statedir :
-				       GFSP_STATE_DIR, statedir, s->rank, 0,
+				       base_of(statedir), statedir, s->rank, 0,
 				       &s->st, err);
-	if (pfd != AT_FDCWD)
+	if (pfd >= 0)
 		close(pfd);
 	free(statedir);
 	/* a killed run's temporaries that no record names: before anyone

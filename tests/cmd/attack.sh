@@ -110,6 +110,14 @@ fails "stage-in with her state directory in DEST fails" 1 mpirun_n 1 "$BIN/stage
 err_has "  naming it and her" "$DEST/.gfsplit-stage" "$M"
 victim_intact
 
+# a --state-dir below her link to root's directory: not followed, nothing
+# made there
+as_m ln -s "$V" "$MD/st"
+fails "stage-in with --state-dir below her link to root's directory fails" 1 \
+	mpirun_n 1 "$BIN/stage-in" --state-dir "$MD/st/state" "$S/" "$MD/in5"
+err_has "  naming it: her link is not followed" "$MD/st" "symbolic link of another user's"
+victim_intact
+
 # ---- 4. a cache tier directory she made (as /dev/shm/gfsplit-cache-UID
 # would be), with a forged entry
 F=$TMPD/data
