@@ -137,9 +137,6 @@ dircache_drop_all(void)
 	__atomic_add_fetch(&confined_gen, 1, __ATOMIC_RELEASE);
 }
 
-/* Open root for confinement: through the confined root that holds it,
- * if one does (no link followed on the way), else as the kernel resolves
- * it; its last component not followed with GFSP_CONFINE_OWN.  -1, errno. */
 static int at_get(const char *path, struct at *a);
 static void at_put(struct at *a);
 
@@ -234,6 +231,10 @@ fail:
 	return -1;
 }
 
+/* Open root for confinement: through the confined root that holds it,
+ * if one does (no link followed on the way); else, GFSP_CONFINE_SAFE,
+ * by chase_safe; else as the kernel resolves it, its last component not
+ * followed with GFSP_CONFINE_OWN.  -1, errno. */
 static int
 confine_open(const char *root, int flags)
 {
