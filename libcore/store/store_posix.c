@@ -231,6 +231,20 @@ fail:
 	return -1;
 }
 
+/* The slot of the confined root root (its first len bytes), or nconfined;
+ * under confined_lock */
+static int
+root_index(const char *root, size_t len)
+{
+	int i;
+
+	for (i = 0; i < nconfined; i++)
+		if (confined[i].len == len &&
+		    strncmp(confined[i].root, root, len) == 0)
+			break;
+	return i;
+}
+
 /* Open root for confinement: through the confined root that holds it,
  * if one does (no link followed on the way); else, GFSP_CONFINE_SAFE,
  * by chase_safe; else as the kernel resolves it, its last component not
@@ -293,10 +307,7 @@ gfsp_confine_dir(const char *root, int flags, struct gfsp_error *err)
 		    "work in it", root, (unsigned)sb.st_uid);
 	}
 	pthread_rwlock_wrlock(&confined_lock);
-	for (i = 0; i < nconfined; i++)
-		if (confined[i].len == len &&
-		    strncmp(confined[i].root, root, len) == 0)
-			break;
+	i = root_index(root, len);
 	if (i < nconfined) {
 		confined[i].refs++;
 		close(fd);
@@ -326,10 +337,7 @@ gfsp_unconfine(const char *root)
 	while (len > 1 && root[len - 1] == '/')
 		len--;
 	pthread_rwlock_wrlock(&confined_lock);
-	for (i = 0; i < nconfined; i++)
-		if (confined[i].len == len &&
-		    strncmp(confined[i].root, root, len) == 0)
-			break;
+	i = root_index(root, len);
 	if (i < nconfined && --confined[i].refs == 0) {
 		close(confined[i].fd);
 		free(confined[i].root);
@@ -349,10 +357,9 @@ gfsp_confined_fd(const char *root)
 	while (len > 1 && root[len - 1] == '/')
 		len--;
 	pthread_rwlock_rdlock(&confined_lock);
-	for (i = 0; i < nconfined; i++)
-		if (confined[i].len == len &&
-		    strncmp(confined[i].root, root, len) == 0)
-			fd = fcntl(confined[i].fd, F_DUPFD_CLOEXEC, 0);
+	i = root_index(root, len);
+	if (i < nconfined)
+		fd = fcntl(confined[i].fd, F_DUPFD_CLOEXEC, 0);
 	pthread_rwlock_unlock(&confined_lock);
 	return fd;
 }
