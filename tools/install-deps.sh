@@ -1,6 +1,6 @@
 #!/bin/sh
 # tools/install-deps.sh - install the Debian 12 packages gfsplit needs (as root).
-# Idempotent: does nothing when everything is already installed.
+# Idempotent: does nothing when everything is already installed and built.
 set -eu
 # gfmd gfsd gfarm-client: the real Gfarm the tests start (tests/gfarm/);
 # libgfarm-dev: the Gfarm backend (configure --with-gfarm);
@@ -19,12 +19,13 @@ set -eu
 # lua5.4 tcl: the interpreters that tests/cmd/packaging.sh runs the Lmod and
 # Tcl module files with (not Lmod or Environment Modules themselves);
 # python3-jsonschema: the validator the tests check every --json output
-# against schemas/ with (tests/json_valid.py)
+# against schemas/ with (tests/json_valid.py); autoconf automake libtool:
+# PnetCDF's build from Debian's source package (tools/build-pnetcdf.sh)
 PKGS="build-essential pkg-config python3 mpich libmpich-dev libjson-c-dev libxxhash-dev
 libzstd-dev zstd libibverbs-dev util-linux gfmd gfsd gfarm-client libgfarm-dev
 libhdf5-mpich-dev hdf5-tools clang libclang-rt-14-dev iproute2 iputils-ping
 libfuse3-dev fuse3 attr mandoc dpkg-dev debhelper fakeroot lintian
-lua5.4 tcl python3-jsonschema"
+lua5.4 tcl python3-jsonschema autoconf automake libtool"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -32,14 +33,21 @@ for p in $PKGS; do
 done
 if [ -z "$missing" ]; then
 	echo "install-deps: all packages present"
-	exit 0
-fi
-if [ "$(id -u)" -ne 0 ]; then
+elif [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: missing packages:$missing (run as root, or install them)" >&2
 	exit 1
+else
+	echo "install-deps: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
-echo "install-deps: installing$missing"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-# shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+
+# PnetCDF on MPICH, outside the tree, for the tests (kept once built; a
+# user who is not root builds it in GFSPLIT_CACHE, if set, or skips it)
+if [ "$(id -u)" -eq 0 ] || [ -n "${GFSPLIT_CACHE:-}" ]; then
+	sh "$(dirname "$0")/build-pnetcdf.sh"
+else
+	echo "install-deps: not root: PnetCDF is not built (its tests will SKIP)"
+fi
