@@ -15,13 +15,19 @@
  * commits it in place of whatever was at the path (splitfile.h, commit
  * rule).  A failure on any rank aborts the commit on all of them, and the
  * old file stays.
+ *
+ * Opening a path again that every rank of the new communicator has open
+ * for split-write makes an alias of the first handle (mpiio.h): one
+ * writer, one commit, at the first handle's close.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <libgen.h>
 
 #include "core.h"
 #include "dst.h"
@@ -203,6 +209,18 @@ kind_of(const char *path)
 	return kind;
 }
 
+/* MPI's rules for the access mode (MPI 4.1 section 14.2.1) */
+static int
+amode_ok(int amode)
+{
+	int acc = amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
+
+	return (acc == MPI_MODE_RDONLY || acc == MPI_MODE_WRONLY ||
+	    acc == MPI_MODE_RDWR) && !(acc == MPI_MODE_RDONLY && (amode &
+	    (MPI_MODE_CREATE | MPI_MODE_EXCL))) &&
+	    !((amode & MPI_MODE_RDWR) && (amode & MPI_MODE_SEQUENTIAL));
+}
+
 /*
  * Rank 0's verdict: 0 (MPICH's), SF_READ, SF_WRITE, or the negated MPI
  * error class the open fails with.  OUT *kind: what is at path now.
@@ -218,10 +236,7 @@ decide(const char *path, int amode, MPI_Info info, int *kind)
 	*kind = kind_of(path);
 	if (*kind != K_SPLIT && !(want && writing))
 		return 0;
-	if ((acc != MPI_MODE_RDONLY && acc != MPI_MODE_WRONLY &&
-	    acc != MPI_MODE_RDWR) || (!writing && (amode &
-	    (MPI_MODE_CREATE | MPI_MODE_EXCL))) ||
-	    ((amode & MPI_MODE_RDWR) && (amode & MPI_MODE_SEQUENTIAL)))
+	if (!amode_ok(amode))
 		return -MPI_ERR_AMODE;
 	if (*kind == K_SPLIT && !writing)
 		return SF_READ;
@@ -247,6 +262,62 @@ sf_find(MPI_File fh)
 	return NULL;
 }
 
+/*
+ * Where path is: its directory's device and inode, and its last name
+ * (a Gfarm URL: the URL).  Two spellings of one path give the same key
+ * where the directory can be looked up; 0 with *name set, else -1.
+ */
+static int
+path_key(const char *path, uint64_t *dev, uint64_t *ino, char **name)
+{
+	char *a = strdup(path), *b = strdup(path);
+	struct stat st;
+	int rc = -1;
+
+	*dev = *ino = 0;
+	*name = NULL;
+	if (a == NULL || b == NULL)
+		goto out;
+	if (strncmp(path, "gfarm:", 6) == 0) {
+		*name = b;
+		b = NULL;
+		rc = 0;
+		goto out;
+	}
+	if (stat(dirname(a), &st) != 0)
+		goto out;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	*name = strdup(basename(b));
+	rc = *name != NULL ? 0 : -1;
+out:
+	free(a);
+	free(b);
+	return rc;
+}
+
+/* This process's open split-write of path, the first handle. */
+static struct sfile *
+find_owner(const char *path)
+{
+	struct sfile *f, *found = NULL;
+	uint64_t dev, ino;
+	char *name;
+
+	for (f = files; f != NULL; f = f->next)
+		if (f->owner == NULL && f->mode == SF_WRITE && !f->orphan)
+			break;
+	if (f == NULL || path_key(path, &dev, &ino, &name) != 0)
+		return NULL;
+	for (f = files; f != NULL && found == NULL; f = f->next)
+		if (f->owner == NULL && f->mode == SF_WRITE && !f->orphan &&
+		    f->key_name != NULL && f->key_dev == dev &&
+		    f->key_ino == ino && strcmp(f->key_name, name) == 0)
+			found = f;
+	free(name);
+	return found;
+}
+
 static void
 sf_free(struct sfile *f)
 {
@@ -262,6 +333,9 @@ sf_free(struct sfile *f)
 	sf_shared_close(f);	/* collective, as the callers are */
 	if (f->comm != MPI_COMM_NULL)
 		MPI_Comm_free(&f->comm);
+	if (f->group != MPI_GROUP_NULL)
+		MPI_Group_free(&f->group);
+	free(f->key_name);
 	free(f->path);
 	free(f);
 }
@@ -318,16 +392,28 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 	MPI_File *fh)
 {
 	struct gfsp_error err;
-	struct sfile *f;
-	int v[2] = { 0, K_ABSENT }, verdict, rank, rc, shadow_rc;
+	struct sfile *f, *owner;
+	/* rank 0's verdict and kind; whether each rank has path open */
+	int v[4] = { INT_MIN, INT_MIN, 0, 0 }, all[4], verdict, rank, rc,
+	    shadow_rc;
 	MPI_File shadow = MPI_FILE_NULL;
 
 	init_once();
 	MPI_Comm_rank(comm, &rank);
+	owner = find_owner(path);
+	v[2] = owner != NULL;
+	v[3] = -v[2];
 	if (rank == 0)
 		v[0] = decide(path, amode, info, &v[1]);
-	gfsp_bcast(v, 2, MPI_INT, 0, comm);
-	verdict = v[0];
+	gfsp_allreduce(v, all, 4, MPI_INT, MPI_MAX, comm);
+	verdict = all[0];
+	if (all[2] == 1 && all[3] == -1)	/* every rank has it open */
+		verdict = !amode_ok(amode) ? -MPI_ERR_AMODE :
+		    (amode & MPI_MODE_EXCL) ? -MPI_ERR_FILE_EXISTS : SF_WRITE;
+	else if (all[2] == 1)
+		verdict = -MPI_ERR_FILE_IN_USE;
+	else
+		owner = NULL;
 	if (verdict == 0)
 		return PMPI_File_open(comm, path, amode, info, fh);
 	if (verdict < 0) {
@@ -337,6 +423,10 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 			    "file exists (MPI_MODE_EXCL)" :
 			    -verdict == MPI_ERR_NO_SUCH_FILE ?
 			    "no such file (no MPI_MODE_CREATE)" :
+			    -verdict == MPI_ERR_FILE_IN_USE ?
+			    "some of the ranks have it open for split-write "
+			    "and others do not: a second handle needs every "
+			    "one of its ranks to have the first" :
 			    "invalid access mode");
 		return through_handler(NULL, -verdict);
 	}
@@ -355,6 +445,8 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 	if (f != NULL) {
 		f->fh = shadow;
 		f->comm = MPI_COMM_NULL;
+		f->group = MPI_GROUP_NULL;
+		f->owner = owner;
 		f->shwin = MPI_WIN_NULL;
 		f->etype = f->filetype = MPI_DATATYPE_NULL;
 		f->amode = amode;
@@ -380,10 +472,17 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 	if (rc == 0) {
 		MPI_Comm_rank(f->comm, &f->rank);
 		MPI_Comm_size(f->comm, &f->nprocs);
+		MPI_Comm_group(comm, &f->group);
 		rc = sf_shared_open(f, &err);
 	}
-	if (rc == 0)
-		rc = open_data(f, v[1], info, &err);
+	if (rc == 0 && owner == NULL)
+		rc = open_data(f, all[1], info, &err);
+	/* a second open finds it by where it is */
+	if (rc == 0 && owner == NULL && f->mode == SF_WRITE)
+		rc = gfsp_agree(f->comm, path_key(path, &f->key_dev,
+		    &f->key_ino, &f->key_name) == 0 ? 0 : gfsp_error_set(&err,
+		    GFSP_ENOMEM, "cannot open '%s': out of memory", path),
+		    &err);
 	if (rc) {
 		if (f != NULL) {
 			f->fh = MPI_FILE_NULL;
@@ -395,12 +494,33 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 	}
 	f->next = files;
 	files = f;
+	if (owner != NULL)
+		owner->aliases++;
 	if (verbose && rank == 0)
 		sf_notice_once(NULL, "'%s': %s by %d ranks", path,
+		    owner != NULL ? "another handle of its split-write" :
 		    f->mode == SF_WRITE ? "split-write" :
 		    "reading the split file", f->nprocs);
 	*fh = shadow;
 	return MPI_SUCCESS;
+}
+
+/*
+ * f closes before its aliases (a program that closes the collective
+ * handle first): they can no longer reach the writer, and say so at
+ * their next read or write.
+ */
+static void
+orphan_aliases(struct sfile *f)
+{
+	struct sfile *a;
+
+	for (a = files; a != NULL; a = a->next)
+		if (a->owner == f) {
+			a->owner = NULL;
+			a->orphan = 1;
+		}
+	f->aliases = 0;
 }
 
 int
@@ -410,7 +530,14 @@ sf_close(struct sfile *f, MPI_File *fh)
 	int rc = 0, del = f->amode & MPI_MODE_DELETE_ON_CLOSE;
 
 	gfsp_error_clear(&err);
-	if (f->mode == SF_WRITE) {
+	if (f->owner != NULL || f->orphan) {
+		/* an alias: its bytes are the owner's, committed with them */
+		if (f->owner != NULL)
+			f->owner->aliases--;
+		rc = gfsp_agree(f->comm, 0, &err);
+	} else if (f->mode == SF_WRITE) {
+		if (f->aliases > 0)
+			orphan_aliases(f);
 		/* delete-on-close: never commit, remove everything */
 		rc = gfsp_split_finish(f->w, f->failed ? gfsp_error_set(&err,
 		    GFSP_EIO, "'%s': not committed: a write failed on this "
@@ -464,4 +591,30 @@ sf_delete(const char *path, MPI_Info info, int *handled)
 	if (gfsp_dst_remove_tree(path, &err) != 0)
 		return sf_fail(NULL, &err);
 	return MPI_SUCCESS;
+}
+
+int
+sf_barrier(MPI_Comm comm)
+{
+	struct gfsp_error err;
+	MPI_Group g = MPI_GROUP_NULL;
+	struct sfile *f;
+	int inter = 1, same, rc = MPI_SUCCESS;
+
+	if (files == NULL || MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+	    inter || MPI_Comm_group(comm, &g) != MPI_SUCCESS)
+		return MPI_SUCCESS;	/* MPICH's barrier says what is wrong */
+	for (f = files; f != NULL && rc == MPI_SUCCESS; f = f->next) {
+		if (f->owner != NULL || f->mode != SF_WRITE ||
+		    f->nprocs == 1 || f->orphan ||
+		    MPI_Group_compare(f->group, g, &same) != MPI_SUCCESS ||
+		    same != MPI_IDENT)
+			continue;
+		gfsp_error_clear(&err);
+		if (SF_WORK(sf_catch_up(f, &err)) != 0)
+			rc = sf_fail(f, &err);
+		sf_next_epoch(f);
+	}
+	MPI_Group_free(&g);
+	return rc;
 }

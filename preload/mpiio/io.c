@@ -138,7 +138,7 @@ sf_set_view(struct sfile *f, MPI_Offset disp, MPI_Datatype etype,
 		have = rc == 0;
 	}
 	if (rc == 0 && f->mode == SF_WRITE && !dense_view(&v)) {
-		rc = gfsp_split_add_view(f->w, &v, &id, &err);
+		rc = gfsp_split_add_view(SF_DATA(f)->w, &v, &id, &err);
 		have = rc != 0;		/* else the writer's now */
 	}
 	rc = agree(f, rc, &err);
@@ -209,8 +209,8 @@ uint64_t
 sf_stream_size(const struct sfile *f)
 {
 	if (f->dense)
-		return f->size > f->view.disp ? f->size - f->view.disp : 0;
-	return gfsp_view_bytes_below(&f->view, f->size);
+		return SF_DATA(f)->size > f->view.disp ? SF_DATA(f)->size - f->view.disp : 0;
+	return gfsp_view_bytes_below(&f->view, SF_DATA(f)->size);
 }
 
 /* ------------------------------------------------------------ reads */
@@ -231,7 +231,7 @@ pread_global(struct sfile *f, void *dst, uint64_t n, uint64_t g,
 {
 	if (f->mode == SF_READ)
 		return gfsp_layout_pread(f->layout, dst, n, g, got, err);
-	return gfsp_split_pread(f->w, dst, n, g, f->size, got, err);
+	return gfsp_split_pread(SF_DATA(f)->w, dst, n, g, SF_DATA(f)->size, got, err);
 }
 
 static int
@@ -261,7 +261,7 @@ read_stream(struct sfile *f, uint64_t s, void *dst, uint64_t n,
 	if (f->dense) {
 		return pread_global(f, dst, n, global_of(f, s), got, err);
 	}
-	rc = gfsp_view_extents(&f->view, global_of(f, s), f->size, s + n,
+	rc = gfsp_view_extents(&f->view, global_of(f, s), SF_DATA(f)->size, s + n,
 	    read_piece, &r);
 	*got = r.got;
 	return rc > 0 ? rc : 0;
@@ -288,14 +288,15 @@ static int
 write_stream(struct sfile *f, uint64_t s, const void *data, uint64_t n,
 	     struct gfsp_error *err)
 {
+	struct sfile *d = SF_DATA(f);
 	uint64_t begin, end;
 	int rc;
 
 	if (n == 0)
 		return 0;
-	if (f->atomic && (rc = sf_clock_tick(f, &f->epoch, err)) != 0)
+	if (f->atomic && (rc = sf_clock_tick(f, &d->epoch, err)) != 0)
 		return rc;
-	if ((rc = gfsp_split_set_epoch(f->w, f->epoch, err)) != 0)
+	if ((rc = gfsp_split_set_epoch(d->w, d->epoch, err)) != 0)
 		return rc;
 	if (!f->dense && gfsp_view_total(&f->view) != UINT64_MAX &&
 	    s + n > gfsp_view_total(&f->view))
@@ -304,15 +305,17 @@ write_stream(struct sfile *f, uint64_t s, const void *data, uint64_t n,
 	if (f->dense) {
 		begin = global_of(f, s);
 		end = begin + n;
-		rc = gfsp_split_write_at(f->w, begin, data, n, err);
+		rc = gfsp_split_write_at(d->w, begin, data, n, err);
 	} else {
 		begin = global_of(f, s);
 		end = global_of(f, s + n - 1) + 1;
-		rc = gfsp_split_write_view(f->w, f->view_id, begin, end, data,
+		rc = gfsp_split_write_view(d->w, f->view_id, begin, end, data,
 		    n, err);
 	}
-	if (rc == 0)
-		f->size = GFSP_MAX(f->size, end);
+	if (rc == 0) {
+		d->size = GFSP_MAX(d->size, end);
+		d->dirty = 1;
+	}
 	return rc;
 }
 
@@ -335,6 +338,15 @@ io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
 		    "datatype", f->path);
 	if (rc == 0)
 		rc = check_access(f, write, &err);
+	if (rc == 0 && f->orphan)
+		rc = gfsp_error_set(&err, GFSP_EIO, "'%s': the file's first "
+		    "handle was closed before this one: its split-write is "
+		    "committed, and this handle cannot reach it", f->path);
+	/* a collective read sees what the ranks wrote before it */
+	if ((flags & SF_COLL) && !write)
+		rc = gfsp_agree(f->comm, rc, &err);
+	if (rc == 0 && (flags & SF_COLL) && !write)
+		rc = sf_catch_up(f, &err);
 	/* what other ranks wrote shows at a sync, not at once */
 	if (rc == 0 && !write && f->atomic && f->mode == SF_WRITE &&
 	    f->nprocs > 1)
@@ -374,7 +386,7 @@ io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
 		rc = write_stream(f, s, data, n, &err);
 		got = rc ? 0 : n;
 		if (rc)
-			f->failed = 1;
+			SF_DATA(f)->failed = 1;
 	} else if (rc == 0) {
 		rc = read_stream(f, s, data, n, &got, &err);
 		if (rc == 0 && packed != NULL && got > 0)
@@ -486,7 +498,7 @@ sf_seek(struct sfile *f, MPI_Offset off, int whence)
 int
 sf_get_size(struct sfile *f, MPI_Offset *size)
 {
-	*size = (MPI_Offset)f->size;
+	*size = (MPI_Offset)SF_DATA(f)->size;
 	return MPI_SUCCESS;
 }
 
@@ -499,7 +511,7 @@ int
 sf_set_size(struct sfile *f, MPI_Offset size, int grow_only)
 {
 	struct gfsp_error err;
-	uint64_t mine = f->size, all = 0;
+	uint64_t mine = SF_DATA(f)->size, all = 0;
 	int rc = 0;
 
 	gfsp_error_clear(&err);
@@ -518,20 +530,42 @@ sf_set_size(struct sfile *f, MPI_Offset size, int grow_only)
 		return sf_fail(f, &err);
 	sf_next_epoch(f);	/* writes after the cut are not cut */
 	if (grow_only) {
-		f->size = GFSP_MAX(all, (uint64_t)size);
+		SF_DATA(f)->size = GFSP_MAX(all, (uint64_t)size);
 		return MPI_SUCCESS;
 	}
 	if ((uint64_t)size < all)
-		gfsp_split_truncate(f->w, (uint64_t)size);
-	f->size = (uint64_t)size;
+		gfsp_split_truncate(SF_DATA(f)->w, (uint64_t)size);
+	SF_DATA(f)->size = (uint64_t)size;
 	return MPI_SUCCESS;
 }
 
 void
 sf_next_epoch(struct sfile *f)
 {
-	if (!f->atomic)		/* the write clock orders them */
+	/* the write clock orders them; an alias's collective calls are not
+	 * the owner's communicator's */
+	if (!f->atomic && f->owner == NULL)
 		f->epoch++;
+}
+
+int
+sf_catch_up(struct sfile *f, struct gfsp_error *err)
+{
+	uint64_t mine[2] = { f->dirty, f->size }, all[2] = { 0, 0 };
+	int rc;
+
+	if (f->owner != NULL || f->mode != SF_WRITE || f->nprocs == 1)
+		return 0;
+	rc = gfsp_mpi_check(gfsp_allreduce(mine, all, 2, MPI_UINT64_T,
+	    MPI_MAX, f->comm), "cannot agree on the file size", err);
+	if (rc || all[0] == 0)
+		return rc;
+	rc = gfsp_split_refresh(f->w, err);
+	if (rc == 0) {
+		f->size = all[1];
+		f->dirty = 0;
+	}
+	return rc;
 }
 
 /*
@@ -549,21 +583,26 @@ sf_set_atomicity(struct sfile *f, int flag)
 	gfsp_error_clear(&err);
 	rc = gfsp_mpi_check(gfsp_allreduce(want, all, 2, MPI_INT, MPI_MAX,
 	    f->comm), "cannot agree on atomic mode", &err);
+	/* the write clock is the owner's, over the owner's ranks */
+	if (rc == 0 && f->owner != NULL && flag)
+		rc = gfsp_error_set(&err, GFSP_ENOTSUP, "'%s': atomic mode on "
+		    "a second handle of a file being split-written is not "
+		    "supported (set it on the first)", f->path);
 	if (rc == 0 && all[0] != -all[1])
 		rc = gfsp_error_set(&err, GFSP_EINVAL, "'%s': set_atomicity: "
 		    "the ranks passed different flags", f->path);
 	if (rc == 0 && f->mode == SF_WRITE && flag && !f->atomic &&
 	    f->rank == 0)
-		rc = sf_clock_set(f, f->epoch + 1, &err);
+		rc = sf_clock_set(f, SF_DATA(f)->epoch + 1, &err);
 	if (rc == 0 && f->mode == SF_WRITE && !flag && f->atomic)
-		rc = gfsp_mpi_check(gfsp_allreduce(&f->epoch, &top, 1,
+		rc = gfsp_mpi_check(gfsp_allreduce(&SF_DATA(f)->epoch, &top, 1,
 		    MPI_UINT64_T, MPI_MAX, f->comm), "cannot agree on atomic "
 		    "mode", &err);
 	rc = agree(f, rc, &err);
 	if (rc)
 		return sf_fail(f, &err);
 	if (f->mode == SF_WRITE && !flag && f->atomic)
-		f->epoch = top + 1;
+		SF_DATA(f)->epoch = top + 1;
 	f->atomic = !!flag;
 	return PMPI_File_set_atomicity(f->fh, flag);
 }
@@ -577,16 +616,22 @@ int
 sf_sync(struct sfile *f)
 {
 	struct gfsp_error err;
-	uint64_t mine = f->size, all = 0;
+	uint64_t mine = SF_DATA(f)->size, all = 0;
 	int rc = 0;
 
 	gfsp_error_clear(&err);
 	if (f->mode == SF_WRITE)
-		rc = gfsp_split_sync(f->w, &err);
+		rc = gfsp_split_sync(SF_DATA(f)->w, &err);
+	/* an alias's ranks are not the writer's: its bytes are on disk, and
+	 * the others see them at the owner's next catch-up */
+	if (f->owner != NULL) {
+		rc = agree(f, rc, &err);
+		return rc ? sf_fail(f, &err) : MPI_SUCCESS;
+	}
 	rc = agree(f, rc, &err);
 	/* and every rank's writes show in every rank's reads */
 	if (rc == 0 && f->mode == SF_WRITE)
-		rc = gfsp_split_refresh(f->w, &err);
+		rc = gfsp_split_refresh(SF_DATA(f)->w, &err);
 	if (rc == 0)
 		rc = gfsp_mpi_check(gfsp_allreduce(&mine, &all, 1,
 		    MPI_UINT64_T, MPI_MAX, f->comm),
@@ -596,5 +641,6 @@ sf_sync(struct sfile *f)
 	if (rc)
 		return sf_fail(f, &err);
 	f->size = all;
+	f->dirty = 0;
 	return MPI_SUCCESS;
 }

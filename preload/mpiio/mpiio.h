@@ -54,17 +54,36 @@ enum sf_mode {
 	SF_WRITE = 2		/* a new split file being written */
 };
 
+/*
+ * A handle on a path this process already has open for split-write (a
+ * second MPI_File_open of it, on any communicator whose ranks all have
+ * it open, as PnetCDF's independent data mode opens it again on
+ * MPI_COMM_SELF) is an alias: it has a view, pointers and a communicator
+ * of its own, and writes and reads through its owner's writer, so that
+ * both handles' bytes land in the one split file the owner commits.
+ * The fields marked [owner] are used through SF_DATA(f), the owner's.
+ */
 struct sfile {
 	MPI_File fh;		/* the shadow handle the application holds */
 	MPI_Comm comm;		/* private duplicate of the open's comm */
+	MPI_Group group;	/* the open's comm's: MPI_Barrier on a comm
+				 * of this group orders writes (sf_barrier) */
 	int rank, nprocs;
 	int amode;
 	enum sf_mode mode;
 	char *path;
-	struct gfsp_split_writer *w;	/* SF_WRITE */
+	struct sfile *owner;	/* an alias: the first handle; else NULL */
+	int aliases;		/* the owner: how many aliases are open */
+	int orphan;		/* an alias whose owner was closed first */
+	struct gfsp_split_writer *w;	/* [owner] SF_WRITE */
 	struct gfsp_layout *layout;	/* SF_READ */
-	int failed;		/* a write failed: close must not commit */
+	int failed;		/* [owner] a write failed: close must not
+				 * commit */
 	int had_base;		/* SF_WRITE: a file was there at the open */
+	int dirty;		/* [owner] written since the ranks last saw
+				 * each other's writes (sf_catch_up) */
+	uint64_t key_dev, key_ino;	/* the path's directory, and */
+	char *key_name;		/* its name there: how an open finds it */
 
 	/* the file view, flattened */
 	struct gfsp_view view;
@@ -80,12 +99,13 @@ struct sfile {
 	MPI_Offset pos;		/* individual file pointer, in etypes */
 	MPI_Win shwin;		/* shared file pointer, on rank 0 (shared.c) */
 	MPI_Offset *shptr;	/* rank 0: the window's memory */
-	uint64_t size;		/* logical size as this rank knows it */
+	uint64_t size;		/* [owner] logical size as this rank knows it */
 	/* the writes' epoch (splitfile.h): every rank counts the same
 	 * collective calls, so it is the same on every rank between two of
 	 * them without a message; +1 at MPI_File_sync and on entering and
 	 * leaving each collective call (sf_next_epoch).  In atomic mode each
-	 * write takes its epoch from the write clock (sf_clock_tick). */
+	 * write takes its epoch from the write clock (sf_clock_tick).
+	 * [owner]: an alias's collective calls do not count. */
 	uint64_t epoch;
 	int atomic;		/* MPI_File_set_atomicity(fh, 1) */
 
@@ -97,8 +117,15 @@ struct sfile {
 	struct sfile *next;
 };
 
+/* The handle whose writer, size and epoch f uses: its owner, or f. */
+#define SF_DATA(f)	((f)->owner != NULL ? (f)->owner : (f))
+
 /* file.c */
 struct sfile *sf_find(MPI_File fh);
+/* MPI_Barrier(comm), before MPICH's: on every open split-write whose
+ * communicator has comm's group, a point that orders writes, where the
+ * ranks see each other's writes (sf_catch_up).  Returns an MPI code. */
+int sf_barrier(MPI_Comm comm);
 int sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 	    MPI_File *fh);
 int sf_close(struct sfile *f, MPI_File *fh);
@@ -141,6 +168,11 @@ int sf_sync(struct sfile *f);
 int sf_set_atomicity(struct sfile *f, int flag);
 /* A collective call begins or ends: later writes are MPI-later. */
 void sf_next_epoch(struct sfile *f);
+/* Collective: if any rank wrote since the ranks last saw each other's
+ * writes, every rank's writes show in every rank's reads from now on, as
+ * in ROMIO where a collective call or a barrier separates them.  A gfsplit
+ * code, agreed. */
+int sf_catch_up(struct sfile *f, struct gfsp_error *err);
 /* The bytes of the view below f->size: where MPI_SEEK_END points. */
 uint64_t sf_stream_size(const struct sfile *f);
 

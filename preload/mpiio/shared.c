@@ -281,7 +281,7 @@ sf_seek_shared(struct sfile *f, MPI_Offset off, int whence)
 	in[1] = ~off;
 	in[2] = whence;
 	in[3] = ~(MPI_Offset)whence;
-	in[4] = (MPI_Offset)f->size;
+	in[4] = (MPI_Offset)SF_DATA(f)->size;
 	mrc = gfsp_allreduce(in, max, 5, MPI_OFFSET, MPI_MAX, f->comm);
 	if (mrc != MPI_SUCCESS)
 		return sf_fail_code(f, MPI_ERR_OTHER, "'%s': seek_shared: "
@@ -307,6 +307,7 @@ sf_seek_shared(struct sfile *f, MPI_Offset off, int whence)
 			 * to a whole etype, as ROMIO's ADIOI_Get_eof_offset
 			 * does */
 			all = *f;
+			all.owner = NULL;
 			all.size = (uint64_t)max[4];
 			s = sf_stream_size(&all);
 			out[0] = (MPI_Offset)((s + f->etype_size - 1) /

@@ -44,6 +44,15 @@ MPI_File_delete(const char *filename, MPI_Info info)
 	return handled ? rc : PMPI_File_delete(filename, info);
 }
 
+/* A barrier of a split-write's ranks orders their writes (io.c) */
+int
+MPI_Barrier(MPI_Comm comm)
+{
+	int rc = sf_barrier(comm);
+
+	return rc != MPI_SUCCESS ? rc : PMPI_Barrier(comm);
+}
+
 int
 MPI_File_set_atomicity(MPI_File fh, int flag)
 {
