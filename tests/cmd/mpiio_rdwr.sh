@@ -92,6 +92,22 @@ expect_exit "the preload refuses that read, 2 ranks" 1 pre 2 "$TMPD/*.split" ato
 output_has "it says why, naming the file" "ar.split': reads in atomic mode of a split file open for writing are not supported"
 output_has "through the file's error handler, as MPI_ERR_UNSUPPORTED_OPERATION" "read_at in atomic mode: .*[Uu]nsupported"
 
+# other ranks' bytes without MPI_File_sync, where ROMIO shows them: after
+# a collective call, after MPI_Barrier, and through a second handle on
+# MPI_COMM_SELF (PnetCDF's independent data mode) whose bytes must be in
+# the one file the first handle commits
+for n in 2 3; do
+	check "$n ranks: MPICH reads other ranks' bytes with no sync (mpi_rdwr unsynced)" \
+		plain "$n" unsynced "$TMPD/u$n"
+	check "$n ranks: MPICH: the file is the model's" plain "$n" check "$TMPD/u$n" updated
+	check "$n ranks: the preload, the same" pre "$n" "$TMPD/*.split" unsynced "$TMPD/u$n.split"
+	check "$n ranks: stat-layout --check of it" "$BIN/stat-layout" --check "$TMPD/u$n.split"
+	check "$n ranks: it reads back as the model's (both handles' bytes)" \
+		pre "$n" "" check "$TMPD/u$n.split" updated
+	check "$n ranks: gfsplit-merge of it" mpirun_n 2 "$BIN/gfsplit-merge" -q "$TMPD/u$n.split" "$TMPD/u$n.merged"
+	same_bytes "$n ranks: merged, the bytes plain MPICH wrote" "$TMPD/u$n" "$TMPD/u$n.merged"
+done
+
 # delete on close: the old file goes too
 check "the preload creates d.split, 2 ranks" pre 2 "$TMPD/*.split" create "$TMPD/d.split"
 check "open it with MPI_MODE_DELETE_ON_CLOSE and write (mpi_rdwr delete)" \

@@ -39,6 +39,15 @@
  *   mpi_rdwr atomic-read FILE  creates FILE, atomic mode on; every rank
  *                          writes its patch, barrier, reads its
  *                          neighbour's (atomic mode shows it at once)
+ *   mpi_rdwr unsynced FILE  creates FILE RDWR and reads other ranks' bytes
+ *                          with no MPI_File_sync, where ROMIO shows them: a
+ *                          read_at_all after the write_at_all of the base
+ *                          pattern; rank r's patch (independent write),
+ *                          MPI_Barrier, its neighbour's patch (read_at);
+ *                          a second handle on MPI_COMM_SELF (PnetCDF's
+ *                          independent data mode) writes the tail patch,
+ *                          closes, MPI_Barrier, the first handle reads the
+ *                          neighbour's; the file ends "updated"
  *   mpi_rdwr check FILE STATE   reads the whole file (every rank) and
  *                          compares it with STATE: created, updated, cut,
  *                          ordered
@@ -384,6 +393,71 @@ do_delete(const char *path)
 	check_mpi(MPI_File_close(&fh), "close");
 }
 
+/* every rank's [0, n) with a collective read, checked */
+static void
+expect_all(MPI_File fh, const char *state, long long n, const char *what)
+{
+	unsigned char *buf = malloc(n);
+	MPI_Status st;
+	long long i;
+	int count = 0;
+
+	memset(buf, 0xee, n);
+	if (check_mpi(MPI_File_read_at_all(fh, 0, buf, (int)n, MPI_BYTE, &st),
+	    what) == 0) {
+		MPI_Get_count(&st, MPI_BYTE, &count);
+		if (count != n)
+			fail(what, count);
+		for (i = 0; i < count; i++)
+			if (buf[i] != model(state, i)) {
+				fail(what, i);
+				break;
+			}
+	}
+	free(buf);
+}
+
+static void
+do_unsynced(const char *path)
+{
+	long long size = base_size(), g;
+	unsigned char *buf = malloc(B);
+	int next = (rank + 1) % nprocs, k, i;
+	MPI_File fh, fh2;
+
+	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
+	    MPI_MODE_RDWR, MPI_INFO_NULL, &fh), "open CREATE|RDWR"))
+		return;
+	for (k = 0; k < 4; k++) {
+		g = ((long long)k * nprocs + rank) * B;
+		for (i = 0; i < B; i++)
+			buf[i] = base_byte(g + i);
+		check_mpi(MPI_File_write_at_all(fh, g, buf, B, MPI_BYTE,
+		    MPI_STATUS_IGNORE), "write_at_all");
+	}
+	free(buf);
+	expect_all(fh, "created", size, "read_at_all after write_at_all, "
+	    "no sync");
+	MPI_Barrier(MPI_COMM_WORLD);	/* all have read the old bytes */
+	put_patch(fh, rank * (long long)B + 100, 0);
+	MPI_Barrier(MPI_COMM_WORLD);
+	expect(fh, "updated", next * (long long)B + 100, PATCH,
+	    "the neighbour's patch after a barrier, no sync");
+	if (check_mpi(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDWR,
+	    MPI_INFO_NULL, &fh2), "second open on MPI_COMM_SELF") == 0) {
+		put_patch(fh2, size + rank * 64, 1000);
+		expect(fh2, "updated", size + rank * 64, PATCH,
+		    "own tail patch through the second handle");
+		check_mpi(MPI_File_close(&fh2), "close the second handle");
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	expect(fh, "updated", size + next * 64, PATCH, "the neighbour's tail "
+	    "patch of the second handle, through the first");
+	expect_all(fh, "updated", size + (nprocs - 1) * 64 + PATCH,
+	    "the whole file, read_at_all");
+	check_mpi(MPI_File_close(&fh), "close");
+}
+
 static void
 do_check(const char *path, const char *state)
 {
@@ -417,7 +491,7 @@ main(int argc, char **argv)
 	if (argc < 3 || (strcmp(argv[1], "check") == 0 && argc < 4)) {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpi_rdwr create|update|cut|"
-			    "delete|order|atomic|atomic-read|race FILE | check "
+			    "delete|order|atomic|atomic-read|race|unsynced FILE | check "
 			    "FILE "
 			    "created|"
 			    "updated|cut|ordered\n");
@@ -440,6 +514,8 @@ main(int argc, char **argv)
 		do_race(argv[2]);
 	else if (strcmp(argv[1], "atomic-read") == 0)
 		do_atomic_read(argv[2]);
+	else if (strcmp(argv[1], "unsynced") == 0)
+		do_unsynced(argv[2]);
 	else
 		do_check(argv[2], argv[3]);
 	MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
