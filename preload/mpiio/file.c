@@ -204,17 +204,20 @@ kind_of(const char *path)
 }
 
 /*
- * Rank 0's verdict: 0 (MPICH's), SF_READ, SF_WRITE, or the negated MPI
- * error class the open fails with.  OUT *kind: what is at path now.
+ * Rank 0's verdict on the file at path, which the program opens as name
+ * (a link to it: the selection is by the name the program gave): 0
+ * (MPICH's), SF_READ, SF_WRITE, or the negated MPI error class the open
+ * fails with.  OUT *kind: what is at path now.
  */
 static int
-decide(const char *path, int amode, MPI_Info info, int *kind)
+decide(const char *name, const char *path, int amode, MPI_Info info,
+       int *kind)
 {
 	int acc = amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
 	int writing = acc != MPI_MODE_RDONLY;
 	int h = hint_of(info, HINT_KEY), want;
 
-	want = h > 0 || (h == 0 && gfsp_path_matches(patterns, path));
+	want = h > 0 || (h == 0 && gfsp_path_matches(patterns, name));
 	*kind = kind_of(path);
 	if (*kind != K_SPLIT && !(want && writing))
 		return 0;
@@ -313,32 +316,71 @@ open_data(struct sfile *f, int kind, MPI_Info info, struct gfsp_error *err)
 	return rc;
 }
 
+/*
+ * Collective, after the verdict: the path the file is read or written at.
+ * MPICH's open(2) follows a final symbolic link, and so does ours, so
+ * that the split file lands where the link points and the link stays; but
+ * only links of root's or this user's (gfsp_dst_follow): one another user
+ * planted is left for the writer to refuse, naming it.  Rank 0 found it
+ * (*target, when it differs from name: followed); the others get it.
+ */
+static int
+share_target(MPI_Comm comm, int rank, int followed, const char *name,
+	     char **target, struct gfsp_error *err)
+{
+	if (!followed) {
+		free(*target);
+		*target = strdup(name);
+		return *target ? 0 : gfsp_error_set(err, GFSP_ENOMEM,
+		    "out of memory");
+	}
+	if (rank != 0) {
+		free(*target);
+		*target = NULL;
+	}
+	return gfsp_bcast_string(comm, target, err);
+}
+
 int
-sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
+sf_open(MPI_Comm comm, const char *name, int amode, MPI_Info info,
 	MPI_File *fh)
 {
 	struct gfsp_error err;
 	struct sfile *f;
-	int v[2] = { 0, K_ABSENT }, verdict, rank, rc, shadow_rc;
+	int v[3] = { 0, K_ABSENT, 0 }, verdict, rank, rc, shadow_rc;
 	MPI_File shadow = MPI_FILE_NULL;
+	char *path = NULL;
 
 	init_once();
 	MPI_Comm_rank(comm, &rank);
-	if (rank == 0)
-		v[0] = decide(path, amode, info, &v[1]);
-	gfsp_bcast(v, 2, MPI_INT, 0, comm);
+	gfsp_error_clear(&err);
+	if (rank == 0) {
+		/* (a link that cannot be read: MPICH's open says why) */
+		if (gfsp_dst_follow(name, &path, NULL) != 0)
+			path = NULL;
+		v[0] = decide(name, path ? path : name, amode, info, &v[1]);
+		v[2] = path != NULL && strcmp(path, name) != 0;
+	}
+	gfsp_bcast(v, 3, MPI_INT, 0, comm);
 	verdict = v[0];
-	if (verdict == 0)
-		return PMPI_File_open(comm, path, amode, info, fh);
+	if (verdict == 0) {
+		free(path);
+		return PMPI_File_open(comm, name, amode, info, fh);
+	}
 	if (verdict < 0) {
+		free(path);
 		if (rank == 0)
 			sf_fail_code(NULL, -verdict, "cannot open '%s': %s",
-			    path, -verdict == MPI_ERR_FILE_EXISTS ?
+			    name, -verdict == MPI_ERR_FILE_EXISTS ?
 			    "file exists (MPI_MODE_EXCL)" :
 			    -verdict == MPI_ERR_NO_SUCH_FILE ?
 			    "no such file (no MPI_MODE_CREATE)" :
 			    "invalid access mode");
 		return through_handler(NULL, -verdict);
+	}
+	if (share_target(comm, rank, v[2], name, &path, &err) != 0) {
+		free(path);
+		return sf_fail(NULL, &err);
 	}
 
 	/*
@@ -391,12 +433,14 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 		}
 		if (shadow != MPI_FILE_NULL)
 			PMPI_File_close(&shadow);
+		free(path);
 		return sf_fail(NULL, &err);
 	}
+	free(path);
 	f->next = files;
 	files = f;
 	if (verbose && rank == 0)
-		sf_notice_once(NULL, "'%s': %s by %d ranks", path,
+		sf_notice_once(NULL, "'%s': %s by %d ranks", f->path,
 		    f->mode == SF_WRITE ? "split-write" :
 		    "reading the split file", f->nprocs);
 	*fh = shadow;
