@@ -169,6 +169,32 @@ rename_new(int fd1, const char *n1, int fd2, const char *n2)
 }
 
 /*
+ * (dfd, name) moved to a hidden sibling, *aside (malloc'd), named after
+ * it, or after "gfsplit" where its own name would be too long for one.
+ * 0, or -1 and errno.
+ */
+static int
+hide(int dfd, const char *name, char **aside)
+{
+	const char *stem = name;
+	int i;
+
+	for (i = 0; i < 2; i++, stem = "gfsplit") {
+		if ((*aside = sibling(stem, "old")) == NULL) {
+			errno = ENOMEM;
+			return -1;
+		}
+		if (rename_new(dfd, name, dfd, *aside) == 0)
+			return 0;
+		free(*aside);
+		*aside = NULL;
+		if (errno != ENAMETOOLONG)
+			break;
+	}
+	return -1;
+}
+
+/*
  * The tree at (dfd, name), which the call replaced or removed: that
  * directory (id) only, from dfd.  The call has happened whatever this
  * does: a failure leaves it there, said on stderr.
@@ -215,8 +241,7 @@ replace(int sd, const char *sname, int dd, const char *dname,
 			errno = EBUSY;
 			return -1;
 		}
-		aside = sibling(sname, "old");
-		if (aside != NULL && rename_new(sd, sname, sd, aside) == 0)
+		if (hide(sd, sname, &aside) == 0)
 			discard(sd, aside, id, shown);
 		else
 			discard(sd, sname, id, shown);
@@ -226,12 +251,7 @@ replace(int sd, const char *sname, int dd, const char *dname,
 	if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
 		return -1;
 	/* no exchange here: the old one aside, the new one in, or back */
-	aside = sibling(dname, "old");
-	if (aside == NULL) {
-		errno = ENOMEM;
-		return -1;
-	}
-	if (rename_new(dd, dname, dd, aside) != 0) {
+	if (hide(dd, dname, &aside) != 0) {
 		e = errno;
 	} else if (!same_id(dd, aside, id)) {
 		(void)rename_new(dd, aside, dd, dname);
@@ -243,8 +263,10 @@ replace(int sd, const char *sname, int dd, const char *dname,
 		discard(dd, aside, id, shown);
 	}
 	free(aside);
+	if (e == 0)
+		return 0;
 	errno = e;
-	return e ? -1 : 0;
+	return -1;
 }
 
 /* The split file may lose its entries: this user's (discard makes it
@@ -279,10 +301,7 @@ hk_unlink(int dirfd, const char *path, int flags)
 	id_of(&st, id);
 	if ((e = may_empty(&h, &st)) != 0)
 		goto out;
-	aside = sibling(h.base, "old");
-	if (aside == NULL)
-		e = ENOMEM;
-	else if (rename_new(h.pfd, h.base, h.pfd, aside) != 0)
+	if (hide(h.pfd, h.base, &aside) != 0)
 		e = errno;
 	else if (!same_id(h.pfd, aside, id)) {
 		/* another file took the name since: it stays */
