@@ -205,14 +205,16 @@ kind_of(const char *path)
 
 /*
  * Rank 0's verdict on the file at path, which the program opens as name
- * (a link to it: the selection is by the name the program gave): 0
- * (MPICH's), SF_READ, SF_WRITE, or the negated MPI error class the open
- * fails with.  OUT *kind: what is at path now.
+ * (a link to it: the selection is by the name the program gave, and
+ * MPI_MODE_EXCL fails on the link, as O_EXCL does): 0 (MPICH's), SF_READ,
+ * SF_WRITE, or the negated MPI error class the open fails with.  OUT
+ * *kind: what is at path now.
  */
 static int
 decide(const char *name, const char *path, int amode, MPI_Info info,
        int *kind)
 {
+	int linked = strcmp(name, path) != 0;
 	int acc = amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
 	int writing = acc != MPI_MODE_RDONLY;
 	int h = hint_of(info, HINT_KEY), want;
@@ -228,7 +230,7 @@ decide(const char *name, const char *path, int amode, MPI_Info info,
 		return -MPI_ERR_AMODE;
 	if (*kind == K_SPLIT && !writing)
 		return SF_READ;
-	if ((amode & MPI_MODE_EXCL) && *kind != K_ABSENT)
+	if ((amode & MPI_MODE_EXCL) && (*kind != K_ABSENT || linked))
 		return -MPI_ERR_FILE_EXISTS;
 	if (!(amode & MPI_MODE_CREATE) && *kind == K_ABSENT)
 		return -MPI_ERR_NO_SUCH_FILE;

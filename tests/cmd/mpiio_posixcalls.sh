@@ -187,6 +187,11 @@ for l in l1 l2 l3; do
 	same_bytes "$l: merged, it equals what plain MPICH wrote" "$a" "$TMPD/$l.merged"
 done
 check "the preload reads the split file back through the link, 2 ranks" pre 2 "" ior-at read "$TMPD/l1.split" $IOR
+PROG=$UNIT/mpi_posixcalls
+ln -s out/l4.target "$TMPD/l4.split"
+check_fails "plain MPICH: MPI_MODE_EXCL through a symbolic link to a free name fails (O_EXCL)" plain 2 none "$TMPD/l4.split"
+check_fails "the preload: so does a split-write's" pre 2 "$TMPD/*.split" none "$TMPD/l4.split"
+is_absent "nothing was made where it points" "$TMPD/out/l4.target"
 no_leftovers "the writes through links left nothing behind" "$TMPD/out"
 
 # --- coreutils

@@ -16,6 +16,9 @@
  *   truncate0                  truncate(FILE, 0); then every rank finds a
  *                              regular file of 0 bytes, and MPI_File_open
  *                              with MPI_MODE_CREATE opens it
+ *   none                       nothing: MPI_MODE_CREATE | MPI_MODE_EXCL
+ *                              must create FILE (which fails where a file
+ *                              or a symbolic link is there)
  * Then each rank writes BLOCK bytes of its own pattern at rank * BLOCK
  * (MPI_File_write_at_all) and the file is closed: the result is N * BLOCK
  * bytes that depend on N only.
@@ -50,7 +53,9 @@ clear(const char *call, const char *path)
 
 	if (copy == NULL || copy2 == NULL)
 		goto out;
-	if (strcmp(call, "unlink") == 0)
+	if (strcmp(call, "none") == 0)
+		rc = 0;
+	else if (strcmp(call, "unlink") == 0)
 		rc = unlink(path);
 	else if (strcmp(call, "remove") == 0)
 		rc = remove(path);
@@ -80,6 +85,8 @@ cleared(const char *call, const char *path)
 {
 	struct stat st;
 
+	if (strcmp(call, "none") == 0)
+		return 0;
 	if (strcmp(call, "truncate0") == 0) {
 		if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
 		    st.st_size == 0)
@@ -109,7 +116,7 @@ main(int argc, char **argv)
 	if (argc != 3) {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpi_posixcalls unlink|remove|"
-			    "unlinkat|truncate0 FILE\n");
+			    "unlinkat|truncate0|none FILE\n");
 		MPI_Finalize();
 		return 2;
 	}
