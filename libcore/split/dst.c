@@ -57,6 +57,46 @@ gfsp_dst_parse(struct gfsp_dst *d, const char *dst, struct gfsp_error *err)
 	return 0;
 }
 
+#define FOLLOW_MAX	40	/* links, as the kernel's ELOOP */
+
+int
+gfsp_dst_follow(const char *path, char **out, struct gfsp_error *err)
+{
+	struct gfsp_stat st;
+	char *cur, *target = NULL, *next, *slash;
+	int links = 0, rc;
+
+	*out = NULL;
+	if ((cur = strdup(path)) == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	while (strstr(cur, "://") == NULL && gfsp_lstat(cur, &st, NULL) == 0 &&
+	       S_ISLNK(st.mode) && (st.uid == 0 || st.uid == geteuid())) {
+		if (++links > FOLLOW_MAX) {
+			free(cur);
+			return gfsp_error_set(err, GFSP_EINVAL, "'%s': too many "
+			    "levels of symbolic links", path);
+		}
+		if ((rc = gfsp_readlink(cur, &target, err)) != 0) {
+			free(cur);
+			return rc;
+		}
+		slash = strrchr(cur, '/');
+		if (target[0] == '/' || slash == NULL)
+			next = target;
+		else if (asprintf(&next, "%.*s/%s", (int)(slash - cur), cur,
+				  target) < 0)
+			next = NULL;
+		if (next != target)
+			free(target);
+		target = NULL;
+		free(cur);
+		if ((cur = next) == NULL)
+			return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	}
+	*out = cur;
+	return 0;
+}
+
 int
 gfsp_dst_hold(struct gfsp_dst *d, struct gfsp_error *err)
 {

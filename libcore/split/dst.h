@@ -15,6 +15,17 @@ struct gfsp_dst {
 	int held;	/* gfsp_dst_hold: parent confined */
 };
 
+/*
+ * Where a file written through path lands, as open(2) would put it: path's
+ * final symbolic links followed (a relative target from the link's
+ * directory), each only if it is root's or this user's.  One of another
+ * user's is not followed: *out names it, for the destination checks to
+ * refuse, naming it.  A path that is no link, or no file, is *out as
+ * given; so is a URL.  OUT *out malloc'd.  GFSP_EINVAL naming path past
+ * 40 links (ELOOP).
+ */
+int gfsp_dst_follow(const char *path, char **out, struct gfsp_error *err);
+
 /* IN dst; OUT d (free with gfsp_dst_free, also after a failure) */
 int gfsp_dst_parse(struct gfsp_dst *d, const char *dst, struct gfsp_error *err);
 void gfsp_dst_free(struct gfsp_dst *d);

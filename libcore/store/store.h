@@ -252,6 +252,15 @@ int gfsp_unlink(const char *path, struct gfsp_error *err);
  * directory someone else can write) is left alone, not followed.
  */
 int gfsp_remove_tree(const char *path, struct gfsp_error *err);
+/*
+ * The same for the tree at (dfd, name), reached from dfd only (POSIX):
+ * for a caller that holds the parent directory itself.  id (may be NULL):
+ * the st_dev and st_ino the caller found at the name; if something else
+ * is there now it is left alone, GFSP_ESTALE.  shown: the name for
+ * messages.
+ */
+int gfsp_remove_tree_at(int dfd, const char *name, const uint64_t id[2],
+		       const char *shown, struct gfsp_error *err);
 /* The same by paths, one operation each: for a backend that resolves its
  * paths on a server of its own (Gfarm) */
 int gfsp_remove_tree_paths(const char *path, struct gfsp_error *err);

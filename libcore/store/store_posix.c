@@ -1265,19 +1265,42 @@ remove_below(int dfd, dev_t dev, const char *rel, int depth, int *e,
 static int
 posix_remove_tree(const char *path, struct gfsp_error *err)
 {
+	struct at a;
+	int e = at_get(path, &a), rc;
+
+	rc = e ? posix_fail(err, e, &a, "cannot remove '%s'", path) :
+	    gfsp_remove_tree_at(a.dfd, a.name, NULL, path, err);
+	at_put(&a);
+	return rc;
+}
+
+/*
+ * The tree at (dfd, name), from that descriptor only (POSIX): a caller
+ * that holds the parent directory itself (the preload library, serving a
+ * program's unlinkat or rename) removes what it found there and nothing
+ * the name may have come to mean since.  id (may be NULL): the st_dev and
+ * st_ino the caller saw there; anything else at the name now is left
+ * alone, GFSP_ESTALE.  shown names it in messages.
+ */
+int
+gfsp_remove_tree_at(int dfd, const char *name, const uint64_t id[2],
+		    const char *shown, struct gfsp_error *err)
+{
 	char what[PATH_MAX + 64] = "";
 	struct stat listed, opened;
-	struct at a;
-	int e = at_get(path, &a), fd = -1, ew = 0, rc = 0;
+	int fd = -1, e = 0, ew = 0, rc = 0;
 
-	if (e == 0 && fstatat(a.dfd, a.name, &listed, AT_SYMLINK_NOFOLLOW) != 0)
+	if (fstatat(dfd, name, &listed, AT_SYMLINK_NOFOLLOW) != 0)
 		e = errno;
-	if (e == 0 && !S_ISDIR(listed.st_mode)) {
-		if (unlinkat(a.dfd, a.name, 0) != 0)
+	else if (id != NULL && ((uint64_t)listed.st_dev != id[0] ||
+				(uint64_t)listed.st_ino != id[1]))
+		e = ESTALE;
+	else if (!S_ISDIR(listed.st_mode)) {
+		if (unlinkat(dfd, name, 0) != 0)
 			e = errno;
 		goto out;
 	}
-	if (e == 0 && (fd = openat(a.dfd, a.name, O_RDONLY | O_DIRECTORY |
+	if (e == 0 && (fd = openat(dfd, name, O_RDONLY | O_DIRECTORY |
 				   O_NOFOLLOW | O_CLOEXEC)) < 0)
 		e = errno;
 	if (e == 0 && fstat(fd, &opened) != 0)
@@ -1287,8 +1310,8 @@ posix_remove_tree(const char *path, struct gfsp_error *err)
 		e = ESTALE;
 	if (e)
 		goto out;
-	remove_below(fd, opened.st_dev, path, 0, &ew, what, sizeof(what));
-	if (ew == 0 && unlinkat(a.dfd, a.name, AT_REMOVEDIR) != 0)
+	remove_below(fd, opened.st_dev, shown, 0, &ew, what, sizeof(what));
+	if (ew == 0 && unlinkat(dfd, name, AT_REMOVEDIR) != 0)
 		e = errno;
 out:
 	if (fd >= 0)
@@ -1299,10 +1322,9 @@ out:
 		    "alone)" : ew == EXDEV ? " (another file system: left "
 		    "alone)" : "");
 	else if (e != 0)
-		rc = posix_fail(err, e, &a, "cannot remove '%s'%s", path,
+		rc = gfsp_error_errno(err, e, "cannot remove '%s'%s", shown,
 		    e == ESTALE ? " (it changed while being removed: left "
 		    "alone)" : "");
-	at_put(&a);
 	dircache_drop_all();	/* (a cached directory may be gone) */
 	return rc;
 }

@@ -195,6 +195,27 @@ hk_stat(int dirfd, const char *path, struct stat *st, int flags)
 	return 0;
 }
 
+/* A cached file is the real one: removing, renaming and truncating it
+ * are the kernel's (and its library does not export those names). */
+int
+hk_unlink(int dirfd, const char *path, int flags)
+{
+	return 0;
+}
+
+int
+hk_rename(int olddirfd, const char *oldpath, int newdirfd,
+	  const char *newpath, unsigned flags)
+{
+	return 0;
+}
+
+int
+hk_truncate(const char *path, int64_t size)
+{
+	return 0;
+}
+
 /* fd (a regular file of path, opened read-only) into the table. */
 static void
 track(int fd, const char *path)

@@ -66,6 +66,14 @@ struct hk_libc {
 	FILE *(*fdopen)(int, const char *);
 	FILE *(*freopen)(const char *, const char *, FILE *);
 	FILE *(*freopen64)(const char *, const char *, FILE *);
+	int (*unlink)(const char *);
+	int (*unlinkat)(int, const char *, int);
+	int (*remove)(const char *);
+	int (*rename)(const char *, const char *);
+	int (*renameat)(int, const char *, int, const char *);
+	int (*renameat2)(int, const char *, int, const char *, unsigned);
+	int (*truncate)(const char *, off_t);
+	int (*truncate64)(const char *, int64_t);
 };
 
 extern struct hk_libc hk_libc;
@@ -108,6 +116,9 @@ extern __thread const void *hk_caller;
  * hk_fstat, hk_stat: what fstat of fd, or stat/lstat of path relative to
  * dirfd (flags as fstatat's), says, if the backend answers for it:
  * returns 1 with *st filled (or -1 and errno), 0 if libc answers.
+ * hk_unlink (unlinkat's arguments; unlink and remove: AT_FDCWD, 0),
+ * hk_rename (renameat2's), hk_truncate: the call on a file the backend
+ * serves, done: 1 (or -1 and errno); 0 if libc does it.
  */
 /*
  * The table a backend keeps its descriptors in (fdtab.c).  Lookups need
@@ -136,5 +147,9 @@ off_t hk_size(int fd);
 int hk_seek(int fd, off_t off, int whence, off_t *pos);
 int hk_fstat(int fd, struct stat *st);
 int hk_stat(int dirfd, const char *path, struct stat *st, int flags);
+int hk_unlink(int dirfd, const char *path, int flags);
+int hk_rename(int olddirfd, const char *oldpath, int newdirfd,
+	      const char *newpath, unsigned flags);
+int hk_truncate(const char *path, int64_t size);
 
 #endif /* GFSP_PRELOAD_FDHOOK_H */

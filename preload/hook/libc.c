@@ -48,6 +48,14 @@ resolve(void)
 	FIND(fdopen, "fdopen");
 	FIND(freopen, "freopen");
 	FIND(freopen64, "freopen64");
+	FIND(unlink, "unlink");
+	FIND(unlinkat, "unlinkat");
+	FIND(remove, "remove");
+	FIND(rename, "rename");
+	FIND(renameat, "renameat");
+	FIND(renameat2, "renameat2");
+	FIND(truncate, "truncate");
+	FIND(truncate64, "truncate64");
 #undef FIND
 }
 

@@ -222,17 +222,22 @@ amode_ok(int amode)
 }
 
 /*
- * Rank 0's verdict: 0 (MPICH's), SF_READ, SF_WRITE, or the negated MPI
- * error class the open fails with.  OUT *kind: what is at path now.
+ * Rank 0's verdict on the file at path, which the program opens as name
+ * (a link to it: the selection is by the name the program gave, and
+ * MPI_MODE_EXCL fails on the link, as O_EXCL does): 0 (MPICH's), SF_READ,
+ * SF_WRITE, or the negated MPI error class the open fails with.  OUT
+ * *kind: what is at path now.
  */
 static int
-decide(const char *path, int amode, MPI_Info info, int *kind)
+decide(const char *name, const char *path, int amode, MPI_Info info,
+       int *kind)
 {
+	int linked = strcmp(name, path) != 0;
 	int acc = amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR);
 	int writing = acc != MPI_MODE_RDONLY;
 	int h = hint_of(info, HINT_KEY), want;
 
-	want = h > 0 || (h == 0 && gfsp_path_matches(patterns, path));
+	want = h > 0 || (h == 0 && gfsp_path_matches(patterns, name));
 	*kind = kind_of(path);
 	if (*kind != K_SPLIT && !(want && writing))
 		return 0;
@@ -240,7 +245,7 @@ decide(const char *path, int amode, MPI_Info info, int *kind)
 		return -MPI_ERR_AMODE;
 	if (*kind == K_SPLIT && !writing)
 		return SF_READ;
-	if ((amode & MPI_MODE_EXCL) && *kind != K_ABSENT)
+	if ((amode & MPI_MODE_EXCL) && (*kind != K_ABSENT || linked))
 		return -MPI_ERR_FILE_EXISTS;
 	if (!(amode & MPI_MODE_CREATE) && *kind == K_ABSENT)
 		return -MPI_ERR_NO_SUCH_FILE;
@@ -387,39 +392,75 @@ open_data(struct sfile *f, int kind, MPI_Info info, struct gfsp_error *err)
 	return rc;
 }
 
+/*
+ * Collective, after the verdict: the path the file is read or written at.
+ * MPICH's open(2) follows a final symbolic link, and so does ours, so
+ * that the split file lands where the link points and the link stays; but
+ * only links of root's or this user's (gfsp_dst_follow): one another user
+ * planted is left for the writer to refuse, naming it.  Rank 0 found it
+ * (*target, when it differs from name: followed); the others get it.
+ */
+static int
+share_target(MPI_Comm comm, int rank, int followed, const char *name,
+	     char **target, struct gfsp_error *err)
+{
+	if (!followed) {
+		free(*target);
+		*target = strdup(name);
+		return *target ? 0 : gfsp_error_set(err, GFSP_ENOMEM,
+		    "out of memory");
+	}
+	if (rank != 0) {
+		free(*target);
+		*target = NULL;
+	}
+	return gfsp_bcast_string(comm, target, err);
+}
+
 int
-sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
+sf_open(MPI_Comm comm, const char *name, int amode, MPI_Info info,
 	MPI_File *fh)
 {
 	struct gfsp_error err;
 	struct sfile *f, *owner;
-	/* rank 0's verdict and kind; whether each rank has path open */
-	int v[4] = { INT_MIN, INT_MIN, 0, 0 }, all[4], verdict, rank, rc,
-	    shadow_rc;
+	/* rank 0's verdict, kind and whether name is a link; whether each
+	 * rank has it open */
+	int v[5] = { INT_MIN, INT_MIN, INT_MIN, 0, 0 }, all[5], verdict, rank,
+	    rc, shadow_rc;
 	MPI_File shadow = MPI_FILE_NULL;
+	char *path = NULL;
 
 	init_once();
 	MPI_Comm_rank(comm, &rank);
-	owner = find_owner(path);
-	v[2] = owner != NULL;
-	v[3] = -v[2];
-	if (rank == 0)
-		v[0] = decide(path, amode, info, &v[1]);
-	gfsp_allreduce(v, all, 4, MPI_INT, MPI_MAX, comm);
+	gfsp_error_clear(&err);
+	owner = find_owner(name);
+	v[3] = owner != NULL;
+	v[4] = -v[3];
+	if (rank == 0) {
+		/* (a link that cannot be read: MPICH's open says why) */
+		if (gfsp_dst_follow(name, &path, NULL) != 0)
+			path = NULL;
+		v[0] = decide(name, path ? path : name, amode, info, &v[1]);
+		v[2] = path != NULL && strcmp(path, name) != 0;
+	}
+	gfsp_allreduce(v, all, 5, MPI_INT, MPI_MAX, comm);
 	verdict = all[0];
-	if (all[2] == 1 && all[3] == -1)	/* every rank has it open */
+	if (all[3] == 1 && all[4] == -1)	/* every rank has it open */
 		verdict = !amode_ok(amode) ? -MPI_ERR_AMODE :
 		    (amode & MPI_MODE_EXCL) ? -MPI_ERR_FILE_EXISTS : SF_WRITE;
-	else if (all[2] == 1)
+	else if (all[3] == 1)
 		verdict = -MPI_ERR_FILE_IN_USE;
 	else
 		owner = NULL;
-	if (verdict == 0)
-		return PMPI_File_open(comm, path, amode, info, fh);
+	if (verdict == 0) {
+		free(path);
+		return PMPI_File_open(comm, name, amode, info, fh);
+	}
 	if (verdict < 0) {
+		free(path);
 		if (rank == 0)
 			sf_fail_code(NULL, -verdict, "cannot open '%s': %s",
-			    path, -verdict == MPI_ERR_FILE_EXISTS ?
+			    name, -verdict == MPI_ERR_FILE_EXISTS ?
 			    "file exists (MPI_MODE_EXCL)" :
 			    -verdict == MPI_ERR_NO_SUCH_FILE ?
 			    "no such file (no MPI_MODE_CREATE)" :
@@ -429,6 +470,10 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 			    "one of its ranks to have the first" :
 			    "invalid access mode");
 		return through_handler(NULL, -verdict);
+	}
+	if (share_target(comm, rank, all[2], name, &path, &err) != 0) {
+		free(path);
+		return sf_fail(NULL, &err);
 	}
 
 	/*
@@ -479,7 +524,7 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 		rc = open_data(f, all[1], info, &err);
 	/* a second open finds it by where it is */
 	if (rc == 0 && owner == NULL && f->mode == SF_WRITE)
-		rc = gfsp_agree(f->comm, path_key(path, &f->key_dev,
+		rc = gfsp_agree(f->comm, path_key(name, &f->key_dev,
 		    &f->key_ino, &f->key_name) == 0 ? 0 : gfsp_error_set(&err,
 		    GFSP_ENOMEM, "cannot open '%s': out of memory", path),
 		    &err);
@@ -490,14 +535,16 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 		}
 		if (shadow != MPI_FILE_NULL)
 			PMPI_File_close(&shadow);
+		free(path);
 		return sf_fail(NULL, &err);
 	}
+	free(path);
 	f->next = files;
 	files = f;
 	if (owner != NULL)
 		owner->aliases++;
 	if (verbose && rank == 0)
-		sf_notice_once(NULL, "'%s': %s by %d ranks", path,
+		sf_notice_once(NULL, "'%s': %s by %d ranks", f->path,
 		    owner != NULL ? "another handle of its split-write" :
 		    f->mode == SF_WRITE ? "split-write" :
 		    "reading the split file", f->nprocs);

@@ -21,6 +21,8 @@
  *   shared.c  the shared file pointer: a one-sided counter on rank 0
  *   posix.c   split files as regular files to POSIX and stdio calls (the
  *             backend of the descriptor hook, preload/hook/fdhook.h)
+ *   names.c   split files removed, renamed and truncated by name (the
+ *             hook's unlink, rename, truncate and their *at forms)
  *   wrap.c    the MPI_File_* symbols: a managed handle goes to file.c,
  *             io.c or shared.c, any other to PMPI_File_*
  */
@@ -139,6 +141,13 @@ int sf_fail_code(struct sfile *f, int mpi_class, const char *fmt, ...)
 /* The one-line notices (verbose selection, unsupported calls). */
 void sf_notice_once(int *done, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* posix.c */
+/* The hooked call came from the program, not from this library. */
+int sf_from_program(void);
+/* The logical size of the split directory at dirfd/path, if it is one
+ * (its marker reads): 0 and *size, else -1. */
+int sf_split_size(int dirfd, const char *path, uint64_t *size);
 
 /* io.c */
 /* Drop f->view (freed unless the writer holds it). */

@@ -46,8 +46,8 @@
 
 #include "core.h"
 #include "layout_impl.h"
+#include "mpiio.h"
 #include "splitfile.h"
-#include "../hook/fdhook.h"
 
 #define READ_MAX	((size_t)0x7ffff000)	/* as read(2) */
 
@@ -99,15 +99,15 @@ on(void)
 }
 
 /* The hooked call came from the program, not from this library. */
-static int
-from_program(void)
+int
+sf_from_program(void)
 {
 	static void *self;
 	Dl_info me, it;
 
 	if (hk_inside || !on())
 		return 0;
-	if (self == NULL && dladdr((void *)from_program, &me))
+	if (self == NULL && dladdr((void *)sf_from_program, &me))
 		self = me.dli_fbase;
 	return hk_caller == NULL || !dladdr(hk_caller, &it) ||
 	    it.dli_fbase != self;
@@ -155,17 +155,15 @@ as_file(struct stat *st, uint64_t size)
 	st->st_blocks = (blkcnt_t)((size + 511) / 512);
 }
 
-/* The logical size of the split directory at dirfd/path, if it is one
- * (its marker reads): 0 and *size, else -1. */
-static int
-split_size(int dirfd, const char *path, uint64_t *size)
+int
+sf_split_size(int dirfd, const char *path, uint64_t *size)
 {
 	struct gfsp_marker m;
 	struct gfsp_error err;
 	unsigned char *buf = NULL;
 	char *mp = NULL;
 	size_t len = 0;
-	int rc = -1;
+	int rc = -1, was = hk_inside;
 
 	if (dirfd != AT_FDCWD && path[0] != '/') {
 		if (asprintf(&mp, "/proc/self/fd/%d/%s/%s", dirfd, path,
@@ -182,7 +180,7 @@ split_size(int dirfd, const char *path, uint64_t *size)
 		*size = m.logical_size;
 		rc = 0;
 	}
-	hk_inside = 0;
+	hk_inside = was;
 	free(buf);
 	free(mp);
 	return rc;
@@ -194,13 +192,13 @@ hk_stat(int dirfd, const char *path, struct stat *st, int flags)
 	uint64_t size;
 	int saved = errno;
 
-	if (!from_program() || path == NULL || (flags & AT_EMPTY_PATH))
+	if (!sf_from_program() || path == NULL || (flags & AT_EMPTY_PATH))
 		return 0;
 	if (LIBC(fstatat)(dirfd, path, st, flags) != 0) {
 		errno = saved;
 		return 0;		/* libc says why, once more */
 	}
-	if (S_ISDIR(st->st_mode) && split_size(dirfd, path, &size) == 0)
+	if (S_ISDIR(st->st_mode) && sf_split_size(dirfd, path, &size) == 0)
 		as_file(st, size);
 	errno = saved;
 	return 1;
@@ -231,8 +229,8 @@ hk_wanted(const char *path)
 	struct stat st;
 	uint64_t size;
 
-	return from_program() && LIBC(stat)(path, &st) == 0 &&
-	    S_ISDIR(st.st_mode) && split_size(AT_FDCWD, path, &size) == 0;
+	return sf_from_program() && LIBC(stat)(path, &st) == 0 &&
+	    S_ISDIR(st.st_mode) && sf_split_size(AT_FDCWD, path, &size) == 0;
 }
 
 /* fd, a directory opened read-only from path: take it if it is a
@@ -282,7 +280,7 @@ hk_opened(int fd, int dirfd, const char *path, int flags)
 		return fd;
 	hk_forget(fd);		/* a number closed where we could not see */
 	if ((flags & O_ACCMODE) == O_RDONLY &&
-	    !(flags & (O_DIRECTORY | O_PATH)) && from_program() &&
+	    !(flags & (O_DIRECTORY | O_PATH)) && sf_from_program() &&
 	    LIBC(fstat)(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 		hk_inside = 1;
 		take(fd, path, &st);
