@@ -35,7 +35,7 @@ SEL="$S/*"
 # program made it through MPICH) holds PLAIN's bytes
 merged() {
 	if [ -d "$3" ]; then
-		if ! mpirun_n 2 "$BIN/gfsplit-merge" -q "$3" "$3.merged" \
+		if ! mpirun_n 2 "$BIN/gfsplit-merge" -q --force "$3" "$3.merged" \
 		    >"$TMPD/merge.out" 2>&1; then
 			not_ok "$1" "$(cat "$TMPD/merge.out")"
 			return 1
