@@ -747,7 +747,7 @@ merge_plan(const struct merge_ctx *x, struct gfsp_plan_rank *plan)
  * reported once rather than by every rank); rank 0 checks DST. */
 static int
 merge_open(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_merge_args *a,
-	   const struct gfsp_dst *dst, struct gfsp_copy_result *res,
+	   struct gfsp_dst *dst, struct gfsp_copy_result *res,
 	   struct gfsp_error *err)
 {
 	int rc = 0;

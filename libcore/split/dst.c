@@ -308,13 +308,15 @@ check_replaceable(const struct gfsp_dst *d, const struct gfsp_stat *st,
 }
 
 int
-gfsp_dst_check(const struct gfsp_dst *d, int force, struct gfsp_error *err)
+gfsp_dst_check(struct gfsp_dst *d, int force, struct gfsp_error *err)
 {
 	struct gfsp_stat st;
 	struct gfsp_error serr = { 0 };
 	int rc;
 
 	rc = gfsp_stat(d->path, &st, &serr);
+	d->seen_absent = rc == GFSP_ENOENT;
+	d->seen_ino = rc == 0 ? st.ino : 0;
 	if (rc == 0)
 		return check_replaceable(d, &st, force, err);
 	if (rc != GFSP_ENOENT)
@@ -341,8 +343,26 @@ gfsp_dst_install(const struct gfsp_dst *d, const char *tmp, int force,
 	int rc;
 
 	rc = gfsp_stat(d->path, &st, &serr);
-	if (rc == GFSP_ENOENT)
-		return gfsp_rename(tmp, d->path, err);
+	/* (one that went away meanwhile is no one's copy to keep) */
+	if (d->guard && rc == 0 && (d->seen_absent || st.ino != d->seen_ino))
+		return gfsp_error_set(err, GFSP_EEXIST, "'%s' was %s by someone "
+		    "else while this copy was being written (a handle on the "
+		    "same path in another process?): it is left as it is, "
+		    "and this copy is not committed", d->path,
+		    d->seen_absent ? "created" : "replaced");
+	if (rc == GFSP_ENOENT) {
+		gfsp_error_clear(&serr);
+		rc = gfsp_rename(tmp, d->path, &serr);
+		/* a split file renamed in since the stat (the rename never
+		 * replaces a directory that holds one) */
+		if (rc == GFSP_EEXIST && d->guard)
+			return gfsp_error_set(err, rc, "'%s' was created by "
+			    "someone else while this copy was being written (a "
+			    "handle on the same path in another process?): it is "
+			    "left as it is, and this copy is not committed",
+			    d->path);
+		return rc ? gfsp_error_set(err, rc, "%s", serr.msg) : 0;
+	}
 	if (rc)
 		return gfsp_error_set(err, rc, "%s", serr.msg);
 	rc = check_replaceable(d, &st, force, err);

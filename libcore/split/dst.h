@@ -13,6 +13,10 @@ struct gfsp_dst {
 	const char *base;	/* points into path */
 	char *parent;	/* the directory that holds it */
 	int held;	/* gfsp_dst_hold: parent confined */
+	/* guard: the install refuses a d that is no longer what the check
+	 * saw (absent, or that inode): someone else wrote it meanwhile */
+	int guard, seen_absent;
+	uint64_t seen_ino;
 };
 
 /*
@@ -48,8 +52,9 @@ int gfsp_dst_hold(struct gfsp_dst *d, struct gfsp_error *err);
 int gfsp_dst_remove_tree(const char *path, struct gfsp_error *err);
 
 /* May d be created: absent with an existing parent directory, or (force)
- * a regular file or split directory that will be replaced at install. */
-int gfsp_dst_check(const struct gfsp_dst *d, int force, struct gfsp_error *err);
+ * a regular file or split directory that will be replaced at install.
+ * With d->guard, notes what it saw for the install. */
+int gfsp_dst_check(struct gfsp_dst *d, int force, struct gfsp_error *err);
 
 /* Refuse a destination that is its source: the same path, or the same
  * file by another name (a hard or a symbolic link), which --force would
@@ -82,7 +87,9 @@ size_t gfsp_dst_sweep(const struct gfsp_dst *d, const char *tag);
 
 /* Rename the finished tmp to d.  An existing d (force only) is moved aside,
  * the new one renamed in, and only then is the old one removed; if the
- * second rename fails the old one is put back. */
+ * second rename fails the old one is put back.  With d->guard, a d that
+ * another writer made or replaced since the check is left as it is:
+ * GFSP_EEXIST. */
 int gfsp_dst_install(const struct gfsp_dst *d, const char *tmp, int force,
 		    struct gfsp_error *err);
 

@@ -393,6 +393,7 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 		    opts->layout ? opts->layout : "view");
 	if (rc == 0)
 		rc = gfsp_dst_parse(&w->dst, dst, err);
+	w->dst.guard = opts->guard;
 
 	/* phase 1: is DST free (or replaceable)? */
 	if (rc == 0 && w->rank == 0)

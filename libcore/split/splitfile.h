@@ -166,6 +166,10 @@ struct gfsp_split_opts {
 	/* pcp-split -p: the source's attributes, recorded in the marker
 	 * (format 4); NULL: none */
 	const struct gfsp_attrs *attrs;
+	/* commit only over what was at DST when the writer was created: if
+	 * another writer made or replaced it meanwhile, fail (GFSP_EEXIST)
+	 * and leave it (the MPI-IO library: handles in other processes) */
+	int guard;
 };
 
 struct gfsp_split_writer;

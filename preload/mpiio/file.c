@@ -373,6 +373,7 @@ open_data(struct sfile *f, int kind, MPI_Info info, struct gfsp_error *err)
 	o.force = 1;		/* replaces the old file, at the commit */
 	o.layout = "mpiio";
 	o.comm_private = 1;	/* f->comm: ours, in step on every rank */
+	o.guard = 1;		/* another process's handle: no silent loss */
 	rc = gfsp_agree(f->comm, gfsp_host_for_rank(hosts, f->rank, host,
 	    sizeof(host), err), err);
 	if (rc)

@@ -108,6 +108,18 @@ for n in 2 3; do
 	same_bytes "$n ranks: merged, the bytes plain MPICH wrote" "$TMPD/u$n" "$TMPD/u$n.merged"
 done
 
+# a handle per process on one path (every rank opens it on MPI_COMM_SELF):
+# MPICH gives the union of their writes; the library cannot join writers
+# of different processes, and must not let the last commit silently win
+check "MPICH: 3 ranks open one file on MPI_COMM_SELF each and write" plain 3 self "$TMPD/self"
+expect_exit "the preload: every handle but the first to commit fails, 3 ranks" 1 \
+	pre 3 "$TMPD/*.split" self "$TMPD/self.split"
+output_has "it says why, naming the file" "self.split' was created by someone else while this copy was being written"
+is_split "one copy is committed whole" "$TMPD/self.split" &&
+	check "stat-layout --check of it" "$BIN/stat-layout" --check "$TMPD/self.split"
+if ls -a "$TMPD" | grep -q 'self\.split\.gfsplit'; then not_ok "no temporary is left" "$(ls -a "$TMPD")"
+else ok "no temporary is left"; fi
+
 # delete on close: the old file goes too
 check "the preload creates d.split, 2 ranks" pre 2 "$TMPD/*.split" create "$TMPD/d.split"
 check "open it with MPI_MODE_DELETE_ON_CLOSE and write (mpi_rdwr delete)" \

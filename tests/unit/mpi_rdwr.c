@@ -48,6 +48,9 @@
  *                          independent data mode) writes the tail patch,
  *                          closes, MPI_Barrier, the first handle reads the
  *                          neighbour's; the file ends "updated"
+ *   mpi_rdwr self FILE     every rank opens FILE on MPI_COMM_SELF (a
+ *                          handle per process, none shared) and writes its
+ *                          patch at r*PATCH, barrier, close
  *   mpi_rdwr check FILE STATE   reads the whole file (every rank) and
  *                          compares it with STATE: created, updated, cut,
  *                          ordered
@@ -459,6 +462,21 @@ do_unsynced(const char *path)
 }
 
 static void
+do_self(const char *path)
+{
+	MPI_File fh;
+	int rc;
+
+	if (check_mpi(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE |
+	    MPI_MODE_WRONLY, MPI_INFO_NULL, &fh), "open on MPI_COMM_SELF"))
+		return;
+	put_patch(fh, rank * (long long)PATCH, 0);
+	MPI_Barrier(MPI_COMM_WORLD);
+	rc = MPI_File_close(&fh);
+	check_mpi(rc, "close");
+}
+
+static void
 do_check(const char *path, const char *state)
 {
 	long long size = 0, g;
@@ -491,7 +509,7 @@ main(int argc, char **argv)
 	if (argc < 3 || (strcmp(argv[1], "check") == 0 && argc < 4)) {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpi_rdwr create|update|cut|"
-			    "delete|order|atomic|atomic-read|race|unsynced FILE | check "
+			    "delete|order|atomic|atomic-read|race|unsynced|self FILE | check "
 			    "FILE "
 			    "created|"
 			    "updated|cut|ordered\n");
@@ -516,6 +534,8 @@ main(int argc, char **argv)
 		do_atomic_read(argv[2]);
 	else if (strcmp(argv[1], "unsynced") == 0)
 		do_unsynced(argv[2]);
+	else if (strcmp(argv[1], "self") == 0)
+		do_self(argv[2]);
 	else
 		do_check(argv[2], argv[3]);
 	MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
