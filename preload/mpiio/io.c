@@ -208,9 +208,11 @@ sf_get_byte_offset(struct sfile *f, MPI_Offset offset, MPI_Offset *disp)
 uint64_t
 sf_stream_size(const struct sfile *f)
 {
+	uint64_t size = SF_DATA(f)->size;
+
 	if (f->dense)
-		return SF_DATA(f)->size > f->view.disp ? SF_DATA(f)->size - f->view.disp : 0;
-	return gfsp_view_bytes_below(&f->view, SF_DATA(f)->size);
+		return size > f->view.disp ? size - f->view.disp : 0;
+	return gfsp_view_bytes_below(&f->view, size);
 }
 
 /* ------------------------------------------------------------ reads */
@@ -231,7 +233,8 @@ pread_global(struct sfile *f, void *dst, uint64_t n, uint64_t g,
 {
 	if (f->mode == SF_READ)
 		return gfsp_layout_pread(f->layout, dst, n, g, got, err);
-	return gfsp_split_pread(SF_DATA(f)->w, dst, n, g, SF_DATA(f)->size, got, err);
+	return gfsp_split_pread(SF_DATA(f)->w, dst, n, g, SF_DATA(f)->size,
+	    got, err);
 }
 
 static int
@@ -261,8 +264,8 @@ read_stream(struct sfile *f, uint64_t s, void *dst, uint64_t n,
 	if (f->dense) {
 		return pread_global(f, dst, n, global_of(f, s), got, err);
 	}
-	rc = gfsp_view_extents(&f->view, global_of(f, s), SF_DATA(f)->size, s + n,
-	    read_piece, &r);
+	rc = gfsp_view_extents(&f->view, global_of(f, s), SF_DATA(f)->size,
+	    s + n, read_piece, &r);
 	*got = r.got;
 	return rc > 0 ? rc : 0;
 }
