@@ -349,8 +349,10 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 	 */
 	gfsp_error_clear(&err);
 	rc = 0;
+	/* with the application's hints: MPI_File_get_info answers from
+	 * the shadow, with what ROMIO makes of them (mpiio.h) */
 	shadow_rc = PMPI_File_open(MPI_COMM_SELF, SHADOW_PATH, MPI_MODE_RDWR,
-	    MPI_INFO_NULL, &shadow);
+	    info, &shadow);
 	f = calloc(1, sizeof(*f));
 	if (f != NULL) {
 		f->fh = shadow;
@@ -378,6 +380,8 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 		rc = gfsp_agree(comm, rc, &err);
 	}
 	if (rc == 0) {
+		/* ours alone: the library checks what its calls return */
+		MPI_Comm_set_errhandler(f->comm, MPI_ERRORS_RETURN);
 		MPI_Comm_rank(f->comm, &f->rank);
 		MPI_Comm_size(f->comm, &f->nprocs);
 		rc = sf_shared_open(f, &err);

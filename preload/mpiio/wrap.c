@@ -111,24 +111,29 @@ MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 	    PMPI_File_get_byte_offset(fh, offset, disp);
 }
 
-/* The native representation: a type's extent in the file is its extent. */
+/* A type's extent in the file is its extent, in every representation
+ * MPICH has (its external32 keeps native sizes, io.c). */
 int
 MPI_File_get_type_extent(MPI_File fh, MPI_Datatype type, MPI_Aint *extent)
 {
 	struct sfile *f = sf_find(fh);
-	MPI_Aint lb;
+	MPI_Count x = 0;
+	int rc;
 
-	return f ? MPI_Type_get_extent(type, &lb, extent) :
-	    PMPI_File_get_type_extent(fh, type, extent);
+	if (f == NULL)
+		return PMPI_File_get_type_extent(fh, type, extent);
+	rc = sf_get_type_extent(f, type, &x);
+	if (rc == MPI_SUCCESS)
+		*extent = (MPI_Aint)x;
+	return rc;
 }
 
 int
 MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype type, MPI_Count *extent)
 {
 	struct sfile *f = sf_find(fh);
-	MPI_Count lb;
 
-	return f ? MPI_Type_get_extent_c(type, &lb, extent) :
+	return f ? sf_get_type_extent(f, type, extent) :
 	    PMPI_File_get_type_extent_c(fh, type, extent);
 }
 
