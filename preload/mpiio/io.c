@@ -307,26 +307,20 @@ global_of(const struct sfile *f, uint64_t s)
 }
 
 /*
- * MPICH does not refuse a negative offset: ROMIO's arithmetic
- * (ADIOI_Get_byte_offset) counts whole filetypes back, towards zero, and
- * the rest back from the first block, so that is the answer here too.
+ * A negative offset: MPICH (ROMIO's get_bytoff.c) passes MPI_ERR_ARG to
+ * the file's error handler, then returns MPI_SUCCESS with *disp as it
+ * was; so does this, so that a program that goes on gets what it gets
+ * under MPICH.
  */
 int
 sf_get_byte_offset(struct sfile *f, MPI_Offset offset, MPI_Offset *disp)
 {
-	MPI_Offset per, e = (MPI_Offset)f->etype_size;
-
-	if (offset >= 0) {
-		*disp = (MPI_Offset)global_of(f, (uint64_t)offset * e);
+	if (offset < 0) {
+		sf_fail_code(f, MPI_ERR_ARG, "'%s': get_byte_offset: negative "
+		    "offset %lld", f->path, (long long)offset);
 		return MPI_SUCCESS;
 	}
-	if (f->dense || f->view.nblocks == 0) {
-		*disp = (MPI_Offset)f->view.disp + offset * e;
-		return MPI_SUCCESS;
-	}
-	per = (MPI_Offset)(f->view.size / f->etype_size);
-	*disp = (MPI_Offset)(f->view.disp + f->view.off[0]) + offset / per *
-	    (MPI_Offset)f->view.extent + offset % per * e;
+	*disp = (MPI_Offset)global_of(f, (uint64_t)offset * f->etype_size);
 	return MPI_SUCCESS;
 }
 

@@ -18,10 +18,13 @@
  *                              write_shared, set_view with
  *                              MPI_DISPLACEMENT_CURRENT, more writes;
  *                              prints the views and pointers it sees
- *   mpi_conform ext32 FILE     writes through "external32" views (ints,
- *                              doubles, shorts, a struct memory type, a
- *                              strided filetype), then reads it back in
- *                              external32 and native and prints values
+ *   mpi_conform ext32 FILE     writes through "external32" views (ints
+ *                              through a strided filetype, doubles, shorts
+ *                              from a strided memory type), then reads it
+ *                              back in external32, native and internal and
+ *                              prints values (and get_byte_offset of a
+ *                              negative offset: MPICH calls the handler
+ *                              and returns MPI_SUCCESS)
  *   mpi_conform ext32-read FILE  only the reads of ext32 (a file written
  *                              before, by MPICH or the preload)
  *
@@ -508,6 +511,14 @@ strided_ints(void)
  *   H2 = 64 + 4*NI*nprocs: external32, ND doubles of each rank, then NS
  *                  shorts of each (from every other short in memory)
  */
+static int handler_calls;
+
+static void
+count_errors(MPI_File *fh, int *code, ...)
+{
+	handler_calls++;
+}
+
 static MPI_Offset
 h2(void)
 {
@@ -605,6 +616,21 @@ do_ext32_read(const char *path, int seq)
 	    "read_all native");
 	say("native ints read: first %#x last %#x\n", v[0], v[NI - 1]);
 	show_view(fh, "native again", seq);
+	/* MPICH calls the error handler, then returns MPI_SUCCESS and
+	 * leaves the answer alone */
+	{
+		MPI_Errhandler eh;
+		MPI_Offset b = 12345;
+
+		MPI_File_create_errhandler(count_errors, &eh);
+		MPI_File_set_errhandler(fh, eh);
+		say("get_byte_offset -3: %d", MPI_File_get_byte_offset(fh, -3,
+		    &b));
+		say(", %lld, %d calls of the error handler\n", (long long)b,
+		    handler_calls);
+		MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+		MPI_Errhandler_free(&eh);
+	}
 	must(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "internal",
 	    MPI_INFO_NULL), "set_view internal");
 	show_view(fh, "internal", seq);
