@@ -578,7 +578,7 @@ io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
 		    "turn atomic mode off to read, or leave the file out of "
 		    "GFSPLIT_SPLIT_FILES", f->path);
 	if (rc == 0 && n > 0) {
-		if (f->ext32) {
+		if (f->ext32 && !(flags & SF_RAW)) {
 			rc = ext32_buffer(f, type, count, n, &packed, &err);
 			data = packed;
 			if (rc == 0 && write)
@@ -606,7 +606,7 @@ io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
 			f->failed = 1;
 	} else if (rc == 0) {
 		rc = read_stream(f, s, data, n, &got, &err);
-		if (rc == 0 && f->ext32 && got > 0)
+		if (rc == 0 && f->ext32 && !(flags & SF_RAW) && got > 0)
 			rc = ext32_unpack(f, data, n, buf, count, type, &err);
 		else if (rc == 0 && packed != NULL && got > 0)
 			rc = gfsp_type_copy(type, count, buf, packed, got, 0,

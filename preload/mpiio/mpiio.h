@@ -126,13 +126,16 @@ int sf_get_view(struct sfile *f, MPI_Offset *disp, MPI_Datatype *etype,
 int sf_get_byte_offset(struct sfile *f, MPI_Offset offset, MPI_Offset *disp);
 int sf_set_view(struct sfile *f, MPI_Offset disp, MPI_Datatype etype,
 		MPI_Datatype filetype, const char *datarep, MPI_Info info);
-enum { SF_AT = 1, SF_COLL = 2, SF_SHARED = 4, SF_ORDERED = 8 };
+enum { SF_AT = 1, SF_COLL = 2, SF_SHARED = 4, SF_ORDERED = 8, SF_RAW = 16 };
 /*
  * One read or write: at the individual pointer, or at `offset` (SF_AT);
  * SF_COLL makes it collective (errors agreed over the communicator).
  * SF_SHARED (read_shared, write_shared) and SF_ORDERED (read_ordered,
  * write_ordered) come with SF_AT from shared.c: they check what ROMIO
- * checks for those calls (sf_check_args).
+ * checks for those calls (sf_check_args).  SF_RAW: no external32
+ * conversion, where MPICH makes none (its iread, iwrite, iread_at,
+ * iwrite_at, iread_shared, iwrite_shared and read_ordered move the bytes
+ * as they are, whatever the view's data representation).
  * OUT *bytes: bytes moved.  Returns MPI_SUCCESS or an MPI error code
  * already passed through the error handler.
  */
@@ -167,18 +170,20 @@ uint64_t sf_stream_size(const struct sfile *f);
 /*
  * shared.c: the shared file pointer, in etypes of the view.  Calls that
  * move data return like sf_io (OUT *bytes); `call` names the MPI call in
- * the one-time notice.
+ * the one-time notice; flags: 0 or SF_RAW.
  */
 /* Collective, in sf_open: the pointer, at 0.  Returns a gfsplit code,
  * agreed; sf_shared_close (collective, in sf_close) frees it. */
 int sf_shared_open(struct sfile *f, struct gfsp_error *err);
 void sf_shared_close(struct sfile *f);
 /* read_shared, write_shared and their i* and _c forms: independent */
-int sf_shared_io(struct sfile *f, const char *call, int write, void *buf,
-		 MPI_Count count, MPI_Datatype type, MPI_Count *bytes);
+int sf_shared_io(struct sfile *f, const char *call, int write, int flags,
+		 void *buf, MPI_Count count, MPI_Datatype type,
+		 MPI_Count *bytes);
 /* read_ordered, write_ordered, their _c and _begin forms: collective */
-int sf_ordered(struct sfile *f, const char *call, int write, void *buf,
-	       MPI_Count count, MPI_Datatype type, MPI_Count *bytes);
+int sf_ordered(struct sfile *f, const char *call, int write, int flags,
+	       void *buf, MPI_Count count, MPI_Datatype type,
+	       MPI_Count *bytes);
 int sf_seek_shared(struct sfile *f, MPI_Offset off, int whence);
 int sf_get_position_shared(struct sfile *f, MPI_Offset *off);
 /* Collective: the pointer as every rank's earlier accesses left it

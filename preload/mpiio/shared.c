@@ -180,8 +180,8 @@ sf_shared_close(struct sfile *f)
 /* --------------------------------------------------------- the calls */
 
 int
-sf_shared_io(struct sfile *f, const char *call, int write, void *buf,
-	     MPI_Count count, MPI_Datatype type, MPI_Count *bytes)
+sf_shared_io(struct sfile *f, const char *call, int write, int flags,
+	     void *buf, MPI_Count count, MPI_Datatype type, MPI_Count *bytes)
 {
 	struct gfsp_error err;
 	MPI_Offset n = 0, at = 0;
@@ -196,13 +196,13 @@ sf_shared_io(struct sfile *f, const char *call, int write, void *buf,
 	if (counter(f, MPI_SUM, n, &at, &err) != 0)
 		return sf_fail(f, &err);
 	/* a read short of the end still moved the pointer by n, as MPICH */
-	return sf_io(f, write, SF_AT | SF_SHARED, at, buf, count, type,
-	    bytes);
+	return sf_io(f, write, SF_AT | SF_SHARED | flags, at, buf, count,
+	    type, bytes);
 }
 
 int
-sf_ordered(struct sfile *f, const char *call, int write, void *buf,
-	   MPI_Count count, MPI_Datatype type, MPI_Count *bytes)
+sf_ordered(struct sfile *f, const char *call, int write, int flags,
+	   void *buf, MPI_Count count, MPI_Datatype type, MPI_Count *bytes)
 {
 	struct gfsp_error err;
 	MPI_Offset n = 0, before = 0, total = 0, base = 0;
@@ -235,8 +235,8 @@ sf_ordered(struct sfile *f, const char *call, int write, void *buf,
 	rc = gfsp_agree(f->comm, rc, &err);
 	if (rc)
 		return sf_fail(f, &err);
-	return sf_io(f, write, SF_AT | SF_COLL | SF_ORDERED, base + before,
-	    buf, count, type, bytes);
+	return sf_io(f, write, SF_AT | SF_COLL | SF_ORDERED | flags,
+	    base + before, buf, count, type, bytes);
 }
 
 /*

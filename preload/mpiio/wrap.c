@@ -236,7 +236,8 @@ MPI_File_##NAME(MPI_File fh, MPI_Offset offset, CONST void *buf,	\
 	return rc;							\
 }
 
-/* Nonblocking: done now, the request only reports it. */
+/* Nonblocking: done now, the request only reports it.  MPICH converts
+ * no data to external32 in the independent ones (SF_RAW, mpiio.h). */
 #define NONBLOCKING(NAME, CONST, CNT, WRITE, FLAGS)			\
 int									\
 MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
@@ -248,7 +249,8 @@ MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
 									\
 	if (f == NULL)							\
 		return PMPI_File_##NAME(fh, buf, count, type, req);	\
-	rc = sf_io(f, WRITE, FLAGS, 0, (void *)buf, count, type, &n);	\
+	rc = sf_io(f, WRITE, (FLAGS) | ((FLAGS) & SF_COLL ? 0 : SF_RAW),	\
+	    0, (void *)buf, count, type, &n);				\
 	return rc == MPI_SUCCESS ? sf_request(n, req) : rc;		\
 }
 
@@ -263,8 +265,8 @@ MPI_File_##NAME(MPI_File fh, MPI_Offset offset, CONST void *buf,	\
 									\
 	if (f == NULL)							\
 		return PMPI_File_##NAME(fh, offset, buf, count, type, req);\
-	rc = sf_io(f, WRITE, (FLAGS) | SF_AT, offset, (void *)buf, count,\
-	    type, &n);							\
+	rc = sf_io(f, WRITE, (FLAGS) | SF_AT | ((FLAGS) & SF_COLL ? 0 :	\
+	    SF_RAW), offset, (void *)buf, count, type, &n);		\
 	return rc == MPI_SUCCESS ? sf_request(n, req) : rc;		\
 }
 
@@ -283,8 +285,8 @@ begin_io(struct sfile *f, const char *ordered, int write, int flags,
 		return sf_fail_code(f, MPI_ERR_OTHER, "'%s': a split "
 		    "collective is already active on this file", f->path);
 	if (ordered != NULL)
-		f->split_rc = sf_ordered(f, ordered, write, buf, count, type,
-		    &n);
+		f->split_rc = sf_ordered(f, ordered, write, 0, buf, count,
+		    type, &n);
 	else
 		f->split_rc = sf_io(f, write, flags | SF_COLL, offset, buf,
 		    count, type, &n);
@@ -391,12 +393,14 @@ END(write_at_all_end, const)
 /* ------------------------------------------ shared file pointer calls */
 
 /*
- * SHARED(NAME, CONST, CNT, WRITE, FN): FN is sf_shared_io (independent)
- * or sf_ordered (collective); SHARED_REQ the nonblocking independent
- * forms, done now like the others; SHARED_BEGIN the split collective
- * ordered forms, whose _end is end_io's as for the other split ones.
+ * SHARED(NAME, CONST, CNT, WRITE, FN, FLAGS): FN is sf_shared_io
+ * (independent) or sf_ordered (collective), FLAGS SF_RAW where MPICH
+ * converts nothing to external32 (read_ordered); SHARED_REQ the
+ * nonblocking independent forms, done now like the others (SF_RAW too);
+ * SHARED_BEGIN the split collective ordered forms, whose _end is end_io's
+ * as for the other split ones.
  */
-#define SHARED(NAME, CONST, CNT, WRITE, FN)				\
+#define SHARED(NAME, CONST, CNT, WRITE, FN, FLAGS)			\
 int									\
 MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
 		MPI_Datatype type, MPI_Status *status)			\
@@ -407,8 +411,8 @@ MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
 									\
 	if (f == NULL)							\
 		return PMPI_File_##NAME(fh, buf, count, type, status);	\
-	rc = FN(f, "MPI_File_" #NAME, WRITE, (void *)buf, count, type,	\
-	    &n);							\
+	rc = FN(f, "MPI_File_" #NAME, WRITE, FLAGS, (void *)buf, count,	\
+	    type, &n);							\
 	if (rc == MPI_SUCCESS)						\
 		sf_status(status, n);					\
 	return rc;							\
@@ -425,8 +429,8 @@ MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
 									\
 	if (f == NULL)							\
 		return PMPI_File_##NAME(fh, buf, count, type, req);	\
-	rc = sf_shared_io(f, "MPI_File_" #NAME, WRITE, (void *)buf,	\
-	    count, type, &n);						\
+	rc = sf_shared_io(f, "MPI_File_" #NAME, WRITE, SF_RAW,		\
+	    (void *)buf, count, type, &n);				\
 	return rc == MPI_SUCCESS ? sf_request(n, req) : rc;		\
 }
 
@@ -443,14 +447,14 @@ MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
 	    count, type);						\
 }
 
-SHARED(read_shared, , int, 0, sf_shared_io)
-SHARED(read_shared_c, , MPI_Count, 0, sf_shared_io)
-SHARED(write_shared, const, int, 1, sf_shared_io)
-SHARED(write_shared_c, const, MPI_Count, 1, sf_shared_io)
-SHARED(read_ordered, , int, 0, sf_ordered)
-SHARED(read_ordered_c, , MPI_Count, 0, sf_ordered)
-SHARED(write_ordered, const, int, 1, sf_ordered)
-SHARED(write_ordered_c, const, MPI_Count, 1, sf_ordered)
+SHARED(read_shared, , int, 0, sf_shared_io, 0)
+SHARED(read_shared_c, , MPI_Count, 0, sf_shared_io, 0)
+SHARED(write_shared, const, int, 1, sf_shared_io, 0)
+SHARED(write_shared_c, const, MPI_Count, 1, sf_shared_io, 0)
+SHARED(read_ordered, , int, 0, sf_ordered, SF_RAW)
+SHARED(read_ordered_c, , MPI_Count, 0, sf_ordered, SF_RAW)
+SHARED(write_ordered, const, int, 1, sf_ordered, 0)
+SHARED(write_ordered_c, const, MPI_Count, 1, sf_ordered, 0)
 SHARED_REQ(iread_shared, , int, 0)
 SHARED_REQ(iread_shared_c, , MPI_Count, 0)
 SHARED_REQ(iwrite_shared, const, int, 1)

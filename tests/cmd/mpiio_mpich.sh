@@ -21,7 +21,8 @@
 #   ext32    "external32" (and "EXTERNAL32", "internal") views: ints
 #            through a strided view, doubles, shorts from a strided memory
 #            type, read back in external32 and native: the same values,
-#            the same bytes
+#            the same bytes; and each read and write call once through
+#            an external32 view (some convert in MPICH, some do not)
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/mpiio_lib.sh"
 mpiio_setup "$UNIT/mpi_conform" "MPI-IO answers as MPICH's"
@@ -86,4 +87,10 @@ for n in 1 3; do
 		'datarep external32' "$n" "$TMPD/*.split" ext32 "$a" "$b" "$b"
 	same_merged "external32, $n ranks: merged, the split file holds MPICH's bytes" "$b" "$a"
 done
+# which calls convert (MPICH's nonblocking independent calls and
+# read_ordered do not)
+a=$TMPD/calls b=$TMPD/calls.split
+same_as_mpich "external32: each read and write call converts where MPICH's does" \
+	'^slot  5: 05 03 02 01' 1 "$TMPD/*.split" ext32-calls "$a" "$b" "$b"
+same_merged "external32, each call: merged, the split file holds MPICH's bytes" "$b" "$a"
 finish

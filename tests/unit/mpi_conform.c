@@ -25,6 +25,9 @@
  *                              prints values (and get_byte_offset of a
  *                              negative offset: MPICH calls the handler
  *                              and returns MPI_SUCCESS)
+ *   mpi_conform ext32-calls FILE  rank 0 alone: every write call, then
+ *                              every read call, through an external32
+ *                              view (which convert in MPICH, which not)
  *   mpi_conform ext32-read FILE  only the reads of ext32 (a file written
  *                              before, by MPICH or the preload)
  *
@@ -664,6 +667,135 @@ do_ext32_read(const char *path, int seq)
 	must(MPI_File_close(&fh), "close read");
 }
 
+/*
+ * Every write and read call through an external32 view: does it convert?
+ * ROMIO converts in the blocking ones, write_shared, read_shared,
+ * write_ordered and the split collectives, not in iread, iwrite,
+ * iread_at, iwrite_at, iread_shared, iwrite_shared and read_ordered.
+ * Rank 0 alone, one int each, slot k at 4*k; then the file's bytes as
+ * they are, and what each read call returns for slot k.  Not iwrite_all
+ * and iwrite_at_all (slots 7 and 8): MPICH writes freed memory there.
+ */
+#define NCALLS	18
+
+static int
+ext32_call(MPI_File fh, int write, int k, int *v)
+{
+	MPI_Offset at = k;
+	MPI_Request rq;
+	MPI_Status st;
+	int rc = MPI_SUCCESS;
+
+	if (k >= 14) {		/* shared pointer: at slot k first */
+		rc = MPI_File_seek_shared(fh, at, MPI_SEEK_SET);
+		if (rc != MPI_SUCCESS)
+			return rc;
+	} else {
+		rc = MPI_File_seek(fh, at, MPI_SEEK_SET);
+		if (rc != MPI_SUCCESS)
+			return rc;
+	}
+#define W(wr, rd) (write ? (wr) : (rd))
+	switch (k) {
+	case 0: return W(MPI_File_write(fh, v, 1, MPI_INT, &st),
+	    MPI_File_read(fh, v, 1, MPI_INT, &st));
+	case 1: return W(MPI_File_write_c(fh, v, 1, MPI_INT, &st),
+	    MPI_File_read_c(fh, v, 1, MPI_INT, &st));
+	case 2: return W(MPI_File_write_at(fh, at, v, 1, MPI_INT, &st),
+	    MPI_File_read_at(fh, at, v, 1, MPI_INT, &st));
+	case 3: return W(MPI_File_write_all(fh, v, 1, MPI_INT, &st),
+	    MPI_File_read_all(fh, v, 1, MPI_INT, &st));
+	case 4: return W(MPI_File_write_at_all(fh, at, v, 1, MPI_INT, &st),
+	    MPI_File_read_at_all(fh, at, v, 1, MPI_INT, &st));
+	case 5: rc = W(MPI_File_iwrite(fh, v, 1, MPI_INT, &rq),
+	    MPI_File_iread(fh, v, 1, MPI_INT, &rq));
+		break;
+	case 6: rc = W(MPI_File_iwrite_at(fh, at, v, 1, MPI_INT, &rq),
+	    MPI_File_iread_at(fh, at, v, 1, MPI_INT, &rq));
+		break;
+	case 7: rc = W(MPI_File_iwrite_all(fh, v, 1, MPI_INT, &rq),
+	    MPI_File_iread_all(fh, v, 1, MPI_INT, &rq));
+		break;
+	case 8: rc = W(MPI_File_iwrite_at_all(fh, at, v, 1, MPI_INT, &rq),
+	    MPI_File_iread_at_all(fh, at, v, 1, MPI_INT, &rq));
+		break;
+	case 9: rc = W(MPI_File_write_all_begin(fh, v, 1, MPI_INT),
+	    MPI_File_read_all_begin(fh, v, 1, MPI_INT));
+		return rc != MPI_SUCCESS ? rc : W(MPI_File_write_all_end(fh, v,
+		    &st), MPI_File_read_all_end(fh, v, &st));
+	case 10: rc = W(MPI_File_write_at_all_begin(fh, at, v, 1, MPI_INT),
+	    MPI_File_read_at_all_begin(fh, at, v, 1, MPI_INT));
+		return rc != MPI_SUCCESS ? rc : W(MPI_File_write_at_all_end(fh,
+		    v, &st), MPI_File_read_at_all_end(fh, v, &st));
+	case 11: return W(MPI_File_write_all_c(fh, v, 1, MPI_INT, &st),
+	    MPI_File_read_all_c(fh, v, 1, MPI_INT, &st));
+	case 12: return W(MPI_File_write_at_c(fh, at, v, 1, MPI_INT, &st),
+	    MPI_File_read_at_c(fh, at, v, 1, MPI_INT, &st));
+	case 13: rc = W(MPI_File_iwrite_c(fh, v, 1, MPI_INT, &rq),
+	    MPI_File_iread_c(fh, v, 1, MPI_INT, &rq));
+		break;
+	case 14: return W(MPI_File_write_shared(fh, v, 1, MPI_INT, &st),
+	    MPI_File_read_shared(fh, v, 1, MPI_INT, &st));
+	case 15: rc = W(MPI_File_iwrite_shared(fh, v, 1, MPI_INT, &rq),
+	    MPI_File_iread_shared(fh, v, 1, MPI_INT, &rq));
+		break;
+	case 16: return W(MPI_File_write_ordered(fh, v, 1, MPI_INT, &st),
+	    MPI_File_read_ordered(fh, v, 1, MPI_INT, &st));
+	case 17: rc = W(MPI_File_write_ordered_begin(fh, v, 1, MPI_INT),
+	    MPI_File_read_ordered_begin(fh, v, 1, MPI_INT));
+		return rc != MPI_SUCCESS ? rc : W(MPI_File_write_ordered_end(fh,
+		    v, &st), MPI_File_read_ordered_end(fh, v, &st));
+	}
+#undef W
+	return rc != MPI_SUCCESS ? rc : MPI_Wait(&rq, MPI_STATUS_IGNORE);
+}
+
+static void
+do_ext32_calls(const char *path)
+{
+	unsigned char bytes[4 * NCALLS];
+	char name[32];
+	MPI_File fh;
+	int v, k, i, rc;
+
+	/* one process: the collective and ordered calls of one rank */
+	if (must(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE |
+	    MPI_MODE_RDWR, MPI_INFO_NULL, &fh), "open"))
+		return;
+	MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+	must(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32",
+	    MPI_INFO_NULL), "set_view external32");
+	for (k = 0; k < NCALLS; k++) {
+		if (k == 7 || k == 8)
+			continue;
+		v = 0x01020300 + k;
+		snprintf(name, sizeof(name), "write call %d", k);
+		result(name, ext32_call(fh, 1, k, &v));
+	}
+	must(MPI_File_sync(fh), "sync");
+	for (k = 0; k < NCALLS; k++) {
+		if (k == 7 || k == 8)
+			continue;
+		v = 0;
+		rc = ext32_call(fh, 0, k, &v);
+		snprintf(name, sizeof(name), "read call %d", k);
+		result(name, rc);
+		say("  value %#x\n", v);
+	}
+	must(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native",
+	    MPI_INFO_NULL), "set_view native");
+	memset(bytes, 0, sizeof(bytes));
+	must(MPI_File_read_at(fh, 0, bytes, sizeof(bytes), MPI_BYTE,
+	    MPI_STATUS_IGNORE), "read_at");
+	for (k = 0; k < NCALLS; k++) {
+		say("slot %2d:", k);
+		for (i = 0; i < 4; i++)
+			say(" %02x", bytes[4 * k + i]);
+		say("\n");
+	}
+	must(MPI_File_close(&fh), "close");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -685,7 +817,10 @@ main(int argc, char **argv)
 		do_info(argv[2]);
 	else if (strcmp(argv[1], "seq") == 0)
 		do_seq(argv[2]);
-	else if (strcmp(argv[1], "ext32") == 0) {
+	else if (strcmp(argv[1], "ext32-calls") == 0) {
+		if (rank == 0)
+			do_ext32_calls(argv[2]);
+	} else if (strcmp(argv[1], "ext32") == 0) {
 		do_ext32_write(argv[2], 0);
 		do_ext32_read(argv[2], 0);
 	} else if (strcmp(argv[1], "ext32-read") == 0)
