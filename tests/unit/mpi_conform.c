@@ -676,7 +676,7 @@ do_ext32_read(const char *path, int seq)
  * they are, and what each read call returns for slot k.  Not iwrite_all
  * and iwrite_at_all (slots 7 and 8): MPICH writes freed memory there.
  */
-#define NCALLS	18
+#define NCALLS	22
 
 static int
 ext32_call(MPI_File fh, int write, int k, int *v)
@@ -686,7 +686,7 @@ ext32_call(MPI_File fh, int write, int k, int *v)
 	MPI_Status st;
 	int rc = MPI_SUCCESS;
 
-	if (k >= 14) {		/* shared pointer: at slot k first */
+	if (k >= 14 && k != 19) {	/* shared pointer: at slot k first */
 		rc = MPI_File_seek_shared(fh, at, MPI_SEEK_SET);
 		if (rc != MPI_SUCCESS)
 			return rc;
@@ -745,6 +745,16 @@ ext32_call(MPI_File fh, int write, int k, int *v)
 	    MPI_File_read_ordered_begin(fh, v, 1, MPI_INT));
 		return rc != MPI_SUCCESS ? rc : W(MPI_File_write_ordered_end(fh,
 		    v, &st), MPI_File_read_ordered_end(fh, v, &st));
+	case 18: return W(MPI_File_write_ordered_c(fh, v, 1, MPI_INT, &st),
+	    MPI_File_read_ordered_c(fh, v, 1, MPI_INT, &st));
+	case 19: rc = W(MPI_File_iwrite_at_c(fh, at, v, 1, MPI_INT, &rq),
+	    MPI_File_iread_at_c(fh, at, v, 1, MPI_INT, &rq));
+		break;
+	case 20: rc = W(MPI_File_iwrite_shared_c(fh, v, 1, MPI_INT, &rq),
+	    MPI_File_iread_shared_c(fh, v, 1, MPI_INT, &rq));
+		break;
+	case 21: return W(MPI_File_write_shared_c(fh, v, 1, MPI_INT, &st),
+	    MPI_File_read_shared_c(fh, v, 1, MPI_INT, &st));
 	}
 #undef W
 	return rc != MPI_SUCCESS ? rc : MPI_Wait(&rq, MPI_STATUS_IGNORE);
