@@ -9,11 +9,11 @@
  * it before MPICH's, and it reaches MPICH through the profiling names
  * (PMPI_File_*).  A file it manages is opened in MPICH too, on /dev/null
  * and MPI_COMM_SELF, with the open's hints: that "shadow" handle is what
- * the application holds,
- * so every call the library does not handle (errhandlers, info,
- * atomicity, Fortran handle conversion) works unchanged on a real MPICH
- * handle, and the error handler the application set gets its own handle
- * back.  The view and the group are the library's.
+ * the application holds, so every call the library does not handle
+ * (errhandlers, info, atomicity, Fortran handle conversion) works
+ * unchanged on a real MPICH handle, and the error handler the application
+ * set gets its own handle back.  The view and the group are the
+ * library's.
  *
  *   file.c    selection, open, close, delete, the table of managed
  *             files, errors as MPI error classes through the file's handler
