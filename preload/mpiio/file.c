@@ -342,17 +342,16 @@ sf_open(MPI_Comm comm, const char *path, int amode, MPI_Info info,
 	}
 
 	/*
-	 * ours: MPICH gets the shadow, we get the data.  The shadow is this
-	 * rank's alone (MPI_COMM_SELF): opening it over comm would cost a
-	 * round of MPICH's collectives for nothing (MPI_File_get_group
-	 * answers with comm's group).
+	 * ours: MPICH gets the shadow, we get the data.  The shadow is
+	 * opened over comm with the application's hints, so that
+	 * MPI_File_get_info answers what MPICH makes of them for this
+	 * communicator: cb_nodes and romio_aggregator_list depend on its
+	 * ranks and nodes (mpiio.h).
 	 */
 	gfsp_error_clear(&err);
 	rc = 0;
-	/* with the application's hints: MPI_File_get_info answers from
-	 * the shadow, with what ROMIO makes of them (mpiio.h) */
-	shadow_rc = PMPI_File_open(MPI_COMM_SELF, SHADOW_PATH, MPI_MODE_RDWR,
-	    info, &shadow);
+	shadow_rc = PMPI_File_open(comm, SHADOW_PATH, MPI_MODE_RDWR, info,
+	    &shadow);
 	f = calloc(1, sizeof(*f));
 	if (f != NULL) {
 		f->fh = shadow;

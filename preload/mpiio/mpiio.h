@@ -8,7 +8,7 @@
  * The library defines MPI_File_* (wrap.c); the application's calls reach
  * it before MPICH's, and it reaches MPICH through the profiling names
  * (PMPI_File_*).  A file it manages is opened in MPICH too, on /dev/null
- * and MPI_COMM_SELF, with the open's hints: that "shadow" handle is what
+ * over the open's communicator, with its hints: that "shadow" handle is what
  * the application holds, so every call the library does not handle
  * (errhandlers, info, atomicity, Fortran handle conversion) works
  * unchanged on a real MPICH handle, and the error handler the application

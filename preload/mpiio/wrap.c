@@ -4,10 +4,11 @@
  * Each one looks the handle up: a file the library manages goes to
  * file.c / io.c / shared.c, any other straight to MPICH through
  * PMPI_File_*.  Calls that only touch what the shadow handle holds (info,
- * get_atomicity, errhandlers) are not defined here at all: MPICH answers them
- * on the shadow (opened on MPI_COMM_SELF, so get_group is ours).  The view is ours alone (MPICH's set_view
- * would flatten the filetype a second time), so get_view, get_byte_offset
- * and get_type_extent are answered here.
+ * get_atomicity, errhandlers) are not defined here at all: MPICH answers
+ * them on the shadow (opened on /dev/null over the open's communicator).
+ * The view is ours alone (MPICH's set_view would flatten the filetype a
+ * second time), so get_view, get_byte_offset and get_type_extent are
+ * answered here.
  *
  * Reads and writes come in 4 positionings x 3 completions x 2 count types;
  * the macros below spell each family once.  Nonblocking forms complete
@@ -53,7 +54,7 @@ MPI_File_set_atomicity(MPI_File fh, int flag)
 	    PMPI_File_set_atomicity(fh, flag);
 }
 
-/* The shadow is MPI_COMM_SELF's: the file's group is the open's. */
+/* The file's group is the open's (f->comm is a duplicate of it). */
 int
 MPI_File_get_group(MPI_File fh, MPI_Group *group)
 {
