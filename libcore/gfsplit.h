@@ -111,6 +111,20 @@ int gfsp_view_from_mpi(MPI_Offset disp, MPI_Datatype etype,
 		      MPI_Datatype filetype, struct gfsp_view *v,
 		      struct gfsp_error *err);
 
+/*
+ * The same, and OUT *shape: GFSP_TYPEMAP_* bits of the filetype's typemap
+ * in its own order, found on the way, which MPI-IO refuses in a file view
+ * (MPI 4.1 section 14.3: displacements monotonically nondecreasing, none
+ * negative; overlapping blocks only in views that are never written).
+ * Set even when the view is refused for them.
+ */
+#define GFSP_TYPEMAP_DECREASING	1u	/* a block starts before the last */
+#define GFSP_TYPEMAP_NEGATIVE	2u	/* a block starts before 0 */
+#define GFSP_TYPEMAP_OVERLAP	4u	/* a block starts inside the last */
+int gfsp_view_from_mpi_shape(MPI_Offset disp, MPI_Datatype etype,
+			    MPI_Datatype filetype, struct gfsp_view *v,
+			    unsigned *shape, struct gfsp_error *err);
+
 /* Build a view from block lists (copied; sorted and merged as needed). */
 int gfsp_view_init(struct gfsp_view *v, uint64_t disp, uint64_t extent,
 		  uint64_t end, uint64_t nblocks, const uint64_t *off,

@@ -732,9 +732,40 @@ gfsp_type_copy(MPI_Datatype t, MPI_Count count, void *buf, void *dense,
 	return rc;
 }
 
+/* The GFSP_TYPEMAP_* bits of l, in typemap order (before normalize). */
+static unsigned
+typemap_shape(const struct plist *l)
+{
+	unsigned shape = 0;
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		if (l->p[i].off < 0)
+			shape |= GFSP_TYPEMAP_NEGATIVE;
+		if (i == 0)
+			continue;
+		if (l->p[i].off < l->p[i - 1].off)
+			shape |= GFSP_TYPEMAP_DECREASING;
+		else if (l->p[i].off < l->p[i - 1].off +
+		    (int64_t)l->p[i - 1].len)
+			shape |= GFSP_TYPEMAP_OVERLAP;
+	}
+	return shape;
+}
+
 int
 gfsp_view_from_mpi(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
 		  struct gfsp_view *v, struct gfsp_error *err)
+{
+	unsigned shape;
+
+	return gfsp_view_from_mpi_shape(disp, etype, filetype, v, &shape, err);
+}
+
+int
+gfsp_view_from_mpi_shape(MPI_Offset disp, MPI_Datatype etype,
+			MPI_Datatype filetype, struct gfsp_view *v,
+			unsigned *shape, struct gfsp_error *err)
 {
 	struct plist l = { 0 };
 	uint64_t *off = NULL, *len = NULL, E, s, m, M, base, n = 0;
@@ -743,6 +774,7 @@ gfsp_view_from_mpi(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
 	size_t i;
 
 	memset(v, 0, sizeof(*v));
+	*shape = 0;
 	if (disp < 0) {
 		rc = gfsp_error_set(err, GFSP_EINVAL,
 				   "invalid file view: displacement %lld is negative",
@@ -759,8 +791,10 @@ gfsp_view_from_mpi(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
 				   "invalid file view: etype has size %d", esize);
 		goto out;
 	}
+	*shape = 0;
 	if ((rc = flatten(filetype, &l, err)) != 0)
 		goto out;
+	*shape = typemap_shape(&l);
 	normalize(&l);
 	if (l.n == 0) {
 		gfsp_view_empty(v, (uint64_t)disp, extent > 0 ? extent : 0);

@@ -478,15 +478,16 @@ sf_open(MPI_Comm comm, const char *name, int amode, MPI_Info info,
 	}
 
 	/*
-	 * ours: MPICH gets the shadow, we get the data.  The shadow is this
-	 * rank's alone (MPI_COMM_SELF): opening it over comm would cost a
-	 * round of MPICH's collectives for nothing (MPI_File_get_group
-	 * answers with comm's group).
+	 * ours: MPICH gets the shadow, we get the data.  The shadow is
+	 * opened over comm with the application's hints, so that
+	 * MPI_File_get_info answers what MPICH makes of them for this
+	 * communicator: cb_nodes and romio_aggregator_list depend on its
+	 * ranks and nodes (mpiio.h).
 	 */
 	gfsp_error_clear(&err);
 	rc = 0;
-	shadow_rc = PMPI_File_open(MPI_COMM_SELF, SHADOW_PATH, MPI_MODE_RDWR,
-	    MPI_INFO_NULL, &shadow);
+	shadow_rc = PMPI_File_open(comm, SHADOW_PATH, MPI_MODE_RDWR, info,
+	    &shadow);
 	f = calloc(1, sizeof(*f));
 	if (f != NULL) {
 		f->fh = shadow;
@@ -516,6 +517,8 @@ sf_open(MPI_Comm comm, const char *name, int amode, MPI_Info info,
 		rc = gfsp_agree(comm, rc, &err);
 	}
 	if (rc == 0) {
+		/* ours alone: the library checks what its calls return */
+		MPI_Comm_set_errhandler(f->comm, MPI_ERRORS_RETURN);
 		MPI_Comm_rank(f->comm, &f->rank);
 		MPI_Comm_size(f->comm, &f->nprocs);
 		MPI_Comm_group(comm, &f->group);

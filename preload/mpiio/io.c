@@ -97,7 +97,8 @@ sf_get_view(struct sfile *f, MPI_Offset *disp, MPI_Datatype *etype,
 	int rc;
 
 	*disp = (MPI_Offset)f->user_disp;
-	strcpy(datarep, "native");
+	/* ROMIO's names: "internal" is "native" there */
+	strcpy(datarep, f->ext32 ? "external32" : "native");
 	if (f->etype == MPI_DATATYPE_NULL) {	/* never set */
 		*etype = *filetype = MPI_BYTE;
 		return MPI_SUCCESS;
@@ -111,31 +112,142 @@ sf_get_view(struct sfile *f, MPI_Offset *disp, MPI_Datatype *etype,
 }
 
 int
+sf_type_class(struct sfile *f, MPI_Datatype t)
+{
+	int pos = 0;
+
+	if (t == MPI_DATATYPE_NULL)
+		return MPI_ERR_TYPE;
+	/* MPICH has no call that tells; MPI_Pack of nothing refuses a type
+	 * not committed (f->comm returns errors) */
+	return PMPI_Pack(NULL, 0, t, NULL, 0, &pos, f->comm) == MPI_SUCCESS ?
+	    0 : MPI_ERR_TYPE;
+}
+
+/* ROMIO's names (set_view.c); anything else, even "Native", it refuses. */
+static int
+datarep_of(const char *datarep, int *ext32)
+{
+	static const char *const native[] = { "native", "NATIVE", "internal",
+	    "INTERNAL" };
+	size_t i;
+
+	*ext32 = 0;
+	if (datarep == NULL)
+		return -1;
+	for (i = 0; i < sizeof(native) / sizeof(native[0]); i++)
+		if (strcmp(datarep, native[i]) == 0)
+			return 0;
+	if (strcmp(datarep, "external32") == 0 ||
+	    strcmp(datarep, "EXTERNAL32") == 0) {
+		*ext32 = 1;
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * set_view's arguments, checked as MPICH checks them and in its order
+ * (ROMIO's mpi-io/set_view.c), so that a view with several faults fails
+ * with MPICH's class.  Returns 0 or the class; the reason in err.
+ */
+static int
+view_args(struct sfile *f, MPI_Offset disp, MPI_Datatype etype,
+	  MPI_Datatype filetype, const char *datarep, int *ext32,
+	  MPI_Count *esz, struct gfsp_error *err)
+{
+	int seq = (f->amode & MPI_MODE_SEQUENTIAL) != 0, cls;
+	MPI_Count fsz = 0;
+
+	if (disp < 0 && disp != MPI_DISPLACEMENT_CURRENT) {
+		gfsp_error_set(err, GFSP_EINVAL, "'%s': set_view: negative "
+		    "displacement %lld", f->path, (long long)disp);
+		return MPI_ERR_ARG;
+	}
+	if (etype == MPI_DATATYPE_NULL || filetype == MPI_DATATYPE_NULL) {
+		gfsp_error_set(err, GFSP_EINVAL, "'%s': set_view: %s is "
+		    "MPI_DATATYPE_NULL", f->path, etype == MPI_DATATYPE_NULL ?
+		    "the etype" : "the filetype");
+		/* ROMIO checks the etype's commit before the filetype */
+		return etype != MPI_DATATYPE_NULL && sf_type_class(f, etype) ?
+		    MPI_ERR_TYPE : MPI_ERR_ARG;
+	}
+	if ((cls = sf_type_class(f, etype)) != 0 ||
+	    (cls = sf_type_class(f, filetype)) != 0) {
+		gfsp_error_set(err, GFSP_EINVAL, "'%s': set_view: a datatype "
+		    "is not committed", f->path);
+		return cls;
+	}
+	if (seq != (disp == MPI_DISPLACEMENT_CURRENT)) {
+		gfsp_error_set(err, GFSP_EINVAL, "'%s': set_view: the "
+		    "displacement must be MPI_DISPLACEMENT_CURRENT %s "
+		    "MPI_MODE_SEQUENTIAL", f->path, seq ? "with" :
+		    "only with");
+		return MPI_ERR_ARG;
+	}
+	MPI_Type_size_x(etype, esz);
+	MPI_Type_size_x(filetype, &fsz);
+	if (*esz != 0 && fsz % *esz != 0) {
+		gfsp_error_set(err, GFSP_EINVAL, "'%s': set_view: the "
+		    "filetype (%lld bytes) is not made of etypes (%lld bytes)",
+		    f->path, (long long)fsz, (long long)*esz);
+		return MPI_ERR_ARG;
+	}
+	if (datarep_of(datarep, ext32) != 0) {
+		gfsp_error_set(err, GFSP_ENOTSUP, "'%s': data representation "
+		    "'%s' is not supported (MPICH's: native, internal, "
+		    "external32)", f->path, datarep ? datarep : "");
+		return MPI_ERR_UNSUPPORTED_DATAREP;
+	}
+	if (*esz <= 0) {
+		gfsp_error_set(err, GFSP_EINVAL, "'%s': etype of size %lld",
+		    f->path, (long long)*esz);
+		return MPI_ERR_ARG;
+	}
+	return 0;
+}
+
+int
 sf_set_view(struct sfile *f, MPI_Offset disp, MPI_Datatype etype,
 	    MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
 	struct gfsp_error err;
 	struct gfsp_view v;
+	MPI_Offset ptr = 0;
 	MPI_Count esz = 0;
+	unsigned shape = 0;
 	uint32_t id = 0;
-	int rc = 0, mrc, have = 0;
+	int rc = 0, mrc, have = 0, cls, ext32 = 0;
 
 	gfsp_error_clear(&err);
 	memset(&v, 0, sizeof(v));
-	if (datarep == NULL || strcasecmp(datarep, "native") != 0)
-		rc = gfsp_error_set(&err, GFSP_ENOTSUP, "'%s': data "
-		    "representation '%s' is not supported on split files "
-		    "(only \"native\")", f->path, datarep ? datarep : "");
-	if (rc == 0 && disp < 0)
-		rc = gfsp_error_set(&err, GFSP_EINVAL, "'%s': negative view "
-		    "displacement %lld", f->path, (long long)disp);
-	if (rc == 0 && (MPI_Type_size_x(etype, &esz) != MPI_SUCCESS ||
-	    esz <= 0))
-		rc = gfsp_error_set(&err, GFSP_EINVAL, "'%s': etype of size "
-		    "%lld", f->path, (long long)esz);
-	if (rc == 0) {
-		rc = gfsp_view_from_mpi(disp, etype, filetype, &v, &err);
-		have = rc == 0;
+	cls = view_args(f, disp, etype, filetype, datarep, &ext32, &esz, &err);
+	rc = agree(f, cls ? err.code : 0, &err);
+	if (cls)
+		return sf_fail_code(f, cls, "%s", err.msg);
+	if (rc)
+		return sf_fail(f, &err);
+	/* MPI_MODE_SEQUENTIAL: the view starts where the shared pointer is,
+	 * in bytes of the view before (MPI 4.1 section 14.3) */
+	if (disp == MPI_DISPLACEMENT_CURRENT) {
+		rc = sf_shared_position(f, &ptr, &err);
+		if (rc)
+			return sf_fail(f, &err);
+		sf_get_byte_offset(f, ptr, &disp);
+	}
+	rc = gfsp_view_from_mpi_shape(disp, etype, filetype, &v, &shape, &err);
+	have = rc == 0;
+	/* what ROMIO's flattening refuses, as it does: MPI_ERR_IO */
+	cls = 0;
+	if (shape & (GFSP_TYPEMAP_DECREASING | GFSP_TYPEMAP_NEGATIVE) ||
+	    ((shape & GFSP_TYPEMAP_OVERLAP) &&
+	    (f->amode & (MPI_MODE_WRONLY | MPI_MODE_RDWR)))) {
+		cls = MPI_ERR_IO;
+		rc = gfsp_error_set(&err, GFSP_EIO, "'%s': set_view: the "
+		    "filetype's displacements %s", f->path, shape &
+		    GFSP_TYPEMAP_NEGATIVE ? "are negative" : shape &
+		    GFSP_TYPEMAP_DECREASING ? "decrease" : "overlap, and the "
+		    "file is open for writing");
 	}
 	if (rc == 0 && f->mode == SF_WRITE && !dense_view(&v)) {
 		rc = gfsp_split_add_view(SF_DATA(f)->w, &v, &id, &err);
@@ -145,9 +257,8 @@ sf_set_view(struct sfile *f, MPI_Offset disp, MPI_Datatype etype,
 	if (rc) {
 		if (have)
 			gfsp_view_free(&v);
-		return rc == GFSP_ENOTSUP && strstr(err.msg, "representation") ?
-		    sf_fail_code(f, MPI_ERR_UNSUPPORTED_DATAREP, "%s",
-		    err.msg) : sf_fail(f, &err);
+		return cls ? sf_fail_code(f, cls, "%s", err.msg) :
+		    sf_fail(f, &err);
 	}
 	/*
 	 * get_view answers from copies of the types (MPICH's own set_view on
@@ -169,6 +280,7 @@ sf_set_view(struct sfile *f, MPI_Offset disp, MPI_Datatype etype,
 	f->user_disp = (uint64_t)disp;
 	f->etype_size = (uint64_t)esz;
 	f->view_id = id;
+	f->ext32 = ext32;
 	f->pos = 0;
 	return MPI_SUCCESS;
 }
@@ -194,14 +306,33 @@ global_of(const struct sfile *f, uint64_t s)
 	return f->dense ? f->view.disp + s : gfsp_view_global(&f->view, s);
 }
 
+/*
+ * A negative offset: MPICH (ROMIO's get_bytoff.c) passes MPI_ERR_ARG to
+ * the file's error handler, then returns MPI_SUCCESS with *disp as it
+ * was; so does this, so that a program that goes on gets what it gets
+ * under MPICH.
+ */
 int
 sf_get_byte_offset(struct sfile *f, MPI_Offset offset, MPI_Offset *disp)
 {
-	if (offset < 0)
-		return sf_fail_code(f, MPI_ERR_ARG, "'%s': get_byte_offset: "
-		    "negative offset %lld", f->path, (long long)offset);
+	if (offset < 0) {
+		sf_fail_code(f, MPI_ERR_ARG, "'%s': get_byte_offset: negative "
+		    "offset %lld", f->path, (long long)offset);
+		return MPI_SUCCESS;
+	}
 	*disp = (MPI_Offset)global_of(f, (uint64_t)offset * f->etype_size);
 	return MPI_SUCCESS;
+}
+
+int
+sf_get_type_extent(struct sfile *f, MPI_Datatype t, MPI_Count *extent)
+{
+	MPI_Count lb;
+
+	if (sf_type_class(f, t) != 0)
+		return sf_fail_code(f, MPI_ERR_TYPE, "'%s': get_type_extent: "
+		    "datatype null or not committed", f->path);
+	return MPI_Type_get_extent_x(t, &lb, extent);
 }
 
 /* The view bytes of the whole file: where SEEK_END puts the pointer. */
@@ -272,18 +403,123 @@ read_stream(struct sfile *f, uint64_t s, void *dst, uint64_t n,
 
 /* -------------------------------------------------------- the data path */
 
-static int
-check_access(struct sfile *f, int write, struct gfsp_error *err)
+int
+sf_check_args(struct sfile *f, int write, int flags, MPI_Offset offset,
+	      MPI_Count count, MPI_Datatype type, uint64_t *bytes,
+	      struct gfsp_error *err)
 {
 	int acc = f->amode & (MPI_MODE_RDONLY | MPI_MODE_WRONLY |
-	    MPI_MODE_RDWR);
+	    MPI_MODE_RDWR), shared = flags & (SF_SHARED | SF_ORDERED), cls;
+	MPI_Count tsz = 0;
 
-	if (write && (f->mode == SF_READ || acc == MPI_MODE_RDONLY))
-		return gfsp_error_set(err, GFSP_EACCES, "'%s': write to a "
-		    "file opened read-only", f->path);
-	if (!write && acc == MPI_MODE_WRONLY)
-		return gfsp_error_set(err, GFSP_EACCES, "'%s': read from a "
-		    "file opened write-only", f->path);
+	*bytes = 0;
+	if ((flags & SF_AT) && !shared && offset < 0) {
+		gfsp_error_set(err, GFSP_EINVAL, "'%s': negative offset %lld",
+		    f->path, (long long)offset);
+		return MPI_ERR_ARG;
+	}
+	if (count < 0) {
+		gfsp_error_set(err, GFSP_EINVAL, "'%s': negative count %lld",
+		    f->path, (long long)count);
+		return MPI_ERR_COUNT;
+	}
+	if ((cls = sf_type_class(f, type)) != 0) {
+		gfsp_error_set(err, GFSP_EINVAL, "'%s': datatype null or not "
+		    "committed", f->path);
+		return cls;
+	}
+	MPI_Type_size_x(type, &tsz);
+	*bytes = (uint64_t)count * (uint64_t)tsz;
+	if (*bytes % f->etype_size != 0) {
+		gfsp_error_set(err, GFSP_EIO, "'%s': %llu bytes are not a whole "
+		    "number of etypes (%llu bytes)", f->path,
+		    (unsigned long long)*bytes,
+		    (unsigned long long)f->etype_size);
+		return MPI_ERR_IO;
+	}
+	/*
+	 * ROMIO checks the access mode of the individual and explicit-offset
+	 * calls and of read_shared; write_shared and write_ordered on a
+	 * read-only file fail in the write (MPI_ERR_IO), and read_ordered on
+	 * a write-only file reads (ROMIO opens it read-write).
+	 */
+	if (write && (f->mode == SF_READ || acc == MPI_MODE_RDONLY)) {
+		gfsp_error_set(err, GFSP_EACCES, "'%s': write to a file opened "
+		    "read-only", f->path);
+		return shared ? MPI_ERR_IO : MPI_ERR_READ_ONLY;
+	}
+	if (!write && acc == MPI_MODE_WRONLY && !(flags & SF_ORDERED)) {
+		gfsp_error_set(err, GFSP_EACCES, "'%s': read from a file opened "
+		    "write-only", f->path);
+		return MPI_ERR_ACCESS;
+	}
+	if (!shared && (f->amode & MPI_MODE_SEQUENTIAL)) {
+		gfsp_error_set(err, GFSP_ENOTSUP, "'%s': only the shared file "
+		    "pointer is used with MPI_MODE_SEQUENTIAL", f->path);
+		return MPI_ERR_UNSUPPORTED_OPERATION;
+	}
+	return 0;
+}
+
+/*
+ * external32 (ROMIO's MPIU_write_external32_conversion_fn): the data of
+ * count elements of type, in typemap order, each element big-endian.
+ * ROMIO writes it at the native sizes, as the view counts them, so this
+ * is MPI_Pack_external's stream only where the two sizes agree; where
+ * they do not (MPI_LONG, long double: external32 sizes 4 and 16 are not
+ * native 8 and 16 bytes of x86-64 here) ROMIO writes the shorter stream
+ * and leaves the rest of the native size unset, which no one can match,
+ * so such a type is refused.
+ */
+static int
+ext32_buffer(struct sfile *f, MPI_Datatype type, MPI_Count count, uint64_t n,
+	     unsigned char **out, struct gfsp_error *err)
+{
+	MPI_Aint esize = 0;
+
+	*out = NULL;
+	if (count > INT32_MAX || MPI_Pack_external_size("external32",
+	    (int)count, type, &esize) != MPI_SUCCESS)
+		return gfsp_error_set(err, GFSP_EINVAL, "'%s': external32: "
+		    "cannot size %lld elements", f->path, (long long)count);
+	if ((uint64_t)esize != n)
+		return gfsp_error_set(err, GFSP_ENOTSUP, "'%s': external32: "
+		    "the datatype's elements are %llu bytes in external32 and "
+		    "%llu natively; MPICH leaves the difference unset, so "
+		    "this is not supported on split files", f->path,
+		    (unsigned long long)esize, (unsigned long long)n);
+	if ((*out = calloc(1, n)) == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "'%s': no memory to "
+		    "convert %llu bytes", f->path, (unsigned long long)n);
+	return 0;
+}
+
+static int
+ext32_pack(struct sfile *f, const void *buf, MPI_Count count,
+	   MPI_Datatype type, unsigned char *out, uint64_t n,
+	   struct gfsp_error *err)
+{
+	MPI_Aint pos = 0;
+
+	if (MPI_Pack_external("external32", buf, (int)count, type, out,
+	    (MPI_Aint)n, &pos) != MPI_SUCCESS)
+		return gfsp_error_set(err, GFSP_EMPI, "'%s': external32: "
+		    "MPI_Pack_external failed", f->path);
+	return 0;
+}
+
+/* As ROMIO, every element is converted, read or not (a short read
+ * leaves the rest of the buffer zeros, converted). */
+static int
+ext32_unpack(struct sfile *f, unsigned char *in, uint64_t n, void *buf,
+	     MPI_Count count, MPI_Datatype type, struct gfsp_error *err)
+{
+	MPI_Aint pos = 0;
+
+	if (MPI_Unpack_external("external32", in, (MPI_Aint)n, &pos, buf,
+	    (int)count, type) != MPI_SUCCESS)
+		return gfsp_error_set(err, GFSP_EMPI, "'%s': external32: "
+		    "MPI_Unpack_external failed", f->path);
 	return 0;
 }
 
@@ -327,20 +563,18 @@ io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
    MPI_Count count, MPI_Datatype type, MPI_Count *bytes)
 {
 	struct gfsp_error err;
-	MPI_Count tsz = 0, lb = 0;
+	MPI_Count lb = 0;
 	unsigned char *data = NULL, *packed = NULL;
 	uint64_t n = 0, s, got = 0;
-	int rc = 0;
+	int rc = 0, cls;
 
 	*bytes = 0;
 	gfsp_error_clear(&err);
 	if (flags & SF_COLL)
 		sf_next_epoch(f);
-	if (count < 0 || MPI_Type_size_x(type, &tsz) != MPI_SUCCESS)
-		rc = gfsp_error_set(&err, GFSP_EINVAL, "'%s': bad count or "
-		    "datatype", f->path);
-	if (rc == 0)
-		rc = check_access(f, write, &err);
+	cls = sf_check_args(f, write, flags, offset, count, type, &n, &err);
+	if (cls)
+		rc = err.code;
 	if (rc == 0 && f->orphan)
 		rc = gfsp_error_set(&err, GFSP_EIO, "'%s': the file's first "
 		    "handle was closed before this one: its split-write is "
@@ -358,19 +592,14 @@ io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
 		    "(the other ranks' writes show only after MPI_File_sync); "
 		    "turn atomic mode off to read, or leave the file out of "
 		    "GFSPLIT_SPLIT_FILES", f->path);
-	if (rc == 0) {
-		n = (uint64_t)count * (uint64_t)tsz;
-		if ((flags & SF_AT) && offset < 0)
-			rc = gfsp_error_set(&err, GFSP_EINVAL, "'%s': negative "
-			    "offset %lld", f->path, (long long)offset);
-		else if (n % f->etype_size != 0)
-			rc = gfsp_error_set(&err, GFSP_EINVAL, "'%s': %llu bytes "
-			    "are not a whole number of etypes (%llu bytes)",
-			    f->path, (unsigned long long)n,
-			    (unsigned long long)f->etype_size);
-	}
 	if (rc == 0 && n > 0) {
-		if (gfsp_type_dense(type, count, &lb)) {
+		if (f->ext32 && !(flags & SF_RAW)) {
+			rc = ext32_buffer(f, type, count, n, &packed, &err);
+			data = packed;
+			if (rc == 0 && write)
+				rc = ext32_pack(f, buf, count, type, packed, n,
+				    &err);
+		} else if (gfsp_type_dense(type, count, &lb)) {
 			/* integers: buf may be MPI_BOTTOM */
 			data = (unsigned char *)((uintptr_t)buf + (intptr_t)lb);
 		} else if ((packed = malloc(n)) == NULL) {
@@ -392,7 +621,9 @@ io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
 			SF_DATA(f)->failed = 1;
 	} else if (rc == 0) {
 		rc = read_stream(f, s, data, n, &got, &err);
-		if (rc == 0 && packed != NULL && got > 0)
+		if (rc == 0 && f->ext32 && !(flags & SF_RAW) && got > 0)
+			rc = ext32_unpack(f, data, n, buf, count, type, &err);
+		else if (rc == 0 && packed != NULL && got > 0)
 			rc = gfsp_type_copy(type, count, buf, packed, got, 0,
 			    &err);
 	}
@@ -403,6 +634,8 @@ io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
 		rc = agree(f, rc, &err);
 		sf_next_epoch(f);
 	}
+	if (cls)
+		return sf_fail_code(f, cls, "%s", err.msg);
 	if (rc)
 		return sf_fail(f, &err);
 	*bytes = (MPI_Count)got;
@@ -475,6 +708,10 @@ sf_seek(struct sfile *f, MPI_Offset off, int whence)
 {
 	MPI_Offset base;
 
+	if (f->amode & MPI_MODE_SEQUENTIAL)
+		return sf_fail_code(f, MPI_ERR_UNSUPPORTED_OPERATION, "'%s': "
+		    "seek: the file is opened with MPI_MODE_SEQUENTIAL",
+		    f->path);
 	switch (whence) {
 	case MPI_SEEK_SET:
 		base = 0;
@@ -517,14 +754,26 @@ sf_set_size(struct sfile *f, MPI_Offset size, int grow_only)
 	uint64_t mine = SF_DATA(f)->size, all = 0;
 	int rc = 0;
 
+	int cls = 0;
+
+	/* MPICH's checks and classes, in its order */
 	gfsp_error_clear(&err);
-	if (size < 0)
+	if (!grow_only && (f->amode & MPI_MODE_SEQUENTIAL)) {
+		cls = MPI_ERR_UNSUPPORTED_OPERATION;
+		rc = gfsp_error_set(&err, GFSP_ENOTSUP, "'%s': set_size: the "
+		    "file is opened with MPI_MODE_SEQUENTIAL", f->path);
+	} else if (size < 0) {
+		cls = MPI_ERR_ARG;
 		rc = gfsp_error_set(&err, GFSP_EINVAL, "'%s': negative size "
 		    "%lld", f->path, (long long)size);
-	else if (f->mode != SF_WRITE)
+	} else if (f->mode != SF_WRITE) {
+		cls = MPI_ERR_READ_ONLY;
 		rc = gfsp_error_set(&err, GFSP_EACCES, "'%s': cannot change "
 		    "the size of a file opened read-only", f->path);
+	}
 	rc = agree(f, rc, &err);
+	if (cls)
+		return sf_fail_code(f, cls, "%s", err.msg);
 	if (rc == 0)
 		rc = gfsp_mpi_check(gfsp_allreduce(&mine, &all, 1,
 		    MPI_UINT64_T, MPI_MAX, f->comm), "cannot agree on the "

@@ -8,11 +8,12 @@
  * The library defines MPI_File_* (wrap.c); the application's calls reach
  * it before MPICH's, and it reaches MPICH through the profiling names
  * (PMPI_File_*).  A file it manages is opened in MPICH too, on /dev/null
- * and MPI_COMM_SELF: that "shadow" handle is what the application holds,
- * so every call the library does not handle (errhandlers, info,
- * atomicity, Fortran handle conversion) works unchanged on a real MPICH
- * handle, and the error handler the application set gets its own handle
- * back.  The view and the group are the library's.
+ * over the open's communicator, with its hints: that "shadow" handle is what
+ * the application holds, so every call the library does not handle
+ * (errhandlers, info, atomicity, Fortran handle conversion) works
+ * unchanged on a real MPICH handle, and the error handler the application
+ * set gets its own handle back.  The view and the group are the
+ * library's.
  *
  *   file.c    selection, open, close, delete, the table of managed
  *             files, errors as MPI error classes through the file's handler
@@ -95,6 +96,9 @@ struct sfile {
 				 * first byte may lie past it) */
 	uint64_t etype_size;
 	uint32_t view_id;	/* the writer's id of the view, 0: none */
+	int ext32;		/* datarep "external32": the file holds each
+				 * datatype's elements big-endian, at their
+				 * native sizes and extents, as ROMIO does */
 	MPI_Datatype etype, filetype;	/* for get_view; NULL: never set */
 	int view_lent;		/* view's arrays belong to the writer */
 
@@ -159,15 +163,35 @@ int sf_get_view(struct sfile *f, MPI_Offset *disp, MPI_Datatype *etype,
 int sf_get_byte_offset(struct sfile *f, MPI_Offset offset, MPI_Offset *disp);
 int sf_set_view(struct sfile *f, MPI_Offset disp, MPI_Datatype etype,
 		MPI_Datatype filetype, const char *datarep, MPI_Info info);
-enum { SF_AT = 1, SF_COLL = 2 };
+enum { SF_AT = 1, SF_COLL = 2, SF_SHARED = 4, SF_ORDERED = 8, SF_RAW = 16 };
 /*
  * One read or write: at the individual pointer, or at `offset` (SF_AT);
  * SF_COLL makes it collective (errors agreed over the communicator).
+ * SF_SHARED (read_shared, write_shared) and SF_ORDERED (read_ordered,
+ * write_ordered) come with SF_AT from shared.c: they check what ROMIO
+ * checks for those calls (sf_check_args).  SF_RAW: no external32
+ * conversion, where MPICH makes none (its iread, iwrite, iread_at,
+ * iwrite_at, iread_shared, iwrite_shared and read_ordered move the bytes
+ * as they are, whatever the view's data representation).
  * OUT *bytes: bytes moved.  Returns MPI_SUCCESS or an MPI error code
  * already passed through the error handler.
  */
 int sf_io(struct sfile *f, int write, int flags, MPI_Offset offset,
 	  void *buf, MPI_Count count, MPI_Datatype type, MPI_Count *bytes);
+/*
+ * What MPICH checks before a read or write moves a byte, in its order,
+ * with its error classes: the explicit offset, the count, the datatype,
+ * a whole number of etypes, the access mode, MPI_MODE_SEQUENTIAL.  OUT
+ * *bytes: the call's bytes.  Returns 0 or the MPI error class, the reason
+ * in err (not yet reported).
+ */
+int sf_check_args(struct sfile *f, int write, int flags, MPI_Offset offset,
+		  MPI_Count count, MPI_Datatype type, uint64_t *bytes,
+		  struct gfsp_error *err);
+/* 0, or MPI_ERR_TYPE for MPI_DATATYPE_NULL or a type not committed. */
+int sf_type_class(struct sfile *f, MPI_Datatype t);
+/* MPI_File_get_type_extent: native and external32 extents are alike. */
+int sf_get_type_extent(struct sfile *f, MPI_Datatype t, MPI_Count *extent);
 void sf_status(MPI_Status *st, MPI_Count bytes);
 int sf_request(MPI_Count bytes, MPI_Request *req);
 int sf_seek(struct sfile *f, MPI_Offset off, int whence);
@@ -188,20 +212,26 @@ uint64_t sf_stream_size(const struct sfile *f);
 /*
  * shared.c: the shared file pointer, in etypes of the view.  Calls that
  * move data return like sf_io (OUT *bytes); `call` names the MPI call in
- * the one-time notice.
+ * the one-time notice; flags: 0 or SF_RAW.
  */
 /* Collective, in sf_open: the pointer, at 0.  Returns a gfsplit code,
  * agreed; sf_shared_close (collective, in sf_close) frees it. */
 int sf_shared_open(struct sfile *f, struct gfsp_error *err);
 void sf_shared_close(struct sfile *f);
 /* read_shared, write_shared and their i* and _c forms: independent */
-int sf_shared_io(struct sfile *f, const char *call, int write, void *buf,
-		 MPI_Count count, MPI_Datatype type, MPI_Count *bytes);
+int sf_shared_io(struct sfile *f, const char *call, int write, int flags,
+		 void *buf, MPI_Count count, MPI_Datatype type,
+		 MPI_Count *bytes);
 /* read_ordered, write_ordered, their _c and _begin forms: collective */
-int sf_ordered(struct sfile *f, const char *call, int write, void *buf,
-	       MPI_Count count, MPI_Datatype type, MPI_Count *bytes);
+int sf_ordered(struct sfile *f, const char *call, int write, int flags,
+	       void *buf, MPI_Count count, MPI_Datatype type,
+	       MPI_Count *bytes);
 int sf_seek_shared(struct sfile *f, MPI_Offset off, int whence);
 int sf_get_position_shared(struct sfile *f, MPI_Offset *off);
+/* Collective: the pointer as every rank's earlier accesses left it
+ * (set_view's MPI_DISPLACEMENT_CURRENT).  Returns a gfsplit code, agreed. */
+int sf_shared_position(struct sfile *f, MPI_Offset *off,
+		       struct gfsp_error *err);
 /* Collective, after a successful sf_set_view: the pointer back to 0. */
 int sf_shared_reset(struct sfile *f);
 /*

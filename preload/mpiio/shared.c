@@ -116,42 +116,21 @@ sf_clock_set(struct sfile *f, uint64_t value, struct gfsp_error *err)
 
 /*
  * What a call checks before it moves the pointer, so that a call that
- * fails leaves it where it was: the count and the datatype here, the
- * access mode through sf_io with nothing to move (count 0 moves no byte
- * and no pointer).  OUT *n: the etypes the call moves.  Returns
- * MPI_SUCCESS or an MPI error class, already reported.
+ * fails leaves it where it was (sf_check_args, as MPICH checks it).  OUT
+ * *n: the etypes the call moves.  Returns 0 or an MPI error class, the
+ * reason in err (not yet reported).
  */
 static int
-check(struct sfile *f, int write, MPI_Count count, MPI_Datatype type,
-      MPI_Offset *n)
+check(struct sfile *f, int write, int flags, MPI_Count count,
+      MPI_Datatype type, MPI_Offset *n, struct gfsp_error *err)
 {
-	MPI_Count tsz = 0, none;
-	uint64_t bytes;
+	uint64_t bytes = 0;
+	int cls;
 
-	*n = 0;
-	if (count < 0 || MPI_Type_size_x(type, &tsz) != MPI_SUCCESS)
-		return sf_fail_code(f, MPI_ERR_ARG, "'%s': bad count or "
-		    "datatype", f->path);
-	bytes = (uint64_t)count * (uint64_t)tsz;
-	if (bytes % f->etype_size != 0)
-		return sf_fail_code(f, MPI_ERR_ARG, "'%s': %llu bytes are not "
-		    "a whole number of etypes (%llu bytes)", f->path,
-		    (unsigned long long)bytes,
-		    (unsigned long long)f->etype_size);
+	cls = sf_check_args(f, write, flags | SF_AT, 0, count, type, &bytes,
+	    err);
 	*n = (MPI_Offset)(bytes / f->etype_size);
-	return sf_io(f, write, SF_AT, 0, NULL, 0, type, &none);
-}
-
-/* The library's code for an MPI class check() returned, so that the
- * other ranks of a collective call hear what kind of failure it was. */
-static int
-code_of(int cls)
-{
-	switch (cls) {
-	case MPI_ERR_ACCESS:			return GFSP_EACCES;
-	case MPI_ERR_UNSUPPORTED_OPERATION:	return GFSP_ENOTSUP;
-	default:				return GFSP_EINVAL;
-	}
+	return cls;
 }
 
 /* ------------------------------------------------- window lifetime */
@@ -201,8 +180,8 @@ sf_shared_close(struct sfile *f)
 /* --------------------------------------------------------- the calls */
 
 int
-sf_shared_io(struct sfile *f, const char *call, int write, void *buf,
-	     MPI_Count count, MPI_Datatype type, MPI_Count *bytes)
+sf_shared_io(struct sfile *f, const char *call, int write, int flags,
+	     void *buf, MPI_Count count, MPI_Datatype type, MPI_Count *bytes)
 {
 	struct gfsp_error err;
 	MPI_Offset n = 0, at = 0;
@@ -210,19 +189,20 @@ sf_shared_io(struct sfile *f, const char *call, int write, void *buf,
 
 	*bytes = 0;
 	notice(f, call);
-	rc = check(f, write, count, type, &n);
-	if (rc != MPI_SUCCESS)
-		return rc;
 	gfsp_error_clear(&err);
+	rc = check(f, write, SF_SHARED, count, type, &n, &err);
+	if (rc != MPI_SUCCESS)
+		return sf_fail_code(f, rc, "%s", err.msg);
 	if (counter(f, MPI_SUM, n, &at, &err) != 0)
 		return sf_fail(f, &err);
 	/* a read short of the end still moved the pointer by n, as MPICH */
-	return sf_io(f, write, SF_AT, at, buf, count, type, bytes);
+	return sf_io(f, write, SF_AT | SF_SHARED | flags, at, buf, count,
+	    type, bytes);
 }
 
 int
-sf_ordered(struct sfile *f, const char *call, int write, void *buf,
-	   MPI_Count count, MPI_Datatype type, MPI_Count *bytes)
+sf_ordered(struct sfile *f, const char *call, int write, int flags,
+	   void *buf, MPI_Count count, MPI_Datatype type, MPI_Count *bytes)
 {
 	struct gfsp_error err;
 	MPI_Offset n = 0, before = 0, total = 0, base = 0;
@@ -231,10 +211,12 @@ sf_ordered(struct sfile *f, const char *call, int write, void *buf,
 	*bytes = 0;
 	notice(f, call);
 	gfsp_error_clear(&err);
-	cls = check(f, write, count, type, &n);
-	rc = gfsp_agree(f->comm, cls == MPI_SUCCESS ? 0 : code_of(cls), &err);
+	cls = check(f, write, SF_ORDERED, count, type, &n, &err);
+	rc = gfsp_agree(f->comm, cls == MPI_SUCCESS ? 0 : err.code, &err);
+	if (cls != MPI_SUCCESS)
+		return sf_fail_code(f, cls, "%s", err.msg);
 	if (rc)
-		return cls != MPI_SUCCESS ? cls : sf_fail(f, &err);
+		return sf_fail(f, &err);
 
 	/* every rank makes every collective call; the first error wins */
 	rc = gfsp_mpi_check(MPI_Exscan(&n, &before, 1, MPI_OFFSET, MPI_SUM,
@@ -253,8 +235,8 @@ sf_ordered(struct sfile *f, const char *call, int write, void *buf,
 	rc = gfsp_agree(f->comm, rc, &err);
 	if (rc)
 		return sf_fail(f, &err);
-	return sf_io(f, write, SF_AT | SF_COLL, base + before, buf, count,
-	    type, bytes);
+	return sf_io(f, write, SF_AT | SF_COLL | SF_ORDERED | flags,
+	    base + before, buf, count, type, bytes);
 }
 
 /*
@@ -275,6 +257,10 @@ sf_seek_shared(struct sfile *f, MPI_Offset off, int whence)
 
 	notice(f, "MPI_File_seek_shared");
 	gfsp_error_clear(&err);
+	if (f->amode & MPI_MODE_SEQUENTIAL)
+		return sf_fail_code(f, MPI_ERR_UNSUPPORTED_OPERATION, "'%s': "
+		    "seek_shared: the file is opened with MPI_MODE_SEQUENTIAL",
+		    f->path);
 	/* max of ~x is ~(min of x): equal to max of x on every rank iff
 	 * all passed the same x */
 	in[0] = off;
@@ -343,9 +329,32 @@ sf_get_position_shared(struct sfile *f, MPI_Offset *off)
 
 	notice(f, "MPI_File_get_position_shared");
 	gfsp_error_clear(&err);
+	if (f->amode & MPI_MODE_SEQUENTIAL)
+		return sf_fail_code(f, MPI_ERR_UNSUPPORTED_OPERATION, "'%s': "
+		    "get_position_shared: the file is opened with "
+		    "MPI_MODE_SEQUENTIAL", f->path);
 	if (counter(f, MPI_NO_OP, 0, off, &err) != 0)
 		return sf_fail(f, &err);
 	return MPI_SUCCESS;
+}
+
+/* Collective: every rank's earlier accesses have claimed their etypes
+ * before rank 0 reads the pointer (it hears from all in the agreement),
+ * and no rank's later one starts before the broadcast. */
+int
+sf_shared_position(struct sfile *f, MPI_Offset *off, struct gfsp_error *err)
+{
+	int rc;
+
+	*off = 0;
+	rc = gfsp_agree(f->comm, 0, err);
+	if (rc == 0 && f->rank == 0)
+		rc = counter(f, MPI_NO_OP, 0, off, err);
+	rc = gfsp_agree(f->comm, rc, err);
+	if (rc == 0)
+		rc = gfsp_mpi_check(gfsp_bcast(off, 1, MPI_OFFSET, 0, f->comm),
+		    "shared file pointer: MPI_Bcast", err);
+	return gfsp_agree(f->comm, rc, err);
 }
 
 /* Collective, after a successful set_view: the pointer goes back to 0

@@ -4,10 +4,11 @@
  * Each one looks the handle up: a file the library manages goes to
  * file.c / io.c / shared.c, any other straight to MPICH through
  * PMPI_File_*.  Calls that only touch what the shadow handle holds (info,
- * get_atomicity, errhandlers) are not defined here at all: MPICH answers them
- * on the shadow (opened on MPI_COMM_SELF, so get_group is ours).  The view is ours alone (MPICH's set_view
- * would flatten the filetype a second time), so get_view, get_byte_offset
- * and get_type_extent are answered here.
+ * get_atomicity, errhandlers) are not defined here at all: MPICH answers
+ * them on the shadow (opened on /dev/null over the open's communicator).
+ * The view is ours alone (MPICH's set_view would flatten the filetype a
+ * second time), so get_view, get_byte_offset and get_type_extent are
+ * answered here.
  *
  * Reads and writes come in 4 positionings x 3 completions x 2 count types;
  * the macros below spell each family once.  Nonblocking forms complete
@@ -62,7 +63,7 @@ MPI_File_set_atomicity(MPI_File fh, int flag)
 	    PMPI_File_set_atomicity(fh, flag);
 }
 
-/* The shadow is MPI_COMM_SELF's: the file's group is the open's. */
+/* The file's group is the open's (f->comm is a duplicate of it). */
 int
 MPI_File_get_group(MPI_File fh, MPI_Group *group)
 {
@@ -120,24 +121,29 @@ MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 	    PMPI_File_get_byte_offset(fh, offset, disp);
 }
 
-/* The native representation: a type's extent in the file is its extent. */
+/* A type's extent in the file is its extent, in every representation
+ * MPICH has (its external32 keeps native sizes, io.c). */
 int
 MPI_File_get_type_extent(MPI_File fh, MPI_Datatype type, MPI_Aint *extent)
 {
 	struct sfile *f = sf_find(fh);
-	MPI_Aint lb;
+	MPI_Count x = 0;
+	int rc;
 
-	return f ? MPI_Type_get_extent(type, &lb, extent) :
-	    PMPI_File_get_type_extent(fh, type, extent);
+	if (f == NULL)
+		return PMPI_File_get_type_extent(fh, type, extent);
+	rc = sf_get_type_extent(f, type, &x);
+	if (rc == MPI_SUCCESS)
+		*extent = (MPI_Aint)x;
+	return rc;
 }
 
 int
 MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype type, MPI_Count *extent)
 {
 	struct sfile *f = sf_find(fh);
-	MPI_Count lb;
 
-	return f ? MPI_Type_get_extent_c(type, &lb, extent) :
+	return f ? sf_get_type_extent(f, type, extent) :
 	    PMPI_File_get_type_extent_c(fh, type, extent);
 }
 
@@ -240,7 +246,8 @@ MPI_File_##NAME(MPI_File fh, MPI_Offset offset, CONST void *buf,	\
 	return rc;							\
 }
 
-/* Nonblocking: done now, the request only reports it. */
+/* Nonblocking: done now, the request only reports it.  MPICH converts
+ * no data to external32 in the independent ones (SF_RAW, mpiio.h). */
 #define NONBLOCKING(NAME, CONST, CNT, WRITE, FLAGS)			\
 int									\
 MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
@@ -252,7 +259,8 @@ MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
 									\
 	if (f == NULL)							\
 		return PMPI_File_##NAME(fh, buf, count, type, req);	\
-	rc = sf_io(f, WRITE, FLAGS, 0, (void *)buf, count, type, &n);	\
+	rc = sf_io(f, WRITE, (FLAGS) | ((FLAGS) & SF_COLL ? 0 : SF_RAW),	\
+	    0, (void *)buf, count, type, &n);				\
 	return rc == MPI_SUCCESS ? sf_request(n, req) : rc;		\
 }
 
@@ -267,8 +275,8 @@ MPI_File_##NAME(MPI_File fh, MPI_Offset offset, CONST void *buf,	\
 									\
 	if (f == NULL)							\
 		return PMPI_File_##NAME(fh, offset, buf, count, type, req);\
-	rc = sf_io(f, WRITE, (FLAGS) | SF_AT, offset, (void *)buf, count,\
-	    type, &n);							\
+	rc = sf_io(f, WRITE, (FLAGS) | SF_AT | ((FLAGS) & SF_COLL ? 0 :	\
+	    SF_RAW), offset, (void *)buf, count, type, &n);		\
 	return rc == MPI_SUCCESS ? sf_request(n, req) : rc;		\
 }
 
@@ -287,8 +295,8 @@ begin_io(struct sfile *f, const char *ordered, int write, int flags,
 		return sf_fail_code(f, MPI_ERR_OTHER, "'%s': a split "
 		    "collective is already active on this file", f->path);
 	if (ordered != NULL)
-		f->split_rc = sf_ordered(f, ordered, write, buf, count, type,
-		    &n);
+		f->split_rc = sf_ordered(f, ordered, write, 0, buf, count,
+		    type, &n);
 	else
 		f->split_rc = sf_io(f, write, flags | SF_COLL, offset, buf,
 		    count, type, &n);
@@ -395,12 +403,14 @@ END(write_at_all_end, const)
 /* ------------------------------------------ shared file pointer calls */
 
 /*
- * SHARED(NAME, CONST, CNT, WRITE, FN): FN is sf_shared_io (independent)
- * or sf_ordered (collective); SHARED_REQ the nonblocking independent
- * forms, done now like the others; SHARED_BEGIN the split collective
- * ordered forms, whose _end is end_io's as for the other split ones.
+ * SHARED(NAME, CONST, CNT, WRITE, FN, FLAGS): FN is sf_shared_io
+ * (independent) or sf_ordered (collective), FLAGS SF_RAW where MPICH
+ * converts nothing to external32 (read_ordered); SHARED_REQ the
+ * nonblocking independent forms, done now like the others (SF_RAW too);
+ * SHARED_BEGIN the split collective ordered forms, whose _end is end_io's
+ * as for the other split ones.
  */
-#define SHARED(NAME, CONST, CNT, WRITE, FN)				\
+#define SHARED(NAME, CONST, CNT, WRITE, FN, FLAGS)			\
 int									\
 MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
 		MPI_Datatype type, MPI_Status *status)			\
@@ -411,8 +421,8 @@ MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
 									\
 	if (f == NULL)							\
 		return PMPI_File_##NAME(fh, buf, count, type, status);	\
-	rc = FN(f, "MPI_File_" #NAME, WRITE, (void *)buf, count, type,	\
-	    &n);							\
+	rc = FN(f, "MPI_File_" #NAME, WRITE, FLAGS, (void *)buf, count,	\
+	    type, &n);							\
 	if (rc == MPI_SUCCESS)						\
 		sf_status(status, n);					\
 	return rc;							\
@@ -429,8 +439,8 @@ MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
 									\
 	if (f == NULL)							\
 		return PMPI_File_##NAME(fh, buf, count, type, req);	\
-	rc = sf_shared_io(f, "MPI_File_" #NAME, WRITE, (void *)buf,	\
-	    count, type, &n);						\
+	rc = sf_shared_io(f, "MPI_File_" #NAME, WRITE, SF_RAW,		\
+	    (void *)buf, count, type, &n);				\
 	return rc == MPI_SUCCESS ? sf_request(n, req) : rc;		\
 }
 
@@ -447,14 +457,14 @@ MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
 	    count, type);						\
 }
 
-SHARED(read_shared, , int, 0, sf_shared_io)
-SHARED(read_shared_c, , MPI_Count, 0, sf_shared_io)
-SHARED(write_shared, const, int, 1, sf_shared_io)
-SHARED(write_shared_c, const, MPI_Count, 1, sf_shared_io)
-SHARED(read_ordered, , int, 0, sf_ordered)
-SHARED(read_ordered_c, , MPI_Count, 0, sf_ordered)
-SHARED(write_ordered, const, int, 1, sf_ordered)
-SHARED(write_ordered_c, const, MPI_Count, 1, sf_ordered)
+SHARED(read_shared, , int, 0, sf_shared_io, 0)
+SHARED(read_shared_c, , MPI_Count, 0, sf_shared_io, 0)
+SHARED(write_shared, const, int, 1, sf_shared_io, 0)
+SHARED(write_shared_c, const, MPI_Count, 1, sf_shared_io, 0)
+SHARED(read_ordered, , int, 0, sf_ordered, SF_RAW)
+SHARED(read_ordered_c, , MPI_Count, 0, sf_ordered, SF_RAW)
+SHARED(write_ordered, const, int, 1, sf_ordered, 0)
+SHARED(write_ordered_c, const, MPI_Count, 1, sf_ordered, 0)
 SHARED_REQ(iread_shared, , int, 0)
 SHARED_REQ(iread_shared_c, , MPI_Count, 0)
 SHARED_REQ(iwrite_shared, const, int, 1)
