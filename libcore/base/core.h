@@ -127,6 +127,10 @@ void gfsp_watch_phase(const char *phase);
 #define GFSP_UNDO_MAX	32
 int gfsp_watch_undo_push(void (*fn)(void *), void *arg);
 void gfsp_watch_undo_pop(void (*fn)(void *), void *arg);
+/* Undo what is registered now, as the timeout would (newest first, once,
+ * bounded in time): for a library whose program ends the job itself
+ * (MPI_Abort) while writers are open. */
+void gfsp_watch_run_undo(void);
 /* Progress was made (the store's operations say so). */
 void gfsp_watch_beat(void);
 /* A wait for peers on req: begin (returns a mark), poll at each turn of

@@ -368,6 +368,12 @@ run_undo(void)
 	alarm(0);
 }
 
+void
+gfsp_watch_run_undo(void)
+{
+	run_undo();
+}
+
 /* A peer gave up and names the ranks it waited for: our line, and end. */
 static void
 verdict(int from, const char *who, int64_t since)

@@ -17,6 +17,7 @@
  */
 #include <mpi.h>
 
+#include "core.h"
 #include "mpiio.h"
 
 /* ------------------------------------------------ open, close, delete */
@@ -43,6 +44,20 @@ MPI_File_delete(const char *filename, MPI_Info info)
 
 	rc = SF_WORK(sf_delete(filename, info, &handled));
 	return handled ? rc : PMPI_File_delete(filename, info);
+}
+
+/*
+ * A program that ends the job (MPI_Abort; PnetCDF and HDF5 do on errors)
+ * leaves no temporary of a split-write it had open: this rank removes
+ * the temporaries of its open writers (all their ranks' parts; best
+ * effort, within seconds) before MPICH ends the job.  The destinations
+ * stay as they were before the open.
+ */
+int
+MPI_Abort(MPI_Comm comm, int errorcode)
+{
+	gfsp_watch_run_undo();
+	return PMPI_Abort(comm, errorcode);
 }
 
 /* A barrier of a split-write's ranks orders their writes (io.c) */

@@ -51,6 +51,11 @@
  *   mpi_rdwr self FILE     every rank opens FILE on MPI_COMM_SELF (a
  *                          handle per process, none shared) and writes its
  *                          patch at r*PATCH, barrier, close
+ *   mpi_rdwr abort FILE    opens FILE CREATE|RDWR, every rank writes its
+ *                          base blocks (write_at_all) and a patch, then
+ *                          the last rank calls MPI_Abort (exit status 3)
+ *                          while the file is open; no check (the script
+ *                          looks at what is left)
  *   mpi_rdwr check FILE STATE   reads the whole file (every rank) and
  *                          compares it with STATE: created, updated, cut,
  *                          ordered
@@ -181,17 +186,14 @@ expect(MPI_File fh, const char *state, long long g, int n, const char *what)
 	free(buf);
 }
 
+/* every rank's 4 blocks of the base pattern, collectively */
 static void
-do_create(const char *path)
+write_base(MPI_File fh)
 {
 	unsigned char *buf = malloc(B);
-	MPI_File fh;
 	long long g;
 	int k, i;
 
-	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
-	    MPI_MODE_WRONLY, MPI_INFO_NULL, &fh), "open"))
-		return;
 	for (k = 0; k < 4; k++) {
 		g = ((long long)k * nprocs + rank) * B;
 		for (i = 0; i < B; i++)
@@ -199,8 +201,19 @@ do_create(const char *path)
 		check_mpi(MPI_File_write_at_all(fh, g, buf, B, MPI_BYTE,
 		    MPI_STATUS_IGNORE), "write_at_all");
 	}
-	check_mpi(MPI_File_close(&fh), "close");
 	free(buf);
+}
+
+static void
+do_create(const char *path)
+{
+	MPI_File fh;
+
+	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
+	    MPI_MODE_WRONLY, MPI_INFO_NULL, &fh), "open"))
+		return;
+	write_base(fh);
+	check_mpi(MPI_File_close(&fh), "close");
 }
 
 static void
@@ -477,6 +490,24 @@ do_self(const char *path)
 }
 
 static void
+do_abort(const char *path)
+{
+	MPI_File fh;
+
+	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
+	    MPI_MODE_RDWR, MPI_INFO_NULL, &fh), "open CREATE|RDWR"))
+		return;
+	write_base(fh);
+	put_patch(fh, rank * (long long)B + 100, 0);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == nprocs - 1)
+		MPI_Abort(MPI_COMM_WORLD, 3);
+	/* the others wait for the end MPICH brings them */
+	MPI_Barrier(MPI_COMM_WORLD);
+	check_mpi(MPI_File_close(&fh), "close");
+}
+
+static void
 do_check(const char *path, const char *state)
 {
 	long long size = 0, g;
@@ -509,7 +540,8 @@ main(int argc, char **argv)
 	if (argc < 3 || (strcmp(argv[1], "check") == 0 && argc < 4)) {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpi_rdwr create|update|cut|"
-			    "delete|order|atomic|atomic-read|race|unsynced|self FILE | check "
+			    "delete|order|atomic|atomic-read|race|unsynced|self|abort FILE | "
+			    "check "
 			    "FILE "
 			    "created|"
 			    "updated|cut|ordered\n");
@@ -536,6 +568,8 @@ main(int argc, char **argv)
 		do_unsynced(argv[2]);
 	else if (strcmp(argv[1], "self") == 0)
 		do_self(argv[2]);
+	else if (strcmp(argv[1], "abort") == 0)
+		do_abort(argv[2]);
 	else
 		do_check(argv[2], argv[3]);
 	MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
