@@ -180,6 +180,16 @@ struct gfsp_phash;
 struct gfsp_phash *gfsp_phash_new(uint64_t seg_size);
 void gfsp_phash_update(struct gfsp_phash *h, const void *buf, size_t len);
 uint64_t gfsp_phash_final(struct gfsp_phash *h);	/* does not free */
+/* Bytes [off, off + len) already hashed were changed in place: their
+ * segments are stale until gfsp_phash_redo hashes them again. */
+void gfsp_phash_touch(struct gfsp_phash *h, uint64_t off, uint64_t len);
+/* 1 and the first stale segment's range (*off, *len), 0 if none is; -1
+ * if a segment hash found no memory (the checksum is lost). */
+int gfsp_phash_stale(const struct gfsp_phash *h, uint64_t *off,
+		     uint64_t *len);
+/* buf[len] is the whole segment at off as it is now. */
+void gfsp_phash_redo(struct gfsp_phash *h, uint64_t off, const void *buf,
+		     size_t len);
 void gfsp_phash_free(struct gfsp_phash *h);
 uint64_t gfsp_seg_hash(const void *buf, size_t len);
 /* Root from segment hashes in order. */

@@ -10,9 +10,10 @@
  *   root:   XXH3-64( le64(h0) le64(h1) ... le64(h(n-1)) )
  *
  * An empty part has no segment, so its checksum is XXH3-64 of nothing.
- * The streaming state holds one segment state and one root state; the
- * root is fed one segment hash at a time, so memory does not grow with
- * the part.
+ * The streaming state holds the open segment's state and the hashes of
+ * the closed ones (8 bytes a segment: 8 KiB a GiB at the default size),
+ * so that a segment changed in place (a rank rewriting its own bytes,
+ * gfsp_phash_touch) is hashed again from the part alone, at the end.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,10 @@ struct gfsp_phash {
 	uint64_t seg_size;
 	uint64_t in_seg;	/* bytes hashed into the open segment */
 	XXH3_state_t *seg;	/* open segment, valid when in_seg > 0 */
-	XXH3_state_t *root;	/* segment hashes closed so far */
+	uint64_t *h;		/* [nseg] hashes of the closed segments */
+	uint64_t nseg, cap;
+	unsigned char *stale;	/* [cap + 1] changed since hashed */
+	int nomem;		/* a segment hash found no room */
 };
 
 void
@@ -96,23 +100,39 @@ gfsp_phash_new(uint64_t seg_size)
 		return NULL;
 	h->seg_size = seg_size ? seg_size : GFSP_SEG_SIZE_DEFAULT;
 	h->seg = XXH3_createState();
-	h->root = XXH3_createState();
-	if (h->seg == NULL || h->root == NULL) {
+	h->stale = calloc(1, 1);
+	if (h->seg == NULL || h->stale == NULL) {
 		gfsp_phash_free(h);
 		return NULL;
 	}
 	XXH3_64bits_reset(h->seg);
-	XXH3_64bits_reset(h->root);
 	return h;
 }
 
 static void
 close_segment(struct gfsp_phash *h)
 {
-	unsigned char le[8];
+	uint64_t *nh, ncap;
+	unsigned char *ns;
 
-	gfsp_put_le64(le, XXH3_64bits_digest(h->seg));
-	XXH3_64bits_update(h->root, le, sizeof(le));
+	if (h->nseg == h->cap) {
+		ncap = h->cap ? 2 * h->cap : 64;
+		nh = realloc(h->h, (size_t)ncap * sizeof(*nh));
+		if (nh != NULL)
+			h->h = nh;
+		ns = nh ? realloc(h->stale, (size_t)ncap + 1) : NULL;
+		if (ns == NULL) {
+			h->nomem = 1;	/* the final checksum says so */
+			XXH3_64bits_reset(h->seg);
+			h->in_seg = 0;
+			return;
+		}
+		memset(ns + h->cap + 1, 0, (size_t)(ncap - h->cap));
+		h->stale = ns;
+		h->cap = ncap;
+	}
+	h->h[h->nseg++] = XXH3_64bits_digest(h->seg);
+	h->stale[h->nseg] = 0;	/* the new open segment */
 	XXH3_64bits_reset(h->seg);
 	h->in_seg = 0;
 }
@@ -138,23 +158,79 @@ gfsp_phash_update(struct gfsp_phash *h, const void *buf, size_t len)
 	}
 }
 
+void
+gfsp_phash_touch(struct gfsp_phash *h, uint64_t off, uint64_t len)
+{
+	uint64_t s, last;
+
+	if (len == 0)
+		return;
+	last = (off + len - 1) / h->seg_size;
+	for (s = off / h->seg_size; s <= last && s <= h->nseg; s++)
+		h->stale[s] = 1;
+}
+
+int
+gfsp_phash_stale(const struct gfsp_phash *h, uint64_t *off, uint64_t *len)
+{
+	uint64_t s;
+
+	if (h->nomem)
+		return -1;
+	for (s = 0; s <= h->nseg; s++)
+		if (h->stale[s]) {
+			*off = s * h->seg_size;
+			*len = s < h->nseg ? h->seg_size : h->in_seg;
+			return 1;
+		}
+	return 0;
+}
+
+void
+gfsp_phash_redo(struct gfsp_phash *h, uint64_t off, const void *buf,
+		size_t len)
+{
+	uint64_t s = off / h->seg_size;
+
+	if (s < h->nseg) {
+		h->h[s] = XXH3_64bits(buf, len);
+	} else if (s == h->nseg) {
+		XXH3_64bits_reset(h->seg);
+		XXH3_64bits_update(h->seg, buf, len);
+	} else {
+		return;
+	}
+	h->stale[s] = 0;
+}
+
 /*
- * Non-destructive: the open segment is digested from a copy of the root
- * state, so hashing may go on after a look at the checksum so far.
+ * Non-destructive: the open segment is digested from its state as it is,
+ * so hashing may go on after a look at the checksum so far.  A checksum
+ * with a stale segment, or one that found no memory, is of no part: it is
+ * never the one a reader computes.
  */
 uint64_t
 gfsp_phash_final(struct gfsp_phash *h)
 {
-	XXH3_state_t tmp;
+	XXH3_state_t root;
 	unsigned char le[8];
+	uint64_t s, sum;
 
-	XXH3_INITSTATE(&tmp);
-	XXH3_copyState(&tmp, h->root);
+	XXH3_INITSTATE(&root);
+	XXH3_64bits_reset(&root);
+	for (s = 0; s < h->nseg; s++) {
+		gfsp_put_le64(le, h->h[s]);
+		XXH3_64bits_update(&root, le, sizeof(le));
+	}
 	if (h->in_seg > 0) {
 		gfsp_put_le64(le, XXH3_64bits_digest(h->seg));
-		XXH3_64bits_update(&tmp, le, sizeof(le));
+		XXH3_64bits_update(&root, le, sizeof(le));
 	}
-	return XXH3_64bits_digest(&tmp);
+	sum = XXH3_64bits_digest(&root);
+	for (s = 0; s <= h->nseg; s++)
+		if (h->stale[s])
+			return ~sum;
+	return h->nomem ? ~sum : sum;
 }
 
 void
@@ -163,6 +239,7 @@ gfsp_phash_free(struct gfsp_phash *h)
 	if (h == NULL)
 		return;
 	XXH3_freeState(h->seg);
-	XXH3_freeState(h->root);
+	free(h->h);
+	free(h->stale);
 	free(h);
 }

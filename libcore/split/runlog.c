@@ -264,6 +264,118 @@ gfsp_runlog_set_epoch(struct gfsp_runlog *rl, uint64_t epoch,
 	return rc;
 }
 
+static int same_view(const struct gfsp_view *v, const struct gfsp_view *w);
+
+/* ----------------------------------------------- finding own writes */
+
+/*
+ * Does run r hold global byte g?  1: *loff is its part offset and *n the
+ * bytes from g contiguous in file and part.  0: *next is the first byte
+ * past g it holds (UINT64_MAX: none).
+ */
+static int
+run_at(const struct gfsp_runlog *rl, const struct lrun *r, uint64_t g,
+       uint64_t *loff, uint64_t *n, uint64_t *next)
+{
+	const struct gfsp_view *v;
+	uint64_t k, bs, last, end, l, c;
+
+	*next = UINT64_MAX;
+	if (r->kind == RUN_STRIDE) {
+		last = r->g0 + (r->count - 1) * r->stride;
+		end = GFSP_MIN(last + r->blen, r->clip);
+		if (g >= end)
+			return 0;
+		if (g < r->g0) {
+			*next = r->g0 < end ? r->g0 : UINT64_MAX;
+			return 0;
+		}
+		k = r->count > 1 ? (g - r->g0) / r->stride : 0;
+		if (k >= r->count)
+			return 0;
+		bs = r->g0 + k * r->stride;
+		if (g < bs + r->blen) {
+			*loff = r->loff + k * r->blen + (g - bs);
+			*n = GFSP_MIN(bs + r->blen, end) - g;
+			return 1;
+		}
+		if (k + 1 < r->count && bs + r->stride < end)
+			*next = bs + r->stride;
+		return 0;
+	}
+	end = GFSP_MIN(r->end, r->clip);
+	if (g >= end)
+		return 0;
+	v = &rl->views[r->view - 1];
+	if (g < r->begin) {
+		if (gfsp_view_lookup(v, r->begin, &l, &c))
+			*next = r->begin;
+		else if (c != UINT64_MAX && r->begin + c < end)
+			*next = r->begin + c;
+		return 0;
+	}
+	if (gfsp_view_lookup(v, g, &l, &c)) {
+		*loff = r->loff + l - gfsp_view_local(v, r->begin);
+		*n = GFSP_MIN(c, end - g);
+		return 1;
+	}
+	if (c != UINT64_MAX && g + c < end)
+		*next = g + c;
+	return 0;
+}
+
+/* Views a and b (ids) are the same. */
+static int
+same_id(const struct gfsp_runlog *rl, uint32_t a, uint32_t b)
+{
+	return a == b || (a != 0 && b != 0 &&
+	    same_view(&rl->views[a - 1], &rl->views[b - 1]));
+}
+
+int
+gfsp_runlog_find(const struct gfsp_runlog *rl, uint64_t g, uint32_t view,
+		 struct gfsp_runhit *hit)
+{
+	struct lrun pend = { .kind = RUN_STRIDE, .count = 1,
+			     .clip = UINT64_MAX };
+	const struct lrun *r;
+	uint64_t i, stop, loff, n, next, lim = UINT64_MAX;
+
+	stop = rl->n > GFSP_RUNLOG_SEARCH ? rl->n - GFSP_RUNLOG_SEARCH : 0;
+	if (rl->pend) {
+		pend.g0 = rl->pg;
+		pend.blen = pend.stride = pend.bytes = rl->plen;
+		pend.loff = rl->ploff;
+		pend.epoch = rl->epoch;
+	}
+	/* newest first: the pending block, then the runs */
+	for (i = rl->n + 1; i-- > stop;) {
+		if (i == rl->n && !rl->pend)
+			continue;
+		r = i == rl->n ? &pend : &rl->runs[i];
+		if (!run_at(rl, r, g, &loff, &n, &next)) {
+			lim = GFSP_MIN(lim, next);
+			continue;
+		}
+		hit->loff = loff;
+		hit->n = GFSP_MIN(n, lim - g);
+		hit->free_end = GFSP_MIN(lim, r->kind == RUN_STRIDE ?
+		    GFSP_MIN(r->g0 + (r->count - 1) * r->stride + r->blen,
+		    r->clip) : GFSP_MIN(r->end, r->clip));
+		hit->epoch = r->epoch;
+		hit->same_view = r->kind == RUN_STRIDE ? view == 0 :
+		    same_id(rl, r->view, view);
+		return 1;
+	}
+	return 0;
+}
+
+uint64_t
+gfsp_runlog_epoch(const struct gfsp_runlog *rl)
+{
+	return rl->epoch;
+}
+
 uint64_t
 gfsp_runlog_nruns(const struct gfsp_runlog *rl)
 {

@@ -15,7 +15,9 @@
  * so IOR-like segmented N-1 writes cost one run per rank, whatever the
  * number of segments, and an HPIO-like view write of a million regions
  * costs one.  Overwrites need nothing special: a later run wins where it
- * overlaps an earlier one (the reader's rule).
+ * overlaps an earlier one (the reader's rule).  A rank rewriting its own
+ * bytes finds where they are (gfsp_runlog_find) and writes over them, so
+ * that rewriting a file in place does not make it take twice the space.
  */
 #ifndef GFSP_RUNLOG_H
 #define GFSP_RUNLOG_H
@@ -57,6 +59,32 @@ void gfsp_runlog_truncate(struct gfsp_runlog *rl, uint64_t size);
  */
 int gfsp_runlog_set_epoch(struct gfsp_runlog *rl, uint64_t epoch,
 			  struct gfsp_error *err);
+
+/*
+ * Where the rank's own newest write of global byte g went, so that a
+ * rewrite can go over it in the part instead of being stored again.  Only
+ * the pending block and the last GFSP_RUNLOG_SEARCH runs are looked at
+ * (older ones would make every write slow): beyond them a rewrite is
+ * appended, which is always right.  Returns 1 and *hit if the newest run
+ * holding g was found, else 0.  `view`: the view id of the write to come
+ * (0: a dense write), for hit->same_view.
+ */
+#define GFSP_RUNLOG_SEARCH	256
+struct gfsp_runhit {
+	uint64_t loff;		/* g's part offset */
+	uint64_t n;		/* bytes from g that stay contiguous in file
+				 * and part in that run */
+	uint64_t free_end;	/* no newer run holds a byte of [g,
+				 * free_end), and that run none past it */
+	uint64_t epoch;		/* that run's */
+	int same_view;		/* it is a run of the write's view (or of
+				 * one equal to it); dense: a dense run */
+};
+int gfsp_runlog_find(const struct gfsp_runlog *rl, uint64_t g,
+		     uint32_t view, struct gfsp_runhit *hit);
+
+/* The epoch of the writes from now on. */
+uint64_t gfsp_runlog_epoch(const struct gfsp_runlog *rl);
 
 /* Runs so far (a pending block counts as one). */
 uint64_t gfsp_runlog_nruns(const struct gfsp_runlog *rl);

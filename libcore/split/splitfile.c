@@ -533,19 +533,54 @@ gfsp_split_add_view(struct gfsp_split_writer *w, struct gfsp_view *v,
 	return rc ? rc : gfsp_runlog_add_view(w->log, v, id, err);
 }
 
+/*
+ * A rewrite of bytes this rank wrote before goes over them in its part
+ * (runlog.h: gfsp_runlog_find), so that rewriting a file in place does
+ * not store it twice; only the segments of the part checksum it touches
+ * are hashed again, at the end.  Over a run of an earlier epoch the bytes
+ * get a run of the current one at the same place in the part (later
+ * epochs win over other ranks' writes in between); in the same epoch the
+ * run that holds them already says where they are.
+ */
+static int
+overwrite(struct gfsp_split_writer *w, uint64_t loff, const void *buf,
+	  size_t len, struct gfsp_error *err)
+{
+	int rc = gfsp_pwrite(w->part, buf, len, loff, err);
+
+	if (rc == 0)
+		gfsp_phash_touch(w->hash, loff, len);
+	return rc;
+}
+
 int
 gfsp_split_write_at(struct gfsp_split_writer *w, uint64_t goff,
 		   const void *buf, size_t len, struct gfsp_error *err)
 {
-	uint64_t loff = w ? w->size : 0;
+	const unsigned char *p = buf;
+	struct gfsp_runhit hit;
+	uint64_t g = goff, n;
 	int rc = run_mode(w, err);
 
-	if (rc == 0)
-		rc = gfsp_split_append(w, buf, len, err);
-	if (rc == 0)
-		rc = gfsp_runlog_dense(w->log, goff, len, loff, err);
+	/* the bytes held in the part already, piece by piece, go over
+	 * themselves; from the first that is not, the rest is appended */
+	while (rc == 0 && len > 0 && gfsp_runlog_find(w->log, g, 0, &hit)) {
+		n = GFSP_MIN(hit.n, len);
+		rc = overwrite(w, hit.loff, p, (size_t)n, err);
+		if (rc == 0 && hit.epoch != gfsp_runlog_epoch(w->log))
+			rc = gfsp_runlog_dense(w->log, g, n, hit.loff, err);
+		g += n;
+		p += n;
+		len -= (size_t)n;
+	}
 	if (rc == 0 && len > 0) {
-		w->hi = GFSP_MAX(w->hi, goff + len);
+		n = w->size;
+		rc = gfsp_split_append(w, p, len, err);
+		if (rc == 0)
+			rc = gfsp_runlog_dense(w->log, g, len, n, err);
+	}
+	if (rc == 0 && g + len > goff) {
+		w->hi = GFSP_MAX(w->hi, g + len);
 		stale(w);
 	}
 	return rc;
@@ -556,13 +591,27 @@ gfsp_split_write_view(struct gfsp_split_writer *w, uint32_t id,
 		     uint64_t begin, uint64_t end, const void *buf,
 		     size_t len, struct gfsp_error *err)
 {
+	struct gfsp_runhit hit;
 	uint64_t loff = w ? w->size : 0;
-	int rc = run_mode(w, err);
+	int rc = run_mode(w, err), over;
 
-	if (rc == 0)
+	/* a rewrite through the same view, all of it over its earlier
+	 * write: in place */
+	over = rc == 0 && len > 0 &&
+	    gfsp_runlog_find(w->log, begin, id, &hit) && hit.same_view &&
+	    end <= hit.free_end;
+	if (over) {
+		loff = hit.loff;
+		rc = overwrite(w, loff, buf, len, err);
+		if (rc == 0 && hit.epoch != gfsp_runlog_epoch(w->log))
+			rc = gfsp_runlog_view(w->log, id, begin, end, loff,
+			    err);
+	} else if (rc == 0) {
 		rc = gfsp_split_append(w, buf, len, err);
-	if (rc == 0)
-		rc = gfsp_runlog_view(w->log, id, begin, end, loff, err);
+		if (rc == 0)
+			rc = gfsp_runlog_view(w->log, id, begin, end, loff,
+			    err);
+	}
 	if (rc == 0 && len > 0) {
 		w->hi = GFSP_MAX(w->hi, end);
 		stale(w);
@@ -1125,6 +1174,50 @@ gather_landed(struct gfsp_split_writer *w, struct gfsp_error *err)
 	return rc;
 }
 
+/* Hash again the checksum segments that rewrites changed in the part
+ * (read through a handle of its own: the part is open write-only). */
+static int
+rehash(struct gfsp_split_writer *w, struct gfsp_error *err)
+{
+	struct gfsp_file *f = NULL;
+	unsigned char *buf = NULL;
+	uint64_t off, len;
+	size_t got;
+	int rc = 0, more;
+
+	while ((more = gfsp_phash_stale(w->hash, &off, &len)) == 1) {
+		if (f == NULL) {
+			buf = malloc(w->seg_size);
+			if (buf == NULL) {
+				rc = gfsp_error_set(err, GFSP_ENOMEM,
+				    "out of memory");
+				break;
+			}
+			rc = gfsp_flush(w->part, err);
+			if (rc == 0)
+				rc = gfsp_open(w->part_path, GFSP_O_RDONLY, 0,
+				    &f, err);
+			if (rc)
+				break;
+		}
+		rc = gfsp_pread(f, buf, (size_t)len, off, &got, err);
+		if (rc == 0 && got != len)
+			rc = gfsp_error_set(err, GFSP_EIO, "%s: short read at "
+			    "%llu of a part being written", w->part_path,
+			    (unsigned long long)off);
+		if (rc)
+			break;
+		gfsp_phash_redo(w->hash, off, buf, (size_t)len);
+	}
+	if (f != NULL)
+		gfsp_close(f, rc ? NULL : err);
+	free(buf);
+	if (rc == 0 && more < 0)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "%s: out of memory for "
+		    "the part's checksum", w->part_path);
+	return rc;
+}
+
 int
 gfsp_split_finish(struct gfsp_split_writer *w, int rc, uint64_t logical_size,
 		 struct gfsp_error *err)
@@ -1147,6 +1240,8 @@ gfsp_split_finish(struct gfsp_split_writer *w, int rc, uint64_t logical_size,
 		logical_size = GFSP_MAX(logical_size, w->base_size);
 
 	/* the part is complete: its size and checksum are final */
+	if (rc == 0)
+		rc = rehash(w, err);
 	if (w->sync)
 		rc = gfsp_fsync(w->part, err);
 	gfsp_error_clear(&cerr);

@@ -17,6 +17,7 @@
 #include "core.h"
 #include "layout_impl.h"
 #include "splitfile.h"
+#include "runlog.h"
 #include "rng.h"
 #include "tap.h"
 
@@ -412,6 +413,124 @@ test_empty(void)
 	model_free(&m);
 }
 
+/*
+ * Rewrites go over the rank's own bytes in its part: blocks written in a
+ * random order, then rewritten (whole, or a piece), through a view too,
+ * across epochs, leave a part of exactly the distinct bytes written, and
+ * the reader still sees the last write everywhere.  With more runs than
+ * the search looks at, a rewrite of an old run is appended: still right.
+ */
+#define RW_BLOCKS	100
+#define RW_BLEN		97
+#define RW_STRIDE	200
+
+static void
+mark(unsigned char *seen, uint64_t g, uint64_t len, uint64_t *distinct)
+{
+	uint64_t i;
+
+	for (i = g; i < g + len; i++)
+		if (!seen[i]) {
+			seen[i] = 1;
+			(*distinct)++;
+		}
+}
+
+static void
+rewrite_case(int nblocks, int exact)
+{
+	struct gfsp_split_writer *w;
+	struct gfsp_error err;
+	struct gfsp_view v;
+	struct model m;
+	char path[4200], what[80];
+	uint64_t cap = (uint64_t)nblocks * RW_STRIDE * 2 + 4096, distinct = 0;
+	uint64_t vbase = (uint64_t)nblocks * RW_STRIDE, off = 0, len = RW_BLEN;
+	uint64_t i, k, a, n, epoch = 0, total;
+	unsigned char *seen = calloc(1, cap);
+	uint32_t id = 0;
+	int *order = malloc(nblocks * sizeof(int)), j, t;
+
+	snprintf(what, sizeof(what), "%d blocks rewritten in place", nblocks);
+	model_init(&m, cap);
+	w = open_writer(exact ? "rewrite" : "rewrite-many", path, sizeof(path));
+	gfsp_error_clear(&err);
+	gfsp_view_init(&v, vbase, RW_STRIDE, GFSP_VIEW_UNBOUNDED, 1, &off,
+	    &len, &err);
+	if (w == NULL || gfsp_split_add_view(w, &v, &id, &err)) {
+		diag("add_view: %s", err.msg);
+		goto out;
+	}
+	for (j = 0; j < nblocks; j++)
+		order[j] = j;
+	for (j = nblocks - 1; j > 0; j--) {	/* a random order */
+		t = (int)(rnd64() % (uint64_t)(j + 1));
+		k = (uint64_t)order[j];
+		order[j] = order[t];
+		order[t] = (int)k;
+	}
+	total = (uint64_t)nblocks * RW_BLEN + 10 * RW_BLEN;
+	for (j = 0; j < nblocks; j++) {
+		a = (uint64_t)order[j] * RW_STRIDE;
+		mark(seen, a, RW_BLEN, &distinct);
+		if (put_at(w, &m, a, RW_BLEN))
+			goto out;
+	}
+	/* the view's first 10 blocks, in one write */
+	for (i = 0; i < 10; i++)
+		mark(seen, vbase + i * RW_STRIDE, RW_BLEN, &distinct);
+	if (put_view(w, &m, id, &v, vbase, vbase + 10 * RW_STRIDE))
+		goto out;
+	/* (exact: few enough runs that the search sees them all) */
+	for (i = 0; i < (exact ? 6 : 50) * (uint64_t)nblocks / 5; i++) {
+		if (i % 37 == 0 && gfsp_split_set_epoch(w, ++epoch, &err))
+			break;
+		k = rnd64() % (uint64_t)nblocks;
+		a = k * RW_STRIDE;
+		switch (rnd64() % 4) {
+		case 0:		/* the whole block */
+			n = RW_BLEN;
+			break;
+		case 1:		/* a piece of it */
+			a += rnd64() % 50;
+			n = 1 + rnd64() % 40;
+			break;
+		case 2:		/* the view's blocks again */
+			total += 10 * RW_BLEN;
+			if (put_view(w, &m, id, &v, vbase, vbase + 10 *
+			    RW_STRIDE))
+				goto out;
+			continue;
+		default:	/* its tail */
+			a += RW_BLEN - 10;
+			n = 10;
+			break;
+		}
+		total += n;
+		if (put_at(w, &m, a, n))
+			goto out;
+	}
+	if (exact)
+		ok(gfsp_split_part_size(w) == distinct, "%s: the part holds "
+		    "%llu bytes, each byte written once (%llu)", what,
+		    (unsigned long long)gfsp_split_part_size(w),
+		    (unsigned long long)distinct);
+	else
+		ok(gfsp_split_part_size(w) < total, "%s, more runs than "
+		    "searched: the part holds %llu bytes, less than the %llu "
+		    "written", what,
+		    (unsigned long long)gfsp_split_part_size(w),
+		    (unsigned long long)total);
+	finish_and_compare(w, &m, path, 0, what, 12 * (uint64_t)nblocks);
+	w = NULL;
+out:
+	if (w != NULL)
+		ok(0, "%s: the writes", what);
+	free(order);
+	free(seen);
+	model_free(&m);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -432,6 +551,8 @@ main(int argc, char **argv)
 	fold_case(0);
 	fold_case(1);
 	test_random();
+	rewrite_case(RW_BLOCKS, 1);
+	rewrite_case(4 * GFSP_RUNLOG_SEARCH, 0);
 	test_empty();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", topdir);
 	if (system(cmd) != 0)
