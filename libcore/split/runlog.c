@@ -29,6 +29,25 @@ struct lrun {
 	uint64_t epoch;			/* the writes' epoch (splitfile.h) */
 };
 
+/*
+ * Finding own writes (gfsp_runlog_find) looks at the runs of the search
+ * window that can hold the bytes asked: an index of 64 KiB chunks of the
+ * file says which runs reach into each (a run over more than IDX_SPAN
+ * chunks is on the wide list, looked at always).  Only runs before the
+ * last are indexed (the last may still grow); entries of runs that left
+ * the window are skipped, and the index is built again from the window
+ * when they are as many as it holds.
+ */
+#define IDX_SHIFT	16
+#define IDX_SPAN	8
+#define IDX_BUCKETS	1024
+#define IDX_CAND	512		/* more candidates: look at them all */
+
+struct idxlist {
+	uint64_t *v;
+	uint32_t n, cap;
+};
+
 struct gfsp_runlog {
 	struct gfsp_view *views;	/* id i is views[i - 1] */
 	uint32_t nviews, capv;
@@ -37,6 +56,10 @@ struct gfsp_runlog {
 	int pend;			/* a contiguous block is growing */
 	uint64_t pg, plen, ploff;
 	uint64_t epoch;			/* of the writes from now on */
+	struct idxlist *bucket;		/* [IDX_BUCKETS], NULL: none yet */
+	struct idxlist wide;
+	uint64_t idx_from, idx_to;	/* runs [from, to) are indexed */
+	int idx_broken;			/* no memory: look at every run */
 };
 
 struct gfsp_runlog *
@@ -56,6 +79,11 @@ gfsp_runlog_free(struct gfsp_runlog *rl)
 		gfsp_view_free(&rl->views[i]);
 	free(rl->views);
 	free(rl->runs);
+	if (rl->bucket != NULL)
+		for (i = 0; i < IDX_BUCKETS; i++)
+			free(rl->bucket[i].v);
+	free(rl->bucket);
+	free(rl->wide.v);
 	free(rl);
 }
 
@@ -332,41 +360,179 @@ same_id(const struct gfsp_runlog *rl, uint32_t a, uint32_t b)
 	    same_view(&rl->views[a - 1], &rl->views[b - 1]));
 }
 
+/* The global bytes run r may hold lie in [*lo, *hi). */
+static void
+run_bounds(const struct lrun *r, uint64_t *lo, uint64_t *hi)
+{
+	if (r->kind == RUN_STRIDE) {
+		*lo = r->g0;
+		*hi = r->g0 + (r->count - 1) * r->stride + r->blen;
+	} else {
+		*lo = r->begin;
+		*hi = r->end;
+	}
+	*hi = GFSP_MIN(*hi, r->clip);
+}
+
+static int
+idx_put(struct gfsp_runlog *rl, struct idxlist *l, uint64_t i)
+{
+	uint64_t *nv;
+	uint32_t ncap;
+
+	if (l->n > 0 && l->v[l->n - 1] == i)
+		return 0;	/* a run over chunks of one bucket */
+	if (l->n == l->cap) {
+		ncap = l->cap ? 2 * l->cap : 8;
+		nv = realloc(l->v, ncap * sizeof(*nv));
+		if (nv == NULL) {
+			rl->idx_broken = 1;
+			return -1;
+		}
+		l->v = nv;
+		l->cap = ncap;
+	}
+	l->v[l->n++] = i;
+	return 0;
+}
+
+/* Index the runs of the window before the last one. */
+static void
+idx_update(struct gfsp_runlog *rl, uint64_t stop)
+{
+	const struct lrun *r;
+	uint64_t i, k, lo, hi, c, b0, b1;
+	uint32_t b;
+	int few;
+
+	if (rl->idx_broken)
+		return;
+	if (rl->bucket == NULL) {
+		rl->bucket = calloc(IDX_BUCKETS, sizeof(*rl->bucket));
+		if (rl->bucket == NULL) {
+			rl->idx_broken = 1;
+			return;
+		}
+	}
+	if (stop >= rl->idx_from + GFSP_RUNLOG_SEARCH ||
+	    rl->idx_to < stop) {
+		for (b = 0; b < IDX_BUCKETS; b++)
+			rl->bucket[b].n = 0;
+		rl->wide.n = 0;
+		rl->idx_from = rl->idx_to = stop;
+	}
+	for (i = rl->idx_to; i + 1 < rl->n; i++) {
+		r = &rl->runs[i];
+		run_bounds(r, &lo, &hi);
+		if (lo >= hi)
+			continue;
+		/* a few blocks far apart: the chunks of each block */
+		few = r->kind == RUN_STRIDE && r->count <= IDX_SPAN &&
+		    (r->blen - 1) >> IDX_SHIFT == 0;
+		if (!few && ((hi - 1) >> IDX_SHIFT) - (lo >> IDX_SHIFT) >=
+		    IDX_SPAN) {
+			if (idx_put(rl, &rl->wide, i))
+				return;
+			continue;
+		}
+		for (k = 0; k < (few ? r->count : 1); k++) {
+			b0 = few ? r->g0 + k * r->stride : lo;
+			b1 = few ? GFSP_MIN(b0 + r->blen, hi) : hi;
+			for (c = b0 >> IDX_SHIFT; b0 < b1 &&
+			    c <= (b1 - 1) >> IDX_SHIFT; c++)
+				if (idx_put(rl, &rl->bucket[c % IDX_BUCKETS],
+				    i))
+					return;
+		}
+	}
+	rl->idx_to = i;
+}
+
+/*
+ * The runs of the window [stop, n) that may hold bytes of [g, g + len):
+ * bit i - stop of win[] (all of them where the index cannot tell).
+ */
+#define WIN_WORDS	(GFSP_RUNLOG_SEARCH / 64)
+
+static void
+candidates(struct gfsp_runlog *rl, uint64_t stop, uint64_t g, uint64_t len,
+	   uint64_t *win)
+{
+	uint64_t c, c0 = g >> IDX_SHIFT, c1, i, k;
+	const struct idxlist *l;
+
+	c1 = (GFSP_MIN(g + len, UINT64_MAX - 1) - 1) >> IDX_SHIFT;
+	memset(win, 0, WIN_WORDS * sizeof(*win));
+	if (rl->n == 0)
+		return;
+	idx_update(rl, stop);
+	if (rl->idx_broken || c1 - c0 >= IDX_SPAN) {
+		for (i = stop; i < rl->n; i++)
+			win[(i - stop) / 64] |= 1ull << ((i - stop) % 64);
+		return;
+	}
+	i = rl->n - 1;		/* the last run is not indexed */
+	win[(i - stop) / 64] |= 1ull << ((i - stop) % 64);
+	for (c = c0; c <= c1 + 1; c++) {
+		l = c <= c1 ? &rl->bucket[c % IDX_BUCKETS] : &rl->wide;
+		for (k = l->n; k-- > 0 && (i = l->v[k]) >= stop;)
+			win[(i - stop) / 64] |= 1ull << ((i - stop) % 64);
+	}
+}
+
+/* Run r, the newest not yet looked at: 1 if it holds g (*hit), else 0
+ * and *lim lowered to the first byte past g it holds. */
+static int
+look(const struct gfsp_runlog *rl, const struct lrun *r, uint64_t g,
+     uint64_t len, uint32_t view, uint64_t *lim, struct gfsp_runhit *hit)
+{
+	uint64_t lo, hi, loff, n, next;
+
+	run_bounds(r, &lo, &hi);
+	if (hi <= g || lo >= GFSP_MIN(*lim, g + len))
+		return 0;	/* nothing of it can matter */
+	if (!run_at(rl, r, g, &loff, &n, &next)) {
+		*lim = GFSP_MIN(*lim, next);
+		return 0;
+	}
+	hit->loff = loff;
+	hit->n = GFSP_MIN(n, *lim - g);
+	hit->free_end = GFSP_MIN(*lim, hi);
+	hit->epoch = r->epoch;
+	hit->same_view = r->kind == RUN_STRIDE ? view == 0 :
+	    same_id(rl, r->view, view);
+	return 1;
+}
+
 int
-gfsp_runlog_find(const struct gfsp_runlog *rl, uint64_t g, uint32_t view,
-		 struct gfsp_runhit *hit)
+gfsp_runlog_find(struct gfsp_runlog *rl, uint64_t g, uint64_t len,
+		 uint32_t view, struct gfsp_runhit *hit)
 {
 	struct lrun pend = { .kind = RUN_STRIDE, .count = 1,
 			     .clip = UINT64_MAX };
-	const struct lrun *r;
-	uint64_t i, stop, loff, n, next, lim = UINT64_MAX;
+	uint64_t win[WIN_WORDS], stop, bits, lim = UINT64_MAX;
+	int w, b;
 
-	stop = rl->n > GFSP_RUNLOG_SEARCH ? rl->n - GFSP_RUNLOG_SEARCH : 0;
+	if (len == 0)
+		return 0;
+	/* newest first: the pending block, then the runs the index names */
 	if (rl->pend) {
 		pend.g0 = rl->pg;
 		pend.blen = pend.stride = pend.bytes = rl->plen;
 		pend.loff = rl->ploff;
 		pend.epoch = rl->epoch;
+		if (look(rl, &pend, g, len, view, &lim, hit))
+			return 1;
 	}
-	/* newest first: the pending block, then the runs */
-	for (i = rl->n + 1; i-- > stop;) {
-		if (i == rl->n && !rl->pend)
-			continue;
-		r = i == rl->n ? &pend : &rl->runs[i];
-		if (!run_at(rl, r, g, &loff, &n, &next)) {
-			lim = GFSP_MIN(lim, next);
-			continue;
+	stop = rl->n > GFSP_RUNLOG_SEARCH ? rl->n - GFSP_RUNLOG_SEARCH : 0;
+	candidates(rl, stop, g, len, win);
+	for (w = WIN_WORDS; w-- > 0;)
+		for (bits = win[w]; bits != 0; bits &= ~(1ull << b)) {
+			b = 63 - __builtin_clzll(bits);
+			if (look(rl, &rl->runs[stop + (uint64_t)w * 64 + b], g,
+			    len, view, &lim, hit))
+				return 1;
 		}
-		hit->loff = loff;
-		hit->n = GFSP_MIN(n, lim - g);
-		hit->free_end = GFSP_MIN(lim, r->kind == RUN_STRIDE ?
-		    GFSP_MIN(r->g0 + (r->count - 1) * r->stride + r->blen,
-		    r->clip) : GFSP_MIN(r->end, r->clip));
-		hit->epoch = r->epoch;
-		hit->same_view = r->kind == RUN_STRIDE ? view == 0 :
-		    same_id(rl, r->view, view);
-		return 1;
-	}
 	return 0;
 }
 

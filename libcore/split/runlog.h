@@ -66,8 +66,9 @@ int gfsp_runlog_set_epoch(struct gfsp_runlog *rl, uint64_t epoch,
  * the pending block and the last GFSP_RUNLOG_SEARCH runs are looked at
  * (older ones would make every write slow): beyond them a rewrite is
  * appended, which is always right.  Returns 1 and *hit if the newest run
- * holding g was found, else 0.  `view`: the view id of the write to come
- * (0: a dense write), for hit->same_view.
+ * holding g was found, else 0.  The write to come covers [g, g + len)
+ * (hit->n and hit->free_end are only right up to g + len), through view
+ * id `view` (0: a dense write), for hit->same_view.
  */
 #define GFSP_RUNLOG_SEARCH	256
 struct gfsp_runhit {
@@ -80,7 +81,7 @@ struct gfsp_runhit {
 	int same_view;		/* it is a run of the write's view (or of
 				 * one equal to it); dense: a dense run */
 };
-int gfsp_runlog_find(const struct gfsp_runlog *rl, uint64_t g,
+int gfsp_runlog_find(struct gfsp_runlog *rl, uint64_t g, uint64_t len,
 		     uint32_t view, struct gfsp_runhit *hit);
 
 /* The epoch of the writes from now on. */

@@ -564,7 +564,7 @@ gfsp_split_write_at(struct gfsp_split_writer *w, uint64_t goff,
 
 	/* the bytes held in the part already, piece by piece, go over
 	 * themselves; from the first that is not, the rest is appended */
-	while (rc == 0 && len > 0 && gfsp_runlog_find(w->log, g, 0, &hit)) {
+	while (rc == 0 && len > 0 && gfsp_runlog_find(w->log, g, len, 0, &hit)) {
 		n = GFSP_MIN(hit.n, len);
 		rc = overwrite(w, hit.loff, p, (size_t)n, err);
 		if (rc == 0 && hit.epoch != gfsp_runlog_epoch(w->log))
@@ -598,7 +598,7 @@ gfsp_split_write_view(struct gfsp_split_writer *w, uint32_t id,
 	/* a rewrite through the same view, all of it over its earlier
 	 * write: in place */
 	over = rc == 0 && len > 0 &&
-	    gfsp_runlog_find(w->log, begin, id, &hit) && hit.same_view &&
+	    gfsp_runlog_find(w->log, begin, end - begin, id, &hit) && hit.same_view &&
 	    end <= hit.free_end;
 	if (over) {
 		loff = hit.loff;

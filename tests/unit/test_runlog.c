@@ -378,23 +378,33 @@ fold_case(int edge)
 
 /* Random writes: any offset, any length, overlapping each other. */
 static void
-test_random(void)
+test_random(uint64_t cap, uint64_t nwrites, uint64_t maxlen, int epochs)
 {
 	struct gfsp_split_writer *w;
+	struct gfsp_error err;
 	struct model m;
-	char path[4200];
-	uint64_t i, g, len, cap = 1 << 16;
+	char path[4200], what[96];
+	uint64_t i, g, len, epoch = 0;
 
+	snprintf(what, sizeof(what), "%llu random writes over %llu KiB%s",
+	    (unsigned long long)nwrites, (unsigned long long)(cap >> 10),
+	    epochs ? ", epochs" : "");
 	model_init(&m, cap);
-	w = open_writer("random", path, sizeof(path));
-	for (i = 0; w && i < 400; i++) {
-		g = rnd64() % (cap - 512);
-		len = 1 + rnd64() % 511;
+	w = open_writer(epochs ? "random-epochs" : "random", path,
+	    sizeof(path));
+	gfsp_error_clear(&err);
+	for (i = 0; w && i < nwrites; i++) {
+		if (epochs && rnd64() % 16 == 0 &&
+		    gfsp_split_set_epoch(w, ++epoch, &err))
+			break;
+		/* mostly small, now and then over several 64 KiB chunks */
+		len = 1 + rnd64() % (rnd64() % 8 ? 511 : maxlen);
+		g = rnd64() % (cap - len);
 		if (put_at(w, &m, g, len))
 			break;
 	}
 	if (w)
-		finish_and_compare(w, &m, path, 0, "400 random writes", 400);
+		finish_and_compare(w, &m, path, 0, what, 3 * nwrites);
 	model_free(&m);
 }
 
@@ -550,7 +560,8 @@ main(int argc, char **argv)
 	test_epochs();
 	fold_case(0);
 	fold_case(1);
-	test_random();
+	test_random(1 << 16, 400, 511, 0);
+	test_random(8 << 20, 4000, 300000, 1);
 	rewrite_case(RW_BLOCKS, 1);
 	rewrite_case(4 * GFSP_RUNLOG_SEARCH, 0);
 	test_empty();
