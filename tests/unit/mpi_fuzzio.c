@@ -17,6 +17,16 @@
  *                        ROMIO gets wrong (below): plain MPICH is then no
  *                        reference, compare with the model
  *   --no-bottom          no MPI_BOTTOM memory types (the same draws)
+ *   --no-alias           no second handles on the path (below)
+ *   --no-unsync-read     no collective reads of other ranks' bytes
+ *                        without MPI_File_sync
+ *   --no-recreate        the file stays open from the first phase to
+ *                        the last: never closed and opened again, never
+ *                        removed and created again
+ *   --no-dispcur         no MPI_MODE_SEQUENTIAL jobs (the only ones that
+ *                        set views at MPI_DISPLACEMENT_CURRENT)
+ * The four --no-X draw what they would have drawn and drop it, so a job
+ * stays much the same job without the feature.
  * and --describe (print every job), --trace (each call before it is
  * made), --quiet (no coverage line).  With --cases=K the program runs the
  * jobs SEED, SEED+1, ... one after the other, a file each: an '@' in FILE,
@@ -63,6 +73,40 @@
  *   reads   in RDWR jobs a phase may read back what the rank wrote in it,
  *           through its own view (its own writes are defined at once);
  *           after write_ordered, seek_shared(0) and read_ordered
+ *   unsync  at the end of a phase of an RDWR job (2+ ranks), without
+ *           MPI_File_sync: MPI_Barrier, then every rank reads a part of
+ *           what rank r+k (mod N) wrote in the phase with one collective
+ *           read (read_at_all, read_all, split, nonblocking, _c); a shared
+ *           phase at explicit offsets of its one view, any other after
+ *           MPI_File_set_view to rank r+k's view (before or after the
+ *           barrier).  MPI leaves these bytes undefined; MPICH on a local
+ *           file system returns them (its writes are pwrite()s by then) and
+ *           programs rely on it (PnetCDF), so they are checked as defined
+ *   alias   a phase that is not shared may have a second handle on the
+ *           path: every rank opens it again on MPI_COMM_SELF, RDWR
+ *           without CREATE (as PnetCDF's independent mode), or the job
+ *           opens it on an MPI_Comm_dup of its communicator (its amode
+ *           without CREATE), the first handle staying open.  The alias
+ *           gets the rank's view too; independent calls go through either
+ *           handle (each its own), a collective step through a dup alias
+ *           goes all through it.  An alias may stay open into the next
+ *           phase; it is always closed before the first handle (the
+ *           library's aliases fail once the first is closed), and
+ *           sync-barrier-sync between phases syncs both handles.  No
+ *           individual pointer is checked in such a phase
+ *   reopen  before a phase (not the first): the file closed (aliases
+ *           first) and opened again without CREATE, the model going on;
+ *           or closed, removed by rank 0 (MPI_File_delete, unlink() or
+ *           remove()), MPI_Barrier, and created again with
+ *           CREATE|EXCL|RDWR, the model starting from nothing
+ *   seq     a job may open MPI_MODE_SEQUENTIAL (WRONLY: MPI forbids it
+ *           with RDWR): shared phases only, no read-backs, no
+ *           get_position_shared or seek_shared (not allowed there), and
+ *           every view set at MPI_DISPLACEMENT_CURRENT, so the
+ *           displacement is the byte of the shared pointer through the
+ *           view before (0 after an open); MPI_File_get_view must say
+ *           that byte.  MPICH 4.0.2 does this as the model (displacements
+ *           not a multiple of the new etype too)
  *
  * Every rank also builds the model: the file MPI defines for the job.
  * Write mode checks every read-back against it and, with --model, rank 0
