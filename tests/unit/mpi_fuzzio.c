@@ -81,7 +81,11 @@
  *           MPI_File_set_view to rank r+k's view (before or after the
  *           barrier).  MPI leaves these bytes undefined; MPICH on a local
  *           file system returns them (its writes are pwrite()s by then) and
- *           programs rely on it (PnetCDF), so they are checked as defined
+ *           programs rely on it (PnetCDF), so they are checked as defined.
+ *           With --full also without the barrier: the collective calls on
+ *           the handle alone separate write and read (the library's
+ *           promise; ROMIO's collective calls without collective
+ *           buffering do not synchronize, so MPICH may return old bytes)
  *   alias   a phase that is not shared may have a second handle on the
  *           path: every rank opens it again on MPI_COMM_SELF, RDWR
  *           without CREATE (as PnetCDF's independent mode), or the job
@@ -1424,7 +1428,8 @@ struct step {
 	int order[MAXP];	/* ST_SHARED: the ranks' turns */
 	int64_t sp_after;	/* shared pointer after the step (etypes), -1: unknown */
 	int h;			/* collective steps: through the alias (a dup) */
-	int sep;		/* ST_UNSYNC: 0 barrier then set_view, 1 the reverse */
+	int sep;		/* ST_UNSYNC: 0 barrier then set_view, 1 the reverse,
+				 * 2 (--full) no barrier */
 };
 
 struct phase {
@@ -2028,7 +2033,13 @@ gen_unsync(struct job *j, struct phase *ph, const struct gen *gm)
 	ph->st[s].type = ST_UNSYNC;
 	ph->st[s].rd = 1;
 	ph->st[s].sp_after = -1;
-	ph->st[s].sep = rn(2);
+	/* no barrier at all: the library shows the other ranks' writes at a
+	 * collective call on the handle (set_view, the read itself); MPICH
+	 * need not (ROMIO's collective calls without collective buffering do
+	 * not synchronize), so only with --full */
+	ph->st[s].sep = rn(3);
+	if (ph->st[s].sep == 2 && !o.full)
+		ph->st[s].sep = 0;
 	ph->vshift = ph->kind == K_SHARED ? 0 : k;
 	cpath = ph->kind == K_SHARED ? PICK(unsync_at_paths)
 	      : chance(70) ? PICK(coll_paths) : PICK(coll_nb_paths);
@@ -2390,7 +2401,10 @@ describe_job(FILE *f, const struct job *j, int full, const char *pfx)
 				(long long)ph->overlap);
 		fprintf(f, "; steps:");
 		for (s = 0; s < ph->nst; s++)
-			fprintf(f, " %s%s", s ? "; " : "", st_names[ph->st[s].type]);
+			fprintf(f, " %s%s%s", s ? "; " : "", st_names[ph->st[s].type],
+				ph->st[s].type != ST_UNSYNC ? "" : ph->st[s].sep == 2 ?
+				" (no barrier)" : ph->st[s].sep == 1 && ph->vshift ?
+				" (set_view, MPI_Barrier)" : " (MPI_Barrier first)");
 		fprintf(f, "\n");
 		for (r = 0; r < j->nprocs; r++) {
 			char pp[64];
