@@ -110,7 +110,9 @@
  *           displacement is the byte of the shared pointer through the
  *           view before (0 after an open); MPI_File_get_view must say
  *           that byte.  MPICH 4.0.2 does this as the model (displacements
- *           not a multiple of the new etype too)
+ *           not a multiple of the new etype too).  A phase of a job not
+ *           opened sequentially may try MPI_DISPLACEMENT_CURRENT first:
+ *           the error class must be MPI_ERR_ARG, and the handle goes on
  *
  * Every rank also builds the model: the file MPI defines for the job.
  * Write mode checks every read-back against it and, with --model, rank 0
@@ -1448,6 +1450,8 @@ struct phase {
 	int reopen, rmhow;	/* RO_*, RM_*: what happens to the file before */
 	int alias;		/* AL_*: a second handle on the path */
 	int dispcur;		/* set_view with MPI_DISPLACEMENT_CURRENT (disp: base) */
+	int badcur;		/* not sequential: MPI_DISPLACEMENT_CURRENT tried first,
+				 * MPI_ERR_ARG expected */
 	int vshift;		/* ST_UNSYNC: rank r reads through rank r+vshift's view */
 };
 
@@ -2232,6 +2236,8 @@ new_phase(struct job *j, int p, int fresh)
 	if (j->seq)	/* only the shared pointer moves data */
 		ph->kind = K_SHARED;
 	ph->dispcur = j->seq;
+	kind = rn(100);
+	ph->badcur = kind < 8 && !j->seq && !j->rd && !o.nodispcur;
 	/* the file closed before the phase, and removed, or opened again as
 	 * it is (not when an overlap must be avoided: fresh) */
 	ph->amode = p ? j->ph[p - 1].amode : j->amode;
@@ -2393,6 +2399,8 @@ describe_job(FILE *f, const struct job *j, int full, const char *pfx)
 			" (set_view at MPI_DISPLACEMENT_CURRENT)" : "");
 		if (ph->alias)
 			fprintf(f, ", a second handle on %s", alias_names[ph->alias]);
+		if (ph->badcur)
+			fprintf(f, ", set_view at MPI_DISPLACEMENT_CURRENT refused first");
 		if (ph->vshift)
 			fprintf(f, ", the read without sync through the view of rank +%d",
 				ph->vshift);
@@ -2463,7 +2471,7 @@ describe_at(FILE *f, const struct job *j, int64_t g)
 static struct {
 	long fctor[C_NCTOR], mctor[C_NCTOR], path[2][P_N], kind[K_N], mkind[M_N], et[ET_N];
 	long jobs, failed, phases, accesses, bytes, overlaps;
-	long alias[3], reopen[3], rm[3], dispcur, seq, unsync;
+	long alias[3], reopen[3], rm[3], dispcur, badcur, seq, unsync;
 } cov;
 
 static void
@@ -2502,10 +2510,12 @@ cov_print(const char *mode)
 		printf(" etype.%s=%ld", et_names[i], cov.et[i] / np);
 	printf(" feat.alias_self=%ld feat.alias_dup=%ld feat.reopen=%ld feat.recreate=%ld"
 	       " feat.rm_%s=%ld feat.rm_%s=%ld feat.rm_%s=%ld feat.sequential_jobs=%ld"
-	       " feat.view_dispcur=%ld feat.unsync_reads=%ld", cov.alias[AL_SELF] / np,
+	       " feat.view_dispcur=%ld feat.dispcur_refused=%ld feat.unsync_reads=%ld",
+	       cov.alias[AL_SELF] / np,
 	       cov.alias[AL_DUP] / np, cov.reopen[RO_REOPEN] / np, cov.reopen[RO_RECREATE] / np,
 	       rm_names[0], cov.rm[0] / np, rm_names[1], cov.rm[1] / np, rm_names[2],
-	       cov.rm[2] / np, cov.seq / np, cov.dispcur / np, cov.unsync / np);
+	       cov.rm[2] / np, cov.seq / np, cov.dispcur / np, cov.badcur / np,
+	       cov.unsync / np);
 	for (rd = 0; rd < 2; rd++)
 		for (i = 0; i < P_N; i++)
 			if (cov.path[rd][i])
@@ -3230,7 +3240,21 @@ run_phase(struct run_ctx *x, int p)
 		cov.overlaps++;
 	if (ph->dispcur)
 		cov.dispcur++;
-	rc = set_view(x->fh, ph, v, "");
+	rc = 0;
+	if (ph->badcur) {	/* only MPI_MODE_SEQUENTIAL takes it */
+		int cls = -1, mrc = MPI_File_set_view(x->fh, MPI_DISPLACEMENT_CURRENT,
+						      ph->et->t, v->ft->t, "native",
+						      MPI_INFO_NULL);
+
+		MPI_Error_class(mrc, &cls);
+		if (cls != MPI_ERR_ARG)
+			rc = fail("MPI_File_set_view (MPI_DISPLACEMENT_CURRENT) of a file not "
+				  "opened MPI_MODE_SEQUENTIAL returns error class %d, not "
+				  "MPI_ERR_ARG", cls);
+		cov.badcur++;
+	}
+	if (!rc)
+		rc = set_view(x->fh, ph, v, "");
 	/* the second handle's own view: the same as the rank's */
 	if (!rc && x->alias != MPI_FILE_NULL)
 		rc = set_view(x->alias, ph, v, " (alias)");
