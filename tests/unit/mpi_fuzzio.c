@@ -17,7 +17,7 @@
  *                        ROMIO gets wrong (below): plain MPICH is then no
  *                        reference, compare with the model
  *   --no-bottom          no MPI_BOTTOM memory types (the same draws)
- *   --no-alias           no second handles on the path (below)
+ *   --no-alias           no more handles on the path (below)
  *   --no-unsync-read     no collective reads of other ranks' bytes
  *                        without MPI_File_sync
  *   --no-recreate        the file stays open from the first phase to
@@ -86,17 +86,17 @@
  *           the handle alone separate write and read (the library's
  *           promise; ROMIO's collective calls without collective
  *           buffering do not synchronize, so MPICH may return old bytes)
- *   alias   a phase that is not shared may have a second handle on the
+ *   alias   a phase that is not shared may have more handles on the
  *           path: every rank opens it again on MPI_COMM_SELF, RDWR
  *           without CREATE (as PnetCDF's independent mode), or the job
  *           opens it on an MPI_Comm_dup of its communicator (its amode
- *           without CREATE), the first handle staying open.  The alias
- *           gets the rank's view too; independent calls go through either
- *           handle (each its own), a collective step through a dup alias
- *           goes all through it.  An alias may stay open into the next
- *           phase; it is always closed before the first handle (the
+ *           without CREATE), or both, the first handle staying open.  An
+ *           alias gets the rank's view too; independent calls go through
+ *           any handle (each its own), a collective step through the dup
+ *           alias goes all through it.  An alias may stay open into the
+ *           next phase; it is always closed before the first handle (the
  *           library's aliases fail once the first is closed), and
- *           sync-barrier-sync between phases syncs both handles.  No
+ *           sync-barrier-sync between phases syncs every open handle.  No
  *           individual pointer is checked in such a phase
  *   reopen  before a phase (not the first): the file closed (aliases
  *           first) and opened again without CREATE, the model going on;
@@ -215,7 +215,7 @@ static struct {
 	int overlap;		/* --overlap-epochs */
 	int full;		/* --full: also what ROMIO 4.0.2 gets wrong */
 	int nobottom;		/* --no-bottom: no MPI_BOTTOM memory types */
-	int noalias;		/* --no-alias: no second handles on the path */
+	int noalias;		/* --no-alias: no more handles on the path */
 	int nounsync;		/* --no-unsync-read: no reads of other ranks'
 				 * bytes without MPI_File_sync */
 	int norecreate;		/* --no-recreate: the file stays open */
@@ -1392,9 +1392,10 @@ static const char *const st_names[] = { "independent", "independent nonblocking 
 static const int unsync_at_paths[] = { P_AT | P_COLL, P_AT | P_COLL | P_LARGE,
 	P_AT | P_COLL | P_SPLIT, P_AT | P_COLL | P_NB, P_AT | P_COLL | P_NB | P_LARGE };
 
-/* a second handle on the path, open during a phase */
-enum { AL_NONE, AL_SELF, AL_DUP };
-static const char *const alias_names[] = { "none", "MPI_COMM_SELF", "MPI_Comm_dup" };
+/* more handles on the path, open during a phase: a mask */
+enum { AL_NONE, AL_SELF = 1, AL_DUP = 2 };
+static const char *const alias_names[] = { "none", "MPI_COMM_SELF", "MPI_Comm_dup",
+	"MPI_COMM_SELF and on MPI_Comm_dup" };
 /* before a phase: the file closed and opened again, or removed and created */
 enum { RO_NONE, RO_REOPEN, RO_RECREATE };
 enum { RM_DELETE, RM_UNLINK, RM_REMOVE };
@@ -1412,7 +1413,7 @@ struct view {
 
 struct acc {
 	int rank, step, idx, path, rd, mkind;
-	int h;			/* 1: through the phase's alias handle */
+	int h;			/* AL_SELF, AL_DUP: through that alias, 0: the first */
 	int vr;			/* through the view of rank vr (-1: its own) */
 	int seek;		/* individual pointer: how the call gets to soff */
 	int64_t seekarg;	/* in etypes */
@@ -1429,7 +1430,7 @@ struct step {
 	int type, rd;
 	int order[MAXP];	/* ST_SHARED: the ranks' turns */
 	int64_t sp_after;	/* shared pointer after the step (etypes), -1: unknown */
-	int h;			/* collective steps: through the alias (a dup) */
+	int h;			/* collective steps: AL_DUP: through the dup alias */
 	int sep;		/* ST_UNSYNC: 0 barrier then set_view, 1 the reverse,
 				 * 2 (--full) no barrier */
 };
@@ -1448,7 +1449,7 @@ struct phase {
 	int64_t pos[MAXP];	/* generation: individual pointers (etypes, -1 unknown) */
 	int amode;		/* of the handle in this phase */
 	int reopen, rmhow;	/* RO_*, RM_*: what happens to the file before */
-	int alias;		/* AL_*: a second handle on the path */
+	int alias;		/* AL_* mask: more handles on the path */
 	int dispcur;		/* set_view with MPI_DISPLACEMENT_CURRENT (disp: base) */
 	int badcur;		/* not sequential: MPI_DISPLACEMENT_CURRENT tried first,
 				 * MPI_ERR_ARG expected */
@@ -1894,6 +1895,16 @@ read_lim(const struct job *j, const struct view *v, int eof_ok, int64_t below)
 static int read_part(struct phase *ph, const struct gen *gm, int r, int wr, int s,
 		     int path, int wn);
 
+/* the handle of an independent call, from a draw of rn(4): half of them
+ * through the first handle */
+static int
+pick_h(const struct phase *ph, int draw)
+{
+	if (ph->alias == (AL_SELF | AL_DUP))
+		return draw == 3 ? 0 : draw;
+	return draw >= 2 ? ph->alias : 0;
+}
+
 /*
  * The steps of a phase that is not shared.  Write jobs: writes, then
  * maybe a read-back of what each rank wrote; read jobs: reads.
@@ -1912,7 +1923,7 @@ gen_steps(struct job *j, struct phase *ph, const struct gen *gm)
 		st->rd = j->rd;
 		st->type = pc < 35 ? ST_INDEP : pc < 55 ? ST_INDEP_NB : pc < 85 ? ST_COLL : ST_COLL_NB;
 		/* a collective step through a dup'ed handle: every rank's call */
-		st->h = hc && ph->alias == AL_DUP && st->type >= ST_COLL;
+		st->h = hc && (ph->alias & AL_DUP) && st->type >= ST_COLL ? AL_DUP : 0;
 		if (st->type == ST_COLL)
 			cpath = PICK(coll_paths);
 		else if (st->type == ST_COLL_NB)
@@ -1930,7 +1941,7 @@ gen_steps(struct job *j, struct phase *ph, const struct gen *gm)
 				int64_t lim = j->rd ? read_lim(j, &ph->v[r], !nb, below)
 						    : ph->v[r].usable;
 				/* independent calls: either handle, each its own */
-				int h = st->type >= ST_COLL ? st->h : chance(50) && ph->alias;
+				int h = st->type >= ST_COLL ? st->h : pick_h(ph, rn(4));
 				struct acc *a = gen_access(ph, gm, r, s, path, j->rd, lim,
 							   below, nb ? &busy : NULL, h);
 
@@ -1954,7 +1965,10 @@ gen_steps(struct job *j, struct phase *ph, const struct gen *gm)
 			n = ph->st[s].type == ST_COLL ? 1 : 1 + rn(2);
 			for (i = 0; i < n; i++) {
 				int path = ph->st[s].type == ST_COLL ? cpath : PICK(indep_paths);
-				int h = chance(50) && ph->alias && ph->st[s].type == ST_INDEP;
+				int h = pick_h(ph, rn(4));
+
+				if (ph->st[s].type != ST_INDEP)
+					h = 0;
 
 				nw = read_part(ph, gm, r, r, s, path, wn);
 				ph->a[nw].h = h;
@@ -2299,7 +2313,8 @@ new_phase(struct job *j, int p, int fresh)
 		if (p > 0 && j->ph[p - 1].alias && !ph->reopen && kind >= 75)
 			ph->alias = j->ph[p - 1].alias;
 		else
-			ph->alias = kind < 15 ? AL_SELF : kind < 30 ? AL_DUP : AL_NONE;
+			ph->alias = kind < 13 ? AL_SELF : kind < 26 ? AL_DUP :
+				    kind < 32 ? AL_SELF | AL_DUP : AL_NONE;
 	}
 	if (ph->kind == K_SHARED)
 		gen_shared_steps(j, ph, &gm);
@@ -2347,7 +2362,8 @@ describe_acc(FILE *f, const struct phase *ph, const struct acc *a, const char *p
 
 	fprintf(f, "%sstep %d rank %d access %d: %s%s%s etype-offset %lld count %lld "
 		"(%lld bytes) of %s%s%s -> file",
-		pfx, a->step, a->rank, a->idx, a->h ? "(alias) " : "", path_name(a->path, a->rd),
+		pfx, a->step, a->rank, a->idx, a->h == AL_SELF ? "(COMM_SELF alias) " :
+		a->h == AL_DUP ? "(dup alias) " : "", path_name(a->path, a->rd),
 		(a->path & (P_AT | P_SHARED | P_ORDERED)) ? "" : seek,
 		(long long)(a->soff / ph->E), (long long)a->count, (long long)a->bytes,
 		a->mkind == M_BOTTOM ? "MPI_BOTTOM+hindexed of " :
@@ -2398,7 +2414,7 @@ describe_job(FILE *f, const struct job *j, int full, const char *pfx)
 			ph->et->desc, (long long)ph->base, ph->dispcur ?
 			" (set_view at MPI_DISPLACEMENT_CURRENT)" : "");
 		if (ph->alias)
-			fprintf(f, ", a second handle on %s", alias_names[ph->alias]);
+			fprintf(f, ", handles on %s too", alias_names[ph->alias]);
 		if (ph->badcur)
 			fprintf(f, ", set_view at MPI_DISPLACEMENT_CURRENT refused first");
 		if (ph->vshift)
@@ -2708,8 +2724,8 @@ struct run_ctx {
 	struct job *j;
 	const char *file;
 	MPI_File fh;
-	MPI_File alias;		/* a second handle on the path, or MPI_FILE_NULL */
-	int alias_kind;		/* AL_* */
+	MPI_File al[3];		/* al[AL_SELF], al[AL_DUP]: more handles on the path */
+	int alias_kind;		/* AL_* mask: those open */
 	MPI_Comm dupc;		/* AL_DUP: its communicator */
 	FILE *dump;
 	int bad;		/* data or status wrong: the job fails, it goes on */
@@ -2855,7 +2871,7 @@ finish(struct run_ctx *x, int p, const struct acc *a, struct io *io)
 static MPI_File
 acc_fh(const struct run_ctx *x, const struct acc *a)
 {
-	return a->h ? x->alias : x->fh;
+	return a->h ? x->al[a->h] : x->fh;
 }
 
 static int
@@ -3089,43 +3105,51 @@ open_file(struct run_ctx *x, MPI_Comm comm, int amode, MPI_File *fh)
 	return 0;
 }
 
-/* the second handle, if open: closed (before the first, always: the
- * library's aliases cannot outlive it); every rank agrees */
+/* the aliases of mask that are open: closed (before the first handle,
+ * always: the library's aliases cannot outlive it); every rank agrees */
 static int
-close_alias(struct run_ctx *x)
+close_alias(struct run_ctx *x, int mask)
 {
-	int rc = 0, mrc;
+	int rc = 0, mrc, k;
 
-	if (x->alias_kind == AL_NONE)
-		return 0;
-	if (x->alias != MPI_FILE_NULL) {
-		mrc = MPI_File_close(&x->alias);
-		if (mrc != MPI_SUCCESS)
-			rc = mpi_fail(x->alias_kind == AL_SELF ? "MPI_File_close (MPI_COMM_SELF alias)"
-				      : "MPI_File_close (MPI_Comm_dup alias)", mrc);
+	for (k = AL_SELF; k <= AL_DUP; k++) {
+		if (!(x->alias_kind & mask & k))
+			continue;
+		if (x->al[k] != MPI_FILE_NULL) {
+			mrc = MPI_File_close(&x->al[k]);
+			if (mrc != MPI_SUCCESS && !rc)
+				rc = mpi_fail(k == AL_SELF ? "MPI_File_close (MPI_COMM_SELF alias)"
+					      : "MPI_File_close (MPI_Comm_dup alias)", mrc);
+		}
+		if (k == AL_DUP)
+			MPI_Comm_free(&x->dupc);
+		x->al[k] = MPI_FILE_NULL;
+		x->alias_kind &= ~k;
 	}
-	if (x->alias_kind == AL_DUP)
-		MPI_Comm_free(&x->dupc);
-	x->alias = MPI_FILE_NULL;
-	x->alias_kind = AL_NONE;
 	return agree(rc);
 }
 
+/* the aliases of the phase that are not open yet */
 static int
 open_alias(struct run_ctx *x, const struct phase *ph)
 {
-	int rc;
+	int rc = 0;
 
-	x->alias_kind = ph->alias;
-	if (ph->alias == AL_SELF) {	/* as PnetCDF's independent mode: RDWR */
-		rc = open_file(x, MPI_COMM_SELF, MPI_MODE_RDWR, &x->alias);
-	} else {
+	if ((ph->alias & AL_SELF) && !(x->alias_kind & AL_SELF)) {
+		/* as PnetCDF's independent mode: RDWR */
+		x->alias_kind |= AL_SELF;
+		rc = open_file(x, MPI_COMM_SELF, MPI_MODE_RDWR, &x->al[AL_SELF]);
+		cov.alias[AL_SELF]++;
+	}
+	if ((ph->alias & AL_DUP) && !(x->alias_kind & AL_DUP)) {
+		x->alias_kind |= AL_DUP;
 		MPI_Comm_dup(MPI_COMM_WORLD, &x->dupc);
 		MPI_Comm_set_errhandler(x->dupc, MPI_ERRORS_RETURN);
-		rc = open_file(x, x->dupc, ph->amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL),
-			       &x->alias);
+		if (open_file(x, x->dupc, ph->amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL),
+			      &x->al[AL_DUP]))
+			rc = -1;
+		cov.alias[AL_DUP]++;
 	}
-	cov.alias[ph->alias]++;
 	return agree(rc);
 }
 
@@ -3137,8 +3161,12 @@ sync_all(struct run_ctx *x)
 
 	if (rc != MPI_SUCCESS)
 		rc = mpi_fail("MPI_File_sync", rc);
-	if (!rc && x->alias != MPI_FILE_NULL && (rc = MPI_File_sync(x->alias)) != MPI_SUCCESS)
-		rc = mpi_fail("MPI_File_sync (alias)", rc);
+	if (!rc && x->al[AL_SELF] != MPI_FILE_NULL &&
+	    (rc = MPI_File_sync(x->al[AL_SELF])) != MPI_SUCCESS)
+		rc = mpi_fail("MPI_File_sync (MPI_COMM_SELF alias)", rc);
+	if (!rc && x->al[AL_DUP] != MPI_FILE_NULL &&
+	    (rc = MPI_File_sync(x->al[AL_DUP])) != MPI_SUCCESS)
+		rc = mpi_fail("MPI_File_sync (MPI_Comm_dup alias)", rc);
 	return agree(rc);
 }
 
@@ -3148,7 +3176,7 @@ reopen(struct run_ctx *x, const struct phase *ph)
 {
 	int rc = 0, mrc;
 
-	if (close_alias(x))
+	if (close_alias(x, AL_SELF | AL_DUP))
 		return -1;
 	mrc = MPI_File_close(&x->fh);
 	if (mrc != MPI_SUCCESS)
@@ -3215,10 +3243,9 @@ run_phase(struct run_ctx *x, int p)
 	struct view *v = &ph->v[me];
 	int rc, s, pend = 0;
 
-	/* a second handle of another kind (or none) now: the old one goes */
-	if (x->alias_kind != ph->alias || ph->reopen)
-		if (close_alias(x))
-			return -1;
+	/* handles the phase has not: they go (all of them before a reopen) */
+	if (close_alias(x, ph->reopen ? AL_SELF | AL_DUP : ~ph->alias))
+		return -1;
 	if (ph->reopen) {
 		if (reopen(x, ph))
 			return -1;
@@ -3229,7 +3256,7 @@ run_phase(struct run_ctx *x, int p)
 		if (sync_all(x))
 			return -1;
 	}
-	if (ph->alias && x->alias_kind == AL_NONE && open_alias(x, ph))
+	if (ph->alias != x->alias_kind && open_alias(x, ph))
 		return -1;
 	ty_check(v->ft);
 	cov_ty(cov.fctor, v->ft);
@@ -3255,9 +3282,11 @@ run_phase(struct run_ctx *x, int p)
 	}
 	if (!rc)
 		rc = set_view(x->fh, ph, v, "");
-	/* the second handle's own view: the same as the rank's */
-	if (!rc && x->alias != MPI_FILE_NULL)
-		rc = set_view(x->alias, ph, v, " (alias)");
+	/* the aliases' own views: the same as the rank's */
+	if (!rc && x->al[AL_SELF] != MPI_FILE_NULL)
+		rc = set_view(x->al[AL_SELF], ph, v, " (MPI_COMM_SELF alias)");
+	if (!rc && x->al[AL_DUP] != MPI_FILE_NULL)
+		rc = set_view(x->al[AL_DUP], ph, v, " (MPI_Comm_dup alias)");
 	if (agree(rc))
 		return -1;
 	for (s = 0; s < ph->nst; s++)
@@ -3309,7 +3338,8 @@ static int
 run_job(uint64_t seed, const char *argv0)
 {
 	struct job j;
-	struct run_ctx x = { .j = &j, .fh = MPI_FILE_NULL, .alias = MPI_FILE_NULL,
+	struct run_ctx x = { .j = &j, .fh = MPI_FILE_NULL,
+			     .al = { MPI_FILE_NULL, MPI_FILE_NULL, MPI_FILE_NULL },
 			     .alias_kind = AL_NONE };
 	char *file = subst(o.file, seed), *dump = NULL;
 	int rc = 0, p, tb;
@@ -3376,7 +3406,7 @@ run_job(uint64_t seed, const char *argv0)
 	for (p = 0; p < j.nph && !rc; p++)
 		rc = run_phase(&x, p);
 close:
-	if (close_alias(&x))	/* before the first handle's close */
+	if (close_alias(&x, AL_SELF | AL_DUP))	/* before the first handle's close */
 		rc = -1;
 	if (x.fh != MPI_FILE_NULL) {
 		int mrc = MPI_File_close(&x.fh);
