@@ -2041,7 +2041,7 @@ read_part(struct phase *ph, const struct gen *gm, int r, int wr, int s, int path
 static void
 gen_unsync(struct job *j, struct phase *ph, const struct gen *gm)
 {
-	int N = j->nprocs, s, r, k, cpath, draw = chance(30), wn = ph->na;
+	int N = j->nprocs, s, r, k, cpath, draw = chance(25), wn = ph->na;
 
 	if (j->rd || j->seq || !(ph->amode & MPI_MODE_RDWR) || N < 2 || o.nounsync ||
 	    !draw || ph->nst >= 16)
@@ -2251,14 +2251,14 @@ new_phase(struct job *j, int p, int fresh)
 		ph->kind = K_SHARED;
 	ph->dispcur = j->seq;
 	kind = rn(100);
-	ph->badcur = kind < 8 && !j->seq && !j->rd && !o.nodispcur;
+	ph->badcur = kind < 5 && !j->seq && !j->rd && !o.nodispcur;
 	/* the file closed before the phase, and removed, or opened again as
 	 * it is (not when an overlap must be avoided: fresh) */
 	ph->amode = p ? j->ph[p - 1].amode : j->amode;
 	kind = rn(100);
 	ph->rmhow = rn(3);
-	if (!j->rd && p > 0 && !o.norecreate && kind < 14)
-		ph->reopen = kind < 8 ? RO_RECREATE : fresh ? RO_NONE : RO_REOPEN;
+	if (!j->rd && p > 0 && !o.norecreate && kind < 10)
+		ph->reopen = kind < 6 ? RO_RECREATE : fresh ? RO_NONE : RO_REOPEN;
 	if (ph->reopen == RO_RECREATE) {
 		ph->amode = MPI_MODE_CREATE | MPI_MODE_EXCL | (j->seq ? MPI_MODE_WRONLY |
 			    MPI_MODE_SEQUENTIAL : MPI_MODE_RDWR);
@@ -2313,8 +2313,8 @@ new_phase(struct job *j, int p, int fresh)
 		if (p > 0 && j->ph[p - 1].alias && !ph->reopen && kind >= 75)
 			ph->alias = j->ph[p - 1].alias;
 		else
-			ph->alias = kind < 13 ? AL_SELF : kind < 26 ? AL_DUP :
-				    kind < 32 ? AL_SELF | AL_DUP : AL_NONE;
+			ph->alias = kind < 10 ? AL_SELF : kind < 20 ? AL_DUP :
+				    kind < 25 ? AL_SELF | AL_DUP : AL_NONE;
 	}
 	if (ph->kind == K_SHARED)
 		gen_shared_steps(j, ph, &gm);
