@@ -3,8 +3,13 @@
 # lib/libgfsplit-mpiio.so: tests/unit/mpi_fuzzio makes seeded random jobs
 # (views from every datatype constructor, every access path in every
 # form, memory types of every kind, phases with sync-barrier-sync between
-# them, later phases over other ranks' bytes) and knows the file MPI
-# defines for each (its model).  Seed s runs with N ranks (1-4, from the
+# them, later phases over other ranks' bytes, second handles on the path
+# on MPI_COMM_SELF or a dup'ed communicator, collective reads of other
+# ranks' bytes after a barrier without MPI_File_sync, the file closed and
+# opened again or removed (MPI_File_delete, unlink, remove) and created
+# again with MPI_MODE_EXCL, MPI_MODE_SEQUENTIAL jobs whose views start at
+# MPI_DISPLACEMENT_CURRENT) and knows the file MPI defines for each (its
+# model; the file after the last close is what is compared).  Seed s runs with N ranks (1-4, from the
 # seed), in batches of jobs per mpiexec, and is checked in three groups:
 #
 #   reference  jobs kept to what MPICH 4.0.2's ROMIO does right, so plain
@@ -33,7 +38,9 @@
 #   FUZZ_FULL_CASES, FUZZ_OVERLAP_CASES
 #   FUZZ_SEED=1000000        first seed (FUZZ_SEED=random: from the clock)
 #   FUZZ_BATCH=10            jobs per mpiexec (MPI start-up is not free)
-#   FUZZ_OPTS=               more mpi_fuzzio options (e.g. --no-bottom)
+#   FUZZ_OPTS=               more mpi_fuzzio options (e.g. --no-bottom; --no-alias,
+#                            --no-unsync-read, --no-recreate, --no-dispcur turn
+#                            off one of the features above each)
 #   make check-long          the same with FUZZ_CASES=5000
 . "$(dirname "$0")/../lib.sh"
 
@@ -372,6 +379,7 @@ END {
 	line("phase kinds", "kind.")
 	line("etypes", "etype.")
 	line("access paths", "MPI_File_")
+	line("features (phases; rm_*: how a recreated file was removed)", "feat.")
 }'
 echo "# $(( $(date +%s) - start ))s"
 finish

@@ -17,6 +17,16 @@
  *                        ROMIO gets wrong (below): plain MPICH is then no
  *                        reference, compare with the model
  *   --no-bottom          no MPI_BOTTOM memory types (the same draws)
+ *   --no-alias           no more handles on the path (below)
+ *   --no-unsync-read     no collective reads of other ranks' bytes
+ *                        without MPI_File_sync
+ *   --no-recreate        the file stays open from the first phase to
+ *                        the last: never closed and opened again, never
+ *                        removed and created again
+ *   --no-dispcur         no MPI_MODE_SEQUENTIAL jobs (the only ones that
+ *                        set views at MPI_DISPLACEMENT_CURRENT)
+ * The four --no-X draw what they would have drawn and drop it, so a job
+ * stays much the same job without the feature.
  * and --describe (print every job), --trace (each call before it is
  * made), --quiet (no coverage line).  With --cases=K the program runs the
  * jobs SEED, SEED+1, ... one after the other, a file each: an '@' in FILE,
@@ -63,6 +73,46 @@
  *   reads   in RDWR jobs a phase may read back what the rank wrote in it,
  *           through its own view (its own writes are defined at once);
  *           after write_ordered, seek_shared(0) and read_ordered
+ *   unsync  at the end of a phase of an RDWR job (2+ ranks), without
+ *           MPI_File_sync: MPI_Barrier, then every rank reads a part of
+ *           what rank r+k (mod N) wrote in the phase with one collective
+ *           read (read_at_all, read_all, split, nonblocking, _c); a shared
+ *           phase at explicit offsets of its one view, any other after
+ *           MPI_File_set_view to rank r+k's view (before or after the
+ *           barrier).  MPI leaves these bytes undefined; MPICH on a local
+ *           file system returns them (its writes are pwrite()s by then) and
+ *           programs rely on it (PnetCDF), so they are checked as defined.
+ *           With --full also without the barrier: the collective calls on
+ *           the handle alone separate write and read (the library's
+ *           promise; ROMIO's collective calls without collective
+ *           buffering do not synchronize, so MPICH may return old bytes)
+ *   alias   a phase that is not shared may have more handles on the
+ *           path: every rank opens it again on MPI_COMM_SELF, RDWR
+ *           without CREATE (as PnetCDF's independent mode), or the job
+ *           opens it on an MPI_Comm_dup of its communicator (its amode
+ *           without CREATE), or both, the first handle staying open.  An
+ *           alias gets the rank's view too; independent calls go through
+ *           any handle (each its own), a collective step through the dup
+ *           alias goes all through it.  An alias may stay open into the
+ *           next phase; it is always closed before the first handle (the
+ *           library's aliases fail once the first is closed), and
+ *           sync-barrier-sync between phases syncs every open handle.  No
+ *           individual pointer is checked in such a phase
+ *   reopen  before a phase (not the first): the file closed (aliases
+ *           first) and opened again without CREATE, the model going on;
+ *           or closed, removed by rank 0 (MPI_File_delete, unlink() or
+ *           remove()), MPI_Barrier, and created again with
+ *           CREATE|EXCL|RDWR, the model starting from nothing
+ *   seq     a job may open MPI_MODE_SEQUENTIAL (WRONLY: MPI forbids it
+ *           with RDWR): shared phases only, no read-backs, no
+ *           get_position_shared or seek_shared (not allowed there), and
+ *           every view set at MPI_DISPLACEMENT_CURRENT, so the
+ *           displacement is the byte of the shared pointer through the
+ *           view before (0 after an open); MPI_File_get_view must say
+ *           that byte.  MPICH 4.0.2 does this as the model (displacements
+ *           not a multiple of the new etype too).  A phase of a job not
+ *           opened sequentially may try MPI_DISPLACEMENT_CURRENT first:
+ *           the error class must be MPI_ERR_ARG, and the handle goes on
  *
  * Every rank also builds the model: the file MPI defines for the job.
  * Write mode checks every read-back against it and, with --model, rank 0
@@ -134,6 +184,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -164,6 +215,11 @@ static struct {
 	int overlap;		/* --overlap-epochs */
 	int full;		/* --full: also what ROMIO 4.0.2 gets wrong */
 	int nobottom;		/* --no-bottom: no MPI_BOTTOM memory types */
+	int noalias;		/* --no-alias: no more handles on the path */
+	int nounsync;		/* --no-unsync-read: no reads of other ranks'
+				 * bytes without MPI_File_sync */
+	int norecreate;		/* --no-recreate: the file stays open */
+	int nodispcur;		/* --no-dispcur: no MPI_MODE_SEQUENTIAL jobs */
 	int describe, quiet, trace;
 	int64_t at;		/* describe --at, -1: none */
 	const char *file, *model, *dump;
@@ -1325,10 +1381,25 @@ path_name(int path, int rd)
 enum { K_ZONE, K_INTERLEAVE, K_PARTITION, K_SHARED, K_N };
 static const char *const kind_names[K_N] = { "zone", "interleave", "partition", "shared" };
 
-enum { ST_INDEP, ST_INDEP_NB, ST_COLL, ST_COLL_NB, ST_ORDERED, ST_SHARED, ST_SEEKSH };
+enum { ST_INDEP, ST_INDEP_NB, ST_COLL, ST_COLL_NB, ST_ORDERED, ST_SHARED, ST_SEEKSH,
+       ST_UNSYNC };
 static const char *const st_names[] = { "independent", "independent nonblocking batch",
 	"collective", "collective nonblocking batch", "ordered",
-	"shared (one rank after the other)", "seek_shared(0)" };
+	"shared (one rank after the other)", "seek_shared(0)",
+	"collective read of other ranks' bytes without sync" };
+/* the collective reads without sync of a shared phase: explicit offsets,
+ * the shared pointer stays */
+static const int unsync_at_paths[] = { P_AT | P_COLL, P_AT | P_COLL | P_LARGE,
+	P_AT | P_COLL | P_SPLIT, P_AT | P_COLL | P_NB, P_AT | P_COLL | P_NB | P_LARGE };
+
+/* more handles on the path, open during a phase: a mask */
+enum { AL_NONE, AL_SELF = 1, AL_DUP = 2 };
+static const char *const alias_names[] = { "none", "MPI_COMM_SELF", "MPI_Comm_dup",
+	"MPI_COMM_SELF and on MPI_Comm_dup" };
+/* before a phase: the file closed and opened again, or removed and created */
+enum { RO_NONE, RO_REOPEN, RO_RECREATE };
+enum { RM_DELETE, RM_UNLINK, RM_REMOVE };
+static const char *const rm_names[] = { "MPI_File_delete", "unlink", "remove" };
 
 enum { SEEK_NONE, SEEK_SET_, SEEK_CUR_ };
 
@@ -1342,6 +1413,8 @@ struct view {
 
 struct acc {
 	int rank, step, idx, path, rd, mkind;
+	int h;			/* AL_SELF, AL_DUP: through that alias, 0: the first */
+	int vr;			/* through the view of rank vr (-1: its own) */
 	int seek;		/* individual pointer: how the call gets to soff */
 	int64_t seekarg;	/* in etypes */
 	int64_t soff;		/* stream offset in bytes (a whole etype) */
@@ -1357,6 +1430,9 @@ struct step {
 	int type, rd;
 	int order[MAXP];	/* ST_SHARED: the ranks' turns */
 	int64_t sp_after;	/* shared pointer after the step (etypes), -1: unknown */
+	int h;			/* collective steps: AL_DUP: through the dup alias */
+	int sep;		/* ST_UNSYNC: 0 barrier then set_view, 1 the reverse,
+				 * 2 (--full) no barrier */
 };
 
 struct phase {
@@ -1371,6 +1447,13 @@ struct phase {
 	int nidx[MAXP];		/* accesses per rank: the data index */
 	int64_t overlap;	/* bytes rewritten that another rank wrote before */
 	int64_t pos[MAXP];	/* generation: individual pointers (etypes, -1 unknown) */
+	int amode;		/* of the handle in this phase */
+	int reopen, rmhow;	/* RO_*, RM_*: what happens to the file before */
+	int alias;		/* AL_* mask: more handles on the path */
+	int dispcur;		/* set_view with MPI_DISPLACEMENT_CURRENT (disp: base) */
+	int badcur;		/* not sequential: MPI_DISPLACEMENT_CURRENT tried first,
+				 * MPI_ERR_ARG expected */
+	int vshift;		/* ST_UNSYNC: rank r reads through rank r+vshift's view */
 };
 
 /*
@@ -1387,10 +1470,18 @@ struct model {
 struct job {
 	uint64_t seed;
 	int nprocs, rd, amode;
+	int seq;		/* MPI_MODE_SEQUENTIAL: shared phases only */
 	struct phase ph[8];
 	int nph;
 	struct model m;		/* read jobs: the write job's */
 };
+
+/* the view an access goes through: its rank's, or another's (ST_UNSYNC) */
+static const struct view *
+acc_view(const struct phase *ph, const struct acc *a)
+{
+	return &ph->v[a->vr >= 0 ? a->vr : a->rank];
+}
 
 static void
 model_reserve(struct model *m, int64_t end)
@@ -1525,6 +1616,7 @@ new_acc(struct phase *ph)
 	a = &ph->a[ph->na++];
 	memset(a, 0, sizeof(*a));
 	a->pos_after = -1;
+	a->vr = -1;
 	return a;
 }
 
@@ -1567,12 +1659,16 @@ mem_fit(const struct ty *m, int64_t n)
  */
 static struct acc *
 gen_access(struct phase *ph, const struct gen *gm, int r, int s, int path, int rd,
-	   int64_t lim, int64_t below, const struct runs *busy)
+	   int64_t lim, int64_t below, const struct runs *busy, int h)
 {
 	struct acc *a = new_acc(ph);
 	int64_t E = ph->E, msize, n, pos = ph->pos[r];
 	size_t i;
 
+	/* two handles, two individual pointers: not followed */
+	if (ph->alias)
+		pos = ph->pos[r] = -1;
+	a->h = h;
 	a->rank = r;
 	a->step = s;
 	a->path = path;
@@ -1617,7 +1713,7 @@ gen_access(struct phase *ph, const struct gen *gm, int r, int s, int path, int r
 		}
 		a->pos_after = ph->pos[r] = (a->soff + a->bytes) / E;
 		/* a short read moves the pointer by what it read: not followed */
-		if ((rd && a->soff + a->bytes > below) || !o.full)
+		if ((rd && a->soff + a->bytes > below) || !o.full || ph->alias)
 			a->pos_after = ph->pos[r] = -1;
 	}
 	return a;
@@ -1796,6 +1892,19 @@ read_lim(const struct job *j, const struct view *v, int eof_ok, int64_t below)
 	return imin(imax(below, 0), v->usable * 4);
 }
 
+static int read_part(struct phase *ph, const struct gen *gm, int r, int wr, int s,
+		     int path, int wn);
+
+/* the handle of an independent call, from a draw of rn(4): half of them
+ * through the first handle */
+static int
+pick_h(const struct phase *ph, int draw)
+{
+	if (ph->alias == (AL_SELF | AL_DUP))
+		return draw == 3 ? 0 : draw;
+	return draw >= 2 ? ph->alias : 0;
+}
+
 /*
  * The steps of a phase that is not shared.  Write jobs: writes, then
  * maybe a read-back of what each rank wrote; read jobs: reads.
@@ -1808,11 +1917,13 @@ gen_steps(struct job *j, struct phase *ph, const struct gen *gm)
 	ph->nst = 1 + rn(4);
 	for (s = 0; s < ph->nst; s++) {
 		struct step *st = &ph->st[s];
-		int k = 1 + rn(2), cpath = 0, pc = rn(100);
+		int k = 1 + rn(2), cpath = 0, pc = rn(100), hc = chance(50);
 
 		st->sp_after = -1;
 		st->rd = j->rd;
 		st->type = pc < 35 ? ST_INDEP : pc < 55 ? ST_INDEP_NB : pc < 85 ? ST_COLL : ST_COLL_NB;
+		/* a collective step through a dup'ed handle: every rank's call */
+		st->h = hc && (ph->alias & AL_DUP) && st->type >= ST_COLL ? AL_DUP : 0;
 		if (st->type == ST_COLL)
 			cpath = PICK(coll_paths);
 		else if (st->type == ST_COLL_NB)
@@ -1829,8 +1940,10 @@ gen_steps(struct job *j, struct phase *ph, const struct gen *gm)
 					 : st->type == ST_INDEP_NB ? PICK(indep_nb_paths) : cpath;
 				int64_t lim = j->rd ? read_lim(j, &ph->v[r], !nb, below)
 						    : ph->v[r].usable;
+				/* independent calls: either handle, each its own */
+				int h = st->type >= ST_COLL ? st->h : pick_h(ph, rn(4));
 				struct acc *a = gen_access(ph, gm, r, s, path, j->rd, lim,
-							   below, nb ? &busy : NULL);
+							   below, nb ? &busy : NULL, h);
 
 				if (nb)
 					runs_add(&busy, a->soff, a->bytes);
@@ -1838,7 +1951,7 @@ gen_steps(struct job *j, struct phase *ph, const struct gen *gm)
 			runs_free(&busy);
 		}
 	}
-	if (j->rd || !(j->amode & MPI_MODE_RDWR) || !chance(40) || ph->nst >= 15)
+	if (j->rd || !(ph->amode & MPI_MODE_RDWR) || !chance(40) || ph->nst >= 15)
 		return;
 	/* the read-back: parts of the rank's own writes of this phase */
 	s = ph->nst++;
@@ -1851,47 +1964,108 @@ gen_steps(struct job *j, struct phase *ph, const struct gen *gm)
 		for (r = 0; r < N; r++) {
 			n = ph->st[s].type == ST_COLL ? 1 : 1 + rn(2);
 			for (i = 0; i < n; i++) {
-				struct acc w = { .bytes = 0 }, *a;
-				int cnt = 0, t;
+				int path = ph->st[s].type == ST_COLL ? cpath : PICK(indep_paths);
+				int h = pick_h(ph, rn(4));
 
-				for (t = 0; t < wn; t++)
-					if (ph->a[t].rank == r && !ph->a[t].rd && ph->a[t].bytes)
-						cnt++;
-				if (cnt) {
-					nw = rn(cnt);
-					for (t = 0; t < wn; t++)
-						if (ph->a[t].rank == r && !ph->a[t].rd &&
-						    ph->a[t].bytes && nw-- == 0)
-							w = ph->a[t];	/* new_acc moves them */
-				}
-				a = new_acc(ph);
-				a->rank = r;
-				a->step = s;
-				a->rd = 1;
-				a->idx = ph->nidx[r]++;
-				a->path = ph->st[s].type == ST_COLL ? cpath : PICK(indep_paths);
-				a->m = pick_mem(gm, &a->mkind);
-				if (w.bytes) {
-					int64_t E = ph->E, off = E * rn((int)(w.bytes / E));
-					int64_t len = w.bytes - off;
+				if (ph->st[s].type != ST_INDEP)
+					h = 0;
 
-					a->soff = w.soff + off;
-					if (len < a->m->rs.size) {
-						a->m = ph->et;
-						a->mkind = M_CONTIG;
-					}
-					a->count = mem_fit(a->m, len / a->m->rs.size);
-					if (chance(50))
-						a->count = rn((int)a->count) + 1;
-					a->bytes = a->count * a->m->rs.size;
-				}
-				if (!(a->path & P_AT)) {
-					a->seek = SEEK_SET_;
-					a->seekarg = a->soff / ph->E;
-					a->pos_after = o.full ? (a->soff + a->bytes) / ph->E : -1;
-				}
+				nw = read_part(ph, gm, r, r, s, path, wn);
+				ph->a[nw].h = h;
 			}
 		}
+	}
+}
+
+/*
+ * A read of rank r in step s, of path: a part of one of the writes of
+ * rank wr among the phase's first wn accesses (nothing if wr wrote
+ * nothing), through wr's view.  Returns its index.
+ */
+static int
+read_part(struct phase *ph, const struct gen *gm, int r, int wr, int s, int path, int wn)
+{
+	struct acc w = { .bytes = 0 }, *a;
+	int cnt = 0, t, nw;
+
+	for (t = 0; t < wn; t++)
+		if (ph->a[t].rank == wr && !ph->a[t].rd && ph->a[t].bytes)
+			cnt++;
+	if (cnt) {
+		nw = rn(cnt);
+		for (t = 0; t < wn; t++)
+			if (ph->a[t].rank == wr && !ph->a[t].rd && ph->a[t].bytes && nw-- == 0)
+				w = ph->a[t];	/* new_acc moves them */
+	}
+	a = new_acc(ph);
+	a->rank = r;
+	a->vr = wr == r ? -1 : wr;
+	a->step = s;
+	a->rd = 1;
+	a->idx = ph->nidx[r]++;
+	a->path = path;
+	a->m = pick_mem(gm, &a->mkind);
+	if (w.bytes) {
+		int64_t E = ph->E, off = E * rn((int)(w.bytes / E));
+		int64_t len = w.bytes - off;
+
+		a->soff = w.soff + off;
+		if (len < a->m->rs.size) {
+			a->m = ph->et;
+			a->mkind = M_CONTIG;
+		}
+		a->count = mem_fit(a->m, len / a->m->rs.size);
+		if (chance(50))
+			a->count = rn((int)a->count) + 1;
+		a->bytes = a->count * a->m->rs.size;
+	}
+	if (!(a->path & P_AT)) {
+		a->seek = SEEK_SET_;
+		a->seekarg = a->soff / ph->E;
+		a->pos_after = o.full && !ph->alias && wr == r ? (a->soff + a->bytes) / ph->E : -1;
+	}
+	return (int)(a - ph->a);
+}
+
+/*
+ * After the phase's writes (and read-backs): a barrier, then a collective
+ * read by every rank of a part of a write of rank r + k (mod N) in this
+ * phase, without MPI_File_sync.  MPICH on a local file system returns
+ * those bytes (its writes are pwrite()s done when the call returns); MPI
+ * leaves them undefined, but programs rely on it (the library makes a
+ * collective call or a barrier show the other ranks' writes).  A phase
+ * that is not shared sets every rank's view to rank r + k's first (in
+ * the order sep says, around the barrier); a shared one reads at
+ * explicit offsets in its one view.
+ */
+static void
+gen_unsync(struct job *j, struct phase *ph, const struct gen *gm)
+{
+	int N = j->nprocs, s, r, k, cpath, draw = chance(25), wn = ph->na;
+
+	if (j->rd || j->seq || !(ph->amode & MPI_MODE_RDWR) || N < 2 || o.nounsync ||
+	    !draw || ph->nst >= 16)
+		return;
+	k = 1 + rn(N - 1);
+	s = ph->nst++;
+	ph->st[s].type = ST_UNSYNC;
+	ph->st[s].rd = 1;
+	ph->st[s].sp_after = -1;
+	/* no barrier at all: the library shows the other ranks' writes at a
+	 * collective call on the handle (set_view, the read itself); MPICH
+	 * need not (ROMIO's collective calls without collective buffering do
+	 * not synchronize), so only with --full */
+	ph->st[s].sep = rn(3);
+	if (ph->st[s].sep == 2 && !o.full)
+		ph->st[s].sep = 0;
+	ph->vshift = ph->kind == K_SHARED ? 0 : k;
+	cpath = ph->kind == K_SHARED ? PICK(unsync_at_paths)
+	      : chance(70) ? PICK(coll_paths) : PICK(coll_nb_paths);
+	for (r = 0; r < N; r++) {
+		int t = read_part(ph, gm, r, (r + k) % N, s, cpath, wn);
+
+		if (ph->kind == K_SHARED)	/* the one view */
+			ph->a[t].vr = -1;
 	}
 }
 
@@ -1935,7 +2109,8 @@ gen_shared_steps(struct job *j, struct phase *ph, const struct gen *gm)
 		}
 		st->sp_after = sp / E;
 	}
-	if (j->rd || !(j->amode & MPI_MODE_RDWR) || !chance(40))
+	/* MPI_MODE_SEQUENTIAL: the shared pointer only moves forward */
+	if (j->rd || !(ph->amode & MPI_MODE_RDWR) || !chance(40) || j->seq)
 		return;
 	/* read-back: the pointer to 0, then the same steps as reads */
 	s = ph->nst++;
@@ -1990,7 +2165,7 @@ phase_model(struct job *j, int p, int apply)
 			struct acc *a = &ph->a[i];
 
 			runs_free(&a->g);
-			view_map(&ph->v[a->rank], a->soff, a->bytes, &a->g);
+			view_map(acc_view(ph, a), a->soff, a->bytes, &a->g);
 		}
 	if (j->rd)
 		return 0;
@@ -2048,7 +2223,7 @@ expect_reads(struct job *j, struct phase *ph)
 		if (!a->rd)
 			continue;
 		/* bytes before the first past the end of the file */
-		below = view_below(&ph->v[a->rank], j->m.size);
+		below = view_below(acc_view(ph, a), j->m.size);
 		a->want = imax(0, imin(a->bytes, below - a->soff));
 		if (a->rank != me || o.mode == MODE_DESCRIBE)
 			continue;
@@ -2072,6 +2247,29 @@ new_phase(struct job *j, int p, int fresh)
 	memset(ph, 0, sizeof(*ph));
 	ph->kind = kind < 35 ? K_ZONE : kind < 60 ? K_INTERLEAVE : kind < 80 ? K_PARTITION
 		 : K_SHARED;
+	if (j->seq)	/* only the shared pointer moves data */
+		ph->kind = K_SHARED;
+	ph->dispcur = j->seq;
+	kind = rn(100);
+	ph->badcur = kind < 5 && !j->seq && !j->rd && !o.nodispcur;
+	/* the file closed before the phase, and removed, or opened again as
+	 * it is (not when an overlap must be avoided: fresh) */
+	ph->amode = p ? j->ph[p - 1].amode : j->amode;
+	kind = rn(100);
+	ph->rmhow = rn(3);
+	if (!j->rd && p > 0 && !o.norecreate && kind < 10)
+		ph->reopen = kind < 6 ? RO_RECREATE : fresh ? RO_NONE : RO_REOPEN;
+	if (ph->reopen == RO_RECREATE) {
+		ph->amode = MPI_MODE_CREATE | MPI_MODE_EXCL | (j->seq ? MPI_MODE_WRONLY |
+			    MPI_MODE_SEQUENTIAL : MPI_MODE_RDWR);
+		j->m.size = 0;		/* the model starts again from nothing */
+		if (j->m.cap) {
+			memset(j->m.img, 0, (size_t)j->m.cap);
+			memset(j->m.stamp, 0, (size_t)j->m.cap * sizeof(*j->m.stamp));
+		}
+	} else if (ph->reopen == RO_REOPEN) {
+		ph->amode &= ~(MPI_MODE_CREATE | MPI_MODE_EXCL);
+	}
 	kind = rn(100);
 	ph->etk = kind < 30 ? ET_BYTE : kind < 50 ? ET_INT : kind < 70 ? ET_DOUBLE
 		: kind < 85 ? ET_INT3 : ET_IDI;
@@ -2089,6 +2287,13 @@ new_phase(struct job *j, int p, int fresh)
 	if (j->rd) {
 		ph->base = j->m.size > 0 ? roundup(rn((int)j->m.size), ALIGN) - ALIGN : 0;
 		ph->base = chance(20) ? 0 : imax(ph->base, 0);
+	} else if (ph->dispcur) {
+		/* MPI_DISPLACEMENT_CURRENT: where the shared pointer is, in bytes
+		 * of the view before (after an open: the default view at 0) */
+		const struct phase *q = &j->ph[p - (p > 0)];
+
+		ph->base = p == 0 || ph->reopen ? 0 :
+			   view_global(&q->v[0], q->st[q->nst - 1].sp_after * q->E);
 	} else if (!fresh && p > 0 && chance(o.overlap ? 50 : 25)) {
 		ph->base = j->ph[rn(p)].base;
 	} else {
@@ -2100,10 +2305,22 @@ new_phase(struct job *j, int p, int fresh)
 			ph->base += ALIGN * rn(64);
 	}
 	gen_views(j, ph, &gf);
+	/* a second handle on the path: on MPI_COMM_SELF (as PnetCDF's
+	 * independent mode), or on a dup of the job's communicator; kept
+	 * open from the phase before now and then */
+	kind = rn(100);
+	if (!j->rd && !j->seq && ph->kind != K_SHARED && !o.noalias) {
+		if (p > 0 && j->ph[p - 1].alias && !ph->reopen && kind >= 75)
+			ph->alias = j->ph[p - 1].alias;
+		else
+			ph->alias = kind < 10 ? AL_SELF : kind < 20 ? AL_DUP :
+				    kind < 25 ? AL_SELF | AL_DUP : AL_NONE;
+	}
 	if (ph->kind == K_SHARED)
 		gen_shared_steps(j, ph, &gm);
 	else
 		gen_steps(j, ph, &gm);
+	gen_unsync(j, ph, &gm);
 }
 
 static void
@@ -2116,6 +2333,9 @@ gen_job(struct job *j, uint64_t seed, int nprocs, int rd)
 	j->rd = rd;
 	rnd_seed(mix(seed, rd ? 0x52454144 : 0x5752495445));
 	j->amode = MPI_MODE_CREATE | (chance(70) ? MPI_MODE_RDWR : MPI_MODE_WRONLY);
+	j->seq = chance(8) && !rd && !o.nodispcur;
+	if (j->seq)	/* MPI: SEQUENTIAL with RDWR is erroneous */
+		j->amode = MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_SEQUENTIAL;
 	if (rd)
 		j->amode = MPI_MODE_RDONLY;
 	j->nph = 1 + rn(rd ? 3 : 4);
@@ -2140,9 +2360,10 @@ describe_acc(FILE *f, const struct phase *ph, const struct acc *a, const char *p
 	const char *seek = a->seek == SEEK_SET_ ? " after seek(SET)" :
 			   a->seek == SEEK_CUR_ ? " after seek(CUR)" : "";
 
-	fprintf(f, "%sstep %d rank %d access %d: %s%s etype-offset %lld count %lld "
+	fprintf(f, "%sstep %d rank %d access %d: %s%s%s etype-offset %lld count %lld "
 		"(%lld bytes) of %s%s%s -> file",
-		pfx, a->step, a->rank, a->idx, path_name(a->path, a->rd),
+		pfx, a->step, a->rank, a->idx, a->h == AL_SELF ? "(COMM_SELF alias) " :
+		a->h == AL_DUP ? "(dup alias) " : "", path_name(a->path, a->rd),
 		(a->path & (P_AT | P_SHARED | P_ORDERED)) ? "" : seek,
 		(long long)(a->soff / ph->E), (long long)a->count, (long long)a->bytes,
 		a->mkind == M_BOTTOM ? "MPI_BOTTOM+hindexed of " :
@@ -2174,21 +2395,40 @@ describe_job(FILE *f, const struct job *j, int full, const char *pfx)
 {
 	int p, r, s, i;
 
-	fprintf(f, "%sjob seed %" PRIu64 ": %s, %d ranks, %d phases, %s, file size %lld%s\n",
+	fprintf(f, "%sjob seed %" PRIu64 ": %s, %d ranks, %d phases, %s%s, file size %lld%s\n",
 		pfx, j->seed, j->rd ? "reads" : "writes", j->nprocs, j->nph,
 		j->amode & MPI_MODE_RDWR ? "RDWR" : j->amode & MPI_MODE_WRONLY ? "WRONLY"
-		: "RDONLY", (long long)j->m.size, o.overlap ? "" : ", --no-overlap-epochs");
+		: "RDONLY", j->seq ? "|SEQUENTIAL" : "", (long long)j->m.size,
+		o.overlap ? "" : ", --no-overlap-epochs");
 	for (p = 0; p < j->nph; p++) {
 		const struct phase *ph = &j->ph[p];
 
-		fprintf(f, "%sphase %d: %s, etype %s, base %lld", pfx, p, kind_names[ph->kind],
-			ph->et->desc, (long long)ph->base);
+		if (ph->reopen == RO_REOPEN)
+			fprintf(f, "%sthe file closed, opened again (%s, no CREATE)\n", pfx,
+				ph->amode & MPI_MODE_RDWR ? "RDWR" : "WRONLY");
+		else if (ph->reopen == RO_RECREATE)
+			fprintf(f, "%sthe file closed, removed by rank 0 (%s), barrier, created "
+				"again (CREATE|EXCL|RDWR): the model starts from nothing\n", pfx,
+				rm_names[ph->rmhow]);
+		fprintf(f, "%sphase %d: %s, etype %s, base %lld%s", pfx, p, kind_names[ph->kind],
+			ph->et->desc, (long long)ph->base, ph->dispcur ?
+			" (set_view at MPI_DISPLACEMENT_CURRENT)" : "");
+		if (ph->alias)
+			fprintf(f, ", handles on %s too", alias_names[ph->alias]);
+		if (ph->badcur)
+			fprintf(f, ", set_view at MPI_DISPLACEMENT_CURRENT refused first");
+		if (ph->vshift)
+			fprintf(f, ", the read without sync through the view of rank +%d",
+				ph->vshift);
 		if (ph->overlap)
 			fprintf(f, ", rewrites %lld bytes other ranks wrote before",
 				(long long)ph->overlap);
 		fprintf(f, "; steps:");
 		for (s = 0; s < ph->nst; s++)
-			fprintf(f, " %s%s", s ? "; " : "", st_names[ph->st[s].type]);
+			fprintf(f, " %s%s%s", s ? "; " : "", st_names[ph->st[s].type],
+				ph->st[s].type != ST_UNSYNC ? "" : ph->st[s].sep == 2 ?
+				" (no barrier)" : ph->st[s].sep == 1 && ph->vshift ?
+				" (set_view, MPI_Barrier)" : " (MPI_Barrier first)");
 		fprintf(f, "\n");
 		for (r = 0; r < j->nprocs; r++) {
 			char pp[64];
@@ -2233,7 +2473,7 @@ describe_at(FILE *f, const struct job *j, int64_t g)
 						fprintf(f, "a read: ");
 					describe_acc(f, ph, a, "");
 					fprintf(f, "  ");
-					describe_view(f, ph, a->rank, "");
+					describe_view(f, ph, a->vr >= 0 ? a->vr : a->rank, "");
 					break;
 				}
 				s += a->g.r[k].len;
@@ -2247,6 +2487,7 @@ describe_at(FILE *f, const struct job *j, int64_t g)
 static struct {
 	long fctor[C_NCTOR], mctor[C_NCTOR], path[2][P_N], kind[K_N], mkind[M_N], et[ET_N];
 	long jobs, failed, phases, accesses, bytes, overlaps;
+	long alias[3], reopen[3], rm[3], dispcur, badcur, seq, unsync;
 } cov;
 
 static void
@@ -2283,6 +2524,14 @@ cov_print(const char *mode)
 		printf(" kind.%s=%ld", kind_names[i], cov.kind[i] / np);
 	for (i = 0; i < ET_N; i++)
 		printf(" etype.%s=%ld", et_names[i], cov.et[i] / np);
+	printf(" feat.alias_self=%ld feat.alias_dup=%ld feat.reopen=%ld feat.recreate=%ld"
+	       " feat.rm_%s=%ld feat.rm_%s=%ld feat.rm_%s=%ld feat.sequential_jobs=%ld"
+	       " feat.view_dispcur=%ld feat.dispcur_refused=%ld feat.unsync_reads=%ld",
+	       cov.alias[AL_SELF] / np,
+	       cov.alias[AL_DUP] / np, cov.reopen[RO_REOPEN] / np, cov.reopen[RO_RECREATE] / np,
+	       rm_names[0], cov.rm[0] / np, rm_names[1], cov.rm[1] / np, rm_names[2],
+	       cov.rm[2] / np, cov.seq / np, cov.dispcur / np, cov.badcur / np,
+	       cov.unsync / np);
 	for (rd = 0; rd < 2; rd++)
 		for (i = 0; i < P_N; i++)
 			if (cov.path[rd][i])
@@ -2473,7 +2722,11 @@ call(MPI_File fh, int path, int rd, MPI_Offset off, void *b, MPI_Count c,
 
 struct run_ctx {
 	struct job *j;
+	const char *file;
 	MPI_File fh;
+	MPI_File al[3];		/* al[AL_SELF], al[AL_DUP]: more handles on the path */
+	int alias_kind;		/* AL_* mask: those open */
+	MPI_Comm dupc;		/* AL_DUP: its communicator */
 	FILE *dump;
 	int bad;		/* data or status wrong: the job fails, it goes on */
 	int nbad;		/* wrong bytes reported */
@@ -2614,6 +2867,13 @@ finish(struct run_ctx *x, int p, const struct acc *a, struct io *io)
 	}
 }
 
+/* the handle an access goes through */
+static MPI_File
+acc_fh(const struct run_ctx *x, const struct acc *a)
+{
+	return a->h ? x->al[a->h] : x->fh;
+}
+
 static int
 check_pos(struct run_ctx *x, int p, const struct acc *a)
 {
@@ -2622,7 +2882,7 @@ check_pos(struct run_ctx *x, int p, const struct acc *a)
 
 	if (a->pos_after < 0 || (a->rd && a->want < a->bytes))
 		return 0;
-	rc = MPI_File_get_position(x->fh, &pos);
+	rc = MPI_File_get_position(acc_fh(x, a), &pos);
 	if (rc != MPI_SUCCESS)
 		return mpi_fail("MPI_File_get_position", rc);
 	if (pos != a->pos_after) {
@@ -2665,8 +2925,8 @@ run_accs(struct run_ctx *x, int p, struct acc **v, int n, int batch, int coll)
 			io[i].arg = NULL;
 		}
 		if (a->seek != SEEK_NONE) {
-			mrc = MPI_File_seek(x->fh, a->seekarg, a->seek == SEEK_SET_ ? MPI_SEEK_SET
-					    : MPI_SEEK_CUR);
+			mrc = MPI_File_seek(acc_fh(x, a), a->seekarg, a->seek == SEEK_SET_ ?
+					    MPI_SEEK_SET : MPI_SEEK_CUR);
 			if (mrc != MPI_SUCCESS && (rc = mpi_fail("MPI_File_seek", mrc)) && !coll)
 				break;
 		}
@@ -2681,7 +2941,7 @@ run_accs(struct run_ctx *x, int p, struct acc **v, int n, int batch, int coll)
 			fprintf(stderr, "%s: rank %d: trace: phase %d ", prog, me, p);
 			describe_acc(stderr, &x->j->ph[p], a, "");
 		}
-		mrc = call(x->fh, a->path, a->rd, a->soff / x->j->ph[p].E, io[i].arg,
+		mrc = call(acc_fh(x, a), a->path, a->rd, a->soff / x->j->ph[p].E, io[i].arg,
 			   io[i].count, io[i].t, &io[i].st, &rq[i], &half);
 		snprintf(name, sizeof(name), "%s%s", path_name(a->path, a->rd), half);
 		if (mrc != MPI_SUCCESS) {
@@ -2772,6 +3032,24 @@ run_step(struct run_ctx *x, int p, int s, int *pend)
 		if (i != MPI_SUCCESS)
 			rc = mpi_fail("MPI_File_seek_shared", i);
 		break;
+	case ST_UNSYNC:		/* no MPI_File_sync: see gen_unsync() */
+		if (st->sep == 0)
+			MPI_Barrier(MPI_COMM_WORLD);
+		if (ph->vshift) {
+			const struct view *w = &ph->v[(me + ph->vshift) % x->j->nprocs];
+
+			i = MPI_File_set_view(x->fh, w->disp, ph->et->t, w->ft->t, "native",
+					      MPI_INFO_NULL);
+			if (i != MPI_SUCCESS)
+				rc = mpi_fail("MPI_File_set_view (another rank's view)", i);
+			if (agree(rc))
+				return -1;
+		}
+		if (st->sep == 1)
+			MPI_Barrier(MPI_COMM_WORLD);
+		cov.unsync++;
+		rc = run_accs(x, p, v, n, 0, 1);
+		break;
 	}
 	if (!coll) {
 		*pend = rc;
@@ -2779,7 +3057,9 @@ run_step(struct run_ctx *x, int p, int s, int *pend)
 	}
 	if (agree(rc))		/* also: every rank's update of the pointer is in */
 		return -1;
-	if (st->type == ST_ORDERED || st->type == ST_SHARED || st->type == ST_SEEKSH) {
+	/* MPI_MODE_SEQUENTIAL has no MPI_File_get_position_shared */
+	if ((st->type == ST_ORDERED || st->type == ST_SHARED || st->type == ST_SEEKSH) &&
+	    !x->j->seq) {
 		MPI_Offset sp;
 		int mrc = MPI_File_get_position_shared(x->fh, &sp);
 
@@ -2795,6 +3075,167 @@ run_step(struct run_ctx *x, int p, int s, int *pend)
 	return 0;
 }
 
+/* MPI_File_open of the job's file on comm, with the job's hints */
+static int
+open_file(struct run_ctx *x, MPI_Comm comm, int amode, MPI_File *fh)
+{
+	MPI_Info info;
+	int rc;
+
+	/*
+	 * ROMIO's data sieving and collective buffering write whole stretches
+	 * of a new file, holes and all, from buffers it never initialised:
+	 * the holes of the reference would hold garbage
+	 */
+	MPI_Info_create(&info);
+	MPI_Info_set(info, "romio_ds_write", "disable");
+	MPI_Info_set(info, "romio_cb_write", "disable");
+	/* and its two-phase read aborts in ADIOI_Calc_aggregator() under some
+	 * views (hindexed_block(3,[1@0,1@24,1@32],subarray(F,2,sub 1 at 0))) */
+	MPI_Info_set(info, "romio_cb_read", "disable");
+	rc = MPI_File_open(comm, x->file, amode, info, fh);
+	MPI_Info_free(&info);
+	if (rc != MPI_SUCCESS) {
+		*fh = MPI_FILE_NULL;
+		return mpi_fail(comm == MPI_COMM_WORLD ? "MPI_File_open" :
+				comm == MPI_COMM_SELF ? "MPI_File_open (MPI_COMM_SELF alias)" :
+				"MPI_File_open (MPI_Comm_dup alias)", rc);
+	}
+	MPI_File_set_errhandler(*fh, MPI_ERRORS_RETURN);
+	return 0;
+}
+
+/* the aliases of mask that are open: closed (before the first handle,
+ * always: the library's aliases cannot outlive it); every rank agrees */
+static int
+close_alias(struct run_ctx *x, int mask)
+{
+	int rc = 0, mrc, k;
+
+	for (k = AL_SELF; k <= AL_DUP; k++) {
+		if (!(x->alias_kind & mask & k))
+			continue;
+		if (x->al[k] != MPI_FILE_NULL) {
+			mrc = MPI_File_close(&x->al[k]);
+			if (mrc != MPI_SUCCESS && !rc)
+				rc = mpi_fail(k == AL_SELF ? "MPI_File_close (MPI_COMM_SELF alias)"
+					      : "MPI_File_close (MPI_Comm_dup alias)", mrc);
+		}
+		if (k == AL_DUP)
+			MPI_Comm_free(&x->dupc);
+		x->al[k] = MPI_FILE_NULL;
+		x->alias_kind &= ~k;
+	}
+	return agree(rc);
+}
+
+/* the aliases of the phase that are not open yet */
+static int
+open_alias(struct run_ctx *x, const struct phase *ph)
+{
+	int rc = 0;
+
+	if ((ph->alias & AL_SELF) && !(x->alias_kind & AL_SELF)) {
+		/* as PnetCDF's independent mode: RDWR */
+		x->alias_kind |= AL_SELF;
+		rc = open_file(x, MPI_COMM_SELF, MPI_MODE_RDWR, &x->al[AL_SELF]);
+		cov.alias[AL_SELF]++;
+	}
+	if ((ph->alias & AL_DUP) && !(x->alias_kind & AL_DUP)) {
+		x->alias_kind |= AL_DUP;
+		MPI_Comm_dup(MPI_COMM_WORLD, &x->dupc);
+		MPI_Comm_set_errhandler(x->dupc, MPI_ERRORS_RETURN);
+		if (open_file(x, x->dupc, ph->amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL),
+			      &x->al[AL_DUP]))
+			rc = -1;
+		cov.alias[AL_DUP]++;
+	}
+	return agree(rc);
+}
+
+/* every open handle synced (MPI 4.1 14.6.1: sync, barrier, sync) */
+static int
+sync_all(struct run_ctx *x)
+{
+	int rc = MPI_File_sync(x->fh);
+
+	if (rc != MPI_SUCCESS)
+		rc = mpi_fail("MPI_File_sync", rc);
+	if (!rc && x->al[AL_SELF] != MPI_FILE_NULL &&
+	    (rc = MPI_File_sync(x->al[AL_SELF])) != MPI_SUCCESS)
+		rc = mpi_fail("MPI_File_sync (MPI_COMM_SELF alias)", rc);
+	if (!rc && x->al[AL_DUP] != MPI_FILE_NULL &&
+	    (rc = MPI_File_sync(x->al[AL_DUP])) != MPI_SUCCESS)
+		rc = mpi_fail("MPI_File_sync (MPI_Comm_dup alias)", rc);
+	return agree(rc);
+}
+
+/* close the file; remove it (rank 0) if recreate; open it with amode */
+static int
+reopen(struct run_ctx *x, const struct phase *ph)
+{
+	int rc = 0, mrc;
+
+	if (close_alias(x, AL_SELF | AL_DUP))
+		return -1;
+	mrc = MPI_File_close(&x->fh);
+	if (mrc != MPI_SUCCESS)
+		rc = mpi_fail("MPI_File_close (to open it again)", mrc);
+	if (agree(rc))
+		return -1;
+	if (ph->reopen == RO_RECREATE && me == 0) {
+		if (ph->rmhow == RM_DELETE) {
+			mrc = MPI_File_delete(x->file, MPI_INFO_NULL);
+			if (mrc != MPI_SUCCESS)
+				rc = mpi_fail("MPI_File_delete", mrc);
+		} else if ((ph->rmhow == RM_UNLINK ? unlink(x->file) : remove(x->file)) != 0) {
+			rc = fail("%s '%s': %m", rm_names[ph->rmhow], x->file);
+		}
+	}
+	cov.reopen[ph->reopen]++;
+	if (ph->reopen == RO_RECREATE)
+		cov.rm[ph->rmhow]++;
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (agree(rc))
+		return -1;
+	return agree(open_file(x, MPI_COMM_WORLD, ph->amode, &x->fh));
+}
+
+/* MPI_File_set_view of one handle to view v; a view at
+ * MPI_DISPLACEMENT_CURRENT must land at v->disp */
+static int
+set_view(MPI_File fh, const struct phase *ph, const struct view *v, const char *what)
+{
+	char name[96];
+	MPI_Offset disp;
+	MPI_Datatype et, ft;
+	char rep[MPI_MAX_DATAREP_STRING + 1];
+	int rc, ni, na, nd, comb;
+
+	rc = MPI_File_set_view(fh, ph->dispcur ? MPI_DISPLACEMENT_CURRENT : v->disp,
+			       ph->et->t, v->ft->t, "native", MPI_INFO_NULL);
+	snprintf(name, sizeof(name), "MPI_File_set_view%s%s", ph->dispcur ?
+		 " (MPI_DISPLACEMENT_CURRENT)" : "", what);
+	if (rc != MPI_SUCCESS)
+		return mpi_fail(name, rc);
+	if (!ph->dispcur)
+		return 0;
+	rc = MPI_File_get_view(fh, &disp, &et, &ft, rep);
+	if (rc != MPI_SUCCESS)
+		return mpi_fail("MPI_File_get_view", rc);
+	if (MPI_Type_get_envelope(et, &ni, &na, &nd, &comb) == MPI_SUCCESS &&
+	    comb != MPI_COMBINER_NAMED)
+		MPI_Type_free(&et);
+	if (MPI_Type_get_envelope(ft, &ni, &na, &nd, &comb) == MPI_SUCCESS &&
+	    comb != MPI_COMBINER_NAMED)
+		MPI_Type_free(&ft);
+	if (disp != v->disp)
+		return fail("%s: MPI_File_get_view says displacement %lld, expected %lld "
+			    "(the shared pointer's byte)", name, (long long)disp,
+			    (long long)v->disp);
+	return 0;
+}
+
 static int
 run_phase(struct run_ctx *x, int p)
 {
@@ -2802,19 +3243,21 @@ run_phase(struct run_ctx *x, int p)
 	struct view *v = &ph->v[me];
 	int rc, s, pend = 0;
 
-	if (p > 0 && !x->j->rd) {	/* MPI 4.1 14.6.1: sync, barrier, sync */
-		rc = MPI_File_sync(x->fh);
-		if (rc != MPI_SUCCESS)
-			rc = mpi_fail("MPI_File_sync", rc);
-		if (agree(rc))
+	/* handles the phase has not: they go (all of them before a reopen) */
+	if (close_alias(x, ph->reopen ? AL_SELF | AL_DUP : ~ph->alias))
+		return -1;
+	if (ph->reopen) {
+		if (reopen(x, ph))
+			return -1;
+	} else if (p > 0 && !x->j->rd) {	/* MPI 4.1 14.6.1: sync, barrier, sync */
+		if (sync_all(x))
 			return -1;
 		MPI_Barrier(MPI_COMM_WORLD);
-		rc = MPI_File_sync(x->fh);
-		if (rc != MPI_SUCCESS)
-			rc = mpi_fail("MPI_File_sync", rc);
-		if (agree(rc))
+		if (sync_all(x))
 			return -1;
 	}
+	if (ph->alias != x->alias_kind && open_alias(x, ph))
+		return -1;
 	ty_check(v->ft);
 	cov_ty(cov.fctor, v->ft);
 	cov.kind[ph->kind]++;
@@ -2822,9 +3265,28 @@ run_phase(struct run_ctx *x, int p)
 	cov.phases++;
 	if (ph->overlap)
 		cov.overlaps++;
-	rc = MPI_File_set_view(x->fh, v->disp, ph->et->t, v->ft->t, "native", MPI_INFO_NULL);
-	if (rc != MPI_SUCCESS)
-		rc = mpi_fail("MPI_File_set_view", rc);
+	if (ph->dispcur)
+		cov.dispcur++;
+	rc = 0;
+	if (ph->badcur) {	/* only MPI_MODE_SEQUENTIAL takes it */
+		int cls = -1, mrc = MPI_File_set_view(x->fh, MPI_DISPLACEMENT_CURRENT,
+						      ph->et->t, v->ft->t, "native",
+						      MPI_INFO_NULL);
+
+		MPI_Error_class(mrc, &cls);
+		if (cls != MPI_ERR_ARG)
+			rc = fail("MPI_File_set_view (MPI_DISPLACEMENT_CURRENT) of a file not "
+				  "opened MPI_MODE_SEQUENTIAL returns error class %d, not "
+				  "MPI_ERR_ARG", cls);
+		cov.badcur++;
+	}
+	if (!rc)
+		rc = set_view(x->fh, ph, v, "");
+	/* the aliases' own views: the same as the rank's */
+	if (!rc && x->al[AL_SELF] != MPI_FILE_NULL)
+		rc = set_view(x->al[AL_SELF], ph, v, " (MPI_COMM_SELF alias)");
+	if (!rc && x->al[AL_DUP] != MPI_FILE_NULL)
+		rc = set_view(x->al[AL_DUP], ph, v, " (MPI_Comm_dup alias)");
 	if (agree(rc))
 		return -1;
 	for (s = 0; s < ph->nst; s++)
@@ -2876,10 +3338,13 @@ static int
 run_job(uint64_t seed, const char *argv0)
 {
 	struct job j;
-	struct run_ctx x = { .j = &j };
+	struct run_ctx x = { .j = &j, .fh = MPI_FILE_NULL,
+			     .al = { MPI_FILE_NULL, MPI_FILE_NULL, MPI_FILE_NULL },
+			     .alias_kind = AL_NONE };
 	char *file = subst(o.file, seed), *dump = NULL;
-	int rc = 0, p, amode, tb;
-	MPI_Info info;
+	int rc = 0, p, tb;
+
+	x.file = file;
 
 	cur_seed = seed;
 	tester_bug = 0;
@@ -2919,26 +3384,9 @@ run_job(uint64_t seed, const char *argv0)
 			MPI_File_delete(file, MPI_INFO_NULL);
 		MPI_Barrier(MPI_COMM_WORLD);
 	}
-	amode = j.amode;
-	/*
-	 * ROMIO's data sieving and collective buffering write whole stretches
-	 * of a new file, holes and all, from buffers it never initialised:
-	 * the holes of the reference would hold garbage
-	 */
-	MPI_Info_create(&info);
-	MPI_Info_set(info, "romio_ds_write", "disable");
-	MPI_Info_set(info, "romio_cb_write", "disable");
-	/* and its two-phase read aborts in ADIOI_Calc_aggregator() under some
-	 * views (hindexed_block(3,[1@0,1@24,1@32],subarray(F,2,sub 1 at 0))) */
-	MPI_Info_set(info, "romio_cb_read", "disable");
-	rc = MPI_File_open(MPI_COMM_WORLD, file, amode, info, &x.fh);
-	MPI_Info_free(&info);
-	if (rc != MPI_SUCCESS) {
-		rc = mpi_fail("MPI_File_open", rc);
-		x.fh = MPI_FILE_NULL;
-	} else {
-		MPI_File_set_errhandler(x.fh, MPI_ERRORS_RETURN);
-	}
+	if (j.seq)
+		cov.seq++;
+	rc = open_file(&x, MPI_COMM_WORLD, j.amode, &x.fh);
 	if (agree(rc))
 		goto close;
 	if (j.rd && me == 0) {
@@ -2958,6 +3406,8 @@ run_job(uint64_t seed, const char *argv0)
 	for (p = 0; p < j.nph && !rc; p++)
 		rc = run_phase(&x, p);
 close:
+	if (close_alias(&x, AL_SELF | AL_DUP))	/* before the first handle's close */
+		rc = -1;
 	if (x.fh != MPI_FILE_NULL) {
 		int mrc = MPI_File_close(&x.fh);
 
@@ -3147,7 +3597,8 @@ usage(const char *msg)
 			"       mpi_fuzzio describe SEED --nprocs=N [--writers=W] [--at=OFFSET] "
 			"[--model=PATH]\n"
 			"       mpi_fuzzio probe SEED [--cases=K] [FILE]\n"
-			"job options: --no-overlap-epochs --full --no-bottom; also --describe "
+			"job options: --no-overlap-epochs --full --no-bottom --no-alias "
+			"--no-unsync-read\n             --no-recreate --no-dispcur; also --describe "
 			"--trace --quiet\n"
 			"'@' in FILE and PATH: the seed\n", prog, msg);
 	return 2;
@@ -3231,6 +3682,14 @@ options(int argc, char **argv)
 			o.full = 1;
 		} else if (!strcmp(s, "--no-bottom")) {
 			o.nobottom = 1;
+		} else if (!strcmp(s, "--no-alias")) {
+			o.noalias = 1;
+		} else if (!strcmp(s, "--no-unsync-read")) {
+			o.nounsync = 1;
+		} else if (!strcmp(s, "--no-recreate")) {
+			o.norecreate = 1;
+		} else if (!strcmp(s, "--no-dispcur")) {
+			o.nodispcur = 1;
 		} else if (!strcmp(s, "--describe")) {
 			o.describe = 1;
 			repeat = 0;
