@@ -180,6 +180,9 @@ struct gfsp_phash;
 struct gfsp_phash *gfsp_phash_new(uint64_t seg_size);
 void gfsp_phash_update(struct gfsp_phash *h, const void *buf, size_t len);
 uint64_t gfsp_phash_final(struct gfsp_phash *h);	/* does not free */
+/* Keep every segment's hash (a writer's: before any update), so that
+ * segments can be changed in place: */
+void gfsp_phash_keep(struct gfsp_phash *h);
 /* Bytes [off, off + len) already hashed were changed in place: their
  * segments are stale until gfsp_phash_redo hashes them again. */
 void gfsp_phash_touch(struct gfsp_phash *h, uint64_t off, uint64_t len);

@@ -10,9 +10,11 @@
  *   root:   XXH3-64( le64(h0) le64(h1) ... le64(h(n-1)) )
  *
  * An empty part has no segment, so its checksum is XXH3-64 of nothing.
- * The streaming state holds the open segment's state and the hashes of
- * the closed ones (8 bytes a segment: 8 KiB a GiB at the default size),
- * so that a segment changed in place (a rank rewriting its own bytes,
+ * The streaming state holds the open segment's state and a root state fed
+ * one segment hash at a time, so memory does not grow with the part; a
+ * writer's (gfsp_phash_keep) keeps the closed segments' hashes instead (8
+ * bytes a segment: 8 KiB a GiB at the default size), so that a segment
+ * changed in place (a rank rewriting its own bytes,
  * gfsp_phash_touch) is hashed again from the part alone, at the end.
  */
 #include <stdlib.h>
@@ -27,6 +29,8 @@ struct gfsp_phash {
 	uint64_t seg_size;
 	uint64_t in_seg;	/* bytes hashed into the open segment */
 	XXH3_state_t *seg;	/* open segment, valid when in_seg > 0 */
+	XXH3_state_t *root;	/* hashes of the closed segments, fed in */
+	int keep;		/* gfsp_phash_keep: h[] and stale[] kept */
 	uint64_t *h;		/* [nseg] hashes of the closed segments */
 	uint64_t nseg, cap;
 	unsigned char *stale;	/* [cap + 1] changed since hashed */
@@ -100,21 +104,36 @@ gfsp_phash_new(uint64_t seg_size)
 		return NULL;
 	h->seg_size = seg_size ? seg_size : GFSP_SEG_SIZE_DEFAULT;
 	h->seg = XXH3_createState();
+	h->root = XXH3_createState();
 	h->stale = calloc(1, 1);
-	if (h->seg == NULL || h->stale == NULL) {
+	if (h->seg == NULL || h->root == NULL || h->stale == NULL) {
 		gfsp_phash_free(h);
 		return NULL;
 	}
 	XXH3_64bits_reset(h->seg);
+	XXH3_64bits_reset(h->root);
 	return h;
+}
+
+void
+gfsp_phash_keep(struct gfsp_phash *h)
+{
+	h->keep = 1;
 }
 
 static void
 close_segment(struct gfsp_phash *h)
 {
 	uint64_t *nh, ncap;
-	unsigned char *ns;
+	unsigned char *ns, le[8];
 
+	if (!h->keep) {
+		gfsp_put_le64(le, XXH3_64bits_digest(h->seg));
+		XXH3_64bits_update(h->root, le, sizeof(le));
+		XXH3_64bits_reset(h->seg);
+		h->in_seg = 0;
+		return;
+	}
 	if (h->nseg == h->cap) {
 		ncap = h->cap ? 2 * h->cap : 64;
 		nh = realloc(h->h, (size_t)ncap * sizeof(*nh));
@@ -163,7 +182,7 @@ gfsp_phash_touch(struct gfsp_phash *h, uint64_t off, uint64_t len)
 {
 	uint64_t s, last;
 
-	if (len == 0)
+	if (len == 0 || !h->keep)
 		return;
 	last = (off + len - 1) / h->seg_size;
 	for (s = off / h->seg_size; s <= last && s <= h->nseg; s++)
@@ -217,6 +236,14 @@ gfsp_phash_final(struct gfsp_phash *h)
 	uint64_t s, sum;
 
 	XXH3_INITSTATE(&root);
+	if (!h->keep) {
+		XXH3_copyState(&root, h->root);
+		if (h->in_seg > 0) {
+			gfsp_put_le64(le, XXH3_64bits_digest(h->seg));
+			XXH3_64bits_update(&root, le, sizeof(le));
+		}
+		return XXH3_64bits_digest(&root);
+	}
 	XXH3_64bits_reset(&root);
 	for (s = 0; s < h->nseg; s++) {
 		gfsp_put_le64(le, h->h[s]);
@@ -239,6 +266,7 @@ gfsp_phash_free(struct gfsp_phash *h)
 	if (h == NULL)
 		return;
 	XXH3_freeState(h->seg);
+	XXH3_freeState(h->root);
 	free(h->h);
 	free(h->stale);
 	free(h);

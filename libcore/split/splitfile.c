@@ -454,6 +454,8 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 	if (rc == 0) {
 		w->part_path = gfsp_part_path(w->tmp, w->rank);
 		w->hash = gfsp_phash_new(w->seg_size);
+		if (w->hash != NULL && w->log != NULL)	/* rewrites */
+			gfsp_phash_keep(w->hash);
 		if (w->part_path == NULL || w->hash == NULL)
 			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	}
