@@ -296,6 +296,20 @@ static int same_view(const struct gfsp_view *v, const struct gfsp_view *w);
 
 /* ----------------------------------------------- finding own writes */
 
+/* The global bytes run r may hold lie in [*lo, *hi). */
+static void
+run_bounds(const struct lrun *r, uint64_t *lo, uint64_t *hi)
+{
+	if (r->kind == RUN_STRIDE) {
+		*lo = r->g0;
+		*hi = r->g0 + (r->count - 1) * r->stride + r->blen;
+	} else {
+		*lo = r->begin;
+		*hi = r->end;
+	}
+	*hi = GFSP_MIN(*hi, r->clip);
+}
+
 /*
  * Does run r hold global byte g?  1: *loff is its part offset and *n the
  * bytes from g contiguous in file and part.  0: *next is the first byte
@@ -306,12 +320,11 @@ run_at(const struct gfsp_runlog *rl, const struct lrun *r, uint64_t g,
        uint64_t *loff, uint64_t *n, uint64_t *next)
 {
 	const struct gfsp_view *v;
-	uint64_t k, bs, last, end, l, c;
+	uint64_t k, bs, lo, end, l, c;
 
 	*next = UINT64_MAX;
+	run_bounds(r, &lo, &end);
 	if (r->kind == RUN_STRIDE) {
-		last = r->g0 + (r->count - 1) * r->stride;
-		end = GFSP_MIN(last + r->blen, r->clip);
 		if (g >= end)
 			return 0;
 		if (g < r->g0) {
@@ -331,7 +344,6 @@ run_at(const struct gfsp_runlog *rl, const struct lrun *r, uint64_t g,
 			*next = bs + r->stride;
 		return 0;
 	}
-	end = GFSP_MIN(r->end, r->clip);
 	if (g >= end)
 		return 0;
 	v = &rl->views[r->view - 1];
@@ -358,20 +370,6 @@ same_id(const struct gfsp_runlog *rl, uint32_t a, uint32_t b)
 {
 	return a == b || (a != 0 && b != 0 &&
 	    same_view(&rl->views[a - 1], &rl->views[b - 1]));
-}
-
-/* The global bytes run r may hold lie in [*lo, *hi). */
-static void
-run_bounds(const struct lrun *r, uint64_t *lo, uint64_t *hi)
-{
-	if (r->kind == RUN_STRIDE) {
-		*lo = r->g0;
-		*hi = r->g0 + (r->count - 1) * r->stride + r->blen;
-	} else {
-		*lo = r->begin;
-		*hi = r->end;
-	}
-	*hi = GFSP_MIN(*hi, r->clip);
 }
 
 static int
