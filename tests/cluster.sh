@@ -1,8 +1,13 @@
 #!/bin/bash
 # tests/cluster.sh - an emulated cluster on one machine, for the tests and
 # the benchmarks: K nodes, each a network namespace with its own UTS
-# namespace (host name) and mount namespace (its own /dev/shm, /tmp and
-# node-local directory), joined to a bridge on the host by a veth pair.
+# namespace (host name), mount namespace (its own /dev/shm, /tmp,
+# node-local directory, /proc, boot_id and machine-id), PID namespace and
+# IPC namespace, joined to a bridge on the host by a veth pair.  MPI takes
+# the nodes for separate hosts (UCX tells hosts apart by boot_id and
+# cannot reach another node's processes or memory), so every byte between
+# nodes, MPI's included, crosses the links; ranks of one node still share
+# memory.
 #
 #   head (the host's network namespace): bridge BR  NET.1/24, mpiexec, gfmd
 #     |-- veth --  node 1: NAME-n1  NET.11  gfsd, ranks
@@ -18,6 +23,8 @@
 #   tests/cluster.sh kill NODE               a node fails: its processes, link,
 #                                            namespace and /dev/shm are gone
 #   tests/cluster.sh revive NODE             it boots again (its disk kept)
+#   tests/cluster.sh freeze NODE | thaw NODE its processes stopped and its link
+#                                            down (a hung node), or back
 #   tests/cluster.sh down
 #
 # NODE is a node's number (1..K) or host name.  Every node mounts, in its
@@ -45,8 +52,14 @@
 # TCP (direct_local_access disable) instead of opening its spool files;
 # `disk off` gives them back their direct access.
 #
-# `run` launches MPICH's hydra with a launcher that enters a node
-# (tests/cluster-exec), so ranks see their node's name, shm, network.
+# A node's namespaces are held by its init (tests/cluster-enter.c, built
+# into DIR at `up`); `exec` and `run` enter them, so all of a node's
+# processes, from any command, see each other.  `run` launches MPICH's
+# hydra with a launcher that enters a node (tests/cluster-exec), so ranks
+# see their node's name, shm, network, processes.  Every process on a
+# node preloads tests/cluster-ucxfix.c (the node's /etc/ld.so.preload):
+# MPICH 4.0.2 over UCX 1.13's TCP transport otherwise often hangs in
+# MPI_Finalize (the file says why).
 #
 # Environment:
 #   GFSPLIT_CLUSTER       the cluster's name           (gfc)
@@ -146,6 +159,7 @@ node_gone() {
 	ip link del "$(veth "$1")" 2>/dev/null
 	ip netns del "$(node_ns "$1")" 2>/dev/null
 	while mountpoint -q "$DIR/node$1/shm" 2>/dev/null; do umount -l "$DIR/node$1/shm" || break; done
+	rm -f "$DIR/node$1/frozen"
 }
 stop_pidfile() {	# $1 pid file: the daemon, and its session
 	local pid p t
@@ -184,27 +198,75 @@ down() {
 }
 
 # ---- entering a node -----------------------------------------------------------
-# exec_node K CMD..: CMD in node K's namespaces, host name and mounts.
-# Paths under the host's /tmp that the node must still see (this tree, if
-# it lives there, and $GFSPLIT_CLUSTER_KEEP) are bound back in after the
-# node's own /tmp is mounted over it.
-exec_node() {
-	local k=$1 ns keep='' p
-	shift
+# A node is a set of namespaces held by its init (tests/cluster-enter.c,
+# PID 1 of the node): network (its link), UTS (host name), mount (its
+# /tmp, /dev/shm, local directory, /proc, boot_id and machine-id), PID and
+# IPC.  Every command on the node enters them, so the node's processes see
+# each other (and nothing of the other nodes') for as long as it is up.
+#
+# node_start K: node K boots: its init, its mounts, a new boot_id.
+node_start() {
+	local k=$1 d=$DIR/node$1 t ns
 	ns=$(node_ns "$k")
+	rm -rf "$d/init.pid" "$d/etc-work"
+	mkdir -p "$d/etc" "$d/etc-work" || die "cannot make $d/etc"
+	[ -s "$d/etc/machine-id" ] || { od -An -N16 -tx1 /dev/urandom | tr -d ' \n'; echo; } \
+		>"$d/etc/machine-id" || die "cannot write $d/etc/machine-id"
+	echo "$DIR/ucxfix.so" >"$d/etc/ld.so.preload" || die "cannot write $d/etc/ld.so.preload"
+	cat /proc/sys/kernel/random/uuid >"$d/boot_id" || die "cannot write $d/boot_id"
+	# The shell is PID 1 of the node from here; "read" is a builtin, so
+	# /proc/self (still the host's /proc) is the shell: its host PID.
+	# The node's /etc is the host's with the node's own files over it
+	# (DIR/nodeK/etc: machine-id, ld.so.preload), its hosts file the one
+	# `ip netns exec` bound, bound again over the overlay.
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	ip netns exec "$ns" unshare --pid --fork --ipc --uts --mount --propagation private -- \
+		/bin/sh -c 'read -r pid rest </proc/self/stat &&
+			hostname "$1" && mount -t proc -o nosuid,nodev,noexec proc /proc &&
+			mount --bind "$2/boot_id" /proc/sys/kernel/random/boot_id &&
+			mount -t overlay -o "lowerdir=/etc,upperdir=$2/etc,workdir=$2/etc-work" \
+				gfsplit-etc /etc &&
+			mount --bind "/etc/netns/$5/hosts" /etc/hosts &&
+			mount --bind /tmp "$2/host-tmp" && mount --bind "$2/tmp" /tmp &&
+			mount --bind "$2/shm" /dev/shm && mount --bind "$2/local" "$3" &&
+			echo "$pid" >"$2/init.pid" && exec "$4" init' \
+		cluster-node "$(node_host "$k")" "$d" "$DIR/local" "$DIR/enter" "$ns" \
+		</dev/null >/dev/null 2>"$d/init.err" 9<&- &
+	for ((t = 0; t < 100; t++)); do
+		[ -s "$d/init.pid" ] && return 0
+		kill -0 $! 2>/dev/null || break
+		sleep 0.05
+	done
+	die "node $k did not start: $(cat "$d/init.err")"
+}
+# build_helpers: tests/cluster-enter.c and tests/cluster-ucxfix.c, into
+# the state dir
+build_helpers() {
+	local cc=${CC:-cc}
+	command -v "$cc" >/dev/null 2>&1 || skip "no C compiler ('$cc') to build tests/cluster-enter.c"
+	"$cc" -O2 -Wall -o "$DIR/enter" "$TOP/tests/cluster-enter.c" &&
+		"$cc" -O2 -Wall -shared -fPIC -o "$DIR/ucxfix.so" "$TOP/tests/cluster-ucxfix.c" ||
+		die "cannot build tests/cluster-enter.c and tests/cluster-ucxfix.c"
+	chmod 755 "$DIR/enter" "$DIR/ucxfix.so"
+}
+# exec_node K CMD..: CMD on node K, in the caller's directory if the node
+# has it.  Paths under the host's /tmp that the node must still see (this
+# tree, if it lives there, and $GFSPLIT_CLUSTER_KEEP) are bound into the
+# node's /tmp from the host's, once.
+exec_node() {
+	local k=$1 keep='' p pid
+	shift
 	node_alive "$k" || die "node $k of cluster $NAME is down"
+	pid=$(cat "$DIR/node$k/init.pid" 2>/dev/null) || die "node $k of cluster $NAME has no init"
 	for p in "$TOP" ${GFSPLIT_CLUSTER_KEEP:-}; do
 		case $p in /tmp/?*) keep="$keep ${p#/tmp/}" ;; esac
 	done
 	# shellcheck disable=SC2016 # expanded by the inner shell
-	exec ip netns exec "$ns" unshare --uts --mount --propagation private -- \
-		/bin/sh -c 'hostname "$1" && mount --bind /tmp "$2/host-tmp" &&
-			mount --bind "$2/tmp" /tmp && for p in $4; do
-				mkdir -p "/tmp/$p" && mount --bind "$2/host-tmp/$p" "/tmp/$p" || exit 1
-			done &&
-			mount --bind "$2/shm" /dev/shm && mount --bind "$2/local" "$3" &&
-			shift 4 && exec "$@"' \
-		cluster-exec "$(node_host "$k")" "$DIR/node$k" "$DIR/local" "$keep" "$@"
+	[ -z "$keep" ] || "$DIR/enter" "$pid" / /bin/sh -c 'for p in $2; do
+			mountpoint -q "/tmp/$p" || { mkdir -p "/tmp/$p" &&
+				mount --bind "$1/host-tmp/$p" "/tmp/$p"; } || exit 1
+		done' cluster-keep "$DIR/node$k" "$keep" || die "cannot bind $keep into node $k's /tmp"
+	exec "$DIR/enter" "$pid" "$PWD" "$@"
 }
 # exec_head CMD..: CMD in the host's network, with the cluster's names.
 exec_head() {
@@ -456,9 +518,11 @@ up() {
 		ip addr add "$(head_ip)/24" dev "$BR" && ip link set "$BR" up ||
 		die "cannot configure bridge $BR"
 	echo "$K" >"$DIR/K"
+	build_helpers
 	for ((k = 1; k <= K; k++)); do
 		make_fs "$k"
 		make_net "$k"
+		node_start "$k"
 	done
 	ping_all
 	[ -n "$rate$delay" ] && shape "$rate" "$delay"
@@ -540,6 +604,7 @@ revive_node() {
 	find "$DIR/node$k/tmp" -mindepth 1 -delete 2>/dev/null
 	make_fs "$k"
 	make_net "$k"
+	node_start "$k"
 	rm -f "$DIR/node$k/down"
 	[ -r "$DIR/shape" ] && read -r rate delay <"$DIR/shape" &&
 		shape_node "$k" "${rate#-}" "${delay#-}"
@@ -550,6 +615,31 @@ revive_node() {
 		gfsd_wait
 	fi
 	say "node $k ($(node_host "$k")) up again"
+}
+
+# freeze K: node K hangs: every process on it stopped, its link down
+freeze_node() {
+	local k pids
+	k=$(node_num "$1")
+	node_alive "$k" || die "node $k is down"
+	ip link set "$(veth "$k")" down || die "cannot take node $k's link down"
+	pids=$(ip netns pids "$(node_ns "$k")" | tr '\n' ' ')
+	# shellcheck disable=SC2086 # a list of pids
+	[ -z "${pids// /}" ] || kill -STOP $pids
+	touch "$DIR/node$k/frozen"
+	say "node $k ($(node_host "$k")) frozen"
+}
+# thaw K: node K goes on where it stopped
+thaw_node() {
+	local k pids
+	k=$(node_num "$1")
+	[ -e "$DIR/node$k/frozen" ] || die "node $k is not frozen"
+	pids=$(ip netns pids "$(node_ns "$k")" | tr '\n' ' ')
+	# shellcheck disable=SC2086
+	[ -z "${pids// /}" ] || kill -CONT $pids
+	ip link set "$(veth "$k")" up || die "cannot bring node $k's link up"
+	rm -f "$DIR/node$k/frozen"
+	say "node $k ($(node_host "$k")) thawed"
 }
 
 cmd=${1:-}
@@ -571,8 +661,10 @@ unshape) shape "" "" ;;
 disk) disk "${1:?usage: cluster.sh disk RATE|off}" ;;
 kill) kill_node "${1:?usage: cluster.sh kill NODE}" ;;
 revive) revive_node "${1:?usage: cluster.sh revive NODE}" ;;
+freeze) freeze_node "${1:?usage: cluster.sh freeze NODE}" ;;
+thaw) thaw_node "${1:?usage: cluster.sh thaw NODE}" ;;
 -h | --help | help | "")
 	sed -n '2,/^# shellcheck/p' "$0" | sed '$d; s/^# \{0,1\}//'
 	[ -n "$cmd" ] ;;
-*) die "unknown command '$cmd' (up, run, exec, env, sent, shape, unshape, disk, kill, revive, down)" ;;
+*) die "unknown command '$cmd' (up, run, exec, env, sent, shape, unshape, disk, kill, revive, freeze, thaw, down)" ;;
 esac

@@ -6,6 +6,13 @@
 #     has a /dev/shm of its own, shared by its ranks;
 #   - point-to-point and one-sided (MPI_Get, passive target) bytes arrive
 #     whole between nodes (tests/unit/mpi_nodes);
+#   - MPI takes the nodes for separate hosts: each has a boot_id and a
+#     machine-id of its own, and PID and IPC namespaces its commands share
+#     (a node sees its own processes, never another node's); so 64 MiB
+#     sent or read (MPI_Get) between ranks on two nodes cross the links
+#     (the veths' byte counters), 64 MiB between two ranks of one node do
+#     not, and a shaped link carries them through its shaper, no faster
+#     than its rate;
 #   - a file a node writes to its /tmp, /dev/shm or local directory is that
 #     node's alone; the shared directory is everyone's;
 #   - gfsplit's own node identity (stat-layout's placement of a split file
@@ -48,6 +55,83 @@ EOF
 then ok "processor and host names are the nodes'; MPI_COMM_TYPE_SHARED and /dev/shm per node"
 else not_ok "processor and host names are the nodes'; MPI_COMM_TYPE_SHARED and /dev/shm per node" \
 	"$(cat "$TMPD/py.out" "$TMPD/nodes.out")"; fi
+
+# ---- separate hosts: identities, processes
+ids=""
+for k in 1 2 3; do
+	ids="$ids $(cexec "$k" cat /proc/sys/kernel/random/boot_id /etc/machine-id | tr '\n' ' ')"
+done
+host_ids="$(cat /proc/sys/kernel/random/boot_id /etc/machine-id | tr '\n' ' ')"
+if [ "$(echo "$ids" "$host_ids" | tr ' ' '\n' | sort -u | grep -c .)" -eq 8 ]; then
+	ok "each node has a boot_id and a machine-id of its own, not the host's"
+else
+	not_ok "each node has a boot_id and a machine-id of its own, not the host's" "nodes: $ids host: $host_ids"
+fi
+cexec 2 sleep 61 </dev/null >/dev/null 2>&1 &
+spid=$!
+sleep 0.5
+seen2=$(cexec 2 pgrep -x -f "sleep 61")
+seen1=$(cexec 1 pgrep -x -f "sleep 61")
+kill "$spid" 2>/dev/null
+wait "$spid" 2>/dev/null
+if [ -n "$seen2" ] && [ -z "$seen1" ] && cexec 1 sh -c '[ "$(ls -d /proc/[0-9]* | wc -l)" -lt 10 ]'; then
+	ok "a node's commands see each other's processes (pid $seen2 on node 2); other nodes see none"
+else
+	not_ok "a node's commands see each other's processes; other nodes see none" \
+		"node 2 sees '$seen2', node 1 sees '$seen1': $(cexec 1 ps -e 2>&1 | head -20)"
+fi
+
+# ---- MPI's bytes: between nodes over the links, within a node not
+# link K PHASE MODE FROM TO [RUN-OPTS]: mpi_nodes MODE 64 FROM TO, 2 ranks
+# a node on nodes 1 and 2; sets LOUT (its stdout) and S1 S2 (what nodes 1
+# and 2 sent on their links meanwhile)
+link() {
+	local mode=$1 from=$2 to=$3 b1 b2
+	shift 3
+	b1=$("$CLUSTER" sent 1)
+	b2=$("$CLUSTER" sent 2)
+	LOUT=$(crun -ppn 2 -nodes 2 "$@" "$UNIT/mpi_nodes" "$mode" 64 "$from" "$to" 2>"$TMPD/link.err")
+	LRC=$?
+	S1=$(($("$CLUSTER" sent 1) - b1))
+	S2=$(($("$CLUSTER" sent 2) - b2))
+}
+MB64=$((64 << 20))
+for mode in send get; do
+	# ranks 0 1 on node 1, 2 3 on node 2; a get's bytes flow from FROM
+	link "$mode" 0 2
+	if [ "$LRC" -eq 0 ] && grep -qx "data ok" <<<"$LOUT" && ((S1 >= MB64 && S2 < MB64 / 8)); then
+		ok "$mode: 64 MiB from a rank on node 1 to one on node 2 cross node 1's link ($S1 bytes)"
+	else
+		not_ok "$mode: 64 MiB from a rank on node 1 to one on node 2 cross node 1's link" \
+			"exit $LRC, node 1 sent $S1, node 2 sent $S2: $LOUT $(tail -n 5 "$TMPD/link.err")"
+	fi
+	link "$mode" 1 0
+	if [ "$LRC" -eq 0 ] && grep -qx "data ok" <<<"$LOUT" && ((S1 < MB64 / 16 && S2 < MB64 / 16)); then
+		ok "$mode: 64 MiB between two ranks of node 1 stay off the links ($S1 bytes sent)"
+	else
+		not_ok "$mode: 64 MiB between two ranks of node 1 stay off the links" \
+			"exit $LRC, node 1 sent $S1, node 2 sent $S2: $LOUT $(tail -n 5 "$TMPD/link.err")"
+	fi
+done
+# a shaped link: every byte through node 1's shaper (tbf on its eth0),
+# which held some back, and no faster than its rate (100 Mbit/s)
+"$CLUSTER" shape 100mbit 2>"$TMPD/shape.err" || not_ok "shape 100mbit" "$(cat "$TMPD/shape.err")"
+tbf_sent() { cexec 1 tc -s qdisc show dev eth0 | awk '/qdisc tbf/ {f=1} f && /Sent/ {print $2; exit}'; }
+tbf_over() { cexec 1 tc -s qdisc show dev eth0 | awk '/qdisc tbf/ {f=1} f && /overlimits/ {for (i=1;i<NF;i++) if ($i=="overlimits") print $(i+1); exit}'; }
+q0=$(tbf_sent)
+o0=$(tbf_over)
+link send 0 2
+q=$(($(tbf_sent) - q0))
+o=$(($(tbf_over) - o0))
+secs=$(sed -n 's/^moved [0-9]* seconds //p' <<<"$LOUT")
+if [ "$LRC" -eq 0 ] && grep -qx "data ok" <<<"$LOUT" && ((q >= MB64 && o > 0)) &&
+    python3 -c "import sys; sys.exit(0 if $MB64 * 8 / float('$secs') <= 100e6 * 1.1 else 1)"; then
+	ok "shaped: 64 MiB through node 1's shaper ($q bytes, $o times held back), $secs s (100 Mbit/s: >= 5.4 s)"
+else
+	not_ok "shaped: 64 MiB through node 1's shaper, no faster than 100 Mbit/s" \
+		"exit $LRC, shaper sent $q, overlimits $o, $secs s: $LOUT $(tail -n 5 "$TMPD/link.err")"
+fi
+"$CLUSTER" unshape
 
 # ---- node-local storage
 bad=""

@@ -14,6 +14,14 @@
  * NODEROOT SHMDEV:SHMINO", in rank order on stdout, then "data ok" if
  * every byte arrived; a rank whose bytes were wrong says so on stderr,
  * and the exit status is 1.
+ *
+ *   mpiexec -n N mpi_nodes send|get MIB FROM TO
+ *
+ * Bulk traffic between two ranks, for counting what crosses the links:
+ * rank FROM sends MIB MiB to rank TO (send: MPI_Send in 8 MiB messages),
+ * or rank TO reads MIB MiB of rank FROM's window (get: MPI_Get in 8 MiB
+ * pieces, passive target, one lock).  TO checks every byte and prints
+ * "moved BYTES seconds SECONDS", then "data ok".
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -43,6 +51,74 @@ static int check(const unsigned char *buf, int from, const char *what, int me)
 	return 0;
 }
 
+#define PIECE (8 << 20)
+
+/* send|get MIB FROM TO */
+static int bulk(int argc, char **argv, int rank)
+{
+	int get = strcmp(argv[1], "get") == 0, from, to, bad = 0, allbad;
+	size_t total = (size_t)atol(argv[2]) << 20;
+	unsigned char *buf, *win_mem = NULL;
+	double t0, t;
+	MPI_Win win;
+
+	(void)argc;
+	from = atoi(argv[3]);
+	to = atoi(argv[4]);
+	buf = malloc(PIECE);
+	if (!buf)
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	if (get) {
+		MPI_Win_allocate(rank == from ? PIECE : 0, 1, MPI_INFO_NULL, MPI_COMM_WORLD,
+				 &win_mem, &win);
+		if (rank == from)
+			for (size_t i = 0; i < PIECE; i++)
+				win_mem[i] = pattern(from, i);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	t0 = MPI_Wtime();
+	if (rank == from && !get) {
+		for (size_t i = 0; i < PIECE; i++)
+			buf[i] = pattern(from, i);
+		for (size_t done = 0; done < total; done += PIECE)
+			MPI_Send(buf, PIECE, MPI_BYTE, to, 3, MPI_COMM_WORLD);
+	} else if (rank == to) {
+		if (get)
+			MPI_Win_lock(MPI_LOCK_SHARED, from, 0, win);
+		for (size_t done = 0; done < total && !bad; done += PIECE) {
+			memset(buf, 0, PIECE);
+			if (get) {
+				MPI_Get(buf, PIECE, MPI_BYTE, from, 0, PIECE, MPI_BYTE, win);
+				MPI_Win_flush(from, win);
+			} else {
+				MPI_Recv(buf, PIECE, MPI_BYTE, from, 3, MPI_COMM_WORLD,
+					 MPI_STATUS_IGNORE);
+			}
+			for (size_t i = 0; i < PIECE; i++)
+				if (buf[i] != pattern(from, i)) {
+					fprintf(stderr, "mpi_nodes: %s: byte %zu of piece %zu differs\n",
+						argv[1], i, done / PIECE);
+					bad = 1;
+					break;
+				}
+		}
+		if (get)
+			MPI_Win_unlock(from, win);
+		t = MPI_Wtime() - t0;
+		printf("moved %zu seconds %.3f\n", total, t);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (get)
+		MPI_Win_free(&win);
+	MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (rank == to && !allbad)
+		puts("data ok");
+	fflush(stdout);
+	free(buf);
+	MPI_Finalize();
+	return allbad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	int rank, n, len, nsize, nrank, root, bad = 0, allbad;
@@ -55,6 +131,17 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
+	if (argc == 5 && (strcmp(argv[1], "send") == 0 || strcmp(argv[1], "get") == 0)) {
+		int from = atoi(argv[3]), to = atoi(argv[4]);
+
+		if (atol(argv[2]) < 1 || from < 0 || to < 0 || from >= n || to >= n || from == to) {
+			if (rank == 0)
+				fprintf(stderr, "mpi_nodes: %s MIB FROM TO: bad arguments\n", argv[1]);
+			MPI_Finalize();
+			return 2;
+		}
+		return bulk(argc, argv, rank);
+	}
 	MPI_Get_processor_name(proc, &len);
 	if (gethostname(host, sizeof(host)) != 0)
 		strcpy(host, "?");
