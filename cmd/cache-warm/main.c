@@ -44,8 +44,8 @@ static const struct gfsp_opt opts[] = {
 	  "share of the cache kept for blocks no other rank holds, 0 to 1 "
 	  "(default 0.5)", &opt_ratio, NULL },
 	{ "transport", 0, GFSP_OPT_STRING, "NAME",
-	  "one-sided transport: 'auto' (default), 'mpi', 'shm' or 'verbs'",
-	  &opt_transport, "auto|mpi|shm|verbs" },
+	  "one-sided transport: 'auto' (default), 'mpi', 'shm', 'tcp' or 'verbs'",
+	  &opt_transport, "auto|mpi|shm|tcp|verbs" },
 	{ "force", 0, GFSP_OPT_FLAG, NULL,
 	  "warm again files a node's tier already holds", &opt_force, NULL },
 	{ "json", 0, GFSP_OPT_FLAG, NULL,

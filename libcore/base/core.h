@@ -102,6 +102,12 @@ int gfsp_openat_private(int dfd, const char *dir, const char *name, int flags,
  */
 int gfsp_watch_start(const char *prog, MPI_Comm comm, double timeout,
 		    struct gfsp_error *err);
+/* GFSPLIT_TIMEOUT's seconds into *t (unset or empty: 0); -1 if it is not
+ * a number of seconds. */
+int gfsp_timeout_env(double *t);
+/* The timeout in force: the watch's (a command's --timeout), else
+ * GFSPLIT_TIMEOUT's (a preloaded library), else 0 (none). */
+double gfsp_timeout_setting(void);
 /* After gfsp_watch_stoppable(1) (a copy command, from its run to its exit)
  * and until (0), the first SIGINT or SIGTERM does not end the process: gfsp_watch_stopped()
  * then returns it, the pipeline's chunk loops fail with GFSP_ECANCELED,

@@ -237,6 +237,33 @@ on_term(int sig)
 }
 
 int
+gfsp_timeout_env(double *t)
+{
+	const char *env = getenv("GFSPLIT_TIMEOUT");
+	char *end;
+
+	*t = 0;
+	if (env == NULL || *env == '\0')
+		return 0;
+	*t = strtod(env, &end);
+	if (*end != '\0' || !(*t >= 0)) {
+		*t = 0;
+		return -1;
+	}
+	return 0;
+}
+
+double
+gfsp_timeout_setting(void)
+{
+	double t;
+
+	if (wd.timeout > 0)
+		return wd.timeout;
+	return gfsp_timeout_env(&t) == 0 ? t : 0;
+}
+
+int
 gfsp_watch_start(const char *prog, MPI_Comm comm, double timeout,
 		struct gfsp_error *err)
 {

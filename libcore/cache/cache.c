@@ -95,6 +95,7 @@ struct gfsp_cache {
 	size_t nsread, capsread;
 
 	struct gfsp_cache_stats st;
+	char gave_up[GFSP_ERRMSG_MAX];	/* "": no peer given up */
 };
 
 struct gfsp_cache_file {
@@ -759,6 +760,8 @@ acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
 	uint32_t s;
 	unsigned spins = 0;
 	time_t since = 0;
+	double timeout = gfsp_timeout_setting();
+	double wait_limit = timeout > 0 ? timeout : WAIT_LIMIT_S;
 	int rc, k, ok, done, home, from_storage, used;
 
 	index_find(c, bid, &s);
@@ -822,12 +825,15 @@ acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
 			if (since == 0) {
 				since = time(NULL);
 				c->st.waits++;
-			} else if (time(NULL) - since > WAIT_LIMIT_S) {
-				rc = gfsp_error_set(err, GFSP_EIO, "'%s': "
-				    "block %llu: rank %d has been loading it "
-				    "for %d s", f->path,
-				    (unsigned long long)idx,
-				    cell_rank(row[c->group]), WAIT_LIMIT_S);
+			} else if (time(NULL) - since > wait_limit) {
+				/* with a timeout, a rank that stopped is
+				 * given up like one that does not answer */
+				rc = gfsp_error_set(err, timeout > 0 ?
+				    GFSP_ENET : GFSP_EIO, "'%s': block %llu: "
+				    "rank %d has been loading it for %.0f s%s",
+				    f->path, (unsigned long long)idx,
+				    cell_rank(row[c->group]), wait_limit,
+				    timeout > 0 ? " (--timeout)" : "");
 				goto fail;
 			}
 			pause_a_little(&spins);
@@ -1210,6 +1216,45 @@ gfsp_cache_close(struct gfsp_cache_file *f)
 	free(f);
 }
 
+/*
+ * A peer did not answer in time (the transport gave it up, or it has
+ * been loading a block for longer than the timeout): the piece comes
+ * straight from storage, outside the cache, and so will every later
+ * piece that meets that peer (the transport fails at once from now on).
+ * The first such peer is remembered, and said once.
+ */
+static int
+given_up(struct gfsp_cache_file *f, struct piece *pc, uint64_t off,
+	 struct gfsp_error *err)
+{
+	struct gfsp_cache *c = f->c;
+	size_t done = 0;
+	int rc;
+
+	if (c->gave_up[0] == '\0') {
+		snprintf(c->gave_up, sizeof(c->gave_up), "%s", err->msg);
+		gfsp_log_warn("%s: reading from storage instead", err->msg);
+	}
+	gfsp_error_clear(err);
+	rc = gfsp_pread(f->fh, pc->dst, (size_t)pc->len, off, &done, err);
+	if (rc == 0 && done < pc->len)
+		rc = gfsp_error_set(err, GFSP_EIO, "'%s' changed while cached: "
+		    "%zu of %llu bytes at %llu", f->path, done,
+		    (unsigned long long)pc->len, (unsigned long long)off);
+	if (rc == 0) {
+		pc->done = 1;
+		c->st.given_up_reads++;
+		c->st.given_up_bytes += pc->len;
+	}
+	return rc;
+}
+
+const char *
+gfsp_cache_gave_up(const struct gfsp_cache *c)
+{
+	return c->gave_up[0] ? c->gave_up : NULL;
+}
+
 int
 gfsp_cache_pread(struct gfsp_cache_file *f, void *buf, size_t len,
 		 uint64_t off, size_t *got, struct gfsp_error *err)
@@ -1243,6 +1288,8 @@ gfsp_cache_pread(struct gfsp_cache_file *f, void *buf, size_t len,
 		pc.dst = dst + *got;
 		pc.done = 0;
 		rc = acquire(f, idx, bid, blen, &pc, &s, err);
+		if (rc == GFSP_ENET)
+			rc = given_up(f, &pc, idx * c->bsize + in, err);
 		if (rc)
 			return rc;
 		if (!pc.done)
@@ -1334,7 +1381,7 @@ static const char *const stat_names[] = {
 	"storage_reads", "storage_bytes_read", "retries", "waits",
 	"evict_general", "evict_singlet", "to_singlet", "tier_reads",
 	"tier_bytes_read", "published", "peer_pieces", "peer_piece_bytes",
-	"max_storage_reads_per_block",
+	"given_up_reads", "given_up_bytes", "max_storage_reads_per_block",
 };
 
 struct json_object *
@@ -1382,6 +1429,10 @@ gfsp_cache_stats_text(FILE *fp, const char *who,
 		fprintf(fp, "; %llu reads (%llu bytes) straight from peers' "
 		    "slots", (unsigned long long)s->peer_pieces,
 		    (unsigned long long)s->peer_piece_bytes);
+	if (s->given_up_reads)
+		fprintf(fp, "; %llu reads (%llu bytes) from storage past a peer "
+		    "that stopped answering", (unsigned long long)s->given_up_reads,
+		    (unsigned long long)s->given_up_bytes);
 	if (s->published)
 		fprintf(fp, "; %llu local tier blocks published at start",
 		    (unsigned long long)s->published);

@@ -90,6 +90,10 @@ struct gfsp_cache_stats {
 	 * the bytes wanted and no more, the block left where it was */
 	uint64_t peer_pieces;
 	uint64_t peer_piece_bytes;
+	/* reads of blocks a peer that stopped answering (onesided_tcp.c's
+	 * timeout, GFSP_ENET) was part of: served from storage instead */
+	uint64_t given_up_reads;
+	uint64_t given_up_bytes;
 	/* gfsp_cache_stats_all only: the most reads from shared storage of
 	 * any one block, summed over all ranks */
 	uint64_t max_storage_reads_per_block;
@@ -109,8 +113,12 @@ int gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *opts,
  * copied by others until then), then frees everything. */
 void gfsp_cache_destroy(struct gfsp_cache *c);
 
-/* The transport in use ("mpi", "verbs"), the block size, the group. */
+/* The transport in use ("mpi", "tcp", "verbs"), the block size, the group. */
 const char *gfsp_cache_transport(const struct gfsp_cache *c);
+/* NULL, or why this rank gave up on a peer (the first one: "one-sided get
+ * from rank 3 (tcp, node n2 at ...): no answer within 10 s"); the ranks
+ * may then disagree on who is alive, and the job can only end. */
+const char *gfsp_cache_gave_up(const struct gfsp_cache *c);
 uint64_t gfsp_cache_block_size(const struct gfsp_cache *c);
 MPI_Comm gfsp_cache_comm(const struct gfsp_cache *c);
 

@@ -1,6 +1,7 @@
 /*
- * onesided.c - choosing a one-sided transport by name.  The transports
- * themselves are onesided_mpi.c ("mpi" and "shm") and onesided_verbs.c.
+ * onesided.c - choosing a one-sided transport by name, and the checks
+ * every transport makes.  The transports themselves are onesided_mpi.c
+ * ("mpi" and "shm"), onesided_tcp.c and onesided_verbs.c.
  */
 #include <string.h>
 
@@ -13,6 +14,7 @@ static const struct gfsp_os_ops *const auto_order[] = {
 	&gfsp_os_verbs,		/* an RDMA device on every rank */
 #endif
 	&gfsp_os_shm,		/* every rank on one node */
+	&gfsp_os_tcp,		/* every node's name resolves to an address */
 	&gfsp_os_mpi,		/* anywhere */
 };
 
@@ -68,6 +70,8 @@ gfsp_os_create(MPI_Comm comm, const char *name, size_t bytes, size_t zero,
 		t = &gfsp_os_mpi;
 	} else if (strcmp(name, "shm") == 0) {
 		t = &gfsp_os_shm;
+	} else if (strcmp(name, "tcp") == 0) {
+		t = &gfsp_os_tcp;
 	} else if (strcmp(name, "verbs") == 0) {
 #ifdef HAVE_IBVERBS
 		t = &gfsp_os_verbs;
@@ -91,8 +95,32 @@ const char *
 gfsp_os_builtin(void)
 {
 #ifdef HAVE_IBVERBS
-	return "mpi, shm, verbs";
+	return "mpi, shm, tcp, verbs";
 #else
-	return "mpi, shm";
+	return "mpi, shm, tcp";
 #endif
+}
+
+int
+gfsp_os_check(const char *transport, int nprocs, const uint64_t *size,
+	      const char *op, const char *dir, int rank, uint64_t off,
+	      uint64_t len, int word, struct gfsp_error *err)
+{
+	if (rank < 0 || rank >= nprocs)
+		return gfsp_error_set(err, GFSP_EINVAL, "one-sided %s %s rank "
+				     "%d (%s): no such rank (%d ranks)", op,
+				     dir, rank, transport, nprocs);
+	if (word && off % 8 != 0)
+		return gfsp_error_set(err, GFSP_EINVAL, "one-sided %s %s rank "
+				     "%d (%s): offset %llu is not 8-byte "
+				     "aligned", op, dir, rank, transport,
+				     (unsigned long long)off);
+	if (off > size[rank] || len > size[rank] - off)
+		return gfsp_error_set(err, GFSP_EINVAL, "one-sided %s %s rank "
+				     "%d (%s): %llu bytes at offset %llu "
+				     "overrun its %llu-byte region", op, dir,
+				     rank, transport, (unsigned long long)len,
+				     (unsigned long long)off,
+				     (unsigned long long)size[rank]);
+	return 0;
 }

@@ -18,10 +18,12 @@
  *
  * A transport is a table of operations (struct gfsp_os_ops).  "mpi" runs
  * everywhere: MPI-3 passive-target RMA in one lock_all epoch, which MPICH
- * maps onto RDMA on InfiniBand.  "verbs" (onesided_verbs.c, built with
+ * maps onto RDMA on InfiniBand.  "tcp" (onesided_tcp.c) serves each
+ * rank's region from threads of its own over TCP: for networks without
+ * RDMA, where MPI's RMA waits for the target to enter MPI.  "verbs" (onesided_verbs.c, built with
  * libibverbs) posts RDMA reads, writes and atomics itself when a device
  * exists; without one, gfsp_os_create() says so and "auto" takes the
- * next.  "shm" (onesided_mpi.c) is for ranks all on one node: the
+ * next (verbs, shm, tcp, mpi).  "shm" (onesided_mpi.c) is for ranks all on one node: the
  * regions are mapped into every rank and read and written with loads,
  * stores and CPU atomics, nothing running on the target at all.
  *
@@ -90,6 +92,7 @@ struct gfsp_os_ops {
 
 extern const struct gfsp_os_ops gfsp_os_mpi;
 extern const struct gfsp_os_ops gfsp_os_shm;
+extern const struct gfsp_os_ops gfsp_os_tcp;
 #ifdef HAVE_IBVERBS
 extern const struct gfsp_os_ops gfsp_os_verbs;
 #endif
@@ -107,7 +110,17 @@ int gfsp_os_create(MPI_Comm comm, const char *name, size_t bytes,
 		   size_t zero, const struct gfsp_os_ops **ops,
 		   struct gfsp_os **out, struct gfsp_error *err);
 
-/* The transports compiled in, for --version: "mpi, shm[, verbs]". */
+/* The transports compiled in, for --version: "mpi, shm, tcp[, verbs]". */
 const char *gfsp_os_builtin(void);
+
+/*
+ * For the transports: GFSP_EINVAL unless rank is one of nprocs and
+ * [off, off + len) lies in its region of size[rank] bytes (and, if word,
+ * off is 8-byte aligned), in the words every transport uses:
+ * "one-sided OP DIR rank R (TRANSPORT): ...".
+ */
+int gfsp_os_check(const char *transport, int nprocs, const uint64_t *size,
+		  const char *op, const char *dir, int rank, uint64_t off,
+		  uint64_t len, int word, struct gfsp_error *err);
 
 #endif /* GFSP_ONESIDED_H */

@@ -98,30 +98,16 @@ static int
 check_target(const struct os_mpi *m, const char *op, const char *dir,
 	     int rank, uint64_t off, uint64_t len, struct gfsp_error *err)
 {
-	if (rank < 0 || rank >= m->nprocs)
-		return gfsp_error_set(err, GFSP_EINVAL, "one-sided %s %s rank "
-				     "%d (%s): no such rank (%d ranks)", op,
-				     dir, rank, m->name, m->nprocs);
-	if (off > m->size[rank] || len > m->size[rank] - off)
-		return gfsp_error_set(err, GFSP_EINVAL, "one-sided %s %s rank "
-				     "%d (%s): %llu bytes at offset %llu "
-				     "overrun its %llu-byte region", op, dir,
-				     rank, m->name, (unsigned long long)len,
-				     (unsigned long long)off,
-				     (unsigned long long)m->size[rank]);
-	return 0;
+	return gfsp_os_check(m->name, m->nprocs, m->size, op, dir, rank, off,
+			     len, 0, err);
 }
 
 static int
 check_word(const struct os_mpi *m, const char *op, const char *dir,
 	   int rank, uint64_t off, struct gfsp_error *err)
 {
-	if (off % 8 != 0)
-		return gfsp_error_set(err, GFSP_EINVAL, "one-sided %s %s rank "
-				     "%d (%s): offset %llu is not 8-byte "
-				     "aligned", op, dir, rank, m->name,
-				     (unsigned long long)off);
-	return check_target(m, op, dir, rank, off, 8, err);
+	return gfsp_os_check(m->name, m->nprocs, m->size, op, dir, rank, off,
+			     8, 1, err);
 }
 
 /* "one-sided get from rank 3 (mpi): <MPI's message>" */

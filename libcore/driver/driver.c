@@ -545,19 +545,14 @@ static int
 watch(const struct gfsp_cmd *cmd, MPI_Comm comm)
 {
 	struct gfsp_error err = { 0 };
-	const char *env = getenv("GFSPLIT_TIMEOUT");
 	double t = (double)gfsp_opt_timeout;
-	char *end;
 
 	if (cmd->daemon)
 		return 0;
-	if (t == 0 && env != NULL && *env != '\0') {
-		t = strtod(env, &end);
-		if (*end != '\0' || t < 0) {
-			gfsp_log_error("GFSPLIT_TIMEOUT='%s': seconds, please",
-				      env);
-			return EXIT_USAGE;
-		}
+	if (t == 0 && gfsp_timeout_env(&t) != 0) {
+		gfsp_log_error("GFSPLIT_TIMEOUT='%s': seconds, please",
+			      getenv("GFSPLIT_TIMEOUT"));
+		return EXIT_USAGE;
 	}
 	if (gfsp_watch_start(cmd->name, comm, t, &err) != 0) {
 		gfsp_log_gfs_error(&err);

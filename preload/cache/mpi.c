@@ -13,7 +13,7 @@
  *   GFSPLIT_CACHE_BLOCK      block size
  *   GFSPLIT_CACHE_GROUPS     G
  *   GFSPLIT_CACHE_RATIO      singlet ratio, 0 .. 1
- *   GFSPLIT_CACHE_TRANSPORT  auto, mpi, shm, verbs
+ *   GFSPLIT_CACHE_TRANSPORT  auto, mpi, shm, tcp, verbs
  *   GFSPLIT_CACHE_STATS      "text" or "json" (stderr) or a path (JSON)
  *   GFSPLIT_VERBOSE          the settings and each file, from rank 0
  *
@@ -122,7 +122,7 @@ read_env(struct wire *w)
 		if (strlen(v) >= TRANSPORT_MAX)
 			rc = gfsp_error_set(&err, GFSP_EINVAL,
 			    "GFSPLIT_CACHE_TRANSPORT: unknown transport '%s' "
-			    "(auto, mpi, shm, verbs)", v);
+			    "(auto, mpi, shm, tcp, verbs)", v);
 		else
 			strcpy(w->transport, v);
 	}
@@ -321,6 +321,14 @@ end(void)
 	if (c == NULL)
 		return;
 	hk_inside = 1;
+	/* a peer that stopped answering (GFSPLIT_TIMEOUT) was given up: what
+	 * it held came from storage, but it will not meet the others in
+	 * the collectives below or in MPI's own finalize */
+	if (gfsp_cache_gave_up(c) != NULL) {
+		ch_say("rank %d: %s: the job cannot end normally; ending it",
+		    ch_rank, gfsp_cache_gave_up(c));
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
 	if (conf.stats != NULL) {
 		gfsp_error_clear(&err);
 		MPI_Comm_size(comm, &nprocs);

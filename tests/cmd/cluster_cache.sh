@@ -4,7 +4,8 @@
 # on Gfarm stored on node 4's gfsd alone, so every byte read from shared
 # storage crosses node 4's link, where it is counted (the storage side,
 # not our own statistics):
-#   - the transport is "mpi" across nodes; "shm" is refused, naming why;
+#   - the transport is "tcp" across nodes ("auto"), and "mpi" works too;
+#     "shm" is refused, naming why;
 #   - cache-warm --keep part: one tier per node, in that node's own
 #     /dev/shm (the default directory), the blocks partitioned over the
 #     nodes byte for byte; node 4's link sent the file once;
@@ -15,7 +16,8 @@
 #     (and at most 2 x the file over node 4's link);
 #   - a rank computing for 2 s with no MPI call while the others read the
 #     blocks it holds does not stall them: they finish while it computes
-#     (the transport's progress thread; without it they waited for it).
+#     (tcp's server threads; and mpi's progress thread, without which
+#     they waited for it).
 . "$(dirname "$0")/../lib.sh"
 need_gfarm
 need_cluster 4
@@ -53,6 +55,9 @@ job() {
 
 # ---- transports across nodes
 job "a cache over 3 nodes, 2 groups, no tier: every byte right" seq "$D" --block 1M --cache 16M --groups 2 &&
+	json_ok "  the transport is tcp, at most 2 storage reads a block" \
+		"j['transport'] == 'tcp' and t['max_storage_reads_per_block'] <= 2 and t['peer_copies'] > 0"
+job "the same with --transport mpi: every byte right" seq "$D" --block 1M --cache 16M --groups 2 --transport mpi &&
 	json_ok "  the transport is mpi, at most 2 storage reads a block" \
 		"j['transport'] == 'mpi' and t['max_storage_reads_per_block'] <= 2 and t['peer_copies'] > 0"
 expect_exit "the shm transport across nodes is refused" 1 \
@@ -93,8 +98,11 @@ b1=$(sent4)
 # ---- a busy rank does not stall the others
 job "rank 0 computes 2 s without MPI while the others read its blocks" busy "$D" --block 1M --cache 16M --busy 2 &&
 	json_ok "  they finished before it made an MPI call again" "j['busy']['done_during'] and j['busy']['computed_s'] >= 2"
-echo "# busy, with the progress thread: $(json_get "$J" 'j["busy"]' 2>&1)"
-if GFSPLIT_CACHE_PROGRESS_US=0 crun -nodes 3 -ppn 2 "$PROG" busy "$D" --block 1M --cache 16M --busy 2 \
+job "the same with --transport mpi (its progress thread)" busy "$D" --block 1M --cache 16M --busy 2 \
+	--transport mpi &&
+	json_ok "  they finished before it made an MPI call again" "j['busy']['done_during'] and j['busy']['computed_s'] >= 2"
+echo "# busy, mpi with the progress thread: $(json_get "$J" 'j["busy"]' 2>&1)"
+if GFSPLIT_CACHE_PROGRESS_US=0 crun -nodes 3 -ppn 2 "$PROG" busy "$D" --block 1M --cache 16M --busy 2 --transport mpi \
     >"$TMPD/j.out" 2>&1; then
 	echo "# busy, without it (GFSPLIT_CACHE_PROGRESS_US=0): $(grep -o '"busy".*' "$TMPD/j.out")"
 fi

@@ -17,7 +17,12 @@
 #     `revive`, warming again fills every node's tier whole;
 #   - stage-out --async, node 2 fails while its mover writes back: the
 #     other nodes' movers finish (--wait), nothing torn on node 2's side;
-#     after `revive`, stage-out again resumes from the dead mover's journal.
+#     after `revive`, stage-out again resumes from the dead mover's journal;
+#   - node 3 freezes (processes stopped, link down) while a program reads
+#     a file through libgfsplit-cache.so (tcp transport) with
+#     GFSPLIT_TIMEOUT=4: the other nodes' ranks give up on its ranks,
+#     read what they held from storage (every byte right), and the job
+#     ends by itself with an error naming node 3; thawed, it reads again.
 . "$(dirname "$0")/../lib.sh"
 need_gfarm
 need_cluster 3 --rate 100mbit
@@ -194,4 +199,43 @@ check "node 2 boots again" "$CLUSTER" revive 2
 crun_ok "stage-out again completes" -ppn 1 "$BIN/stage-out" --json --chunk-size=1M "$MV" "$MO"
 json_true "  resuming the dead mover's chunks from its journal" 'j["bytes_resumed"] > 0'
 results_home "  every node's files in DEST/NODE/" "$MV" "$MO" m 2
+
+# ---- the cache preload, node 3 freezes mid-read
+make_file "$CW/cdata" $((32 * 1048576)) 6
+ref=$(timeout 60 "$MPIEXEC" -n 1 "$UNIT/mpi_readapp" solo "$CW/cdata" | awk '{print $4}')
+preload_of "${CACHE_LIB:-$TOP/lib/libgfsplit-cache.so}"
+creader() {
+	crun -ppn 2 env LD_PRELOAD="$PRE" GFSPLIT_CACHE_FILES="$CW/*" GFSPLIT_CACHE_SIZE=64M \
+		GFSPLIT_CACHE_BLOCK=1M GFSPLIT_TIMEOUT=4 "$UNIT/mpi_readapp" solo "$CW/cdata"
+}
+creader >"$TMPD/fz.out" 2>&1 &
+_p=$!
+sleep 2
+CLUSTER_QUIET=1 "$CLUSTER" freeze 3
+_t=0
+while kill -0 $_p 2>/dev/null && [ $_t -lt 200 ]; do sleep 0.2; _t=$((_t + 1)); done
+if kill -0 $_p 2>/dev/null; then
+	not_ok "node 3 frozen mid-read: the job ends by itself within 40 s" "$(tail -n 8 "$TMPD/fz.out")"
+	CLUSTER_QUIET=1 "$CLUSTER" thaw 3
+	wait $_p
+else
+	wait $_p
+	_rc=$?
+	[ $_rc -ne 0 ] && ok "node 3 frozen mid-read: the job ends by itself, exit $_rc, in $((_t / 5)) s" ||
+		not_ok "node 3 frozen mid-read: the job ends by itself with an error" "exit 0: $(cat "$TMPD/fz.out")"
+	CLUSTER_QUIET=1 "$CLUSTER" thaw 3
+fi
+output_has_in() { grep -Eq -- "$2" "$TMPD/fz.out" && ok "$1" || not_ok "$1" "no /$2/ in:" "$(head -c 2000 "$TMPD/fz.out")"; }
+output_has_in "  a rank says it gave up on node 3 and ends the job" \
+	"gfsplit-cache: rank [0-3]: .* \(tcp, node $(node_host 3) at .*no answer within 4 s.*cannot end normally"
+_good=$(grep -c "^rank [0-3] fnv $ref bytes $((32 * 1048576))$" "$TMPD/fz.out")
+_bad=$(grep "^rank [0-9]* fnv" "$TMPD/fz.out" | grep -vc " fnv $ref ")
+[ "$_good" -ge 1 ] && [ "$_bad" -eq 0 ] &&
+	ok "  ranks on nodes 1-2 read every byte right past it ($_good of 4 done before the end)" ||
+	not_ok "  ranks on nodes 1-2 read every byte right past it" "$_good right, $_bad wrong: $(grep fnv "$TMPD/fz.out")"
+if creader >"$TMPD/fz2.out" 2>&1 && [ "$(grep -c " fnv $ref bytes " "$TMPD/fz2.out")" -eq 6 ]; then
+	ok "thawed, the same job reads every byte on every rank"
+else
+	not_ok "thawed, the same job reads every byte on every rank" "$(tail -n 8 "$TMPD/fz2.out")"
+fi
 finish

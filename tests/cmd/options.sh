@@ -114,7 +114,7 @@ comp_is() {	# WANT FUNCTION WORD...
 }
 comp_is "strict" _gfsplit pcp-split --placement = st
 comp_is "--placement=strict" _gfsplit pcp-split --placement=st
-comp_is "auto mpi shm verbs" _gfsplit cache-warm --transport =
+comp_is "auto mpi shm tcp verbs" _gfsplit cache-warm --transport =
 comp_is "--compress=auto" _gfsplit stage-out --compress=a
 comp_is "drop direct" _gfsplit envelope-bench --cache = d
 comp_is "" _gfsplit pcp-split --buffer-size=4

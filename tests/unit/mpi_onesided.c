@@ -7,8 +7,8 @@
  * verdicts are combined with MPI_MIN, and rank 0 prints one TAP line.  A
  * rank whose condition failed says why on stderr.
  *
- * The data checks run on every transport that can be created here: "mpi"
- * and "shm" (all ranks of a run are on this machine) always, "verbs"
+ * The data checks run on every transport that can be created here: "mpi",
+ * "shm" (all ranks of a run are on this machine) and "tcp" always, "verbs"
  * where a device exists (without one, the checks that it
  * says so stand in).  Each rank's region, n ranks (offsets in bytes):
  *
@@ -622,6 +622,13 @@ check_choice(void)
 		ops->destroy(w);
 
 	gfsp_error_clear(&err);
+	rc = gfsp_os_create(MPI_COMM_WORLD, "tcp", 64, 64, &ops, &w, &err);
+	ok_all(rc == 0 && ops == &gfsp_os_tcp && w != NULL,
+	       "\"tcp\" gives the tcp transport");
+	if (rc == 0)
+		ops->destroy(w);
+
+	gfsp_error_clear(&err);
 	rc = gfsp_os_create(MPI_COMM_WORLD, "verbs", 64, 64, &ops, &w, &err);
 #ifdef HAVE_IBVERBS
 	if (rc == 0) {
@@ -697,6 +704,8 @@ main(int argc, char **argv)
 	check_sizes(&gfsp_os_mpi);
 	data_checks(&gfsp_os_shm);
 	check_sizes(&gfsp_os_shm);
+	data_checks(&gfsp_os_tcp);
+	check_sizes(&gfsp_os_tcp);
 	check_sub_comm();
 #ifdef HAVE_IBVERBS
 	{

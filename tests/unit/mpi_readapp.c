@@ -26,6 +26,12 @@
  *       read on to the end after it, and the file once more with a: the
  *       same bytes as a.
  *
+ *   mpi_readapp solo FILE
+ *       every rank reads FILE with read() in 1 MiB chunks to the end and
+ *       prints "rank R fnv HEX bytes N" at once; no MPI call but
+ *       MPI_Init and MPI_Finalize (a job whose ranks never wait for each
+ *       other, for the tests of a peer that stops)
+ *
  *   mpi_readapp write SRC DST
  *       rank 0 copies SRC to DST with open(O_WRONLY | O_CREAT | O_TRUNC)
  *       + write, and to DST.stdio with fopen "w" + fwrite; then reads DST
@@ -532,6 +538,30 @@ do_write(const char *src, const char *dst)
 	return 0;
 }
 
+static void
+do_solo(const char *file)
+{
+	static unsigned char buf[1 << 20];
+	uint64_t h = UINT64_C(14695981039346656037);
+	long long total = 0;
+	ssize_t k;
+	int fd = open(file, O_RDONLY);
+
+	if (fd < 0) {
+		fail("solo: cannot open the file", 0, 0);
+		return;
+	}
+	while ((k = read(fd, buf, sizeof(buf))) > 0) {
+		h = fnv(h, buf, (size_t)k);
+		total += k;
+	}
+	if (k < 0)
+		fail("solo: read failed", total, 0);
+	close(fd);
+	printf("rank %d fnv %016" PRIx64 " bytes %lld\n", rank, h, total);
+	fflush(stdout);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -571,13 +601,17 @@ main(int argc, char **argv)
 		free(all);
 		if ((heap = malloc(MAXPIECE)) != NULL)
 			late_begin(&late, heap);
+	} else if (argc == 3 && strcmp(argv[1], "solo") == 0) {
+		do_solo(argv[2]);
+		MPI_Finalize();
+		return bad;
 	} else if (argc == 4 && strcmp(argv[1], "write") == 0) {
 		if (rank == 0)
 			do_write(argv[2], argv[3]);
 	} else {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpi_readapp read FILE "
-			    "[--multiple] | write SRC DST\n");
+			    "[--multiple] | solo FILE | write SRC DST\n");
 		bad = 1;
 	}
 	fflush(stdout);
