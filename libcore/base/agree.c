@@ -87,6 +87,52 @@ gfsp_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 	return quiet(MPI_Ibcast(buf, count, type, root, comm, &req), &req);
 }
 
+#define CHAIN_SEG	((size_t)256 << 10)
+#define CHAIN_TAG	0x6763		/* gfsp_bcast_chain's messages */
+
+int
+gfsp_bcast_chain(void *buf, size_t len, int root, MPI_Comm comm)
+{
+	MPI_Request rreq = MPI_REQUEST_NULL, sreq = MPI_REQUEST_NULL;
+	char *p = buf;
+	size_t nseg, s, off;
+	int rank, size, rel, prev, next, mrc;
+
+	mrc = MPI_Comm_rank(comm, &rank);
+	if (mrc == MPI_SUCCESS)
+		mrc = MPI_Comm_size(comm, &size);
+	if (mrc != MPI_SUCCESS || size == 1 || len == 0)
+		return mrc;
+	rel = (rank - root + size) % size;
+	prev = (rank + size - 1) % size;
+	next = (rank + 1) % size;
+	nseg = (len + CHAIN_SEG - 1) / CHAIN_SEG;
+	/* segment s + 1 comes in while segment s goes on */
+	if (rel != 0)
+		mrc = MPI_Irecv(p, (int)GFSP_MIN(CHAIN_SEG, len), MPI_BYTE, prev,
+				CHAIN_TAG, comm, &rreq);
+	for (s = 0; mrc == MPI_SUCCESS && s < nseg; s++) {
+		off = s * CHAIN_SEG;
+		if (rel != 0) {
+			mrc = gfsp_mpi_wait(&rreq, NULL);
+			if (mrc == MPI_SUCCESS && s + 1 < nseg)
+				mrc = MPI_Irecv(p + off + CHAIN_SEG, (int)GFSP_MIN(
+				    CHAIN_SEG, len - off - CHAIN_SEG), MPI_BYTE,
+				    prev, CHAIN_TAG, comm, &rreq);
+		}
+		if (mrc == MPI_SUCCESS && rel != size - 1) {
+			mrc = gfsp_mpi_wait(&sreq, NULL);
+			if (mrc == MPI_SUCCESS)
+				mrc = MPI_Isend(p + off, (int)GFSP_MIN(CHAIN_SEG,
+				    len - off), MPI_BYTE, next, CHAIN_TAG, comm,
+				    &sreq);
+		}
+	}
+	if (mrc == MPI_SUCCESS)
+		mrc = gfsp_mpi_wait(&sreq, NULL);
+	return mrc;
+}
+
 int
 gfsp_allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 	       int rcount, MPI_Datatype rtype, MPI_Comm comm)

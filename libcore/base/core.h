@@ -261,6 +261,13 @@ int gfsp_idle_barrier(MPI_Comm comm);
  * scheduler slice (7 ms) of others' spinning. */
 int gfsp_bcast(void *buf, int count, MPI_Datatype type, int root,
 	       MPI_Comm comm);
+/* len bytes from root to every rank of comm, pipelined down the chain
+ * root, root + 1, ... in segments: each link carries them once (MPI's
+ * broadcast of a large message scatters it and gathers it again, about
+ * twice the bytes on the root's link), in the time of one transfer plus a
+ * segment a rank.  Point-to-point on comm with a tag of its own; waits
+ * as gfsp_mpi_wait.  Returns the MPI code. */
+int gfsp_bcast_chain(void *buf, size_t len, int root, MPI_Comm comm);
 int gfsp_allgather(const void *sbuf, int scount, MPI_Datatype stype,
 		   void *rbuf, int rcount, MPI_Datatype rtype, MPI_Comm comm);
 int gfsp_gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,

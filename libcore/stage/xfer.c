@@ -1354,12 +1354,21 @@ wr_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 }
 
 /* Ranks of a slot wait for a reader that is still reading: gfsp_bcast,
- * which does not spin. */
+ * which does not spin, for a header; a chunk's bytes go down the chain of
+ * the slot's nodes (gfsp_bcast_chain), each link carrying them once. */
 static int
 bcast(void *buf, size_t len, int root, MPI_Comm comm, struct gfsp_error *err)
 {
 	return gfsp_mpi_check(gfsp_bcast(buf, (int)len, MPI_BYTE, root, comm),
 			      "MPI_Ibcast", err);
+}
+
+static int
+bcast_data(void *buf, size_t len, int root, MPI_Comm comm,
+	   struct gfsp_error *err)
+{
+	return gfsp_mpi_check(gfsp_bcast_chain(buf, len, root, comm),
+			      "forwarding a chunk down the nodes", err);
 }
 
 /* Receive piece p, chunk after chunk, from its reader, and write it. */
@@ -1373,8 +1382,8 @@ recv_piece(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	do {
 		rc = bcast(x->rbuf, XHDR, p->reader, p->bcomm, err);
 		if (rc == 0 && h->kind == K_DATA && h->dst_len > 0)
-			rc = bcast(x->rbuf + XHDR, h->dst_len, p->reader,
-				   p->bcomm, err);
+			rc = bcast_data(x->rbuf + XHDR, h->dst_len, p->reader,
+					p->bcomm, err);
 		if (rc == 0 && h->kind != K_DATA && h->kind != K_FAIL &&
 		    h->kind != K_RESUMED)
 			rc = gfsp_error_set(err, GFSP_ECORRUPT, "forwarded "
@@ -1401,8 +1410,8 @@ xfer_consume(void *arg, const struct gfsp_chunk *c, struct gfsp_error *err)
 	if (p->bcomm != MPI_COMM_NULL) {
 		rc = bcast(c->buf, XHDR, p->reader, p->bcomm, err);
 		if (rc == 0 && h->kind == K_DATA && h->dst_len > 0)
-			rc = bcast((char *)c->buf + XHDR, h->dst_len,
-				   p->reader, p->bcomm, err);
+			rc = bcast_data((char *)c->buf + XHDR, h->dst_len,
+					p->reader, p->bcomm, err);
 		if (rc)
 			return rc;
 	}
