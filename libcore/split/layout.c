@@ -113,6 +113,7 @@ gfsp_layout_close(struct gfsp_layout *l)
 	free(l->host);
 	free(l->node_name);
 	free(l->verified);
+	free(l->open_list);
 	free(l->path);
 	if (l->held)
 		pthread_mutex_destroy(&l->vlock);
@@ -762,10 +763,13 @@ gfsp_layout_view(const struct gfsp_layout *l, int rank)
 
 /*
  * Parts stay open once used, but a split file may have more parts than a
- * process may hold descriptors: past max_open(), every cached part is
- * closed before the next one opens (an O(nprocs) scan per max_open()
- * opens).  So a file returned by gfsp_layout_part() is valid until the
- * next call of it or gfsp_layout_close().
+ * process may hold descriptors: past open_max (max_open()), every cached
+ * part is closed before the next one opens.  The ranks of the open parts
+ * are listed (l->open_list), so that counting and closing them costs
+ * nothing per rank of the file: a merge of 16 Ki parts opens each part
+ * several times.  So a file returned by gfsp_layout_part() is valid until
+ * the next call of it or gfsp_layout_close().  A held layout keeps every
+ * part and lists none.
  */
 static int
 max_open(void)
@@ -783,24 +787,32 @@ static void
 close_parts(struct gfsp_layout *l)
 {
 	struct gfsp_error e;
-	int r;
+	int i, r;
 
-	for (r = 0; r < l->nprocs; r++)
-		if (l->parts[r] != NULL) {
-			gfsp_error_clear(&e);
-			gfsp_close(l->parts[r], &e);	/* read-only */
-			l->parts[r] = NULL;
-		}
+	for (i = 0; i < l->nopen; i++) {
+		r = l->open_list[i];
+		gfsp_error_clear(&e);
+		gfsp_close(l->parts[r], &e);	/* read-only */
+		l->parts[r] = NULL;
+	}
+	l->nopen = 0;
 }
 
+/* Room in the list for one more open part (closing them all if full). */
 static int
-open_parts(const struct gfsp_layout *l)
+make_room(struct gfsp_layout *l, struct gfsp_error *err)
 {
-	int r, n = 0;
-
-	for (r = 0; r < l->nprocs; r++)
-		n += l->parts[r] != NULL;
-	return n;
+	if (l->open_list == NULL) {
+		l->open_max = max_open();
+		l->open_list = malloc((size_t)l->open_max *
+		    sizeof(*l->open_list));
+		if (l->open_list == NULL)
+			return gfsp_error_set(err, GFSP_ENOMEM,
+			    "out of memory");
+	}
+	if (l->nopen >= l->open_max)
+		close_parts(l);
+	return 0;
 }
 
 int
@@ -817,8 +829,8 @@ gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
 	if (l->parts[rank] == NULL) {
 		/* a held layout keeps every part (and may run out of
 		 * descriptors instead: the open fails, naming the part) */
-		if (!l->held && l->nprocs > 4 && open_parts(l) >= max_open())
-			close_parts(l);
+		if (!l->held && (rc = make_room(l, err)) != 0)
+			return rc;
 		path = gfsp_part_path(l->path, rank);
 		if (path == NULL)
 			return gfsp_error_set(err, GFSP_ENOMEM,
@@ -828,6 +840,8 @@ gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
 		free(path);
 		if (rc)
 			return rc;
+		if (!l->held)
+			l->open_list[l->nopen++] = rank;
 	}
 	*f = l->parts[rank];
 	return 0;

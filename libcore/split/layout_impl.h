@@ -27,6 +27,10 @@ struct gfsp_layout {
 	char (*host)[GFSP_NAME_MAX];	/* [nprocs] where each part was written */
 	char (*node_name)[GFSP_NAME_MAX];	/* [nnodes] */
 	struct gfsp_file **parts;	/* [nprocs] opened on first use */
+	/* the ranks of the parts open now (not in a held layout), at most
+	 * open_max: past it they are all closed (layout.c) */
+	int *open_list;
+	int nopen, open_max;
 	/* one past the last logical byte any part holds (<= the logical
 	 * size): past it the file is one trailing hole, which walks over
 	 * the file (coverage, check, merge) skip at no cost */
