@@ -907,6 +907,10 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	if (rc == 0)
 		rc = merge_open(comm, &x, a, &dst, res, err);
 	x.inpass = rc == 0 && a->verify && !x.l->has_runs && segtab_fits(&x);
+	/* a dry run reports what planning took: SRC opened on every rank,
+	 * DST checked, the stripes dealt */
+	if (rc == 0 && a->dry_run)
+		res->seconds = gfsp_now() - t0;
 	if (rc || a->dry_run)
 		goto out;
 	rc = merge_create(comm, &x, &dst, &tmp, &created, err);
