@@ -28,8 +28,9 @@
  * gfsp_view_cyclic / _contiguous, part checksums from gfsp_phash, the
  * location files and the marker from gfsp_locfile_encode and
  * gfsp_marker_encode.  The files are written into a sibling temporary
- * directory, the marker last, which is then renamed to DIR (the commit
- * rule of gfsplit(5), on one process).  DIR must not exist.  No MPI.
+ * directory (.DIR.gfsplit-tmp.layout_gen.PID), the marker last, which is
+ * then renamed to DIR (the commit rule of gfsplit(5), on one process).
+ * DIR must not exist; its name must not end in '/'.  No MPI.
  *
  * Prints one JSON object: ranks, nodes, loc_files, metadata_bytes,
  * logical_size, part_bytes, seconds.
@@ -188,6 +189,21 @@ write_marker(struct gen *x, struct gfsp_error *err)
 	return rc;
 }
 
+/* "PARENT/.BASE.gfsplit-tmp.layout_gen.PID": a writer's temporary, as
+ * the library names its own (gfsplit(5), COMMIT) */
+static char *
+tmp_sibling(const char *dir)
+{
+	const char *slash = strrchr(dir, '/');
+	char *s;
+
+	if (asprintf(&s, "%.*s.%s.gfsplit-tmp.layout_gen.%ld",
+	    slash ? (int)(slash - dir + 1) : 0, dir, slash ? slash + 1 : dir,
+	    (long)getpid()) < 0)
+		return NULL;
+	return s;
+}
+
 static void
 usage(void)
 {
@@ -254,8 +270,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	x.buf = malloc(x.block * x.count);
-	if (x.buf == NULL || asprintf(&x.tmp, "%s.gen-tmp.%ld", x.dir,
-	    (long)getpid()) < 0) {
+	if (x.buf == NULL || (x.tmp = tmp_sibling(x.dir)) == NULL) {
 		fprintf(stderr, "layout_gen: out of memory\n");
 		return 1;
 	}
