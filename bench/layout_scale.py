@@ -25,7 +25,7 @@ marker and the part checksums are the library's own.  Then, timed:
 for M = 1 and 2.  The figures are the commands' own clocks (the JSON's
 seconds, mpiio_bench's open_s: MPI start-up excluded); the wall time of
 the whole command (MPI start-up included), peak RSS (the largest process,
-from wait4) and CPU time (all processes) are reported beside them.
+GNU time's %M) and CPU time (all processes) are reported beside them.
 Medians of --reps, the order of the contenders rotating each repetition.
 The split files stay in the page cache (the machine is shared: nothing is
 dropped) unless --cold, which evicts the pages of F's own files
@@ -63,20 +63,24 @@ CLEAN = {k: v for k, v in ENV.items()
 
 def run(cmd, what):
     """cmd with stdout to a file: (stdout text, wall s, peak RSS KiB of
-    the largest process, CPU s of all), exit on failure."""
+    the largest process, CPU s of all), exit on failure.  GNU time
+    measures it: a process forked from this one would start with this
+    one's resident memory as its peak."""
     with tempfile.TemporaryFile("w+") as out, \
-            tempfile.TemporaryFile("w+") as err:
+            tempfile.TemporaryFile("w+") as err, \
+            tempfile.NamedTemporaryFile("r") as use:
         t0 = time.monotonic()
-        p = subprocess.Popen(cmd, env=CLEAN, stdout=out, stderr=err)
-        _, status, ru = os.wait4(p.pid, 0)
+        p = subprocess.run(["/usr/bin/time", "-o", use.name, "-f",
+                            "%M %U %S"] + cmd, env=CLEAN, stdout=out,
+                           stderr=err)
         wall = time.monotonic() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         if p.returncode != 0:
             sys.exit("layout_scale.py: %s failed (exit %d): %s\n%s" %
                      (what, p.returncode, " ".join(cmd), err.read()[-2000:]))
-        return out.read(), wall, ru.ru_maxrss, ru.ru_utime + ru.ru_stime
+        rss, user, sys_s = use.read().split()[-3:]
+        return out.read(), wall, int(rss), float(user) + float(sys_s)
 
 
 def evict(path):
@@ -202,20 +206,20 @@ def main():
           (args.ppn, "contiguous" if args.contiguous else "strided",
            args.count, args.block, args.reps,
            "cold (F's pages evicted)" if args.cold else "warm"))
-    print("%6s %5s %5s %8s | %7s %6s | %6s %6s | %6s %6s %6s %6s | %6s "
-          "%6s" % ("R", "nodes", "loc", "meta KiB", "check s", "RSS M",
-                   "plan1", "plan2", "open1", "open2", "plain1", "plain2",
-                   "RSS M", "us/rk"))
+    print("%6s %5s %5s %8s | %7s %6s | %6s %6s | %6s %6s %6s %6s | %5s "
+          "%5s %6s" % ("R", "nodes", "loc", "meta KiB", "check s", "RSS M",
+                       "plan1", "plan2", "open1", "open2", "plain1",
+                       "plain2", "RSS M", "plain", "us/rk"))
     for res in results:
         m = {n: r["own_s_median"] for n, r in res["runs"].items()}
         rss = {n: r["max_rss_kib_median"] / 1024
                for n, r in res["runs"].items()}
         print("%6d %5d %5d %8.0f | %7.3f %6.0f | %6.3f %6.3f | %6.3f %6.3f "
-              "%6.3f %6.3f | %6.0f %6.1f" %
+              "%6.3f %6.3f | %5.0f %5.0f %6.1f" %
               (res["ranks"], res["nodes"], res["loc_files"],
                res["metadata_bytes"] / 1024, m["check"], rss["check"],
                m["plan 1"], m["plan 2"], m["open 1"], m["open 2"],
-               m["plain 1"], m["plain 2"], rss["open 2"],
+               m["plain 1"], m["plain 2"], rss["open 2"], rss["plain 2"],
                m["open 1"] / res["ranks"] * 1e6))
     big = results[-1]
     opened = max(big["runs"]["open 1"]["own_s_median"],
