@@ -4,7 +4,9 @@
 # ranks on 4 nodes: committed, one location file a node holding that
 # node's ranks, stat-layout --check clean, and every reader (gfsplit-merge,
 # the MPI-IO library) returns the bytes the generator's definition gives,
-# computed here on their own, holes of short parts included.
+# computed here on their own, holes of short parts included; and 3 ranks
+# opening it together make the part lookups and location-file opens of one
+# (strace).
 . "$(dirname "$0")/../lib.sh"
 
 GEN=${BENCHBIN:-$TOP/build/release/bench}/layout_gen
@@ -95,6 +97,32 @@ assert j["coverage"]["hole_bytes"] == len(want) - held, j["coverage"]' \
 gen_case strided 256 4 512 4 5 0 2
 # contiguous blocks, 12 ranks on 3 nodes, every 4th rank short
 gen_case contig 12 3 1000 3 4 1 3
+
+# the ranks of one open share it: rank 0 alone looks at the parts and reads
+# the location files (gfsp_layout_open_comm), whatever the number of readers
+TRACE=trace=newfstatat,statx,openat	# x86-64's names
+calls_of() {	# TAG CMD..: its part lookups by name and location-file opens, "P L"
+	_t=$TMPD/st.$1; shift
+	strace -f -qq -e "$TRACE" -o "$_t" timeout -k 5 "$TEST_TIMEOUT" \
+		"$@" >/dev/null 2>&1
+	echo "$(grep -Ec '(newfstatat|statx)\(.*/part\.[0-9]+"' "$_t")" \
+		"$(grep -Ec 'openat\(.*/loc\.[0-9]+"' "$_t")"
+}
+if ! command -v strace >/dev/null || ! strace -f -e "$TRACE" -o /dev/null true 2>/dev/null; then
+	skip "3 readers make the metadata calls of one" "no strace here (or not x86-64's calls)"
+else
+	sp=$TMPD/strided.split
+	one=$(calls_of one "$MPIEXEC" -n 1 "$BIN/gfsplit-merge" --dry-run "$sp" "$TMPD/never")
+	three=$(calls_of three "$MPIEXEC" -n 3 "$BIN/gfsplit-merge" --dry-run "$sp" "$TMPD/never")
+	check "gfsplit-merge: 3 ranks make the part lookups and location-file opens of 1 ($one, 256 parts, 4 files)" \
+		test "$one" = "$three" -a "${one% *}" -ge 256 -a "${one#* }" -eq 4
+	if [ -f "$PRELOAD" ] && [ -x "$CAT" ]; then
+		one=$(calls_of rone "$MPIEXEC" -n 1 env LD_PRELOAD="$PRE" "$CAT" "$sp" "$TMPD/c1")
+		three=$(calls_of rthree "$MPIEXEC" -n 3 env LD_PRELOAD="$PRE" "$CAT" "$sp" "$TMPD/c3")
+		check "MPI-IO read: 3 ranks make the part lookups and location-file opens of 1 ($one)" \
+			test "$one" = "$three" -a "${one% *}" -ge 256 -a "${one#* }" -eq 4
+	fi
+fi
 
 check_fails "an existing directory is refused" "$GEN" --ranks 4 --nodes 1 "$TMPD/strided.split"
 check_fails "ranks that do not fill the nodes are refused" "$GEN" --ranks 10 --nodes 4 "$TMPD/bad.split"
