@@ -743,23 +743,22 @@ merge_plan(const struct merge_ctx *x, struct gfsp_plan_rank *plan)
 	}
 }
 
-/* Collective: every rank opens SRC (rank 0 first, so that a bad SRC is
- * reported once rather than by every rank); rank 0 checks DST. */
+/* Collective: every rank opens SRC, from the metadata rank 0 reads
+ * (gfsp_layout_open_comm); a bad SRC is reported once, by rank 0.  Rank
+ * 0 checks DST. */
 static int
 merge_open(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_merge_args *a,
 	   struct gfsp_dst *dst, struct gfsp_copy_result *res,
 	   struct gfsp_error *err)
 {
-	int rc = 0;
+	int rc;
 
-	if (x->rank == 0)
-		rc = gfsp_layout_open(a->src, &x->l, err);
-	rc = gfsp_agree(comm, rc, err);
-	if (rc)
-		return rc;
-	if (x->rank != 0)
-		rc = gfsp_layout_open(a->src, &x->l, err);
-	rc = gfsp_agree(comm, rc, err);
+	rc = gfsp_layout_open_comm(comm, a->src, &x->l, err);
+	if (rc != 0 && x->rank != 0) {
+		gfsp_error_clear(err);
+		rc = gfsp_error_set(err, GFSP_EPEER, "rank 0 failed: %s",
+		    gfsp_strerror(rc));
+	}
 	if (rc)
 		return rc;
 	x->size = gfsp_layout_size(x->l);
@@ -907,6 +906,10 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	if (rc == 0)
 		rc = merge_open(comm, &x, a, &dst, res, err);
 	x.inpass = rc == 0 && a->verify && !x.l->has_runs && segtab_fits(&x);
+	/* a dry run reports what planning took: SRC opened on every rank,
+	 * DST checked, the stripes dealt */
+	if (rc == 0 && a->dry_run)
+		res->seconds = gfsp_now() - t0;
 	if (rc || a->dry_run)
 		goto out;
 	rc = merge_create(comm, &x, &dst, &tmp, &created, err);

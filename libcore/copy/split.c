@@ -383,6 +383,7 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 
 	if (a->dry_run) {
 		rc = split_plan(comm, a, &view, size, res, err);
+		res->seconds = gfsp_now() - t0;	/* what planning took */
 		goto out;
 	}
 

@@ -113,6 +113,7 @@ gfsp_layout_close(struct gfsp_layout *l)
 	free(l->host);
 	free(l->node_name);
 	free(l->verified);
+	free(l->open_list);
 	free(l->path);
 	if (l->held)
 		pthread_mutex_destroy(&l->vlock);
@@ -147,9 +148,11 @@ has_parts(const char *dir)
 	return found;
 }
 
-int
-gfsp_split_version(const char *dir, uint64_t *version, struct gfsp_marker *m,
-		   struct gfsp_error *err)
+/* gfsp_split_version, and OUT *raw, *rawlen (if raw is not NULL): the
+ * marker's bytes, for gfsp_layout_open_comm to pass on */
+static int
+split_version_raw(const char *dir, uint64_t *version, struct gfsp_marker *m,
+		  unsigned char **raw, size_t *rawlen, struct gfsp_error *err)
 {
 	struct gfsp_marker tmp;
 	struct gfsp_stat st;
@@ -181,15 +184,143 @@ gfsp_split_version(const char *dir, uint64_t *version, struct gfsp_marker *m,
 		    err);
 	if (rc == 0)
 		*version = gfsp_file_key(path, &st);
+	if (rc == 0 && raw != NULL) {
+		*raw = buf;
+		*rawlen = len;
+		buf = NULL;
+	}
 	free(buf);
 	free(path);
 	return rc;
 }
 
+int
+gfsp_split_version(const char *dir, uint64_t *version, struct gfsp_marker *m,
+		   struct gfsp_error *err)
+{
+	return split_version_raw(dir, version, m, NULL, NULL, err);
+}
+
+/* ------------------------------------------- where the metadata comes from
+ *
+ * An open reads the marker and the location files from the directory,
+ * unless l->in holds them: the bytes another rank read, as
+ * gfsp_layout_open_comm passes them on; l->out collects them so:
+ *
+ *   u64 version | u64 n | marker (n bytes) | u64 n | loc.0 | ... | loc.K-1
+ */
+static int
+meta_put(struct gfsp_meta_bytes *o, const void *p, size_t n,
+	 struct gfsp_error *err)
+{
+	unsigned char *nb;
+	size_t cap;
+
+	if (n > SIZE_MAX / 4 - o->len)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	if (o->len + n > o->cap) {
+		cap = GFSP_MAX(o->len + n, 2 * o->cap);
+		if ((nb = realloc(o->buf, cap)) == NULL)
+			return gfsp_error_set(err, GFSP_ENOMEM,
+			    "out of memory");
+		o->buf = nb;
+		o->cap = cap;
+	}
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+	return 0;
+}
+
+/* Append a u64 and, unless buf is NULL, the n bytes of buf. */
+static int
+meta_keep(struct gfsp_meta_bytes *o, uint64_t n, const void *buf,
+	  struct gfsp_error *err)
+{
+	unsigned char le[8];
+	int i;
+
+	if (o == NULL)
+		return 0;
+	for (i = 0; i < 8; i++)
+		le[i] = (unsigned char)(n >> (8 * i));
+	if (meta_put(o, le, 8, err) != 0 ||
+	    (buf != NULL && meta_put(o, buf, (size_t)n, err) != 0))
+		return GFSP_ENOMEM;
+	return 0;
+}
+
+/* Index l->in: where each file starts (at[0] the marker's). */
+static int
+meta_index(struct gfsp_layout *l, struct gfsp_error *err)
+{
+	struct gfsp_meta_bytes *in = l->in;
+	size_t pos = 8, cap = 0, *na;
+	uint64_t n;
+
+	while (in->len >= 8 && pos < in->len) {
+		if (in->len - pos < 8 ||
+		    (n = gfsp_le64(in->buf + pos)) > in->len - pos - 8)
+			goto bad;
+		if (in->nat == cap) {
+			cap = cap ? 2 * cap : 64;
+			if ((na = realloc(in->at, cap * sizeof(*na))) == NULL)
+				return gfsp_error_set(err, GFSP_ENOMEM,
+				    "out of memory");
+			in->at = na;
+		}
+		in->at[in->nat++] = pos;
+		pos += 8 + (size_t)n;
+	}
+	if (in->nat > 0)
+		return 0;
+bad:
+	return gfsp_error_set(err, GFSP_ECORRUPT, "'%s': the metadata another "
+	    "rank read is truncated", l->path);
+}
+
+/* File i of l->in (0: the marker, 1 + k: loc.k). */
+static void
+meta_file(const struct gfsp_layout *l, size_t i, const unsigned char **p,
+	  size_t *n)
+{
+	const unsigned char *at = l->in->buf + l->in->at[i];
+
+	*n = (size_t)gfsp_le64(at);
+	*p = at + 8;
+}
+
 static int
 load_marker(struct gfsp_layout *l, struct gfsp_error *err)
 {
-	return gfsp_split_version(l->path, &l->version, &l->marker, err);
+	const unsigned char *p;
+	unsigned char *raw = NULL;
+	char *path;
+	size_t len = 0;
+	int rc;
+
+	if (l->in == NULL) {
+		rc = split_version_raw(l->path, &l->version, &l->marker,
+		    l->out != NULL ? &raw : NULL, &len, err);
+		if (rc == 0 && (meta_keep(l->out, l->version, NULL, err) ||
+		    meta_keep(l->out, len, raw, err)))
+			rc = GFSP_ENOMEM;
+		free(raw);
+		return rc;
+	}
+	rc = meta_index(l, err);
+	if (rc)
+		return rc;
+	l->version = gfsp_le64(l->in->buf);
+	meta_file(l, 0, &p, &len);
+	path = gfsp_marker_path(l->path);
+	rc = path == NULL ? gfsp_error_set(err, GFSP_ENOMEM, "out of memory") :
+	     gfsp_marker_decode(p, len, path, &l->marker, err);
+	free(path);
+	if (rc == 0 && l->in->nat != 1 + (size_t)l->marker.nnodes)
+		rc = gfsp_error_set(err, GFSP_ECORRUPT, "'%s': another rank "
+		    "read %zu location files, the marker records %u", l->path,
+		    l->in->nat - 1, l->marker.nnodes);
+	return rc;
 }
 
 /* What layout_alloc() and gfsp_layout_open() take per rank and per node. */
@@ -226,11 +357,19 @@ check_counts(struct gfsp_layout *l, struct gfsp_error *err)
 {
 	struct gfsp_stat st;
 	struct gfsp_error serr;
+	const unsigned char *p;
 	uint64_t room = 0, bytes = 0, sz;
 	char *path, what[160];
+	size_t n;
 	int k, rc = 0;
 
 	for (k = 0; rc == 0 && k < l->nnodes; k++) {
+		if (l->in != NULL) {	/* the files another rank read */
+			meta_file(l, 1 + (size_t)k, &p, &n);
+			room += gfsp_locfile_max_records(n);
+			bytes += n;
+			continue;
+		}
 		path = gfsp_loc_path(l->path, k);
 		if (path == NULL)
 			return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
@@ -325,6 +464,7 @@ load_locfile(struct gfsp_layout *l, int k, int *seen, struct gfsp_error *err)
 	struct gfsp_locfile lf;
 	struct gfsp_error rerr;
 	unsigned char *buf = NULL;
+	const unsigned char *in;
 	size_t len = 0;
 	const char *mpath = GFSP_MARKER_NAME;
 	char *path;
@@ -336,7 +476,13 @@ load_locfile(struct gfsp_layout *l, int k, int *seen, struct gfsp_error *err)
 	if (path == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	gfsp_error_clear(&rerr);
-	rc = gfsp_read_meta(path, &buf, &len, &rerr);
+	if (l->in != NULL) {
+		meta_file(l, 1 + (size_t)k, &in, &len);
+		rc = 0;
+	} else {
+		rc = gfsp_read_meta(path, &buf, &len, &rerr);
+		in = buf;
+	}
 	if (rc == GFSP_ENOENT) {
 		rc = gfsp_error_set(err, GFSP_ENOENT,
 		    "%s: missing location file (%s records %d nodes)", path,
@@ -355,7 +501,9 @@ load_locfile(struct gfsp_layout *l, int k, int *seen, struct gfsp_error *err)
 		if (rc)
 			goto out;
 	}
-	rc = gfsp_locfile_decode(buf, len, path, &lf, err);
+	rc = gfsp_locfile_decode(in, len, path, &lf, err);
+	if (rc == 0 && seen != NULL && meta_keep(l->out, len, in, err))
+		rc = GFSP_ENOMEM;
 	if (rc)
 		goto out;
 	if (lf.nprocs != (uint32_t)l->nprocs) {
@@ -616,8 +764,9 @@ gfsp_layout_from_records(const char *dir, int nprocs, struct gfsp_locrec *recs,
 }
 
 int
-gfsp_layout_open(const char *path, struct gfsp_layout **out,
-		struct gfsp_error *err)
+gfsp_layout_load(const char *path, struct gfsp_meta_bytes *in,
+		 struct gfsp_meta_bytes *keep, struct gfsp_layout **out,
+		 struct gfsp_error *err)
 {
 	struct gfsp_layout *l;
 	struct gfsp_stat st;
@@ -626,15 +775,18 @@ gfsp_layout_open(const char *path, struct gfsp_layout **out,
 	int rc, r, k;
 
 	*out = NULL;
-	rc = gfsp_stat(path, &st, err);
+	/* bytes another rank read: it looked at the directory */
+	rc = in != NULL ? 0 : gfsp_stat(path, &st, err);
 	if (rc)
 		return rc;
-	if (!S_ISDIR(st.mode))
+	if (in == NULL && !S_ISDIR(st.mode))
 		return gfsp_error_set(err, GFSP_ENOTSPLIT,
 		    "'%s' is not a split file (not a directory)", path);
 	l = calloc(1, sizeof(*l));
 	if (l == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	l->in = in;
+	l->out = keep;
 	l->path = strdup(path);
 	if (l->path == NULL) {
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
@@ -675,7 +827,8 @@ gfsp_layout_open(const char *path, struct gfsp_layout **out,
 			goto fail;
 		}
 	for (r = 0; r < l->nprocs; r++) {
-		rc = check_part_file(l, r, err);
+		/* the parts: checked by the rank that read the files */
+		rc = in != NULL ? 0 : check_part_file(l, r, err);
 		if (rc)
 			goto fail;
 		rc = part_fits(l, r, err);
@@ -684,6 +837,7 @@ gfsp_layout_open(const char *path, struct gfsp_layout **out,
 	}
 	find_data_end(l);
 	l->verify = verify_env();
+	l->in = l->out = NULL;
 	free(seen);
 	*out = l;
 	return 0;
@@ -691,6 +845,21 @@ fail:
 	free(seen);
 	gfsp_layout_close(l);
 	return rc;
+}
+
+int
+gfsp_layout_open(const char *path, struct gfsp_layout **out,
+		struct gfsp_error *err)
+{
+	return gfsp_layout_load(path, NULL, NULL, out, err);
+}
+
+void
+gfsp_meta_bytes_free(struct gfsp_meta_bytes *m)
+{
+	free(m->buf);
+	free(m->at);
+	memset(m, 0, sizeof(*m));
 }
 
 int
@@ -762,10 +931,13 @@ gfsp_layout_view(const struct gfsp_layout *l, int rank)
 
 /*
  * Parts stay open once used, but a split file may have more parts than a
- * process may hold descriptors: past max_open(), every cached part is
- * closed before the next one opens (an O(nprocs) scan per max_open()
- * opens).  So a file returned by gfsp_layout_part() is valid until the
- * next call of it or gfsp_layout_close().
+ * process may hold descriptors: past open_max (max_open()), every cached
+ * part is closed before the next one opens.  The ranks of the open parts
+ * are listed (l->open_list), so that counting and closing them costs
+ * nothing per rank of the file: a merge of 16 Ki parts opens each part
+ * several times.  So a file returned by gfsp_layout_part() is valid until
+ * the next call of it or gfsp_layout_close().  A held layout keeps every
+ * part and lists none.
  */
 static int
 max_open(void)
@@ -783,24 +955,32 @@ static void
 close_parts(struct gfsp_layout *l)
 {
 	struct gfsp_error e;
-	int r;
+	int i, r;
 
-	for (r = 0; r < l->nprocs; r++)
-		if (l->parts[r] != NULL) {
-			gfsp_error_clear(&e);
-			gfsp_close(l->parts[r], &e);	/* read-only */
-			l->parts[r] = NULL;
-		}
+	for (i = 0; i < l->nopen; i++) {
+		r = l->open_list[i];
+		gfsp_error_clear(&e);
+		gfsp_close(l->parts[r], &e);	/* read-only */
+		l->parts[r] = NULL;
+	}
+	l->nopen = 0;
 }
 
+/* Room in the list for one more open part (closing them all if full). */
 static int
-open_parts(const struct gfsp_layout *l)
+make_room(struct gfsp_layout *l, struct gfsp_error *err)
 {
-	int r, n = 0;
-
-	for (r = 0; r < l->nprocs; r++)
-		n += l->parts[r] != NULL;
-	return n;
+	if (l->open_list == NULL) {
+		l->open_max = max_open();
+		l->open_list = malloc((size_t)l->open_max *
+		    sizeof(*l->open_list));
+		if (l->open_list == NULL)
+			return gfsp_error_set(err, GFSP_ENOMEM,
+			    "out of memory");
+	}
+	if (l->nopen >= l->open_max)
+		close_parts(l);
+	return 0;
 }
 
 int
@@ -817,8 +997,8 @@ gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
 	if (l->parts[rank] == NULL) {
 		/* a held layout keeps every part (and may run out of
 		 * descriptors instead: the open fails, naming the part) */
-		if (!l->held && l->nprocs > 4 && open_parts(l) >= max_open())
-			close_parts(l);
+		if (!l->held && (rc = make_room(l, err)) != 0)
+			return rc;
 		path = gfsp_part_path(l->path, rank);
 		if (path == NULL)
 			return gfsp_error_set(err, GFSP_ENOMEM,
@@ -828,6 +1008,8 @@ gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
 		free(path);
 		if (rc)
 			return rc;
+		if (!l->held)
+			l->open_list[l->nopen++] = rank;
 	}
 	*f = l->parts[rank];
 	return 0;

@@ -27,6 +27,10 @@ struct gfsp_layout {
 	char (*host)[GFSP_NAME_MAX];	/* [nprocs] where each part was written */
 	char (*node_name)[GFSP_NAME_MAX];	/* [nnodes] */
 	struct gfsp_file **parts;	/* [nprocs] opened on first use */
+	/* the ranks of the parts open now (not in a held layout), at most
+	 * open_max: past it they are all closed (layout.c) */
+	int *open_list;
+	int nopen, open_max;
 	/* one past the last logical byte any part holds (<= the logical
 	 * size): past it the file is one trailing hole, which walks over
 	 * the file (coverage, check, merge) skip at no cost */
@@ -43,7 +47,42 @@ struct gfsp_layout {
 	int held;
 	pthread_mutex_t vlock;
 	uint64_t version;		/* gfsp_split_version of what was loaded */
+	/* during gfsp_layout_load only: the metadata to load instead of
+	 * the files, and where to keep what was read */
+	struct gfsp_meta_bytes *in, *out;
 };
+
+/*
+ * The metadata files of a split file as one rank read them, in one
+ * buffer, for the other ranks of gfsp_layout_open_comm to load (layout.c
+ * says how they lie in it).  at[] indexes it when it is loaded.
+ */
+struct gfsp_meta_bytes {
+	unsigned char *buf;
+	size_t len, cap;
+	size_t *at, nat;
+};
+void gfsp_meta_bytes_free(struct gfsp_meta_bytes *m);
+
+/*
+ * gfsp_layout_open, with the marker and the location files taken from
+ * `in` when it is not NULL (bytes another rank read: the directory and
+ * the parts are not looked at, that rank checked them), and, when keep
+ * is not NULL, the bytes read appended to it.
+ */
+int gfsp_layout_load(const char *path, struct gfsp_meta_bytes *in,
+		     struct gfsp_meta_bytes *keep, struct gfsp_layout **out,
+		     struct gfsp_error *err);
+
+/*
+ * Collective over comm: every rank opens split file `path` (OUT *out),
+ * while only rank 0 reads its metadata files and looks at its parts, and
+ * passes the bytes on: M ranks make the metadata calls of one open, not
+ * M times those of one.  Every rank returns rank 0's outcome, its code
+ * and message.
+ */
+int gfsp_layout_open_comm(MPI_Comm comm, const char *path,
+			  struct gfsp_layout **out, struct gfsp_error *err);
 
 /*
  * The most memory one open of a split file may take for its metadata: the

@@ -359,8 +359,8 @@ open_data(struct sfile *f, int kind, MPI_Info info, struct gfsp_error *err)
 	int rc, v;
 
 	if (f->mode == SF_READ) {
-		rc = gfsp_layout_open(f->path, &f->layout, err);
-		rc = gfsp_agree(f->comm, rc, err);
+		/* rank 0 reads the metadata for every rank */
+		rc = gfsp_layout_open_comm(f->comm, f->path, &f->layout, err);
 		if (rc)
 			return rc;
 		f->size = gfsp_layout_size(f->layout);
