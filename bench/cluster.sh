@@ -15,7 +15,9 @@
 #         (issue 20): stage-in's time grows no faster than log K.
 # cache   the seed's concentrated read (001): every rank (1 a node) reads
 #         the whole BIG file in order; the cooperative cache
-#         (bench/cache_bench seq) against plain Gfarm reads (--plain).
+#         (bench/cache_bench seq: its "auto" transport, which is tcp across
+#         these nodes, and --transport mpi) against plain Gfarm reads
+#         (--plain).
 #         Targets: storage bytes <= groups x file size; aggregate rate
 #         >= 0.8 x K x one node's.
 # split   the seed's headline (000, figures 3 and 8): K ranks, 1 a node,
@@ -151,9 +153,12 @@ stage_one() {	# NAME DATA K REP
 	fi
 }
 cache_one() {	# NAME DATA K REP
-	local plain=
-	[ "$1" = plain ] && plain=--plain
-	rec "$@" "$CL" run -nodes "$3" -ppn 1 "$BENCHBIN/cache_bench" seq gfarm:///data/big $plain \
+	local how=()
+	case $1 in
+	plain) how=(--plain) ;;
+	cache-mpi) how=(--transport mpi) ;;
+	esac
+	rec "$@" "$CL" run -nodes "$3" -ppn 1 "$BENCHBIN/cache_bench" seq gfarm:///data/big "${how[@]}" \
 		--block 4M --cache 1G
 }
 
@@ -181,7 +186,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 			done
 		fi
 		if want cache; then
-			for n in $(order "$rep" cache plain); do cache_one "$n" big "$k" "$rep"; done
+			for n in $(order "$rep" cache cache-mpi plain); do cache_one "$n" big "$k" "$rep"; done
 		fi
 		if want split; then
 			"$CL" disk "$DISK" || exit 1
@@ -223,21 +228,23 @@ if any(r["name"] in ("stage-in", "each-node") for r in rs):
             res["stage"].append(row)
             print("%-6s %3d %9.2f %11.2f %6.2f %10.2f %12.2f %4.2f/%.2f" % (data, k, s, e, e / s, s / base, math.log2(k) + 1, lk, le))
 if any(r["name"] in ("cache", "plain") for r in rs):
-    print("concentrated read of one file, 1 rank a node: cache vs plain Gfarm reads; medians")
-    print("%3s %12s %12s %9s %12s %10s" % ("K", "cache MiB/s", "plain MiB/s", "cache/K1", "0.8*K", "link/sz"))
-    base = None
+    print("concentrated read of one file, 1 rank a node: cache (tcp; mpi) vs plain Gfarm reads; medians")
+    print("%3s %12s %9s %12s %9s %12s %8s %10s" % ("K", "cache MiB/s", "cache/K1", "c-mpi MiB/s", "mpi/K1", "plain MiB/s", "0.8*K", "link/sz"))
+    base = {}
     for k in nodes:
-        c, p = runs("cache", "big", k), runs("plain", "big", k)
-        rc = med([r["json"]["mib_s"] for r in c if r["json"]])
-        rp = med([r["json"]["mib_s"] for r in p if r["json"]])
-        lk = med([r["storage_link_bytes"] / size["big"] for r in c])
-        lp = med([r["storage_link_bytes"] / size["big"] for r in p])
-        if base is None:
-            base = rc
-        res["cache"].append({"nodes": k, "cache_mib_s": rc, "plain_mib_s": rp, "cache_vs_k1": rc / base,
-                             "target": 0.8 * k, "storage_link_per_size_cache": lk,
-                             "storage_link_per_size_plain": lp})
-        print("%3d %12.1f %12.1f %9.2f %12.2f %5.2f/%.2f" % (k, rc, rp, rc / base, 0.8 * k, lk, lp))
+        row = {"nodes": k, "target": 0.8 * k}
+        for name, key in (("cache", "cache"), ("cache-mpi", "cache_mpi"), ("plain", "plain")):
+            rr = runs(name, "big", k)
+            row[key + "_mib_s"] = med([r["json"]["mib_s"] for r in rr if r["json"]])
+            row["storage_link_per_size_" + key] = med([r["storage_link_bytes"] / size["big"] for r in rr])
+            row["transport_" + key] = sorted({r["json"].get("transport", "") for r in rr if r["json"]})
+            base.setdefault(key, row[key + "_mib_s"])
+            row[key + "_vs_k1"] = row[key + "_mib_s"] / base[key]
+        res["cache"].append(row)
+        print("%3d %12.1f %9.2f %12.1f %9.2f %12.1f %8.2f %4.2f/%.2f/%.2f" % (k, row["cache_mib_s"], row["cache_vs_k1"],
+              row["cache_mpi_mib_s"], row["cache_mpi_vs_k1"], row["plain_mib_s"], 0.8 * k,
+              row["storage_link_per_size_cache"], row["storage_link_per_size_cache_mpi"],
+              row["storage_link_per_size_plain"]))
 if any(r["name"] in ("n1", "nn", "pcp-split") for r in rs):
     print("writes of %d MiB a rank, 1 rank a node, a %s disk a node: N-1 into one file on node 1 vs split-write; medians" % (per >> 20, disk))
     res["disk"] = disk

@@ -18,8 +18,9 @@
  * the cluster's name service gives it; MPI_Allgather tells the peers) and
  * runs one server thread per peer that connected.  A connection opens
  * with the job's secret (128 random bits rank 0 drew and sent the ranks
- * over MPI): a process that is not one of the job's ranks is dropped
- * before it reads or writes a byte.  The bytes themselves travel in the
+ * over MPI), checked by the accepting thread: a process that is not one
+ * of the job's ranks is dropped before it reads or writes a byte, and
+ * gets no thread.  The bytes themselves travel in the
  * clear, as MPI's own do over TCP.
  *
  * A request is one header, and for a put its bytes; the server answers
@@ -62,6 +63,7 @@
 #define HOST_MAX	64
 #define WORDS_MAX	512		/* getv64 words per request */
 #define HELLO_MAGIC	UINT64_C(0x67667370746370)	/* "gfsptcp" */
+#define HELLO_WAIT_S	5		/* for a new connection's secret */
 
 enum { OP_GET = 1, OP_PUT, OP_GETV64, OP_CAS64 };
 
@@ -215,21 +217,33 @@ static void *
 serve(void *arg)
 {
 	struct conn *c = arg;
-	struct hello h;
 	struct req r;
-	uint64_t diff;
 
-	/* the secret first; nothing else is read from a stranger */
-	if (recv_all(c->fd, &h, sizeof(h)) != 0)
-		return NULL;
-	diff = (h.magic ^ HELLO_MAGIC) | (h.secret[0] ^ c->t->secret[0]) |
-	       (h.secret[1] ^ c->t->secret[1]);
-	if (diff != 0 || send_all(c->fd, &h.magic, sizeof(h.magic)) != 0)
-		return NULL;
 	while (recv_all(c->fd, &r, sizeof(r)) == 0)
 		if (serve_one(c->t, c->fd, &r) != 0)
 			break;
 	return NULL;
+}
+
+/*
+ * The job's secret, within HELLO_WAIT_S of the connection (a rank sends
+ * it at once): nothing else is read from a stranger, and a stranger
+ * takes no server thread and none of the nprocs places.
+ */
+static int
+greeted(const struct os_tcp *t, int fd)
+{
+	struct timeval tv = { HELLO_WAIT_S, 0 }, none = { 0, 0 };
+	struct hello h;
+	uint64_t diff;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+	    recv_all(fd, &h, sizeof(h)) != 0)
+		return 0;
+	diff = (h.magic ^ HELLO_MAGIC) | (h.secret[0] ^ t->secret[0]) |
+	       (h.secret[1] ^ t->secret[1]);
+	return diff == 0 && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none,
+	       sizeof(none)) == 0 && send_all(fd, &h.magic, sizeof(h.magic)) == 0;
 }
 
 static void *
@@ -247,6 +261,10 @@ accept_loop(void *arg)
 			return NULL;		/* shut down: destroy */
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (!greeted(t, fd)) {
+			close(fd);
+			continue;
+		}
 		pthread_mutex_lock(&t->lock);
 		if (t->nconns >= t->nprocs) {	/* one per peer, no more */
 			pthread_mutex_unlock(&t->lock);

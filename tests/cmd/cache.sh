@@ -114,4 +114,52 @@ if run "Gfarm: 4 ranks, G=2, all read gfarm:///cache/data at once" 4 seq gfarm:/
 fi
 run "Gfarm: 3 ranks, random pieces under pressure" 3 random gfarm:///cache/data "${B[@]}" \
 	--cache 1M --reads 40
+# ---- tcp: strangers get nothing
+if run "tcp transport: 4 ranks, G=2, concentrated" 4 seq "$F" "${B[@]}" --cache 4M --groups 2 \
+	--transport tcp; then
+	expect "tcp transport: it was used, at most 2 storage reads of any block" \
+		"j['transport'] == 'tcp' and t['max_storage_reads_per_block'] <= 2 and t['peer_copies'] >= 2 * 41"
+fi
+if command -v ss >/dev/null 2>&1; then
+	mpirun_n 2 "$PROG" busy "$F" "${B[@]}" --cache 4M --busy 4 --transport tcp \
+		>"$TMPD/busy.out" 2>"$TMPD/busy.err" &
+	bp=$!
+	if python3 - "$TMPD/strangers" <<'EOF'
+import re, socket, struct, subprocess, sys, time
+ports = []
+for _ in range(40):	# the ranks' listening ports, once the windows exist
+    out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout
+    ports = [(m.group(1), int(m.group(2))) for l in out.splitlines() if "mpi_cache" in l
+             for m in [re.search(r"\s(\d+\.\d+\.\d+\.\d+):(\d+)\s", l)] if m]
+    if len(ports) >= 2:
+        break
+    time.sleep(0.1)
+assert len(ports) >= 2, "no listening ports of the ranks: " + out
+get = struct.pack("=IIQQQQ", 1, 0, 0, 4096, 0, 0)	# a request to read 4 KiB
+bad = struct.pack("=QQQ", 0x67667370746370, 1234, 5678)	# the magic, a wrong secret
+got = []
+for p in ports:
+    for first in (get, bad + get):
+        s = socket.create_connection(p, timeout=10)
+        s.sendall(first)
+        data = b""
+        try:
+            while True:
+                b = s.recv(65536)
+                if not b:
+                    break
+                data += b
+        except (ConnectionResetError, socket.timeout):
+            pass
+        got.append(len(data))
+        s.close()
+open(sys.argv[1], "w").write("%d ports, bytes answered %s\n" % (len(ports), got))
+assert not any(got), got
+EOF
+	then ok "tcp transport: strangers on the ranks' ports (no secret, a wrong one) get no byte: $(cat "$TMPD/strangers")"
+	else not_ok "tcp transport: strangers on the ranks' ports get no byte" "$(cat "$TMPD/strangers" 2>&1)"; fi
+	wait $bp && ok "  the job goes on and ends well" || not_ok "  the job goes on and ends well" "$(tail -n 5 "$TMPD/busy.err")"
+else
+	skip "tcp transport: strangers" "no ss (iproute2)"
+fi
 finish
