@@ -24,6 +24,8 @@
 need_gfarm
 need_cluster 4
 . "$TOP/tests/mpiio_lib.sh"
+# shellcheck disable=SC2034 # crun_iopat_pair (mpiio_lib.sh) runs it
+PROG=$UNIT/mpi_iopat
 MiB=1048576
 SLACK_PCT=5
 cexec head gfmkdir /m || not_ok "gfmkdir /m"
@@ -118,15 +120,7 @@ merged "merge the cyclic file with 3 ranks on nodes 1-3" "$CW/src" /m/c.split "1
 
 # ---- a file the MPI-IO library wrote (runs): checked whole after the copy
 if [ -f "$PRELOAD" ]; then
-	opts="--block=1m --transfer=256k --segments=4"
-	# shellcheck disable=SC2086 # options split on purpose
-	check "mpi_iopat ior-view on plain MPICH, 4 nodes x 2 ranks, to shared storage" \
-		crun -ppn 2 env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}malloc_fill_byte=0" \
-		"$UNIT/mpi_iopat" ior-view write "$CW/plain" $opts
-	# shellcheck disable=SC2086
-	check "  the same through the preload to gfarm:///m/f" \
-		crun -ppn 2 env LD_PRELOAD="$PRE" GFSPLIT_SPLIT_FILES="gfarm:///m/*" \
-		"$UNIT/mpi_iopat" ior-view write gfarm:///m/f $opts --api=large --sync
+	crun_iopat_pair "$CW/plain" /m/f "4 nodes x 2 ranks" --block=1m --transfer=256k --segments=4
 	merged "merge it with 3 ranks on nodes 1-3, --no-verify" "$CW/plain" /m/f "1 2 3" \
 		-n 3 -nodes 3 -- --no-verify
 	# the copy reads node 4's parts once, their check once more
