@@ -126,6 +126,7 @@ struct merge_ctx {
 	struct chunk_map map[2];
 	struct gfsp_progress *prog;
 	uint64_t done, data_bytes;
+	uint64_t away;		/* of them, read from another node's parts */
 };
 
 /* ------------------------------------------------- segment hashing */
@@ -387,10 +388,13 @@ merge_produce(void *arg, struct gfsp_chunk *c, int *done,
 		e = &m->ext[i];
 		if (e->part < 0)
 			continue;
-		if (x->owner[gfsp_mplan_group(x->plan, e->part)] != x->rank)
+		if (x->owner[gfsp_mplan_group(x->plan, e->part)] != x->rank) {
 			e->part = -1;
-		else
-			mine += e->len;
+			continue;
+		}
+		mine += e->len;
+		if (!gfsp_mplan_local(x->plan, e->part))
+			x->away += e->len;
 	}
 	if (m->n == 1 && m->ext[0].part >= 0 && m->ext[0].len == n &&
 	    n >= GFSP_MAP_MIN) {
@@ -719,17 +723,20 @@ preserve(struct merge_ctx *x, const struct gfsp_merge_args *a,
 			     err);
 }
 
-/* -v: the parts this rank checked (it is their checker), and the merged
- * file */
+/* -v: what this rank read from parts on its node and on others, the parts
+ * it checked (it is their checker), and the merged file */
 static void
 list_parts(const struct merge_ctx *x, const struct gfsp_merge_args *a,
 	   int verified)
 {
-	char sz[32];
+	char sz[32], sz2[32];
 	int p;
 
 	if (gfsp_log_level() < GFSP_LOG_VERBOSE)
 		return;
+	gfsp_log_each("read %s from parts on this node, %s from other nodes'",
+		      gfsp_format_size(x->data_bytes - x->away, sz, sizeof(sz)),
+		      gfsp_format_size(x->away, sz2, sizeof(sz2)));
 	for (p = 0; verified && p < x->l->nprocs; p++)
 		if (gfsp_mplan_checker(x->plan, p) == x->rank)
 			gfsp_log_each("checked part.%d of '%s' (%s)", p,

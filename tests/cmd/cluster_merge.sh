@@ -93,7 +93,10 @@ got=$(away /m/a.split 1 2 3)
 merged "merge with 3 ranks on nodes 1-3" "$CW/src" /m/a.split "1 2 3" -n 3 -nodes 3 --
 merged "merge with 3 ranks on nodes 1-3, 1 MiB stripes" "$CW/src" /m/a.split "1 2 3" \
 	-n 3 -nodes 3 -- --stripe-size 1M
-merged "merge with 4 nodes x 1 rank" "$CW/src" /m/a.split "1 2 3 4" -n 4 --
+merged "merge with 4 nodes x 1 rank" "$CW/src" /m/a.split "1 2 3 4" -n 4 -- -v
+n=$(grep -c "^gfsplit-merge: rank [0-3]: read 8.00 MiB from parts on this node, 0 B from other nodes'$" "$TMPD/m.out")
+[ "$n" = 4 ] && ok "  -v: each rank read 8 MiB on its node, none from others" ||
+	not_ok "  -v: each rank read 8 MiB on its node, none from others" "$(grep ': read ' "$TMPD/m.out")"
 merged "merge with 3 nodes x 2 ranks, 2 MiB stripes" "$CW/src" /m/a.split "1 2 3" \
 	-n 6 -ppn 2 -nodes 3 -- --stripe-size 2M
 
