@@ -832,6 +832,7 @@ merge_deal(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_merge_args *a,
 	uint64_t *ranges = NULL, chunk;
 	int rc;
 
+	gfsp_watch_phase("finding the parts");
 	chunk = a->buffer_size ? a->buffer_size : GFSP_COPY_BUFFER_DEFAULT;
 	rc = gfsp_mplan_create(comm, x->l, x->stripe,
 			      GFSP_MIN(chunk, x->stripe), &x->plan, err);
