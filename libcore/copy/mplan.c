@@ -131,8 +131,10 @@ gfsp_mplan_rewind(struct gfsp_mplan *p)
 	p->k = 0;
 	memset(p->load, 0, (size_t)p->nranks * sizeof(*p->load));
 	heap_reset(&p->heap);
-	for (g = 0; g < p->ngroups; g++)
+	for (g = 0; g < p->ngroups; g++) {
+		p->bytes[g] = p->parts[g] = 0;
 		p->owner[g] = -1;
+	}
 	p->ntouched = 0;
 	memset(p->seen, 0, (size_t)p->l->nprocs * sizeof(*p->seen));
 }
