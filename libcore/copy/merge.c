@@ -820,22 +820,22 @@ segtab_fits(const struct merge_ctx *x, const struct gfsp_plan_rank *plan,
 /* ------------------------------------------------------------ phases */
 
 /*
- * Collective: the plan (where the parts are, mplan.h); for a dry run,
+ * Collective: the plan (where the parts are, mplan.h; stripes mapped
+ * `chunk` bytes at a time, as the copy maps them); for a dry run,
  * rank 0's copy of every rank's share (res->plan), and whether the
  * checksums can be verified in passing (x->inpass).
  */
 static int
 merge_deal(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_merge_args *a,
-	   struct gfsp_copy_result *res, struct gfsp_error *err)
+	   uint64_t chunk, struct gfsp_copy_result *res,
+	   struct gfsp_error *err)
 {
 	struct gfsp_plan_rank *plan = NULL;
-	uint64_t *ranges = NULL, chunk;
+	uint64_t *ranges = NULL;
 	int rc;
 
 	gfsp_watch_phase("finding the parts");
-	chunk = a->buffer_size ? a->buffer_size : GFSP_COPY_BUFFER_DEFAULT;
-	rc = gfsp_mplan_create(comm, x->l, x->stripe,
-			      GFSP_MIN(chunk, x->stripe), &x->plan, err);
+	rc = gfsp_mplan_create(comm, x->l, x->stripe, chunk, &x->plan, err);
 	if (rc)
 		return rc;
 	if (!a->dry_run && !(x->verify && !x->l->has_runs))
@@ -1012,8 +1012,10 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	rc = gfsp_agree(comm, gfsp_dst_parse(&dst, a->dst, err), err);
 	if (rc == 0)
 		rc = merge_open(comm, &x, a, &dst, res, err);
+	/* a chunk never spans stripes, nor the file */
+	bufsize = GFSP_MAX(GFSP_MIN(bufsize, GFSP_MIN(x.stripe, x.size)), 4096);
 	if (rc == 0)
-		rc = merge_deal(comm, &x, a, res, err);
+		rc = merge_deal(comm, &x, a, bufsize, res, err);
 	if (rc || a->dry_run)
 		goto out;
 	rc = merge_create(comm, &x, &dst, &tmp, &created, err);
@@ -1022,8 +1024,6 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 
 	gfsp_watch_phase("copying");
 	x.prog = gfsp_progress_start(comm, "gfsplit-merge", x.size);
-	/* a chunk never spans stripes, nor the file */
-	bufsize = GFSP_MAX(GFSP_MIN(bufsize, GFSP_MIN(x.stripe, x.size)), 4096);
 	rc = gfsp_pipe_run(&merge_pipe_ops, &x, (size_t)bufsize, err);
 	gfsp_progress_finish(x.prog);
 	if (rc == 0 && a->sync)
