@@ -242,18 +242,33 @@ short_part(struct merge_ctx *x, int part, uint64_t off,
 	    x->l->part_size[part], off);
 }
 
-/* End of a stripe: complete the segments that run past it. */
+/*
+ * End of a stripe: complete the segments that run past it, reading their
+ * rest from the part; but a part on no node of the merge's keeps its
+ * segment open (`all` 0): the plan gives this rank that part's next
+ * pieces until it is complete (mplan.h), and its rest would cross the
+ * network twice.  `all`: the end of the copy, nothing is kept.
+ */
 static int
-hash_stripe_done(struct merge_ctx *x, struct gfsp_error *err)
+hash_stripe_done(struct merge_ctx *x, int all, struct gfsp_error *err)
 {
 	struct gfsp_file *f;
-	struct open_part *o;
+	struct open_part *o, t;
 	uint64_t n;
 	size_t got;
-	int i, rc = 0;
+	int i, j = 0, rc = 0;
 
 	for (i = 0; i < x->nop && rc == 0; i++) {
 		o = &x->op[i];
+		if (o->open && !all && !gfsp_mplan_local(x->plan, o->part)) {
+			/* kept: to the front, in slot j */
+			t = x->op[j];
+			x->op[j] = *o;
+			*o = t;
+			x->slot_of[x->op[j].part] = j;
+			j++;
+			continue;
+		}
 		if (!o->open)
 			continue;
 		rc = gfsp_layout_part(x->l, o->part, &f, err);
@@ -274,9 +289,9 @@ hash_stripe_done(struct merge_ctx *x, struct gfsp_error *err)
 					 XXH3_64bits_digest(o->st), err);
 		}
 	}
-	for (i = 0; i < x->nop; i++)
+	for (i = j; i < x->nop; i++)
 		x->slot_of[x->op[i].part] = -1;
-	x->nop = 0;
+	x->nop = j;
 	return rc;
 }
 
@@ -435,7 +450,7 @@ merge_produce(void *arg, struct gfsp_chunk *c, int *done,
 	x->credit = 0;
 	x->g += n;
 	if (x->g == x->stripe_end && x->inpass)
-		return hash_stripe_done(x, err);
+		return hash_stripe_done(x, 0, err);
 	return 0;
 }
 
@@ -1025,6 +1040,10 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	gfsp_watch_phase("copying");
 	x.prog = gfsp_progress_start(comm, "gfsplit-merge", x.size);
 	rc = gfsp_pipe_run(&merge_pipe_ops, &x, (size_t)bufsize, err);
+	/* a segment kept open past the last piece (a part longer than its
+	 * views say: the check names it) */
+	if (rc == 0 && x.inpass)
+		rc = hash_stripe_done(&x, 1, err);
 	gfsp_progress_finish(x.prog);
 	if (rc == 0 && a->sync)
 		rc = gfsp_fsync(x.out, err);

@@ -3,11 +3,23 @@
  * on the nodes that hold their parts.
  *
  *   group of part r:  0 .. J-1       the merge's node that holds r (J
- *                                    nodes, in order of their lowest rank)
- *                     J .. J+K-1     r is on none of them: the location
- *                                    file (writer's node) that records r,
- *                                    so that the bytes of one remote node
- *                                    stay one piece
+ *                                    nodes, in order of their lowest rank):
+ *                                    a node's parts are one piece, for one
+ *                                    of its ranks
+ *                     J + r          r is on none of them: a piece of its
+ *                                    own, to whichever rank has least
+ *
+ * A remote part sticks to its rank while a checksum segment is open: the
+ * rank that reads the start of a segment hashes all of it (merge.c), and
+ * where a stripe's piece of a part ends inside a segment, the rest would
+ * be read a second time, over the network.  So while a remote part has a
+ * segment open (its last piece ended inside one, short of the part's
+ * end), its next pieces go to the same rank, which keeps hashing on; a
+ * part on a node with ranks reads such rests from its own node.  In a
+ * file with runs nothing is hashed in passing: nothing sticks.
+ *
+ *   part r:   | seg 0        | seg 1        |
+ *   stripes:  [ k: rank 2 ][ k+1: rank 2 ][ ...   (seg 0 open after k)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +40,7 @@ struct gfsp_mplan {
 	int nranks;
 	uint64_t stripe, chunk, end;
 	int njob;		/* J: the merge's nodes */
-	int ngroups;		/* J + K */
+	int ngroups;		/* J + nprocs */
 	int *group_of;		/* [nprocs] */
 	int *checker;		/* [nprocs] */
 	int *node_first;	/* [J + 1] node j's ranks: */
@@ -42,6 +54,14 @@ struct gfsp_mplan {
 	int *touched;		/* [ngroups] groups with bytes in it */
 	int ntouched;
 	uint64_t *seen;		/* [nprocs] k + 1 of the last stripe with r */
+	/* remote groups that stick (none: seg == 0) */
+	uint64_t seg;
+	uint64_t *pend;		/* [nprocs] local end of r's piece at hand */
+	unsigned char *open;	/* [nprocs] r's last piece ended in a segment */
+	int *in;		/* [nprocs] the parts of the stripe at hand */
+	int nin;
+	int *nopen;		/* [ngroups] its parts with a segment open */
+	int *sticky;		/* [ngroups] the rank they are open with */
 };
 
 /* ------------------------------------------------------------ heap */
@@ -123,6 +143,24 @@ cmp_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* After a deal: which remote parts have a segment open now. */
+static void
+update_open(struct gfsp_mplan *p)
+{
+	const struct gfsp_layout *l = p->l;
+	int i, r, g, now;
+
+	for (i = 0; i < p->nin; i++) {
+		r = p->in[i];
+		g = p->group_of[r];
+		if (g < p->njob)
+			continue;
+		now = p->pend[r] % p->seg != 0 && p->pend[r] < l->part_size[r];
+		p->nopen[g] += now - p->open[r];
+		p->open[r] = (unsigned char)now;
+	}
+}
+
 void
 gfsp_mplan_rewind(struct gfsp_mplan *p)
 {
@@ -134,9 +172,11 @@ gfsp_mplan_rewind(struct gfsp_mplan *p)
 	for (g = 0; g < p->ngroups; g++) {
 		p->bytes[g] = p->parts[g] = 0;
 		p->owner[g] = -1;
+		p->nopen[g] = 0;
 	}
 	p->ntouched = 0;
 	memset(p->seen, 0, (size_t)p->l->nprocs * sizeof(*p->seen));
+	memset(p->open, 0, (size_t)p->l->nprocs);
 }
 
 int
@@ -155,6 +195,7 @@ gfsp_mplan_deal(struct gfsp_mplan *p, struct gfsp_mplan_stripe *s, int *more,
 		p->owner[g] = -1;
 	}
 	p->ntouched = 0;
+	p->nin = 0;
 	if (p->k * p->stripe >= p->end)
 		return 0;
 	s->k = p->k;
@@ -178,7 +219,11 @@ gfsp_mplan_deal(struct gfsp_mplan *p, struct gfsp_mplan_stripe *s, int *more,
 			if (p->seen[r] != p->k + 1) {
 				p->seen[r] = p->k + 1;
 				p->parts[g]++;
+				p->in[p->nin++] = r;
+				p->pend[r] = 0;
 			}
+			p->pend[r] = GFSP_MAX(p->pend[r],
+					      ext[i].loff + ext[i].len);
 		}
 		free(ext);
 		ext = NULL;
@@ -188,11 +233,14 @@ gfsp_mplan_deal(struct gfsp_mplan *p, struct gfsp_mplan_stripe *s, int *more,
 	qsort(p->touched, (size_t)p->ntouched, sizeof(*p->touched), cmp_int);
 	for (t = 0; t < p->ntouched; t++) {
 		g = p->touched[t];
-		r = pick(p, &p->heap, g);
+		r = p->nopen[g] > 0 ? p->sticky[g] : pick(p, &p->heap, g);
 		p->owner[g] = r;
+		p->sticky[g] = r;
 		p->load[r] += p->bytes[g];
 		heap_grew(&p->heap, r);
 	}
+	if (p->seg > 0)
+		update_open(p);
 	s->hole_bytes = holes;
 	s->ngroups = p->ngroups;
 	s->bytes = p->bytes;
@@ -395,17 +443,23 @@ gfsp_mplan_create(MPI_Comm comm, struct gfsp_layout *l, uint64_t stripe,
 	if (rc)
 		goto out;
 
-	p->ngroups = p->njob + l->nnodes;
+	p->ngroups = p->njob + np;
+	p->seg = l->has_runs ? 0 : l->marker.seg_size;
 	p->bytes = calloc((size_t)p->ngroups, sizeof(uint64_t));
 	p->parts = calloc((size_t)p->ngroups, sizeof(uint64_t));
 	p->owner = malloc((size_t)p->ngroups * sizeof(int));
 	p->touched = malloc((size_t)p->ngroups * sizeof(int));
+	p->nopen = calloc((size_t)p->ngroups, sizeof(int));
+	p->sticky = calloc((size_t)p->ngroups, sizeof(int));
+	p->pend = calloc((size_t)GFSP_MAX(np, 1), sizeof(uint64_t));
+	p->open = calloc((size_t)GFSP_MAX(np, 1), 1);
+	p->in = malloc((size_t)GFSP_MAX(np, 1) * sizeof(int));
 	if (p->bytes == NULL || p->parts == NULL || p->owner == NULL ||
-	    p->touched == NULL)
+	    p->touched == NULL || p->nopen == NULL || p->sticky == NULL ||
+	    p->pend == NULL || p->open == NULL || p->in == NULL)
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	for (r = 0; rc == 0 && r < np; r++)
-		p->group_of[r] = home[r] >= 0 ? home[r] :
-				 p->njob + l->node_of[r];
+		p->group_of[r] = home[r] >= 0 ? home[r] : p->njob + r;
 	if (rc == 0)
 		rc = deal_checkers(p, err);
 	if (rc == 0)
@@ -441,5 +495,10 @@ gfsp_mplan_free(struct gfsp_mplan *p)
 	free(p->owner);
 	free(p->touched);
 	free(p->seen);
+	free(p->nopen);
+	free(p->sticky);
+	free(p->pend);
+	free(p->open);
+	free(p->in);
 	free(p);
 }

@@ -8,13 +8,13 @@
  * to one rank:
  *
  *   stripe k:   [ p0 | p1 |hole| p6 | p2 ]      parts p0 p1 on node A,
- *   pieces:     (k, A) = p0 + p1 bytes          p2 on node B, p6 on a
- *               (k, B) = p2 bytes               node where no rank runs
- *               (k, W) = p6 bytes               (W: its writer's node)
+ *   pieces:     (k, A)  = p0 + p1 bytes         p2 on node B, p6 on a
+ *               (k, B)  = p2 bytes              node where no rank runs
+ *               (k, p6) = p6 bytes
  *
  * A piece whose parts are on a node with ranks goes to the least loaded
- * of that node's ranks; a piece of parts on no such node goes to the
- * least loaded rank of all (its bytes have to move anyway).  Load is the
+ * of that node's ranks; a part on no such node is a piece of its own, to
+ * the least loaded rank of all (its bytes have to move anyway).  Load is the
  * bytes dealt so far; ties go to the lowest rank, so one node holding
  * every part with stripes of equal size deals them round-robin.  Every
  * rank deals every stripe the same way, in order, and keeps only the
@@ -24,6 +24,9 @@
  * A group covers, for each of its parts, the whole range of the part that
  * the stripe maps to (contiguous in a file without runs), so one rank
  * reads each such range: merge.c's verification in passing relies on it.
+ * A part on no node with ranks sticks to its rank while it has a
+ * checksum segment open (mplan.c), so that the rank that starts a
+ * segment of such a part also reads the rest of it, once.
  */
 #ifndef GFSP_MPLAN_H
 #define GFSP_MPLAN_H
