@@ -11,7 +11,9 @@
 # rank runs, plus 5% and 1 MiB:
 #   - 3 ranks on nodes 1-3: node 4's parts (8 MiB of 32) move, no other
 #     (contiguous layout at the default and at small stripes; a cyclic
-#     layout, every stripe interleaving all 8 parts);
+#     layout, every stripe interleaving all 8 parts, also with stripes
+#     smaller than a part's checksum segment: no part of node 4 is read
+#     twice to hash a segment);
 #   - 4 nodes x 1 rank, and 3 nodes x 2 ranks: nothing else moves, and
 #     --dry-run shares a node's bytes among its ranks;
 #   - a file written through the MPI-IO library (runs): the copy moves
@@ -120,6 +122,12 @@ else not_ok "  --dry-run: every rank gets 4 to 8 MiB of the 32" "$(cat "$TMPD/dr
 check "pcp-split on 4 nodes x 2 ranks to gfarm:///m/c.split (cyclic, 256 KiB blocks)" \
 	crun -ppn 2 "$BIN/pcp-split" -b 256k "$CW/src" gfarm:///m/c.split
 merged "merge the cyclic file with 3 ranks on nodes 1-3" "$CW/src" /m/c.split "1 2 3" -n 3 -nodes 3 --
+# stripes of 1 MiB hold 128 KiB of each part, an eighth of a checksum
+# segment: a part of node 4 stays with the rank that started a segment
+merged "  the same with 1 MiB stripes (a segment over 8 stripes)" "$CW/src" /m/c.split "1 2 3" \
+	-n 3 -nodes 3 -- --stripe-size 1M
+merged "  the same with 3 nodes x 2 ranks" "$CW/src" /m/c.split "1 2 3" \
+	-n 6 -ppn 2 -nodes 3 -- --stripe-size 1M
 
 # ---- a file the MPI-IO library wrote (runs): checked whole after the copy
 if [ -f "$PRELOAD" ]; then

@@ -205,6 +205,24 @@ check "  and merges them right" \
 same_bytes "  the same bytes" "$TMPD/src.3000017" "$TMPD/c3n.out"
 rm -rf "$TMPD/c3n" "$TMPD/c3n.out"
 
+# parts on no node of the merge's (3 ranks on node nC): a part stays with
+# the rank that started one of its checksum segments until it is read to
+# the segment's end (stripes of 256 KiB hold 64 KiB of each part's 1 MiB
+# segments), and every segment is still checked once
+check "pcp-split -b 64k on 2 nodes x 2 ranks (GFSPLIT_NODE nA, nB)" \
+	two_nodes 2 "$BIN/pcp-split" -b 64k "$TMPD/src.3000017" "$TMPD/c3r"
+check "merge it with 3 ranks on node nC, 256 KiB stripes" \
+	mpirun_n 3 env GFSPLIT_NODE=nC "$BIN/gfsplit-merge" --stripe-size 256k \
+	"$TMPD/c3r" "$TMPD/c3r.out"
+same_bytes "  the same bytes" "$TMPD/src.3000017" "$TMPD/c3r.out"
+printf 'Z' | dd of="$TMPD/c3r/part.2" bs=1 seek=300000 conv=notrunc 2>/dev/null
+expect_exit "  a byte changed in part.2: the merge fails" 1 \
+	mpirun_n 3 env GFSPLIT_NODE=nC "$BIN/gfsplit-merge" --stripe-size 256k \
+	"$TMPD/c3r" "$TMPD/c3r.bad"
+output_has "  naming part.2's checksum" "c3r/part\.2: checksum mismatch"
+is_absent "  and leaves no DST" "$TMPD/c3r.bad"
+rm -rf "$TMPD/c3r" "$TMPD/c3r.out"
+
 # ---- --force replaces only after success
 echo "precious" >"$TMPD/keep"
 sum_keep=$(sha256sum <"$TMPD/keep")
