@@ -7,6 +7,12 @@
 #   plain N ARGS..         PROG on MPICH alone, N ranks
 #   pre N SELECT ARGS..    PROG under the preload, GFSPLIT_SPLIT_FILES=SELECT
 #   is_split DESC PATH     ok if PATH is a split directory, not a plain file
+#   crun_iopat_pair PLAIN GFPATH WHERE OPTS..
+#                          on the emulated cluster (crun -ppn 2): PROG's
+#                          ior-view pattern on MPICH alone to PLAIN, then
+#                          through the preload to gfarm://GFPATH (its
+#                          directory selected), --api=large --sync; WHERE
+#                          says where ("4 nodes x 2 ranks")
 #
 # $PRE is the LD_PRELOAD value: a sanitized library needs the sanitizer
 # runtime first in the process.
@@ -46,4 +52,14 @@ pre() {
 is_split() {
 	if [ -d "$2" ] && [ -f "$2/gfsplit.meta" ]; then ok "$1"
 	else not_ok "$1" "$(ls -ld "$2" 2>&1; [ -d "$2" ] && ls -a "$2")"; return 1; fi
+}
+
+crun_iopat_pair() {
+	_plain=$1 _gf=$2 _where=$3; shift 3
+	check "$(basename "$PROG") ior-view on plain MPICH, $_where, to shared storage" \
+		crun -ppn 2 env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}malloc_fill_byte=0" \
+		"$PROG" ior-view write "$_plain" "$@"
+	check "  the same through the preload to gfarm://$_gf" \
+		crun -ppn 2 env LD_PRELOAD="$PRE" GFSPLIT_SPLIT_FILES="gfarm://${_gf%/*}/*" \
+		"$PROG" ior-view write "gfarm://$_gf" "$@" --api=large --sync
 }

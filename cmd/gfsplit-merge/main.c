@@ -20,7 +20,8 @@ static int opt_preserve;
 
 static const struct gfsp_opt opts[] = {
 	{ "stripe-size", 0, GFSP_OPT_SIZE, "SIZE",
-	  "output stripe dealt to one rank at a time (default 64M)",
+	  "output stripe; the share of each node goes to one of its "
+	  "ranks (default 64M)",
 	  &opt_stripe, NULL },
 	{ "buffer-size", 0, GFSP_OPT_SIZE, "SIZE",
 	  "transfer buffer, two per rank (default 8M)", &opt_buffer, NULL },

@@ -151,6 +151,14 @@ void gfsp_watch_wait_end(int64_t since);
  * given: $GFSPLIT_NODE if set, else MPI_Get_processor_name. */
 void gfsp_node_name(char *buf, size_t len);
 
+/*
+ * Do host names a and b name one node?  The same name, or the same host
+ * written once short and once qualified ("n1" and "n1.cluster.example"):
+ * MPI_Get_processor_name and a storage system's host table (Gfarm's
+ * gfsd names) need not agree on the domain.
+ */
+int gfsp_same_host(const char *a, const char *b);
+
 /* DIR with "%h" replaced by this node's name; malloc'ed, NULL: no memory */
 char *gfsp_node_path(const char *pattern);
 

@@ -1,7 +1,7 @@
 /*
  * node.c - this node (core.h): its name, the ranks that share it, a path
- * of its own, the host a rank is given from a list, and the cores a rank
- * may use.
+ * of its own, whether two host names name one node, the host a rank is
+ * given from a list, and the cores a rank may use.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -35,6 +35,19 @@ gfsp_node_name(char *buf, size_t len)
 		snprintf(name, sizeof(name), "localhost");
 	name[sizeof(name) - 1] = '\0';
 	snprintf(buf, len, "%s", name);
+}
+
+int
+gfsp_same_host(const char *a, const char *b)
+{
+	size_t na = strcspn(a, "."), nb = strcspn(b, ".");
+
+	if (strcmp(a, b) == 0)
+		return 1;
+	/* one of them short, and the other's first label */
+	if ((a[na] != '\0' && b[nb] != '\0') || na != nb || na == 0)
+		return 0;
+	return strncmp(a, b, na) == 0;
 }
 
 char *

@@ -24,10 +24,14 @@
 
 /* What one rank will do, as reported by --dry-run. */
 struct gfsp_plan_rank {
-	uint64_t bytes;		/* logical bytes this rank moves */
-	uint64_t pieces;	/* split: view blocks; merge: output stripes */
-	uint64_t first;		/* first global offset (0 if nothing) */
-	uint64_t last;		/* one past the last global offset */
+	uint64_t bytes;		/* split: logical bytes this rank moves;
+				 * merge: bytes it writes (holes excluded) */
+	uint64_t pieces;	/* split: view blocks; merge: output stripes
+				 * it writes some of */
+	uint64_t first;		/* first global offset (0 if nothing); merge:
+				 * where its first stripe begins */
+	uint64_t last;		/* one past the last global offset; merge:
+				 * where its last stripe ends */
 };
 
 /*
@@ -91,10 +95,12 @@ int gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 		  struct gfsp_copy_result *res, struct gfsp_error *err);
 
 /*
- * Collective.  Output stripes of stripe_size bytes are dealt round-robin
- * (stripe k to rank k mod M); holes of the layout stay holes in DST.  DST is
- * written under a temporary sibling name and renamed into place only after
- * every rank succeeded and the checksums matched.
+ * Collective.  The output is cut into stripes of stripe_size bytes; the
+ * bytes of a stripe are dealt by where their parts are (mplan.h): to the
+ * least loaded rank on the node that holds them, or, parts on no node of
+ * the merge's, to the least loaded rank of all.  Holes of the layout stay
+ * holes in DST.  DST is written under a temporary sibling name and renamed
+ * into place only after every rank succeeded and the checksums matched.
  */
 int gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	      struct gfsp_copy_result *res, struct gfsp_error *err);

@@ -2,19 +2,25 @@
  * merge.c - the gfsplit-merge engine: reassemble a split file into one
  * ordinary file with any number of ranks M.
  *
- * Data shipping (seed 002): the output is cut into stripes of stripe_size
- * bytes dealt round-robin, stripe k to rank k mod M.  A rank maps each of its
- * stripes, buffer by buffer, to extents of the parts, reads those (helper
- * thread) and writes the data extents at their global offsets (this thread).
- * Holes are skipped, so they stay holes in DST.
+ * Data shipping (seed 002), where the parts are: the output is cut into
+ * stripes of stripe_size bytes, and the bytes of a stripe are dealt by the
+ * node that holds their parts (mplan.h): to a rank on that node, the least
+ * loaded, so a part is read where it is; the bytes of parts on no node of
+ * the merge's go to the least loaded rank of all.  A rank maps each stripe
+ * it has a piece of, buffer by buffer, to extents of the parts, reads
+ * those of its pieces (helper thread) and writes them at their global
+ * offsets (this thread).  Holes are skipped, so they stay holes in DST.
  *
- *   DST:    | s0 | s1 | s2 | s3 | s4 | ...      M = 2: s0 s2 s4 -> rank 0
- *   s1:     [p2 ][p0    ][hole][p1 ]                   s1 s3    -> rank 1
+ *   DST:    | s0 | s1 | s2 | ...        p0 p1 on node A (ranks 0, 2),
+ *   s1:     [p2 ][p0    ][hole][p1 ]    p2 on node B (rank 1):
+ *                                       s1's p0 + p1 -> rank 0 or 2,
+ *                                       s1's p2      -> rank 1
  *
  * Verification without a second pass.  Part checksums are roots over fixed
  * segments of seg_size bytes (splitfile.h).  A stripe maps to a contiguous
- * local range [x, y) of every part it touches, and these ranges partition
- * each part.  The rank reading [x, y) of part p hashes every segment that
+ * local range [x, y) of every part it touches, these ranges partition each
+ * part, and one rank reads each (all of a part's range of a stripe is in
+ * one piece).  The rank reading [x, y) of part p hashes every segment that
  * STARTS in [x, y); the last of them may run past y, and its missing bytes
  * [y, segment end) are read from the part (not written):
  *
@@ -23,11 +29,12 @@
  *                       ^ hashed here ^ hashed here, tail read extra
  *
  * so every segment is hashed exactly once, by one rank, in one piece.  At the
- * end each (part, segment, hash) triple goes to rank part mod M, which checks
- * that every segment is there once and compares the root with part_hash.
- * Format v2 runs break the premise (a part is a log in write order, and
- * overwritten bytes are never read): such parts are hashed whole, after
- * the copy, by rank part mod M.
+ * end each (part, segment, hash) triple goes to the part's checker (a rank
+ * on its node, gfsp_mplan_checker), which checks that every segment is
+ * there once and compares the root with part_hash.  Format v2 runs break
+ * the premise (a part is a log in write order, and overwritten bytes are
+ * never read): such parts are hashed whole, after the copy, by their
+ * checkers, on their nodes.
  *
  * Commit: DST is written under a temporary sibling name (dst.c) and
  * renamed into place only after every rank succeeded and every checksum
@@ -47,6 +54,7 @@
 #include "dst.h"
 #include "copy.h"
 #include "layout_impl.h"
+#include "mplan.h"
 #include "pipe.h"
 #include "splitfile.h"
 #include "store.h"
@@ -97,9 +105,13 @@ struct merge_ctx {
 	char *tmp;			/* its name (for --timeout's undo) */
 	uint64_t tmp_ino;		/* rank 0's, as made (0: unknown) */
 	int rank, nranks;
-	uint64_t size, stripe, nstripes;
+	uint64_t size, stripe;
+	struct gfsp_mplan *plan;
+	const int *owner;		/* the current stripe's pieces' ranks */
 	uint64_t k;			/* current stripe */
 	uint64_t g;			/* next global offset to produce */
+	uint64_t stripe_end;		/* of the current stripe */
+	uint64_t credit;		/* holes to count as done (progress) */
 
 	int verify;
 	int inpass;		/* verify while copying (not with runs) */
@@ -114,6 +126,7 @@ struct merge_ctx {
 	struct chunk_map map[2];
 	struct gfsp_progress *prog;
 	uint64_t done, data_bytes;
+	uint64_t away;		/* of them, read from another node's parts */
 };
 
 /* ------------------------------------------------- segment hashing */
@@ -229,18 +242,33 @@ short_part(struct merge_ctx *x, int part, uint64_t off,
 	    x->l->part_size[part], off);
 }
 
-/* End of a stripe: complete the segments that run past it. */
+/*
+ * End of a stripe: complete the segments that run past it, reading their
+ * rest from the part; but a part on no node of the merge's keeps its
+ * segment open (`all` 0): the plan gives this rank that part's next
+ * pieces until it is complete (mplan.h), and its rest would cross the
+ * network twice.  `all`: the end of the copy, nothing is kept.
+ */
 static int
-hash_stripe_done(struct merge_ctx *x, struct gfsp_error *err)
+hash_stripe_done(struct merge_ctx *x, int all, struct gfsp_error *err)
 {
 	struct gfsp_file *f;
-	struct open_part *o;
+	struct open_part *o, t;
 	uint64_t n;
 	size_t got;
-	int i, rc = 0;
+	int i, j = 0, rc = 0;
 
 	for (i = 0; i < x->nop && rc == 0; i++) {
 		o = &x->op[i];
+		if (o->open && !all && !gfsp_mplan_local(x->plan, o->part)) {
+			/* kept: to the front, in slot j */
+			t = x->op[j];
+			x->op[j] = *o;
+			*o = t;
+			x->slot_of[x->op[j].part] = j;
+			j++;
+			continue;
+		}
 		if (!o->open)
 			continue;
 		rc = gfsp_layout_part(x->l, o->part, &f, err);
@@ -261,9 +289,9 @@ hash_stripe_done(struct merge_ctx *x, struct gfsp_error *err)
 					 XXH3_64bits_digest(o->st), err);
 		}
 	}
-	for (i = 0; i < x->nop; i++)
+	for (i = j; i < x->nop; i++)
 		x->slot_of[x->op[i].part] = -1;
-	x->nop = 0;
+	x->nop = j;
 	return rc;
 }
 
@@ -308,6 +336,37 @@ map_extent(struct merge_ctx *x, struct gfsp_chunk *c,
 	return 0;
 }
 
+/*
+ * The next stripe this rank has a piece of: deal stripes (every rank deals
+ * every one, alike) until one is, or none is left (*done).  Stripes past
+ * the last byte any part holds are all hole, and not dealt.
+ */
+static int
+next_stripe(struct merge_ctx *x, int *done, struct gfsp_error *err)
+{
+	struct gfsp_mplan_stripe s;
+	int more, g, rc;
+
+	for (;;) {
+		rc = gfsp_mplan_deal(x->plan, &s, &more, err);
+		if (rc || !more) {
+			*done = !more;
+			return rc;
+		}
+		if (s.keeper == x->rank)
+			x->credit += s.hole_bytes;
+		for (g = 0; g < s.ngroups && s.owner[g] != x->rank; g++)
+			;
+		if (g < s.ngroups) {
+			x->owner = s.owner;
+			x->k = s.k;
+			x->g = s.begin;
+			x->stripe_end = s.end;
+			return 0;
+		}
+	}
+}
+
 static int
 merge_produce(void *arg, struct gfsp_chunk *c, int *done,
 	      struct gfsp_error *err)
@@ -317,14 +376,14 @@ merge_produce(void *arg, struct gfsp_chunk *c, int *done,
 	struct chunk_map *m;
 	struct gfsp_extent *e;
 	struct gfsp_file *f;
-	uint64_t stripe_end, n;
+	uint64_t n, mine = 0;
 	size_t i, got;
 	int rc;
 
-	/* stripes past the last byte any part holds are all hole */
-	if (x->k >= x->nstripes || x->k * x->stripe >= x->l->data_end) {
-		*done = 1;
-		return 0;
+	if (x->g == x->stripe_end) {
+		rc = next_stripe(x, done, err);
+		if (rc || *done)
+			return rc;
 	}
 	m = chunk_map_for(x, c->buf);
 	if (m == NULL)
@@ -334,11 +393,24 @@ merge_produce(void *arg, struct gfsp_chunk *c, int *done,
 	m->ext = NULL;
 	m->n = 0;
 
-	stripe_end = GFSP_MIN((x->k + 1) * x->stripe, x->size);
-	n = GFSP_MIN((uint64_t)c->cap, stripe_end - x->g);
+	n = GFSP_MIN((uint64_t)c->cap, x->stripe_end - x->g);
 	rc = gfsp_layout_map(x->l, x->g, n, &m->ext, &m->n, err);
 	if (rc)
 		return rc;
+	/* other ranks' pieces are for this one as holes are: not read, not
+	 * written */
+	for (i = 0; i < m->n; i++) {
+		e = &m->ext[i];
+		if (e->part < 0)
+			continue;
+		if (x->owner[gfsp_mplan_group(x->plan, e->part)] != x->rank) {
+			e->part = -1;
+			continue;
+		}
+		mine += e->len;
+		if (!gfsp_mplan_local(x->plan, e->part))
+			x->away += e->len;
+	}
 	if (m->n == 1 && m->ext[0].part >= 0 && m->ext[0].len == n &&
 	    n >= GFSP_MAP_MIN) {
 		rc = map_extent(x, c, &m->ext[0], err);
@@ -374,16 +446,11 @@ merge_produce(void *arg, struct gfsp_chunk *c, int *done,
 	}
 	c->len = (size_t)n;
 	c->tag[0] = x->g;
+	c->tag[1] = mine + x->credit;
+	x->credit = 0;
 	x->g += n;
-	if (x->g == stripe_end) {
-		if (x->inpass) {
-			rc = hash_stripe_done(x, err);
-			if (rc)
-				return rc;
-		}
-		x->k += (uint64_t)x->nranks;
-		x->g = x->k * x->stripe;
-	}
+	if (x->g == x->stripe_end && x->inpass)
+		return hash_stripe_done(x, 0, err);
 	return 0;
 }
 
@@ -416,7 +483,7 @@ merge_consume(void *arg, const struct gfsp_chunk *c, struct gfsp_error *err)
 			return rc;
 		x->data_bytes += len;
 	}
-	x->done += c->len;
+	x->done += c->tag[1];
 	gfsp_progress_update(x->prog, x->done);
 	return 0;
 }
@@ -450,7 +517,9 @@ check_parts(struct merge_ctx *x, struct seghash *t, size_t nt,
 	size_t i = 0;
 	int p;
 
-	for (p = x->rank; p < l->nprocs; p += x->nranks) {
+	for (p = 0; p < l->nprocs; p++) {
+		if (gfsp_mplan_checker(x->plan, p) != x->rank)
+			continue;
 		nseg = l->part_size[p] / x->seg_size +
 		       (l->part_size[p] % x->seg_size != 0);
 		/* hashes compacted in place: h[s] ends before t[i + s] */
@@ -483,8 +552,7 @@ check_parts(struct merge_ctx *x, struct seghash *t, size_t nt,
 	return 0;
 }
 
-/* Collective: ship every triple to its part's checker (rank part mod M),
- * then check. */
+/* Collective: ship every triple to its part's checker, then check. */
 static int
 verify_exchange(MPI_Comm comm, struct merge_ctx *x, struct gfsp_error *err)
 {
@@ -507,12 +575,12 @@ verify_exchange(MPI_Comm comm, struct merge_ctx *x, struct gfsp_error *err)
 		sdsp = cnt + 2 * m;
 		rdsp = cnt + 3 * m;
 		for (i = 0; i < x->nsh; i++)
-			cnt[x->sh[i].part % (uint64_t)m]++;
+			cnt[gfsp_mplan_checker(x->plan, (int)x->sh[i].part)]++;
 		for (d = 1; d < m; d++)
 			sdsp[d] = sdsp[d - 1] + cnt[d - 1];
 		/* bucket by destination; rdsp is the fill cursor for now */
 		for (i = 0; i < x->nsh; i++) {
-			d = (int)(x->sh[i].part % (uint64_t)m);
+			d = gfsp_mplan_checker(x->plan, (int)x->sh[i].part);
 			send[sdsp[d] + rdsp[d]++] = x->sh[i];
 		}
 		free(x->sh);
@@ -567,16 +635,17 @@ out:
 /*
  * A layout with runs (written through the MPI-IO library) does not map
  * stripes to contiguous part ranges, and bytes a later run overwrote are
- * never read: each rank hashes whole parts instead, part p on rank
- * p mod M, in a second read.
+ * never read: each part is hashed whole instead, in a second read, by its
+ * checker (on its node, where there is a rank there).
  */
 static int
 verify_whole_parts(MPI_Comm comm, struct merge_ctx *x, struct gfsp_error *err)
 {
 	int p, rc = 0;
 
-	for (p = x->rank; rc == 0 && p < x->l->nprocs; p += x->nranks)
-		rc = gfsp_layout_verify_part(x->l, p, err);
+	for (p = 0; rc == 0 && p < x->l->nprocs; p++)
+		if (gfsp_mplan_checker(x->plan, p) == x->rank)
+			rc = gfsp_layout_verify_part(x->l, p, err);
 	return gfsp_agree(comm, rc, err);
 }
 
@@ -669,78 +738,138 @@ preserve(struct merge_ctx *x, const struct gfsp_merge_args *a,
 			     err);
 }
 
-/* -v: the parts this rank checked (p mod M, as verifying shares them
- * out), and the merged file */
+/* -v: what this rank read from parts on its node and on others, the parts
+ * it checked (it is their checker), and the merged file */
 static void
 list_parts(const struct merge_ctx *x, const struct gfsp_merge_args *a,
 	   int verified)
 {
-	char sz[32];
+	char sz[32], sz2[32];
 	int p;
 
 	if (gfsp_log_level() < GFSP_LOG_VERBOSE)
 		return;
-	for (p = x->rank; verified && p < x->l->nprocs; p += x->nranks)
-		gfsp_log_each("checked part.%d of '%s' (%s)", p, a->src,
-			      gfsp_format_size(x->l->part_size[p], sz,
-					       sizeof(sz)));
+	gfsp_log_each("read %s from parts on this node, %s from other nodes'",
+		      gfsp_format_size(x->data_bytes - x->away, sz, sizeof(sz)),
+		      gfsp_format_size(x->away, sz2, sizeof(sz2)));
+	for (p = 0; verified && p < x->l->nprocs; p++)
+		if (gfsp_mplan_checker(x->plan, p) == x->rank)
+			gfsp_log_each("checked part.%d of '%s' (%s)", p,
+			    a->src, gfsp_format_size(x->l->part_size[p], sz,
+						     sizeof(sz)));
 	if (x->rank == 0)
 		gfsp_log_each("wrote '%s' (%s)", a->dst,
 			      gfsp_format_size(x->size, sz, sizeof(sz)));
 }
 
 /*
- * Can this rank keep the segment table of an in-pass verification?  The
- * most triples one rank holds: those it hashes (its stripes cover about
- * 1/M of every part, at least one segment per part a stripe touches) and
- * those it checks (every segment of the parts p = rank mod M).  Every
- * rank computes the same answer from the same layout.
+ * The plan of every rank, dealt from the first stripe (and rewound after):
+ * its bytes (holes excluded), the stripes it has a piece of and their
+ * span; and *ranges[r], the part ranges of its pieces (each a contiguous
+ * range of one part, where it hashes segments).  No MPI.
  */
 static int
-segtab_fits(const struct merge_ctx *x)
+merge_plan(struct merge_ctx *x, struct gfsp_plan_rank *plan, uint64_t *ranges,
+	   struct gfsp_error *err)
+{
+	struct gfsp_mplan_stripe s;
+	uint64_t *lastk;
+	int more, g, r, rc;
+
+	lastk = calloc((size_t)x->nranks, sizeof(*lastk));
+	if (lastk == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	memset(plan, 0, (size_t)x->nranks * sizeof(*plan));
+	memset(ranges, 0, (size_t)x->nranks * sizeof(*ranges));
+	gfsp_mplan_rewind(x->plan);
+	while ((rc = gfsp_mplan_deal(x->plan, &s, &more, err)) == 0 && more) {
+		for (g = 0; g < s.ngroups; g++) {
+			r = s.owner[g];
+			if (r < 0)
+				continue;
+			if (lastk[r] != s.k + 1) {
+				lastk[r] = s.k + 1;
+				if (plan[r].pieces++ == 0)
+					plan[r].first = s.begin;
+				plan[r].last = s.end;
+			}
+			plan[r].bytes += s.bytes[g];
+			ranges[r] += s.parts[g];
+		}
+	}
+	gfsp_mplan_rewind(x->plan);
+	free(lastk);
+	return rc;
+}
+
+/*
+ * Can every rank keep the segment table of an in-pass verification?  The
+ * most triples one rank holds: those it hashes (every segment that starts
+ * in the part ranges it reads: at most its bytes over the segment size,
+ * plus one a range) and those it checks (every segment of its parts).
+ * Every rank computes the same answer from the same plan.
+ */
+static int
+segtab_fits(const struct merge_ctx *x, const struct gfsp_plan_rank *plan,
+	    const uint64_t *ranges)
 {
 	const struct gfsp_layout *l = x->l;
-	uint64_t total = 0, most = 0, n, m = (uint64_t)x->nranks, *own;
-	int p;
+	uint64_t most = 0, *own;
+	int p, r;
 
-	own = calloc((size_t)GFSP_MIN(m, (uint64_t)l->nprocs), sizeof(*own));
+	own = calloc((size_t)x->nranks, sizeof(*own));
 	if (own == NULL)
 		return 0;
-	for (p = 0; p < l->nprocs; p++) {
-		n = l->part_size[p] / x->seg_size +
+	for (p = 0; p < l->nprocs; p++)
+		own[gfsp_mplan_checker(x->plan, p)] +=
+		    l->part_size[p] / x->seg_size +
 		    (l->part_size[p] % x->seg_size != 0);
-		total += n;
-		own[(uint64_t)p % m] += n;
+	for (r = 0; r < x->nranks; r++) {
+		most = GFSP_MAX(most, own[r]);
+		most = GFSP_MAX(most, plan[r].bytes / x->seg_size + ranges[r]);
 	}
-	for (p = 0; p < l->nprocs && (uint64_t)p < m; p++)
-		most = GFSP_MAX(most, own[p]);
 	free(own);
-	most = GFSP_MAX(most, total / m + (uint64_t)l->nprocs);
 	return most <= SEGTAB_MAX / sizeof(struct seghash);
 }
 
 /* ------------------------------------------------------------ phases */
 
-static void
-merge_plan(const struct merge_ctx *x, struct gfsp_plan_rank *plan)
+/*
+ * Collective: the plan (where the parts are, mplan.h; stripes mapped
+ * `chunk` bytes at a time, as the copy maps them); for a dry run,
+ * rank 0's copy of every rank's share (res->plan), and whether the
+ * checksums can be verified in passing (x->inpass).
+ */
+static int
+merge_deal(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_merge_args *a,
+	   uint64_t chunk, struct gfsp_copy_result *res,
+	   struct gfsp_error *err)
 {
-	uint64_t r, cnt, lastk;
+	struct gfsp_plan_rank *plan = NULL;
+	uint64_t *ranges = NULL;
+	int rc;
 
-	for (r = 0; r < (uint64_t)x->nranks; r++) {
-		struct gfsp_plan_rank *p = &plan[r];
-
-		memset(p, 0, sizeof(*p));
-		if (r >= x->nstripes)
-			continue;
-		cnt = (x->nstripes - 1 - r) / (uint64_t)x->nranks + 1;
-		lastk = r + (cnt - 1) * (uint64_t)x->nranks;
-		p->pieces = cnt;
-		p->bytes = cnt * x->stripe;
-		if (lastk == x->nstripes - 1)
-			p->bytes -= x->nstripes * x->stripe - x->size;
-		p->first = r * x->stripe;
-		p->last = GFSP_MIN((lastk + 1) * x->stripe, x->size);
+	gfsp_watch_phase("finding the parts");
+	rc = gfsp_mplan_create(comm, x->l, x->stripe, chunk, &x->plan, err);
+	if (rc)
+		return rc;
+	if (!a->dry_run && !(x->verify && !x->l->has_runs))
+		return 0;
+	plan = calloc((size_t)x->nranks, sizeof(*plan));
+	ranges = calloc((size_t)x->nranks, sizeof(*ranges));
+	if (plan == NULL || ranges == NULL)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	else
+		rc = merge_plan(x, plan, ranges, err);
+	if (rc == 0 && x->verify && !x->l->has_runs)
+		x->inpass = segtab_fits(x, plan, ranges);
+	if (rc == 0 && a->dry_run && x->rank == 0) {
+		res->plan = plan;
+		plan = NULL;
 	}
+	free(plan);
+	free(ranges);
+	return gfsp_agree(comm, rc, err);
 }
 
 /* Collective: every rank opens SRC, from the metadata rank 0 reads
@@ -762,7 +891,6 @@ merge_open(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_merge_args *a,
 	if (rc)
 		return rc;
 	x->size = gfsp_layout_size(x->l);
-	x->nstripes = x->size / x->stripe + (x->size % x->stripe != 0);
 	x->seg_size = x->l->marker.seg_size;
 	res->bytes = x->size;
 	res->writers = x->l->nprocs;
@@ -775,13 +903,6 @@ merge_open(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_merge_args *a,
 		rc = gfsp_dst_not_source(a->src, a->dst, err);
 	if (rc == 0 && x->rank == 0)
 		rc = gfsp_dst_check(dst, a->force, err);
-	if (rc == 0 && a->dry_run && x->rank == 0) {
-		res->plan = calloc((size_t)x->nranks, sizeof(*res->plan));
-		if (res->plan == NULL)
-			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-		else
-			merge_plan(x, res->plan);
-	}
 	return gfsp_agree(comm, rc, err);
 }
 
@@ -905,7 +1026,10 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	rc = gfsp_agree(comm, gfsp_dst_parse(&dst, a->dst, err), err);
 	if (rc == 0)
 		rc = merge_open(comm, &x, a, &dst, res, err);
-	x.inpass = rc == 0 && a->verify && !x.l->has_runs && segtab_fits(&x);
+	/* a chunk never spans stripes, nor the file */
+	bufsize = GFSP_MAX(GFSP_MIN(bufsize, GFSP_MIN(x.stripe, x.size)), 4096);
+	if (rc == 0)
+		rc = merge_deal(comm, &x, a, bufsize, res, err);
 	/* a dry run reports what planning took: SRC opened on every rank,
 	 * DST checked, the stripes dealt */
 	if (rc == 0 && a->dry_run)
@@ -916,13 +1040,13 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	if (rc)
 		goto out;
 
-	x.k = (uint64_t)x.rank;
-	x.g = x.k * x.stripe;
 	gfsp_watch_phase("copying");
 	x.prog = gfsp_progress_start(comm, "gfsplit-merge", x.size);
-	/* a chunk never spans stripes, nor the file */
-	bufsize = GFSP_MAX(GFSP_MIN(bufsize, GFSP_MIN(x.stripe, x.size)), 4096);
 	rc = gfsp_pipe_run(&merge_pipe_ops, &x, (size_t)bufsize, err);
+	/* a segment kept open past the last piece (a part longer than its
+	 * views say: the check names it) */
+	if (rc == 0 && x.inpass)
+		rc = hash_stripe_done(&x, 1, err);
 	gfsp_progress_finish(x.prog);
 	if (rc == 0 && a->sync)
 		rc = gfsp_fsync(x.out, err);
@@ -993,6 +1117,7 @@ out:
 	free(x.slot_of);
 	free(tmp);
 	gfsp_dst_free(&dst);
+	gfsp_mplan_free(x.plan);
 	if (x.l != NULL)
 		gfsp_layout_close(x.l);
 	if (rc) {

@@ -1015,6 +1015,37 @@ gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
 	return 0;
 }
 
+int
+gfsp_layout_part_where(const struct gfsp_layout *l, int r, char ***hosts,
+		       size_t *n, struct gfsp_error *err)
+{
+	const struct gfsp_store_ops *ops;
+	char *path;
+	int rc;
+
+	*hosts = NULL;
+	*n = 0;
+	rc = gfsp_store_for(l->path, &ops, err);
+	if (rc == 0 && ops->places) {
+		path = gfsp_part_path(l->path, r);
+		if (path == NULL)
+			return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+		rc = gfsp_where(path, hosts, n, err);
+		free(path);
+	}
+	if (rc != 0 || *n > 0 || l->host[r][0] == '\0')
+		return rc;
+	*hosts = malloc(sizeof(**hosts));
+	if (*hosts != NULL && ((*hosts)[0] = strdup(l->host[r])) == NULL) {
+		free(*hosts);
+		*hosts = NULL;
+	}
+	if (*hosts == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	*n = 1;
+	return 0;
+}
+
 /* --------------------------------------------------------------- map */
 
 /* A piece of one run inside the mapped range. */

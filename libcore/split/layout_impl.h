@@ -155,6 +155,16 @@ int gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
 		    struct gfsp_error *err);
 
 /*
+ * Where part r is now: the storage nodes that hold it, asked of its
+ * store (Gfarm: its replicas' hosts, which gfrep or a fallback may have
+ * moved since it was written); where the store keeps files on no node of
+ * its own (POSIX), or holds no copy (an empty part), the node its writer
+ * recorded (l->host[r]).  OUT *hosts: free with gfsp_strv_free.
+ */
+int gfsp_layout_part_where(const struct gfsp_layout *l, int r, char ***hosts,
+			  size_t *n, struct gfsp_error *err);
+
+/*
  * The runs of rank r (the implicit v1 run if the record has none) and the
  * view run `i` refers to (NULL: dense, every byte).
  */

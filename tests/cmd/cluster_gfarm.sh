@@ -57,13 +57,7 @@ same_bytes "  gives the source back" "$CW/src" "$CW/back3"
 if [ -f "$PRELOAD" ]; then
 	opts="--block=65536 --transfer=16384 --segments=5"
 	# shellcheck disable=SC2086 # options split on purpose
-	check "mpi_iopat ior-view on plain MPICH, 3 nodes x 2 ranks, to shared storage" \
-		crun -ppn 2 env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}malloc_fill_byte=0" \
-		"$PROG" ior-view write "$CW/plain" $opts
-	# shellcheck disable=SC2086
-	check "  the same through the preload to gfarm:///t/f" \
-		crun -ppn 2 env LD_PRELOAD="$PRE" GFSPLIT_SPLIT_FILES="gfarm:///t/*" \
-		"$PROG" ior-view write gfarm:///t/f $opts --api=large --sync
+	crun_iopat_pair "$CW/plain" /t/f "3 nodes x 2 ranks" $opts
 	placed "  each part on its writer's node, loc.k on node k" /t/f 6 2
 	check "  merged on node 2" cexec 2 "$BIN/gfsplit-merge" gfarm:///t/f "$CW/merged"
 	same_bytes "  the same bytes as plain MPICH wrote" "$CW/plain" "$CW/merged"

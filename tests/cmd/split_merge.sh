@@ -182,6 +182,47 @@ output_has "merge dry run: rank 1 gets stripes 1 and 2" "rank 1: .* in 1 stripes
 is_absent "gfsplit-merge --dry-run created nothing" "$TMPD/dry.out"
 no_leftovers "gfsplit-merge --dry-run left no temporary" "$TMPD"
 
+# the merge reads the parts where they are (POSIX: the node their writer
+# recorded): split by ranks 0-1 on node nA and 2-3 on nB, merged by rank
+# 0 on nB and rank 1 on nA, each gets its own node's half, even of the
+# stripe the halves share
+check "pcp-split on 2 nodes x 2 ranks (GFSPLIT_NODE nA, nB)" \
+	two_nodes 2 "$BIN/pcp-split" "$TMPD/src.3000017" "$TMPD/c3n"
+m_args=(--dry-run --json --stripe-size 256k "$TMPD/c3n" "$TMPD/dry.out")
+expect_exit "gfsplit-merge --dry-run --json, rank 0 on nB, rank 1 on nA" 0 \
+	timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 1 -env GFSPLIT_NODE nB "$BIN/gfsplit-merge" \
+	"${m_args[@]}" : -n 1 -env GFSPLIT_NODE nA "$BIN/gfsplit-merge" "${m_args[@]}"
+grep '^{' "$OUT" >"$TMPD/dryn.json"
+check "  each rank gets the bytes of its node's parts" python3 -c '
+import json, sys
+b = [p["bytes"] for p in json.load(open(sys.argv[1]))["plan"]]
+assert b == [3000017 - 1507328, 1507328], b
+' "$TMPD/dryn.json"
+check "  and merges them right" \
+	timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 1 -env GFSPLIT_NODE nB "$BIN/gfsplit-merge" \
+	--stripe-size 256k "$TMPD/c3n" "$TMPD/c3n.out" : -n 1 -env GFSPLIT_NODE nA \
+	"$BIN/gfsplit-merge" --stripe-size 256k "$TMPD/c3n" "$TMPD/c3n.out"
+same_bytes "  the same bytes" "$TMPD/src.3000017" "$TMPD/c3n.out"
+rm -rf "$TMPD/c3n" "$TMPD/c3n.out"
+
+# parts on no node of the merge's (3 ranks on node nC): a part stays with
+# the rank that started one of its checksum segments until it is read to
+# the segment's end (stripes of 256 KiB hold 64 KiB of each part's 1 MiB
+# segments), and every segment is still checked once
+check "pcp-split -b 64k on 2 nodes x 2 ranks (GFSPLIT_NODE nA, nB)" \
+	two_nodes 2 "$BIN/pcp-split" -b 64k "$TMPD/src.3000017" "$TMPD/c3r"
+check "merge it with 3 ranks on node nC, 256 KiB stripes" \
+	mpirun_n 3 env GFSPLIT_NODE=nC "$BIN/gfsplit-merge" --stripe-size 256k \
+	"$TMPD/c3r" "$TMPD/c3r.out"
+same_bytes "  the same bytes" "$TMPD/src.3000017" "$TMPD/c3r.out"
+printf 'Z' | dd of="$TMPD/c3r/part.2" bs=1 seek=300000 conv=notrunc 2>/dev/null
+expect_exit "  a byte changed in part.2: the merge fails" 1 \
+	mpirun_n 3 env GFSPLIT_NODE=nC "$BIN/gfsplit-merge" --stripe-size 256k \
+	"$TMPD/c3r" "$TMPD/c3r.bad"
+output_has "  naming part.2's checksum" "c3r/part\.2: checksum mismatch"
+is_absent "  and leaves no DST" "$TMPD/c3r.bad"
+rm -rf "$TMPD/c3r" "$TMPD/c3r.out"
+
 # ---- --force replaces only after success
 echo "precious" >"$TMPD/keep"
 sum_keep=$(sha256sum <"$TMPD/keep")

@@ -1047,11 +1047,35 @@ test_json_doc(void)
 	json_object_put(o);
 }
 
+/* gfsp_same_host: a short name matches its qualified form, nothing else */
+static void
+test_same_host(void)
+{
+	static const struct { const char *a, *b; int same; } t[] = {
+		{ "n1", "n1", 1 },
+		{ "n1", "n1.cluster.example", 1 },
+		{ "n1.cluster.example", "n1", 1 },
+		{ "n1.a.example", "n1.a.example", 1 },
+		{ "n1.a.example", "n1.b.example", 0 },
+		{ "n1", "n10", 0 },
+		{ "n10", "n1.example", 0 },
+		{ "n1", "n2", 0 },
+		{ "", "", 1 },
+		{ "", ".example", 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < GFSP_ARRAY_SIZE(t); i++)
+		ok(gfsp_same_host(t[i].a, t[i].b) == t[i].same,
+		   "same host '%s' '%s': %d", t[i].a, t[i].b, t[i].same);
+}
+
 int
 main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_sizes();
+	test_same_host();
 	test_errors();
 	test_store();
 	test_tree_ops();
