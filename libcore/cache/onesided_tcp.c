@@ -15,7 +15,9 @@
  *   +--------------+
  *
  * Each rank listens on a port of its node's address (its host name's, as
- * the cluster's name service gives it; MPI_Allgather tells the peers) and
+ * the cluster's name service gives it; a port of GFSPLIT_CACHE_TCP_PORTS
+ * "LO-HI" where a firewall opens only those; MPI_Allgather tells the
+ * peers) and
  * runs one server thread per peer that connected.  A connection opens
  * with the job's secret (128 random bits rank 0 drew and sent the ranks
  * over MPI), checked by the accepting thread: a process that is not one
@@ -308,18 +310,51 @@ my_address(struct wire_rank *me, struct gfsp_error *err)
 	return 0;
 }
 
+/* GFSPLIT_CACHE_TCP_PORTS "LO-HI" (a firewall's opening), else 0-0: any */
+static int
+port_range(unsigned *lo, unsigned *hi, struct gfsp_error *err)
+{
+	const char *v = getenv("GFSPLIT_CACHE_TCP_PORTS");
+	char tail;
+
+	*lo = *hi = 0;
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (sscanf(v, "%u-%u%c", lo, hi, &tail) != 2 || *lo < 1 ||
+	    *hi > 65535 || *lo > *hi)
+		return gfsp_error_set(err, GFSP_EINVAL, "GFSPLIT_CACHE_TCP_PORTS="
+				     "'%s': a range of ports LO-HI, please", v);
+	return 0;
+}
+
+/* A listening socket on this node's address: a port of the range, or
+ * any the kernel gives. */
 static int
 listen_any(struct os_tcp *t, struct wire_rank *me, struct gfsp_error *err)
 {
 	struct sockaddr_in sin;
 	socklen_t len = sizeof(sin);
+	unsigned lo, hi, port;
+	int rc;
 
+	if ((rc = port_range(&lo, &hi, err)) != 0)
+		return rc;
 	t->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = me->addr;
-	if (t->lfd < 0 || bind(t->lfd, (struct sockaddr *)&sin,
-	    sizeof(sin)) != 0 || listen(t->lfd, t->nprocs) != 0 ||
+	for (port = lo; t->lfd >= 0; port++) {
+		sin.sin_port = htons((uint16_t)port);
+		if (bind(t->lfd, (struct sockaddr *)&sin, sizeof(sin)) == 0)
+			break;
+		if (errno != EADDRINUSE || port >= hi)
+			return gfsp_error_set(err, GFSP_ENET, "one-sided window "
+			    "(tcp): cannot listen on %s (%s) port %u%s: %s",
+			    me->host, inet_ntoa(sin.sin_addr), port, hi ?
+			    ", the last of GFSPLIT_CACHE_TCP_PORTS" : "",
+			    strerror(errno));
+	}
+	if (t->lfd < 0 || listen(t->lfd, t->nprocs) != 0 ||
 	    getsockname(t->lfd, (struct sockaddr *)&sin, &len) != 0)
 		return gfsp_error_set(err, GFSP_ENET, "one-sided window (tcp): "
 				     "cannot listen on %s (%s): %s", me->host,

@@ -121,8 +121,9 @@ if run "tcp transport: 4 ranks, G=2, concentrated" 4 seq "$F" "${B[@]}" --cache 
 		"j['transport'] == 'tcp' and t['max_storage_reads_per_block'] <= 2 and t['peer_copies'] >= 2 * 41"
 fi
 if command -v ss >/dev/null 2>&1; then
-	mpirun_n 2 "$PROG" busy "$F" "${B[@]}" --cache 4M --busy 4 --transport tcp \
-		>"$TMPD/busy.out" 2>"$TMPD/busy.err" &
+	# the ranks listen on ports of GFSPLIT_CACHE_TCP_PORTS only
+	GFSPLIT_CACHE_TCP_PORTS=47310-47319 mpirun_n 2 "$PROG" busy "$F" "${B[@]}" --cache 4M \
+		--busy 4 --transport tcp >"$TMPD/busy.out" 2>"$TMPD/busy.err" &
 	bp=$!
 	if python3 - "$TMPD/strangers" <<'EOF'
 import re, socket, struct, subprocess, sys, time
@@ -130,7 +131,7 @@ ports = []
 for _ in range(40):	# the ranks' listening ports, once the windows exist
     out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout
     ports = [(m.group(1), int(m.group(2))) for l in out.splitlines() if "mpi_cache" in l
-             for m in [re.search(r"\s(\d+\.\d+\.\d+\.\d+):(\d+)\s", l)] if m]
+             for m in [re.search(r"\s(\d+\.\d+\.\d+\.\d+):(473[01]\d)\s", l)] if m]
     if len(ports) >= 2:
         break
     time.sleep(0.1)
