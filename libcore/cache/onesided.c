@@ -124,3 +124,18 @@ gfsp_os_check(const char *transport, int nprocs, const uint64_t *size,
 				     (unsigned long long)size[rank]);
 	return 0;
 }
+
+int
+gfsp_os_put64_by_cas(const struct gfsp_os_ops *ops, struct gfsp_os *w,
+		     int rank, uint64_t off, uint64_t val, struct gfsp_error *err)
+{
+	uint64_t expect = 0, old;
+	int rc;
+
+	for (;;) {
+		rc = ops->cas64(w, rank, off, expect, val, &old, err);
+		if (rc != 0 || old == expect)
+			return rc;
+		expect = old;
+	}
+}

@@ -123,4 +123,10 @@ int gfsp_os_check(const char *transport, int nprocs, const uint64_t *size,
 		  const char *op, const char *dir, int rank, uint64_t off,
 		  uint64_t len, int word, struct gfsp_error *err);
 
+/* For the transports: put64 as a CAS loop through ops->cas64, first
+ * guessing 0 (one kind of atomic on every word). */
+int gfsp_os_put64_by_cas(const struct gfsp_os_ops *ops, struct gfsp_os *w,
+			 int rank, uint64_t off, uint64_t val,
+			 struct gfsp_error *err);
+
 #endif /* GFSP_ONESIDED_H */

@@ -783,21 +783,11 @@ tcp_cas64(struct gfsp_os *w, int rank, uint64_t off, uint64_t expect,
 		    err);
 }
 
-/* A CAS loop, first guessing 0, like the other transports' put64: one
- * kind of atomic operation on every word. */
 static int
 tcp_put64(struct gfsp_os *w, int rank, uint64_t off, uint64_t val,
 	  struct gfsp_error *err)
 {
-	uint64_t expect = 0, old;
-	int rc;
-
-	for (;;) {
-		rc = tcp_cas64(w, rank, off, expect, val, &old, err);
-		if (rc != 0 || old == expect)
-			return rc;
-		expect = old;
-	}
+	return gfsp_os_put64_by_cas(&gfsp_os_tcp, w, rank, off, val, err);
 }
 
 static void

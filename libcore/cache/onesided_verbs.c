@@ -773,19 +773,7 @@ static int
 verbs_put64(struct gfsp_os *w, int rank, uint64_t off, uint64_t val,
 	    struct gfsp_error *err)
 {
-	struct os_verbs *v = os_verbs(w);
-	uint64_t expect = 0, old;
-	int rc;
-
-	if ((rc = check_word(v, "put64", "to", rank, off, err)) != 0)
-		return rc;
-	for (;;) {
-		rc = atomic64(v, IBV_WR_ATOMIC_CMP_AND_SWP, rank, off, expect,
-			      val, &old, "put64", "to", err);
-		if (rc != 0 || old == expect)
-			return rc;
-		expect = old;
-	}
+	return gfsp_os_put64_by_cas(&gfsp_os_verbs, w, rank, off, val, err);
 }
 
 static void
