@@ -413,13 +413,13 @@ make_local(struct os_tcp *t, struct wire_rank *me, struct gfsp_error *err)
 	t->size = calloc((size_t)t->nprocs, sizeof(*t->size));
 	t->peer = calloc((size_t)t->nprocs, sizeof(*t->peer));
 	t->conns = calloc((size_t)t->nprocs, sizeof(*t->conns));
-	if (t->region == MAP_FAILED || !t->size || !t->peer || !t->conns)
-		return gfsp_error_set(err, GFSP_ENOMEM, "one-sided window "
-				     "(tcp): cannot map %zu bytes", t->mapped);
-	for (j = 0; j < t->nprocs; j++) {
+	for (j = 0; t->peer != NULL && j < t->nprocs; j++) {
 		t->peer[j].fd = -1;
 		pthread_mutex_init(&t->peer[j].lock, NULL);
 	}
+	if (t->region == MAP_FAILED || !t->size || !t->peer || !t->conns)
+		return gfsp_error_set(err, GFSP_ENOMEM, "one-sided window "
+				     "(tcp): cannot map %zu bytes", t->mapped);
 	me->size = t->bytes;
 	if (my_address(me, err) != 0)
 		return err->code;

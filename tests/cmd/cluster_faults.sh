@@ -22,7 +22,9 @@
 #     a file through libgfsplit-cache.so (tcp transport) with
 #     GFSPLIT_TIMEOUT=4: the other nodes' ranks give up on its ranks,
 #     read what they held from storage (every byte right), and the job
-#     ends by itself with an error naming node 3; thawed, it reads again.
+#     ends by itself with an error naming node 3; thawed, it reads again;
+#   - the same during cache-warm --timeout 4: the job ends by itself with
+#     an error naming node 3's ranks; thawed, the warm completes.
 . "$(dirname "$0")/../lib.sh"
 need_gfarm
 need_cluster 3 --rate 100mbit
@@ -238,4 +240,31 @@ if creader >"$TMPD/fz2.out" 2>&1 && [ "$(grep -c " fnv $ref bytes " "$TMPD/fz2.o
 else
 	not_ok "thawed, the same job reads every byte on every rank" "$(tail -n 8 "$TMPD/fz2.out")"
 fi
+
+# ---- cache-warm --timeout, node 3 freezes mid-warm
+CLUSTER_QUIET=1 "$CLUSTER" shape 20mbit
+timeout -k 5 120 "$CLUSTER" run -ppn 2 "$BIN/cache-warm" -b 1M --keep all --force --timeout 4 \
+	gfarm:///t/data >"$TMPD/fw.out" 2>&1 &
+_p=$!
+sleep 3
+CLUSTER_QUIET=1 "$CLUSTER" freeze 3
+_t=0
+while kill -0 $_p 2>/dev/null && [ $_t -lt 300 ]; do sleep 0.2; _t=$((_t + 1)); done
+if kill -0 $_p 2>/dev/null; then
+	not_ok "cache-warm --timeout 4, node 3 frozen: ends by itself within 60 s" "$(tail -n 8 "$TMPD/fw.out")"
+	CLUSTER_QUIET=1 "$CLUSTER" thaw 3
+	wait $_p
+else
+	wait $_p
+	_rc=$?
+	[ $_rc -ne 0 ] && [ $_rc -ne 124 ] &&
+		ok "cache-warm --timeout 4, node 3 frozen: ends by itself, exit $_rc, in $((_t / 5)) s" ||
+		not_ok "cache-warm --timeout 4, node 3 frozen: ends by itself with an error" "exit $_rc: $(tail -n 8 "$TMPD/fw.out")"
+	CLUSTER_QUIET=1 "$CLUSTER" thaw 3
+fi
+sed -n '1,6s/^/#   /p' "$TMPD/fw.out"
+grep -Eq "rank [45]|$(node_host 3)" "$TMPD/fw.out" &&
+	ok "  naming node 3 or its ranks" || not_ok "  naming node 3 or its ranks" "$(head -c 2000 "$TMPD/fw.out")"
+CLUSTER_QUIET=1 "$CLUSTER" shape 100mbit
+check "thawed, cache-warm again completes" crun -ppn 2 "$BIN/cache-warm" -b 1M --keep all --force gfarm:///t/data
 finish
