@@ -631,7 +631,7 @@ freeze_node() {
 }
 # thaw K: node K goes on where it stopped
 thaw_node() {
-	local k pids
+	local k j t pids
 	k=$(node_num "$1")
 	[ -e "$DIR/node$k/frozen" ] || die "node $k is not frozen"
 	pids=$(ip netns pids "$(node_ns "$k")" | tr '\n' ' ')
@@ -639,6 +639,16 @@ thaw_node() {
 	[ -z "${pids// /}" ] || kill -CONT $pids
 	ip link set "$(veth "$k")" up || die "cannot bring node $k's link up"
 	rm -f "$DIR/node$k/frozen"
+	# what the others learnt while it was gone (neighbour entries FAILED:
+	# "unreachable" for a while) is forgotten, and it is heard again
+	ip neigh flush to "$(node_ip "$k")" 2>/dev/null
+	for ((j = 1; j <= $(nodes); j++)); do
+		node_alive "$j" && ip netns exec "$(node_ns "$j")" ip neigh flush all 2>/dev/null
+	done
+	for ((t = 0; t < 25; t++)); do
+		ip netns exec "$(node_ns "$k")" ping -c 1 -W 1 "$(head_ip)" >/dev/null 2>&1 && break
+		sleep 0.2
+	done
 	say "node $k ($(node_host "$k")) thawed"
 }
 

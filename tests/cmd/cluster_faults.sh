@@ -23,7 +23,8 @@
 #     GFSPLIT_TIMEOUT=4: the other nodes' ranks give up on its ranks,
 #     read what they held from storage (every byte right), and the job
 #     ends by itself with an error naming node 3; thawed, it reads again;
-#   - the same during cache-warm --timeout 4: the job ends by itself with
+#   - the same during cache-warm --timeout 4 (links at 40 Mbit/s, so that
+#     the warm lasts): the job ends by itself with
 #     an error naming node 3's ranks; thawed, the warm completes.
 . "$(dirname "$0")/../lib.sh"
 need_gfarm
@@ -49,6 +50,29 @@ killed_mid() {
 		ok "$_d (exit $_rc)"
 	else
 		not_ok "$_d" "exit $_rc (124/137: killed by the test's bound of $LIM s)" "$(tail -n 8 "$TMPD/k.out")"
+	fi
+}
+# frozen_mid DESC WHEN LIM OUT CMD..: CMD runs in the background (output
+# in OUT); node 3 freezes WHEN seconds in; ok if CMD then ends by itself,
+# with an error, within LIM seconds; node 3 is thawed after either way
+frozen_mid() {
+	local d=$1 when=$2 lim=$3 out=$4 p t=0 rc
+	shift 4
+	"$@" >"$out" 2>&1 &
+	p=$!
+	sleep "$when"
+	CLUSTER_QUIET=1 "$CLUSTER" freeze 3
+	while kill -0 $p 2>/dev/null && [ $t -lt $((lim * 5)) ]; do sleep 0.2; t=$((t + 1)); done
+	if kill -0 $p 2>/dev/null; then
+		not_ok "$d within $lim s" "$(tail -n 8 "$out")"
+		CLUSTER_QUIET=1 "$CLUSTER" thaw 3
+		wait $p
+	else
+		wait $p
+		rc=$?
+		[ $rc -ne 0 ] && [ $rc -ne 124 ] && ok "$d, exit $rc, in $((t / 5)) s" ||
+			not_ok "$d with an error" "exit $rc: $(tail -n 8 "$out")"
+		CLUSTER_QUIET=1 "$CLUSTER" thaw 3
 	fi
 }
 # no_torn DESC SRC DIR..: every regular file under each DIR whose name is
@@ -210,23 +234,7 @@ creader() {
 	crun -ppn 2 env LD_PRELOAD="$PRE" GFSPLIT_CACHE_FILES="$CW/*" GFSPLIT_CACHE_SIZE=64M \
 		GFSPLIT_CACHE_BLOCK=1M GFSPLIT_TIMEOUT=4 "$UNIT/mpi_readapp" solo "$CW/cdata"
 }
-creader >"$TMPD/fz.out" 2>&1 &
-_p=$!
-sleep 2
-CLUSTER_QUIET=1 "$CLUSTER" freeze 3
-_t=0
-while kill -0 $_p 2>/dev/null && [ $_t -lt 200 ]; do sleep 0.2; _t=$((_t + 1)); done
-if kill -0 $_p 2>/dev/null; then
-	not_ok "node 3 frozen mid-read: the job ends by itself within 40 s" "$(tail -n 8 "$TMPD/fz.out")"
-	CLUSTER_QUIET=1 "$CLUSTER" thaw 3
-	wait $_p
-else
-	wait $_p
-	_rc=$?
-	[ $_rc -ne 0 ] && ok "node 3 frozen mid-read: the job ends by itself, exit $_rc, in $((_t / 5)) s" ||
-		not_ok "node 3 frozen mid-read: the job ends by itself with an error" "exit 0: $(cat "$TMPD/fz.out")"
-	CLUSTER_QUIET=1 "$CLUSTER" thaw 3
-fi
+frozen_mid "node 3 frozen mid-read: the job ends by itself" 2 40 "$TMPD/fz.out" creader
 output_has_in() { grep -Eq -- "$2" "$TMPD/fz.out" && ok "$1" || not_ok "$1" "no /$2/ in:" "$(head -c 2000 "$TMPD/fz.out")"; }
 output_has_in "  a rank says it gave up on node 3 and ends the job" \
 	"gfsplit-cache: rank [0-3]: .* \(tcp, node $(node_host 3) at .*no answer within 4 s.*cannot end normally"
@@ -242,26 +250,10 @@ else
 fi
 
 # ---- cache-warm --timeout, node 3 freezes mid-warm
-CLUSTER_QUIET=1 "$CLUSTER" shape 20mbit
-timeout -k 5 120 "$CLUSTER" run -ppn 2 "$BIN/cache-warm" -b 1M --keep all --force --timeout 4 \
-	gfarm:///t/data >"$TMPD/fw.out" 2>&1 &
-_p=$!
-sleep 3
-CLUSTER_QUIET=1 "$CLUSTER" freeze 3
-_t=0
-while kill -0 $_p 2>/dev/null && [ $_t -lt 300 ]; do sleep 0.2; _t=$((_t + 1)); done
-if kill -0 $_p 2>/dev/null; then
-	not_ok "cache-warm --timeout 4, node 3 frozen: ends by itself within 60 s" "$(tail -n 8 "$TMPD/fw.out")"
-	CLUSTER_QUIET=1 "$CLUSTER" thaw 3
-	wait $_p
-else
-	wait $_p
-	_rc=$?
-	[ $_rc -ne 0 ] && [ $_rc -ne 124 ] &&
-		ok "cache-warm --timeout 4, node 3 frozen: ends by itself, exit $_rc, in $((_t / 5)) s" ||
-		not_ok "cache-warm --timeout 4, node 3 frozen: ends by itself with an error" "exit $_rc: $(tail -n 8 "$TMPD/fw.out")"
-	CLUSTER_QUIET=1 "$CLUSTER" thaw 3
-fi
+CLUSTER_QUIET=1 "$CLUSTER" shape 40mbit
+frozen_mid "cache-warm --timeout 4, node 3 frozen mid-warm: ends by itself" 1.5 60 "$TMPD/fw.out" \
+	timeout -k 5 120 "$CLUSTER" run -ppn 2 "$BIN/cache-warm" -b 1M --keep all --force --timeout 4 \
+	gfarm:///t/data
 sed -n '1,6s/^/#   /p' "$TMPD/fw.out"
 grep -Eq "rank [45]|$(node_host 3)" "$TMPD/fw.out" &&
 	ok "  naming node 3 or its ranks" || not_ok "  naming node 3 or its ranks" "$(head -c 2000 "$TMPD/fw.out")"
