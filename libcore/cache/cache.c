@@ -95,6 +95,7 @@ struct gfsp_cache {
 	size_t nsread, capsread;
 
 	struct gfsp_cache_stats st;
+	double timeout;			/* --timeout, GFSPLIT_TIMEOUT; 0: none */
 	char gave_up[GFSP_ERRMSG_MAX];	/* "": no peer given up */
 };
 
@@ -760,8 +761,7 @@ acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
 	uint32_t s;
 	unsigned spins = 0;
 	time_t since = 0;
-	double timeout = gfsp_timeout_setting();
-	double wait_limit = timeout > 0 ? timeout : WAIT_LIMIT_S;
+	double wait_limit = c->timeout > 0 ? c->timeout : WAIT_LIMIT_S;
 	int rc, k, ok, done, home, from_storage, used;
 
 	index_find(c, bid, &s);
@@ -828,12 +828,12 @@ acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
 			} else if (time(NULL) - since > wait_limit) {
 				/* with a timeout, a rank that stopped is
 				 * given up like one that does not answer */
-				rc = gfsp_error_set(err, timeout > 0 ?
+				rc = gfsp_error_set(err, c->timeout > 0 ?
 				    GFSP_ENET : GFSP_EIO, "'%s': block %llu: "
 				    "rank %d has been loading it for %.0f s%s",
 				    f->path, (unsigned long long)idx,
 				    cell_rank(row[c->group]), wait_limit,
-				    timeout > 0 ? " (--timeout)" : "");
+				    c->timeout > 0 ? " (--timeout)" : "");
 				goto fail;
 			}
 			pause_a_little(&spins);
@@ -1038,6 +1038,7 @@ gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
 	MPI_Comm_rank(comm, &c->rank);
 	MPI_Comm_size(comm, &c->nprocs);
 	c->bsize = o->block_size ? o->block_size : GFSP_CACHE_BLOCK_DEFAULT;
+	c->timeout = gfsp_timeout_setting();
 	bytes = o->cache_size ? o->cache_size : GFSP_CACHE_SIZE_DEFAULT;
 	c->nslots = bytes / c->bsize;
 	c->groups = o->groups > 0 ? o->groups : 1;

@@ -118,8 +118,9 @@ struct os_tcp {
 	int lfd;			/* listening */
 	pthread_t acceptor;
 	int acceptor_on;
-	pthread_mutex_t lock;		/* conns */
-	struct conn *conns;		/* [nconns], at most nprocs */
+	/* [nconns], at most nprocs: made by the acceptor alone, read by
+	 * release once it is joined */
+	struct conn *conns;
 	int nconns;
 };
 
@@ -267,9 +268,7 @@ accept_loop(void *arg)
 			close(fd);
 			continue;
 		}
-		pthread_mutex_lock(&t->lock);
 		if (t->nconns >= t->nprocs) {	/* one per peer, no more */
-			pthread_mutex_unlock(&t->lock);
 			close(fd);
 			continue;
 		}
@@ -280,7 +279,6 @@ accept_loop(void *arg)
 			t->nconns++;
 		else
 			close(fd);
-		pthread_mutex_unlock(&t->lock);
 	}
 }
 
@@ -390,7 +388,6 @@ release(struct os_tcp *t)
 	}
 	if (t->region != NULL && t->region != MAP_FAILED)
 		munmap(t->region, t->mapped);
-	pthread_mutex_destroy(&t->lock);
 	free(t->conns);
 	free(t->peer);
 	free(t->size);
@@ -435,18 +432,22 @@ static int
 check_reachable(struct os_tcp *t, const struct wire_rank *all,
 		struct gfsp_error *err)
 {
-	int j;
+	int j, lo = -1, far = -1;
 
-	for (j = 0; j < t->nprocs; j++)
-		if (all[j].loopback && strcmp(all[j].host, all[0].host) != 0)
-			break;
-	for (int i = 0; j < t->nprocs && i < t->nprocs; i++)
-		if (strcmp(all[i].host, all[j].host) != 0)
-			return gfsp_error_set(err, GFSP_ENOTSUP, "one-sided "
-			    "window (tcp): rank %d's node name '%s' resolves "
-			    "to a loopback address, which rank %d on '%s' "
-			    "cannot reach", j, all[j].host, i, all[i].host);
-	return 0;
+	for (j = 0; j < t->nprocs; j++) {
+		if (all[j].loopback && lo < 0)
+			lo = j;
+		if (strcmp(all[j].host, all[0].host) != 0 && far < 0)
+			far = j;
+	}
+	if (lo < 0 || far < 0)		/* no loopback, or one node */
+		return 0;
+	/* a rank on another node than lo's: far, or rank 0 */
+	j = strcmp(all[far].host, all[lo].host) != 0 ? far : 0;
+	return gfsp_error_set(err, GFSP_ENOTSUP, "one-sided window (tcp): "
+			     "rank %d's node name '%s' resolves to a loopback "
+			     "address, which rank %d on '%s' cannot reach", lo,
+			     all[lo].host, j, all[j].host);
 }
 
 /*
@@ -472,7 +473,6 @@ tcp_create(MPI_Comm comm, size_t bytes, size_t zero, struct gfsp_os **out,
 	t->lfd = -1;
 	t->bytes = bytes;
 	t->timeout = gfsp_timeout_setting();
-	pthread_mutex_init(&t->lock, NULL);
 	mrc = MPI_Comm_rank(comm, &t->rank);
 	if (mrc == MPI_SUCCESS)
 		mrc = MPI_Comm_size(comm, &t->nprocs);
@@ -617,7 +617,7 @@ peer_fd(struct os_tcp *t, int rank)
 	struct hello h = { HELLO_MAGIC, { t->secret[0], t->secret[1] } };
 	struct timeval tv;
 	uint64_t ack;
-	int fd, one = 1;
+	int fd, one = 1, e;
 
 	if (p->fd >= 0)
 		return p->fd;
@@ -638,9 +638,9 @@ peer_fd(struct os_tcp *t, int rank)
 	if (connect_within(fd, &sin, t->timeout) != 0 ||
 	    send_all(fd, &h, sizeof(h)) != 0 ||
 	    recv_all(fd, &ack, sizeof(ack)) != 0) {
-		one = errno;
+		e = errno;
 		close(fd);
-		errno = one;
+		errno = e;
 		return -1;
 	}
 	p->fd = fd;

@@ -237,12 +237,10 @@ meta_keep(struct gfsp_meta_bytes *o, uint64_t n, const void *buf,
 	  struct gfsp_error *err)
 {
 	unsigned char le[8];
-	int i;
 
 	if (o == NULL)
 		return 0;
-	for (i = 0; i < 8; i++)
-		le[i] = (unsigned char)(n >> (8 * i));
+	gfsp_put_le64(le, n);
 	if (meta_put(o, le, 8, err) != 0 ||
 	    (buf != NULL && meta_put(o, buf, (size_t)n, err) != 0))
 		return GFSP_ENOMEM;
