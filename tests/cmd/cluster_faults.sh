@@ -124,11 +124,15 @@ S=$CW/src
 mkdir -p "$S"
 for i in 1 2 3 4 5 6; do make_file "$S/f$i" $((6 * 1048576 + i)) "$i"; done
 L=$CLUSTER_LOCAL/in
-# node 3 fails once node 1 has installed a file (the others are still
-# coming: 8 MiB/s a node)
+# node 3 fails once some file is installed on every node (the others are
+# still coming: 8 MiB/s a node); a file counts as there only where every
+# node has it, and the data passes the nodes in a chain, so node 1 having
+# a file says nothing of node 3
 mac0=$(cat "/sys/class/net/${GFSPLIT_CLUSTER}br/address")
 killed_mid "stage-in with node 3 killed mid-run ends with an error" 3 \
-	'ls "$CLUSTER_DIR"/node1/local/in/src/f? >/dev/null 2>&1' \
+	'for f in 1 2 3 4 5 6; do [ -e "$CLUSTER_DIR/node1/local/in/src/f$f" ] &&
+		[ -e "$CLUSTER_DIR/node2/local/in/src/f$f" ] &&
+		[ -e "$CLUSTER_DIR/node3/local/in/src/f$f" ] && break; done' \
 	"$CLUSTER" run -ppn 2 "$BIN/stage-in" --chunk-size=1M --bwlimit 8M "$S" "$L"
 no_torn "  no torn file under a final name on nodes 1 and 2" "$S" \
 	"$CLUSTER_DIR/node1/local/in/src" "$CLUSTER_DIR/node2/local/in/src"
