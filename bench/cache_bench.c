@@ -5,7 +5,7 @@
  *   cache_bench seq|random|strided FILE [--plain] [--groups G]
  *               [--block B] [--cache C] [--ratio R] [--size S]
  *               [--reads N] [--transport T] [--local-dir D] [--verify]
- *               [--second-pass]
+ *               [--second-pass] [--readahead N]
  *
  *   seq      every rank reads the whole file in order, S bytes a read
  *            (default 256 KiB, as the seed's figure 2): concentrated
@@ -16,6 +16,8 @@
  *   --plain  the baseline: the same reads with pread(2) (or Gfarm's
  *            pread for gfarm:// URLs), no cache
  *   --local-dir  the cache's node-local tier (cache-warm)
+ *   --readahead N  the cache's read-ahead threads' depth, blocks (0: the
+ *            default; -1: none)
  *   --second-pass  read the same pieces once, untimed, before the timed
  *            reads: with the cache, what a hit costs (the blocks are in
  *            the ranks' slots); plain reads the page cache in both passes
@@ -138,7 +140,8 @@ main(int argc, char **argv)
 		{ "ratio", 1, NULL, 'r' }, { "size", 1, NULL, 's' },
 		{ "reads", 1, NULL, 'n' }, { "transport", 1, NULL, 't' },
 		{ "local-dir", 1, NULL, 'l' }, { "verify", 0, NULL, 'v' },
-		{ "second-pass", 0, NULL, '2' }, { NULL, 0, NULL, 0 }
+		{ "second-pass", 0, NULL, '2' }, { "readahead", 1, NULL, 'a' },
+		{ NULL, 0, NULL, 0 }
 	};
 	struct gfsp_cache_opts o = { 0 };
 	struct gfsp_cache_stats sum;
@@ -174,6 +177,7 @@ main(int argc, char **argv)
 		case 'l': o.local_dir = optarg; break;
 		case 'v': verify = 1; break;
 		case '2': second = 1; break;
+		case 'a': o.readahead = atoi(optarg); break;
 		default: MPI_Finalize(); return 2;
 		}
 	}

@@ -35,6 +35,9 @@
  * claimed like an INVALID one.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +62,12 @@
 
 #define NONE		UINT32_MAX	/* no slot */
 #define RA_BLOCKS	8		/* read-ahead hint, in blocks */
+#define PF_DEFAULT	16		/* read-ahead of the threads, blocks */
+#define PF_THREADS	8		/* at most this many of them */
+#define PF_QMAX		64		/* blocks queued for them */
+#ifndef TURN_RUN
+#define TURN_RUN	1		/* blocks in a row a rank loads */
+#endif
 #define WAIT_LIMIT_S	60		/* a LOADING cell this old is an error */
 
 enum where { W_FREE, W_GENERAL, W_SINGLET };
@@ -97,6 +106,32 @@ struct gfsp_cache {
 	struct gfsp_cache_stats st;
 	double timeout;			/* --timeout, GFSPLIT_TIMEOUT; 0: none */
 	char gave_up[GFSP_ERRMSG_MAX];	/* "": no peer given up */
+
+	/*
+	 * Read-ahead threads, on a transport that takes operations from
+	 * several threads at once (onesided.h): they acquire the blocks
+	 * after the one a rank reading in order is at, so that its copies
+	 * from several peers and its share of the storage reads overlap.
+	 * `mu` covers everything above; a thread lets go of it only while
+	 * it moves a block's bytes (a get, a storage read) or sleeps, and
+	 * the slot it fills is its own meanwhile (in no list, no index).
+	 * `busy` holds the blocks being acquired, by any thread, so that no
+	 * two threads of the rank acquire one block at once.
+	 */
+	pthread_mutex_t mu;
+	pthread_mutex_t store_mu;	/* the storage, one call at a time */
+	pthread_cond_t pf_cv;		/* a job, a block done, the end */
+	pthread_t pf_thr[PF_THREADS];
+	int npf, pf_on, pf_stop;	/* threads wanted, started; stop */
+	int pf_draining;		/* someone waits for them to finish */
+	unsigned pf_depth;		/* blocks ahead */
+	struct pf_job {
+		struct gfsp_cache_file *f;
+		uint64_t idx;
+	} pf_q[PF_QMAX];
+	unsigned pf_head, pf_n;
+	struct pf_job busy[PF_THREADS + 1];
+	unsigned nbusy;
 };
 
 struct gfsp_cache_file {
@@ -111,6 +146,7 @@ struct gfsp_cache_file {
 	uint64_t next_idx;		/* the block after the last one read */
 	unsigned run;			/* blocks read in order up to it */
 	uint64_t ra_end;		/* hinted up to here (bytes) */
+	uint64_t pf_next;		/* queued for the threads up to here */
 };
 
 /* list sentinels */
@@ -298,6 +334,22 @@ list_append(struct gfsp_cache *c, uint32_t head, uint32_t s)
 		c->nsinglet++;
 }
 
+/*
+ * Around a long wait (a block's bytes on the way, a sleep) of a thread
+ * that holds c->mu: the read-ahead threads go on meanwhile.
+ */
+static void
+let_go(struct gfsp_cache *c)
+{
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void
+take_back(struct gfsp_cache *c)
+{
+	pthread_mutex_lock(&c->mu);
+}
+
 /* --------------------------------------------------------- one-sided */
 
 #define RD_PROBES	32
@@ -393,10 +445,12 @@ copy_checked(struct gfsp_cache *c, uint64_t bid, int rank, uint32_t slot,
 	rc = c->os->getv64(c->w, rank, so, bt1, 2, err);
 	if (rc || bt1[0] != bid || bt1[1] == 0)
 		return rc;
+	let_go(c);
 	rc = c->os->get(c->w, rank, c->data_off + (uint64_t)slot * c->bsize +
 	    in, dst, len, err);
 	if (rc == 0)
 		rc = c->os->flush(c->w, rank, err);
+	take_back(c);
 	if (rc == 0 && gfsp_cache_test_hook != NULL)
 		gfsp_cache_test_hook(rank, slot);
 	if (rc == 0)
@@ -662,7 +716,7 @@ storage_read(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid,
 {
 	struct gfsp_cache *c = f->c;
 	size_t done = 0;
-	uint64_t *n;
+	uint64_t *n, from = 0, to = 0;
 	int rc;
 
 	/*
@@ -672,13 +726,17 @@ storage_read(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid,
 	 * reads in order and the kernel's own read-ahead never starts.
 	 */
 	if (f->run >= 2 && (idx + 1 + RA_BLOCKS) * c->bsize > f->ra_end) {
-		uint64_t from = GFSP_MAX(f->ra_end, (idx + 1) * c->bsize);
-
-		f->ra_end = (idx + 1 + RA_BLOCKS) * c->bsize;
-		gfsp_willneed(f->fh, from, f->ra_end - from);
+		from = GFSP_MAX(f->ra_end, (idx + 1) * c->bsize);
+		to = f->ra_end = (idx + 1 + RA_BLOCKS) * c->bsize;
 	}
+	let_go(c);
+	pthread_mutex_lock(&c->store_mu);
+	if (to > from)
+		gfsp_willneed(f->fh, from, to - from);
 	rc = gfsp_pread(f->fh, data_of(c, s), (size_t)len, idx * c->bsize,
 	    &done, err);
+	pthread_mutex_unlock(&c->store_mu);
+	take_back(c);
 	if (rc == 0 && done < len)
 		return gfsp_error_set(err, GFSP_EIO, "'%s' changed while "
 		    "cached: block %llu is short (%zu of %llu bytes)",
@@ -701,6 +759,14 @@ storage_read(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid,
 	return 0;
 }
 
+/* Is it this rank's turn, of its group's, to load block idx of a file? */
+static int
+my_turn(const struct gfsp_cache *c, uint64_t idx)
+{
+	return idx / TURN_RUN % (uint64_t)c->gsize ==
+	    (uint64_t)(c->rank / c->groups);
+}
+
 /* A random LOADED cell of row (any group but `skip`, -1: none). */
 static int
 pick_loaded(struct gfsp_cache *c, const uint64_t *row, uint64_t bid,
@@ -714,17 +780,25 @@ pick_loaded(struct gfsp_cache *c, const uint64_t *row, uint64_t bid,
 	return n ? pick[rnd_next(c) % (uint64_t)n] : -1;
 }
 
+/*
+ * Between two looks at a cell another rank is loading.  Over a network
+ * every look is a round trip that a thread of the cell's home answers:
+ * there the pause grows, from 50 us to 2 ms (a block takes longer);
+ * mapped, a look is a load, and the first 64 come without one.
+ */
 static void
-pause_a_little(unsigned *spins)
+pause_a_little(struct gfsp_cache *c, unsigned *spins)
 {
 	struct timespec ts = { 0, 0 };
+	unsigned n = (*spins)++;
 
-	if (*spins < 64) {
-		(*spins)++;
+	if (c->os->mapped && n < 64)
 		return;
-	}
-	ts.tv_nsec = 50000;	/* 50 us: a storage read takes longer */
+	ts.tv_nsec = c->os->mapped ? 50000 :
+	    GFSP_MIN(50000L << GFSP_MIN(n / 8, 6), 2000000L);
+	let_go(c);
 	nanosleep(&ts, NULL);
+	take_back(c);
 }
 
 /* The piece from a peer, if our group has the block LOADED (pc->done):
@@ -750,10 +824,18 @@ peer_piece(struct gfsp_cache *c, uint64_t bid, struct piece *pc,
  * remote; a miss follows the row of the block (seed 2.5.1).  On a mapped
  * transport a block a peer has LOADED is not taken: the piece pc is
  * copied from there instead (pc->done; no slot).
+ *
+ * `ahead`: for a read-ahead thread, which leaves a block that no one has
+ * yet to the rank of the group whose turn it is to load it (my_turn),
+ * waiting for it, unless our own reader already is: so the reads from
+ * storage spread over the ranks, and so do the copies from them, where
+ * ranks reading in step would otherwise load whatever the quickest of
+ * them gets to first, and serve it alone.  It gives the block up (*slot
+ * NONE, no error) when the threads are called off.
  */
 static int
 acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
-	struct piece *pc, uint32_t *slot, struct gfsp_error *err)
+	struct piece *pc, uint32_t *slot, int ahead, struct gfsp_error *err)
 {
 	struct gfsp_cache *c = f->c;
 	uint64_t row[64], mine_loading, off;
@@ -836,9 +918,16 @@ acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
 				    c->timeout > 0 ? " (--timeout)" : "");
 				goto fail;
 			}
-			pause_a_little(&spins);
+			pause_a_little(c, &spins);
 			continue;
 		default:
+			if (ahead && !my_turn(c, idx) && f->next_idx <= idx &&
+			    pick_loaded(c, row, bid, c->group) < 0) {
+				if (c->pf_stop || c->pf_draining)
+					goto skip;
+				pause_a_little(c, &spins);
+				continue;
+			}
 			rc = rd_cas(c, &ref, row[c->group], mine_loading,
 			    &done, err);
 			if (rc)
@@ -884,6 +973,10 @@ tiered:
 	list_append(c, GEN(c), s);
 	*slot = s;
 	return rc;
+skip:
+	c->freel[c->nfree++] = s;
+	*slot = NONE;
+	return 0;
 unclaim:
 	/* let the group's waiters try themselves */
 	{
@@ -901,6 +994,232 @@ fail:
 	}
 	c->freel[c->nfree++] = s;
 	return rc;
+}
+
+/* -------------------------------------------------------- read-ahead */
+
+/* The first peer given up (GFSP_ENET in err), remembered and said. */
+static void
+note_given_up(struct gfsp_cache *c, const struct gfsp_error *err)
+{
+	if (c->gave_up[0] == '\0') {
+		snprintf(c->gave_up, sizeof(c->gave_up), "%s", err->msg);
+		gfsp_log_warn("%s: reading from storage instead", err->msg);
+	}
+}
+
+static uint64_t
+job_bid(const struct pf_job *j)
+{
+	return block_id(j->f->key, j->idx);
+}
+
+/* Is block bid being acquired by a thread of ours? */
+static int
+busy_with(const struct gfsp_cache *c, uint64_t bid)
+{
+	unsigned i;
+
+	for (i = 0; i < c->nbusy; i++)
+		if (job_bid(&c->busy[i]) == bid)
+			return 1;
+	return 0;
+}
+
+/* Any thread on a block of f (NULL: of any file)? */
+static int
+busy_on(const struct gfsp_cache *c, const struct gfsp_cache_file *f)
+{
+	unsigned i;
+
+	for (i = 0; i < c->nbusy; i++)
+		if (f == NULL || c->busy[i].f == f)
+			return 1;
+	return 0;
+}
+
+/* Wait until no thread acquires bid, then mark it ours (unbusy after). */
+static void
+busy_take(struct gfsp_cache *c, struct gfsp_cache_file *f, uint64_t idx,
+	  uint64_t bid)
+{
+	while (busy_with(c, bid))
+		pthread_cond_wait(&c->pf_cv, &c->mu);
+	c->busy[c->nbusy].f = f;
+	c->busy[c->nbusy++].idx = idx;
+}
+
+static void
+unbusy(struct gfsp_cache *c, uint64_t bid)
+{
+	unsigned i;
+
+	for (i = 0; i < c->nbusy; i++)
+		if (job_bid(&c->busy[i]) == bid) {
+			c->busy[i] = c->busy[--c->nbusy];
+			break;
+		}
+	pthread_cond_broadcast(&c->pf_cv);
+}
+
+static uint64_t
+block_len(const struct gfsp_cache_file *f, uint64_t idx)
+{
+	return GFSP_MIN(f->c->bsize, f->size - idx * f->c->bsize);
+}
+
+/* A read-ahead thread: queued blocks into this rank's slots, one at a
+ * time; a block that fails is left to the reader, who meets the error
+ * itself when it gets there. */
+static void *
+pf_main(void *arg)
+{
+	struct gfsp_cache *c = arg;
+	struct pf_job j;
+	struct piece pc;
+	struct gfsp_error e;
+	uint64_t bid;
+	uint32_t s;
+	int rc;
+
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		while (!c->pf_stop && c->pf_n == 0)
+			pthread_cond_wait(&c->pf_cv, &c->mu);
+		if (c->pf_stop)
+			break;
+		j = c->pf_q[c->pf_head];
+		c->pf_head = (c->pf_head + 1) % PF_QMAX;
+		c->pf_n--;
+		bid = job_bid(&j);
+		index_find(c, bid, &s);
+		/* there already, on its way, or read past */
+		if (s != NONE || busy_with(c, bid) || j.idx < j.f->next_idx)
+			continue;
+		busy_take(c, j.f, j.idx, bid);
+		memset(&pc, 0, sizeof(pc));
+		gfsp_error_clear(&e);
+		rc = acquire(j.f, j.idx, bid, block_len(j.f, j.idx), &pc, &s,
+		    1, &e);
+		if (rc == 0 && s != NONE)
+			c->st.readahead++;
+		else if (rc == GFSP_ENET)	/* the reader reads around it */
+			note_given_up(c, &e);
+		unbusy(c, bid);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* Start the threads (with every signal blocked: they are the
+ * application's).  None started: the reader goes on without. */
+static void
+pf_start(struct gfsp_cache *c)
+{
+	sigset_t all, old;
+	int i;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (i = c->pf_on; i < c->npf; i++)
+		if (pthread_create(&c->pf_thr[i], NULL, pf_main, c) != 0)
+			break;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	c->pf_on = i;
+	if (c->pf_on == 0) {
+		c->npf = 0;
+		c->pf_n = 0;
+		gfsp_log_verbose("cache: no read-ahead thread could start");
+	}
+}
+
+/* The reader is at block idx of f: queue the blocks after it, up to
+ * pf_depth ahead, if it reads in order. */
+static void
+pf_queue(struct gfsp_cache_file *f, uint64_t idx)
+{
+	struct gfsp_cache *c = f->c;
+	uint64_t nb = (f->size + c->bsize - 1) / c->bsize;
+	int queued = 0;
+
+	if (c->npf == 0 || f->run < 2)
+		return;
+	if (f->pf_next <= idx)
+		f->pf_next = idx + 1;
+	while (f->pf_next < nb && f->pf_next <= idx + c->pf_depth &&
+	       c->pf_n < PF_QMAX) {
+		c->pf_q[(c->pf_head + c->pf_n++) % PF_QMAX] = (struct pf_job)
+		    { f, f->pf_next++ };
+		queued = 1;
+	}
+	if (queued && c->pf_on < c->npf)
+		pf_start(c);
+	if (queued)
+		pthread_cond_broadcast(&c->pf_cv);
+}
+
+/* Nothing of f (NULL: of any file) queued or being read ahead. */
+static void
+pf_drain(struct gfsp_cache *c, const struct gfsp_cache_file *f)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < c->pf_n; i++) {
+		struct pf_job j = c->pf_q[(c->pf_head + i) % PF_QMAX];
+
+		if (f != NULL && j.f != f)
+			c->pf_q[(c->pf_head + n++) % PF_QMAX] = j;
+	}
+	c->pf_n = n;
+	c->pf_draining++;
+	while (busy_on(c, f))
+		pthread_cond_wait(&c->pf_cv, &c->mu);
+	c->pf_draining--;
+}
+
+static void
+pf_stop(struct gfsp_cache *c)
+{
+	int i;
+
+	pthread_mutex_lock(&c->mu);
+	c->pf_stop = 1;
+	pthread_cond_broadcast(&c->pf_cv);
+	pthread_mutex_unlock(&c->mu);
+	for (i = 0; i < c->pf_on; i++)
+		pthread_join(c->pf_thr[i], NULL);
+	c->pf_on = 0;
+}
+
+/* How far the threads read ahead: opts' blocks, else those of
+ * GFSPLIT_CACHE_READAHEAD, on a transport that takes several threads, a
+ * quarter of the slots at most (the reader's own blocks must not be
+ * pushed out); one thread for every two blocks, PF_THREADS at most. */
+static void
+pf_setup(struct gfsp_cache *c, int want)
+{
+	const char *v = getenv("GFSPLIT_CACHE_READAHEAD");
+	char *end;
+	long n;
+	uint64_t d;
+
+	if (want == 0 && v != NULL && *v != '\0') {
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (errno != 0 || *end != '\0' || n < 0 || n > PF_QMAX)
+			gfsp_log_warn("GFSPLIT_CACHE_READAHEAD: '%s' is not a "
+			    "number of blocks (0 to %d); the default, %d, is "
+			    "used", v, PF_QMAX, PF_DEFAULT);
+		else
+			want = n == 0 ? -1 : (int)n;
+	}
+	d = want < 0 ? 0 : want == 0 ? PF_DEFAULT : (uint64_t)want;
+
+	if (!c->os->threads || c->os->mapped)
+		d = 0;
+	d = GFSP_MIN(GFSP_MIN(d, c->nslots / 4), (uint64_t)PF_QMAX);
+	c->pf_depth = (unsigned)d;
+	c->npf = d == 0 ? 0 : (int)GFSP_MIN((d + 1) / 2, (uint64_t)PF_THREADS);
 }
 
 /* ------------------------------------------------------------ the API */
@@ -929,6 +1248,9 @@ free_local(struct gfsp_cache *c)
 	free(c->index);
 	free(c->sread);
 	gfsp_tier_free_all(c->tier, c->ntier);
+	pthread_mutex_destroy(&c->mu);
+	pthread_mutex_destroy(&c->store_mu);
+	pthread_cond_destroy(&c->pf_cv);
 	free(c);
 }
 
@@ -1069,6 +1391,9 @@ gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
 		free(c);
 		return rc;
 	}
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_mutex_init(&c->store_mu, NULL);
+	pthread_cond_init(&c->pf_cv, NULL);
 	/* directories: rows for 8 times the blocks all caches hold */
 	c->rd_rows = 8 * c->nslots;
 	c->ad_rows = 2 * c->nslots;
@@ -1107,6 +1432,7 @@ gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
 		return rc;
 	}
 	c->base = c->os->base(c->w);
+	pf_setup(c, o->readahead);
 	if (o->local_dir != NULL) {
 		rc = open_tier(c, o->local_dir, o->local_only, err);
 		if (rc) {
@@ -1134,6 +1460,7 @@ gfsp_cache_destroy(struct gfsp_cache *c)
 {
 	if (c == NULL)
 		return;
+	pf_stop(c);
 	/* peers may still copy from us until everyone is done */
 	wait_all(c);
 	c->os->destroy(c->w);
@@ -1173,9 +1500,11 @@ gfsp_cache_open(struct gfsp_cache *c, const char *path,
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	}
 	f->c = c;
+	pthread_mutex_lock(&c->store_mu);
 	rc = gfsp_open(path, GFSP_O_RDONLY, 0, &f->fh, err);
 	if (rc == 0)
 		rc = gfsp_fstat(f->fh, &f->st, err);
+	pthread_mutex_unlock(&c->store_mu);
 	if (rc) {
 		gfsp_cache_close(f);
 		return rc;
@@ -1211,8 +1540,14 @@ gfsp_cache_close(struct gfsp_cache_file *f)
 
 	if (f == NULL)
 		return;
-	if (f->fh != NULL)
+	pthread_mutex_lock(&f->c->mu);
+	pf_drain(f->c, f);
+	pthread_mutex_unlock(&f->c->mu);
+	if (f->fh != NULL) {
+		pthread_mutex_lock(&f->c->store_mu);
 		gfsp_close(f->fh, &e);
+		pthread_mutex_unlock(&f->c->store_mu);
+	}
 	free(f->path);
 	free(f);
 }
@@ -1232,12 +1567,11 @@ given_up(struct gfsp_cache_file *f, struct piece *pc, uint64_t off,
 	size_t done = 0;
 	int rc;
 
-	if (c->gave_up[0] == '\0') {
-		snprintf(c->gave_up, sizeof(c->gave_up), "%s", err->msg);
-		gfsp_log_warn("%s: reading from storage instead", err->msg);
-	}
+	note_given_up(c, err);
 	gfsp_error_clear(err);
+	pthread_mutex_lock(&c->store_mu);
 	rc = gfsp_pread(f->fh, pc->dst, (size_t)pc->len, off, &done, err);
+	pthread_mutex_unlock(&c->store_mu);
 	if (rc == 0 && done < pc->len)
 		rc = gfsp_error_set(err, GFSP_EIO, "'%s' changed while cached: "
 		    "%zu of %llu bytes at %llu", f->path, done,
@@ -1268,37 +1602,44 @@ gfsp_cache_pread(struct gfsp_cache_file *f, void *buf, size_t len,
 	int rc;
 
 	*got = 0;
+	pthread_mutex_lock(&c->mu);
 	c->st.reads++;
 	if (off >= f->size || len == 0)
-		return 0;
-	if (len > f->size - off)
+		len = 0;
+	else if (len > f->size - off)
 		len = (size_t)(f->size - off);
-	while (*got < len) {
+	for (rc = 0; rc == 0 && *got < len; ) {
 		idx = (off + *got) / c->bsize;
 		in = (off + *got) % c->bsize;
-		blen = GFSP_MIN(c->bsize, f->size - idx * c->bsize);
+		blen = block_len(f, idx);
 		n = GFSP_MIN(blen - in, len - *got);
 		bid = block_id(f->key, idx);
-		if (idx == f->next_idx)
+		if (idx == f->next_idx) {
 			f->run++;
-		else if (idx + 1 != f->next_idx)
+		} else if (idx + 1 != f->next_idx) {
 			f->run = 0;
+			f->pf_next = 0;
+		}
 		f->next_idx = idx + 1;
+		pf_queue(f, idx);
 		pc.in = in;
 		pc.len = n;
 		pc.dst = dst + *got;
 		pc.done = 0;
-		rc = acquire(f, idx, bid, blen, &pc, &s, err);
+		busy_take(c, f, idx, bid);
+		rc = acquire(f, idx, bid, blen, &pc, &s, 0, err);
+		unbusy(c, bid);
 		if (rc == GFSP_ENET)
 			rc = given_up(f, &pc, idx * c->bsize + in, err);
-		if (rc)
-			return rc;
-		if (!pc.done)
+		if (rc == 0 && !pc.done)
 			memcpy(pc.dst, data_of(c, s) + in, (size_t)n);
-		*got += (size_t)n;
+		if (rc == 0)
+			*got += (size_t)n;
 	}
-	c->st.bytes += len;
-	return 0;
+	if (rc == 0)
+		c->st.bytes += len;
+	pthread_mutex_unlock(&c->mu);
+	return rc;
 }
 
 /* ------------------------------------------------------------- stats */
@@ -1306,7 +1647,9 @@ gfsp_cache_pread(struct gfsp_cache_file *f, void *buf, size_t len,
 void
 gfsp_cache_stats(const struct gfsp_cache *c, struct gfsp_cache_stats *s)
 {
+	pthread_mutex_lock((pthread_mutex_t *)&c->mu);
 	*s = c->st;
+	pthread_mutex_unlock((pthread_mutex_t *)&c->mu);
 }
 
 static int
@@ -1329,6 +1672,10 @@ gfsp_cache_stats_all(struct gfsp_cache *c, struct gfsp_cache_stats *sum,
 	size_t i;
 
 	memset(sum, 0, sizeof(*sum));
+	/* the threads' blocks counted, and no more coming */
+	pthread_mutex_lock(&c->mu);
+	pf_drain(c, NULL);
+	pthread_mutex_unlock(&c->mu);
 	rc = gfsp_mpi_check(wait_all(c), "cannot sum the cache statistics",
 	    err);
 	if (rc == 0)
@@ -1382,7 +1729,8 @@ static const char *const stat_names[] = {
 	"storage_reads", "storage_bytes_read", "retries", "waits",
 	"evict_general", "evict_singlet", "to_singlet", "tier_reads",
 	"tier_bytes_read", "published", "peer_pieces", "peer_piece_bytes",
-	"given_up_reads", "given_up_bytes", "max_storage_reads_per_block",
+	"given_up_reads", "given_up_bytes", "readahead",
+	"max_storage_reads_per_block",
 };
 
 struct json_object *

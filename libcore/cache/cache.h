@@ -68,6 +68,13 @@ struct gfsp_cache_opts {
 	/* publish only the tier's files whose paths match these patterns
 	 * (gfsp_path_matches; NULL: every file the tier holds) */
 	const char *local_only;
+	/* blocks a rank reading a file in order has on their way ahead of
+	 * it, fetched by threads of the cache so that its copies from
+	 * several peers and its reads from storage overlap; on a transport
+	 * that takes operations from several threads ("tcp") only.  0:
+	 * GFSPLIT_CACHE_READAHEAD's (0 there: none), else 16; < 0: none.
+	 * At most a quarter of the cache's blocks. */
+	int readahead;
 };
 
 struct gfsp_cache_stats {
@@ -94,6 +101,9 @@ struct gfsp_cache_stats {
 	 * timeout, GFSP_ENET) was part of: served from storage instead */
 	uint64_t given_up_reads;
 	uint64_t given_up_bytes;
+	/* blocks the read-ahead threads brought into this rank's slots
+	 * (the reader then finds them there: hits) */
+	uint64_t readahead;
 	/* gfsp_cache_stats_all only: the most reads from shared storage of
 	 * any one block, summed over all ranks */
 	uint64_t max_storage_reads_per_block;

@@ -60,6 +60,9 @@ struct gfsp_os_ops {
 	 * reader may take just the bytes it needs from a peer every time
 	 * instead of keeping a copy of its own */
 	int mapped;
+	/* operations may come from several threads of a rank at once, on
+	 * different peers or the same (the cache's read-ahead threads) */
+	int threads;
 	/* Collective: every rank exposes `bytes` of memory (sizes may differ
 	 * between ranks), of which the first `zero` are 0 (the rest is not
 	 * touched: pages of a large region not yet used cost nothing).

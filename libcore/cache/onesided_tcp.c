@@ -64,6 +64,7 @@
 
 #define HOST_MAX	64
 #define WORDS_MAX	512		/* getv64 words per request */
+#define GET_CHUNK	((size_t)1 << 16)	/* get bytes per request */
 #define HELLO_MAGIC	UINT64_C(0x67667370746370)	/* "gfsptcp" */
 #define HELLO_WAIT_S	5		/* for a new connection's secret */
 
@@ -102,6 +103,7 @@ struct peer {
 	struct wire_rank info;
 	int fd;				/* our connection to it, or -1 */
 	int broken;			/* it failed: no more tries */
+	char why[128];			/* how: "get: no answer within 4 s..." */
 	pthread_mutex_t lock;		/* one request at a time on fd */
 };
 
@@ -556,29 +558,41 @@ tcp_base(struct gfsp_os *w)
 
 /* ------------------------------------------------------------- the client */
 
-/* the peer, in messages: "rank 3 (tcp, node n2 at 198.18.1.12:40123)" */
+/* The peer, in messages: "node n2 at 198.18.1.12:40123". */
+static const char *
+peer_where(const struct peer *p, char *buf, size_t n)
+{
+	struct in_addr a = { .s_addr = p->info.addr };
+	char addr[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &a, addr, sizeof(addr));
+	snprintf(buf, n, "node %s at %s:%u", p->info.host, addr,
+		 ntohs(p->info.port));
+	return buf;
+}
+
+/* The operation failed: the peer is given up, for good. */
 static int
 peer_fail(struct os_tcp *t, int rank, const char *op, const char *dir,
 	  int e, struct gfsp_error *err)
 {
 	struct peer *p = &t->peer[rank];
-	struct in_addr a = { .s_addr = p->info.addr };
-	char addr[INET_ADDRSTRLEN];
-	char why[96];
+	char why[96], where[HOST_MAX + 32];
 
 	if (p->fd >= 0)
 		close(p->fd);
 	p->fd = -1;
 	p->broken = 1;
-	inet_ntop(AF_INET, &a, addr, sizeof(addr));
 	if (e == EAGAIN || e == EWOULDBLOCK || e == ETIMEDOUT)
 		snprintf(why, sizeof(why), "no answer within %g s "
 			 "(--timeout); given up", t->timeout);
 	else
 		snprintf(why, sizeof(why), "%s", strerror(e));
+	/* for the operations of other threads that were waiting on it */
+	snprintf(p->why, sizeof(p->why), "%s: %s", op, why);
 	return gfsp_error_set(err, GFSP_ENET, "one-sided %s %s rank %d (tcp, "
-			     "node %s at %s:%u): %s", op, dir, rank,
-			     p->info.host, addr, ntohs(p->info.port), why);
+			     "%s): %s", op, dir, rank,
+			     peer_where(p, where, sizeof(where)), why);
 }
 
 /* connect(2) with the timeout; fd blocking again after it */
@@ -657,13 +671,15 @@ call(struct os_tcp *t, int rank, const struct req *r, const void *out,
      struct gfsp_error *err)
 {
 	struct peer *p = &t->peer[rank];
+	char where[HOST_MAX + 32];
 	int fd, rc = 0;
 
 	pthread_mutex_lock(&p->lock);
 	if (p->broken) {
 		rc = gfsp_error_set(err, GFSP_ENET, "one-sided %s %s rank %d "
-				   "(tcp, node %s): given up earlier", op,
-				   dir, rank, p->info.host);
+				   "(tcp, %s): given up earlier (%s)", op, dir,
+				   rank, peer_where(p, where, sizeof(where)),
+				   p->why);
 	} else if ((fd = peer_fd(t, rank)) < 0 ||
 		   send_all(fd, r, sizeof(*r)) != 0 ||
 		   (nout > 0 && send_all(fd, out, nout) != 0) ||
@@ -679,7 +695,8 @@ tcp_get(struct gfsp_os *w, int rank, uint64_t off, void *dst, size_t len,
 	struct gfsp_error *err)
 {
 	struct os_tcp *t = os_tcp(w);
-	struct req r = { .op = OP_GET, .off = off, .len = len };
+	struct req r = { .op = OP_GET };
+	size_t done, k;
 	int rc;
 
 	if ((rc = gfsp_os_check("tcp", t->nprocs, t->size, "get", "from",
@@ -689,8 +706,16 @@ tcp_get(struct gfsp_os *w, int rank, uint64_t off, void *dst, size_t len,
 		memcpy(dst, t->region + off, len);
 		return 0;
 	}
-	return len == 0 ? 0 : call(t, rank, &r, NULL, 0, dst, len, "get",
-				   "from", err);
+	/* in pieces, so that another thread's small operation on the same
+	 * peer (a directory word) waits for one piece, not a whole block */
+	for (done = 0; rc == 0 && done < len; done += k) {
+		k = GFSP_MIN(len - done, GET_CHUNK);
+		r.off = off + done;
+		r.len = k;
+		rc = call(t, rank, &r, NULL, 0, (char *)dst + done, k, "get",
+			  "from", err);
+	}
+	return rc;
 }
 
 static int
@@ -801,6 +826,7 @@ tcp_publish(struct gfsp_os *w)
 
 const struct gfsp_os_ops gfsp_os_tcp = {
 	.name		= "tcp",
+	.threads	= 1,
 	.create		= tcp_create,
 	.destroy	= tcp_destroy,
 	.base		= tcp_base,

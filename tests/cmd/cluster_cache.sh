@@ -6,6 +6,9 @@
 # not our own statistics):
 #   - the transport is "tcp" across nodes ("auto"), and "mpi" works too;
 #     "shm" is refused, naming why;
+#   - tcp's read-ahead threads (GFSPLIT_CACHE_READAHEAD): every byte
+#     right, a block read from storage once, node 4's link sending the
+#     file once; with 0, none;
 #   - cache-warm --keep part: one tier per node, in that node's own
 #     /dev/shm (the default directory), the blocks partitioned over the
 #     nodes byte for byte; node 4's link sent the file once;
@@ -55,8 +58,23 @@ job() {
 
 # ---- transports across nodes
 job "a cache over 3 nodes, 2 groups, no tier: every byte right" seq "$D" --block 1M --cache 16M --groups 2 &&
-	json_ok "  the transport is tcp, at most 2 storage reads a block" \
-		"j['transport'] == 'tcp' and t['max_storage_reads_per_block'] <= 2 and t['peer_copies'] > 0"
+	json_ok "  the transport is tcp, at most 2 storage reads a block, blocks read ahead" \
+		"j['transport'] == 'tcp' and t['max_storage_reads_per_block'] <= 2 and t['peer_copies'] > 0 and t['readahead'] > 0"
+b0=$(sent4)
+job "1 group, 16 blocks read ahead by 8 threads a rank: every byte right" seq "$D" --block 1M --cache 64M &&
+	json_ok "  a block read from storage once, the threads' blocks found by the readers" \
+		"t['max_storage_reads_per_block'] == 1 and t['readahead'] > 0 and t['hits'] >= t['readahead']"
+b1=$(sent4)
+[ $((b1 - b0)) -ge "$SIZE" ] && [ $((b1 - b0)) -le $((SIZE + SIZE / 10)) ] &&
+	ok "  node 4's link sent the file once ($((b1 - b0)) bytes for $SIZE)" ||
+	not_ok "  node 4's link sent the file once" "$((b1 - b0)) bytes for $SIZE"
+GFSPLIT_CACHE_READAHEAD=0 job "GFSPLIT_CACHE_READAHEAD=0: every byte right" seq "$D" --block 1M --cache 64M &&
+	json_ok "  nothing read ahead" "t['readahead'] == 0 and t['max_storage_reads_per_block'] == 1"
+GFSPLIT_CACHE_READAHEAD=x job "GFSPLIT_CACHE_READAHEAD=x: every byte right" seq "$D" --block 1M --cache 64M &&
+	json_ok "  the default read ahead" "t['readahead'] > 0"
+grep -q "GFSPLIT_CACHE_READAHEAD: 'x' is not a number" "$TMPD/j.err" &&
+	ok "  with a warning naming the variable" ||
+	not_ok "  with a warning naming the variable" "$(tail -n 5 "$TMPD/j.err")"
 job "the same with --transport mpi: every byte right" seq "$D" --block 1M --cache 16M --groups 2 --transport mpi &&
 	json_ok "  the transport is mpi, at most 2 storage reads a block" \
 		"j['transport'] == 'mpi' and t['max_storage_reads_per_block'] <= 2 and t['peer_copies'] > 0"
