@@ -65,9 +65,7 @@
 #define PF_DEFAULT	16		/* read-ahead of the threads, blocks */
 #define PF_THREADS	8		/* at most this many of them */
 #define PF_QMAX		64		/* blocks queued for them */
-#ifndef TURN_RUN
-#define TURN_RUN	1		/* blocks in a row a rank loads */
-#endif
+#define TURN_WAIT_S	5		/* for the rank whose turn it is */
 #define WAIT_LIMIT_S	60		/* a LOADING cell this old is an error */
 
 enum where { W_FREE, W_GENERAL, W_SINGLET };
@@ -763,8 +761,7 @@ storage_read(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid,
 static int
 my_turn(const struct gfsp_cache *c, uint64_t idx)
 {
-	return idx / TURN_RUN % (uint64_t)c->gsize ==
-	    (uint64_t)(c->rank / c->groups);
+	return idx % (uint64_t)c->gsize == (uint64_t)(c->rank / c->groups);
 }
 
 /* A random LOADED cell of row (any group but `skip`, -1: none). */
@@ -831,7 +828,8 @@ peer_piece(struct gfsp_cache *c, uint64_t bid, struct piece *pc,
  * storage spread over the ranks, and so do the copies from them, where
  * ranks reading in step would otherwise load whatever the quickest of
  * them gets to first, and serve it alone.  It gives the block up (*slot
- * NONE, no error) when the threads are called off.
+ * NONE, no error) when the threads are called off, or after TURN_WAIT_S
+ * (the rank whose turn it is may not read this file at all).
  */
 static int
 acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
@@ -842,7 +840,7 @@ acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
 	struct rdref ref;
 	uint32_t s;
 	unsigned spins = 0;
-	time_t since = 0;
+	time_t since = 0, turn_since = 0;
 	double wait_limit = c->timeout > 0 ? c->timeout : WAIT_LIMIT_S;
 	int rc, k, ok, done, home, from_storage, used;
 
@@ -904,6 +902,8 @@ acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
 			}
 			continue;
 		case ST_LOADING:
+			if (ahead && (c->pf_stop || c->pf_draining))
+				goto skip;
 			if (since == 0) {
 				since = time(NULL);
 				c->st.waits++;
@@ -923,7 +923,10 @@ acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
 		default:
 			if (ahead && !my_turn(c, idx) && f->next_idx <= idx &&
 			    pick_loaded(c, row, bid, c->group) < 0) {
-				if (c->pf_stop || c->pf_draining)
+				if (turn_since == 0)
+					turn_since = time(NULL);
+				if (c->pf_stop || c->pf_draining ||
+				    time(NULL) - turn_since > TURN_WAIT_S)
 					goto skip;
 				pause_a_little(c, &spins);
 				continue;
@@ -1125,7 +1128,7 @@ pf_start(struct gfsp_cache *c)
 		if (pthread_create(&c->pf_thr[i], NULL, pf_main, c) != 0)
 			break;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	c->pf_on = i;
+	c->pf_on = c->npf = i;
 	if (c->pf_on == 0) {
 		c->npf = 0;
 		c->pf_n = 0;

@@ -31,6 +31,13 @@
  * singlets (blocks no one else holds) of at most singlet_ratio of the
  * slots.
  *
+ * On a transport that takes operations from several threads (tcp), a
+ * rank reading a file in order has threads of the cache fetch the next
+ * blocks meanwhile (cache.c, "read-ahead"), leaving a block no one holds
+ * yet to the group member whose turn it is to load it (i mod the group's
+ * size): ranks reading in step then share the storage reads and the
+ * serving of their blocks, every link busy at once.
+ *
  * With a node-local tier (cache-warm, tier.h), create loads the blocks the
  * node's tier holds into the node's ranks' slots and publishes them in
  * the directories; a miss then reads the tier first, peers next, shared
