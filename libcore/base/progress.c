@@ -152,12 +152,12 @@ progress_show_mode(void)
 		return SHOW_NONE;
 	if (env != NULL && strcmp(env, "0") == 0 && forced == 0)
 		return SHOW_NONE;
-	if (isatty(STDERR_FILENO))
+	/* a terminal first: there --progress changes nothing (the line is
+	 * redrawn in place, every DRAW_PERIOD, as without it) */
+	if (isatty(STDERR_FILENO) || launcher_on_tty())
 		return SHOW_TTY;
 	if (forced > 0 || (env != NULL && strcmp(env, "1") == 0))
 		return SHOW_LINES;
-	if (launcher_on_tty())
-		return SHOW_TTY;
 	return SHOW_NONE;
 }
 

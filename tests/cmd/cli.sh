@@ -75,6 +75,31 @@ GFSPLIT_PROGRESS=0 "$BIN/stat-layout" --check --progress=1 "$TMPD/v.sp" >/dev/nu
 	ok "--progress draws progress lines on a non-terminal, not without it" ||
 	not_ok "--progress draws progress lines on a non-terminal" "without: $(cat "$TMPD/p0")" "with: $(cat "$TMPD/p1")"
 expect_exit "--progress=junk exits 2" 2 "$BIN/stat-layout" --progress=x "$TMPD/v.sp"
+# on a terminal (a pty of script(1)), under mpiexec, the line is redrawn in
+# place every 0.25 s, with --progress as without it: stage-in held to
+# 8 MiB/s (2 s of work) and pcp-split with rank 0's writes made slow
+# (0.1 s each); a redraw ends with erase-to-end-of-line
+if command -v script >/dev/null 2>&1; then
+	make_file "$TMPD/t.dat" $((16 * 1048576))
+	# on_tty DESC CMD: ok if CMD, run on a pty, redrew its line 3 times or more
+	on_tty() {
+		timeout 60 script -qec "$2" /dev/null >"$TMPD/tty.out" 2>&1
+		n=$(grep -o $'\033\\[K' "$TMPD/tty.out" | wc -l)
+		[ "$n" -ge 3 ] && grep -q "100%" "$TMPD/tty.out" && ok "$1 ($n redraws)" ||
+			not_ok "$1" "$n redraws" "$(tr '\r' '\n' <"$TMPD/tty.out" | tail -n 5)"
+	}
+	for how in "" --progress; do
+		rm -rf "$TMPD/tin"
+		on_tty "stage-in ${how:-without --progress} on a terminal under mpiexec: the line redrawn" \
+			"$MPIEXEC -n 2 $BIN/stage-in $how --chunk-size=1M --bwlimit 8M $TMPD/t.dat $TMPD/tin"
+	done
+	make_file "$TMPD/t2.dat" $((160 * 1048576))
+	GFSPLIT_FAULT=slow:0:0 on_tty "pcp-split --progress on a terminal under mpiexec: the line redrawn" \
+		"$MPIEXEC -n 2 $BIN/pcp-split --progress $TMPD/t2.dat $TMPD/t2.sp"
+	rm -rf "$TMPD/t2.dat" "$TMPD/t2.sp"
+else
+	skip "progress on a terminal" "no script(1) to make one"
+fi
 expect_exit "gfsplit-mount has no --progress" 2 "$BIN/gfsplit-mount" --progress a b
 mkdir -m 700 "$TMPD/tier"
 expect_exit "cache-warm -q exits 0" 0 "$BIN/cache-warm" -q -d "$TMPD/tier" "$TMPD/v.dat"
