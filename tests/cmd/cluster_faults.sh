@@ -24,8 +24,8 @@
 #     read what they held from storage (every byte right), and the job
 #     ends by itself with an error naming node 3; thawed, it reads again;
 #   - the same during cache-warm --timeout 4 (links at 40 Mbit/s, so that
-#     the warm lasts): the job ends by itself with
-#     an error naming node 3's ranks; thawed, the warm completes.
+#     the warm lasts): the job ends by itself with an error naming node
+#     3's ranks; thawed, the warm completes.
 . "$(dirname "$0")/../lib.sh"
 need_gfarm
 need_cluster 3 --rate 100mbit
