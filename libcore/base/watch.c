@@ -8,11 +8,12 @@
  *
  *   in a wait for peers (gfsp_agree, gfsp_mpi_wait, the barriers: every
  *   phase of a command ends in one), the waiting rank itself gives up at
- *   the deadline.  It asks every rank, on a communicator of its own, what
- *   it is doing, and listens for GRACE seconds; the ranks that do not
- *   answer are the ones it waited for.  It tells those that answered,
- *   each of them prints its own line naming them, and the job is ended
- *   (MPI_Abort):
+ *   the deadline.  LISTEN seconds before it, it asks every rank, on a
+ *   communicator of its own, what it is doing; the ranks that have not
+ *   answered at the deadline are the ones it waited for.  It tells those
+ *   that answered, each of them prints its own line naming them and
+ *   removes what it made, and a second later the job is ended
+ *   (MPI_Abort): all within the timeout plus ENDING seconds.
  *
  *     rank 0: ASK -> 1, 2, 3      rank 1: STATE "copy", waiting 29 s
  *                                  rank 2: (stopped: no answer)
@@ -22,8 +23,8 @@
  *   anywhere else (blocked in the file system, or in an MPI call that
  *   is not one of those waits): a watchdog thread, which makes no MPI
  *   call, sees no heartbeat (store operations, finished waits) for the
- *   timeout plus GRACE, prints the rank's phase and ends the process;
- *   mpiexec then ends the job.
+ *   timeout, prints the rank's phase and ends the process; mpiexec then
+ *   ends the job.
  *
  * Waiting ranks answer ASKs as they poll, so the check costs nothing
  * until someone gives up.  Without a timeout none of this runs.
@@ -41,7 +42,13 @@
 
 #include "core.h"
 
-#define GRACE		5.0	/* seconds to listen for answers */
+#define LISTEN		1.0	/* seconds to listen for answers (at most a
+				 * quarter of the timeout): a rank in a wait
+				 * answers within 10 ms */
+#define ENDING		2.0	/* seconds from the deadline to the end:
+				 * the verdict, undo, MPI_Abort (the man
+				 * pages say so) */
+#define UNDO_MAX_S	5	/* undo stuck in the file system: ended */
 #define TAG_ASK		1
 #define TAG_STATE	2
 #define TAG_VERDICT	3
@@ -119,22 +126,22 @@ static void run_undo(void);
 static void *
 watchdog(void *arg)
 {
-	int64_t lim = (int64_t)((wd.timeout + GRACE) * 1e9), now, beat, since;
+	int64_t lim = (int64_t)(wd.timeout * 1e9), now, beat, since;
 
 	(void)arg;
 	for (;;) {
-		sleep(1);
+		usleep(250000);
 		now = now_ns();
 		beat = __atomic_load_n(&wd.beat_ns, __ATOMIC_RELAXED);
 		since = __atomic_load_n(&wd.wait_ns, __ATOMIC_RELAXED);
 		/* a waiting main thread judges for itself; the thread steps
 		 * in only if that judging hangs too */
 		if ((since == 0 && now - beat > lim) ||
-		    (since != 0 && now - since > lim + (int64_t)(3 * GRACE *
+		    (since != 0 && now - since > lim + (int64_t)(3 * ENDING *
 								 1e9))) {
-			say("%s: rank %d: no progress for %.0f s in '%s' "
+			say("%s: rank %d: no progress for %.1f s in '%s' "
 			    "(blocked in the file system or in MPI): --timeout "
-			    "%.0f s, ending the job", wd.prog, wd.rank,
+			    "%g s, ending the job", wd.prog, wd.rank,
 			    (double)(now - (since ? since : beat)) / 1e9,
 			    __atomic_load_n(&wd.phase, __ATOMIC_RELAXED),
 			    wd.timeout);
@@ -383,7 +390,7 @@ run_undo(void)
 	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
 		return;
 	signal(SIGALRM, SIG_DFL);
-	alarm((unsigned)GRACE);
+	alarm(UNDO_MAX_S);
 	if (pthread_mutex_trylock(&undo_lock) != 0)
 		return;
 	while (nundo > 0) {
@@ -405,7 +412,7 @@ gfsp_watch_run_undo(void)
 static void
 verdict(int from, const char *who, int64_t since)
 {
-	say("%s: rank %d: gave up after %.0f s waiting in '%s' for rank %s "
+	say("%s: rank %d: gave up after %.1f s waiting in '%s' for rank %s "
 	    "(no answer: stopped, dead, blocked or still busy; found by rank "
 	    "%d)", wd.prog, wd.rank, (double)(now_ns() - since) / 1e9,
 	    __atomic_load_n(&wd.phase, __ATOMIC_RELAXED), who, from);
@@ -457,10 +464,17 @@ serve(int64_t since, unsigned char *alive)
 	}
 }
 
+/* seconds before the deadline that the ASKs go out */
+static double
+listen_s(void)
+{
+	return wd.timeout / 4 < LISTEN ? wd.timeout / 4 : LISTEN;
+}
+
 /*
- * The deadline passed in a wait on req: find whom we wait for, tell
- * everyone, end the job.  Returns (0) only if req completed meanwhile:
- * the peer was late, not lost.
+ * The deadline draws near in a wait on req: ask who is there, and at the
+ * deadline tell everyone whom we waited for and end the job.  Returns (0)
+ * only if req completed meanwhile: the peer was late, not lost.
  */
 static int
 give_up(MPI_Request *req, int64_t since)
@@ -469,7 +483,7 @@ give_up(MPI_Request *req, int64_t since)
 	unsigned char *alive;
 	char who[VERDICT_MAX];
 	int64_t end;
-	int r, done = 0, n;
+	int r, done = 0;
 
 	alive = calloc((size_t)wd.size, 1);
 	if (alive == NULL) {
@@ -482,25 +496,21 @@ give_up(MPI_Request *req, int64_t since)
 	for (r = 0; r < wd.size; r++)
 		if (r != wd.rank)
 			send_bytes(&ask, 0, r, TAG_ASK);
-	for (end = now_ns() + (int64_t)(GRACE * 1e9); now_ns() < end;) {
+	for (end = since + (int64_t)(wd.timeout * 1e9); now_ns() < end;) {
 		serve(since, alive);
 		if (MPI_Test(req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
 		    done) {
 			free(alive);
 			return 0;
 		}
-		for (n = 0, r = 0; r < wd.size; r++)
-			n += alive[r];
-		if (n == wd.size)
-			break;
 		usleep(10000);
 	}
 	rank_list(alive, wd.size, who, sizeof(who));
 	if (who[0] == '\0')
 		snprintf(who, sizeof(who), "(every rank answered: all waiting)");
-	say("%s: rank %d: gave up after %.0f s waiting in '%s' for rank %s "
+	say("%s: rank %d: gave up after %.1f s waiting in '%s' for rank %s "
 	    "(no answer: stopped, dead, blocked or still busy): --timeout "
-	    "%.0f s, ending the job", wd.prog, wd.rank,
+	    "%g s, ending the job", wd.prog, wd.rank,
 	    (double)(now_ns() - since) / 1e9,
 	    __atomic_load_n(&wd.phase, __ATOMIC_RELAXED), who, wd.timeout);
 	for (r = 0; r < wd.size; r++)
@@ -538,14 +548,16 @@ gfsp_watch_wait_poll(MPI_Request *req, int64_t since)
 		wd.poll_ns = t;
 		serve(since, NULL);
 	}
-	if (t - since > (int64_t)(wd.timeout * 1e9)) {
-		if (wd.comm == MPI_COMM_NULL) {
-			say("%s: gave up after %.0f s waiting in '%s'", wd.prog,
+	if (wd.comm == MPI_COMM_NULL) {
+		if (t - since > (int64_t)(wd.timeout * 1e9)) {
+			say("%s: gave up after %.1f s waiting in '%s'", wd.prog,
 			    (double)(t - since) / 1e9, wd.phase);
 			_exit(1);
 		}
-		give_up(req, since);
+		return;
 	}
+	if (t - since > (int64_t)((wd.timeout - listen_s()) * 1e9))
+		give_up(req, since);
 }
 
 void

@@ -24,9 +24,13 @@ mpirun_n 3 "$BIN/pcp-split" "$F" "$TMPD/split" >/dev/null 2>&1 ||
 # apply ACTION (stop | term | none) to rank RANK a second after its ranks
 # are up, and expect it to fail (MPI_Abort's 1, or the signal mpiexec
 # saw) within LIMIT seconds; stderr in $TMPD/err
+# stderr's lines, each with the time it came, in $TMPD/err.ts; the time
+# the job ended in $TMPD/end.ts
 run_case() {
 	_d=$1 _act=$2 _who=$3 _name=$4; shift 4
-	( exec timeout -k 5 "$LIMIT" "$@" >"$TMPD/out" 2>"$TMPD/err" ) &
+	rm -f "$TMPD/err.ts"
+	( exec timeout -k 5 "$LIMIT" "$@" >"$TMPD/out" 2> >(tee "$TMPD/err" |
+		while IFS= read -r _l; do printf '%s %s\n' "$(date +%s.%N)" "$_l"; done >"$TMPD/err.ts") ) &
 	_job=$!
 	_t0=$(date +%s)
 	for _ in $(seq 50); do [ -n "$(ranks_of "$_name")" ] && break; sleep 0.1; done
@@ -38,7 +42,9 @@ run_case() {
 	esac
 	wait "$_job"
 	_rc=$?
+	date +%s.%N >"$TMPD/end.ts"
 	_secs=$(( $(date +%s) - _t0 ))
+	for _ in $(seq 50); do [ -s "$TMPD/err.ts" ] && break; sleep 0.1; done
 	# whatever is left of the job (a stopped rank) must not outlive it
 	for _p in $(pgrep -f "$_name.*$TMPD"); do kill -KILL "$_p" 2>/dev/null; done
 	if [ "$_rc" -ne 0 ] && [ "$_rc" -ne 124 ] && [ "$_secs" -lt "$LIMIT" ]; then
@@ -51,11 +57,28 @@ run_case() {
 names() {
 	grep -Eq -- "$2" "$TMPD/err" && ok "$1" || not_ok "$1" "no /$2/ in:" "$(tail -n 8 "$TMPD/err")"
 }
+# in_time DESC REGEX: the first line of the last case matching REGEX says
+# it gave up after the timeout, not more than half a second later (its
+# "after S s"), and the job ended within 2 s of that line plus 1 s for
+# mpiexec (the bound the man pages give)
+in_time() {
+	_l=$(grep -E -m1 -- "$2" "$TMPD/err.ts")
+	_s=$(printf '%s\n' "$_l" | sed -En 's/.* (gave up after|no progress for) ([0-9.]+) s.*/\2/p')
+	_at=${_l%% *}
+	_end=$(cat "$TMPD/end.ts")
+	if [ -n "$_s" ] && awk -v s="$_s" -v t="$T" -v a="$_at" -v e="$_end" \
+		'BEGIN { exit !(s >= t && s <= t + 0.5 && e - a <= 3) }'; then
+		ok "$1 (after $_s s; the job ended $(awk -v a="$_at" -v e="$_end" 'BEGIN { printf "%.1f", e - a }') s later)"
+	else
+		not_ok "$1" "line: ${_l:-none}" "job ended at $_end"
+	fi
+}
 
 # (the fault "stop" is a SIGSTOP at a set point of the copy)
 run_case "pcp-split, rank 2 stopped mid-copy, --timeout $T" none 2 pcp-split \
 	"$MPIEXEC" -n 3 env GFSPLIT_FAULT=stop:2:1M "$BIN/pcp-split" --timeout $T "$F" "$TMPD/split2"
-names "  the others name rank 2 and the phase" "rank [01]: gave up after [0-9]+ s waiting in '[a-z ]+' for rank 2 "
+names "  the others name rank 2 and the phase" "rank [01]: gave up after [0-9.]+ s waiting in '[a-z ]+' for rank 2 "
+in_time "  they gave up at --timeout $T s, and the job ended within 2 s" "gave up after [0-9.]+ s .*--timeout"
 is_absent "  and no split file was left" "$TMPD/split2"
 # (the ranks that gave up removed the temporaries: not left for the next run)
 left=$(ls -A "$TMPD" | grep 'split2.gfsplit-')
@@ -66,12 +89,14 @@ run_case "gfsplit-merge, rank 1 hangs in a write" none 1 gfsplit-merge \
 	"$MPIEXEC" -n 3 env GFSPLIT_FAULT=hang:1:1M "$BIN/gfsplit-merge" --timeout $T \
 	--stripe-size 256K "$TMPD/split" "$TMPD/merged"
 names "  the hung rank says it made no progress, and where" \
-	"rank 1: no progress for [0-9]+ s in '[a-z ]+' \(blocked in the file system"
+	"rank 1: no progress for [0-9.]+ s in '[a-z ]+' \(blocked in the file system"
+in_time "  after --timeout $T s, and the job ended within 2 s" "no progress for"
 is_absent "  and no merged file was left" "$TMPD/merged"
 
 run_case "stage-in, rank 0 stopped (SIGSTOP)" stop 0 stage-in \
 	"$MPIEXEC" -n 3 "$BIN/stage-in" --timeout $T --chunk-size=1M --bwlimit 8M "$TMPD/s/" "$TMPD/in"
-names "  the others name rank 0" "rank [12]: gave up after [0-9]+ s waiting in '[a-z ]+' for rank 0 "
+names "  the others name rank 0" "rank [12]: gave up after [0-9.]+ s waiting in '[a-z ]+' for rank 0 "
+in_time "  at --timeout $T s, and the job ended within 2 s" "gave up after [0-9.]+ s .*--timeout"
 [ ! -e "$TMPD/in/big" ] && ok "  and nothing under the final name" ||
 	not_ok "  and nothing under the final name" "$(ls -la "$TMPD/in")"
 
@@ -79,13 +104,13 @@ run_case "stage-out, rank 1 stopped (SIGSTOP)" stop 1 stage-out \
 	"$MPIEXEC" -n 1 -env GFSPLIT_NODE nA "$BIN/stage-out" --timeout $T --chunk-size=1M --bwlimit 8M \
 	"$TMPD/loc/%h" "$TMPD/back" : -n 1 -env GFSPLIT_NODE nB "$BIN/stage-out" --timeout $T --chunk-size=1M \
 	--bwlimit 8M "$TMPD/loc/%h" "$TMPD/back"
-names "  rank 0 names rank 1" "rank 0: gave up after [0-9]+ s waiting in '[a-z ]+' for rank 1 "
+names "  rank 0 names rank 1" "rank 0: gave up after [0-9.]+ s waiting in '[a-z ]+' for rank 1 "
 
 # (GFSPLIT_TIMEOUT instead of the option: the same watch)
 GFSPLIT_TIMEOUT=$T run_case "cache-warm, rank 1 stopped mid-warm, GFSPLIT_TIMEOUT=$T" none 1 cache-warm \
 	"$MPIEXEC" -n 2 env GFSPLIT_FAULT=stop:1:1M "$BIN/cache-warm" -b 64K \
 	-d "$TMPD/tier" "$F"
-names "  rank 0 names rank 1" "rank 0: gave up after [0-9]+ s waiting in '[a-z ]+' for rank 1 "
+names "  rank 0 names rank 1" "rank 0: gave up after [0-9.]+ s waiting in '[a-z ]+' for rank 1 "
 
 # SIGTERM to one rank, while another is stopped and there is no timeout
 LIMIT=30
