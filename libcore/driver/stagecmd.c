@@ -623,7 +623,7 @@ gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 		const struct gfsp_stage_result *r, int json)
 {
 	json_object *j, *srcs;
-	char a[32], b[32], c[96];
+	char a[32], b[32], c[96], d[96], e[32];
 	size_t i, n;
 	int k;
 
@@ -716,10 +716,12 @@ gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 	}
 	if (o->dry_run) {
 		n = r->plan ? json_object_array_length(r->plan) : 0;
-		fprintf(fp, "%s: would copy %s in %llu entries to %d node%s%s"
-			"\n", cmd, gfsp_format_size(r->planned_bytes, a,
-			sizeof(a)), (unsigned long long)r->listed, r->nodes,
-			r->nodes == 1 ? "" : "s", c);
+		fprintf(fp, "%s: would copy %s of %llu entries to %d node%s, "
+			"%llu already there (same size and time)%s\n", cmd,
+			gfsp_format_size(r->planned_bytes, a, sizeof(a)),
+			(unsigned long long)r->listed, r->nodes,
+			r->nodes == 1 ? "" : "s",
+			(unsigned long long)r->skipped, c);
 		for (i = 0; i < n; i++) {
 			json_object *p = json_object_array_get_idx(r->plan, i), *x;
 			uint64_t bytes = 0, pieces = 0;
@@ -735,15 +737,20 @@ gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 		}
 		return;
 	}
-	gfsp_log_info("%llu file%s (%s) on %d node%s, %llu already there, "
-		      "%llu link%s, %llu failed%s; read %s in %.2f s",
+	d[0] = '\0';
+	if (r->sum.bytes_resumed > 0)
+		snprintf(d, sizeof(d), " (%s more found done by an earlier "
+			 "run)", gfsp_format_size(r->sum.bytes_resumed, b,
+						  sizeof(b)));
+	gfsp_log_info("%llu file%s installed on %d node%s, %llu already "
+		      "there, %llu link%s, %llu failed%s; copied %s%s, read "
+		      "%s in %.2f s",
 		      (unsigned long long)r->files, r->files == 1 ? "" : "s",
-		      gfsp_format_size(r->sum.raw_bytes, a, sizeof(a)),
 		      r->nodes, r->nodes == 1 ? "" : "s",
 		      (unsigned long long)r->skipped,
 		      (unsigned long long)r->links, r->links == 1 ? "" : "s",
 		      (unsigned long long)r->failed,
-		      c,
-		      gfsp_format_size(r->sum.bytes_read, b, sizeof(b)),
+		      c, gfsp_format_size(r->sum.raw_bytes, a, sizeof(a)), d,
+		      gfsp_format_size(r->sum.bytes_read, e, sizeof(e)),
 		      r->seconds);
 }

@@ -1164,17 +1164,26 @@ test_hook(const struct stage *s, const char *phase)
 }
 
 /* -v: what this rank did to each entry, one line each (failures are
- * reported as errors) */
+ * reported as errors).  Collective over the node: a file the node's ranks
+ * wrote in pieces was resumed by each of them. */
 static void
 list_done(const struct stage *s)
 {
 	const struct gfsp_fresult *r;
 	const struct gfsp_sfile *f;
+	uint64_t *resumed;
 	char a[32], b[32];
 	size_t i;
 
 	if (gfsp_log_level() < GFSP_LOG_VERBOSE)
 		return;
+	resumed = calloc(s->fl.n + 1, sizeof(*resumed));
+	if (resumed == NULL)
+		return;
+	for (i = 0; i < s->fl.n; i++)
+		resumed[i] = s->res[i].resumed;
+	gfsp_allreduce(MPI_IN_PLACE, resumed, (int)s->fl.n, MPI_UINT64_T,
+		       MPI_SUM, s->node);
 	for (i = 0; i < s->fl.n; i++) {
 		f = &s->fl.v[i];
 		r = &s->res[i];
@@ -1189,17 +1198,18 @@ list_done(const struct stage *s)
 		else if (r->installed && f->type == GFSP_SF_HARDLINK)
 			gfsp_log_each("hard-linked '%s' on %s to '%s'", f->rel,
 				      s->nodename, f->link);
-		else if (r->installed && r->resumed > 0)
+		else if (r->installed && resumed[i] > 0)
 			gfsp_log_each("resumed '%s' on %s (%s, %s of it "
 				      "found done)", f->rel, s->nodename,
 				      gfsp_format_size(f->st.size, a, sizeof(a)),
-				      gfsp_format_size(r->resumed, b,
+				      gfsp_format_size(resumed[i], b,
 						       sizeof(b)));
 		else if (r->installed)
 			gfsp_log_each("copied '%s' on %s (%s)", f->rel,
 				      s->nodename, gfsp_format_size(f->st.size,
 				      a, sizeof(a)));
 	}
+	free(resumed);
 }
 
 /*
@@ -1292,6 +1302,20 @@ report(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
 	return rc;
 }
 
+/* The files already there, summed over nodes, at rank 0. */
+static uint64_t
+count_skipped(struct stage *s)
+{
+	uint64_t mine = 0, sum = 0;
+	size_t i;
+
+	for (i = 0; i < s->fl.n; i++)
+		if (s->lrank == 0 && on_this_node(s, i))
+			mine += s->res[i].skipped;
+	gfsp_reduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, 0, s->comm);
+	return sum;
+}
+
 /* --dry-run: every rank's share, at rank 0. */
 static void
 report_plan(struct stage *s, struct gfsp_stage_result *res)
@@ -1377,6 +1401,11 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 	s.node = s.slot = MPI_COMM_NULL;
 	if (xo.chunk == 0)
 		xo.chunk = GFSP_STAGE_CHUNK_DEFAULT;
+	/* a dry run reads no file: what is there counts as up to date by
+	 * size and time (the run compares the bytes of those it did not
+	 * install itself) */
+	if (o->dry_run)
+		xo.checksum = 0;
 
 	rc = setup(&s, err);
 	/* one nonce for the run's new temporary names: pieces of a file
@@ -1421,7 +1450,7 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 		s.o = o;
 	}
 	rc = gfsp_agree(comm, rc, err);
-	if (rc == 0 && !o->dry_run)
+	if (rc == 0)
 		rc = check_present(&s, err);
 	if (rc == 0)
 		drop_present(&s);
@@ -1437,6 +1466,7 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 		if (o->delete)
 			rc = prune(&s, res, err);
 		report_plan(&s, res);
+		res->skipped = count_skipped(&s);
 		goto out;
 	}
 

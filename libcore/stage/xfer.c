@@ -116,6 +116,7 @@ struct wr {
 	char *dst, *tmp;
 	struct gfsp_file *out;
 	int rc;				/* the first failure on this node */
+	int sys;			/* its errno, 0 if none */
 	char *msg;
 	int journaled;			/* chunks of it recorded in this run */
 	struct gfsp_zentry *ze;		/* compressed: frames so far */
@@ -970,6 +971,7 @@ wr_fail(struct gfsp_xfer *x, const struct gfsp_error *e)
 	if (x->wr.rc != 0)
 		return;
 	x->wr.rc = e->code ? e->code : GFSP_EIO;
+	x->wr.sys = e->sys;
 	x->wr.msg = strdup(e->msg);
 }
 
@@ -1202,11 +1204,25 @@ close:
 	if (rc && w->rc == 0)
 		wr_fail(x, &e);
 	if (w->rc) {
-		fail_file(x, p->file, w->rc, w->msg);
-		/* what no journal record keeps for a resume only takes room
-		 * (a full disk's room, perhaps) */
-		if (p->npieces == 1 && !w->journaled && !journaled(x, p->file))
-			gfsp_unlink(w->tmp, NULL);
+		char *msg = NULL;
+		int full = w->sys == ENOSPC || w->sys == EDQUOT;
+
+		/* what no journal record keeps for a resume only takes room;
+		 * on a full file system or quota, room is what the user needs
+		 * back first: the partial copy goes, the next run starts over */
+		if (p->npieces == 1 && (full || (!w->journaled &&
+		    !journaled(x, p->file))) &&
+		    gfsp_unlink(w->tmp, NULL) == 0 && full) {
+			char sz[32];
+
+			if (asprintf(&msg, "%s (the partial copy, %s, was "
+				     "removed to give the space back)", w->msg,
+				     gfsp_format_size(w->stored, sz,
+						      sizeof(sz))) < 0)
+				msg = NULL;
+		}
+		fail_file(x, p->file, w->rc, msg ? msg : w->msg);
+		free(msg);
 	}
 	wr_reset(x);
 }

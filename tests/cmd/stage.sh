@@ -97,6 +97,15 @@ run "a re-run copies nothing" 2 "$IN" -v --chunk-size=1M "$S" "$D"
 [ "$(grep -c "^stage-in: rank 0: skipped '" "$TMPD/err")" -eq 8 ] &&
 	ok "  -v lists the 8 files skipped" || not_ok "  -v lists the 8 files skipped" "$(cat "$TMPD/err")"
 json_true "  every file was already there" 'j["files"] == 0 and j["skipped"] == 8 and j["bytes_read"] == 0'
+# a dry run sees the same: nothing to copy (it reads no file: size and time)
+run "-n on an up-to-date destination" 2 "$IN" -n --chunk-size=1M "$S" "$D"
+json_true "  plans 0 bytes and counts the 8 files already there" 'j["planned_bytes"] == 0 and j["skipped"] == 8 and j["dry_run"]'
+if mpirun_n 2 "$IN" -n "$S" "$D" >"$TMPD/dry" 2>&1 &&
+    grep -q "would copy 0 B of .* entries to 1 node, 8 already there" "$TMPD/dry"; then
+	ok "  and says so"
+else
+	not_ok "  and says so" "$(cat "$TMPD/dry")"
+fi
 printf 'changed' >>"$S/sub/deep/x"
 run "a re-run after a change" 2 "$IN" --chunk-size=1M "$S" "$D"
 json_true "  only the changed file is copied" 'j["files"] == 1 and j["bytes_read"] == 12'
@@ -240,6 +249,19 @@ grep -q "^stage-in: resumed 'rsrc' on .* (24.00 MiB, .* of it found done)" "$TMP
 json_true "  without recopying the chunks written before" \
 	'j["bytes_resumed"] >= 9 * 1048576 and j["bytes_read"] + j["bytes_resumed"] == 24 * 1048576'
 same_bytes "  and the file is whole" "$TMPD/rsrc" "$R/rsrc"
+# two ranks write the file in pieces: each resumes its own; the -v line
+# and the summary count both
+GFSPLIT_FAULT=crash:1:$((4 * 1048576)) mpirun_n 2 "$IN" --chunk-size=1M "$TMPD/rsrc" "$R/p" >/dev/null 2>&1
+run "a resume by two ranks" 2 "$IN" -v --chunk-size=1M "$TMPD/rsrc" "$R/p"
+done_mib=$(sed -En "s/^stage-in: rank 0: resumed 'rsrc' on .* \(24.00 MiB, ([0-9.]+) MiB of it found done\)/\1/p" "$TMPD/err")
+if [ -n "$done_mib" ] && python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); \
+    sys.exit(not (abs(j["bytes_resumed"] / 1048576 - float(sys.argv[2])) < 0.01 and j["raw_bytes"] + j["bytes_resumed"] == 24 * 1048576))' "$J" "$done_mib"; then
+	ok "  -v's found done ($done_mib MiB) is the sum of both ranks', and with what was copied makes the file"
+else
+	not_ok "  -v's found done is the sum of both ranks'" "$(grep -E 'resumed|installed' "$TMPD/err")" "$(cat "$J")"
+fi
+same_bytes "  and the file is whole" "$TMPD/rsrc" "$R/p/rsrc"
+
 # a temporary whose bytes were damaged is not trusted
 GFSPLIT_FAULT=crash:0:$((10 * 1048576)) mpirun_n 1 "$IN" --chunk-size=1M "$TMPD/rsrc" "$R/2" >/dev/null 2>&1
 tmpf=$(ls -a "$R/2" | grep '^\.rsrc\.gfsplit-stage\.' | head -n 1)
@@ -250,6 +272,24 @@ json_true "  (the damaged chunk and what follows it in its piece)" 'j["bytes_res
 
 # ---- bad input and faults
 E=$TMPD/bad
+# a full file system: the copy fails, and its partial temporary does not
+# keep the file system full
+if [ "$(id -u)" -ne 0 ]; then
+	skip "a full file system" "mounting a small tmpfs needs root"
+else
+	mkdir -p "$E/full"
+	mount -t tmpfs -o size=6M,mode=0755 gfsplit-test "$E/full"
+	make_file "$E/ten" $((10 * 1048576)) 7
+	expect_exit "stage-in onto a full file system fails" 1 mpirun_n 2 "$IN" --chunk-size=1M "$E/ten" "$E/full/d"
+	output_has "  naming the file and the cause" "ten.*No space left on device"
+	output_has "  and saying the partial copy was removed" "partial copy, .*, was removed to give the space back"
+	left=$(find "$E/full" -name '*gfsplit-stage.*' -type f)
+	[ -z "$left" ] && ok "  no partial temporary is left" || not_ok "  no partial temporary is left" "$left"
+	used_k=$(df -k --output=used "$E/full" | tail -n 1 | tr -d ' ')
+	[ "$used_k" -lt 1024 ] && ok "  the space is free again (${used_k} KiB used)" ||
+		not_ok "  the space is free again" "${used_k} KiB used"
+	umount "$E/full"
+fi
 mkdir -p "$E/src"
 printf 'a' >"$E/src/good"
 expect_exit "a missing source: exit 1" 1 mpirun_n 2 "$IN" "$E/src/good" "$E/nothere" "$E/d1"
