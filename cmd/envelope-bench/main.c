@@ -253,8 +253,8 @@ print_json(json_object *o)
 		gfsp_log_error("out of memory");
 		return 1;
 	}
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-	    JSON_C_TO_STRING_NOSLASHESCAPE));
+	gfsp_json_print(stdout, o, JSON_C_TO_STRING_PRETTY |
+			JSON_C_TO_STRING_NOSLASHESCAPE);
 	json_object_put(o);
 	return 0;
 }

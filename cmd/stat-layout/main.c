@@ -50,12 +50,14 @@ run(int argc, char **argv, MPI_Comm comm)
 	/* -q --check: the exit status says it (a problem still on stderr) */
 	if (info != NULL && !(opt_check && gfsp_opt_quiet && !opt_json)) {
 		if (opt_json) {
+			/* --map answers just that; the layout too with -v */
 			doc = gfsp_statinfo_doc(info, argv[0], size,
-					       gfsp_now() - t0);
+					       gfsp_now() - t0, o.map &&
+					       !gfsp_opt_verbose);
 			if (doc != NULL)
-				puts(json_object_to_json_string_ext(doc,
+				gfsp_json_print(stdout, doc,
 				    JSON_C_TO_STRING_PRETTY |
-				    JSON_C_TO_STRING_NOSLASHESCAPE));
+				    JSON_C_TO_STRING_NOSLASHESCAPE);
 			else
 				gfsp_log_error("out of memory");
 			json_object_put(doc);

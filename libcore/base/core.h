@@ -316,6 +316,11 @@ struct json_object *gfsp_json_doc(const char *command, const char *src,
 				 const char *dest, int ranks, double seconds,
 				 int64_t bytes);
 
+/* Print document o on fp, one line (or pretty: JSON_C_TO_STRING_* flags),
+ * and remember that the run printed its document. */
+void gfsp_json_print(FILE *fp, struct json_object *o, int flags);
+int gfsp_json_printed(void);
+
 /* Collective (usage.c): the job's peak RSS per rank (KiB) and CPU seconds
  * summed over ranks (at rank 0), and *seconds made the slowest rank's. */
 int gfsp_job_usage(MPI_Comm comm, double *seconds, long *max_rss_kib,
@@ -335,6 +340,10 @@ int gfsp_log_level(void);
 /* "prog: rank R: msg" on stderr, from any rank (rank omitted when nprocs==1) */
 void gfsp_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void gfsp_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* the text of this rank's last error message ("" if none); remember: a
+ * message printed another way (the driver's usage errors) */
+const char *gfsp_log_last_error(void);
+void gfsp_log_remember(const char *msg);
 /* rank 0 only, stderr, suppressed by -q */
 void gfsp_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* rank 0 only, only with -v */

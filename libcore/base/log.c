@@ -23,6 +23,7 @@ static int log_rank;
 static int log_nprocs = 1;
 static int log_lvl = GFSP_LOG_NORMAL;
 static int log_sink = GFSP_LOG_STDERR;
+static char last_error[GFSP_ERRMSG_MAX];	/* for --json's error document */
 
 void
 gfsp_log_sink(int sink)
@@ -100,6 +101,21 @@ gfsp_log_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	log_emit(1, LOG_ERR, "", fmt, ap);
 	va_end(ap);
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+}
+
+const char *
+gfsp_log_last_error(void)
+{
+	return last_error;
+}
+
+void
+gfsp_log_remember(const char *msg)
+{
+	snprintf(last_error, sizeof(last_error), "%s", msg);
 }
 
 void
@@ -157,8 +173,13 @@ gfsp_log_gfs_error(const struct gfsp_error *err)
 {
 	if (err == NULL || err->code == GFSP_OK)
 		return;
-	if (err->code == GFSP_EPEER && log_lvl < GFSP_LOG_VERBOSE)
+	if (err->code == GFSP_EPEER && log_lvl < GFSP_LOG_VERBOSE) {
+		/* not printed, but the best this rank knows of the failure */
+		if (last_error[0] == '\0')
+			snprintf(last_error, sizeof(last_error), "%s",
+				 err->msg);
 		return;
+	}
 	gfsp_log_error("%s", err->msg[0] != '\0' ? err->msg :
 		      gfsp_strerror(err->code));
 }

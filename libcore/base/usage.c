@@ -92,3 +92,18 @@ gfsp_job_usage(MPI_Comm comm, double *seconds, long *max_rss_kib,
 	}
 	return rc;
 }
+
+static int json_printed;
+
+void
+gfsp_json_print(FILE *fp, json_object *o, int flags)
+{
+	fprintf(fp, "%s\n", json_object_to_json_string_ext(o, flags));
+	json_printed = 1;
+}
+
+int
+gfsp_json_printed(void)
+{
+	return json_printed;
+}

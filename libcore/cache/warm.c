@@ -308,7 +308,7 @@ gfsp_warm_print(FILE *fp, int json, const struct gfsp_warm_opts *o,
 	    json_object_new_uint64(bytes));
 	json_object_object_add(o_, "cache", gfsp_cache_stats_object(sum));
 	/* one line: for jq and for logs */
-	fprintf(fp, "%s\n", json_object_to_json_string_ext(o_,
-	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	gfsp_json_print(fp, o_, JSON_C_TO_STRING_PLAIN |
+			JSON_C_TO_STRING_NOSLASHESCAPE);
 	json_object_put(o_);
 }

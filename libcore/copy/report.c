@@ -121,7 +121,7 @@ gfsp_copy_print(const char *command, const char *src, const char *dst,
 
 	if (json) {
 		o = gfsp_copy_result_json(command, src, dst, res, dry_run);
-		puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		gfsp_json_print(stdout, o, JSON_C_TO_STRING_PLAIN);
 		json_object_put(o);
 	} else if (dry_run) {
 		printf("dry run: would %s '%s' (%" PRIu64 " bytes, layout %s) "

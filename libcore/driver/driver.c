@@ -263,6 +263,7 @@ usage_error(const struct gfsp_cmd *cmd, int rank, const char *fmt, ...)
 	fprintf(stderr, "%s: %s\nTry '%s --help' for more information.\n",
 		cmd->name, msg, cmd->name);
 	fflush(stderr);
+	gfsp_log_remember(msg);
 }
 
 /* strict decimal: no sign, no junk, no overflow */
@@ -561,11 +562,58 @@ watch(const struct gfsp_cmd *cmd, MPI_Comm comm)
 	return 0;
 }
 
+/* --json given (the command's flag of that name is set) */
+static int
+json_wanted(const struct gfsp_cmd *cmd)
+{
+	const struct gfsp_opt *o;
+
+	for (o = cmd->opts; o != NULL && o->lname != NULL; o++)
+		if (strcmp(o->lname, "json") == 0 && o->type == GFSP_OPT_FLAG)
+			return *(const int *)o->value != 0;
+	return 0;
+}
+
+/*
+ * A run that failed before it printed its document still owes --json one
+ * (schemas/error.schema.json): the common members and "error", with the
+ * message of rank 0's last error (the one on standard error).
+ */
+static void
+print_error_doc(const struct gfsp_cmd *cmd, int nprocs, double seconds,
+		int status, int argc, char **argv)
+{
+	json_object *doc, *e, *ops;
+	const char *msg = gfsp_log_last_error();
+	int i;
+
+	doc = gfsp_json_doc(cmd->name, NULL, NULL, nprocs, seconds, -1);
+	e = json_object_new_object();
+	ops = json_object_new_array();
+	if (doc == NULL || e == NULL || ops == NULL) {
+		json_object_put(doc);
+		json_object_put(e);
+		json_object_put(ops);
+		return;
+	}
+	json_object_object_add(e, "message", json_object_new_string(
+	    msg[0] != '\0' ? msg : "failed (see standard error)"));
+	json_object_object_add(e, "exit_status", json_object_new_int(status));
+	for (i = 0; i < argc; i++)
+		json_object_array_add(ops, json_object_new_string(argv[i]));
+	json_object_object_add(e, "operands", ops);
+	json_object_object_add(doc, "error", e);
+	gfsp_json_print(stdout, doc, JSON_C_TO_STRING_PLAIN |
+			JSON_C_TO_STRING_NOSLASHESCAPE);
+	json_object_put(doc);
+}
+
 int
 gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv)
 {
 	MPI_Comm comm = MPI_COMM_NULL;
 	int rank = 0, nprocs = 1, provided = 0, rc, all, first = 0, level;
+	double t0 = gfsp_now();
 
 	if (cmd->uses_mpi) {
 		if (MPI_Init_thread(&argc, &argv, cmd->mpi_multiple ?
@@ -613,6 +661,9 @@ gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv)
 	} else if (rc < 0) {
 		rc = 0;		/* --help, --version */
 	}
+	if (rc != 0 && rank == 0 && json_wanted(cmd) && !gfsp_json_printed())
+		print_error_doc(cmd, nprocs, gfsp_now() - t0, rc,
+				first > 0 ? argc - first : 0, argv + first);
 	errno = 0;
 	if (check_stdout() != 0)
 		rc = rc == GFSP_EXIT_PARTIAL ? 1 : GFSP_MAX(rc, 1);

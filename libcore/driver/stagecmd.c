@@ -291,8 +291,7 @@ print_movers(json_object *all, const char *req, const char *src, int ranks,
 		json_object_object_add(doc, "request",
 				       json_object_new_string(req));
 		json_object_object_add(doc, "movers", json_object_get(all));
-		printf("%s\n", json_object_to_json_string_ext(doc,
-		       JSON_C_TO_STRING_PLAIN));
+		gfsp_json_print(stdout, doc, JSON_C_TO_STRING_PLAIN);
 		json_object_put(doc);
 		return;
 	}
@@ -690,8 +689,7 @@ gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 		if (r->plan)
 			json_object_object_add(j, "plan",
 					       json_object_get(r->plan));
-		fprintf(fp, "%s\n", json_object_to_json_string_ext(j,
-			JSON_C_TO_STRING_PLAIN));
+		gfsp_json_print(fp, j, JSON_C_TO_STRING_PLAIN);
 		json_object_put(j);
 		return;
 	}

@@ -237,8 +237,9 @@ char *gfsp_statinfo_text(json_object *info, int map_only);
 /* stat-layout --json: the common members of every command's document
  * (gfsp_json_doc: src is path, dest null, bytes what --check read or
  * null), then info's; ranks the MPI world size, seconds the time taken.
- * NULL: out of memory. */
+ * map_only: of info, only path, logical_size, map and check (--map
+ * answers just that).  NULL: out of memory. */
 json_object *gfsp_statinfo_doc(json_object *info, const char *path,
-			       int ranks, double seconds);
+			       int ranks, double seconds, int map_only);
 
 #endif /* GFSP_LAYOUT_IMPL_H */

@@ -643,7 +643,7 @@ out:
 
 json_object *
 gfsp_statinfo_doc(json_object *info, const char *path, int ranks,
-		  double seconds)
+		  double seconds, int map_only)
 {
 	json_object *doc, *arr, *c;
 	int64_t bytes = -1;
@@ -659,6 +659,9 @@ gfsp_statinfo_doc(json_object *info, const char *path, int ranks,
 	if (doc == NULL)
 		return NULL;
 	json_object_object_foreach(info, k, v)
-		json_object_object_add(doc, k, json_object_get(v));
+		if (!map_only || strcmp(k, "path") == 0 ||
+		    strcmp(k, "logical_size") == 0 || strcmp(k, "map") == 0 ||
+		    strcmp(k, "check") == 0)
+			json_object_object_add(doc, k, json_object_get(v));
 	return doc;
 }

@@ -44,6 +44,37 @@ output_has "--map junk names the option" "map"
 expect_exit "flag with a value exits 2" 2 "$BIN/stat-layout" --json=yes x
 output_has "flag with a value is said" "doesn't allow an argument"
 
+# --json and a failure: standard output still holds one document, the
+# error document (schemas/error.schema.json), valid against the command's
+# own schema too, naming the file and the cause; stderr has the message
+errdoc() {	# KIND DESC CMD...: CMD fails; its stdout is an error document
+	_k=$1 _d=$2; shift 2
+	"$@" >"$TMPD/ed.json" 2>"$TMPD/ed.err"; _rc=$?
+	if [ "$_rc" -ne 0 ] && python3 "$TOP/tests/json_valid.py" error "$TMPD/ed.json" >"$TMPD/.jv" 2>&1 &&
+	    python3 "$TOP/tests/json_valid.py" "$_k" "$TMPD/ed.json" >>"$TMPD/.jv" 2>&1 &&
+	    [ "$(json_get "$TMPD/ed.json" 'j["error"]["exit_status"]')" = "$_rc" ]; then
+		ok "$_d: exit $_rc, an error document on stdout"
+	else
+		not_ok "$_d: an error document on stdout" "exit $_rc" "$(cat "$TMPD/.jv")" "$(head -c 600 "$TMPD/ed.json")" "$(tail -n 3 "$TMPD/ed.err")"
+	fi
+}
+errdoc pcp-split "pcp-split --json, a missing source" mpirun_n 2 "$BIN/pcp-split" --json "$TMPD/none.dat" "$TMPD/none.sp"
+json_true "  its message names the file and the cause" '"none.dat" in j["error"]["message"] and "No such file" in j["error"]["message"]' "$TMPD/ed.json"
+json_true "  and it lists the operands" 'j["error"]["operands"][0].endswith("none.dat") and len(j["error"]["operands"]) == 2' "$TMPD/ed.json"
+errdoc gfsplit-merge "gfsplit-merge --json, not a split file" "$BIN/gfsplit-merge" --json "$TMPD" "$TMPD/m.out"
+errdoc stat-layout "stat-layout --json, a missing file" "$BIN/stat-layout" --json "$TMPD/none.sp"
+json_true "  naming it" '"none.sp" in j["error"]["message"]' "$TMPD/ed.json"
+errdoc stage-in "stage-in --json, a usage error" "$BIN/stage-in" --json --chunk-size 0 a b
+json_true "  the usage error's message, status 2" 'j["error"]["exit_status"] == 2 and "chunk-size" in j["error"]["message"]' "$TMPD/ed.json"
+errdoc cache-warm "cache-warm --json, a missing file" mpirun_n 1 "$BIN/cache-warm" --json -d "$TMPD/tier" "$TMPD/none.dat"
+errdoc envelope-bench "envelope-bench --json, predict without an envelope file" "$BIN/envelope-bench" predict --json --envelope "$TMPD/none.json"
+# a command that got far enough prints its own document, not this one
+mkdir -p "$TMPD/es"
+printf x >"$TMPD/es/f"
+mkfifo "$TMPD/es/fifo"
+mpirun_n 1 "$BIN/stage-in" --json "$TMPD/es" "$TMPD/ed" >"$TMPD/ed.json" 2>/dev/null
+json_true "a partial stage-in (a FIFO not staged) prints its own document, not the error document" 'j["not_staged"] == 1 and "error" not in j' "$TMPD/ed.json"
+
 # under mpiexec only rank 0 speaks
 expect_exit "--help under 3 ranks exits 0" 0 mpirun_n 3 "$BIN/pcp-split" --help
 n=$(grep -c '^Usage: pcp-split' "$OUT")

@@ -84,6 +84,13 @@ PY
 	else not_ok "--map $2 cross-check" "$(tail -n 3 "$TMPD/.py")"; fi
 }
 map_check "$sp" 0 part.0 65536
+# --map --json answers that alone: the common members, path, logical_size
+# and map; the layout (parts, nodes, coverage) only with -v
+json_true "--map --json prints the map alone" 'set(j) == {"command", "version", "src", "dest", "ranks", "seconds", "bytes", "bytes_per_sec", "path", "logical_size", "map"} and j["logical_size"] == 3000017' "$OUT"
+json_valid stat-layout "$OUT"
+json_invalid_without stat-layout "$OUT" map
+expect_exit "--map --json -v" 0 "$BIN/stat-layout" --json -v --map 0 "$sp"
+json_true "  with -v the layout too" '"parts" in j and "map" in j' "$OUT"
 map_check "$sp" 65535 part.0 1
 map_check "$sp" 65536 part.1 65536
 map_check "$sp" 1000000 part.3 48576
