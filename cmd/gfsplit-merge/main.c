@@ -12,6 +12,7 @@
 #include "core.h"
 #include "driver.h"
 #include "copy.h"
+#include "dst.h"
 
 static uint64_t opt_stripe = GFSP_MERGE_STRIPE_DEFAULT;
 static uint64_t opt_buffer = GFSP_COPY_BUFFER_DEFAULT;
@@ -49,12 +50,18 @@ run(int argc, char **argv, MPI_Comm comm)
 	struct gfsp_merge_args a = { 0 };
 	struct gfsp_copy_result res;
 	struct gfsp_error err = { 0 };
-	int rank;
+	char *dst = NULL;
+	int rank, rc;
 
 	(void)argc;
 	MPI_Comm_rank(comm, &rank);
+	/* an existing directory DST means DST/NAME, as with cp */
+	if (gfsp_dst_resolve(comm, argv[0], argv[1], ".split", &dst, &err) != 0) {
+		gfsp_log_gfs_error(&err);
+		return 1;
+	}
 	a.src = argv[0];
-	a.dst = argv[1];
+	a.dst = dst;
 	a.stripe_size = opt_stripe;
 	a.buffer_size = opt_buffer;
 	a.verify = !opt_no_verify;
@@ -63,14 +70,17 @@ run(int argc, char **argv, MPI_Comm comm)
 	a.sync = opt_sync;
 	a.preserve = opt_preserve;
 
-	if (gfsp_merge(comm, &a, &res, &err) != 0) {
+	rc = gfsp_merge(comm, &a, &res, &err);
+	if (rc != 0) {
 		gfsp_log_gfs_error(&err);
+		free(dst);
 		return 1;
 	}
 	if (rank == 0)
 		gfsp_copy_print("gfsplit-merge", a.src, a.dst, &res, opt_json,
 			       a.dry_run);
 	free(res.plan);
+	free(dst);
 	return 0;
 }
 

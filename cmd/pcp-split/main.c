@@ -13,6 +13,7 @@
 #include "core.h"
 #include "driver.h"
 #include "copy.h"
+#include "dst.h"
 
 #define UNSET UINT64_MAX
 
@@ -57,12 +58,18 @@ run(int argc, char **argv, MPI_Comm comm)
 	struct gfsp_split_args a = { 0 };
 	struct gfsp_copy_result res;
 	struct gfsp_error err = { 0 };
-	int rank;
+	char *dst = NULL;
+	int rank, rc;
 
 	(void)argc;
 	MPI_Comm_rank(comm, &rank);
+	/* an existing directory DST means DST/NAME, as with cp */
+	if (gfsp_dst_resolve(comm, argv[0], argv[1], NULL, &dst, &err) != 0) {
+		gfsp_log_gfs_error(&err);
+		return 1;
+	}
 	a.src = argv[0];
-	a.dst = argv[1];
+	a.dst = dst;
 	a.block_size = opt_block == UNSET ? 0 : opt_block;
 	a.buffer_size = opt_buffer;
 	a.force = opt_force;
@@ -73,14 +80,17 @@ run(int argc, char **argv, MPI_Comm comm)
 	a.placement = strcmp(opt_placement, "strict") == 0 ?
 		      GFSP_PLACE_STRICT : GFSP_PLACE_FALLBACK;
 
-	if (gfsp_pcp_split(comm, &a, &res, &err) != 0) {
+	rc = gfsp_pcp_split(comm, &a, &res, &err);
+	if (rc != 0) {
 		gfsp_log_gfs_error(&err);
+		free(dst);
 		return 1;
 	}
 	if (rank == 0)
 		gfsp_copy_print("pcp-split", a.src, a.dst, &res, opt_json,
 			       a.dry_run);
 	free(res.plan);
+	free(dst);
 	return 0;
 }
 

@@ -269,6 +269,65 @@ gfsp_dst_sweep(const struct gfsp_dst *d, const char *tag)
 	return removed;
 }
 
+/* the last component of path, less suffix at its end (if more is left) */
+static char *
+last_name(const char *path, const char *suffix)
+{
+	size_t n = strlen(path), k;
+	const char *b;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	for (b = path + n; b > path && b[-1] != '/'; b--)
+		;
+	k = (size_t)(path + n - b);
+	if (suffix != NULL && k > strlen(suffix) &&
+	    strncmp(b + k - strlen(suffix), suffix, strlen(suffix)) == 0)
+		k -= strlen(suffix);
+	return strndup(b, k);
+}
+
+int
+gfsp_dst_resolve(MPI_Comm comm, const char *src, const char *dst,
+		 const char *suffix, char **out, struct gfsp_error *err)
+{
+	struct gfsp_stat st;
+	char *name = NULL;
+	int rank, rc = 0;
+	size_t n = strlen(dst);
+
+	MPI_Comm_rank(comm, &rank);
+	*out = NULL;
+	if (rank == 0) {
+		if (gfsp_stat(dst, &st, NULL) == 0 && S_ISDIR(st.mode) &&
+		    !gfsp_has_marker(dst)) {
+			name = last_name(src, suffix);
+			if (name == NULL || name[0] == '\0' ||
+			    strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+				rc = gfsp_error_set(err, GFSP_EINVAL, "'%s': no "
+				    "name to give the copy in directory '%s' "
+				    "(name the destination in full)", src, dst);
+			else if (asprintf(out, "%s%s%s", dst,
+					  n > 0 && dst[n - 1] == '/' ? "" : "/",
+					  name) < 0)
+				*out = NULL;
+			free(name);
+		} else {
+			*out = strdup(dst);
+		}
+		if (rc == 0 && *out == NULL)
+			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	}
+	rc = gfsp_agree(comm, rc, err);
+	if (rc == 0)
+		rc = gfsp_bcast_string(comm, out, err);
+	if (rc) {
+		free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
 int
 gfsp_dst_not_source(const char *src, const char *dst, struct gfsp_error *err)
 {
@@ -282,28 +341,98 @@ gfsp_dst_not_source(const char *src, const char *dst, struct gfsp_error *err)
 	    dst);
 }
 
+/* under /dev, /proc or /sys: a device, a process's descriptor
+ * (/dev/stdout), a kernel setting: nothing a copy replaces */
+static int
+in_system_tree(const char *real)
+{
+	static const char *const roots[] = { "/dev", "/proc", "/sys" };
+	size_t i, n;
+
+	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		n = strlen(roots[i]);
+		if (strncmp(real, roots[i], n) == 0 &&
+		    (real[n] == '/' || real[n] == '\0'))
+			return 1;
+	}
+	return 0;
+}
+
 /*
- * May an existing destination be replaced?  Only with force, and only if it
- * is a regular file or a split directory: --force never wipes an arbitrary
- * directory.
+ * Is DEST a symbolic link?  --force replaces the link, as cp
+ * --remove-destination and rsync do, never the file it leads to (whatever
+ * that is: the link is not followed); but not a link in /dev, /proc or
+ * /sys (/dev/stdout).  0: not a link; 1: a link that may go; -1 (err
+ * set): refused.
+ */
+static int
+check_link(const struct gfsp_dst *d, int force, int say,
+	   struct gfsp_error *err)
+{
+	struct gfsp_stat lst;
+	char *real_parent, *target = NULL;
+	int sys;
+
+	if (strstr(d->path, "://") != NULL ||
+	    gfsp_lstat(d->path, &lst, NULL) != 0 || !S_ISLNK(lst.mode))
+		return 0;
+	real_parent = realpath(d->parent, NULL);
+	sys = real_parent == NULL || in_system_tree(real_parent);
+	free(real_parent);
+	if (sys) {
+		gfsp_error_set(err, GFSP_EEXIST, "'%s' is a symbolic link in "
+		    "/dev, /proc or /sys (refusing to replace it)", d->path);
+		return -1;
+	}
+	if (!force) {
+		gfsp_error_set(err, GFSP_EEXIST, "'%s' exists, a symbolic "
+		    "link (use --force to replace the link)", d->path);
+		return -1;
+	}
+	if (say && gfsp_readlink(d->path, &target, NULL) == 0)
+		gfsp_log_verbose("'%s' is a symbolic link to '%s': --force "
+				"replaces the link; '%s' is left as it is",
+				d->path, target, target);
+	free(target);
+	return 1;
+}
+
+/*
+ * May an existing destination be replaced?  Only with force, and only if
+ * it is a regular file, a split directory or a symbolic link (the link
+ * goes): --force never wipes an arbitrary directory, nor a device.
  */
 static int
 check_replaceable(const struct gfsp_dst *d, const struct gfsp_stat *st,
-		  int force, struct gfsp_error *err)
+		  int force, int installing, struct gfsp_error *err)
 {
-	if (!force)
-		return gfsp_error_set(err, GFSP_EEXIST,
-		    "'%s' exists (use --force to replace it)", d->path);
-	if (S_ISREG(st->mode))
-		return 0;
-	if (!S_ISDIR(st->mode))
+	char *real;
+	int sys = 0, link;
+
+	link = check_link(d, force, installing, err);
+	if (link != 0)
+		return link < 0 ? err->code : 0;
+	/* what --force would not replace either is said first */
+	if (strstr(d->path, "://") == NULL) {
+		real = realpath(d->path, NULL);
+		sys = real != NULL && in_system_tree(real);
+		free(real);
+	}
+	if (sys)
+		return gfsp_error_set(err, GFSP_EEXIST, "'%s' exists and leads "
+		    "into /dev, /proc or /sys (refusing to replace it)",
+		    d->path);
+	if (!S_ISREG(st->mode) && !S_ISDIR(st->mode))
 		return gfsp_error_set(err, GFSP_EEXIST,
 		    "'%s' exists and is not a regular file (refusing to "
 		    "replace it)", d->path);
-	if (!gfsp_has_marker(d->path))
+	if (S_ISDIR(st->mode) && !gfsp_has_marker(d->path))
 		return gfsp_error_set(err, GFSP_EEXIST,
 		    "'%s' is a directory but not a split file (refusing to "
 		    "replace it)", d->path);
+	if (!force)
+		return gfsp_error_set(err, GFSP_EEXIST,
+		    "'%s' exists (use --force to replace it)", d->path);
 	return 0;
 }
 
@@ -318,7 +447,7 @@ gfsp_dst_check(struct gfsp_dst *d, int force, struct gfsp_error *err)
 	d->seen_absent = rc == GFSP_ENOENT;
 	d->seen_ino = rc == 0 ? st.ino : 0;
 	if (rc == 0)
-		return check_replaceable(d, &st, force, err);
+		return check_replaceable(d, &st, force, 0, err);
 	if (rc != GFSP_ENOENT)
 		return gfsp_error_set(err, rc, "%s", serr.msg);
 	gfsp_error_clear(&serr);
@@ -365,7 +494,7 @@ gfsp_dst_install(const struct gfsp_dst *d, const char *tmp, int force,
 	}
 	if (rc)
 		return gfsp_error_set(err, rc, "%s", serr.msg);
-	rc = check_replaceable(d, &st, force, err);
+	rc = check_replaceable(d, &st, force, 1, err);
 	if (rc)
 		return rc;
 	old = gfsp_dst_sibling(d, "old");

@@ -30,6 +30,15 @@ struct gfsp_dst {
  */
 int gfsp_dst_follow(const char *path, char **out, struct gfsp_error *err);
 
+/*
+ * Collective: cp's rule for DEST.  An existing directory that is not a
+ * split file means DEST/NAME, NAME the last component of src (less
+ * suffix at its end: ".split" for a merge); anything else is DEST itself.
+ * Rank 0 looks; every rank gets *out (malloc'd).
+ */
+int gfsp_dst_resolve(MPI_Comm comm, const char *src, const char *dst,
+		     const char *suffix, char **out, struct gfsp_error *err);
+
 /* IN dst; OUT d (free with gfsp_dst_free, also after a failure) */
 int gfsp_dst_parse(struct gfsp_dst *d, const char *dst, struct gfsp_error *err);
 void gfsp_dst_free(struct gfsp_dst *d);

@@ -248,10 +248,12 @@ expect_exit "split --force that fails midway" 1 env GFSPLIT_FAULT=pwrite:1:10000
 check "failed split --force left DST unchanged" test "$(cat "$TMPD"/oldsplit/* | sha256sum)" = "$sum_old"
 check "split --force replaces DST" mpirun_n 2 "$BIN/pcp-split" --force -b 64k "$src" "$TMPD/oldsplit"
 check_parts "replaced split file is right" "$src" "$TMPD/oldsplit" 2 65536
-mkdir "$TMPD/notsplit"; echo "mine" >"$TMPD/notsplit/file"
+# (a plain directory DST means DST/NAME: here that is a plain directory too)
+mkdir -p "$TMPD/notsplit/${src##*/}"; echo "mine" >"$TMPD/notsplit/${src##*/}/file"
 expect_exit "split --force onto a plain directory is refused" 1 mpirun_n 2 "$BIN/pcp-split" \
 	--force "$src" "$TMPD/notsplit"
-check "the plain directory is untouched" test "$(cat "$TMPD/notsplit/file")" = mine
+output_has "  saying why" "is a directory but not a split file \(refusing"
+check "the plain directory is untouched" test "$(cat "$TMPD/notsplit/${src##*/}/file")" = mine
 no_leftovers "split --force left nothing temporary" "$TMPD"
 
 # ---- --json summaries
@@ -298,5 +300,42 @@ for m in 600 640 644; do
 	[ "$got" = "$want" ] && ok "a $m source: parts and metadata $m, directory $(printf '%o' "$d"), merged file $m" ||
 		not_ok "a $m source: modes of what split and merge make" "got $got, wanted $want"
 done
+
+# ---- destinations as with cp: an existing directory DEST means DEST/NAME
+D5=$TMPD/dest5
+mkdir -p "$D5/dir" "$D5/out"
+make_file "$D5/small.dat" $((3 * 1048576 + 77)) 9
+check "pcp-split into an existing directory (DIR/)" mpirun_n 2 "$BIN/pcp-split" "$D5/small.dat" "$D5/dir/"
+check "  makes DIR/NAME, a split file" test -f "$D5/dir/small.dat/gfsplit.meta"
+expect_exit "  again, without the slash: DIR/NAME exists" 1 mpirun_n 2 "$BIN/pcp-split" "$D5/small.dat" "$D5/dir"
+output_has "  said of DIR/NAME" "dir/small\.dat' exists \(use --force"
+check "  --force replaces DIR/NAME" mpirun_n 2 "$BIN/pcp-split" --force "$D5/small.dat" "$D5/dir"
+check "gfsplit-merge into an existing directory" mpirun_n 2 "$BIN/gfsplit-merge" "$D5/dir/small.dat" "$D5/out"
+same_bytes "  makes DIR/NAME with the source's bytes" "$D5/small.dat" "$D5/out/small.dat"
+mpirun_n 2 "$BIN/pcp-split" "$D5/small.dat" "$D5/s.split" >/dev/null 2>&1
+check "  of NAME.split, DIR/NAME" mpirun_n 1 "$BIN/gfsplit-merge" "$D5/s.split" "$D5/out/"
+same_bytes "  (the .split left off)" "$D5/small.dat" "$D5/out/s"
+# --force over a symbolic link replaces the link, never what it leads to
+echo "the link's target" >"$D5/target"
+sum_t=$(sha256sum <"$D5/target")
+ln -s target "$D5/lnk"
+check "pcp-split --force over a symbolic link" mpirun_n 2 "$BIN/pcp-split" -v --force "$D5/small.dat" "$D5/lnk"
+grep -q "lnk' is a symbolic link to 'target': --force replaces the link" "$TMPD/.out" &&
+	ok "  -v says so" || not_ok "  -v says so" "$(cat "$TMPD/.out")"
+check "  the link became the split file" test -d "$D5/lnk" -a ! -L "$D5/lnk"
+check "  and the file it led to is untouched" test "$(sha256sum <"$D5/target")" = "$sum_t"
+ln -s target "$D5/lnk2"
+expect_exit "  without --force, a link is not replaced" 1 mpirun_n 1 "$BIN/pcp-split" "$D5/small.dat" "$D5/lnk2"
+output_has "  saying it is a link" "lnk2' exists, a symbolic link \(use --force to replace the link\)"
+# never a device, /dev/stdout, or a link in /dev
+expect_exit "pcp-split --force onto /dev/null fails" 1 "$BIN/pcp-split" --force "$D5/small.dat" /dev/null
+output_has "  saying why" "/dev/null' exists and leads into /dev"
+check "  /dev/null is still the device" test -c /dev/null
+"$BIN/pcp-split" --force "$D5/small.dat" /dev/stdout >"$D5/so" 2>"$D5/so.err"; rc=$?
+[ "$rc" -eq 1 ] && grep -q "/dev/stdout' is a symbolic link in /dev" "$D5/so.err" && [ -L /dev/stdout ] &&
+	ok "pcp-split --force onto /dev/stdout (a file) fails, /dev/stdout still a link" ||
+	not_ok "pcp-split --force onto /dev/stdout fails" "exit $rc" "$(cat "$D5/so.err")" "$(ls -l /dev/stdout)"
+expect_exit "gfsplit-merge --force onto a FIFO fails" 1 sh -c "mkfifo '$D5/fifo' && '$BIN/gfsplit-merge' --force '$D5/s.split' '$D5/fifo'"
+output_has "  saying why" "fifo' exists and is not a regular file"
 
 finish
