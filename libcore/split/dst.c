@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 
 #include "core.h"
 #include "dst.h"
@@ -255,13 +257,21 @@ gfsp_dst_sweep(const struct gfsp_dst *d, const char *tag)
 	for (i = 0; i < n; i++) {
 		if (v[i].state != GFSP_LEFT_GONE)
 			continue;
+		char sz[32];
+		uint64_t bytes = gfsp_tree_bytes(v[i].path);
+
+		/* a run that failed or was stopped removes what it made: one
+		 * that left this could not run its clean-up */
 		if (gfsp_lstat(v[i].path, &st, NULL) == 0 &&
 		    ((S_ISDIR(st.mode) && gfsp_remove_tree(v[i].path,
 							  NULL) == 0) ||
 		     (S_ISREG(st.mode) && gfsp_unlink(v[i].path, NULL) == 0))) {
-			gfsp_log_warn("removed '%s', left by a run that was "
-				      "killed (process %ld of this node is "
-				      "gone)", v[i].path, v[i].pid);
+			gfsp_log_warn("removed '%s' (%s), left by process %ld "
+				      "of this node, which ended without its "
+				      "clean-up (killed: kill -9, the OOM "
+				      "killer, the end of its job)", v[i].path,
+				      gfsp_format_size(bytes, sz, sizeof(sz)),
+				      v[i].pid);
 			removed++;
 		}
 	}
@@ -436,13 +446,60 @@ check_replaceable(const struct gfsp_dst *d, const struct gfsp_stat *st,
 	return 0;
 }
 
+#define FUSE_MAGIC	0x65735546
+
+/*
+ * Is dir inside a view of gfsplit-mount (fstype fuse.gfsplit)?  Its source
+ * in src.  A split file written through the view would become a file of
+ * the view before it is whole: it goes to the source directory.
+ */
+static int
+in_gfsplit_view(const char *dir, char *src, size_t len)
+{
+	struct statfs sf;
+	struct stat st;
+	char line[4096], fst[256], dev[64], mine[64];
+	FILE *f;
+	int found = 0;
+
+	if (strstr(dir, "://") != NULL || statfs(dir, &sf) != 0 ||
+	    (unsigned long)sf.f_type != FUSE_MAGIC || stat(dir, &st) != 0)
+		return 0;
+	snprintf(mine, sizeof(mine), "%u:%u", major(st.st_dev),
+		 minor(st.st_dev));
+	f = fopen("/proc/self/mountinfo", "r");
+	if (f == NULL)
+		return 0;
+	/* "ID PARENT MAJ:MIN ROOT POINT OPTS [TAGS] - FSTYPE SOURCE ..." */
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		char *sep = strstr(line, " - ");
+
+		if (sep == NULL || sscanf(line, "%*s %*s %63s", dev) != 1 ||
+		    strcmp(dev, mine) != 0 ||
+		    sscanf(sep + 3, "%255s %*s", fst) != 1 ||
+		    strcmp(fst, "fuse.gfsplit") != 0)
+			continue;
+		found = 1;
+		if (sscanf(sep + 3, "%*s %4095s", line) == 1)
+			snprintf(src, len, "%s", line);
+	}
+	fclose(f);
+	return found;
+}
+
 int
 gfsp_dst_check(struct gfsp_dst *d, int force, struct gfsp_error *err)
 {
+	char src[4096] = "its source";
 	struct gfsp_stat st;
 	struct gfsp_error serr = { 0 };
 	int rc;
 
+	if (in_gfsplit_view(d->parent, src, sizeof(src)))
+		return gfsp_error_set(err, GFSP_EINVAL, "cannot create '%s': "
+		    "'%s' is in a gfsplit-mount view (of '%s'); write the split "
+		    "file into the source directory, where the view shows it "
+		    "once it is whole", d->path, d->parent, src);
 	rc = gfsp_stat(d->path, &st, &serr);
 	d->seen_absent = rc == GFSP_ENOENT;
 	d->seen_ino = rc == 0 ? st.ino : 0;

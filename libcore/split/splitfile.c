@@ -231,7 +231,16 @@ abort_all(struct gfsp_split_writer *w)
 	made = w->tmp_made;
 	gfsp_agree(w->comm, 0, &e);
 	if (w->rank == 0 && made) {
-		gfsp_remove_tree(w->tmp, &e);
+		char sz[32];
+		uint64_t bytes = gfsp_tree_bytes(w->tmp);
+
+		gfsp_error_clear(&e);
+		if (gfsp_remove_tree(w->tmp, &e) != 0)
+			gfsp_log_warn("cannot remove '%s' (%s), which this run "
+				      "made: %s; stat-layout '%s' lists it, and "
+				      "the next run into it removes it", w->tmp,
+				      gfsp_format_size(bytes, sz, sizeof(sz)),
+				      e.msg, w->dst.path);
 		w->tmp_made = 0;
 	}
 }

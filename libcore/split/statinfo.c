@@ -264,6 +264,8 @@ add_leftovers(const char *path, json_object **info)
 		json_object_object_add(e, "pid", json_object_new_int64(
 		    v[i].pid));
 		add_str(e, "process", state[v[i].state]);
+		json_object_object_add(e, "bytes", json_object_new_uint64(
+		    gfsp_tree_bytes(v[i].path)));
 		json_object_array_add(arr, e);
 	}
 	json_object_object_add(*info, "temporaries", arr);
@@ -546,13 +548,15 @@ static void
 text_leftovers(FILE *f, json_object *info)
 {
 	json_object *arr = get(info, "temporaries"), *e;
+	char sz[32];
 	size_t i;
 
 	for (i = 0; arr != NULL && i < json_object_array_length(arr); i++) {
 		e = json_object_array_get_idx(arr, i);
-		fprintf(f, "left over:    %s (process %" PRIu64 " on %s: %s)\n",
-			str(e, "path"), u64(e, "pid"), str(e, "node"),
-			str(e, "process"));
+		fprintf(f, "left over:    %s (%s; process %" PRIu64 " on %s: "
+			"%s)\n", str(e, "path"), gfsp_format_size(u64(e,
+			"bytes"), sz, sizeof(sz)), u64(e, "pid"),
+			str(e, "node"), str(e, "process"));
 	}
 }
 

@@ -411,6 +411,36 @@ gfsp_remove_tree_paths(const char *path, struct gfsp_error *err)
 	return erc ? erc : rc;
 }
 
+static uint64_t
+tree_bytes(const char *path, int depth)
+{
+	struct gfsp_stat st;
+	char **names = NULL, *p;
+	size_t n = 0, i;
+	uint64_t sum;
+
+	if (gfsp_lstat(path, &st, NULL) != 0)
+		return 0;
+	sum = st.blocks_bytes ? st.blocks_bytes : st.size;
+	if (!S_ISDIR(st.mode) || depth > 64 ||
+	    gfsp_readdir(path, &names, &n, NULL) != 0)
+		return S_ISDIR(st.mode) ? 0 : sum;
+	sum = 0;
+	for (i = 0; i < n; i++)
+		if (asprintf(&p, "%s/%s", path, names[i]) >= 0) {
+			sum += tree_bytes(p, depth + 1);
+			free(p);
+		}
+	gfsp_strv_free(names, n);
+	return sum;
+}
+
+uint64_t
+gfsp_tree_bytes(const char *path)
+{
+	return tree_bytes(path, 0);
+}
+
 int
 gfsp_rename(const char *from, const char *to, struct gfsp_error *err)
 {

@@ -264,6 +264,10 @@ int gfsp_remove_tree_at(int dfd, const char *name, const uint64_t id[2],
 /* The same by paths, one operation each: for a backend that resolves its
  * paths on a server of its own (Gfarm) */
 int gfsp_remove_tree_paths(const char *path, struct gfsp_error *err);
+/* The space the file or tree at path holds (allocated bytes where the
+ * store tells them, else sizes; links not followed), for messages about
+ * what is left over.  0 if none can be read. */
+uint64_t gfsp_tree_bytes(const char *path);
 int gfsp_rename(const char *from, const char *to, struct gfsp_error *err);
 int gfsp_readdir(const char *path, char ***names, size_t *n,
 		struct gfsp_error *err);

@@ -97,10 +97,26 @@ no_leftovers "  and removes the temporary directory before it ends" "$TMPD" "$TM
 stop_case "pcp-split, kill -9 to the ranks" "[1-9][0-9]*" KILL-ranks pcp-split "$F" "$TMPD/d4"
 expect_exit "  stat-layout of the DST it never made: exit 1" 1 "$BIN/stat-layout" "$TMPD/d4"
 output_has "  listing what was left, and that its process is gone" \
-	"left over: +.*/\.d4\.gfsplit-tmp\.[^ ]+ \(process [0-9]+ on [^ ]+: gone\)"
+	"left over: +.*/\.d4\.gfsplit-tmp\.[^ ]+ \([0-9.]+ [KM]iB; process [0-9]+ on [^ ]+: gone\)"
 "$BIN/stat-layout" --json "$TMPD/d4" >"$TMPD/left.json" 2>/dev/null
-json_true "  and in its JSON" 'len(j["temporaries"]) == 1 and j["temporaries"][0]["process"] == "gone"' "$TMPD/left.json"
+json_true "  and in its JSON, with the space it holds" 'len(j["temporaries"]) == 1 and j["temporaries"][0]["process"] == "gone" and j["temporaries"][0]["bytes"] > 0' "$TMPD/left.json"
 json_valid stat-layout "$TMPD/left.json"
 check "  the next run succeeds" mpirun_n 2 "$BIN/pcp-split" -q "$F" "$TMPD/d4"
+grep -Eq "removed '.*/\.d4\.gfsplit-tmp\.[^']+' \([0-9.]+ [KM]iB\), left by process [0-9]+ of this node, which ended without its clean-up" "$TMPD/.out" &&
+	ok "  saying what it removed, the space, and why it was there" || not_ok "  saying what it removed" "$(cat "$TMPD/.out")"
 no_leftovers "  and leaves no temporary directory" "$TMPD"
+
+# a split file is not written through a gfsplit-mount view (it would be a
+# file of the view before it is whole): refused before anything is made
+need_fuse
+mkdir -p "$TMPD/vsrc"
+if mount_up "$TMPD/vsrc" "$TMPD/view"; then
+	expect_exit "pcp-split into a gfsplit-mount view fails" 1 mpirun_n 2 "$BIN/pcp-split" "$F" "$TMPD/view/v.split"
+	output_has "  saying where to write instead" "view' is in a gfsplit-mount view \(of '.*vsrc'\); write the split file into the source directory"
+	left=$(ls -A "$TMPD/vsrc")
+	[ -z "$left" ] && ok "  and leaves nothing in the source" || not_ok "  and leaves nothing in the source" "$left"
+	mount_down "$TMPD/view"
+else
+	not_ok "gfsplit-mount of a directory comes up" "$(cat "$TMPD/.mount.out")"
+fi
 finish
