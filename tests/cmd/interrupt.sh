@@ -28,10 +28,15 @@ mpirun_n 2 "$BIN/pcp-split" -q "$F" "$TMPD/s.split" ||
 # exit status matching WANT (a grep -E pattern) within LIMIT seconds;
 # stderr in $OUT
 #   HOW: INT-ranks | TERM-ranks | KILL-ranks | INT-mpiexec | TERM-mpiexec |
-#        TERM-1-stop-0
+#        TERM-1-stop-0 | INT-group (the job's process group: a terminal's
+#        Ctrl-C)
 stop_case() {
 	_d=$1 _want=$2 _how=$3 _prog=$4; shift 4
-	( exec timeout -k 5 "$LIMIT" "$MPIEXEC" -n 2 env GFSPLIT_FAULT=slow:0:1M \
+	# (a terminal's Ctrl-C goes to its foreground process group: mpiexec,
+	# its proxies and the ranks at once; setsid makes the job one)
+	_pre=
+	[ "$_how" = INT-group ] && _pre="setsid -w"
+	( exec timeout -k 5 "$LIMIT" $_pre "$MPIEXEC" -n 2 env GFSPLIT_FAULT=slow:0:1M \
 		"$BIN/$_prog" --buffer-size 1M "$@" >/dev/null 2>"$OUT" ) &
 	_job=$!
 	_t0=$(date +%s)
@@ -39,6 +44,7 @@ stop_case() {
 	sleep 0.5
 	case $_how in
 	INT-mpiexec) pkill -INT -f "^$MPIEXEC -n 2 env GFSPLIT_FAULT=slow.*$TMPD" ;;
+	INT-group) kill -INT -- "-$(pgrep -f "^$MPIEXEC -n 2 env GFSPLIT_FAULT=slow.*$TMPD")" ;;
 	TERM-mpiexec) pkill -TERM -f "^$MPIEXEC -n 2 env GFSPLIT_FAULT=slow.*$TMPD" ;;
 	INT-ranks|TERM-ranks|KILL-ranks)
 		for _p in $(ranks_of "bin/$_prog " | awk '{print $1}'); do kill -"${_how%-ranks}" "$_p"; done ;;
@@ -69,6 +75,10 @@ no_leftovers "  no split file, no temporary directory" "$TMPD" "$TMPD/d2"
 stop_case "pcp-split, Ctrl-C to mpiexec (status 130, or hydra's 0)" "130|0" INT-mpiexec pcp-split "$F" "$TMPD/d3"
 output_has "  the ranks stop" "interrupted by SIGINT"
 no_leftovers "  no split file, no temporary directory" "$TMPD" "$TMPD/d3"
+
+stop_case "pcp-split, Ctrl-C at a terminal (SIGINT to mpiexec and the ranks at once)" "130|0" INT-group pcp-split "$F" "$TMPD/d5"
+output_has "  the ranks stop" "interrupted by SIGINT"
+no_leftovers "  no split file, no temporary directory" "$TMPD" "$TMPD/d5"
 
 stop_case "pcp-split --force over an existing DST, SIGINT" 130 INT-ranks pcp-split --force "$F" "$TMPD/s.split"
 check "  the old split file is untouched" mpirun_n 2 "$BIN/gfsplit-merge" -q "$TMPD/s.split" "$TMPD/back"
