@@ -17,7 +17,7 @@
 static uint64_t opt_stripe = GFSP_MERGE_STRIPE_DEFAULT;
 static uint64_t opt_buffer = GFSP_COPY_BUFFER_DEFAULT;
 static int opt_no_verify, opt_force, opt_dry_run, opt_json, opt_sync;
-static int opt_preserve;
+static int opt_preserve, opt_no_sparse;
 
 static const struct gfsp_opt opts[] = {
 	{ "stripe-size", 0, GFSP_OPT_SIZE, "SIZE",
@@ -36,6 +36,9 @@ static const struct gfsp_opt opts[] = {
 	  NULL },
 	{ "json", 0, GFSP_OPT_FLAG, NULL,
 	  "print a JSON summary on stdout", &opt_json, NULL },
+	{ "no-sparse", 0, GFSP_OPT_FLAG, NULL,
+	  "write the holes of parts that have them into DST as zeros",
+	  &opt_no_sparse, NULL },
 	{ "sync", 0, GFSP_OPT_FLAG, NULL,
 	  "fsync DST before it is renamed into place", &opt_sync, NULL },
 	{ "preserve", 'p', GFSP_OPT_FLAG, NULL,
@@ -69,6 +72,7 @@ run(int argc, char **argv, MPI_Comm comm)
 	a.dry_run = opt_dry_run;
 	a.sync = opt_sync;
 	a.preserve = opt_preserve;
+	a.no_sparse = opt_no_sparse;
 
 	rc = gfsp_merge(comm, &a, &res, &err);
 	if (rc != 0) {

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -824,8 +825,18 @@ fs_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	if (h->l != NULL) {
 		rc = gfsp_layout_seek(h->l, (uint64_t)off,
 		    whence == SEEK_DATA, &at, &found, &err);
+	} else if (gfsp_file_fd(h->f) >= 0) {
+		/* a plain file: its own holes, as the kernel tells them */
+		off_t r = lseek(gfsp_file_fd(h->f), off, whence);
+
+		rc = 0;
+		found = r >= 0;
+		at = r >= 0 ? (uint64_t)r : 0;
+		if (r < 0 && errno != ENXIO)
+			rc = gfsp_error_errno(&err, errno, "lseek");
 	} else {
-		/* a plain file is all data, then the hole at its end */
+		/* (a store that cannot tell: all data, then the hole at
+		 * its end) */
 		rc = gfsp_fstat(h->f, &st, &err);
 		found = rc == 0 && (uint64_t)off < st.size;
 		at = whence == SEEK_DATA ? (uint64_t)off : st.size;

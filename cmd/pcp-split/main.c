@@ -19,7 +19,8 @@
 
 static uint64_t opt_block = UNSET;
 static uint64_t opt_buffer = GFSP_COPY_BUFFER_DEFAULT;
-static int opt_force, opt_dry_run, opt_json, opt_sync, opt_preserve;
+static int opt_force, opt_dry_run, opt_json, opt_sync, opt_preserve,
+	   opt_no_sparse;
 static const char *opt_hosts;
 static const char *opt_placement = "fallback";
 
@@ -44,6 +45,9 @@ static const struct gfsp_opt opts[] = {
 	{ "placement", 0, GFSP_OPT_STRING, "POLICY",
 	  "when a rank's node is down or full: 'fallback' to another node "
 	  "(default) or fail ('strict')", &opt_placement, "strict|fallback" },
+	{ "no-sparse", 0, GFSP_OPT_FLAG, NULL,
+	  "write a sparse SRC's holes into the parts as zeros",
+	  &opt_no_sparse, NULL },
 	{ "sync", 0, GFSP_OPT_FLAG, NULL,
 	  "fsync parts and metadata before the commit", &opt_sync, NULL },
 	{ "preserve", 'p', GFSP_OPT_FLAG, NULL,
@@ -76,6 +80,7 @@ run(int argc, char **argv, MPI_Comm comm)
 	a.dry_run = opt_dry_run;
 	a.sync = opt_sync;
 	a.preserve = opt_preserve;
+	a.no_sparse = opt_no_sparse;
 	a.hosts = opt_hosts ? opt_hosts : getenv("GFSPLIT_GFARM_HOSTS");
 	a.placement = strcmp(opt_placement, "strict") == 0 ?
 		      GFSP_PLACE_STRICT : GFSP_PLACE_FALLBACK;

@@ -50,6 +50,7 @@ struct gfsp_copy_result {
 	uint64_t data_bytes;	/* merge: bytes written (holes excluded) */
 	uint64_t stripe_size;	/* merge: output stripe */
 	int misplaced;		/* split: parts not on their rank's host */
+	uint64_t hole_bytes;	/* zeros left holes (in the parts, in DST) */
 	/* dry run only: one entry per rank (rank 0 only; caller frees) */
 	struct gfsp_plan_rank *plan;
 };
@@ -68,6 +69,8 @@ struct gfsp_split_args {
 	enum gfsp_place_policy placement;
 	int preserve;		/* -p: the source's mode, owner and times
 				 * recorded in the marker (format 4) */
+	int no_sparse;		/* a sparse source's zeros written, not
+				 * left holes in the parts */
 };
 
 struct gfsp_merge_args {
@@ -81,6 +84,7 @@ struct gfsp_merge_args {
 	int sync;
 	int preserve;		/* -p: DST gets the mode, owner (where
 				 * allowed) and times the marker records */
+	int no_sparse;		/* parts with holes: DST written dense */
 };
 
 /*

@@ -127,6 +127,8 @@ struct merge_ctx {
 	struct gfsp_progress *prog;
 	uint64_t done, data_bytes;
 	uint64_t away;		/* of them, read from another node's parts */
+	int sparse;		/* the parts hold holes: so does DST */
+	uint64_t holes;		/* of data_bytes, left holes in DST */
 };
 
 /* ------------------------------------------------- segment hashing */
@@ -477,8 +479,11 @@ merge_consume(void *arg, const struct gfsp_chunk *c, struct gfsp_error *err)
 		len = m->ext[i].len;
 		for (j = i + 1; j < m->n && m->ext[j].part >= 0; j++)
 			len += m->ext[j].len;
-		rc = gfsp_pwrite(x->out, buf + (start - g0), (size_t)len, start,
-				err);
+		rc = x->sparse ? gfsp_pwrite_sparse(x->out, buf + (start - g0),
+						    (size_t)len, start, 1,
+						    &x->holes, err)
+			       : gfsp_pwrite(x->out, buf + (start - g0),
+					     (size_t)len, start, err);
 		if (rc)
 			return rc;
 		x->data_bytes += len;
@@ -903,6 +908,14 @@ merge_open(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_merge_args *a,
 		rc = gfsp_dst_not_source(a->src, a->dst, err);
 	if (rc == 0 && x->rank == 0)
 		rc = gfsp_dst_check(dst, a->force, err);
+	/* parts with holes (pcp-split of a sparse source) give a sparse
+	 * DST, as cp gives a sparse copy of a sparse file */
+	if (rc == 0 && x->rank == 0 && !a->no_sparse)
+		x->sparse = gfsp_layout_sparse(x->l);
+	rc = gfsp_agree(comm, rc, err);
+	if (rc == 0)
+		rc = gfsp_mpi_check(gfsp_bcast(&x->sparse, 1, MPI_INT, 0, comm),
+				   "MPI_Bcast", err);
 	return gfsp_agree(comm, rc, err);
 }
 
@@ -1095,6 +1108,9 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	data = x.data_bytes;
 	rc = gfsp_mpi_check(gfsp_reduce(&data, &res->data_bytes, 1,
 	    MPI_UINT64_T, MPI_SUM, 0, comm), "MPI_Reduce", err);
+	if (rc == 0)
+		rc = gfsp_mpi_check(gfsp_reduce(&x.holes, &res->hole_bytes, 1,
+		    MPI_UINT64_T, MPI_SUM, 0, comm), "MPI_Reduce", err);
 	rc = gfsp_agree(comm, rc, err);
 	if (rc == 0) {
 		res->seconds = gfsp_now() - t0;

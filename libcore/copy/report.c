@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core.h"
 #include "copy.h"
@@ -54,6 +55,8 @@ gfsp_copy_result_json(const char *command, const char *src, const char *dst,
 	if (!dry_run && res->writers == 0)	/* split */
 		json_object_object_add(o, "misplaced_parts",
 				       json_object_new_int(res->misplaced));
+	if (!dry_run)
+		add_u64(o, "hole_bytes", res->hole_bytes);
 	if (!dry_run) {
 		json_object_object_add(o, "max_rss_kib",
 		    json_object_new_int64(res->max_rss_kib));
@@ -90,6 +93,10 @@ gfsp_copy_result_line(const struct gfsp_copy_result *res, char *buf,
 	snprintf(buf, len, "%s in %.2f s (%s/s, %d rank%s, peak rss %ld KiB)",
 		 sz, secs, rate, res->ranks, res->ranks == 1 ? "" : "s",
 		 res->max_rss_kib);
+	if (res->hole_bytes > 0 && strlen(buf) + 1 < len)
+		snprintf(buf + strlen(buf), len - strlen(buf), ", %s of it "
+			 "holes kept", gfsp_format_size(res->hole_bytes, sz,
+							sizeof(sz)));
 	return buf;
 }
 

@@ -203,7 +203,8 @@ stat_open(const char *path, struct gfsp_file **src, struct gfsp_stat *fst,
  */
 static int
 open_source(MPI_Comm comm, const char *path, struct gfsp_file **src,
-	    uint64_t *size, struct gfsp_attrs *at, struct gfsp_error *err)
+	    uint64_t *size, int *sparse, struct gfsp_attrs *at,
+	    struct gfsp_error *err)
 {
 	struct gfsp_stat st, mine;
 	uint64_t v[13];
@@ -233,7 +234,7 @@ open_source(MPI_Comm comm, const char *path, struct gfsp_file **src,
 		v[9] = st.gen;
 		v[10] = (uint64_t)st.ctime;
 		v[11] = st.ctime_ns;
-		v[12] = 0;
+		v[12] = st.blocks_bytes;
 	}
 	rc = gfsp_mpi_check(gfsp_bcast(v, 13, MPI_UINT64_T, 0, comm),
 			   "MPI_Bcast", err);
@@ -252,12 +253,14 @@ open_source(MPI_Comm comm, const char *path, struct gfsp_file **src,
 		st.gen = v[9];
 		st.ctime = (int64_t)v[10];
 		st.ctime_ns = v[11];
+		st.blocks_bytes = v[12];
 		if (!gfsp_same_identity(&st, &mine))
 			rc = gfsp_error_set(err, GFSP_ESTALE, "'%s' changed "
 			    "while the ranks opened it (another file under "
 			    "its name): nothing done", path);
 	}
 	*size = st.size;
+	*sparse = st.blocks_bytes < st.size;
 	at->mode = st.mode & 07777;
 	at->uid = st.uid;
 	at->gid = st.gid;
@@ -344,7 +347,8 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	char sz[32];
 	struct gfsp_attrs at = { 0 };
 	char host[GFSP_NAME_MAX];
-	int rank, nprocs, rc;
+	int rank, nprocs, rc, sparse = 0;
+	uint64_t holes = 0;
 	double t0;
 
 	MPI_Comm_rank(comm, &rank);
@@ -359,7 +363,7 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	/* entries differ by rank, so may their errors: agree first */
 	rc = gfsp_agree(comm, host_of(a, rank, host, sizeof(host), err), err);
 	if (rc == 0)
-		rc = open_source(comm, a->src, &src, &size, &at, err);
+		rc = open_source(comm, a->src, &src, &size, &sparse, &at, err);
 	if (rc == 0)
 		rc = gfsp_agree(comm, rank == 0 ? gfsp_dst_not_source(a->src,
 			       a->dst, err) : 0, err);
@@ -395,6 +399,10 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	opts.host = host[0] != '\0' ? host : NULL;
 	opts.policy = a->placement;
 	opts.misplaced = &res->misplaced;
+	/* a sparse source (fewer blocks than its size needs) keeps its
+	 * holes, in the parts, as cp and stage-in keep them */
+	opts.sparse = sparse && !a->no_sparse;
+	opts.holes = &holes;
 	gfsp_watch_phase("creating the parts");
 	rc = gfsp_split_create(comm, a->dst, &view, &opts, &w, &resolved, err);
 	if (rc)
@@ -423,7 +431,11 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	gfsp_log_each("wrote part.%d of '%s' (%s)", rank, a->dst,
 		      gfsp_format_size(psize, sz, sizeof(sz)));
 	res->seconds = gfsp_now() - t0;
-	rc = gfsp_copy_usage(comm, res, err);
+	rc = gfsp_mpi_check(gfsp_reduce(&holes, &res->hole_bytes, 1,
+					MPI_UINT64_T, MPI_SUM, 0, comm),
+			   "MPI_Reduce", err);
+	if (rc == 0)
+		rc = gfsp_copy_usage(comm, res, err);
 out:
 	if (src != NULL)
 		gfsp_close(src, NULL);

@@ -23,6 +23,8 @@
 #include "layout_impl.h"
 #include "mount.h"
 
+#define MBLOCKS_PARTS	1024	/* parts stat'ed for a split file's st_blocks */
+
 /* ------------------------------------------------------------ entries */
 
 int
@@ -58,7 +60,11 @@ gfsp_mentry_stat(const char *path, struct gfsp_mentry *e,
 	}
 	e->kind = GFSP_MSPLIT;
 	e->st.size = m.logical_size;
-	e->st.blocks_bytes = m.logical_size;
+	/* st_blocks from the parts: du, and cp's choice of a sparse copy,
+	 * see the holes a sparse source left (a stat a part; past
+	 * MBLOCKS_PARTS parts the logical size, as if dense) */
+	e->st.blocks_bytes = m.nprocs <= MBLOCKS_PARTS ?
+	    gfsp_parts_allocated(path, m.nprocs) : m.logical_size;
 	e->st.mtime = m.ctime;
 	e->st.mtime_ns = 0;
 	return 0;

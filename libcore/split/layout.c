@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core.h"
 #include "layout_impl.h"
@@ -43,6 +44,40 @@ gfsp_part_path(const char *dir, int rank)
 	char *s;
 
 	return asprintf(&s, "%s/part.%d", dir, rank) < 0 ? NULL : s;
+}
+
+uint64_t
+gfsp_parts_allocated(const char *dir, int nprocs)
+{
+	struct gfsp_stat st;
+	uint64_t sum = 0;
+	char *p;
+	int r;
+
+	for (r = 0; r < nprocs; r++) {
+		p = gfsp_part_path(dir, r);
+		if (p != NULL && gfsp_stat(p, &st, NULL) == 0)
+			sum += st.blocks_bytes;
+		free(p);
+	}
+	return sum;
+}
+
+uint64_t
+gfsp_layout_allocated(const struct gfsp_layout *l)
+{
+	return gfsp_parts_allocated(l->path, l->nprocs);
+}
+
+int
+gfsp_layout_sparse(const struct gfsp_layout *l)
+{
+	uint64_t sizes = 0;
+	int r;
+
+	for (r = 0; r < l->nprocs; r++)
+		sizes += l->part_size[r];
+	return gfsp_layout_allocated(l) < sizes;
 }
 
 char *
@@ -1460,11 +1495,43 @@ out:
 
 #define SEEK_WINDOW	((uint64_t)64 << 20)	/* logical bytes per map */
 
+/*
+ * Inside extent e (from logical offset g on): where the next data
+ * (data) or hole of its part is, as a logical offset, or e's end if none
+ * before it.  A part's own holes (pcp-split of a sparse source) are asked
+ * of its file (SEEK_DATA, SEEK_HOLE); a store that cannot tell (no
+ * descriptor: Gfarm) has none.
+ */
+static uint64_t
+part_seek(const struct gfsp_layout *l, const struct gfsp_extent *e,
+	  uint64_t g, int data)
+{
+	uint64_t end = e->goff + e->len, lo = e->loff + (g - e->goff);
+	struct gfsp_file *f = NULL;
+	char *path = gfsp_part_path(l->path, e->part);
+	off_t r = -1;
+	int fd;
+
+	if (path != NULL && gfsp_open(path, GFSP_O_RDONLY, 0, &f, NULL) == 0 &&
+	    (fd = gfsp_file_fd(f)) >= 0)
+		r = lseek(fd, (off_t)lo, data ? SEEK_DATA : SEEK_HOLE);
+	else
+		r = data ? (off_t)lo : (off_t)(e->loff + e->len);
+	if (f != NULL)
+		gfsp_close(f, NULL);
+	free(path);
+	if (r < 0)		/* ENXIO: no data from there on */
+		return end;
+	if ((uint64_t)r < lo)
+		r = (off_t)lo;
+	return GFSP_MIN(e->goff + ((uint64_t)r - e->loff), end);
+}
+
 int
 gfsp_layout_seek(const struct gfsp_layout *l, uint64_t off, int data,
 		 uint64_t *at, int *found, struct gfsp_error *err)
 {
-	uint64_t size = l->marker.logical_size, g = off, w;
+	uint64_t size = l->marker.logical_size, g = off, w, from, x = 0;
 	struct gfsp_extent *ext;
 	size_t n, i;
 	int rc;
@@ -1478,13 +1545,22 @@ gfsp_layout_seek(const struct gfsp_layout *l, uint64_t off, int data,
 		rc = gfsp_layout_map(l, g, w, &ext, &n, err);
 		if (rc)
 			return rc;
-		for (i = 0; i < n && (ext[i].part >= 0) != data; i++)
-			;
-		if (i < n)
-			g = GFSP_MAX(ext[i].goff, off);
+		for (i = 0; i < n; i++) {
+			from = GFSP_MAX(ext[i].goff, off);
+			if (ext[i].part < 0) {
+				if (!data) {
+					x = from;
+					break;
+				}
+				continue;
+			}
+			x = part_seek(l, &ext[i], from, data);
+			if (x < ext[i].goff + ext[i].len)
+				break;
+		}
 		free(ext);
 		if (i < n) {
-			*at = g;
+			*at = x;
 			*found = 1;
 			return 0;
 		}

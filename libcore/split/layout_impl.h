@@ -150,6 +150,18 @@ int gfsp_layout_open_held(const char *path, struct gfsp_layout **out,
 int gfsp_layout_seek(const struct gfsp_layout *l, uint64_t off, int data,
 		    uint64_t *at, int *found, struct gfsp_error *err);
 
+/*
+ * The space the parts hold (their allocated bytes, where the store tells
+ * them; else their sizes): less than their sizes summed when they have
+ * holes (pcp-split of a sparse source).  A stat of each part.
+ */
+uint64_t gfsp_layout_allocated(const struct gfsp_layout *l);
+/* The same of the parts part.0 .. part.(nprocs-1) of split directory dir,
+ * without opening its layout (gfsplit-mount's st_blocks) */
+uint64_t gfsp_parts_allocated(const char *dir, int nprocs);
+/* Do the parts hold holes (gfsp_layout_allocated < their sizes)? */
+int gfsp_layout_sparse(const struct gfsp_layout *l);
+
 /* Open part `rank` for reading (cached in l->parts). */
 int gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
 		    struct gfsp_error *err);

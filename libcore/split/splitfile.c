@@ -85,6 +85,9 @@ struct gfsp_split_writer {
 	int part_made;		/* this rank created part_path */
 	struct gfsp_phash *hash;
 	uint64_t size;		/* bytes appended */
+	int sparse;		/* appended zeros may stay holes */
+	uint64_t holes;		/* bytes that did */
+	uint64_t *holes_out;
 	struct gfsp_place place;	/* where the part should land */
 	char *host;		/* place.host, copied */
 	char (*landed)[GFSP_NAME_MAX];	/* [nprocs] where each part went */
@@ -393,6 +396,8 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 	if (opts->host != NULL && w->host == NULL)
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	w->misplaced = opts->misplaced;
+	w->sparse = opts->sparse;
+	w->holes_out = opts->holes;
 	w->seg_size = opts->seg_size ? opts->seg_size : GFSP_SEG_SIZE_DEFAULT;
 	if (opts->layout != NULL && strlen(opts->layout) >= sizeof(w->layout))
 		rc = gfsp_error_set(err, GFSP_EINVAL,
@@ -503,7 +508,9 @@ gfsp_split_append(struct gfsp_split_writer *w, const void *buf, size_t len,
 		    "append to a split file that is not open");
 	if (len == 0)
 		return 0;
-	rc = gfsp_pwrite(w->part, buf, len, w->size, err);
+	rc = w->sparse ? gfsp_pwrite_sparse(w->part, buf, len, w->size, 1,
+					    &w->holes, err)
+		       : gfsp_pwrite(w->part, buf, len, w->size, err);
 	if (rc)
 		return rc;
 	gfsp_phash_update(w->hash, buf, len);
@@ -1250,7 +1257,12 @@ gfsp_split_finish(struct gfsp_split_writer *w, int rc, uint64_t logical_size,
 	if (w->log != NULL)
 		logical_size = GFSP_MAX(logical_size, w->base_size);
 
-	/* the part is complete: its size and checksum are final */
+	/* the part is complete: its size and checksum are final (holes at
+	 * its end left it short) */
+	if (rc == 0 && w->holes > 0)
+		rc = gfsp_ftruncate(w->part, w->size, err);
+	if (w->holes_out != NULL)
+		*w->holes_out = w->holes;
 	if (rc == 0)
 		rc = rehash(w, err);
 	if (w->sync)

@@ -170,6 +170,11 @@ struct gfsp_split_opts {
 	 * another writer made or replaced it meanwhile, fail (GFSP_EEXIST)
 	 * and leave it (the MPI-IO library: handles in other processes) */
 	int guard;
+	/* a sparse source (pcp-split): aligned runs of GFSP_HOLE_MIN zeros
+	 * appended stay holes in the part (gfsp_pwrite_sparse) */
+	int sparse;
+	/* OUT, if non-NULL: this rank's bytes left holes so */
+	uint64_t *holes;
 };
 
 struct gfsp_split_writer;

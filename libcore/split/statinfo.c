@@ -17,7 +17,9 @@
  *                     "replicas": [..], "on_writer_node" } ],  (Gfarm)
  *     "misplaced_parts",   (parts not on their writer's node)
  *     "coverage": { "data_bytes", "hole_bytes", "holes", "first_hole",
- *                   "overlap_bytes" },
+ *                   "overlap_bytes", "allocated_bytes" },
+ *                   (allocated: the space the parts hold, less than
+ *                   data_bytes where they have holes: a sparse source)
  *     "map":      { "offset", "hole", "part", "file", "local_offset",
  *                   "contiguous" },                       (with --map)
  *     "check":    { "ok", "problems": [..] } }            (with --check)
@@ -374,6 +376,7 @@ gfsp_statinfo_layout(struct gfsp_layout *l, const char *path,
 	else
 		json_object_object_add(c, "first_hole", NULL);
 	add_u64(c, "overlap_bytes", cov.overlap_bytes);
+	add_u64(c, "allocated_bytes", gfsp_layout_allocated(l));
 	json_object_object_add(o, "coverage", c);
 
 	if (opt->map) {
@@ -621,6 +624,10 @@ gfsp_statinfo_text(json_object *info, int map_only)
 		fprintf(f, ", first hole at %" PRIu64, u64(c, "first_hole"));
 	fprintf(f, ", %" PRIu64 " bytes overlapping\n",
 		u64(c, "overlap_bytes"));
+	if (u64(c, "allocated_bytes") < u64(c, "data_bytes"))
+		fprintf(f, "space:        %s allocated: the parts keep holes "
+			"(a sparse source)\n", gfsp_format_size(u64(c,
+			"allocated_bytes"), sz, sizeof(sz)));
 
 	if ((m = get(info, "map")) != NULL)
 		text_map(f, m, "map:          ");

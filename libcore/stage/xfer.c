@@ -1227,55 +1227,25 @@ close:
 	wr_reset(x);
 }
 
-#define HOLE_MIN	((size_t)64 << 10)	/* zeros punched, not written */
-
-static int
-all_zero(const unsigned char *p, size_t n)
-{
-	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
-}
-
 /*
  * A chunk's bytes into the destination.  Of a sparse source (fewer blocks
- * than its size needs; --no-sparse off), each aligned run of HOLE_MIN
- * zero bytes becomes a hole, punched rather than skipped so that whatever
- * a temporary held there before (a resumed copy) reads as zeros; the
- * file's size is set at its end.  Elsewhere, and where holes cannot be
- * punched, the bytes are written.
+ * than its size needs; --no-sparse off), each aligned run of
+ * GFSP_HOLE_MIN zero bytes becomes a hole, punched rather than skipped so
+ * that whatever a temporary held there before (a resumed copy) reads as
+ * zeros; the file's size is set at its end.  Elsewhere, and where holes
+ * cannot be punched, the bytes are written.
  */
 static int
 wr_data(struct gfsp_xfer *x, const struct gfsp_sfile *f, const struct xhdr *h,
 	const unsigned char *data, struct gfsp_error *e)
 {
 	struct wr *w = &x->wr;
-	uint64_t off = h->dst_off;
-	size_t len = h->dst_len, at = 0, run, n;
-	int fd = gfsp_file_fd(w->out), zero, z;
 
-	if (!x->o.sparse || h->zdst || f->gfsz || fd < 0 ||
+	if (!x->o.sparse || h->zdst || f->gfsz ||
 	    f->st.blocks_bytes >= f->st.size)
-		return gfsp_pwrite(w->out, data, len, off, e);
-	while (at < len) {
-		/* a run of pieces that are all zero, or all not */
-		for (run = at, zero = -1; run < len; run += n) {
-			n = GFSP_MIN(HOLE_MIN - (size_t)((off + run) % HOLE_MIN),
-				     len - run);
-			z = n == HOLE_MIN && all_zero(data + run, n);
-			if (zero != -1 && z != zero)
-				break;
-			zero = z;
-		}
-		if (zero && fallocate(fd, FALLOC_FL_PUNCH_HOLE |
-				      FALLOC_FL_KEEP_SIZE, (off_t)(off + at),
-				      (off_t)(run - at)) == 0) {
-			x->stats.bytes_holes += run - at;
-		} else if (gfsp_pwrite(w->out, data + at, run - at, off + at,
-				       e) != 0) {
-			return e->code;
-		}
-		at = run;
-	}
-	return 0;
+		return gfsp_pwrite(w->out, data, h->dst_len, h->dst_off, e);
+	return gfsp_pwrite_sparse(w->out, data, h->dst_len, h->dst_off, 0,
+				  &x->stats.bytes_holes, e);
 }
 
 /* Write one chunk (h, data) of piece p here. */

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +205,48 @@ gfsp_pwrite(struct gfsp_file *f, const void *buf, size_t len, uint64_t off,
 	rc = file_ops(f)->pwrite(f, buf, len, off, err);
 	gfsp_watch_beat();
 	return rc;
+}
+
+static int
+all_zero(const unsigned char *p, size_t n)
+{
+	return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+int
+gfsp_pwrite_sparse(struct gfsp_file *f, const void *buf, size_t len,
+		  uint64_t off, int fresh, uint64_t *holes,
+		  struct gfsp_error *err)
+{
+	const unsigned char *data = buf;
+	size_t at = 0, run, n;
+	int fd = gfsp_file_fd(f), zero, z, left;
+
+	if (!fresh && fd < 0)
+		return gfsp_pwrite(f, buf, len, off, err);
+	while (at < len) {
+		/* a run of pieces that are all zero, or all not */
+		for (run = at, zero = -1; run < len; run += n) {
+			n = GFSP_MIN(GFSP_HOLE_MIN - (size_t)((off + run) %
+				     GFSP_HOLE_MIN), len - run);
+			z = n == GFSP_HOLE_MIN && all_zero(data + run, n);
+			if (zero != -1 && z != zero)
+				break;
+			zero = z;
+		}
+		left = zero && (fresh || fallocate(fd, FALLOC_FL_PUNCH_HOLE |
+				FALLOC_FL_KEEP_SIZE, (off_t)(off + at),
+				(off_t)(run - at)) == 0);
+		if (left) {
+			if (holes != NULL)
+				*holes += run - at;
+		} else if (gfsp_pwrite(f, data + at, run - at, off + at,
+				       err) != 0) {
+			return err->code;
+		}
+		at = run;
+	}
+	return 0;
 }
 
 int
@@ -421,7 +464,7 @@ tree_bytes(const char *path, int depth)
 
 	if (gfsp_lstat(path, &st, NULL) != 0)
 		return 0;
-	sum = st.blocks_bytes ? st.blocks_bytes : st.size;
+	sum = st.blocks_bytes;
 	if (!S_ISDIR(st.mode) || depth > 64 ||
 	    gfsp_readdir(path, &names, &n, NULL) != 0)
 		return S_ISDIR(st.mode) ? 0 : sum;

@@ -212,6 +212,19 @@ int gfsp_pread(struct gfsp_file *f, void *buf, size_t len, uint64_t off,
 	      size_t *done, struct gfsp_error *err);
 int gfsp_pwrite(struct gfsp_file *f, const void *buf, size_t len, uint64_t off,
 	       struct gfsp_error *err);
+/*
+ * The bytes of a sparse source: each aligned run of GFSP_HOLE_MIN zero
+ * bytes is left a hole instead of written.  fresh: nothing was ever
+ * written there (a new file: the run is skipped); else the hole is
+ * punched (POSIX; where that fails, or on a store without a descriptor,
+ * the zeros are written).  The caller sets the file's size at its end
+ * (gfsp_ftruncate): a hole at the end does not make it.  *holes (may be
+ * NULL) grows by the bytes left holes.
+ */
+#define GFSP_HOLE_MIN	((size_t)64 << 10)
+int gfsp_pwrite_sparse(struct gfsp_file *f, const void *buf, size_t len,
+		      uint64_t off, int fresh, uint64_t *holes,
+		      struct gfsp_error *err);
 int gfsp_fstat(struct gfsp_file *f, struct gfsp_stat *st, struct gfsp_error *err);
 int gfsp_ftruncate(struct gfsp_file *f, uint64_t size, struct gfsp_error *err);
 int gfsp_fsetattr(struct gfsp_file *f, uint32_t mode, int64_t atime,

@@ -338,4 +338,59 @@ check "  /dev/null is still the device" test -c /dev/null
 expect_exit "gfsplit-merge --force onto a FIFO fails" 1 sh -c "mkfifo '$D5/fifo' && '$BIN/gfsplit-merge' --force '$D5/s.split' '$D5/fifo'"
 output_has "  saying why" "fifo' exists and is not a regular file"
 
+# ---- a sparse source keeps its holes: in the parts, in the merged file,
+# and through gfsplit-mount (st_blocks, SEEK_DATA/SEEK_HOLE, cp)
+SP=$TMPD/sparse
+mkdir -p "$SP/src"
+truncate -s 64M "$SP/src/sp"
+dd if=/dev/urandom of="$SP/src/sp" bs=1M count=2 seek=20 conv=notrunc 2>/dev/null
+printf 'tail' | dd of="$SP/src/sp" bs=1 seek=$((64 * 1048576 - 4)) conv=notrunc 2>/dev/null
+alloc() { du -k -s "$1" | cut -f1; }
+if mpirun_n 3 "$BIN/pcp-split" --json "$SP/src/sp" "$SP/src/sp.split" >"$SP/j" 2>"$SP/err"; then
+	ok "pcp-split of a sparse source (64 MiB, 2 MiB of data)"
+else
+	not_ok "pcp-split of a sparse source" "$(cat "$SP/err")"
+fi
+[ "$(alloc "$SP/src/sp.split")" -lt 8192 ] && ok "  the parts keep the holes ($(alloc "$SP/src/sp.split") KiB on disk)" ||
+	not_ok "  the parts keep the holes" "$(alloc "$SP/src/sp.split") KiB on disk"
+json_true "  JSON: the holes counted" 'j["hole_bytes"] >= 60 * 1048576' "$SP/j"
+"$BIN/stat-layout" --json "$SP/src/sp.split" >"$SP/st" 2>&1
+json_true "  stat-layout: allocated_bytes below data_bytes" 'j["coverage"]["allocated_bytes"] < 8 << 20 and j["coverage"]["data_bytes"] == 64 << 20' "$SP/st"
+check "gfsplit-merge of it" mpirun_n 2 "$BIN/gfsplit-merge" "$SP/src/sp.split" "$SP/back"
+same_bytes "  the same bytes" "$SP/src/sp" "$SP/back"
+[ "$(alloc "$SP/back")" -lt 8192 ] && ok "  and a sparse file again ($(alloc "$SP/back") KiB on disk)" ||
+	not_ok "  and a sparse file again" "$(alloc "$SP/back") KiB on disk"
+check "pcp-split --no-sparse" mpirun_n 3 "$BIN/pcp-split" --no-sparse "$SP/src/sp" "$SP/dense.split"
+[ "$(alloc "$SP/dense.split")" -ge 65536 ] && ok "  writes the zeros ($(alloc "$SP/dense.split") KiB on disk)" ||
+	not_ok "  writes the zeros" "$(alloc "$SP/dense.split") KiB on disk"
+check "gfsplit-merge --no-sparse" mpirun_n 2 "$BIN/gfsplit-merge" --no-sparse "$SP/src/sp.split" "$SP/dense"
+same_bytes "  the same bytes" "$SP/src/sp" "$SP/dense"
+[ "$(alloc "$SP/dense")" -ge 65536 ] && ok "  dense ($(alloc "$SP/dense") KiB on disk)" ||
+	not_ok "  dense" "$(alloc "$SP/dense") KiB on disk"
+need_fuse
+if mount_up "$SP/src" "$SP/view"; then
+	[ "$(alloc "$SP/view/sp.split")" -lt 8192 ] && ok "through gfsplit-mount, du sees the holes ($(alloc "$SP/view/sp.split") KiB)" ||
+		not_ok "through gfsplit-mount, du sees the holes" "$(stat -c '%s %b %B' "$SP/view/sp.split")"
+	if python3 - "$SP/view/sp.split" >"$SP/seek" 2>&1 <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+M = 1 << 20
+assert os.lseek(fd, 0, os.SEEK_HOLE) == 0
+assert os.lseek(fd, 0, os.SEEK_DATA) == 20 * M, os.lseek(fd, 0, os.SEEK_DATA)
+assert os.lseek(fd, 20 * M, os.SEEK_HOLE) == 22 * M, os.lseek(fd, 20 * M, os.SEEK_HOLE)
+d = os.lseek(fd, 22 * M, os.SEEK_DATA)
+assert 63 * M <= d < 64 * M, d
+assert os.lseek(fd, d, os.SEEK_HOLE) == 64 * M
+PY
+	then ok "  SEEK_DATA and SEEK_HOLE find the data at 20 MiB and the tail"
+	else not_ok "  SEEK_DATA and SEEK_HOLE" "$(cat "$SP/seek")"; fi
+	cp "$SP/view/sp.split" "$SP/cp"
+	same_bytes "  plain cp of it has the same bytes" "$SP/src/sp" "$SP/cp"
+	[ "$(alloc "$SP/cp")" -lt 8192 ] && ok "  and is sparse ($(alloc "$SP/cp") KiB on disk)" ||
+		not_ok "  and is sparse" "$(alloc "$SP/cp") KiB on disk"
+	mount_down "$SP/view"
+else
+	not_ok "gfsplit-mount of the sparse split file comes up" "$(cat "$TMPD/.mount.out")"
+fi
+
 finish
