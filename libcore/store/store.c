@@ -222,7 +222,7 @@ gfsp_pwrite_sparse(struct gfsp_file *f, const void *buf, size_t len,
 	size_t at = 0, run, n;
 	int fd = gfsp_file_fd(f), zero, z, left;
 
-	if (!fresh && fd < 0)
+	if (fd < 0)
 		return gfsp_pwrite(f, buf, len, off, err);
 	while (at < len) {
 		/* a run of pieces that are all zero, or all not */
