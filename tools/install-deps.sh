@@ -14,8 +14,9 @@ set -eu
 # and their shaping (ip, tc), and its reachability check (tests/cluster.sh);
 # libfuse3-dev fuse3: gfsplit-mount (configure finds libfuse3; fusermount3
 # unmounts); attr: getfattr, which the mount's tests read its xattrs with;
-# mandoc: the man pages' lint (tests/cmd/packaging.sh); dpkg-dev debhelper
-# fakeroot lintian: the Debian packages of make deb, and their check;
+# mandoc: the man pages' lint, man-db: their layout at 80 columns
+# (tests/cmd/packaging.sh); dpkg-dev debhelper fakeroot lintian: the Debian
+# packages of make deb, and their check;
 # lua5.4 tcl: the interpreters that tests/cmd/packaging.sh runs the Lmod and
 # Tcl module files with (not Lmod or Environment Modules themselves);
 # python3-jsonschema: the validator the tests check every --json output
@@ -24,7 +25,7 @@ set -eu
 PKGS="build-essential pkg-config python3 mpich libmpich-dev libjson-c-dev libxxhash-dev
 libzstd-dev zstd libibverbs-dev util-linux gfmd gfsd gfarm-client libgfarm-dev
 libhdf5-mpich-dev hdf5-tools clang libclang-rt-14-dev iproute2 iputils-ping
-libfuse3-dev fuse3 attr mandoc dpkg-dev debhelper fakeroot lintian
+libfuse3-dev fuse3 attr mandoc man-db dpkg-dev debhelper fakeroot lintian
 lua5.4 tcl python3-jsonschema autoconf automake libtool"
 missing=""
 for p in $PKGS; do

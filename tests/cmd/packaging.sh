@@ -37,6 +37,24 @@ else
 	not_ok "every .TH has one date and gfsplit $version" "$th"
 fi
 
+# ---- every page fits a terminal of 80 columns, as man(1) lays it out
+# there (man-db and groff, MANWIDTH=80; the C locale, so that awk's
+# length, in bytes, counts columns).  wide PAGE...: each line over 80
+# columns as "PAGE: WIDTH: LINE"; a page that renders to nothing is one too
+wide() {
+	for _m in "$@"; do
+		LC_ALL=C MANWIDTH=80 man -l "$_m" 2>/dev/null | awk -v m="${_m##*/}" '
+			length > 80 { print m ": " length ": " $0 } END { if (NR == 0) print m ": renders empty" }'
+	done
+}
+if command -v man >/dev/null 2>&1 && command -v groff >/dev/null 2>&1; then
+	w=$(wide "$TOP"/man/*)
+	[ -z "$w" ] && ok "man -l at MANWIDTH=80: no line of man/* wider than 80 columns" ||
+		not_ok "man -l at MANWIDTH=80: no line of man/* wider than 80 columns" "$w"
+else
+	skip "man/* at MANWIDTH=80" "no man or groff (apt-get install man-db groff-base)"
+fi
+
 # ---- the Spack recipe: run against a stand-in for spack.package, which
 # records the directives; its variants, dependencies and configure options
 # (each one configure --help knows)
