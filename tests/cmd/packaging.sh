@@ -145,6 +145,11 @@ grep -qx 'sysconfdir=/etc/gfs' "$TMPD/dirs" && grep -qx 'libdir=/opt/gfs/x86/lib
 expect_exit "configure --libdir without a directory is a usage error" 2 sh -c 'cd "$1" && ./configure --libdir' _ "$TMPD/src"
 
 root=$TMPD/root
+# there before: an empty bindir and a datadir holding a file of the site's;
+# uninstall must leave both, and remove every directory install made
+mkdir -p "$root/opt/gfs/x86/bin" "$root/opt/gfs/data"
+echo site >"$root/opt/gfs/data/site.conf"
+(cd "$root" && find . -type d | sort) >"$TMPD/dirs.before"
 expect_exit "make install DESTDIR= with those directories" 0 make -s -C "$TOP" install DESTDIR="$root" "${dirs[@]}"
 want=""
 for c in $CMDS; do
@@ -163,7 +168,7 @@ missing=""
 for f in $want; do [ -e "$root/opt/gfs/$f" ] || missing="$missing $f"; done
 [ -z "$missing" ] && ok "every file in its directory" || not_ok "every file in its directory" "missing:$missing" \
 	"$(cd "$root" && find . -type f | head -n 20)"
-n=$(find "$root" ! -type d | wc -l)
+n=$(find "$root" ! -type d ! -name site.conf | wc -l)
 [ "$n" -eq "$(echo "$want" | wc -w)" ] && ok "and nothing else ($n files)" ||
 	not_ok "and nothing else" "$n files: $(cd "$root" && find . ! -type d | sort | tr '\n' ' ')"
 readlink "$root/opt/gfs/x86/lib64/libgfsplit.so" | grep -qx libgfsplit.so.0 &&
@@ -193,12 +198,28 @@ fi
 
 expect_exit "make uninstall with the same directories" 0 make -s -C "$TOP" uninstall DESTDIR="$root" "${dirs[@]}"
 left=$(cd "$root" && find . ! -type d | sort)
-[ -z "$left" ] && ok "make uninstall removes every file install put" ||
-	not_ok "make uninstall removes every file install put" "left: $left"
-is_absent "and the preload directory of gfsplit's own, empty" "$root/opt/gfs/x86/lib64/gfsplit"
-[ -d "$root/opt/gfs/x86/lib64" ] && [ -d "$root/opt/gfs/x86/bin" ] &&
-	ok "but no directory that is not gfsplit's own" || not_ok "but no directory that is not gfsplit's own"
+[ "$left" = ./opt/gfs/data/site.conf ] && ok "make uninstall removes every file install put, and no other" ||
+	not_ok "make uninstall removes every file install put, and no other" "left: $left"
+(cd "$root" && find . -type d | sort) >"$TMPD/dirs.after"
+cmp -s "$TMPD/dirs.before" "$TMPD/dirs.after" &&
+	ok "and every directory install made ($(grep -c . "$TMPD/dirs.before") were there before, kept)" ||
+	not_ok "and every directory install made, and no other" "$(diff "$TMPD/dirs.before" "$TMPD/dirs.after")"
 expect_exit "make uninstall again (nothing there) succeeds" 0 make -s -C "$TOP" uninstall DESTDIR="$root" "${dirs[@]}"
+# after make clean (no record of the directories install made) only
+# gfsplit's own go: DATADIR/gfsplit, a preload directory of its own
+rm -rf "$root"
+mkdir -p "$root"
+make -s -C "$TOP" install DESTDIR="$root" "${dirs[@]}" DIRS_RECORD="$TMPD/record" >"$OUT" 2>&1
+expect_exit "make uninstall without the record of install" 0 \
+	make -s -C "$TOP" uninstall DESTDIR="$root" "${dirs[@]}" DIRS_RECORD="$TMPD/no-record"
+left=$(cd "$root" && find . ! -type d | sort)
+if [ -z "$left" ] && [ ! -e "$root/opt/gfs/x86/lib64/gfsplit" ] && [ ! -e "$root/opt/gfs/data/gfsplit" ] &&
+    [ -d "$root/opt/gfs/x86/lib64" ] && [ -d "$root/opt/gfs/x86/bin" ]; then
+	ok "removes the files and gfsplit's own directories, no other"
+else
+	not_ok "removes the files and gfsplit's own directories, no other" "left: $left" \
+		"$(cd "$root" && find . -type d | sort | tr '\n' ' ')"
+fi
 
 # ---- the module files, run by lua and tclsh with stand-ins for Lmod's and
 # Environment Modules' commands that print what the module does to the
