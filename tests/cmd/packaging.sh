@@ -221,6 +221,25 @@ else
 		"$(cd "$root" && find . -type d | sort | tr '\n' ' ')"
 fi
 
+# LAUNCHER_COMPLETIONS=no: no completion files for the launchers, and a
+# launcher's completion that is there already (another package's) is
+# neither overwritten nor removed
+nl=$TMPD/nolaunch
+bc=$nl/usr/share/bash-completion/completions
+mkdir -p "$bc"
+echo theirs >"$bc/mpiexec"
+make -s -C "$TOP" install DESTDIR="$nl" PREFIX=/usr LAUNCHER_COMPLETIONS=no DIRS_RECORD="$TMPD/nl.rec" >"$OUT" 2>&1
+c=" $(cd "$bc" && ls | tr '\n' ' ')"
+bad=""
+case $c in *" pcp-split "*) ;; *) bad="$bad no completion of pcp-split;" ;; esac
+case $c in *" mpirun "* | *" mpiexec.hydra "*) bad="$bad a launcher's:$c;" ;; esac
+[ "$(cat "$bc/mpiexec")" = theirs ] || bad="$bad install overwrote mpiexec's;"
+make -s -C "$TOP" uninstall DESTDIR="$nl" PREFIX=/usr LAUNCHER_COMPLETIONS=no DIRS_RECORD="$TMPD/nl.rec" >>"$OUT" 2>&1
+[ "$(cat "$bc/mpiexec" 2>&1)" = theirs ] || bad="$bad uninstall removed or changed mpiexec's;"
+[ ! -e "$bc/pcp-split" ] || bad="$bad uninstall left pcp-split's;"
+[ -z "$bad" ] && ok "LAUNCHER_COMPLETIONS=no: no completion of a launcher; another's mpiexec kept as it was" ||
+	not_ok "LAUNCHER_COMPLETIONS=no: no completion of a launcher; another's mpiexec kept as it was" "$bad" "$(tail -n 5 "$OUT")"
+
 # ---- the module files, run by lua and tclsh with stand-ins for Lmod's and
 # Environment Modules' commands that print what the module does to the
 # environment: both do the same, every directory they add to a path is one
@@ -386,7 +405,17 @@ for c in $CMDS; do bins="$bins usr/bin/$c"; men="$men usr/share/man/man1/$c.1.gz
 # shellcheck disable=SC2086
 has gfsplit "the commands, their man pages and completions" $bins $men usr/share/man/man5/gfsplit.5.gz \
 	usr/share/bash-completion/completions/pcp-split usr/share/zsh/vendor-completions/_pcp-split \
-	usr/share/bash-completion/completions/mpiexec usr/share/gfsplit/schemas/pcp-split.schema.json
+	usr/share/gfsplit/schemas/pcp-split.schema.json
+# the MPI packages' files: no package of gfsplit's holds a completion of a
+# launcher (it would conflict with theirs)
+l=$(for p in gfsplit libgfsplit0 libgfsplit-dev gfsplit-preload; do
+	dpkg-deb -c "$deb/${p}_${version}_$arch.deb" 2>&1 | grep -E '/(mpiexec|mpirun|mpiexec\.hydra|srun)( |$)|^dpkg-deb'
+done)
+[ -z "$l" ] && ok "no package holds a completion of mpiexec, mpirun, mpiexec.hydra or srun" ||
+	not_ok "no package holds a completion of mpiexec, mpirun, mpiexec.hydra or srun" "$l"
+r=$(dpkg-deb -f "$deb/gfsplit_${version}_$arch.deb" Recommends 2>&1)
+printf '%s\n' "$r" | grep -Eq '(^|, )bash-completion(,|$)' && ok "gfsplit recommends bash-completion" ||
+	not_ok "gfsplit recommends bash-completion" "Recommends: $r"
 has libgfsplit0 "the shared library" "usr/lib/$tri/libgfsplit.so.0"
 has libgfsplit-dev "header, pkg-config file, static library and .so link" usr/include/gfsplit.h \
 	"usr/lib/$tri/pkgconfig/gfsplit.pc" "usr/lib/$tri/libgfsplit.a" "usr/lib/$tri/libgfsplit.so -> libgfsplit.so.0"
@@ -411,4 +440,10 @@ zgrep -q "LD_PRELOAD=/usr/lib/$tri/gfsplit/libgfsplit-mpiio\.so" "$x/usr/share/m
 	not_ok "the packaged gfsplit-mpiio(7) names /usr/lib/$tri/gfsplit" "$(zgrep LD_PRELOAD "$x/usr/share/man/man7/gfsplit-mpiio.7.gz")"
 grep -qx "libdir=/usr/lib/$tri" "$x/usr/lib/$tri/pkgconfig/gfsplit.pc" && ok "the packaged gfsplit.pc has the multiarch libdir" ||
 	not_ok "the packaged gfsplit.pc has the multiarch libdir" "$(cat "$x/usr/lib/$tri/pkgconfig/gfsplit.pc")"
+# the packaged pages name the longer /usr/lib/TRIPLET/gfsplit: still 80
+if command -v man >/dev/null 2>&1 && command -v groff >/dev/null 2>&1; then
+	w=$(wide "$x"/usr/share/man/man*/*)
+	[ -z "$w" ] && ok "man -l at MANWIDTH=80: no line of a packaged page wider than 80 columns" ||
+		not_ok "man -l at MANWIDTH=80: no line of a packaged page wider than 80 columns" "$w"
+fi
 finish
