@@ -55,10 +55,16 @@ else
 	skip "man/* at MANWIDTH=80" "no man or groff (apt-get install man-db groff-base)"
 fi
 
-# ---- the Spack recipe: run against a stand-in for spack.package, which
-# records the directives; its variants, dependencies and configure options
+# ---- the Spack recipe: valid Python (py_compile), then run against a
+# stand-in for spack.package, which records the directives: homepage, url
+# and git, a develop version and this version with a sha256 (checked
+# against make dist below), the site's MPI (not MPICH), +gfarm off (Spack
+# has no gfarm package), its variants, dependencies and configure options
 # (each one configure --help knows)
 "$TOP/configure" --help >"$TMPD/help"
+check "the Spack recipe compiles (python3 -m py_compile)" \
+	python3 -c 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)' \
+	"$TOP/packaging/spack/package.py" "$TMPD/package.pyc"
 if python3 - "$TOP/packaging/spack/package.py" "$TMPD/help" "$version" >"$TMPD/spack.out" 2>&1 <<'PY'
 import sys, types
 recipe, helpf, version = sys.argv[1:4]
@@ -67,7 +73,7 @@ api = types.ModuleType("spack.package")
 class MakefilePackage:
     pass
 api.MakefilePackage = MakefilePackage
-api.version = lambda v, **kw: rec["version"].append(v)
+api.version = lambda v, **kw: rec["version"].append((v, kw))
 api.variant = lambda name, default=None, description="", **kw: rec["variant"].__setitem__(name, default)
 api.depends_on = lambda spec, when=None, type=None: rec["depends_on"].append((spec, when))
 calls = []
@@ -83,18 +89,33 @@ exec(compile(open(recipe).read(), recipe, "exec"), ns)
 cls = ns["Gfsplit"]
 assert issubclass(cls, MakefilePackage), "Gfsplit is not a MakefilePackage"
 assert {"gfarm", "verbs", "zstd"} <= set(rec["variant"]), "variants: %s" % rec["variant"]
+assert rec["variant"]["gfarm"] is False, "+gfarm is on by default, and Spack has no gfarm package"
 when = {w for _, w in rec["depends_on"]}
 assert {"+gfarm", "+verbs", "+zstd"} <= when, "conditional dependencies: %s" % rec["depends_on"]
-assert version in rec["version"], "versions %s, not %s" % (rec["version"], version)
+names = {d.split("@")[0]: d for d, w in rec["depends_on"] if w is None}
+assert "mpi" in names and "mpich" not in names and "openmpi" not in names, \
+    "depends on %s, not on the virtual mpi" % sorted(names)
+for attr in ("homepage", "url", "git"):
+    assert getattr(cls, attr, "").startswith("https://"), "no %s: %r" % (attr, getattr(cls, attr, None))
+assert cls.url.endswith("/gfsplit-%s.tar.gz" % version), "url %s is not of gfsplit-%s.tar.gz" % (cls.url, version)
+vs = dict(rec["version"])
+assert version in vs, "versions %s, not %s" % (sorted(vs), version)
+sha = vs[version].get("sha256", "")
+assert len(sha) == 64 and all(c in "0123456789abcdef" for c in sha), "version %s: sha256 %r" % (version, sha)
+assert vs.get("develop", {}).get("branch"), "no develop version of a branch: %s" % rec["version"]
 
 # edit() with a spec of the given variants: the configure options it gives
 class Dep:
-    prefix = "/spack/dep"
-    mpicc = "/spack/mpich/bin/mpicc"
+    def __init__(self, name):
+        self.prefix = "/spack/" + name
+        self.mpicc = "/spack/%s/bin/mpicc" % name
 class Spec:
     def __init__(self, on): self.on = on
     def satisfies(self, s): return s[1:] in self.on if s[0] == "+" else False
-    def __getitem__(self, name): return Dep()
+    def __getitem__(self, name):
+        assert name in names or name in when_names, "spec[%r]: not a dependency" % name
+        return Dep(name)
+when_names = {d.split("@")[0] for d, w in rec["depends_on"] if w is not None}
 known = open(helpf).read()
 for on in (set(rec["variant"]), set()):
     pkg = cls.__new__(cls)
@@ -107,18 +128,20 @@ for on in (set(rec["variant"]), set()):
         opt = a.split("=")[0]
         if opt.startswith("--"):
             assert opt in known, "configure --help does not know %s" % opt
-    want = ["--prefix=/spack/gfsplit"] + ["--with%s-%s" % ("" if v in on else "out", n)
-            for v, n in (("zstd", "zstd"), ("verbs", "ibverbs"))]
+    want = ["--prefix=/spack/gfsplit", "MPICC=/spack/mpi/bin/mpicc"] + \
+        ["--with%s-%s" % ("" if v in on else "out", n) for v, n in (("zstd", "zstd"), ("verbs", "ibverbs"))]
     assert all(w in args for w in want), "%s: %s" % (sorted(on), args)
-    assert ("--with-gfarm=/spack/dep" in args) == ("gfarm" in on), args
+    assert ("--with-gfarm=/spack/gfarm" in args) == ("gfarm" in on), args
     print(sorted(on), " ".join(args))
+print("sha256", sha)
 PY
 then
-	ok "the Spack recipe defines Gfsplit with variants gfarm, verbs, zstd and configures by them"
+	ok "the Spack recipe: homepage, url, git, $version with a sha256, develop, the virtual mpi, +gfarm off; it configures by its variants"
 else
-	not_ok "the Spack recipe defines Gfsplit with variants gfarm, verbs, zstd and configures by them" \
+	not_ok "the Spack recipe: homepage, url, git, $version with a sha256, develop, the virtual mpi, +gfarm off; it configures by its variants" \
 		"$(tail -n 12 "$TMPD/spack.out")"
 fi
+recipe_sha=$(sed -n 's/^sha256 //p' "$TMPD/spack.out")
 
 if [ -n "$asan" ]; then
 	skip "make install, uninstall and deb" "the sanitizer build: make check runs them"
@@ -344,6 +367,41 @@ else
 		not_ok "pcp-split of Open MPI on 2 ranks writes what gfsplit-merge of MPICH reads back" \
 			"$(tail -n 12 "$TMPD/o.out")" "$(ls -l "$TMPD/o.split" 2>&1)"
 	fi
+fi
+
+# ---- make dist: the release tarball gfsplit-VERSION.tar.gz, the same
+# bytes each time, holding the files git has at HEAD (but the Spack
+# recipe) under gfsplit-VERSION/; and the recipe's sha256 is that of make
+# dist of the tag vVERSION once there is one, until then of the commit that
+# last changed the recipe (where the checksum was recorded: the tarball
+# depends on the files alone, and the recipe is not among them)
+if ! git -C "$TOP" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	skip "make dist" "the tree is not a git work tree (make dist is git archive)"
+else
+	tgz=gfsplit-$version.tar.gz
+	expect_exit "make dist makes $tgz" 0 make -s -C "$TOP" dist DISTDIR="$TMPD/d1"
+	sleep 1	# a date taken from the clock would differ
+	make -s -C "$TOP" dist DISTDIR="$TMPD/d2" >"$TMPD/d2.out" 2>&1
+	same_bytes "make dist again: the same bytes" "$TMPD/d1/$tgz" "$TMPD/d2/$tgz"
+	tar -tzf "$TMPD/d1/$tgz" 2>&1 | grep -v '/$' | sort >"$TMPD/dist.list"
+	git -C "$TOP" ls-tree -r --name-only HEAD | grep -vx packaging/spack/package.py |
+		sed "s|^|gfsplit-$version/|" | sort >"$TMPD/git.list"
+	cmp -s "$TMPD/dist.list" "$TMPD/git.list" &&
+		ok "it holds HEAD's $(grep -c . "$TMPD/git.list") files under gfsplit-$version/, all but the Spack recipe" ||
+		not_ok "it holds HEAD's files under gfsplit-$version/, all but the Spack recipe" \
+			"$(diff "$TMPD/git.list" "$TMPD/dist.list" | head -n 10)"
+	if git -C "$TOP" rev-parse -q --verify "refs/tags/v$version" >/dev/null; then
+		ref=v$version what="the tag v$version"
+	else
+		ref=$(git -C "$TOP" log -1 --format=%h -- packaging/spack/package.py)
+		what="$ref, which last changed the recipe (no tag v$version yet)"
+	fi
+	make -s -C "$TOP" dist DISTDIR="$TMPD/d3" DIST_REF="$ref" >"$TMPD/d3.out" 2>&1
+	sum=$(sha256sum "$TMPD/d3/$tgz" 2>&1 | cut -d' ' -f1)
+	[ -n "$recipe_sha" ] && [ "$sum" = "$recipe_sha" ] &&
+		ok "the Spack recipe's sha256 of $version is that of make dist of $what" ||
+		not_ok "the Spack recipe's sha256 of $version is that of make dist of $what" \
+			"recipe: $recipe_sha" "make dist: $sum (set it in packaging/spack/package.py)" "$(cat "$TMPD/d3.out")"
 fi
 
 # ---- make deb: the Debian packages from a copy of the tree, lintian clean
