@@ -1,9 +1,11 @@
 #!/bin/bash
 # packaging.sh - what gfsplit installs and how it is packaged: configure's
-# directory options and make install/uninstall with DESTDIR, the section 7
-# pages naming the configured preload directory, the man pages' lint and
-# .TH lines, the Spack recipe, the module files, and `make deb` (the Debian
-# packages, their contents and dependencies, lintian clean).
+# directory options and make install/uninstall with DESTDIR (no file and
+# no directory of install's left), the section 7 pages naming the
+# configured preload directory, the man pages' lint, .TH lines and width
+# (80 columns), the Spack recipe and its sha256 against `make dist`, the
+# module files, a build with Open MPI, and `make deb` (the Debian packages,
+# their contents and dependencies, lintian clean).
 . "$(dirname "$0")/../lib.sh"
 
 version=$(sed -n 's/^#define GFSPLIT_VERSION "\(.*\)"/\1/p' "$TOP/libcore/gfsplit.h")
