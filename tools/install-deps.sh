@@ -14,18 +14,47 @@ set -eu
 # and their shaping (ip, tc), and its reachability check (tests/cluster.sh);
 # libfuse3-dev fuse3: gfsplit-mount (configure finds libfuse3; fusermount3
 # unmounts); attr: getfattr, which the mount's tests read its xattrs with;
-# mandoc: the man pages' lint (tests/cmd/packaging.sh); dpkg-dev debhelper
-# fakeroot lintian: the Debian packages of make deb, and their check;
+# mandoc: the man pages' lint, man-db: their layout at 80 columns
+# (tests/cmd/packaging.sh); dpkg-dev debhelper fakeroot lintian: the Debian
+# packages of make deb, and their check;
 # lua5.4 tcl: the interpreters that tests/cmd/packaging.sh runs the Lmod and
 # Tcl module files with (not Lmod or Environment Modules themselves);
 # python3-jsonschema: the validator the tests check every --json output
 # against schemas/ with (tests/json_valid.py); autoconf automake libtool:
-# PnetCDF's build from Debian's source package (tools/build-pnetcdf.sh)
+# PnetCDF's build from Debian's source package (tools/build-pnetcdf.sh);
+# libopenmpi-dev: a second MPI that tests/cmd/packaging.sh builds the
+# preload libraries with (mpicc.openmpi), since they must match the site's
+# MPI; MPICH stays the default (pin_mpich below)
 PKGS="build-essential pkg-config python3 mpich libmpich-dev libjson-c-dev libxxhash-dev
 libzstd-dev zstd libibverbs-dev util-linux gfmd gfsd gfarm-client libgfarm-dev
 libhdf5-mpich-dev hdf5-tools clang libclang-rt-14-dev iproute2 iputils-ping
-libfuse3-dev fuse3 attr mandoc dpkg-dev debhelper fakeroot lintian
-lua5.4 tcl python3-jsonschema autoconf automake libtool"
+libfuse3-dev fuse3 attr mandoc man-db dpkg-dev debhelper fakeroot lintian
+lua5.4 tcl python3-jsonschema autoconf automake libtool libopenmpi-dev"
+
+# Debian's MPI alternatives (mpicc, mpirun and mpiexec, the mpi.h and
+# libmpi.so of /usr/include/TRIPLET/mpi) go by priority, and OpenMPI's is
+# higher than MPICH's: once both are installed they would switch to
+# OpenMPI.  Everything here is built and run with MPICH, so each is set to
+# MPICH's choice in manual mode, which later installs and upgrades keep.
+# Before apt-get too, so that no build running meanwhile sees OpenMPI.
+pin_mpich() {
+	tri=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+	for alt in mpi=/usr/bin/mpicc.mpich mpirun=/usr/bin/mpirun.mpich \
+	    "mpi-$tri=/usr/include/$tri/mpich"; do
+		name=${alt%%=*} path=${alt#*=}
+		q=$(update-alternatives --query "$name" 2>/dev/null) || continue
+		printf '%s\n' "$q" | grep -qx "Alternative: $path" || continue
+		if printf '%s\n' "$q" | grep -qx "Value: $path"; then
+			printf '%s\n' "$q" | grep -qx "Status: manual" && continue
+			[ "$(id -u)" -eq 0 ] || continue
+		elif [ "$(id -u)" -ne 0 ]; then
+			echo "install-deps: the $name alternative is not MPICH's $path (run as root)" >&2
+			continue
+		fi
+		update-alternatives --quiet --set "$name" "$path"
+		echo "install-deps: $name -> $path (pinned)"
+	done
+}
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -39,10 +68,12 @@ elif [ "$(id -u)" -ne 0 ]; then
 else
 	echo "install-deps: installing$missing"
 	export DEBIAN_FRONTEND=noninteractive
+	pin_mpich
 	apt-get update -qq
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
+pin_mpich
 
 # PnetCDF on MPICH, outside the tree, for the tests (kept once built; a
 # user who is not root builds it in GFSPLIT_CACHE, if set, or skips it)

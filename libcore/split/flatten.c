@@ -23,6 +23,23 @@
 #include "core.h"
 #include "view_impl.h"
 
+/*
+ * MPI-1's combiners of the Fortran constructors with integer strides and
+ * displacements were removed in MPI-3.0.  MPICH still has them; Open MPI
+ * built without its MPI-1 compatibility keeps only their numbers
+ * (OMPI_WAS_*, which its library may still return for such a type) and
+ * turns the old names into a compile error.
+ */
+#if defined(OPEN_MPI) && !OMPI_ENABLE_MPI1_COMPAT
+#define COMBINER_HVECTOR_INTEGER	OMPI_WAS_MPI_COMBINER_HVECTOR_INTEGER
+#define COMBINER_HINDEXED_INTEGER	OMPI_WAS_MPI_COMBINER_HINDEXED_INTEGER
+#define COMBINER_STRUCT_INTEGER		OMPI_WAS_MPI_COMBINER_STRUCT_INTEGER
+#else
+#define COMBINER_HVECTOR_INTEGER	MPI_COMBINER_HVECTOR_INTEGER
+#define COMBINER_HINDEXED_INTEGER	MPI_COMBINER_HINDEXED_INTEGER
+#define COMBINER_STRUCT_INTEGER		MPI_COMBINER_STRUCT_INTEGER
+#endif
+
 /* More pieces than this in one list is a pathological datatype. */
 #define FLAT_MAX_PIECES	((size_t)1 << 27)
 
@@ -515,14 +532,14 @@ flatten(MPI_Datatype t, struct plist *out, struct gfsp_error *err)
 	case MPI_COMBINER_CONTIGUOUS:
 	case MPI_COMBINER_VECTOR:
 	case MPI_COMBINER_HVECTOR:
-	case MPI_COMBINER_HVECTOR_INTEGER:
+	case COMBINER_HVECTOR_INTEGER:
 	case MPI_COMBINER_INDEXED:
 	case MPI_COMBINER_HINDEXED:
-	case MPI_COMBINER_HINDEXED_INTEGER:
+	case COMBINER_HINDEXED_INTEGER:
 	case MPI_COMBINER_INDEXED_BLOCK:
 	case MPI_COMBINER_HINDEXED_BLOCK:
 	case MPI_COMBINER_STRUCT:
-	case MPI_COMBINER_STRUCT_INTEGER:
+	case COMBINER_STRUCT_INTEGER:
 		break;
 	default:
 		rc = gfsp_error_set(err, GFSP_ENOTSUP,
@@ -583,7 +600,7 @@ flatten(MPI_Datatype t, struct plist *out, struct gfsp_error *err)
 			d = (int64_t)i * aints[0];
 			stride = 1;
 			break;
-		case MPI_COMBINER_HVECTOR_INTEGER:
+		case COMBINER_HVECTOR_INTEGER:
 			bl[i] = ints[1];
 			d = (int64_t)i * ints[2];
 			stride = 1;
@@ -599,8 +616,8 @@ flatten(MPI_Datatype t, struct plist *out, struct gfsp_error *err)
 			d = aints[i];
 			stride = 1;
 			break;
-		case MPI_COMBINER_HINDEXED_INTEGER:
-		case MPI_COMBINER_STRUCT_INTEGER:
+		case COMBINER_HINDEXED_INTEGER:
+		case COMBINER_STRUCT_INTEGER:
 			bl[i] = ints[1 + i];
 			d = ints[1 + count + i];
 			stride = 1;
@@ -623,7 +640,7 @@ flatten(MPI_Datatype t, struct plist *out, struct gfsp_error *err)
 	}
 	rc = flatten_blocks(count, bl, disp, types,
 			    comb == MPI_COMBINER_STRUCT ||
-			    comb == MPI_COMBINER_STRUCT_INTEGER ? count : 1,
+			    comb == COMBINER_STRUCT_INTEGER ? count : 1,
 			    out, err);
 out:
 	if (got)

@@ -1,21 +1,36 @@
 # packaging/spack/package.py - a Spack recipe for gfsplit.
 #
-# gfsplit has no public repository or release tarball yet, so the recipe
-# builds a checkout (README.md, "Installing"):
+# The project has no public host yet: homepage, url and git below name a
+# placeholder (.example is reserved), to be replaced by the real release
+# location.  The tarball is what `make dist` makes (tools/make-dist.sh):
+# git archive of the release commit, reproducible (fixed dates, owners,
+# modes and order), without this file.  Its sha256 is recorded below: that
+# of `make dist` of the commit that last changed this file, and from the
+# tag v0.1.0 on, of that tag; tests/cmd/packaging.sh checks it against
+# make dist, so it cannot go stale silently.  To build a checkout instead
+# (README.md, "Installing"):
 #
 #   spack repo create ~/spack-gfsplit gfsplit
 #   mkdir ~/spack-gfsplit/packages/gfsplit
 #   cp packaging/spack/package.py ~/spack-gfsplit/packages/gfsplit/
 #   spack repo add ~/spack-gfsplit
 #   spack develop -p "$PWD" --no-clone gfsplit@=0.1.0
-#   spack install gfsplit@=0.1.0 +gfarm +zstd ~verbs
+#   spack install gfsplit@=0.1.0 ~verbs
 #
-# The gfarm package is not in Spack's builtin repository: add the Gfarm
-# project's own (https://github.com/oss-tsukuba/gfarm-spack), or declare the
-# system's Gfarm as an external in packages.yaml.
+# Spack has no gfarm package: +gfarm (off by default) needs the Gfarm
+# project's own repository (https://github.com/oss-tsukuba/gfarm-spack) or
+# the system's Gfarm declared as an external in packages.yaml:
+#
+#   packages:
+#     gfarm:
+#       externals:
+#       - spec: gfarm@2.7.20
+#         prefix: /usr
+#       buildable: false
 #
 # tests/cmd/packaging.sh runs this file against a stand-in for
-# spack.package and checks its variants and the configure options they give.
+# spack.package and checks its fields, variants and dependencies and the
+# configure options they give.
 
 from spack.package import *
 
@@ -28,9 +43,15 @@ class Gfsplit(MakefilePackage):
     cooperative cache, staging to and from node-local storage and a storage
     envelope benchmark."""
 
-    version("0.1.0")
+    homepage = "https://a-seed-02f75321.example/gfsplit"
+    url = "https://a-seed-02f75321.example/gfsplit/releases/gfsplit-0.1.0.tar.gz"
+    git = "https://a-seed-02f75321.example/gfsplit.git"
 
-    variant("gfarm", default=True, description="Gfarm storage backend (gfarm:// paths)")
+    version("develop", branch="main")
+    version("0.1.0", sha256="2cbeb0d222120bce0ddda2e654f36ff7c3e244a159fd67e6efd4990585aae0e5")
+
+    # no gfarm package in Spack's builtin repository (see above)
+    variant("gfarm", default=False, description="Gfarm storage backend (gfarm:// paths)")
     variant("zstd", default=True, description="zstd compression of staged data")
     variant(
         "verbs",
@@ -42,8 +63,10 @@ class Gfsplit(MakefilePackage):
 
     depends_on("gmake", type="build")
     depends_on("pkgconfig", type="build")
-    # the only MPI the suite is tested with; gfsplit.pc requires mpich
-    depends_on("mpich")
+    # the site's MPI, whichever: the preload libraries must be built with
+    # the MPI the applications use (MPI-3.1 or later; built with MPICH 4.0
+    # and Open MPI 4.1; gfsplit.pc requires that MPI's pkg-config module)
+    depends_on("mpi@3.1:")
     depends_on("json-c")
     depends_on("xxhash")
     depends_on("gfarm", when="+gfarm")
@@ -56,7 +79,7 @@ class Gfsplit(MakefilePackage):
 
     def configure_args(self):
         spec = self.spec
-        args = ["--prefix={0}".format(self.prefix), "MPICC={0}".format(spec["mpich"].mpicc)]
+        args = ["--prefix={0}".format(self.prefix), "MPICC={0}".format(spec["mpi"].mpicc)]
         # a variant that is on makes a missing library an error instead of
         # a smaller build; Gfarm is found under its own prefix
         if spec.satisfies("+gfarm"):

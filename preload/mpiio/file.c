@@ -106,6 +106,7 @@ mpi_class(int code)
  * The class through the file's error handler, as MPICH would.  Before
  * there is a handle, MPI_FILE_NULL's handler applies; only the predefined
  * ones can be honoured there (a user function needs a handle).
+ * MPI_ERRORS_ABORT is MPI-4.0's (an MPI-3.1 library has only the other two).
  */
 static int
 through_handler(struct sfile *f, int cls)
@@ -117,7 +118,11 @@ through_handler(struct sfile *f, int cls)
 		return cls;
 	}
 	PMPI_File_get_errhandler(MPI_FILE_NULL, &eh);
-	if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT)
+#if MPI_VERSION >= 4
+	if (eh == MPI_ERRORS_ABORT)	/* the same here: no communicator */
+		eh = MPI_ERRORS_ARE_FATAL;
+#endif
+	if (eh == MPI_ERRORS_ARE_FATAL)
 		PMPI_Abort(MPI_COMM_WORLD, cls);
 	return cls;
 }

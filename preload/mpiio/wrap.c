@@ -13,7 +13,9 @@
  * Reads and writes come in 4 positionings x 3 completions x 2 count types;
  * the macros below spell each family once.  Nonblocking forms complete
  * before they return (their request is already done); split collectives
- * do the work in _begin and hand its outcome to _end.
+ * do the work in _begin and hand its outcome to _end.  The large-count
+ * (_c) forms are MPI-4.0's: an MPI-3.1 library (Open MPI 4) has none, so
+ * there is nothing of theirs to take over.
  */
 #include <mpi.h>
 
@@ -153,6 +155,7 @@ MPI_File_get_type_extent(MPI_File fh, MPI_Datatype type, MPI_Aint *extent)
 	return rc;
 }
 
+#if MPI_VERSION >= 4
 int
 MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype type, MPI_Count *extent)
 {
@@ -161,6 +164,7 @@ MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype type, MPI_Count *extent)
 	return f ? sf_get_type_extent(f, type, extent) :
 	    PMPI_File_get_type_extent_c(fh, type, extent);
 }
+#endif
 
 int
 MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
@@ -369,51 +373,57 @@ MPI_File_##NAME(MPI_File fh, CONST void *buf, MPI_Status *status)	\
 }
 
 BLOCKING(read, , int, 0, 0)
-BLOCKING(read_c, , MPI_Count, 0, 0)
 BLOCKING(write, const, int, 1, 0)
-BLOCKING(write_c, const, MPI_Count, 1, 0)
 BLOCKING(read_all, , int, 0, SF_COLL)
-BLOCKING(read_all_c, , MPI_Count, 0, SF_COLL)
 BLOCKING(write_all, const, int, 1, SF_COLL)
-BLOCKING(write_all_c, const, MPI_Count, 1, SF_COLL)
 BLOCKING_AT(read_at, , int, 0, 0)
-BLOCKING_AT(read_at_c, , MPI_Count, 0, 0)
 BLOCKING_AT(write_at, const, int, 1, 0)
-BLOCKING_AT(write_at_c, const, MPI_Count, 1, 0)
 BLOCKING_AT(read_at_all, , int, 0, SF_COLL)
-BLOCKING_AT(read_at_all_c, , MPI_Count, 0, SF_COLL)
 BLOCKING_AT(write_at_all, const, int, 1, SF_COLL)
+#if MPI_VERSION >= 4
+BLOCKING(read_c, , MPI_Count, 0, 0)
+BLOCKING(write_c, const, MPI_Count, 1, 0)
+BLOCKING(read_all_c, , MPI_Count, 0, SF_COLL)
+BLOCKING(write_all_c, const, MPI_Count, 1, SF_COLL)
+BLOCKING_AT(read_at_c, , MPI_Count, 0, 0)
+BLOCKING_AT(write_at_c, const, MPI_Count, 1, 0)
+BLOCKING_AT(read_at_all_c, , MPI_Count, 0, SF_COLL)
 BLOCKING_AT(write_at_all_c, const, MPI_Count, 1, SF_COLL)
+#endif
 
 NONBLOCKING(iread, , int, 0, 0)
-NONBLOCKING(iread_c, , MPI_Count, 0, 0)
 NONBLOCKING(iwrite, const, int, 1, 0)
-NONBLOCKING(iwrite_c, const, MPI_Count, 1, 0)
 NONBLOCKING(iread_all, , int, 0, SF_COLL)
-NONBLOCKING(iread_all_c, , MPI_Count, 0, SF_COLL)
 NONBLOCKING(iwrite_all, const, int, 1, SF_COLL)
-NONBLOCKING(iwrite_all_c, const, MPI_Count, 1, SF_COLL)
 NONBLOCKING_AT(iread_at, , int, 0, 0)
-NONBLOCKING_AT(iread_at_c, , MPI_Count, 0, 0)
 NONBLOCKING_AT(iwrite_at, const, int, 1, 0)
-NONBLOCKING_AT(iwrite_at_c, const, MPI_Count, 1, 0)
 NONBLOCKING_AT(iread_at_all, , int, 0, SF_COLL)
-NONBLOCKING_AT(iread_at_all_c, , MPI_Count, 0, SF_COLL)
 NONBLOCKING_AT(iwrite_at_all, const, int, 1, SF_COLL)
+#if MPI_VERSION >= 4
+NONBLOCKING(iread_c, , MPI_Count, 0, 0)
+NONBLOCKING(iwrite_c, const, MPI_Count, 1, 0)
+NONBLOCKING(iread_all_c, , MPI_Count, 0, SF_COLL)
+NONBLOCKING(iwrite_all_c, const, MPI_Count, 1, SF_COLL)
+NONBLOCKING_AT(iread_at_c, , MPI_Count, 0, 0)
+NONBLOCKING_AT(iwrite_at_c, const, MPI_Count, 1, 0)
+NONBLOCKING_AT(iread_at_all_c, , MPI_Count, 0, SF_COLL)
 NONBLOCKING_AT(iwrite_at_all_c, const, MPI_Count, 1, SF_COLL)
+#endif
 
 BEGIN(read_all_begin, , int, 0)
-BEGIN(read_all_begin_c, , MPI_Count, 0)
 BEGIN(write_all_begin, const, int, 1)
-BEGIN(write_all_begin_c, const, MPI_Count, 1)
 BEGIN_AT(read_at_all_begin, , int, 0)
-BEGIN_AT(read_at_all_begin_c, , MPI_Count, 0)
 BEGIN_AT(write_at_all_begin, const, int, 1)
-BEGIN_AT(write_at_all_begin_c, const, MPI_Count, 1)
 END(read_all_end, )
 END(write_all_end, const)
 END(read_at_all_end, )
 END(write_at_all_end, const)
+#if MPI_VERSION >= 4
+BEGIN(read_all_begin_c, , MPI_Count, 0)
+BEGIN(write_all_begin_c, const, MPI_Count, 1)
+BEGIN_AT(read_at_all_begin_c, , MPI_Count, 0)
+BEGIN_AT(write_at_all_begin_c, const, MPI_Count, 1)
+#endif
 
 /* ------------------------------------------ shared file pointer calls */
 
@@ -473,23 +483,25 @@ MPI_File_##NAME(MPI_File fh, CONST void *buf, CNT count,		\
 }
 
 SHARED(read_shared, , int, 0, sf_shared_io, 0)
-SHARED(read_shared_c, , MPI_Count, 0, sf_shared_io, 0)
 SHARED(write_shared, const, int, 1, sf_shared_io, 0)
-SHARED(write_shared_c, const, MPI_Count, 1, sf_shared_io, 0)
 SHARED(read_ordered, , int, 0, sf_ordered, SF_RAW)
-SHARED(read_ordered_c, , MPI_Count, 0, sf_ordered, SF_RAW)
 SHARED(write_ordered, const, int, 1, sf_ordered, 0)
-SHARED(write_ordered_c, const, MPI_Count, 1, sf_ordered, 0)
 SHARED_REQ(iread_shared, , int, 0)
-SHARED_REQ(iread_shared_c, , MPI_Count, 0)
 SHARED_REQ(iwrite_shared, const, int, 1)
-SHARED_REQ(iwrite_shared_c, const, MPI_Count, 1)
 SHARED_BEGIN(read_ordered_begin, , int, 0)
-SHARED_BEGIN(read_ordered_begin_c, , MPI_Count, 0)
 SHARED_BEGIN(write_ordered_begin, const, int, 1)
-SHARED_BEGIN(write_ordered_begin_c, const, MPI_Count, 1)
 END(read_ordered_end, )
 END(write_ordered_end, const)
+#if MPI_VERSION >= 4
+SHARED(read_shared_c, , MPI_Count, 0, sf_shared_io, 0)
+SHARED(write_shared_c, const, MPI_Count, 1, sf_shared_io, 0)
+SHARED(read_ordered_c, , MPI_Count, 0, sf_ordered, SF_RAW)
+SHARED(write_ordered_c, const, MPI_Count, 1, sf_ordered, 0)
+SHARED_REQ(iread_shared_c, , MPI_Count, 0)
+SHARED_REQ(iwrite_shared_c, const, MPI_Count, 1)
+SHARED_BEGIN(read_ordered_begin_c, , MPI_Count, 0)
+SHARED_BEGIN(write_ordered_begin_c, const, MPI_Count, 1)
+#endif
 
 int
 MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)

@@ -1,9 +1,11 @@
 #!/bin/bash
 # packaging.sh - what gfsplit installs and how it is packaged: configure's
-# directory options and make install/uninstall with DESTDIR, the section 7
-# pages naming the configured preload directory, the man pages' lint and
-# .TH lines, the Spack recipe, the module files, and `make deb` (the Debian
-# packages, their contents and dependencies, lintian clean).
+# directory options and make install/uninstall with DESTDIR (no file and
+# no directory of install's left), the section 7 pages naming the
+# configured preload directory, the man pages' lint, .TH lines and width
+# (80 columns), the Spack recipe and its sha256 against `make dist`, the
+# module files, a build with Open MPI, and `make deb` (the Debian packages,
+# their contents and dependencies, lintian clean).
 . "$(dirname "$0")/../lib.sh"
 
 version=$(sed -n 's/^#define GFSPLIT_VERSION "\(.*\)"/\1/p' "$TOP/libcore/gfsplit.h")
@@ -37,10 +39,34 @@ else
 	not_ok "every .TH has one date and gfsplit $version" "$th"
 fi
 
-# ---- the Spack recipe: run against a stand-in for spack.package, which
-# records the directives; its variants, dependencies and configure options
+# ---- every page fits a terminal of 80 columns, as man(1) lays it out
+# there (man-db and groff, MANWIDTH=80; the C locale, so that awk's
+# length, in bytes, counts columns).  wide PAGE...: each line over 80
+# columns as "PAGE: WIDTH: LINE"; a page that renders to nothing is one too
+wide() {
+	for _m in "$@"; do
+		LC_ALL=C MANWIDTH=80 man -l "$_m" 2>/dev/null | awk -v m="${_m##*/}" '
+			length > 80 { print m ": " length ": " $0 } END { if (NR == 0) print m ": renders empty" }'
+	done
+}
+if command -v man >/dev/null 2>&1 && command -v groff >/dev/null 2>&1; then
+	w=$(wide "$TOP"/man/*)
+	[ -z "$w" ] && ok "man -l at MANWIDTH=80: no line of man/* wider than 80 columns" ||
+		not_ok "man -l at MANWIDTH=80: no line of man/* wider than 80 columns" "$w"
+else
+	skip "man/* at MANWIDTH=80" "no man or groff (apt-get install man-db groff-base)"
+fi
+
+# ---- the Spack recipe: valid Python (py_compile), then run against a
+# stand-in for spack.package, which records the directives: homepage, url
+# and git, a develop version and this version with a sha256 (checked
+# against make dist below), the site's MPI (not MPICH), +gfarm off (Spack
+# has no gfarm package), its variants, dependencies and configure options
 # (each one configure --help knows)
 "$TOP/configure" --help >"$TMPD/help"
+check "the Spack recipe compiles (python3 -m py_compile)" \
+	python3 -c 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)' \
+	"$TOP/packaging/spack/package.py" "$TMPD/package.pyc"
 if python3 - "$TOP/packaging/spack/package.py" "$TMPD/help" "$version" >"$TMPD/spack.out" 2>&1 <<'PY'
 import sys, types
 recipe, helpf, version = sys.argv[1:4]
@@ -49,7 +75,7 @@ api = types.ModuleType("spack.package")
 class MakefilePackage:
     pass
 api.MakefilePackage = MakefilePackage
-api.version = lambda v, **kw: rec["version"].append(v)
+api.version = lambda v, **kw: rec["version"].append((v, kw))
 api.variant = lambda name, default=None, description="", **kw: rec["variant"].__setitem__(name, default)
 api.depends_on = lambda spec, when=None, type=None: rec["depends_on"].append((spec, when))
 calls = []
@@ -65,18 +91,33 @@ exec(compile(open(recipe).read(), recipe, "exec"), ns)
 cls = ns["Gfsplit"]
 assert issubclass(cls, MakefilePackage), "Gfsplit is not a MakefilePackage"
 assert {"gfarm", "verbs", "zstd"} <= set(rec["variant"]), "variants: %s" % rec["variant"]
+assert rec["variant"]["gfarm"] is False, "+gfarm is on by default, and Spack has no gfarm package"
 when = {w for _, w in rec["depends_on"]}
 assert {"+gfarm", "+verbs", "+zstd"} <= when, "conditional dependencies: %s" % rec["depends_on"]
-assert version in rec["version"], "versions %s, not %s" % (rec["version"], version)
+names = {d.split("@")[0]: d for d, w in rec["depends_on"] if w is None}
+assert "mpi" in names and "mpich" not in names and "openmpi" not in names, \
+    "depends on %s, not on the virtual mpi" % sorted(names)
+for attr in ("homepage", "url", "git"):
+    assert getattr(cls, attr, "").startswith("https://"), "no %s: %r" % (attr, getattr(cls, attr, None))
+assert cls.url.endswith("/gfsplit-%s.tar.gz" % version), "url %s is not of gfsplit-%s.tar.gz" % (cls.url, version)
+vs = dict(rec["version"])
+assert version in vs, "versions %s, not %s" % (sorted(vs), version)
+sha = vs[version].get("sha256", "")
+assert len(sha) == 64 and all(c in "0123456789abcdef" for c in sha), "version %s: sha256 %r" % (version, sha)
+assert vs.get("develop", {}).get("branch"), "no develop version of a branch: %s" % rec["version"]
 
 # edit() with a spec of the given variants: the configure options it gives
 class Dep:
-    prefix = "/spack/dep"
-    mpicc = "/spack/mpich/bin/mpicc"
+    def __init__(self, name):
+        self.prefix = "/spack/" + name
+        self.mpicc = "/spack/%s/bin/mpicc" % name
 class Spec:
     def __init__(self, on): self.on = on
     def satisfies(self, s): return s[1:] in self.on if s[0] == "+" else False
-    def __getitem__(self, name): return Dep()
+    def __getitem__(self, name):
+        assert name in names or name in when_names, "spec[%r]: not a dependency" % name
+        return Dep(name)
+when_names = {d.split("@")[0] for d, w in rec["depends_on"] if w is not None}
 known = open(helpf).read()
 for on in (set(rec["variant"]), set()):
     pkg = cls.__new__(cls)
@@ -89,18 +130,20 @@ for on in (set(rec["variant"]), set()):
         opt = a.split("=")[0]
         if opt.startswith("--"):
             assert opt in known, "configure --help does not know %s" % opt
-    want = ["--prefix=/spack/gfsplit"] + ["--with%s-%s" % ("" if v in on else "out", n)
-            for v, n in (("zstd", "zstd"), ("verbs", "ibverbs"))]
+    want = ["--prefix=/spack/gfsplit", "MPICC=/spack/mpi/bin/mpicc"] + \
+        ["--with%s-%s" % ("" if v in on else "out", n) for v, n in (("zstd", "zstd"), ("verbs", "ibverbs"))]
     assert all(w in args for w in want), "%s: %s" % (sorted(on), args)
-    assert ("--with-gfarm=/spack/dep" in args) == ("gfarm" in on), args
+    assert ("--with-gfarm=/spack/gfarm" in args) == ("gfarm" in on), args
     print(sorted(on), " ".join(args))
+print("sha256", sha)
 PY
 then
-	ok "the Spack recipe defines Gfsplit with variants gfarm, verbs, zstd and configures by them"
+	ok "the Spack recipe: homepage, url, git, $version with a sha256, develop, the virtual mpi, +gfarm off; it configures by its variants"
 else
-	not_ok "the Spack recipe defines Gfsplit with variants gfarm, verbs, zstd and configures by them" \
+	not_ok "the Spack recipe: homepage, url, git, $version with a sha256, develop, the virtual mpi, +gfarm off; it configures by its variants" \
 		"$(tail -n 12 "$TMPD/spack.out")"
 fi
+recipe_sha=$(sed -n 's/^sha256 //p' "$TMPD/spack.out")
 
 if [ -n "$asan" ]; then
 	skip "make install, uninstall and deb" "the sanitizer build: make check runs them"
@@ -127,6 +170,11 @@ grep -qx 'sysconfdir=/etc/gfs' "$TMPD/dirs" && grep -qx 'libdir=/opt/gfs/x86/lib
 expect_exit "configure --libdir without a directory is a usage error" 2 sh -c 'cd "$1" && ./configure --libdir' _ "$TMPD/src"
 
 root=$TMPD/root
+# there before: an empty bindir and a datadir holding a file of the site's;
+# uninstall must leave both, and remove every directory install made
+mkdir -p "$root/opt/gfs/x86/bin" "$root/opt/gfs/data"
+echo site >"$root/opt/gfs/data/site.conf"
+(cd "$root" && find . -type d | sort) >"$TMPD/dirs.before"
 expect_exit "make install DESTDIR= with those directories" 0 make -s -C "$TOP" install DESTDIR="$root" "${dirs[@]}"
 want=""
 for c in $CMDS; do
@@ -145,7 +193,7 @@ missing=""
 for f in $want; do [ -e "$root/opt/gfs/$f" ] || missing="$missing $f"; done
 [ -z "$missing" ] && ok "every file in its directory" || not_ok "every file in its directory" "missing:$missing" \
 	"$(cd "$root" && find . -type f | head -n 20)"
-n=$(find "$root" ! -type d | wc -l)
+n=$(find "$root" ! -type d ! -name site.conf | wc -l)
 [ "$n" -eq "$(echo "$want" | wc -w)" ] && ok "and nothing else ($n files)" ||
 	not_ok "and nothing else" "$n files: $(cd "$root" && find . ! -type d | sort | tr '\n' ' ')"
 readlink "$root/opt/gfs/x86/lib64/libgfsplit.so" | grep -qx libgfsplit.so.0 &&
@@ -153,8 +201,9 @@ readlink "$root/opt/gfs/x86/lib64/libgfsplit.so" | grep -qx libgfsplit.so.0 &&
 
 pc=$root/opt/gfs/x86/lib64/pkgconfig/gfsplit.pc
 grep -qx 'libdir=/opt/gfs/x86/lib64' "$pc" && grep -qx 'includedir=/opt/gfs/inc' "$pc" &&
-	grep -qx "Version: $version" "$pc" &&
-	ok "gfsplit.pc has the libdir, includedir and version" || not_ok "gfsplit.pc has the libdir and includedir" "$(cat "$pc")"
+	grep -qx "Version: $version" "$pc" && grep -qx "Requires: mpich" "$pc" &&
+	ok "gfsplit.pc has the libdir, includedir, version and requires mpich" ||
+	not_ok "gfsplit.pc has the libdir, includedir, version and requires mpich" "$(cat "$pc")"
 
 # the section 7 pages (and cache-warm(1)'s example) name the preload
 # directory, not the tree's /usr/local/lib
@@ -174,12 +223,47 @@ fi
 
 expect_exit "make uninstall with the same directories" 0 make -s -C "$TOP" uninstall DESTDIR="$root" "${dirs[@]}"
 left=$(cd "$root" && find . ! -type d | sort)
-[ -z "$left" ] && ok "make uninstall removes every file install put" ||
-	not_ok "make uninstall removes every file install put" "left: $left"
-is_absent "and the preload directory of gfsplit's own, empty" "$root/opt/gfs/x86/lib64/gfsplit"
-[ -d "$root/opt/gfs/x86/lib64" ] && [ -d "$root/opt/gfs/x86/bin" ] &&
-	ok "but no directory that is not gfsplit's own" || not_ok "but no directory that is not gfsplit's own"
+[ "$left" = ./opt/gfs/data/site.conf ] && ok "make uninstall removes every file install put, and no other" ||
+	not_ok "make uninstall removes every file install put, and no other" "left: $left"
+(cd "$root" && find . -type d | sort) >"$TMPD/dirs.after"
+cmp -s "$TMPD/dirs.before" "$TMPD/dirs.after" &&
+	ok "and every directory install made ($(grep -c . "$TMPD/dirs.before") were there before, kept)" ||
+	not_ok "and every directory install made, and no other" "$(diff "$TMPD/dirs.before" "$TMPD/dirs.after")"
 expect_exit "make uninstall again (nothing there) succeeds" 0 make -s -C "$TOP" uninstall DESTDIR="$root" "${dirs[@]}"
+# after make clean (no record of the directories install made) only
+# gfsplit's own go: DATADIR/gfsplit, a preload directory of its own
+rm -rf "$root"
+mkdir -p "$root"
+make -s -C "$TOP" install DESTDIR="$root" "${dirs[@]}" DIRS_RECORD="$TMPD/record" >"$OUT" 2>&1
+expect_exit "make uninstall without the record of install" 0 \
+	make -s -C "$TOP" uninstall DESTDIR="$root" "${dirs[@]}" DIRS_RECORD="$TMPD/no-record"
+left=$(cd "$root" && find . ! -type d | sort)
+if [ -z "$left" ] && [ ! -e "$root/opt/gfs/x86/lib64/gfsplit" ] && [ ! -e "$root/opt/gfs/data/gfsplit" ] &&
+    [ -d "$root/opt/gfs/x86/lib64" ] && [ -d "$root/opt/gfs/x86/bin" ]; then
+	ok "removes the files and gfsplit's own directories, no other"
+else
+	not_ok "removes the files and gfsplit's own directories, no other" "left: $left" \
+		"$(cd "$root" && find . -type d | sort | tr '\n' ' ')"
+fi
+
+# LAUNCHER_COMPLETIONS=no: no completion files for the launchers, and a
+# launcher's completion that is there already (another package's) is
+# neither overwritten nor removed
+nl=$TMPD/nolaunch
+bc=$nl/usr/share/bash-completion/completions
+mkdir -p "$bc"
+echo theirs >"$bc/mpiexec"
+make -s -C "$TOP" install DESTDIR="$nl" PREFIX=/usr LAUNCHER_COMPLETIONS=no DIRS_RECORD="$TMPD/nl.rec" >"$OUT" 2>&1
+c=" $(cd "$bc" && ls | tr '\n' ' ')"
+bad=""
+case $c in *" pcp-split "*) ;; *) bad="$bad no completion of pcp-split;" ;; esac
+case $c in *" mpirun "* | *" mpiexec.hydra "*) bad="$bad a launcher's:$c;" ;; esac
+[ "$(cat "$bc/mpiexec")" = theirs ] || bad="$bad install overwrote mpiexec's;"
+make -s -C "$TOP" uninstall DESTDIR="$nl" PREFIX=/usr LAUNCHER_COMPLETIONS=no DIRS_RECORD="$TMPD/nl.rec" >>"$OUT" 2>&1
+[ "$(cat "$bc/mpiexec" 2>&1)" = theirs ] || bad="$bad uninstall removed or changed mpiexec's;"
+[ ! -e "$bc/pcp-split" ] || bad="$bad uninstall left pcp-split's;"
+[ -z "$bad" ] && ok "LAUNCHER_COMPLETIONS=no: no completion of a launcher; another's mpiexec kept as it was" ||
+	not_ok "LAUNCHER_COMPLETIONS=no: no completion of a launcher; another's mpiexec kept as it was" "$bad" "$(tail -n 5 "$OUT")"
 
 # ---- the module files, run by lua and tclsh with stand-ins for Lmod's and
 # Environment Modules' commands that print what the module does to the
@@ -245,6 +329,83 @@ if [ -s "$TMPD/lua.env" ] && [ -s "$TMPD/tcl.env" ]; then
 	same_bytes "the Lmod and Tcl module files do the same" "$TMPD/lua.env" "$TMPD/tcl.env"
 fi
 
+# ---- another MPI: a preload library must be built with the site's own
+# MPI, so the tree builds with Debian's Open MPI as well (mpicc.openmpi;
+# tools/install-deps.sh installs it and keeps MPICH the default).  In a
+# copy of the sources: configure with MPICC=mpicc.openmpi, the two preload
+# libraries and pcp-split, which must need Open MPI's libmpi.so.40 and no
+# MPICH; pcp-split under Open MPI's mpirun splits a file that the tree's
+# gfsplit-merge (MPICH) gives back byte for byte.  (The test programs
+# are MPICH's: they use MPI-4.0 calls Open MPI 4 does not have.)
+if ! command -v mpicc.openmpi >/dev/null 2>&1; then
+	skip "the build with Open MPI" "no mpicc.openmpi (sh tools/install-deps.sh)"
+else
+	o=$TMPD/ompi
+	mkdir -p "$o"
+	cp -r "$TOP"/configure "$TOP"/Makefile.in "$TOP"/GNUmakefile "$TOP"/gfsplit.pc.in \
+		"$TOP"/libcore "$TOP"/preload "$TOP"/cmd "$o/"
+	expect_exit "configure MPICC=mpicc.openmpi finds Open MPI" 0 sh -c \
+		'cd "$1" && ./configure MPICC=mpicc.openmpi --without-fuzz && grep -qx "MPI_PC = ompi-c" config.mk' _ "$o"
+	output_has "and says so" '^checking MPI \(mpicc.openmpi\)\.\.\. *found \(Open MPI, MPI [0-9]'
+	expect_exit "the preload libraries and pcp-split build with Open MPI" 0 \
+		make -s -C "$o" -j1 lib/libgfsplit-mpiio.so lib/libgfsplit-cache.so bin/pcp-split
+	bad=""
+	for f in lib/libgfsplit-mpiio.so lib/libgfsplit-cache.so bin/pcp-split; do
+		n=$(readelf -d "$o/$f" 2>&1 | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+		case " $n" in *" libmpi.so.40 "*) ;; *) bad="$bad $f needs no libmpi.so.40 ($n);" ;; esac
+		case " $n" in *mpich*) bad="$bad $f needs MPICH ($n);" ;; esac
+	done
+	[ -z "$bad" ] && ok "they need Open MPI's libmpi.so.40 and no MPICH (readelf -d)" ||
+		not_ok "they need Open MPI's libmpi.so.40 and no MPICH (readelf -d)" "$bad"
+	head -c 3000000 /dev/urandom >"$TMPD/o.src"
+	# Open MPI refuses root without these; one machine, shared memory
+	if OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader \
+	    OMPI_MCA_rmaps_base_oversubscribe=1 timeout -k 5 "$TEST_TIMEOUT" \
+	    mpirun.openmpi -n 2 "$o/bin/pcp-split" "$TMPD/o.src" "$TMPD/o.split" >"$TMPD/o.out" 2>&1 &&
+	    mpirun_n 1 "$BIN/gfsplit-merge" "$TMPD/o.split" "$TMPD/o.back" >>"$TMPD/o.out" 2>&1 &&
+	    [ -f "$TMPD/o.split/part.1" ] && cmp -s "$TMPD/o.src" "$TMPD/o.back"; then
+		ok "pcp-split of Open MPI on 2 ranks writes what gfsplit-merge of MPICH reads back"
+	else
+		not_ok "pcp-split of Open MPI on 2 ranks writes what gfsplit-merge of MPICH reads back" \
+			"$(tail -n 12 "$TMPD/o.out")" "$(ls -l "$TMPD/o.split" 2>&1)"
+	fi
+fi
+
+# ---- make dist: the release tarball gfsplit-VERSION.tar.gz, the same
+# bytes each time, holding the files git has at HEAD (but the Spack
+# recipe) under gfsplit-VERSION/; and the recipe's sha256 is that of make
+# dist of the tag vVERSION once there is one, until then of the commit that
+# last changed the recipe (where the checksum was recorded: the tarball
+# depends on the files alone, and the recipe is not among them)
+if ! git -C "$TOP" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	skip "make dist" "the tree is not a git work tree (make dist is git archive)"
+else
+	tgz=gfsplit-$version.tar.gz
+	expect_exit "make dist makes $tgz" 0 make -s -C "$TOP" dist DISTDIR="$TMPD/d1"
+	sleep 1	# a date taken from the clock would differ
+	make -s -C "$TOP" dist DISTDIR="$TMPD/d2" >"$TMPD/d2.out" 2>&1
+	same_bytes "make dist again: the same bytes" "$TMPD/d1/$tgz" "$TMPD/d2/$tgz"
+	tar -tzf "$TMPD/d1/$tgz" 2>&1 | grep -v '/$' | sort >"$TMPD/dist.list"
+	git -C "$TOP" ls-tree -r --name-only HEAD | grep -vx packaging/spack/package.py |
+		sed "s|^|gfsplit-$version/|" | sort >"$TMPD/git.list"
+	cmp -s "$TMPD/dist.list" "$TMPD/git.list" &&
+		ok "it holds HEAD's $(grep -c . "$TMPD/git.list") files under gfsplit-$version/, all but the Spack recipe" ||
+		not_ok "it holds HEAD's files under gfsplit-$version/, all but the Spack recipe" \
+			"$(diff "$TMPD/git.list" "$TMPD/dist.list" | head -n 10)"
+	if git -C "$TOP" rev-parse -q --verify "refs/tags/v$version" >/dev/null; then
+		ref=v$version what="the tag v$version"
+	else
+		ref=$(git -C "$TOP" log -1 --format=%h -- packaging/spack/package.py)
+		what="$ref, which last changed the recipe (no tag v$version yet)"
+	fi
+	make -s -C "$TOP" dist DISTDIR="$TMPD/d3" DIST_REF="$ref" >"$TMPD/d3.out" 2>&1
+	sum=$(sha256sum "$TMPD/d3/$tgz" 2>&1 | cut -d' ' -f1)
+	[ -n "$recipe_sha" ] && [ "$sum" = "$recipe_sha" ] &&
+		ok "the Spack recipe's sha256 of $version is that of make dist of $what" ||
+		not_ok "the Spack recipe's sha256 of $version is that of make dist of $what" \
+			"recipe: $recipe_sha" "make dist: $sum (set it in packaging/spack/package.py)" "$(cat "$TMPD/d3.out")"
+fi
+
 # ---- make deb: the Debian packages from a copy of the tree, lintian clean
 miss=""
 for c in dpkg-buildpackage dh lintian fakeroot git; do
@@ -304,7 +465,17 @@ for c in $CMDS; do bins="$bins usr/bin/$c"; men="$men usr/share/man/man1/$c.1.gz
 # shellcheck disable=SC2086
 has gfsplit "the commands, their man pages and completions" $bins $men usr/share/man/man5/gfsplit.5.gz \
 	usr/share/bash-completion/completions/pcp-split usr/share/zsh/vendor-completions/_pcp-split \
-	usr/share/bash-completion/completions/mpiexec usr/share/gfsplit/schemas/pcp-split.schema.json
+	usr/share/gfsplit/schemas/pcp-split.schema.json
+# the MPI packages' files: no package of gfsplit's holds a completion of a
+# launcher (it would conflict with theirs)
+l=$(for p in gfsplit libgfsplit0 libgfsplit-dev gfsplit-preload; do
+	dpkg-deb -c "$deb/${p}_${version}_$arch.deb" 2>&1 | grep -E '/(mpiexec|mpirun|mpiexec\.hydra|srun)( |$)|^dpkg-deb'
+done)
+[ -z "$l" ] && ok "no package holds a completion of mpiexec, mpirun, mpiexec.hydra or srun" ||
+	not_ok "no package holds a completion of mpiexec, mpirun, mpiexec.hydra or srun" "$l"
+r=$(dpkg-deb -f "$deb/gfsplit_${version}_$arch.deb" Recommends 2>&1)
+printf '%s\n' "$r" | grep -Eq '(^|, )bash-completion(,|$)' && ok "gfsplit recommends bash-completion" ||
+	not_ok "gfsplit recommends bash-completion" "Recommends: $r"
 has libgfsplit0 "the shared library" "usr/lib/$tri/libgfsplit.so.0"
 has libgfsplit-dev "header, pkg-config file, static library and .so link" usr/include/gfsplit.h \
 	"usr/lib/$tri/pkgconfig/gfsplit.pc" "usr/lib/$tri/libgfsplit.a" "usr/lib/$tri/libgfsplit.so -> libgfsplit.so.0"
@@ -329,4 +500,10 @@ zgrep -q "LD_PRELOAD=/usr/lib/$tri/gfsplit/libgfsplit-mpiio\.so" "$x/usr/share/m
 	not_ok "the packaged gfsplit-mpiio(7) names /usr/lib/$tri/gfsplit" "$(zgrep LD_PRELOAD "$x/usr/share/man/man7/gfsplit-mpiio.7.gz")"
 grep -qx "libdir=/usr/lib/$tri" "$x/usr/lib/$tri/pkgconfig/gfsplit.pc" && ok "the packaged gfsplit.pc has the multiarch libdir" ||
 	not_ok "the packaged gfsplit.pc has the multiarch libdir" "$(cat "$x/usr/lib/$tri/pkgconfig/gfsplit.pc")"
+# the packaged pages name the longer /usr/lib/TRIPLET/gfsplit: still 80
+if command -v man >/dev/null 2>&1 && command -v groff >/dev/null 2>&1; then
+	w=$(wide "$x"/usr/share/man/man*/*)
+	[ -z "$w" ] && ok "man -l at MANWIDTH=80: no line of a packaged page wider than 80 columns" ||
+		not_ok "man -l at MANWIDTH=80: no line of a packaged page wider than 80 columns" "$w"
+fi
 finish
