@@ -481,6 +481,18 @@ crun_ok() {
 }
 cexec() { timeout -k 5 "$TEST_TIMEOUT" "$CLUSTER" exec "$@"; }
 
+# readme_block NAME: the shell block of README.md tagged
+# "<!-- test: packaging name=NAME -->" (tests/cmd/readme.sh: the blocks
+# another test runs)
+readme_block() {
+	awk -v t="<!-- test: packaging name=$1 -->" '
+		$0 == t { f = 1; next }
+		f == 1 && $0 == "```sh" { f = 2; next }
+		f == 2 && $0 == "```" { exit }
+		f == 2 { print }
+		f == 1 { f = 0 }' "$TOP/README.md"
+}
+
 # ---- gfsplit-mount (tests/cmd/mount*.sh)
 #   need_fuse                  SKIP and exit unless the command was built
 #                              and /dev/fuse and fusermount3 are here

@@ -54,6 +54,10 @@ int gfsp_guard(int (*fn)(void *), void *arg, const char *name,
 /* 1: path matches one of the colon-separated fnmatch(3) patterns (no
  * flags; a gfarm:// URL is one pattern although it holds a colon). */
 int gfsp_path_matches(const char *patterns, const char *path);
+/* The same of path as given, or of a relative one joined to the working
+ * directory (a pattern of absolute paths selects "out.dat" opened in
+ * them): the preload libraries' selection. */
+int gfsp_path_selected(const char *patterns, const char *path);
 
 /* ------------------------------------------------- shared machines (safe.c) */
 

@@ -3,7 +3,10 @@
  * (GFSPLIT_SPLIT_FILES, GFSPLIT_CACHE_FILES).
  */
 #include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -31,4 +34,22 @@ gfsp_path_matches(const char *patterns, const char *path)
 		p = c ? c + 1 : NULL;
 	}
 	return 0;
+}
+
+int
+gfsp_path_selected(const char *patterns, const char *path)
+{
+	char abs[PATH_MAX];
+	size_t n;
+
+	if (gfsp_path_matches(patterns, path))
+		return 1;
+	if (path[0] == '/' || strstr(path, "://") != NULL ||
+	    getcwd(abs, sizeof(abs)) == NULL)
+		return 0;
+	n = strlen(abs);
+	if (snprintf(abs + n, sizeof(abs) - n, "/%s", path) >=
+	    (int)(sizeof(abs) - n))
+		return 0;
+	return gfsp_path_matches(patterns, abs);
 }

@@ -78,18 +78,7 @@ ch_say(const char *fmt, ...)
 static int
 selected(const char *path)
 {
-	char abs[PATH_MAX];
-	size_t n;
-
-	if (gfsp_path_matches(patterns, path))
-		return 1;
-	if (path[0] == '/' || getcwd(abs, sizeof(abs)) == NULL)
-		return 0;
-	n = strlen(abs);
-	if (snprintf(abs + n, sizeof(abs) - n, "/%s", path) >=
-	    (int)(sizeof(abs) - n))
-		return 0;
-	return gfsp_path_matches(patterns, abs);
+	return gfsp_path_selected(patterns, path);
 }
 
 /* May this thread use the cache now? */

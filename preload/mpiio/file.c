@@ -242,7 +242,7 @@ decide(const char *name, const char *path, int amode, MPI_Info info,
 	int writing = acc != MPI_MODE_RDONLY;
 	int h = hint_of(info, HINT_KEY), want;
 
-	want = h > 0 || (h == 0 && gfsp_path_matches(patterns, name));
+	want = h > 0 || (h == 0 && gfsp_path_selected(patterns, name));
 	*kind = kind_of(path);
 	if (*kind != K_SPLIT && !(want && writing))
 		return 0;
