@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -150,6 +152,148 @@ read_ahead(const char *where, const char *kb)
 		close(fd);
 }
 
+/* A field of /proc/self/mountinfo with its octal escapes (\040 for a
+ * space, \134 for a backslash, ...) undone, in place. */
+static void
+unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s != '\0'; s++, d++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
+			    (s[3] - '0'));
+			s += 3;
+		} else {
+			*d = *s;
+		}
+	}
+	*d = '\0';
+}
+
+/*
+ * Is `where` (a resolved path) a mount point now?  1 with the type and
+ * source of the mount on top, 0 if not, -1 if mountinfo cannot be read.
+ * mountinfo, not a stat of the point: a stat of a FUSE mount whose daemon
+ * hangs would hang too, and one whose daemon died fails with ENOTCONN.
+ */
+static int
+mounted_at(const char *where, char *type, char *src, size_t len)
+{
+	static char line[3 * 4096 + 256];
+	char mp[4096], t[256], s[4096], *dash;
+	FILE *fp = fopen("/proc/self/mountinfo", "re");
+	int found = 0;
+
+	if (fp == NULL)
+		return -1;
+	/* "36 25 0:39 / /mnt rw,... shared:1 - fuse.gfsplit /data rw,..." */
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		dash = strstr(line, " - ");
+		if (sscanf(line, "%*u %*u %*u:%*u %*s %4095s", mp) != 1 ||
+		    dash == NULL || sscanf(dash, " - %255s %4095s", t, s) != 2)
+			continue;
+		unescape(mp);
+		if (strcmp(mp, where) != 0)
+			continue;
+		found = 1;	/* the last one of a point is on top */
+		unescape(s);
+		snprintf(type, len, "%s", t);
+		snprintf(src, len, "%s", s);
+	}
+	fclose(fp);
+	return found;
+}
+
+/* The mount point resolved, without a stat of its last component (a
+ * mount there may hang, or be dead): its parent's real path and its name.
+ * malloc'd; NULL with errno set. */
+static char *
+resolve_point(const char *mountpoint)
+{
+	char *copy = strdup(mountpoint), *dir, *base, *rdir, *s = NULL;
+	size_t n;
+
+	if (copy == NULL)
+		return NULL;
+	n = strlen(copy);
+	while (n > 1 && copy[n - 1] == '/')
+		copy[--n] = '\0';
+	base = strrchr(copy, '/');
+	base = base != NULL ? base + 1 : copy;
+	if (*base == '\0' || strcmp(base, ".") == 0 ||
+	    strcmp(base, "..") == 0) {
+		free(copy);
+		return realpath(mountpoint, NULL);
+	}
+	base = strdup(base);
+	dir = dirname(copy);
+	rdir = base != NULL ? realpath(dir, NULL) : NULL;
+	if (rdir != NULL && asprintf(&s, "%s%s%s", rdir,
+	    strcmp(rdir, "/") == 0 ? "" : "/", base) < 0)
+		s = NULL;
+	free(rdir);
+	free(base);
+	free(copy);
+	return s;
+}
+
+/*
+ * Take mount point `mountpoint`, or say why not: one that is a mount
+ * point already (of gfsplit-mount or anything else) is refused, since a
+ * mount on top hides the one below, which goes on serving unseen.  The
+ * check and the mount are one step against a second gfsplit-mount on the
+ * same point at the same time: OUT *lock, a descriptor of the point
+ * locked (flock) until the mount is made.  OUT *where: the point
+ * resolved.  0, or -1 after an error message.
+ */
+static int
+claim_point(const char *mountpoint, char **where, int *lock)
+{
+	char type[4096], src[4096];
+	int pass, fd = -1, m;
+
+	*where = resolve_point(mountpoint);
+	if (*where == NULL) {
+		gfsp_log_error("cannot use mount point '%s': %s", mountpoint,
+		    strerror(errno));
+		return -1;
+	}
+	for (pass = 0; pass < 2; pass++) {
+		m = mounted_at(*where, type, src, sizeof(type));
+		if (m > 0) {
+			gfsp_log_error("cannot mount on '%s': it is a mount "
+			    "point already (%s of '%s'), and a mount on top "
+			    "would hide it; unmount it first (%s '%s') or "
+			    "choose another directory", mountpoint, type, src,
+			    strncmp(type, "fuse", 4) == 0 ? "fusermount3 -u" :
+			    "umount", mountpoint);
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		if (m < 0)
+			gfsp_log_verbose("cannot read /proc/self/mountinfo "
+			    "(%s): '%s' not checked for a mount already there",
+			    strerror(errno), mountpoint);
+		if (pass == 1)
+			break;
+		fd = open(mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			gfsp_log_error("cannot use mount point '%s': %s",
+			    mountpoint, strerror(errno));
+			return -1;
+		}
+		/* one who mounted while we waited is seen by the second
+		 * look (a file system without flock: the first only) */
+		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
+			;
+	}
+	*lock = fd;
+	return 0;
+}
+
 /* "fsname=SOURCE": commas and backslashes in it escaped for libfuse */
 static char *
 fuse_optstring(const char *source, const struct mopts *m)
@@ -265,7 +409,7 @@ serve(const char *source, const char *mountpoint, const struct mopts *m,
 	struct fuse_loop_config *cfg = NULL;
 	struct fuse_session *se = NULL;
 	char *fo = NULL, *where = NULL;
-	int rc = 1, mounted = 0, r;
+	int rc = 1, mounted = 0, lock = -1, r;
 	const char zero = 0;
 
 	if (gfsp_mtree_init(&fs.tree, source, &err) != 0) {
@@ -292,16 +436,18 @@ serve(const char *source, const char *mountpoint, const struct mopts *m,
 		gfsp_log_error("cannot set the signal handlers");
 		goto out;
 	}
-	where = realpath(mountpoint, NULL);
-	if (fuse_session_mount(se, mountpoint) != 0) {
+	if (claim_point(mountpoint, &where, &lock) != 0)
+		goto out;
+	r = fuse_session_mount(se, mountpoint);
+	close(lock);
+	if (r != 0) {
 		gfsp_log_error("cannot mount '%s' on '%s' (see the message "
 		    "above; is /dev/fuse there, and fusermount3?)", source,
 		    mountpoint);
 		goto out;
 	}
 	mounted = 1;
-	if (where != NULL)
-		read_ahead(where, "1024");
+	read_ahead(where, "1024");
 	gfsp_log_verbose("'%s' mounted on '%s'%s", fs.tree.root, mountpoint,
 	    fs.readonly ? " read-only" : "");
 	if (notify >= 0) {

@@ -99,6 +99,31 @@ ct=$(json_get <("$BIN/stat-layout" --json "$S/contig.split") \
 [ "$(stat -c %Y "$M/contig.split")" = "$ct" ] && ok "a view's mtime is its commit time" ||
 	not_ok "a view's mtime is its commit time" "$(stat -c %Y "$M/contig.split") vs $ct"
 
+# ---- a second mount on the same point: refused, the first serves on
+expect_exit "a second gfsplit-mount on a mount point in use: exit 1" 1 \
+	"$BIN/gfsplit-mount" --log "$TMPD/mount.log" "$S/sub" "$M"
+output_has "  naming the point and the mount already there" \
+	"cannot mount on '$M': it is a mount point already \(fuse\.gfsplit of '$S'\)"
+[ "$(awk -v m="$M" '$2 == m' /proc/mounts | wc -l)" = 1 ] && ok "  nothing stacked: one mount on the point" ||
+	not_ok "  nothing stacked: one mount on the point" "$(grep " $M " /proc/mounts)"
+same_bytes "  and the first mount serves on" "$TMPD/a" "$M/contig.split"
+expect_exit "  the same point written with a trailing slash: exit 1" 1 \
+	"$BIN/gfsplit-mount" --log "$TMPD/mount.log" "$S" "$M/"
+output_has "  refused likewise" "it is a mount point already"
+# two at once on a free point: exactly one mounts (the check and the
+# mount are one step under a lock of the point)
+mkdir -p "$TMPD/twice"
+at_exit "mount_down '$TMPD/twice'"
+"$BIN/gfsplit-mount" --log "$TMPD/mount.log" "$S" "$TMPD/twice" >"$TMPD/t1.out" 2>&1 & t1=$!
+"$BIN/gfsplit-mount" --log "$TMPD/mount.log" "$S" "$TMPD/twice" >"$TMPD/t2.out" 2>&1 & t2=$!
+wait "$t1"; r1=$?; wait "$t2"; r2=$?
+n=$(awk -v m="$TMPD/twice" '$2 == m' /proc/mounts | wc -l)
+if [ "$n" = 1 ] && [ $((r1 + r2)) = 1 ] && grep -q "mount point already" "$TMPD/t1.out" "$TMPD/t2.out"; then
+	ok "two gfsplit-mounts at once on one point: one mounts, the other is refused"
+else not_ok "two gfsplit-mounts at once on one point: one mounts, the other is refused" \
+	"exits $r1 $r2, $n mounts" "$(cat "$TMPD/t1.out" "$TMPD/t2.out")"; fi
+mount_down "$TMPD/twice" || not_ok "unmount $TMPD/twice"
+
 # ---- random reads of random sizes, several readers at once
 python3 - "$M" "$R" "$SPLITS" <<'PY' >"$TMPD/rand.out" 2>&1
 import os, random, sys, threading
