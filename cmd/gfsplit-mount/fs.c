@@ -5,10 +5,12 @@
  * and the store (everything that passes through).
  *
  * Inode numbers are the addresses of the mount wing's nodes (the root is
- * FUSE_ROOT_ID).  A split file is read-only: an open for writing fails
- * with EROFS and a log line; an ordinary file is written through unless
- * the mount is read-only (-o ro, and always with -o allow_other, where
- * the daemon would write with its own rights for other users).
+ * FUSE_ROOT_ID).  The mount is read-only unless -o rw (never with -o
+ * allow_other, where the daemon would write with its own rights for other
+ * users): then every change answers EROFS, here as well as in the kernel,
+ * which is told "ro".  A split file is read-only in any case: an open for
+ * writing fails with EROFS and a log line; with -o rw an ordinary file is
+ * written through to the source.
  */
 #define _GNU_SOURCE
 #include <errno.h>

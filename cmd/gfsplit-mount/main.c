@@ -4,7 +4,8 @@
  *
  * Everything in SOURCE (a POSIX directory or a gfarm:// URL) appears under
  * MOUNTPOINT as it is, except that each split file appears as one regular
- * file (fs.c).  Without -f the command returns once the mount is there
+ * file (fs.c).  The mount is read-only unless -o rw: a view, which no
+ * program run in it changes the source through by mistake.  Without -f the command returns once the mount is there
  * (or has failed, with the cause and exit 1), and the daemon serves it
  * until `fusermount3 -u MOUNTPOINT`, umount, or SIGINT/SIGTERM/SIGHUP,
  * which unmount it.
@@ -43,8 +44,9 @@ static const struct gfsp_opt opts[] = {
 	{ "debug", 'd', GFSP_OPT_FLAG, NULL,
 	  "print every request of the kernel (implies -f)", &opt_debug, NULL },
 	{ "options", 'o', GFSP_OPT_LIST, "OPTS",
-	  "mount options, comma separated: ro, allow_other, verify "
-	  "(see the man page)", &opt_o, NULL },
+	  "mount options, comma separated: ro (the default), rw (write "
+	  "ordinary files through to SOURCE), allow_other, verify (see "
+	  "the man page)", &opt_o, NULL },
 	{ "log", 0, GFSP_OPT_STRING, "FILE",
 	  "the daemon appends its log lines to FILE (default: syslog)",
 	  &opt_log, NULL },
@@ -55,16 +57,17 @@ static const struct gfsp_opt opts[] = {
 };
 
 struct mopts {
-	int ro, allow_other, verify;
+	int rw, allow_other, verify;
 };
 
 /* -o: ours, and the usual words of mount(8) that change nothing here
- * (nodev and nosuid always hold) */
+ * (nodev and nosuid always hold).  Of ro and rw the last one given counts,
+ * as with mount(8). */
 static int
 parse_mount_opts(const char *list, struct mopts *m)
 {
 	static const char *const inert[] = {
-		"rw", "nodev", "nosuid", "noexec", "exec", "noatime",
+		"nodev", "nosuid", "noexec", "exec", "noatime",
 		"relatime", "default_permissions", "defaults", "auto",
 		"noauto", "_netdev", NULL
 	};
@@ -79,7 +82,9 @@ parse_mount_opts(const char *list, struct mopts *m)
 	for (tok = strtok_r(copy, ",", &save); tok != NULL && rc == 0;
 	    tok = strtok_r(NULL, ",", &save)) {
 		if (strcmp(tok, "ro") == 0)
-			m->ro = 1;
+			m->rw = 0;
+		else if (strcmp(tok, "rw") == 0)
+			m->rw = 1;
 		else if (strcmp(tok, "allow_other") == 0)
 			m->allow_other = 1;
 		else if (strcmp(tok, "verify") == 0)
@@ -311,7 +316,7 @@ fuse_optstring(const char *source, const struct mopts *m)
 	esc[k] = '\0';
 	if (asprintf(&s, "fsname=%s,subtype=gfsplit,default_permissions%s%s",
 	    esc, m->allow_other ? ",allow_other" : "",
-	    m->ro || m->allow_other ? ",ro" : "") < 0)
+	    m->rw ? "" : ",ro") < 0)
 		s = NULL;
 	free(esc);
 	return s;
@@ -416,7 +421,7 @@ serve(const char *source, const char *mountpoint, const struct mopts *m,
 		gfsp_log_gfs_error(&err);
 		return 1;
 	}
-	fs.readonly = m->ro || m->allow_other;
+	fs.readonly = !m->rw;
 	fs.verify = m->verify;
 	fo = fuse_optstring(fs.tree.root, m);
 	if (fo == NULL || fuse_opt_add_arg(&args, "gfsplit-mount") != 0 ||
@@ -497,6 +502,12 @@ run(int argc, char **argv, MPI_Comm comm)
 	(void)comm;
 	if (parse_mount_opts(opt_o, &m) != 0)
 		return 2;
+	if (m.rw && m.allow_other) {
+		gfsp_log_error("-o rw cannot go with allow_other: the daemon "
+		    "would write with its own rights for every user (an "
+		    "allow_other mount is read-only)");
+		return 2;
+	}
 	/* more threads than the CPUs can run make megabyte reads slower
 	 * (bench/mount.py: half the speed with 16 on 2 CPUs) */
 	if (opt_threads == 0)

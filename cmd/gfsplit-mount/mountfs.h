@@ -12,7 +12,7 @@
 
 struct gfsp_mfs {
 	struct gfsp_mtree tree;
-	int readonly;		/* -o ro, or -o allow_other */
+	int readonly;		/* unless -o rw */
 	int verify;		/* -o verify: check each part before use */
 };
 

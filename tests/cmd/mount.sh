@@ -8,7 +8,9 @@
 # the holes the layout has; cp, md5sum, stat, getfattr and h5dump of the
 # views; a split file committed again while open; corrupt split files
 # (EIO, a log line naming the file and the cause, the daemon serving on);
-# writes; unmount with files open and on SIGTERM.
+# read-only by default: every change fails with EROFS, the source as it
+# was; writes with -o rw; a second mount on a point in use refused;
+# unmount with files open and on SIGTERM.
 . "$(dirname "$0")/../lib.sh"
 need_fuse
 . "$TOP/tests/mpiio_lib.sh"
@@ -48,9 +50,9 @@ for f in $SPLITS; do
 		not_ok "merge $f for the reference"
 done
 
-# ---- up
-if mount_up "$S" "$M"; then ok "gfsplit-mount returns once the mount is there"
-else not_ok "gfsplit-mount returns once the mount is there" "$(cat "$TMPD/.mount.out" "$LOG" 2>&1)"; finish; exit 1; fi
+# ---- up (-o rw: the writes below go through)
+if mount_up "$S" "$M" -o rw; then ok "gfsplit-mount -o rw returns once the mount is there"
+else not_ok "gfsplit-mount -o rw returns once the mount is there" "$(cat "$TMPD/.mount.out" "$LOG" 2>&1)"; finish; exit 1; fi
 
 # every view is the merged file, and cp and md5sum read it as a file
 for f in $SPLITS; do
@@ -305,15 +307,62 @@ if [ "$o" = "Input/output error" ] && grep -q "cut\.split/part\.1: short read" "
 	ok "a part cut short under an open reader: EIO, logged"
 else not_ok "a part cut short under an open reader: EIO, logged" "$o" "$(tail -n 2 "$LOG")"; fi
 
-# -o verify: the part's checksum before its first byte is used
+# -o verify: the part's checksum before its first byte is used; without
+# -o rw the mount is read-only
 M2=$TMPD/mnt2
-if mount_up "$S" "$M2" -o verify,ro; then ok "mount -o verify,ro"
-else not_ok "mount -o verify,ro" "$(cat "$TMPD/.mount.out")"; fi
+if mount_up "$S" "$M2" -o verify; then ok "mount -o verify"
+else not_ok "mount -o verify" "$(cat "$TMPD/.mount.out")"; fi
 eio "-o verify: a part failing its checksum: EIO, logged" "$M2/badsum.split" "badsum\.split/part\.0: checksum mismatch"
 same_bytes "-o verify: a good file reads" "$TMPD/b" "$M2/contig.split"
-# read-only: nothing is written through it
-if sh -c 'echo x >"$1"' sh "$M2/new.txt" 2>/dev/null; then not_ok "-o ro: a new file is refused"; else ok "-o ro: a new file is refused"; fi
-is_absent "  and nothing appeared in the source" "$S/new.txt"
+
+# ---- read-only unless -o rw: every change fails with EROFS, in the
+# kernel (the mount is flagged ro) and in the daemon; the source is as it was
+awk -v m="$M2" '$2 == m { split($4, o, ","); print o[1] }' /proc/mounts >"$TMPD/ro.flag"
+[ "$(cat "$TMPD/ro.flag")" = ro ] && ok "without -o rw the kernel has the mount read-only (ro in /proc/mounts)" ||
+	not_ok "without -o rw the kernel has the mount read-only (ro in /proc/mounts)" "$(grep " $M2 " /proc/mounts)"
+tree_sum() { (cd "$1" && find . -printf '%p %y %m %s\n' | sort && find . -type f -exec md5sum {} + | sort); }
+tree_sum "$S" >"$TMPD/src.before"
+python3 - "$M2" <<'PY' >"$TMPD/ro.out" 2>&1
+import errno, os, sys
+m = sys.argv[1]
+p = lambda *a: os.path.join(m, *a)
+tries = [
+    ("open O_WRONLY of an ordinary file", lambda: os.open(p("plain.bin"), os.O_WRONLY)),
+    ("open O_RDWR", lambda: os.open(p("plain.bin"), os.O_RDWR)),
+    ("open O_TRUNC", lambda: os.open(p("sub/deeper/note.txt"), os.O_RDONLY | os.O_TRUNC)),
+    ("append", lambda: os.open(p("plain.bin"), os.O_WRONLY | os.O_APPEND)),
+    ("create", lambda: os.open(p("new.txt"), os.O_WRONLY | os.O_CREAT, 0o644)),
+    ("create in a subdirectory", lambda: os.open(p("sub/new.txt"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)),
+    ("truncate", lambda: os.truncate(p("plain.bin"), 10)),
+    ("unlink", lambda: os.unlink(p("plain.bin"))),
+    ("rename", lambda: os.rename(p("plain.bin"), p("renamed.bin"))),
+    ("rename of a split file", lambda: os.rename(p("holes.split"), p("h2.split"))),
+    ("mkdir", lambda: os.mkdir(p("newdir"))),
+    ("rmdir", lambda: os.rmdir(p("sub/deeper"))),
+    ("symlink", lambda: os.symlink("plain.bin", p("l2"))),
+    ("link", lambda: os.link(p("plain.bin"), p("hard.bin"))),
+    ("chmod", lambda: os.chmod(p("plain.bin"), 0o600)),
+    ("utime", lambda: os.utime(p("plain.bin"), (1, 1))),
+    ("setxattr", lambda: os.setxattr(p("plain.bin"), "user.x", b"1")),
+    ("open O_WRONLY of a split file", lambda: os.open(p("holes.split"), os.O_WRONLY)),
+]
+for what, f in tries:
+    try:
+        f()
+        print("%s: done" % what)
+    except OSError as e:
+        if e.errno != errno.EROFS:
+            print("%s: %s" % (what, e.strerror))
+print("end")
+PY
+[ "$(cat "$TMPD/ro.out")" = end ] &&
+	ok "read-only by default: 18 kinds of change (open for writing, create, truncate, unlink, rename, mkdir, rmdir, links, chmod, utime, setxattr) all fail with EROFS" ||
+	not_ok "read-only by default: every kind of change fails with EROFS" "$(cat "$TMPD/ro.out")"
+tree_sum "$S" >"$TMPD/src.after"
+same_bytes "  and the source is as it was (names, types, modes, sizes, md5sum of every file)" "$TMPD/src.before" "$TMPD/src.after"
+if sh -c 'echo x >>"$1"' sh "$M2/plain.bin" 2>"$TMPD/ro.err"; then not_ok "  echo >> an ordinary file: refused"
+elif grep -q "Read-only file system" "$TMPD/ro.err"; then ok "  echo >> an ordinary file: Read-only file system"
+else not_ok "  echo >> an ordinary file: Read-only file system" "$(cat "$TMPD/ro.err")"; fi
 mount_down "$M2" && ok "fusermount3 -u ends the daemon" || not_ok "fusermount3 -u ends the daemon"
 
 # ---- other users: kept out without allow_other; with it, the permission
@@ -451,6 +500,8 @@ expect_exit "a SOURCE that is a split file: exit 1" 1 "$BIN/gfsplit-mount" "$S/h
 output_has "  saying so" "a split file"
 expect_exit "an unknown -o option: exit 2" 2 "$BIN/gfsplit-mount" -o bogus "$S" "$TMPD/m3"
 output_has "  naming it" "unknown mount option 'bogus'"
+expect_exit "-o rw,allow_other: exit 2" 2 "$BIN/gfsplit-mount" -o rw,allow_other "$S" "$TMPD/m3"
+output_has "  saying an allow_other mount is read-only" "rw cannot go with allow_other"
 expect_exit "a mount point that is not there: exit 1" 1 "$BIN/gfsplit-mount" "$S" "$TMPD/nomnt"
 if [ "$(id -u)" -eq 0 ]; then
 	: >"$TMPD/their.log" && chown nobody "$TMPD/their.log"

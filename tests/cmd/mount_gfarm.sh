@@ -22,8 +22,8 @@ check "pcp-split -b 100k to gfarm:///m/sub/c.split, 3 ranks" \
 	mpirun_n 3 "$BIN/pcp-split" -b 100k --hosts "$hosts" "$TMPD/b" gfarm:///m/sub/c.split
 gfreg "$TMPD/b" /m/plain.bin || not_ok "gfreg /m/plain.bin"
 
-if mount_up gfarm:///m "$M"; then ok "gfsplit-mount gfarm:///m"
-else not_ok "gfsplit-mount gfarm:///m" "$(cat "$TMPD/.mount.out" "$LOG" 2>&1)"; finish; exit 1; fi
+if mount_up gfarm:///m "$M" -o rw; then ok "gfsplit-mount -o rw gfarm:///m"
+else not_ok "gfsplit-mount -o rw gfarm:///m" "$(cat "$TMPD/.mount.out" "$LOG" 2>&1)"; finish; exit 1; fi
 
 same_bytes "a.split on Gfarm reads as the file it came from" "$TMPD/a" "$M/a.split"
 same_bytes "sub/c.split (cyclic) too" "$TMPD/b" "$M/sub/c.split"
