@@ -963,6 +963,15 @@ xattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	int rc;
 
 	rc = gfsp_mtree_stat(&fs->tree, n, &e, &path, &err);
+	/* a split file has its user.gfsplit.* ones only: any other name
+	 * (system.posix_acl_access, security.selinux: ls -l asks for them
+	 * of every file) is answered without loading the layout */
+	if (rc == 0 && e.kind != GFSP_MPLAIN && name != NULL &&
+	    strncmp(name, "user.gfsplit.", 13) != 0) {
+		free(path);
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
 	if (rc == 0 && e.kind == GFSP_MPLAIN) {
 		/* a plain file's own: passed through; no list of them */
 		if (name == NULL) {

@@ -101,6 +101,18 @@ ct=$(json_get <("$BIN/stat-layout" --json "$S/contig.split") \
 [ "$(stat -c %Y "$M/contig.split")" = "$ct" ] && ok "a view's mtime is its commit time" ||
 	not_ok "a view's mtime is its commit time" "$(stat -c %Y "$M/contig.split") vs $ct"
 
+# ls -l asks every file for system.posix_acl_access and security.selinux:
+# the answer is "no such attribute", and ls prints nothing else
+ls -l "$M" "$M/sub" >/dev/null 2>"$TMPD/ls.err"
+[ ! -s "$TMPD/ls.err" ] && ok "ls -l of the mount root and a subdirectory: nothing on stderr" ||
+	not_ok "ls -l of the mount root and a subdirectory: nothing on stderr" "$(head -n 5 "$TMPD/ls.err")"
+for f in "" /plain.bin /contig.split; do
+	getfattr -n system.posix_acl_access "$M$f" >"$TMPD/acl.out" 2>&1
+	grep -q "system.posix_acl_access: No such attribute" "$TMPD/acl.out" &&
+		ok "getfattr -n system.posix_acl_access of ${f:-the mount root}: No such attribute" ||
+		not_ok "getfattr -n system.posix_acl_access of ${f:-the mount root}: No such attribute" "$(cat "$TMPD/acl.out")"
+done
+
 # ---- a second mount on the same point: refused, the first serves on
 expect_exit "a second gfsplit-mount on a mount point in use: exit 1" 1 \
 	"$BIN/gfsplit-mount" --log "$TMPD/mount.log" "$S/sub" "$M"
@@ -262,6 +274,9 @@ cp -a "$S/contig.split" "$S/short.split" && truncate -s -1 "$S/short.split/part.
 cp -a "$S/contig.split" "$S/badloc.split" && printf 'XXXX' | dd of="$S/badloc.split/loc.0" bs=1 seek=20 conv=notrunc status=none
 cp -a "$S/contig.split" "$S/badsum.split" && printf 'ZZZZ' | dd of="$S/badsum.split/part.0" bs=1 seek=5000 conv=notrunc status=none
 mkdir "$S/badmark.split" && echo "not a marker" >"$S/badmark.split/gfsplit.meta"
+ls -l "$M" >/dev/null 2>"$TMPD/ls.err"
+[ ! -s "$TMPD/ls.err" ] && ok "ls -l of a directory of corrupt split files: nothing on stderr (no layout loaded for its ACL)" ||
+	not_ok "ls -l of a directory of corrupt split files: nothing on stderr" "$(head -n 5 "$TMPD/ls.err")"
 eio() {
 	# eio DESC FILE REGEX: reading FILE fails with EIO; the log names it
 	_o=$(python3 -c '

@@ -54,6 +54,31 @@ getfattr --absolute-names --only-values -n user.gfsplit.layout "$M/a.split" >"$T
 json_true "user.gfsplit.layout shows each part on its writer's gfsd" \
 	'[r["replicas"] for r in j["parts"]] == [[h] for h in "'"${H[*]}"'".split()] and j["misplaced_parts"] == 0' "$TMPD/l.json"
 
+# ls -l asks every file for system.posix_acl_access, which Gfarm keeps no
+# attribute of (gfmd refuses the name on its root directory: "Operation
+# not permitted"): "no such attribute", and ls prints nothing else; on a
+# mount of gfarm:/// too
+G=$TMPD/groot
+if mount_up gfarm:/// "$G"; then ok "gfsplit-mount gfarm:/// (the Gfarm root)"
+else not_ok "gfsplit-mount gfarm:/// (the Gfarm root)" "$(cat "$TMPD/.mount.out")"; fi
+ls -l "$G" "$G/m" "$M" "$M/sub" >/dev/null 2>"$TMPD/ls.err"
+[ ! -s "$TMPD/ls.err" ] && ok "ls -l of the Gfarm root, a directory and a subdirectory through the mount: nothing on stderr" ||
+	not_ok "ls -l of the Gfarm root, a directory and a subdirectory through the mount: nothing on stderr" "$(head -n 5 "$TMPD/ls.err")"
+for f in "$G" "$M" "$M/plain.bin" "$M/sub" "$M/a.split"; do
+	for a in system.posix_acl_access system.posix_acl_default security.selinux; do
+		getfattr --absolute-names -n $a "$f" >"$TMPD/acl.out" 2>&1
+		grep -q "$a: No such attribute" "$TMPD/acl.out" || break
+	done
+	grep -q "$a: No such attribute" "$TMPD/acl.out" &&
+		ok "Gfarm: getfattr -n system.posix_acl_access, system.posix_acl_default, security.selinux of ${f#$TMPD/}: No such attribute" ||
+		not_ok "Gfarm: getfattr -n $a of ${f#$TMPD/}: No such attribute" "$(cat "$TMPD/acl.out")"
+done
+mount_down "$G" || not_ok "unmount $G"
+setfattr -n user.note -v hello "$M/plain.bin" 2>"$TMPD/sx.err"
+[ "$(getfattr --absolute-names --only-values -n user.note "$M/plain.bin" 2>&1)" = hello ] &&
+	ok "Gfarm: a user.* attribute of an ordinary file is still set and read through" ||
+	not_ok "Gfarm: a user.* attribute of an ordinary file is still set and read through" "$(cat "$TMPD/sx.err")"
+
 # a split file committed again while a reader has it open
 python3 - "$M/a.split" "$TMPD/a" "$TMPD/b" "$BIN/pcp-split" "$hosts" <<'PY' >"$TMPD/re.out" 2>&1
 import os, subprocess, sys
