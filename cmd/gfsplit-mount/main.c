@@ -8,7 +8,8 @@
  * program run in it changes the source through by mistake.  Without -f the command returns once the mount is there
  * (or has failed, with the cause and exit 1), and the daemon serves it
  * until `fusermount3 -u MOUNTPOINT`, umount, or SIGINT/SIGTERM/SIGHUP,
- * which unmount it.
+ * which unmount it.  Once the session has ended it exits within
+ * EXIT_GRACE seconds, even with a request stuck in the source (watch()).
  *
  * The options table below is the one source of truth: --help is made from
  * it, and tests/cmd/options.sh checks the man page and the completions
@@ -17,6 +18,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -404,6 +406,105 @@ detach(void)
 	return 0;
 }
 
+/*
+ * The daemon ends promptly once its session has ended.  libfuse's loop
+ * returns only when every worker thread has finished its request, and a
+ * request cannot be called off: a worker waiting on the source (a close
+ * that flushes to a Gfarm file system node that does not answer, a read
+ * of a hung NFS or FUSE directory below SOURCE) kept the daemon alive
+ * after `fusermount3 -u` for as long as the source took, minutes.  The
+ * session has ended when the kernel unmounted it or a signal asked it to
+ * end; from then on the loop and the cleanup get EXIT_GRACE seconds, past
+ * which the watchdog logs why, unmounts (lazily, if a signal asked: the
+ * mount is still there) and exits.  The kernel had already failed every
+ * request to an unmounted file system; what the stuck call would have
+ * done is the source's to finish or abandon.
+ *
+ *   state  RUNNING   the loop serves; the session may end at any time
+ *          CLEANING  the loop returned: main() cleans up (se is its own)
+ *          DONE      the cleanup is over: the watchdog goes
+ */
+#define EXIT_GRACE	5	/* seconds */
+
+struct watchdog {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	enum { RUNNING, CLEANING, DONE } state;
+	struct fuse_session *se;
+	const char *mountpoint;
+};
+
+static int
+wait_until(struct watchdog *w, const struct timespec *at)
+{
+	return pthread_cond_timedwait(&w->cond, &w->lock, at);
+}
+
+static void *
+watch(void *arg)
+{
+	struct watchdog *w = arg;
+	struct timespec at;
+
+	pthread_mutex_lock(&w->lock);
+	while (w->state == RUNNING && !fuse_session_exited(w->se)) {
+		clock_gettime(CLOCK_REALTIME, &at);
+		at.tv_nsec += 200 * 1000 * 1000;	/* the loop sets no
+							 * condition: look */
+		if (at.tv_nsec >= 1000000000) {
+			at.tv_sec++;
+			at.tv_nsec -= 1000000000;
+		}
+		wait_until(w, &at);
+	}
+	clock_gettime(CLOCK_REALTIME, &at);
+	at.tv_sec += EXIT_GRACE;
+	while (w->state != DONE && wait_until(w, &at) != ETIMEDOUT)
+		;
+	if (w->state == DONE) {
+		pthread_mutex_unlock(&w->lock);
+		return NULL;
+	}
+	if (w->state == RUNNING) {
+		gfsp_log_error("'%s': the session ended, but a request to the "
+		    "source has not returned in %d s (a file server that "
+		    "does not answer?): the daemon ends without it",
+		    w->mountpoint, EXIT_GRACE);
+		fuse_session_unmount(w->se);
+	} else {
+		gfsp_log_error("'%s': unmounted, but the daemon's cleanup has "
+		    "not finished in %d s: it ends without it", w->mountpoint,
+		    EXIT_GRACE);
+	}
+	_exit(0);
+}
+
+/* The watchdog thread, with every signal blocked: they are for the loop's
+ * thread (libfuse's handlers end the session there). */
+static int
+watch_start(struct watchdog *w, pthread_t *t)
+{
+	sigset_t all, old;
+	int e;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	e = pthread_create(t, NULL, watch, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e != 0)
+		gfsp_log_error("cannot start a thread: %s", strerror(e));
+	return e;
+}
+
+static void
+watch_state(struct watchdog *w, int state)
+{
+	pthread_mutex_lock(&w->lock);
+	w->state = state;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
 static int
 serve(const char *source, const char *mountpoint, const struct mopts *m,
       int notify)
@@ -413,8 +514,11 @@ serve(const char *source, const char *mountpoint, const struct mopts *m,
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_loop_config *cfg = NULL;
 	struct fuse_session *se = NULL;
+	struct watchdog w = { PTHREAD_MUTEX_INITIALIZER,
+			      PTHREAD_COND_INITIALIZER, RUNNING, NULL, NULL };
+	pthread_t wt;
 	char *fo = NULL, *where = NULL;
-	int rc = 1, mounted = 0, lock = -1, r;
+	int rc = 1, mounted = 0, lock = -1, watching = 0, r;
 	const char zero = 0;
 
 	if (gfsp_mtree_init(&fs.tree, source, &err) != 0) {
@@ -470,7 +574,13 @@ serve(const char *source, const char *mountpoint, const struct mopts *m,
 	fuse_loop_cfg_set_max_threads(cfg, (unsigned)GFSP_MAX(opt_threads, 1));
 	fuse_loop_cfg_set_idle_threads(cfg, (unsigned)GFSP_MAX(opt_threads / 2,
 	    1));
+	w.se = se;
+	w.mountpoint = mountpoint;
+	if (watch_start(&w, &wt) != 0)
+		goto out;
+	watching = 1;
 	r = fuse_session_loop_mt(se, cfg);
+	watch_state(&w, CLEANING);
 	/* 0: unmounted; a signal's number: asked to end (SIGINT, SIGTERM,
 	 * SIGHUP); below 0 the session failed */
 	if (r < 0)
@@ -489,6 +599,10 @@ out:
 	free(fo);
 	free(where);
 	gfsp_mtree_destroy(&fs.tree);
+	if (watching) {
+		watch_state(&w, DONE);
+		pthread_join(wt, NULL);
+	}
 	return rc;
 }
 

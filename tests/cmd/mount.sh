@@ -529,6 +529,70 @@ else
 fi
 is_fuse "$TMPD/m3" && not_ok "no mount left by the failures" || ok "no mount left by the failures"
 
+# ---- the daemon ends promptly once unmounted, even with a request stuck
+# in the source (a file server that stops answering)
+daemon_of() { pgrep -f "gfsplit-mount.* $1\$" | head -n 1; }
+thread_in() {	# thread_in PID WCHAN: a thread of PID sleeps in WCHAN
+	grep -qsx "$2" /proc/"$1"/task/*/wchan
+}
+wait_for() {	# wait_for SECONDS CMD...: poll CMD up to that bound
+	_n=$(($1 * 10)); shift
+	while [ "$_n" -gt 0 ] && ! "$@"; do sleep 0.1; _n=$((_n - 1)); done
+	"$@"
+}
+alive() { kill -0 "$1" 2>/dev/null; }
+gone_within() { wait_for "$1" eval "! alive $2"; }
+# the close of a file written through (-o rw) never returns
+# (GFSPLIT_FAULT=hangclose): it is the release the kernel sends after the
+# writer's close(2), which the writer does not wait for
+HC=$TMPD/hc
+mkdir -p "$HC/src" "$HC/m"
+if GFSPLIT_FAULT=hangclose:0:0 mount_up "$HC/src" "$HC/m" -o rw; then
+	d1=$(daemon_of "$HC/m")
+	echo "written through" >"$HC/m/new.txt"
+	if ! wait_for 10 thread_in "$d1" __do_sys_pause; then
+		not_ok "a release stuck in the source (setup: the daemon's close never hung)" "$(cat /proc/"$d1"/task/*/wchan | tr '\0' ' ')"
+	elif ! fusermount3 -u "$HC/m" 2>"$TMPD/hu.err"; then
+		not_ok "fusermount3 -u with a release stuck in the source, nothing open" "$(cat "$TMPD/hu.err")"
+	elif gone_within 15 "$d1"; then
+		ok "fusermount3 -u with a release stuck in the source: the daemon ends within 15 s (it waited for the source forever)"
+		grep -q "'$HC/m': the session ended, but a request to the source has not returned in 5 s" "$LOG" &&
+			ok "  saying why in its log" || not_ok "  saying why in its log" "$(tail -n 3 "$LOG")"
+	else
+		not_ok "fusermount3 -u with a release stuck in the source: the daemon ends within 15 s" \
+			"pid $d1 alive: $(cat /proc/"$d1"/task/*/wchan | tr '\0' ' ')"
+		kill -KILL "$d1"
+	fi
+	[ "$(cat "$HC/src/new.txt")" = "written through" ] && ok "  what was written before is in the source" ||
+		not_ok "  what was written before is in the source"
+else not_ok "mount -o rw with a close that hangs" "$(cat "$TMPD/.mount.out")"; fi
+# SIGTERM with a lookup stuck in the source: a directory of the source is
+# served by a second daemon, stopped (SIGSTOP) as a server that does not
+# answer; the mount goes (lazily) and the daemon ends
+HG=$TMPD/hang
+mkdir -p "$HG/inner" "$HG/src/stuck" "$HG/m"
+echo "behind a hung server" >"$HG/inner/f"
+if mount_up "$HG/inner" "$HG/src/stuck" && mount_up "$HG/src" "$HG/m"; then
+	d1=$(daemon_of "$HG/m") d2=$(daemon_of "$HG/src/stuck")
+	kill -STOP "$d2"
+	at_exit "kill -CONT $d2"
+	cat "$HG/m/stuck/f" >/dev/null 2>&1 & rd=$!
+	if ! wait_for 10 thread_in "$d1" request_wait_answer; then
+		not_ok "a lookup stuck in the source (setup: the daemon never waited on the stopped one)"
+	else
+		kill -TERM "$d1"
+		if gone_within 15 "$d1" && ! is_fuse "$HG/m"; then
+			ok "SIGTERM with a lookup stuck in the source: unmounted, the daemon ends within 15 s"
+		else not_ok "SIGTERM with a lookup stuck in the source: unmounted, the daemon ends within 15 s" \
+			"$(grep " $HG/m " /proc/mounts)" "pid $d1: $(cat /proc/"$d1"/task/*/wchan 2>&1 | tr '\0' ' ')"; fi
+		gone_within 10 "$rd" && ok "  and the reader it left gets an error, not a hang" ||
+			not_ok "  and the reader it left gets an error, not a hang"
+	fi
+	kill -CONT "$d2"
+	wait "$rd" 2>/dev/null
+	mount_down "$HG/src/stuck" || not_ok "unmount the inner mount"
+else not_ok "mounts for the stuck-request checks" "$(cat "$TMPD/.mount.out")"; fi
+
 # ---- unmount with files open; SIGTERM
 exec 7<"$M/contig.split"
 fusermount3 -u "$M" 2>/dev/null && not_ok "fusermount3 -u with a file open is refused (busy)" ||
