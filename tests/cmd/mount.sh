@@ -541,6 +541,10 @@ wait_for() {	# wait_for SECONDS CMD...: poll CMD up to that bound
 	"$@"
 }
 alive() { kill -0 "$1" 2>/dev/null; }
+all_stopped() {	# all_stopped PID: every thread of PID stopped (state T)
+	awk '{ sub(/^.*\) /, ""); if ($1 != "T") bad = 1 } END { exit bad }' \
+		/proc/"$1"/task/*/stat 2>/dev/null
+}
 gone_within() { wait_for "$1" eval "! alive $2"; }
 # the close of a file written through (-o rw) never returns
 # (GFSPLIT_FAULT=hangclose): it is the release the kernel sends after the
@@ -576,6 +580,10 @@ if mount_up "$HG/inner" "$HG/src/stuck" && mount_up "$HG/src" "$HG/m"; then
 	d1=$(daemon_of "$HG/m") d2=$(daemon_of "$HG/src/stuck")
 	kill -STOP "$d2"
 	at_exit "kill -CONT $d2"
+	# every thread of it stopped before the request is made: one still
+	# running could take it, and the daemon's wait for its answer could
+	# not be called off (not even by the daemon's exit)
+	wait_for 10 all_stopped "$d2" || not_ok "the second daemon stops (setup)"
 	cat "$HG/m/stuck/f" >/dev/null 2>&1 & rd=$!
 	if ! wait_for 10 thread_in "$d1" request_wait_answer; then
 		not_ok "a lookup stuck in the source (setup: the daemon never waited on the stopped one)"
