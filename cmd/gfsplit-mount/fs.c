@@ -542,8 +542,13 @@ open_split(struct gfsp_mfs *fs, struct handle *h, struct gfsp_error *err)
 		return gfsp_error_set(err, GFSP_ESTALE, "'%s' was committed "
 		    "again since it was looked up", h->path);
 	}
-	if (rc == 0 && fs->verify)
+	if (rc == 0 && fs->verify == GFSP_MVERIFY_FIRST)
 		gfsp_layout_set_verify(h->l, 1);
+	else if (rc == 0 && fs->verify == GFSP_MVERIFY_READ &&
+	    (rc = gfsp_layout_set_readcheck(h->l, err)) != 0) {
+		gfsp_layout_close(h->l);
+		h->l = NULL;
+	}
 	if (rc && rc != GFSP_ESTALE && rc != GFSP_ENOMEM) {
 		/* whatever is wrong with the split file: EIO, and the
 		 * cause in the log */
@@ -647,7 +652,9 @@ fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
  * as pieces of the parts' descriptors (and zeros for holes), which libfuse
  * splices into the kernel's answer.  1 if answered; 0 if it cannot be done
  * so (a part with no descriptor: Gfarm; a part shorter than its extent;
- * -o verify, which must read the part first): the caller copies.
+ * -o verify, which must read the part first; the default's check of the
+ * parts as they are read through, which must see the bytes, until every
+ * part is checked or given up): the caller copies.
  */
 static int
 read_spliced(fuse_req_t req, struct handle *h, size_t size, off_t off)
@@ -714,8 +721,9 @@ fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	char *buf;
 	int rc;
 
-	if (h->l != NULL && !fs_of(req)->verify && read_spliced(req, h, size,
-	    off))
+	if (h->l != NULL && fs_of(req)->verify != GFSP_MVERIFY_FIRST &&
+	    gfsp_layout_readcheck_pending(h->l) == 0 && read_spliced(req, h,
+	    size, off))
 		return;
 
 	buf = malloc(size > 0 ? size : 1);

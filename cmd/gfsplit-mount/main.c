@@ -47,8 +47,9 @@ static const struct gfsp_opt opts[] = {
 	  "print every request of the kernel (implies -f)", &opt_debug, NULL },
 	{ "options", 'o', GFSP_OPT_LIST, "OPTS",
 	  "mount options, comma separated: ro (the default), rw (write "
-	  "ordinary files through to SOURCE), allow_other, verify (see "
-	  "the man page)", &opt_o, NULL },
+	  "ordinary files through to SOURCE), allow_other, verify (check "
+	  "each part whole before use), noverify (see the man page)",
+	  &opt_o, NULL },
 	{ "log", 0, GFSP_OPT_STRING, "FILE",
 	  "the daemon appends its log lines to FILE (default: syslog)",
 	  &opt_log, NULL },
@@ -63,8 +64,8 @@ struct mopts {
 };
 
 /* -o: ours, and the usual words of mount(8) that change nothing here
- * (nodev and nosuid always hold).  Of ro and rw the last one given counts,
- * as with mount(8). */
+ * (nodev and nosuid always hold).  Of ro and rw, and of verify and
+ * noverify, the last one given counts, as with mount(8). */
 static int
 parse_mount_opts(const char *list, struct mopts *m)
 {
@@ -90,7 +91,9 @@ parse_mount_opts(const char *list, struct mopts *m)
 		else if (strcmp(tok, "allow_other") == 0)
 			m->allow_other = 1;
 		else if (strcmp(tok, "verify") == 0)
-			m->verify = 1;
+			m->verify = GFSP_MVERIFY_FIRST;
+		else if (strcmp(tok, "noverify") == 0)
+			m->verify = GFSP_MVERIFY_NONE;
 		else {
 			for (i = 0; inert[i] != NULL &&
 			    strcmp(inert[i], tok) != 0; i++)

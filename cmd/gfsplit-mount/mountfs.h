@@ -13,7 +13,11 @@
 struct gfsp_mfs {
 	struct gfsp_mtree tree;
 	int readonly;		/* unless -o rw */
-	int verify;		/* -o verify: check each part before use */
+	/* the parts' checksums: checked as each part is read through
+	 * (the default), before its first byte is used (-o verify), or
+	 * not at all (-o noverify) */
+	enum { GFSP_MVERIFY_READ, GFSP_MVERIFY_FIRST, GFSP_MVERIFY_NONE }
+	    verify;
 };
 
 extern const struct fuse_lowlevel_ops gfsp_mfs_ops;

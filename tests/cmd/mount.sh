@@ -296,8 +296,63 @@ eio "a corrupt location file: EIO, logged" "$M/badloc.split" "badloc\.split/loc\
 eio "a marker that is none: EIO, logged" "$M/badmark.split" "badmark\.split.*gfsplit\.meta"
 [ "$(stat -c '%F %s' "$M/badmark.split")" = "regular empty file 0" ] &&
 	ok "  and it shows as an empty file" || not_ok "  and it shows as an empty file" "$(stat -c '%F %s' "$M/badmark.split")"
-cmp -s "$M/badsum.split" "$TMPD/b" && not_ok "a corrupt part reads as corrupt without -o verify" ||
-	ok "a corrupt part reads as corrupt without -o verify (no check asked)"
+# a part of the right size with bytes changed: by default its checksum is
+# checked as it is read through; a read of its first bytes only is served
+head -c 4096 "$M/badsum.split" >"$TMPD/head.out" 2>"$TMPD/head.err" &&
+	[ "$(wc -c <"$TMPD/head.out")" = 4096 ] && ok "a corrupt part: a read of its first 4 KiB is served (not checked: the part is not read through)" ||
+	not_ok "a corrupt part: a read of its first 4 KiB is served" "$(cat "$TMPD/head.err")"
+eio "a corrupt part read through (cat): EIO, the log names the part and the checksum" \
+	"$M/badsum.split" "badsum\.split/part\.0: checksum mismatch .*as the part was read through"
+o=$(md5sum "$M/badsum.split" 2>&1) && not_ok "md5sum of it fails, not a wrong sum" "$o" ||
+	{ case $o in *"Input/output error"*) ok "md5sum of it fails with EIO, not a wrong sum" ;;
+	  *) not_ok "md5sum of it fails with EIO, not a wrong sum" "$o" ;; esac; }
+# read backwards, 256 KiB at a time, by 4 threads (a copy never read, so
+# nothing of it is in the page cache): the check reads the gap before a
+# read itself, so the order does not hide the corruption
+cp -a "$S/contig.split" "$S/badrev.split"
+printf 'ZZZZ' | dd of="$S/badrev.split/part.1" bs=1 seek=300000 conv=notrunc status=none
+o=$(python3 - "$M/badrev.split" <<'PY' 2>&1
+import os, sys, threading
+fd = os.open(sys.argv[1], os.O_RDONLY)
+size = os.fstat(fd).st_size
+offs = list(range(0, size, 256 << 10))[::-1]
+errs = []
+def full(off, n):	# as a read loop does: a short read is read on
+    got = 0
+    while got < n:
+        b = os.pread(fd, n - got, off + got)
+        if not b: break
+        got += len(b)
+def work(k):
+    for off in offs[k::4]:
+        try:
+            full(off, 256 << 10)
+        except OSError as e:
+            errs.append(e.strerror)
+ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(errs[0] if errs else "no error")
+PY
+)
+[ "$o" = "Input/output error" ] && grep -q "badrev\.split/part\.1: checksum mismatch" "$LOG" &&
+	ok "  another read backwards by 4 threads: EIO too, the log names its part" ||
+	not_ok "  another read backwards by 4 threads: EIO too, the log names its part" "$o" "$(tail -n 2 "$LOG")"
+python3 - "$M/sub/cyclic.split" "$TMPD/a" <<'PY' >"$TMPD/rev.out" 2>&1
+import os, sys, threading
+fd = os.open(sys.argv[1], os.O_RDONLY)
+want = open(sys.argv[2], "rb").read()
+offs = list(range(0, len(want), 300000))[::-1]
+bad = []
+def work(k):
+    for off in offs[k::3]:
+        if os.pread(fd, 300000, off) != want[off:off + 300000]:
+            bad.append(off)
+ts = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print("bad at %s" % bad[:3] if bad else "ok")
+PY
+[ "$(cat "$TMPD/rev.out")" = ok ] && ok "  a good split file read backwards by 3 threads: every byte, no false alarm" ||
+	not_ok "  a good split file read backwards by 3 threads: every byte, no false alarm" "$(cat "$TMPD/rev.out")"
 same_bytes "the daemon serves the good files on" "$TMPD/b" "$M/contig.split"
 # a part cut short while a reader holds it: the read ends in EIO, never
 # in what looks like a shorter file
@@ -329,6 +384,15 @@ if mount_up "$S" "$M2" -o verify; then ok "mount -o verify"
 else not_ok "mount -o verify" "$(cat "$TMPD/.mount.out")"; fi
 eio "-o verify: a part failing its checksum: EIO, logged" "$M2/badsum.split" "badsum\.split/part\.0: checksum mismatch"
 same_bytes "-o verify: a good file reads" "$TMPD/b" "$M2/contig.split"
+# -o noverify: the parts' bytes as they are, unchecked
+M4=$TMPD/mnt4
+if mount_up "$S" "$M4" -o noverify; then
+	cp "$TMPD/b" "$TMPD/b.bad"
+	printf 'ZZZZ' | dd of="$TMPD/b.bad" bs=1 seek=5000 conv=notrunc status=none
+	same_bytes "-o noverify: a corrupt part reads as the part holds it, no check" "$TMPD/b.bad" "$M4/badsum.split"
+	eio "-o noverify: a short part is still EIO (its size is checked at open)" "$M4/short.split" "short\.split/part\.2: .*short or truncated part"
+	mount_down "$M4" || not_ok "unmount $M4"
+else not_ok "mount -o noverify" "$(cat "$TMPD/.mount.out")"; fi
 
 # ---- read-only unless -o rw: every change fails with EROFS, in the
 # kernel (the mount is flagged ro) and in the daemon; the source is as it was

@@ -121,6 +121,33 @@ if [ "$o" = "Input/output error" ] && grep -q "c\.split/part\.1" "$LOG"; then ok
 else not_ok "a missing part on Gfarm: EIO, the log names it" "$o" "$(tail -n 3 "$LOG")"; fi
 same_bytes "the other files are served on" "$TMPD/b" "$M/plain.bin"
 
+# a part of the right size with bytes changed (replaced with gfrm and
+# gfreg): read through, EIO and the log names the part; -o noverify
+# serves its bytes as they are
+check "pcp-split to gfarm:///m/v.split, 2 ranks" \
+	mpirun_n 2 "$BIN/pcp-split" --hosts "$hosts" "$TMPD/b" gfarm:///m/v.split
+gfexport /m/v.split/part.1 >"$TMPD/p1" 2>&1 &&
+	printf 'ZZZZ' | dd of="$TMPD/p1" bs=1 seek=1000 conv=notrunc status=none &&
+	gfrm /m/v.split/part.1 && gfreg "$TMPD/p1" /m/v.split/part.1 ||
+	not_ok "corrupt gfarm:///m/v.split/part.1"
+o=$(python3 -c '
+import sys
+try:
+    open(sys.argv[1], "rb").read(); print("read it")
+except OSError as e:
+    print(e.strerror)' "$M/v.split" 2>&1)
+if [ "$o" = "Input/output error" ] && grep -q "v\.split/part\.1: checksum mismatch" "$LOG"; then
+	ok "a corrupt part on Gfarm read through: EIO, the log names it and the checksum"
+else not_ok "a corrupt part on Gfarm read through: EIO, the log names it and the checksum" "$o" "$(tail -n 3 "$LOG")"; fi
+N=$TMPD/nov
+if mount_up gfarm:///m "$N" -o noverify; then
+	cp "$TMPD/b" "$TMPD/b.bad"
+	off=$(gfls -l /m/v.split/part.0 | awk '{ print $5 }')
+	printf 'ZZZZ' | dd of="$TMPD/b.bad" bs=1 seek=$((off + 1000)) conv=notrunc status=none
+	same_bytes "-o noverify on Gfarm: the corrupt bytes as the part holds them" "$TMPD/b.bad" "$N/v.split"
+	mount_down "$N" || not_ok "unmount $N"
+else not_ok "mount -o noverify gfarm:///m" "$(cat "$TMPD/.mount.out")"; fi
+
 # ordinary files written through to Gfarm
 cp "$TMPD/a" "$M/sub/w.bin" && gfexport /m/sub/w.bin >"$TMPD/w.out" 2>&1
 same_bytes "an ordinary file written through the mount (gfexport)" "$TMPD/a" "$TMPD/w.out"
