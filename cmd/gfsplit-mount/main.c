@@ -217,14 +217,19 @@ mounted_at(const char *where, char *type, char *src, size_t len)
 }
 
 /* The mount point resolved, without a stat of its last component (a
- * mount there may hang, or be dead): its parent's real path and its name.
- * malloc'd; NULL with errno set. */
+ * mount there may hang, or be dead): its parent's real path and its name;
+ * a symbolic link's target resolved whole.  malloc'd; NULL with errno
+ * set. */
 static char *
 resolve_point(const char *mountpoint)
 {
-	char *copy = strdup(mountpoint), *dir, *base, *rdir, *s = NULL;
+	char *copy, *dir, *base, *rdir, *s = NULL, c;
 	size_t n;
 
+	/* readlink looks at the name only, not into what is mounted there */
+	if (readlink(mountpoint, &c, 1) >= 0)
+		return realpath(mountpoint, NULL);
+	copy = strdup(mountpoint);
 	if (copy == NULL)
 		return NULL;
 	n = strlen(copy);

@@ -124,6 +124,10 @@ same_bytes "  and the first mount serves on" "$TMPD/a" "$M/contig.split"
 expect_exit "  the same point written with a trailing slash: exit 1" 1 \
 	"$BIN/gfsplit-mount" --log "$TMPD/mount.log" "$S" "$M/"
 output_has "  refused likewise" "it is a mount point already"
+ln -s "$M" "$TMPD/mlink"
+expect_exit "  the same point through a symbolic link: exit 1" 1 \
+	"$BIN/gfsplit-mount" --log "$TMPD/mount.log" "$S" "$TMPD/mlink"
+output_has "  refused likewise" "it is a mount point already"
 # two at once on a free point: exactly one mounts (the check and the
 # mount are one step under a lock of the point)
 mkdir -p "$TMPD/twice"
