@@ -5,10 +5,12 @@
  * and the store (everything that passes through).
  *
  * Inode numbers are the addresses of the mount wing's nodes (the root is
- * FUSE_ROOT_ID).  A split file is read-only: an open for writing fails
- * with EROFS and a log line; an ordinary file is written through unless
- * the mount is read-only (-o ro, and always with -o allow_other, where
- * the daemon would write with its own rights for other users).
+ * FUSE_ROOT_ID).  The mount is read-only unless -o rw (never with -o
+ * allow_other, where the daemon would write with its own rights for other
+ * users): then every change answers EROFS, here as well as in the kernel,
+ * which is told "ro".  A split file is read-only in any case: an open for
+ * writing fails with EROFS and a log line; with -o rw an ordinary file is
+ * written through to the source.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -540,8 +542,13 @@ open_split(struct gfsp_mfs *fs, struct handle *h, struct gfsp_error *err)
 		return gfsp_error_set(err, GFSP_ESTALE, "'%s' was committed "
 		    "again since it was looked up", h->path);
 	}
-	if (rc == 0 && fs->verify)
+	if (rc == 0 && fs->verify == GFSP_MVERIFY_FIRST)
 		gfsp_layout_set_verify(h->l, 1);
+	else if (rc == 0 && fs->verify == GFSP_MVERIFY_READ &&
+	    (rc = gfsp_layout_set_readcheck(h->l, err)) != 0) {
+		gfsp_layout_close(h->l);
+		h->l = NULL;
+	}
 	if (rc && rc != GFSP_ESTALE && rc != GFSP_ENOMEM) {
 		/* whatever is wrong with the split file: EIO, and the
 		 * cause in the log */
@@ -645,7 +652,9 @@ fs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
  * as pieces of the parts' descriptors (and zeros for holes), which libfuse
  * splices into the kernel's answer.  1 if answered; 0 if it cannot be done
  * so (a part with no descriptor: Gfarm; a part shorter than its extent;
- * -o verify, which must read the part first): the caller copies.
+ * -o verify, which must read the part first; the default's check of the
+ * parts as they are read through, which must see the bytes, until every
+ * part is checked or given up): the caller copies.
  */
 static int
 read_spliced(fuse_req_t req, struct handle *h, size_t size, off_t off)
@@ -712,8 +721,9 @@ fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	char *buf;
 	int rc;
 
-	if (h->l != NULL && !fs_of(req)->verify && read_spliced(req, h, size,
-	    off))
+	if (h->l != NULL && fs_of(req)->verify != GFSP_MVERIFY_FIRST &&
+	    gfsp_layout_readcheck_pending(h->l) == 0 && read_spliced(req, h,
+	    size, off))
 		return;
 
 	buf = malloc(size > 0 ? size : 1);
@@ -961,6 +971,15 @@ xattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	int rc;
 
 	rc = gfsp_mtree_stat(&fs->tree, n, &e, &path, &err);
+	/* a split file has its user.gfsplit.* ones only: any other name
+	 * (system.posix_acl_access, security.selinux: ls -l asks for them
+	 * of every file) is answered without loading the layout */
+	if (rc == 0 && e.kind != GFSP_MPLAIN && name != NULL &&
+	    strncmp(name, "user.gfsplit.", 13) != 0) {
+		free(path);
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
 	if (rc == 0 && e.kind == GFSP_MPLAIN) {
 		/* a plain file's own: passed through; no list of them */
 		if (name == NULL) {

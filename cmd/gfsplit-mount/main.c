@@ -4,10 +4,12 @@
  *
  * Everything in SOURCE (a POSIX directory or a gfarm:// URL) appears under
  * MOUNTPOINT as it is, except that each split file appears as one regular
- * file (fs.c).  Without -f the command returns once the mount is there
+ * file (fs.c).  The mount is read-only unless -o rw: a view, which no
+ * program run in it changes the source through by mistake.  Without -f the command returns once the mount is there
  * (or has failed, with the cause and exit 1), and the daemon serves it
  * until `fusermount3 -u MOUNTPOINT`, umount, or SIGINT/SIGTERM/SIGHUP,
- * which unmount it.
+ * which unmount it.  Once the session has ended it exits within
+ * EXIT_GRACE seconds, even with a request stuck in the source (watch()).
  *
  * The options table below is the one source of truth: --help is made from
  * it, and tests/cmd/options.sh checks the man page and the completions
@@ -16,10 +18,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -41,8 +46,10 @@ static const struct gfsp_opt opts[] = {
 	{ "debug", 'd', GFSP_OPT_FLAG, NULL,
 	  "print every request of the kernel (implies -f)", &opt_debug, NULL },
 	{ "options", 'o', GFSP_OPT_LIST, "OPTS",
-	  "mount options, comma separated: ro, allow_other, verify "
-	  "(see the man page)", &opt_o, NULL },
+	  "mount options, comma separated: ro (the default), rw (write "
+	  "ordinary files through to SOURCE), allow_other, verify (check "
+	  "each part whole before use), noverify (see the man page)",
+	  &opt_o, NULL },
 	{ "log", 0, GFSP_OPT_STRING, "FILE",
 	  "the daemon appends its log lines to FILE (default: syslog)",
 	  &opt_log, NULL },
@@ -53,16 +60,17 @@ static const struct gfsp_opt opts[] = {
 };
 
 struct mopts {
-	int ro, allow_other, verify;
+	int rw, allow_other, verify;
 };
 
 /* -o: ours, and the usual words of mount(8) that change nothing here
- * (nodev and nosuid always hold) */
+ * (nodev and nosuid always hold).  Of ro and rw, and of verify and
+ * noverify, the last one given counts, as with mount(8). */
 static int
 parse_mount_opts(const char *list, struct mopts *m)
 {
 	static const char *const inert[] = {
-		"rw", "nodev", "nosuid", "noexec", "exec", "noatime",
+		"nodev", "nosuid", "noexec", "exec", "noatime",
 		"relatime", "default_permissions", "defaults", "auto",
 		"noauto", "_netdev", NULL
 	};
@@ -77,11 +85,15 @@ parse_mount_opts(const char *list, struct mopts *m)
 	for (tok = strtok_r(copy, ",", &save); tok != NULL && rc == 0;
 	    tok = strtok_r(NULL, ",", &save)) {
 		if (strcmp(tok, "ro") == 0)
-			m->ro = 1;
+			m->rw = 0;
+		else if (strcmp(tok, "rw") == 0)
+			m->rw = 1;
 		else if (strcmp(tok, "allow_other") == 0)
 			m->allow_other = 1;
 		else if (strcmp(tok, "verify") == 0)
-			m->verify = 1;
+			m->verify = GFSP_MVERIFY_FIRST;
+		else if (strcmp(tok, "noverify") == 0)
+			m->verify = GFSP_MVERIFY_NONE;
 		else {
 			for (i = 0; inert[i] != NULL &&
 			    strcmp(inert[i], tok) != 0; i++)
@@ -150,6 +162,153 @@ read_ahead(const char *where, const char *kb)
 		close(fd);
 }
 
+/* A field of /proc/self/mountinfo with its octal escapes (\040 for a
+ * space, \134 for a backslash, ...) undone, in place. */
+static void
+unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s != '\0'; s++, d++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
+			    (s[3] - '0'));
+			s += 3;
+		} else {
+			*d = *s;
+		}
+	}
+	*d = '\0';
+}
+
+/*
+ * Is `where` (a resolved path) a mount point now?  1 with the type and
+ * source of the mount on top, 0 if not, -1 if mountinfo cannot be read.
+ * mountinfo, not a stat of the point: a stat of a FUSE mount whose daemon
+ * hangs would hang too, and one whose daemon died fails with ENOTCONN.
+ */
+static int
+mounted_at(const char *where, char *type, char *src, size_t len)
+{
+	static char line[3 * 4096 + 256];
+	char mp[4096], t[256], s[4096], *dash;
+	FILE *fp = fopen("/proc/self/mountinfo", "re");
+	int found = 0;
+
+	if (fp == NULL)
+		return -1;
+	/* "36 25 0:39 / /mnt rw,... shared:1 - fuse.gfsplit /data rw,..." */
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		dash = strstr(line, " - ");
+		if (sscanf(line, "%*u %*u %*u:%*u %*s %4095s", mp) != 1 ||
+		    dash == NULL || sscanf(dash, " - %255s %4095s", t, s) != 2)
+			continue;
+		unescape(mp);
+		if (strcmp(mp, where) != 0)
+			continue;
+		found = 1;	/* the last one of a point is on top */
+		unescape(s);
+		snprintf(type, len, "%s", t);
+		snprintf(src, len, "%s", s);
+	}
+	fclose(fp);
+	return found;
+}
+
+/* The mount point resolved, without a stat of its last component (a
+ * mount there may hang, or be dead): its parent's real path and its name;
+ * a symbolic link's target resolved whole.  malloc'd; NULL with errno
+ * set. */
+static char *
+resolve_point(const char *mountpoint)
+{
+	char *copy, *dir, *base, *rdir, *s = NULL, c;
+	size_t n;
+
+	/* readlink looks at the name only, not into what is mounted there */
+	if (readlink(mountpoint, &c, 1) >= 0)
+		return realpath(mountpoint, NULL);
+	copy = strdup(mountpoint);
+	if (copy == NULL)
+		return NULL;
+	n = strlen(copy);
+	while (n > 1 && copy[n - 1] == '/')
+		copy[--n] = '\0';
+	base = strrchr(copy, '/');
+	base = base != NULL ? base + 1 : copy;
+	if (*base == '\0' || strcmp(base, ".") == 0 ||
+	    strcmp(base, "..") == 0) {
+		free(copy);
+		return realpath(mountpoint, NULL);
+	}
+	base = strdup(base);
+	dir = dirname(copy);
+	rdir = base != NULL ? realpath(dir, NULL) : NULL;
+	if (rdir != NULL && asprintf(&s, "%s%s%s", rdir,
+	    strcmp(rdir, "/") == 0 ? "" : "/", base) < 0)
+		s = NULL;
+	free(rdir);
+	free(base);
+	free(copy);
+	return s;
+}
+
+/*
+ * Take mount point `mountpoint`, or say why not: one that is a mount
+ * point already (of gfsplit-mount or anything else) is refused, since a
+ * mount on top hides the one below, which goes on serving unseen.  The
+ * check and the mount are one step against a second gfsplit-mount on the
+ * same point at the same time: OUT *lock, a descriptor of the point
+ * locked (flock) until the mount is made.  OUT *where: the point
+ * resolved.  0, or -1 after an error message.
+ */
+static int
+claim_point(const char *mountpoint, char **where, int *lock)
+{
+	char type[4096], src[4096];
+	int pass, fd = -1, m;
+
+	*where = resolve_point(mountpoint);
+	if (*where == NULL) {
+		gfsp_log_error("cannot use mount point '%s': %s", mountpoint,
+		    strerror(errno));
+		return -1;
+	}
+	for (pass = 0; pass < 2; pass++) {
+		m = mounted_at(*where, type, src, sizeof(type));
+		if (m > 0) {
+			gfsp_log_error("cannot mount on '%s': it is a mount "
+			    "point already (%s of '%s'), and a mount on top "
+			    "would hide it; unmount it first (%s '%s') or "
+			    "choose another directory", mountpoint, type, src,
+			    strncmp(type, "fuse", 4) == 0 ? "fusermount3 -u" :
+			    "umount", mountpoint);
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		if (m < 0)
+			gfsp_log_verbose("cannot read /proc/self/mountinfo "
+			    "(%s): '%s' not checked for a mount already there",
+			    strerror(errno), mountpoint);
+		if (pass == 1)
+			break;
+		fd = open(mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			gfsp_log_error("cannot use mount point '%s': %s",
+			    mountpoint, strerror(errno));
+			return -1;
+		}
+		/* one who mounted while we waited is seen by the second
+		 * look (a file system without flock: the first only) */
+		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
+			;
+	}
+	*lock = fd;
+	return 0;
+}
+
 /* "fsname=SOURCE": commas and backslashes in it escaped for libfuse */
 static char *
 fuse_optstring(const char *source, const struct mopts *m)
@@ -167,7 +326,7 @@ fuse_optstring(const char *source, const struct mopts *m)
 	esc[k] = '\0';
 	if (asprintf(&s, "fsname=%s,subtype=gfsplit,default_permissions%s%s",
 	    esc, m->allow_other ? ",allow_other" : "",
-	    m->ro || m->allow_other ? ",ro" : "") < 0)
+	    m->rw ? "" : ",ro") < 0)
 		s = NULL;
 	free(esc);
 	return s;
@@ -255,6 +414,105 @@ detach(void)
 	return 0;
 }
 
+/*
+ * The daemon ends promptly once its session has ended.  libfuse's loop
+ * returns only when every worker thread has finished its request, and a
+ * request cannot be called off: a worker waiting on the source (a close
+ * that flushes to a Gfarm file system node that does not answer, a read
+ * of a hung NFS or FUSE directory below SOURCE) kept the daemon alive
+ * after `fusermount3 -u` for as long as the source took, minutes.  The
+ * session has ended when the kernel unmounted it or a signal asked it to
+ * end; from then on the loop and the cleanup get EXIT_GRACE seconds, past
+ * which the watchdog logs why, unmounts (lazily, if a signal asked: the
+ * mount is still there) and exits.  The kernel had already failed every
+ * request to an unmounted file system; what the stuck call would have
+ * done is the source's to finish or abandon.
+ *
+ *   state  RUNNING   the loop serves; the session may end at any time
+ *          CLEANING  the loop returned: main() cleans up (se is its own)
+ *          DONE      the cleanup is over: the watchdog goes
+ */
+#define EXIT_GRACE	5	/* seconds */
+
+struct watchdog {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	enum { RUNNING, CLEANING, DONE } state;
+	struct fuse_session *se;
+	const char *mountpoint;
+};
+
+static int
+wait_until(struct watchdog *w, const struct timespec *at)
+{
+	return pthread_cond_timedwait(&w->cond, &w->lock, at);
+}
+
+static void *
+watch(void *arg)
+{
+	struct watchdog *w = arg;
+	struct timespec at;
+
+	pthread_mutex_lock(&w->lock);
+	while (w->state == RUNNING && !fuse_session_exited(w->se)) {
+		clock_gettime(CLOCK_REALTIME, &at);
+		at.tv_nsec += 200 * 1000 * 1000;	/* the loop sets no
+							 * condition: look */
+		if (at.tv_nsec >= 1000000000) {
+			at.tv_sec++;
+			at.tv_nsec -= 1000000000;
+		}
+		wait_until(w, &at);
+	}
+	clock_gettime(CLOCK_REALTIME, &at);
+	at.tv_sec += EXIT_GRACE;
+	while (w->state != DONE && wait_until(w, &at) != ETIMEDOUT)
+		;
+	if (w->state == DONE) {
+		pthread_mutex_unlock(&w->lock);
+		return NULL;
+	}
+	if (w->state == RUNNING) {
+		gfsp_log_error("'%s': the session ended, but a request to the "
+		    "source has not returned in %d s (a file server that "
+		    "does not answer?): the daemon ends without it",
+		    w->mountpoint, EXIT_GRACE);
+		fuse_session_unmount(w->se);
+	} else {
+		gfsp_log_error("'%s': unmounted, but the daemon's cleanup has "
+		    "not finished in %d s: it ends without it", w->mountpoint,
+		    EXIT_GRACE);
+	}
+	_exit(0);
+}
+
+/* The watchdog thread, with every signal blocked: they are for the loop's
+ * thread (libfuse's handlers end the session there). */
+static int
+watch_start(struct watchdog *w, pthread_t *t)
+{
+	sigset_t all, old;
+	int e;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	e = pthread_create(t, NULL, watch, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e != 0)
+		gfsp_log_error("cannot start a thread: %s", strerror(e));
+	return e;
+}
+
+static void
+watch_state(struct watchdog *w, int state)
+{
+	pthread_mutex_lock(&w->lock);
+	w->state = state;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
 static int
 serve(const char *source, const char *mountpoint, const struct mopts *m,
       int notify)
@@ -264,15 +522,18 @@ serve(const char *source, const char *mountpoint, const struct mopts *m,
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_loop_config *cfg = NULL;
 	struct fuse_session *se = NULL;
+	struct watchdog w = { PTHREAD_MUTEX_INITIALIZER,
+			      PTHREAD_COND_INITIALIZER, RUNNING, NULL, NULL };
+	pthread_t wt;
 	char *fo = NULL, *where = NULL;
-	int rc = 1, mounted = 0, r;
+	int rc = 1, mounted = 0, lock = -1, watching = 0, r;
 	const char zero = 0;
 
 	if (gfsp_mtree_init(&fs.tree, source, &err) != 0) {
 		gfsp_log_gfs_error(&err);
 		return 1;
 	}
-	fs.readonly = m->ro || m->allow_other;
+	fs.readonly = !m->rw;
 	fs.verify = m->verify;
 	fo = fuse_optstring(fs.tree.root, m);
 	if (fo == NULL || fuse_opt_add_arg(&args, "gfsplit-mount") != 0 ||
@@ -292,16 +553,18 @@ serve(const char *source, const char *mountpoint, const struct mopts *m,
 		gfsp_log_error("cannot set the signal handlers");
 		goto out;
 	}
-	where = realpath(mountpoint, NULL);
-	if (fuse_session_mount(se, mountpoint) != 0) {
+	if (claim_point(mountpoint, &where, &lock) != 0)
+		goto out;
+	r = fuse_session_mount(se, mountpoint);
+	close(lock);
+	if (r != 0) {
 		gfsp_log_error("cannot mount '%s' on '%s' (see the message "
 		    "above; is /dev/fuse there, and fusermount3?)", source,
 		    mountpoint);
 		goto out;
 	}
 	mounted = 1;
-	if (where != NULL)
-		read_ahead(where, "1024");
+	read_ahead(where, "1024");
 	gfsp_log_verbose("'%s' mounted on '%s'%s", fs.tree.root, mountpoint,
 	    fs.readonly ? " read-only" : "");
 	if (notify >= 0) {
@@ -319,7 +582,13 @@ serve(const char *source, const char *mountpoint, const struct mopts *m,
 	fuse_loop_cfg_set_max_threads(cfg, (unsigned)GFSP_MAX(opt_threads, 1));
 	fuse_loop_cfg_set_idle_threads(cfg, (unsigned)GFSP_MAX(opt_threads / 2,
 	    1));
+	w.se = se;
+	w.mountpoint = mountpoint;
+	if (watch_start(&w, &wt) != 0)
+		goto out;
+	watching = 1;
 	r = fuse_session_loop_mt(se, cfg);
+	watch_state(&w, CLEANING);
 	/* 0: unmounted; a signal's number: asked to end (SIGINT, SIGTERM,
 	 * SIGHUP); below 0 the session failed */
 	if (r < 0)
@@ -338,6 +607,10 @@ out:
 	free(fo);
 	free(where);
 	gfsp_mtree_destroy(&fs.tree);
+	if (watching) {
+		watch_state(&w, DONE);
+		pthread_join(wt, NULL);
+	}
 	return rc;
 }
 
@@ -351,6 +624,12 @@ run(int argc, char **argv, MPI_Comm comm)
 	(void)comm;
 	if (parse_mount_opts(opt_o, &m) != 0)
 		return 2;
+	if (m.rw && m.allow_other) {
+		gfsp_log_error("-o rw cannot go with allow_other: the daemon "
+		    "would write with its own rights for every user (an "
+		    "allow_other mount is read-only)");
+		return 2;
+	}
 	/* more threads than the CPUs can run make megabyte reads slower
 	 * (bench/mount.py: half the speed with 16 on 2 CPUs) */
 	if (opt_threads == 0)

@@ -12,8 +12,12 @@
 
 struct gfsp_mfs {
 	struct gfsp_mtree tree;
-	int readonly;		/* -o ro, or -o allow_other */
-	int verify;		/* -o verify: check each part before use */
+	int readonly;		/* unless -o rw */
+	/* the parts' checksums: checked as each part is read through
+	 * (the default), before its first byte is used (-o verify), or
+	 * not at all (-o noverify) */
+	enum { GFSP_MVERIFY_READ, GFSP_MVERIFY_FIRST, GFSP_MVERIFY_NONE }
+	    verify;
 };
 
 extern const struct fuse_lowlevel_ops gfsp_mfs_ops;

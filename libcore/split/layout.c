@@ -36,6 +36,14 @@
 #define COVER_MAXPIECES	((size_t)1 << 20)	/* pieces per step, at most */
 #define CHECK_BUF	((size_t)4 << 20)
 
+/* a part's read-through check (gfsp_layout_set_readcheck) */
+struct gfsp_readcheck {
+	enum { RC_FOLLOW, RC_GOOD, RC_BAD, RC_GIVEN_UP } state;
+	uint64_t at;			/* bytes [0, at) of the part hashed */
+	struct gfsp_phash *h;		/* RC_FOLLOW with at > 0 */
+	uint64_t sum;			/* RC_BAD: what the bytes hashed to */
+};
+
 /* ------------------------------------------------------------- paths */
 
 char *
@@ -148,6 +156,9 @@ gfsp_layout_close(struct gfsp_layout *l)
 	free(l->host);
 	free(l->node_name);
 	free(l->verified);
+	for (r = 0; l->rcheck != NULL && r < l->nprocs; r++)
+		gfsp_phash_free(l->rcheck[r].h);
+	free(l->rcheck);
 	free(l->open_list);
 	free(l->path);
 	if (l->held)
@@ -1417,6 +1428,135 @@ out:
 	return rc;
 }
 
+/* ------------------------------------------- the read-through check */
+
+#define READCHECK_GAP	((uint64_t)8 << 20)	/* see layout_impl.h */
+#define READCHECK_BUF	((size_t)1 << 20)
+
+/* A part bad stays counted in l->following: its reads must go on
+ * passing the check, which fails them. */
+static void
+readcheck_settle(struct gfsp_layout *l, struct gfsp_readcheck *c, int state)
+{
+	c->state = state;
+	gfsp_phash_free(c->h);
+	c->h = NULL;
+	if (state != RC_BAD)
+		__atomic_sub_fetch(&l->following, 1, __ATOMIC_RELAXED);
+}
+
+int
+gfsp_layout_set_readcheck(struct gfsp_layout *l, struct gfsp_error *err)
+{
+	int r;
+
+	if (!l->held)
+		return gfsp_error_set(err, GFSP_EINVAL, "'%s': a read-through "
+		    "check needs a held layout", l->path);
+	l->rcheck = calloc(l->nprocs, sizeof(*l->rcheck));
+	if (l->rcheck == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	l->following = l->nprocs;
+	/* an empty part: no read reaches it, it is settled now */
+	for (r = 0; r < l->nprocs; r++)
+		if (l->part_size[r] == 0) {
+			l->rcheck[r].sum = gfsp_phash_root(NULL, 0);
+			readcheck_settle(l, &l->rcheck[r], l->rcheck[r].sum ==
+			    l->part_hash[r] ? RC_GOOD : RC_BAD);
+		}
+	return 0;
+}
+
+int
+gfsp_layout_readcheck_pending(const struct gfsp_layout *l)
+{
+	return l->rcheck == NULL ? 0 :
+	    __atomic_load_n(&l->following, __ATOMIC_RELAXED);
+}
+
+static int
+readcheck_mismatch(struct gfsp_layout *l, int r, uint64_t sum,
+		   struct gfsp_error *err)
+{
+	return gfsp_error_set(err, GFSP_ECHECKSUM, "%s/part.%d: checksum "
+	    "mismatch (recorded 0x%016llx, computed 0x%016llx as the part "
+	    "was read through)", l->path, r,
+	    (unsigned long long)l->part_hash[r], (unsigned long long)sum);
+}
+
+/* Hash buf, len bytes of part r that start at byte `at` of it. */
+static int
+readcheck_hash(struct gfsp_layout *l, int r, struct gfsp_readcheck *c,
+	       const void *buf, uint64_t len, struct gfsp_error *err)
+{
+	if (c->h == NULL && (c->h = gfsp_phash_new(l->marker.seg_size)) ==
+	    NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	gfsp_phash_update(c->h, buf, (size_t)len);
+	c->at += len;
+	if (c->at < l->part_size[r])
+		return 0;
+	c->sum = gfsp_phash_final(c->h);
+	if (c->sum == l->part_hash[r]) {
+		readcheck_settle(l, c, RC_GOOD);
+		return 0;
+	}
+	readcheck_settle(l, c, RC_BAD);
+	return readcheck_mismatch(l, r, c->sum, err);
+}
+
+/* Bytes [c->at, to) of part r read and hashed: a gap before a read. */
+static int
+readcheck_gap(struct gfsp_layout *l, int r, struct gfsp_readcheck *c,
+	      uint64_t to, struct gfsp_error *err)
+{
+	struct gfsp_file *f;
+	unsigned char *buf = malloc(READCHECK_BUF);
+	size_t n, done;
+	int rc;
+
+	if (buf == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	rc = gfsp_layout_part(l, r, &f, err);
+	while (rc == 0 && c->state == RC_FOLLOW && c->at < to) {
+		n = (size_t)GFSP_MIN(to - c->at, (uint64_t)READCHECK_BUF);
+		rc = gfsp_pread(f, buf, n, c->at, &done, err);
+		if (rc == 0 && done < n)
+			rc = gfsp_error_set(err, GFSP_ECORRUPT, "%s/part.%d: "
+			    "short read at offset %llu (part is shorter than "
+			    "recorded)", l->path, r,
+			    (unsigned long long)(c->at + done));
+		if (rc == 0)
+			rc = readcheck_hash(l, r, c, buf, n, err);
+	}
+	free(buf);
+	return rc;
+}
+
+/* Bytes [off, off + len) of part r, just read into buf, pass the check. */
+static int
+readcheck(struct gfsp_layout *l, int r, uint64_t off, const void *buf,
+	  uint64_t len, struct gfsp_error *err)
+{
+	struct gfsp_readcheck *c = &l->rcheck[r];
+	int rc = 0;
+
+	pthread_mutex_lock(&l->vlock);
+	if (c->state == RC_BAD)
+		rc = readcheck_mismatch(l, r, c->sum, err);
+	else if (c->state != RC_FOLLOW || off + len <= c->at)
+		rc = 0;
+	else if (off > c->at && off - c->at > READCHECK_GAP)
+		readcheck_settle(l, c, RC_GIVEN_UP);
+	else if (off > c->at)
+		rc = readcheck_gap(l, r, c, off, err);
+	if (rc == 0 && c->state == RC_FOLLOW && off + len > c->at)
+		rc = readcheck_hash(l, r, c, (const unsigned char *)buf +
+		    (c->at - off), off + len - c->at, err);
+	pthread_mutex_unlock(&l->vlock);
+	return rc;
+}
+
 int
 gfsp_layout_pread(struct gfsp_layout *l, void *buf, uint64_t len,
 		 uint64_t goff, uint64_t *got, struct gfsp_error *err)
@@ -1485,6 +1625,11 @@ gfsp_layout_pread_holes(struct gfsp_layout *l, void *buf, uint64_t len,
 			    l->path, e->part, (unsigned long long)e->loff,
 			    done, (unsigned long long)e->len);
 			goto out;
+		}
+		if (l->rcheck != NULL && !l->verify) {
+			rc = readcheck(l, e->part, e->loff, dst, e->len, err);
+			if (rc)
+				goto out;
 		}
 	}
 	*got = len;

@@ -39,6 +39,11 @@ struct gfsp_layout {
 	 * (GFSPLIT_VERIFY=1 or gfsp_layout_set_verify) */
 	int verify;
 	unsigned char *verified;	/* [nprocs] part checked and good */
+	/* [nprocs] or NULL: the checksums of parts as they are read
+	 * through (gfsp_layout_set_readcheck), under vlock; `following`
+	 * counts the parts not found good yet (nor given up) */
+	struct gfsp_readcheck *rcheck;
+	int following;
 	uint64_t mem;			/* what the open counts against
 					 * GFSP_OPEN_MEM_MAX */
 	uint64_t loc_counted, loc_read;	/* location file bytes in mem, read */
@@ -190,6 +195,22 @@ uint64_t gfsp_run_bytes(const struct gfsp_view *v, const struct gfsp_run *run);
 /* Verify each part's checksum before returning bytes from it (on: the
  * first read from a part reads it whole once); off: trust the parts. */
 void gfsp_layout_set_verify(struct gfsp_layout *l, int on);
+
+/*
+ * Check each part of held layout l (gfsp_layout_open_held) as it is read
+ * through, at no cost of I/O: the bytes of part r that reads return, in
+ * the part's order from its first byte, are hashed as they pass; when they
+ * reach its end the sum is compared with the recorded one, and a mismatch
+ * fails that read (GFSP_ECHECKSUM naming the part) and every later one of
+ * the part.  A read that starts past where the hash has got to, by at
+ * most READCHECK_GAP bytes (reads done out of order by several threads),
+ * reads the gap itself to hash it; one farther away gives up the part
+ * (it is not checked: a reader jumping about reads it only in pieces).
+ */
+int gfsp_layout_set_readcheck(struct gfsp_layout *l, struct gfsp_error *err);
+/* Parts whose read-through check is still going on, or failed (0: none,
+ * or off: reads may bypass gfsp_layout_pread). */
+int gfsp_layout_readcheck_pending(const struct gfsp_layout *l);
 
 /* Part r has its recorded size and checksum (one sequential read). */
 int gfsp_layout_verify_part(struct gfsp_layout *l, int r,

@@ -70,7 +70,7 @@ gfsp_store_for(const char *path, const struct gfsp_store_ops **ops,
 /* ------------------------------------------------------- fault injection */
 
 enum { FAULT_NONE, FAULT_EIO, FAULT_CRASH, FAULT_HANG, FAULT_STOP,
-       FAULT_SLOW };
+       FAULT_SLOW, FAULT_HANG_CLOSE };
 
 static int fault_kind = FAULT_NONE;
 static uint64_t fault_after;
@@ -78,7 +78,10 @@ static uint64_t fault_written;		/* this rank's bytes, all files */
 static int fault_ready;
 
 /* GFSPLIT_FAULT="pwrite:RANK:AFTER" or "crash:RANK:AFTER"; AFTER may
- * carry a size suffix.  A malformed value injects nothing. */
+ * carry a size suffix.  A malformed value injects nothing.
+ * "hangclose:RANK:AFTER": every close once more than AFTER bytes were
+ * written never returns (a file server that stops answering as a written
+ * file is closed: gfsplit-mount's release). */
 void
 gfsp_fault_init(int rank)
 {
@@ -109,6 +112,9 @@ gfsp_fault_init(int rank)
 	} else if (strncmp(env, "slow:", 5) == 0) {
 		kind = FAULT_SLOW;
 		s = env + 5;
+	} else if (strncmp(env, "hangclose:", 10) == 0) {
+		kind = FAULT_HANG_CLOSE;
+		s = env + 10;
 	} else {
 		return;
 	}
@@ -131,7 +137,7 @@ fault_check(const struct gfsp_file *f, size_t len, struct gfsp_error *err)
 		return 0;
 	/* atomic: a pipeline may write from its helper thread */
 	before = __atomic_fetch_add(&fault_written, len, __ATOMIC_RELAXED);
-	if (before + len <= fault_after)
+	if (before + len <= fault_after || fault_kind == FAULT_HANG_CLOSE)
 		return 0;
 	if (fault_kind == FAULT_CRASH)
 		raise(SIGKILL);
@@ -181,6 +187,9 @@ gfsp_close(struct gfsp_file *f, struct gfsp_error *err)
 {
 	if (f == NULL)
 		return 0;
+	while (fault_kind == FAULT_HANG_CLOSE &&
+	    __atomic_load_n(&fault_written, __ATOMIC_RELAXED) > fault_after)
+		pause();
 	return file_ops(f)->close(f, err);
 }
 

@@ -24,6 +24,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
@@ -931,10 +932,24 @@ gf_setxattr(const char *path, const char *name, const void *val, size_t len,
 		     "cannot set attribute '%s' of '%s'", name, path);
 }
 
+/* The namespaces of the attributes Gfarm keeps: gfmd refuses any other
+ * name ("operation not permitted") */
+static int
+gf_xattr_namespace(const char *name)
+{
+	return strncmp(name, "user.", 5) == 0 ||
+	    strncmp(name, "gfarm.", 6) == 0 ||
+	    strncmp(name, "gfarm_root.", 11) == 0;
+}
+
 /*
- * A missing attribute is GFARM_ERR_NO_SUCH_OBJECT (GFSP_ENOENT here).  A
- * value larger than the buffer is GFARM_ERR_RESULT_OUT_OF_RANGE with
- * *len set to its size, reported as posix_getxattr reports ERANGE.
+ * A missing attribute is GFARM_ERR_NO_SUCH_OBJECT (GFSP_ENOENT here), and
+ * so is one of a namespace Gfarm has none of (system.posix_acl_access,
+ * security.selinux, which ls -l asks of every file): gfmd would refuse
+ * the name as "operation not permitted", where a Linux file system says
+ * ENODATA.  A value larger than the buffer is
+ * GFARM_ERR_RESULT_OUT_OF_RANGE with *len set to its size, reported as
+ * posix_getxattr reports ERANGE.
  */
 static int
 gf_getxattr(const char *path, const char *name, void *val, size_t *len,
@@ -947,6 +962,13 @@ gf_getxattr(const char *path, const char *name, void *val, size_t *len,
 
 	if (rc != 0)
 		return rc;
+	if (!gf_xattr_namespace(name)) {
+		rc = gfsp_error_set(err, GFSP_ENOENT, "'%s' has no attribute "
+				   "'%s' (Gfarm keeps user.*, gfarm.* and "
+				   "gfarm_root.* ones only)", path, name);
+		err->sys = ENODATA;
+		return rc;
+	}
 	gf_enter(&g);
 	e = gfs_getxattr(path, name, val, &size);
 	gf_leave(&g);

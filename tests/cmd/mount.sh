@@ -8,7 +8,9 @@
 # the holes the layout has; cp, md5sum, stat, getfattr and h5dump of the
 # views; a split file committed again while open; corrupt split files
 # (EIO, a log line naming the file and the cause, the daemon serving on);
-# writes; unmount with files open and on SIGTERM.
+# read-only by default: every change fails with EROFS, the source as it
+# was; writes with -o rw; a second mount on a point in use refused;
+# unmount with files open and on SIGTERM.
 . "$(dirname "$0")/../lib.sh"
 need_fuse
 . "$TOP/tests/mpiio_lib.sh"
@@ -48,9 +50,9 @@ for f in $SPLITS; do
 		not_ok "merge $f for the reference"
 done
 
-# ---- up
-if mount_up "$S" "$M"; then ok "gfsplit-mount returns once the mount is there"
-else not_ok "gfsplit-mount returns once the mount is there" "$(cat "$TMPD/.mount.out" "$LOG" 2>&1)"; finish; exit 1; fi
+# ---- up (-o rw: the writes below go through)
+if mount_up "$S" "$M" -o rw; then ok "gfsplit-mount -o rw returns once the mount is there"
+else not_ok "gfsplit-mount -o rw returns once the mount is there" "$(cat "$TMPD/.mount.out" "$LOG" 2>&1)"; finish; exit 1; fi
 
 # every view is the merged file, and cp and md5sum read it as a file
 for f in $SPLITS; do
@@ -98,6 +100,47 @@ ct=$(json_get <("$BIN/stat-layout" --json "$S/contig.split") \
 	'__import__("calendar").timegm(__import__("time").strptime(j["ctime"], "%Y-%m-%dT%H:%M:%SZ"))')
 [ "$(stat -c %Y "$M/contig.split")" = "$ct" ] && ok "a view's mtime is its commit time" ||
 	not_ok "a view's mtime is its commit time" "$(stat -c %Y "$M/contig.split") vs $ct"
+
+# ls -l asks every file for system.posix_acl_access and security.selinux:
+# the answer is "no such attribute", and ls prints nothing else
+ls -l "$M" "$M/sub" >/dev/null 2>"$TMPD/ls.err"
+[ ! -s "$TMPD/ls.err" ] && ok "ls -l of the mount root and a subdirectory: nothing on stderr" ||
+	not_ok "ls -l of the mount root and a subdirectory: nothing on stderr" "$(head -n 5 "$TMPD/ls.err")"
+for f in "" /plain.bin /contig.split; do
+	getfattr -n system.posix_acl_access "$M$f" >"$TMPD/acl.out" 2>&1
+	grep -q "system.posix_acl_access: No such attribute" "$TMPD/acl.out" &&
+		ok "getfattr -n system.posix_acl_access of ${f:-the mount root}: No such attribute" ||
+		not_ok "getfattr -n system.posix_acl_access of ${f:-the mount root}: No such attribute" "$(cat "$TMPD/acl.out")"
+done
+
+# ---- a second mount on the same point: refused, the first serves on
+expect_exit "a second gfsplit-mount on a mount point in use: exit 1" 1 \
+	"$BIN/gfsplit-mount" --log "$TMPD/mount.log" "$S/sub" "$M"
+output_has "  naming the point and the mount already there" \
+	"cannot mount on '$M': it is a mount point already \(fuse\.gfsplit of '$S'\)"
+[ "$(awk -v m="$M" '$2 == m' /proc/mounts | wc -l)" = 1 ] && ok "  nothing stacked: one mount on the point" ||
+	not_ok "  nothing stacked: one mount on the point" "$(grep " $M " /proc/mounts)"
+same_bytes "  and the first mount serves on" "$TMPD/a" "$M/contig.split"
+expect_exit "  the same point written with a trailing slash: exit 1" 1 \
+	"$BIN/gfsplit-mount" --log "$TMPD/mount.log" "$S" "$M/"
+output_has "  refused likewise" "it is a mount point already"
+ln -s "$M" "$TMPD/mlink"
+expect_exit "  the same point through a symbolic link: exit 1" 1 \
+	"$BIN/gfsplit-mount" --log "$TMPD/mount.log" "$S" "$TMPD/mlink"
+output_has "  refused likewise" "it is a mount point already"
+# two at once on a free point: exactly one mounts (the check and the
+# mount are one step under a lock of the point)
+mkdir -p "$TMPD/twice"
+at_exit "mount_down '$TMPD/twice'"
+"$BIN/gfsplit-mount" --log "$TMPD/mount.log" "$S" "$TMPD/twice" >"$TMPD/t1.out" 2>&1 & t1=$!
+"$BIN/gfsplit-mount" --log "$TMPD/mount.log" "$S" "$TMPD/twice" >"$TMPD/t2.out" 2>&1 & t2=$!
+wait "$t1"; r1=$?; wait "$t2"; r2=$?
+n=$(awk -v m="$TMPD/twice" '$2 == m' /proc/mounts | wc -l)
+if [ "$n" = 1 ] && [ $((r1 + r2)) = 1 ] && grep -q "mount point already" "$TMPD/t1.out" "$TMPD/t2.out"; then
+	ok "two gfsplit-mounts at once on one point: one mounts, the other is refused"
+else not_ok "two gfsplit-mounts at once on one point: one mounts, the other is refused" \
+	"exits $r1 $r2, $n mounts" "$(cat "$TMPD/t1.out" "$TMPD/t2.out")"; fi
+mount_down "$TMPD/twice" || not_ok "unmount $TMPD/twice"
 
 # ---- random reads of random sizes, several readers at once
 python3 - "$M" "$R" "$SPLITS" <<'PY' >"$TMPD/rand.out" 2>&1
@@ -235,6 +278,9 @@ cp -a "$S/contig.split" "$S/short.split" && truncate -s -1 "$S/short.split/part.
 cp -a "$S/contig.split" "$S/badloc.split" && printf 'XXXX' | dd of="$S/badloc.split/loc.0" bs=1 seek=20 conv=notrunc status=none
 cp -a "$S/contig.split" "$S/badsum.split" && printf 'ZZZZ' | dd of="$S/badsum.split/part.0" bs=1 seek=5000 conv=notrunc status=none
 mkdir "$S/badmark.split" && echo "not a marker" >"$S/badmark.split/gfsplit.meta"
+ls -l "$M" >/dev/null 2>"$TMPD/ls.err"
+[ ! -s "$TMPD/ls.err" ] && ok "ls -l of a directory of corrupt split files: nothing on stderr (no layout loaded for its ACL)" ||
+	not_ok "ls -l of a directory of corrupt split files: nothing on stderr" "$(head -n 5 "$TMPD/ls.err")"
 eio() {
 	# eio DESC FILE REGEX: reading FILE fails with EIO; the log names it
 	_o=$(python3 -c '
@@ -254,8 +300,63 @@ eio "a corrupt location file: EIO, logged" "$M/badloc.split" "badloc\.split/loc\
 eio "a marker that is none: EIO, logged" "$M/badmark.split" "badmark\.split.*gfsplit\.meta"
 [ "$(stat -c '%F %s' "$M/badmark.split")" = "regular empty file 0" ] &&
 	ok "  and it shows as an empty file" || not_ok "  and it shows as an empty file" "$(stat -c '%F %s' "$M/badmark.split")"
-cmp -s "$M/badsum.split" "$TMPD/b" && not_ok "a corrupt part reads as corrupt without -o verify" ||
-	ok "a corrupt part reads as corrupt without -o verify (no check asked)"
+# a part of the right size with bytes changed: by default its checksum is
+# checked as it is read through; a read of its first bytes only is served
+head -c 4096 "$M/badsum.split" >"$TMPD/head.out" 2>"$TMPD/head.err" &&
+	[ "$(wc -c <"$TMPD/head.out")" = 4096 ] && ok "a corrupt part: a read of its first 4 KiB is served (not checked: the part is not read through)" ||
+	not_ok "a corrupt part: a read of its first 4 KiB is served" "$(cat "$TMPD/head.err")"
+eio "a corrupt part read through (cat): EIO, the log names the part and the checksum" \
+	"$M/badsum.split" "badsum\.split/part\.0: checksum mismatch .*as the part was read through"
+o=$(md5sum "$M/badsum.split" 2>&1) && not_ok "md5sum of it fails, not a wrong sum" "$o" ||
+	{ case $o in *"Input/output error"*) ok "md5sum of it fails with EIO, not a wrong sum" ;;
+	  *) not_ok "md5sum of it fails with EIO, not a wrong sum" "$o" ;; esac; }
+# read backwards, 256 KiB at a time, by 4 threads (a copy never read, so
+# nothing of it is in the page cache): the check reads the gap before a
+# read itself, so the order does not hide the corruption
+cp -a "$S/contig.split" "$S/badrev.split"
+printf 'ZZZZ' | dd of="$S/badrev.split/part.1" bs=1 seek=300000 conv=notrunc status=none
+o=$(python3 - "$M/badrev.split" <<'PY' 2>&1
+import os, sys, threading
+fd = os.open(sys.argv[1], os.O_RDONLY)
+size = os.fstat(fd).st_size
+offs = list(range(0, size, 256 << 10))[::-1]
+errs = []
+def full(off, n):	# as a read loop does: a short read is read on
+    got = 0
+    while got < n:
+        b = os.pread(fd, n - got, off + got)
+        if not b: break
+        got += len(b)
+def work(k):
+    for off in offs[k::4]:
+        try:
+            full(off, 256 << 10)
+        except OSError as e:
+            errs.append(e.strerror)
+ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(errs[0] if errs else "no error")
+PY
+)
+[ "$o" = "Input/output error" ] && grep -q "badrev\.split/part\.1: checksum mismatch" "$LOG" &&
+	ok "  another read backwards by 4 threads: EIO too, the log names its part" ||
+	not_ok "  another read backwards by 4 threads: EIO too, the log names its part" "$o" "$(tail -n 2 "$LOG")"
+python3 - "$M/sub/cyclic.split" "$TMPD/a" <<'PY' >"$TMPD/rev.out" 2>&1
+import os, sys, threading
+fd = os.open(sys.argv[1], os.O_RDONLY)
+want = open(sys.argv[2], "rb").read()
+offs = list(range(0, len(want), 300000))[::-1]
+bad = []
+def work(k):
+    for off in offs[k::3]:
+        if os.pread(fd, 300000, off) != want[off:off + 300000]:
+            bad.append(off)
+ts = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print("bad at %s" % bad[:3] if bad else "ok")
+PY
+[ "$(cat "$TMPD/rev.out")" = ok ] && ok "  a good split file read backwards by 3 threads: every byte, no false alarm" ||
+	not_ok "  a good split file read backwards by 3 threads: every byte, no false alarm" "$(cat "$TMPD/rev.out")"
 same_bytes "the daemon serves the good files on" "$TMPD/b" "$M/contig.split"
 # a part cut short while a reader holds it: the read ends in EIO, never
 # in what looks like a shorter file
@@ -280,15 +381,71 @@ if [ "$o" = "Input/output error" ] && grep -q "cut\.split/part\.1: short read" "
 	ok "a part cut short under an open reader: EIO, logged"
 else not_ok "a part cut short under an open reader: EIO, logged" "$o" "$(tail -n 2 "$LOG")"; fi
 
-# -o verify: the part's checksum before its first byte is used
+# -o verify: the part's checksum before its first byte is used; without
+# -o rw the mount is read-only
 M2=$TMPD/mnt2
-if mount_up "$S" "$M2" -o verify,ro; then ok "mount -o verify,ro"
-else not_ok "mount -o verify,ro" "$(cat "$TMPD/.mount.out")"; fi
+if mount_up "$S" "$M2" -o verify; then ok "mount -o verify"
+else not_ok "mount -o verify" "$(cat "$TMPD/.mount.out")"; fi
 eio "-o verify: a part failing its checksum: EIO, logged" "$M2/badsum.split" "badsum\.split/part\.0: checksum mismatch"
 same_bytes "-o verify: a good file reads" "$TMPD/b" "$M2/contig.split"
-# read-only: nothing is written through it
-if sh -c 'echo x >"$1"' sh "$M2/new.txt" 2>/dev/null; then not_ok "-o ro: a new file is refused"; else ok "-o ro: a new file is refused"; fi
-is_absent "  and nothing appeared in the source" "$S/new.txt"
+# -o noverify: the parts' bytes as they are, unchecked
+M4=$TMPD/mnt4
+if mount_up "$S" "$M4" -o noverify; then
+	cp "$TMPD/b" "$TMPD/b.bad"
+	printf 'ZZZZ' | dd of="$TMPD/b.bad" bs=1 seek=5000 conv=notrunc status=none
+	same_bytes "-o noverify: a corrupt part reads as the part holds it, no check" "$TMPD/b.bad" "$M4/badsum.split"
+	eio "-o noverify: a short part is still EIO (its size is checked at open)" "$M4/short.split" "short\.split/part\.2: .*short or truncated part"
+	mount_down "$M4" || not_ok "unmount $M4"
+else not_ok "mount -o noverify" "$(cat "$TMPD/.mount.out")"; fi
+
+# ---- read-only unless -o rw: every change fails with EROFS, in the
+# kernel (the mount is flagged ro) and in the daemon; the source is as it was
+awk -v m="$M2" '$2 == m { split($4, o, ","); print o[1] }' /proc/mounts >"$TMPD/ro.flag"
+[ "$(cat "$TMPD/ro.flag")" = ro ] && ok "without -o rw the kernel has the mount read-only (ro in /proc/mounts)" ||
+	not_ok "without -o rw the kernel has the mount read-only (ro in /proc/mounts)" "$(grep " $M2 " /proc/mounts)"
+tree_sum() { (cd "$1" && find . -printf '%p %y %m %s\n' | sort && find . -type f -exec md5sum {} + | sort); }
+tree_sum "$S" >"$TMPD/src.before"
+python3 - "$M2" <<'PY' >"$TMPD/ro.out" 2>&1
+import errno, os, sys
+m = sys.argv[1]
+p = lambda *a: os.path.join(m, *a)
+tries = [
+    ("open O_WRONLY of an ordinary file", lambda: os.open(p("plain.bin"), os.O_WRONLY)),
+    ("open O_RDWR", lambda: os.open(p("plain.bin"), os.O_RDWR)),
+    ("open O_TRUNC", lambda: os.open(p("sub/deeper/note.txt"), os.O_RDONLY | os.O_TRUNC)),
+    ("append", lambda: os.open(p("plain.bin"), os.O_WRONLY | os.O_APPEND)),
+    ("create", lambda: os.open(p("new.txt"), os.O_WRONLY | os.O_CREAT, 0o644)),
+    ("create in a subdirectory", lambda: os.open(p("sub/new.txt"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)),
+    ("truncate", lambda: os.truncate(p("plain.bin"), 10)),
+    ("unlink", lambda: os.unlink(p("plain.bin"))),
+    ("rename", lambda: os.rename(p("plain.bin"), p("renamed.bin"))),
+    ("rename of a split file", lambda: os.rename(p("holes.split"), p("h2.split"))),
+    ("mkdir", lambda: os.mkdir(p("newdir"))),
+    ("rmdir", lambda: os.rmdir(p("sub/deeper"))),
+    ("symlink", lambda: os.symlink("plain.bin", p("l2"))),
+    ("link", lambda: os.link(p("plain.bin"), p("hard.bin"))),
+    ("chmod", lambda: os.chmod(p("plain.bin"), 0o600)),
+    ("utime", lambda: os.utime(p("plain.bin"), (1, 1))),
+    ("setxattr", lambda: os.setxattr(p("plain.bin"), "user.x", b"1")),
+    ("open O_WRONLY of a split file", lambda: os.open(p("holes.split"), os.O_WRONLY)),
+]
+for what, f in tries:
+    try:
+        f()
+        print("%s: done" % what)
+    except OSError as e:
+        if e.errno != errno.EROFS:
+            print("%s: %s" % (what, e.strerror))
+print("end")
+PY
+[ "$(cat "$TMPD/ro.out")" = end ] &&
+	ok "read-only by default: 18 kinds of change (open for writing, create, truncate, unlink, rename, mkdir, rmdir, links, chmod, utime, setxattr) all fail with EROFS" ||
+	not_ok "read-only by default: every kind of change fails with EROFS" "$(cat "$TMPD/ro.out")"
+tree_sum "$S" >"$TMPD/src.after"
+same_bytes "  and the source is as it was (names, types, modes, sizes, md5sum of every file)" "$TMPD/src.before" "$TMPD/src.after"
+if sh -c 'echo x >>"$1"' sh "$M2/plain.bin" 2>"$TMPD/ro.err"; then not_ok "  echo >> an ordinary file: refused"
+elif grep -q "Read-only file system" "$TMPD/ro.err"; then ok "  echo >> an ordinary file: Read-only file system"
+else not_ok "  echo >> an ordinary file: Read-only file system" "$(cat "$TMPD/ro.err")"; fi
 mount_down "$M2" && ok "fusermount3 -u ends the daemon" || not_ok "fusermount3 -u ends the daemon"
 
 # ---- other users: kept out without allow_other; with it, the permission
@@ -426,6 +583,8 @@ expect_exit "a SOURCE that is a split file: exit 1" 1 "$BIN/gfsplit-mount" "$S/h
 output_has "  saying so" "a split file"
 expect_exit "an unknown -o option: exit 2" 2 "$BIN/gfsplit-mount" -o bogus "$S" "$TMPD/m3"
 output_has "  naming it" "unknown mount option 'bogus'"
+expect_exit "-o rw,allow_other: exit 2" 2 "$BIN/gfsplit-mount" -o rw,allow_other "$S" "$TMPD/m3"
+output_has "  saying an allow_other mount is read-only" "rw cannot go with allow_other"
 expect_exit "a mount point that is not there: exit 1" 1 "$BIN/gfsplit-mount" "$S" "$TMPD/nomnt"
 if [ "$(id -u)" -eq 0 ]; then
 	: >"$TMPD/their.log" && chown nobody "$TMPD/their.log"
@@ -437,6 +596,78 @@ else
 	skip "a --log file of another user's" "not root (cannot make one)"
 fi
 is_fuse "$TMPD/m3" && not_ok "no mount left by the failures" || ok "no mount left by the failures"
+
+# ---- the daemon ends promptly once unmounted, even with a request stuck
+# in the source (a file server that stops answering)
+daemon_of() { pgrep -f "gfsplit-mount.* $1\$" | head -n 1; }
+thread_in() {	# thread_in PID WCHAN: a thread of PID sleeps in WCHAN
+	grep -qsx "$2" /proc/"$1"/task/*/wchan
+}
+wait_for() {	# wait_for SECONDS CMD...: poll CMD up to that bound
+	_n=$(($1 * 10)); shift
+	while [ "$_n" -gt 0 ] && ! "$@"; do sleep 0.1; _n=$((_n - 1)); done
+	"$@"
+}
+alive() { kill -0 "$1" 2>/dev/null; }
+all_stopped() {	# all_stopped PID: every thread of PID stopped (state T)
+	awk '{ sub(/^.*\) /, ""); if ($1 != "T") bad = 1 } END { exit bad }' \
+		/proc/"$1"/task/*/stat 2>/dev/null
+}
+gone_within() { wait_for "$1" eval "! alive $2"; }
+# the close of a file written through (-o rw) never returns
+# (GFSPLIT_FAULT=hangclose): it is the release the kernel sends after the
+# writer's close(2), which the writer does not wait for
+HC=$TMPD/hc
+mkdir -p "$HC/src" "$HC/m"
+if GFSPLIT_FAULT=hangclose:0:0 mount_up "$HC/src" "$HC/m" -o rw; then
+	d1=$(daemon_of "$HC/m")
+	echo "written through" >"$HC/m/new.txt"
+	if ! wait_for 10 thread_in "$d1" __do_sys_pause; then
+		not_ok "a release stuck in the source (setup: the daemon's close never hung)" "$(cat /proc/"$d1"/task/*/wchan | tr '\0' ' ')"
+	elif ! fusermount3 -u "$HC/m" 2>"$TMPD/hu.err"; then
+		not_ok "fusermount3 -u with a release stuck in the source, nothing open" "$(cat "$TMPD/hu.err")"
+	elif gone_within 15 "$d1"; then
+		ok "fusermount3 -u with a release stuck in the source: the daemon ends within 15 s (it waited for the source forever)"
+		grep -q "'$HC/m': the session ended, but a request to the source has not returned in 5 s" "$LOG" &&
+			ok "  saying why in its log" || not_ok "  saying why in its log" "$(tail -n 3 "$LOG")"
+	else
+		not_ok "fusermount3 -u with a release stuck in the source: the daemon ends within 15 s" \
+			"pid $d1 alive: $(cat /proc/"$d1"/task/*/wchan | tr '\0' ' ')"
+		kill -KILL "$d1"
+	fi
+	[ "$(cat "$HC/src/new.txt")" = "written through" ] && ok "  what was written before is in the source" ||
+		not_ok "  what was written before is in the source"
+else not_ok "mount -o rw with a close that hangs" "$(cat "$TMPD/.mount.out")"; fi
+# SIGTERM with a lookup stuck in the source: a directory of the source is
+# served by a second daemon, stopped (SIGSTOP) as a server that does not
+# answer; the mount goes (lazily) and the daemon ends
+HG=$TMPD/hang
+mkdir -p "$HG/inner" "$HG/src/stuck" "$HG/m"
+echo "behind a hung server" >"$HG/inner/f"
+if mount_up "$HG/inner" "$HG/src/stuck" && mount_up "$HG/src" "$HG/m"; then
+	d1=$(daemon_of "$HG/m") d2=$(daemon_of "$HG/src/stuck")
+	kill -STOP "$d2"
+	at_exit "kill -CONT $d2"
+	# every thread of it stopped before the request is made: one still
+	# running could take it, and the daemon's wait for its answer could
+	# not be called off (not even by the daemon's exit)
+	wait_for 10 all_stopped "$d2" || not_ok "the second daemon stops (setup)"
+	cat "$HG/m/stuck/f" >/dev/null 2>&1 & rd=$!
+	if ! wait_for 10 thread_in "$d1" request_wait_answer; then
+		not_ok "a lookup stuck in the source (setup: the daemon never waited on the stopped one)"
+	else
+		kill -TERM "$d1"
+		if gone_within 15 "$d1" && ! is_fuse "$HG/m"; then
+			ok "SIGTERM with a lookup stuck in the source: unmounted, the daemon ends within 15 s"
+		else not_ok "SIGTERM with a lookup stuck in the source: unmounted, the daemon ends within 15 s" \
+			"$(grep " $HG/m " /proc/mounts)" "pid $d1: $(cat /proc/"$d1"/task/*/wchan 2>&1 | tr '\0' ' ')"; fi
+		gone_within 10 "$rd" && ok "  and the reader it left gets an error, not a hang" ||
+			not_ok "  and the reader it left gets an error, not a hang"
+	fi
+	kill -CONT "$d2"
+	wait "$rd" 2>/dev/null
+	mount_down "$HG/src/stuck" || not_ok "unmount the inner mount"
+else not_ok "mounts for the stuck-request checks" "$(cat "$TMPD/.mount.out")"; fi
 
 # ---- unmount with files open; SIGTERM
 exec 7<"$M/contig.split"

@@ -22,8 +22,8 @@ check "pcp-split -b 100k to gfarm:///m/sub/c.split, 3 ranks" \
 	mpirun_n 3 "$BIN/pcp-split" -b 100k --hosts "$hosts" "$TMPD/b" gfarm:///m/sub/c.split
 gfreg "$TMPD/b" /m/plain.bin || not_ok "gfreg /m/plain.bin"
 
-if mount_up gfarm:///m "$M"; then ok "gfsplit-mount gfarm:///m"
-else not_ok "gfsplit-mount gfarm:///m" "$(cat "$TMPD/.mount.out" "$LOG" 2>&1)"; finish; exit 1; fi
+if mount_up gfarm:///m "$M" -o rw; then ok "gfsplit-mount -o rw gfarm:///m"
+else not_ok "gfsplit-mount -o rw gfarm:///m" "$(cat "$TMPD/.mount.out" "$LOG" 2>&1)"; finish; exit 1; fi
 
 same_bytes "a.split on Gfarm reads as the file it came from" "$TMPD/a" "$M/a.split"
 same_bytes "sub/c.split (cyclic) too" "$TMPD/b" "$M/sub/c.split"
@@ -53,6 +53,31 @@ PY
 getfattr --absolute-names --only-values -n user.gfsplit.layout "$M/a.split" >"$TMPD/l.json" 2>&1
 json_true "user.gfsplit.layout shows each part on its writer's gfsd" \
 	'[r["replicas"] for r in j["parts"]] == [[h] for h in "'"${H[*]}"'".split()] and j["misplaced_parts"] == 0' "$TMPD/l.json"
+
+# ls -l asks every file for system.posix_acl_access, which Gfarm keeps no
+# attribute of (gfmd refuses the name on its root directory: "Operation
+# not permitted"): "no such attribute", and ls prints nothing else; on a
+# mount of gfarm:/// too
+G=$TMPD/groot
+if mount_up gfarm:/// "$G"; then ok "gfsplit-mount gfarm:/// (the Gfarm root)"
+else not_ok "gfsplit-mount gfarm:/// (the Gfarm root)" "$(cat "$TMPD/.mount.out")"; fi
+ls -l "$G" "$G/m" "$M" "$M/sub" >/dev/null 2>"$TMPD/ls.err"
+[ ! -s "$TMPD/ls.err" ] && ok "ls -l of the Gfarm root, a directory and a subdirectory through the mount: nothing on stderr" ||
+	not_ok "ls -l of the Gfarm root, a directory and a subdirectory through the mount: nothing on stderr" "$(head -n 5 "$TMPD/ls.err")"
+for f in "$G" "$M" "$M/plain.bin" "$M/sub" "$M/a.split"; do
+	for a in system.posix_acl_access system.posix_acl_default security.selinux; do
+		getfattr --absolute-names -n $a "$f" >"$TMPD/acl.out" 2>&1
+		grep -q "$a: No such attribute" "$TMPD/acl.out" || break
+	done
+	grep -q "$a: No such attribute" "$TMPD/acl.out" &&
+		ok "Gfarm: getfattr -n system.posix_acl_access, system.posix_acl_default, security.selinux of ${f#$TMPD/}: No such attribute" ||
+		not_ok "Gfarm: getfattr -n $a of ${f#$TMPD/}: No such attribute" "$(cat "$TMPD/acl.out")"
+done
+mount_down "$G" || not_ok "unmount $G"
+setfattr -n user.note -v hello "$M/plain.bin" 2>"$TMPD/sx.err"
+[ "$(getfattr --absolute-names --only-values -n user.note "$M/plain.bin" 2>&1)" = hello ] &&
+	ok "Gfarm: a user.* attribute of an ordinary file is still set and read through" ||
+	not_ok "Gfarm: a user.* attribute of an ordinary file is still set and read through" "$(cat "$TMPD/sx.err")"
 
 # a split file committed again while a reader has it open
 python3 - "$M/a.split" "$TMPD/a" "$TMPD/b" "$BIN/pcp-split" "$hosts" <<'PY' >"$TMPD/re.out" 2>&1
@@ -95,6 +120,33 @@ except OSError as e:
 if [ "$o" = "Input/output error" ] && grep -q "c\.split/part\.1" "$LOG"; then ok "a missing part on Gfarm: EIO, the log names it"
 else not_ok "a missing part on Gfarm: EIO, the log names it" "$o" "$(tail -n 3 "$LOG")"; fi
 same_bytes "the other files are served on" "$TMPD/b" "$M/plain.bin"
+
+# a part of the right size with bytes changed (replaced with gfrm and
+# gfreg): read through, EIO and the log names the part; -o noverify
+# serves its bytes as they are
+check "pcp-split to gfarm:///m/v.split, 2 ranks" \
+	mpirun_n 2 "$BIN/pcp-split" --hosts "$hosts" "$TMPD/b" gfarm:///m/v.split
+gfexport /m/v.split/part.1 >"$TMPD/p1" 2>&1 &&
+	printf 'ZZZZ' | dd of="$TMPD/p1" bs=1 seek=1000 conv=notrunc status=none &&
+	gfrm /m/v.split/part.1 && gfreg "$TMPD/p1" /m/v.split/part.1 ||
+	not_ok "corrupt gfarm:///m/v.split/part.1"
+o=$(python3 -c '
+import sys
+try:
+    open(sys.argv[1], "rb").read(); print("read it")
+except OSError as e:
+    print(e.strerror)' "$M/v.split" 2>&1)
+if [ "$o" = "Input/output error" ] && grep -q "v\.split/part\.1: checksum mismatch" "$LOG"; then
+	ok "a corrupt part on Gfarm read through: EIO, the log names it and the checksum"
+else not_ok "a corrupt part on Gfarm read through: EIO, the log names it and the checksum" "$o" "$(tail -n 3 "$LOG")"; fi
+N=$TMPD/nov
+if mount_up gfarm:///m "$N" -o noverify; then
+	cp "$TMPD/b" "$TMPD/b.bad"
+	off=$(gfls -l /m/v.split/part.0 | awk '{ print $5 }')
+	printf 'ZZZZ' | dd of="$TMPD/b.bad" bs=1 seek=$((off + 1000)) conv=notrunc status=none
+	same_bytes "-o noverify on Gfarm: the corrupt bytes as the part holds them" "$TMPD/b.bad" "$N/v.split"
+	mount_down "$N" || not_ok "unmount $N"
+else not_ok "mount -o noverify gfarm:///m" "$(cat "$TMPD/.mount.out")"; fi
 
 # ordinary files written through to Gfarm
 cp "$TMPD/a" "$M/sub/w.bin" && gfexport /m/sub/w.bin >"$TMPD/w.out" 2>&1
