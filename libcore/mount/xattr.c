@@ -1,7 +1,9 @@
 /*
  * xattr.c - the extended attributes gfsplit-mount shows on a split file,
- * made from the version a layout holds, so that getfattr -d on the file
- * tells what stat-layout would of the directory.
+ * made from the version a layout holds, so that a getfattr on the file
+ * tells what stat-layout would of the directory.  listxattr (getfattr -d)
+ * names the small ones only: the layout and the checksums grow with the
+ * parts (10 KB for 64) and are read by name.
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -13,10 +15,8 @@
 #include "layout_impl.h"
 #include "mount.h"
 
-static const char *const names[] = {
+static const char *const names[] = {	/* listed */
 	"user.gfsplit.parts",
-	"user.gfsplit.layout",
-	"user.gfsplit.checksums",
 	"user.gfsplit.source",
 };
 
