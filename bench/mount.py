@@ -19,7 +19,9 @@ gfsplit-mount.  Each repetition then times, with the page cache dropped
                            path moves when no disk is in the way (its
                            ceiling, for the cold ratio's sake)
 
-and reports the medians and the ratios view/plain (targets: >= 0.8 cold,
+each for the default view, which checks every part's checksum as the part
+is read through, and for a second mount with -o noverify (no check), and
+reports the medians and the ratios view/plain (targets: >= 0.8 cold,
 >= 0.9 warm).  Needs root (drop_caches, the mount) and /dev/fuse.
 
   bench/mount.py [--size 1G] [--ranks 4] [--reps 5] [--count 2000] [--dir bench/out]
@@ -81,8 +83,10 @@ def main():
     work = os.path.join(os.path.abspath(a.dir), "mount")
     shutil.rmtree(work, ignore_errors=True)
     src, mnt = os.path.join(work, "src"), os.path.join(work, "mnt")
+    mnt_nv = os.path.join(work, "mnt-noverify")
     os.makedirs(src)
     os.makedirs(mnt)
+    os.makedirs(mnt_nv)
     data = os.path.join(work, "data")
     random_file(data, size)
     split = os.path.join(src, "data.split")
@@ -91,20 +95,27 @@ def main():
     sh(mpi + [os.path.join(BIN, "pcp-split"), "-q", data, split])
     sh(mpi + [os.path.join(BIN, "gfsplit-merge"), "-q", split, plain])
     os.unlink(data)
+    # the default view checks each part's checksum as it is read through;
+    # the second one, -o noverify, does not (what the view did before)
     sh([os.path.join(BIN, "gfsplit-mount"), "--log", os.path.join(work, "mount.log"), src, mnt])
+    sh([os.path.join(BIN, "gfsplit-mount"), "-o", "noverify", "--log",
+        os.path.join(work, "mount-nv.log"), src, mnt_nv])
     view = os.path.join(mnt, "data.split")
-    res = {k: [] for k in ("plain_cold", "view_cold", "plain_warm", "view_warm",
-                           "merge_read", "plain_rand", "view_rand", "view_path")}
+    view_nv = os.path.join(mnt_nv, "data.split")
+    res = {k: [] for k in ("plain_cold", "view_cold", "nover_cold", "plain_warm", "view_warm",
+                           "nover_warm", "merge_read", "plain_rand", "view_rand", "nover_rand",
+                           "view_path", "nover_path")}
     parts = [os.path.join(split, p) for p in sorted(os.listdir(split)) if p.startswith("part.")]
     mib = size / (1 << 20)
     try:
         if subprocess.run(["cmp", plain, view]).returncode != 0:
             sys.exit("bench: the view differs from the merged file")
         for rep in range(a.reps):
-            # alternate who goes first, so neither always meets a colder disk
-            order = (plain, view) if rep % 2 == 0 else (view, plain)
+            # rotate who goes first, so none always meets a colder disk
+            order = [plain, view, view_nv]
+            order = order[rep % 3:] + order[:rep % 3]
             for path in order:
-                k = "plain" if path == plain else "view"
+                k = "plain" if path == plain else "view" if path == view else "nover"
                 drop()
                 res[k + "_cold"].append(mib / dd(path))
                 dd(path)
@@ -116,6 +127,10 @@ def main():
             for p in parts:
                 dd(p)
             res["view_path"].append(mib / dd(view))
+            drop()
+            for p in parts:
+                dd(p)
+            res["nover_path"].append(mib / dd(view_nv))
             # as a user would: merge from cold, then read the new copy
             # (much of it still in the page cache the merge wrote)
             drop()
@@ -128,6 +143,7 @@ def main():
                   flush=True)
     finally:
         subprocess.run(["fusermount3", "-u", mnt])
+        subprocess.run(["fusermount3", "-u", mnt_nv])
     med = {k: statistics.median(v) for k, v in res.items()}
     out = {
         "size": size, "ranks": a.ranks, "reps": a.reps, "count": a.count,
@@ -136,6 +152,10 @@ def main():
         "ratio_warm": med["view_warm"] / med["plain_warm"],
         "ratio_merge_read": med["merge_read"] / med["plain_cold"],
         "ratio_rand": med["view_rand"] / med["plain_rand"],
+        "ratio_cold_noverify": med["nover_cold"] / med["plain_cold"],
+        "ratio_warm_noverify": med["nover_warm"] / med["plain_warm"],
+        "verify_cost_cold": med["view_cold"] / med["nover_cold"],
+        "verify_cost_path": med["view_path"] / med["nover_path"],
     }
     print("sequential dd bs=1M, MiB/s (median of %d):" % a.reps)
     print("  cold: view %.1f  plain %.1f  ratio %.2f (target >= 0.8)" %
@@ -147,6 +167,12 @@ def main():
     print("random 4 KiB reads per second, cold: view %.0f  plain %.0f  ratio %.2f" %
           (med["view_rand"], med["plain_rand"], out["ratio_rand"]))
     print("the FUSE path with the parts in memory: %.1f MiB/s" % med["view_path"])
+    print("-o noverify (no checksum as parts are read): cold %.1f (%.2f of plain), warm %.1f,"
+          " random %.0f/s, the FUSE path %.1f MiB/s" %
+          (med["nover_cold"], out["ratio_cold_noverify"], med["nover_warm"], med["nover_rand"],
+           med["nover_path"]))
+    print("the default check costs: cold view/noverify %.2f, FUSE path %.2f" %
+          (out["verify_cost_cold"], out["verify_cost_path"]))
     path = a.json or os.path.join(os.path.abspath(a.dir), "mount.json")
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
