@@ -23,8 +23,8 @@
  *   anywhere else (blocked in the file system, or in an MPI call that
  *   is not one of those waits): a watchdog thread, which makes no MPI
  *   call, sees no heartbeat (store operations, finished waits) for the
- *   timeout, prints the rank's phase and ends the process; mpiexec then
- *   ends the job.
+ *   timeout plus ENDING, prints the rank's phase and ends the process;
+ *   mpiexec then ends the job.
  *
  * Waiting ranks answer ASKs as they poll, so the check costs nothing
  * until someone gives up.  Without a timeout none of this runs.
@@ -126,7 +126,11 @@ static void run_undo(void);
 static void *
 watchdog(void *arg)
 {
-	int64_t lim = (int64_t)(wd.timeout * 1e9), now, beat, since;
+	/* ENDING later than the waits give up: what waits for this rank
+	 * (and a transport's own give-up on a peer, which makes progress
+	 * again) goes first, and ends the job as one (MPI_Abort); this
+	 * thread's _exit leaves mpiexec waiting for a node that froze */
+	int64_t lim = (int64_t)((wd.timeout + ENDING) * 1e9), now, beat, since;
 
 	(void)arg;
 	for (;;) {

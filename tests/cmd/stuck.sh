@@ -57,16 +57,18 @@ run_case() {
 names() {
 	grep -Eq -- "$2" "$TMPD/err" && ok "$1" || not_ok "$1" "no /$2/ in:" "$(tail -n 8 "$TMPD/err")"
 }
-# in_time DESC REGEX: the first line of the last case matching REGEX says
-# it gave up after the timeout, not more than half a second later (its
-# "after S s"), and the job ended within 2 s of that line plus 1 s for
-# mpiexec (the bound the man pages give)
+# in_time DESC REGEX [LATER]: the first line of the last case matching
+# REGEX says it gave up after the timeout (plus LATER s: a rank blocked
+# outside a wait), not more than half a second later (its "after S s"),
+# and the job ended within 2 s of that line plus 1 s for mpiexec (the
+# bound the man pages give)
 in_time() {
+	_T=$((T + ${3:-0}))
 	_l=$(grep -E -m1 -- "$2" "$TMPD/err.ts")
 	_s=$(printf '%s\n' "$_l" | sed -En 's/.* (gave up after|no progress for) ([0-9.]+) s.*/\2/p')
 	_at=${_l%% *}
 	_end=$(cat "$TMPD/end.ts")
-	if [ -n "$_s" ] && awk -v s="$_s" -v t="$T" -v a="$_at" -v e="$_end" \
+	if [ -n "$_s" ] && awk -v s="$_s" -v t="$_T" -v a="$_at" -v e="$_end" \
 		'BEGIN { exit !(s >= t && s <= t + 0.5 && e - a <= 3) }'; then
 		ok "$1 (after $_s s; the job ended $(awk -v a="$_at" -v e="$_end" 'BEGIN { printf "%.1f", e - a }') s later)"
 	else
@@ -88,10 +90,19 @@ left=$(ls -A "$TMPD" | grep 'split2.gfsplit-')
 run_case "gfsplit-merge, rank 1 hangs in a write" none 1 gfsplit-merge \
 	"$MPIEXEC" -n 3 env GFSPLIT_FAULT=hang:1:1M "$BIN/gfsplit-merge" --timeout $T \
 	--stripe-size 256K "$TMPD/split" "$TMPD/merged"
-names "  the hung rank says it made no progress, and where" \
-	"rank 1: no progress for [0-9.]+ s in '[a-z ]+' \(blocked in the file system"
-in_time "  after --timeout $T s, and the job ended within 2 s" "no progress for"
+names "  the others name rank 1 and the phase" "rank [02]: gave up after [0-9.]+ s waiting in '[a-z ]+' for rank 1 "
+in_time "  at --timeout $T s, and the job ended within 2 s" "gave up after [0-9.]+ s .*--timeout"
 is_absent "  and no merged file was left" "$TMPD/merged"
+# with no one to wait for it, the hung rank's watchdog: 2 s later than a
+# wait would give up (so that the waits, and a transport's own give-up,
+# go first)
+run_case "gfsplit-merge on 1 rank, hung in a write" none 0 gfsplit-merge \
+	"$MPIEXEC" -n 1 env GFSPLIT_FAULT=hang:0:1M "$BIN/gfsplit-merge" --timeout $T \
+	--stripe-size 256K "$TMPD/split" "$TMPD/merged1"
+names "  it says it made no progress, and where" \
+	"rank 0: no progress for [0-9.]+ s in '[a-z ]+' \(blocked in the file system"
+in_time "  after --timeout $T s plus 2 s, and the job ended within 2 s" "no progress for" 2
+is_absent "  and no merged file was left" "$TMPD/merged1"
 
 run_case "stage-in, rank 0 stopped (SIGSTOP)" stop 0 stage-in \
 	"$MPIEXEC" -n 3 "$BIN/stage-in" --timeout $T --chunk-size=1M --bwlimit 8M "$TMPD/s/" "$TMPD/in"
