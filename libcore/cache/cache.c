@@ -567,14 +567,19 @@ held_elsewhere(struct gfsp_cache *c, uint64_t bid, uint32_t s, int *yes,
  * Drop the block in slot s (seed 2.5.2): a representative hands its cell
  * to another holder its group's altdir knows, or clears it; our altdir
  * entry goes; then the id and token, and the slot is free for reuse.
+ * keep_last: a block chosen because another rank held it, which is found
+ * to have no other holder now (that rank dropped it meanwhile, counting
+ * on us), is kept: *kept, and nothing changed.
  */
 static int
-discard(struct gfsp_cache *c, uint32_t s, struct gfsp_error *err)
+discard(struct gfsp_cache *c, uint32_t s, int keep_last, int *kept,
+	struct gfsp_error *err)
 {
 	uint64_t bid = c->bid[s], row[64], a = 0, off, sub, mine;
 	struct rdref ref;
 	int home, rc, done;
 
+	*kept = 0;
 	mine = cell(ST_LOADED, bid, c->rank, s);
 	rc = rd_row(c, bid, 0, &ref, row, err);
 	if (rc == 0 && row[c->group] == mine) {
@@ -583,6 +588,10 @@ discard(struct gfsp_cache *c, uint32_t s, struct gfsp_error *err)
 		sub = rc == 0 && acell_is(a, bid) && (cell_rank(a) !=
 		    c->rank || cell_slot(a) != s) ?
 		    cell(ST_LOADED, bid, cell_rank(a), cell_slot(a)) : 0;
+		if (rc == 0 && sub == 0 && keep_last) {
+			*kept = 1;
+			return 0;
+		}
 		if (rc == 0)
 			rc = rd_cas(c, &ref, mine, sub, &done, err);
 	}
@@ -610,7 +619,7 @@ static int
 alloc_slot(struct gfsp_cache *c, uint32_t *out, struct gfsp_error *err)
 {
 	uint32_t v;
-	int rc, other;
+	int rc, other, general, kept;
 
 	if (c->nfree > 0) {
 		*out = c->freel[--c->nfree];
@@ -618,6 +627,7 @@ alloc_slot(struct gfsp_cache *c, uint32_t *out, struct gfsp_error *err)
 	}
 	for (;;) {
 		v = c->next[GEN(c)];
+		general = 1;
 		if (v == GEN(c) || (c->nsinglet > c->max_singlets &&
 		    c->next[SING(c)] != SING(c))) {
 			v = c->next[SING(c)];	/* oldest singlet */
@@ -625,11 +635,8 @@ alloc_slot(struct gfsp_cache *c, uint32_t *out, struct gfsp_error *err)
 				return gfsp_error_set(err, GFSP_EINVAL,
 				    "cache: no slot to replace (%llu slots)",
 				    (unsigned long long)c->nslots);
-			list_unlink(c, v);
-			c->st.evict_singlet++;
-			break;
-		}
-		if (c->max_singlets > 0) {
+			general = 0;
+		} else if (c->max_singlets > 0) {
 			rc = held_elsewhere(c, c->bid[v], v, &other, err);
 			if (rc)
 				return rc;
@@ -641,12 +648,21 @@ alloc_slot(struct gfsp_cache *c, uint32_t *out, struct gfsp_error *err)
 			}
 		}
 		list_unlink(c, v);
-		c->st.evict_general++;
-		break;
+		/* the holder it counted on may have dropped it since, on
+		 * the same count: then it is a singlet after all */
+		rc = discard(c, v, general && c->max_singlets > 0, &kept, err);
+		if (rc == 0 && kept) {
+			list_append(c, SING(c), v);
+			c->st.to_singlet++;
+			continue;
+		}
+		if (general)
+			c->st.evict_general++;
+		else
+			c->st.evict_singlet++;
+		*out = v;
+		return rc;
 	}
-	rc = discard(c, v, err);
-	*out = v;
-	return rc;
 }
 
 /* ----------------------------------------------------------- acquire */
@@ -991,9 +1007,10 @@ unclaim:
 fail:
 	if (c->bid[s] != 0) {
 		struct gfsp_error e;
+		int kept;
 
 		gfsp_error_clear(&e);
-		discard(c, s, &e);
+		discard(c, s, 0, &kept, &e);
 	}
 	c->freel[c->nfree++] = s;
 	return rc;
