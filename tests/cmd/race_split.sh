@@ -81,7 +81,7 @@ swept=0
 for i in $(seq 1 "$RACE_ITERS"); do
 	rm -rf "$MD/out.sp"
 	mpirun_n 2 "$BIN/pcp-split" "$TMPD/src" "$MD/out.sp" >/dev/null 2>"$TMPD/err"
-	grep -q "removed .*left by a run that was killed" "$TMPD/err" && swept=$((swept + 1))
+	grep -q "removed .*left by process [0-9]* of this node, which ended without its clean-up" "$TMPD/err" && swept=$((swept + 1))
 done
 loop_end
 [ "$swept" -gt 0 ] && ok "the sweep ran $swept times while she swapped" ||
