@@ -387,7 +387,13 @@ check_link(const struct gfsp_dst *d, int force, int say,
 	    gfsp_lstat(d->path, &lst, NULL) != 0 || !S_ISLNK(lst.mode))
 		return 0;
 	real_parent = realpath(d->parent, NULL);
-	sys = real_parent == NULL || in_system_tree(real_parent);
+	if (real_parent == NULL) {
+		gfsp_error_errno(err, errno, "'%s' is a symbolic link in a "
+		    "directory that cannot be resolved (refusing to replace "
+		    "it)", d->path);
+		return -1;
+	}
+	sys = in_system_tree(real_parent);
 	free(real_parent);
 	if (sys) {
 		gfsp_error_set(err, GFSP_EEXIST, "'%s' is a symbolic link in "
@@ -458,7 +464,7 @@ in_gfsplit_view(const char *dir, char *src, size_t len)
 {
 	struct statfs sf;
 	struct stat st;
-	char line[4096], fst[256], dev[64], mine[64];
+	char line[4096], fst[256], dev[64], mine[64], source[4096];
 	FILE *f;
 	int found = 0;
 
@@ -480,8 +486,8 @@ in_gfsplit_view(const char *dir, char *src, size_t len)
 		    strcmp(fst, "fuse.gfsplit") != 0)
 			continue;
 		found = 1;
-		if (sscanf(sep + 3, "%*s %4095s", line) == 1)
-			snprintf(src, len, "%s", line);
+		if (sscanf(sep + 3, "%*s %4095s", source) == 1)
+			snprintf(src, len, "%s", source);
 	}
 	fclose(f);
 	return found;

@@ -1171,45 +1171,45 @@ list_done(const struct stage *s)
 {
 	const struct gfsp_fresult *r;
 	const struct gfsp_sfile *f;
-	uint64_t *resumed;
+	uint64_t resumed[512];	/* a window of files: no allocation that
+				 * could fail on one rank of a collective */
 	char a[32], b[32];
-	size_t i;
+	size_t i, w, n;
 
 	if (gfsp_log_level() < GFSP_LOG_VERBOSE)
 		return;
-	resumed = calloc(s->fl.n + 1, sizeof(*resumed));
-	if (resumed == NULL)
-		return;
-	for (i = 0; i < s->fl.n; i++)
-		resumed[i] = s->res[i].resumed;
-	gfsp_allreduce(MPI_IN_PLACE, resumed, (int)s->fl.n, MPI_UINT64_T,
-		       MPI_SUM, s->node);
-	for (i = 0; i < s->fl.n; i++) {
-		f = &s->fl.v[i];
-		r = &s->res[i];
-		if (r->rc != 0 || f->type == GFSP_SF_DIR)
-			continue;
-		if (r->skipped && s->lrank == 0 && on_this_node(s, i))
-			gfsp_log_each("skipped '%s' on %s: already there",
-				      f->rel, s->nodename);
-		else if (r->installed && f->type == GFSP_SF_SYMLINK)
-			gfsp_log_each("linked '%s' on %s -> '%s'", f->rel,
-				      s->nodename, f->link);
-		else if (r->installed && f->type == GFSP_SF_HARDLINK)
-			gfsp_log_each("hard-linked '%s' on %s to '%s'", f->rel,
-				      s->nodename, f->link);
-		else if (r->installed && resumed[i] > 0)
-			gfsp_log_each("resumed '%s' on %s (%s, %s of it "
-				      "found done)", f->rel, s->nodename,
-				      gfsp_format_size(f->st.size, a, sizeof(a)),
-				      gfsp_format_size(resumed[i], b,
-						       sizeof(b)));
-		else if (r->installed)
-			gfsp_log_each("copied '%s' on %s (%s)", f->rel,
-				      s->nodename, gfsp_format_size(f->st.size,
-				      a, sizeof(a)));
+	for (w = 0; w < s->fl.n; w += n) {
+		n = GFSP_MIN(s->fl.n - w, sizeof(resumed) / sizeof(resumed[0]));
+		for (i = 0; i < n; i++)
+			resumed[i] = s->res[w + i].resumed;
+		gfsp_allreduce(MPI_IN_PLACE, resumed, (int)n, MPI_UINT64_T,
+			       MPI_SUM, s->node);
+		for (i = w; i < w + n; i++) {
+			f = &s->fl.v[i];
+			r = &s->res[i];
+			if (r->rc != 0 || f->type == GFSP_SF_DIR)
+				continue;
+			if (r->skipped && s->lrank == 0 && on_this_node(s, i))
+				gfsp_log_each("skipped '%s' on %s: already "
+					      "there", f->rel, s->nodename);
+			else if (r->installed && f->type == GFSP_SF_SYMLINK)
+				gfsp_log_each("linked '%s' on %s -> '%s'",
+					      f->rel, s->nodename, f->link);
+			else if (r->installed && f->type == GFSP_SF_HARDLINK)
+				gfsp_log_each("hard-linked '%s' on %s to '%s'",
+					      f->rel, s->nodename, f->link);
+			else if (r->installed && resumed[i - w] > 0)
+				gfsp_log_each("resumed '%s' on %s (%s, %s of "
+				    "it found done)", f->rel, s->nodename,
+				    gfsp_format_size(f->st.size, a, sizeof(a)),
+				    gfsp_format_size(resumed[i - w], b,
+						     sizeof(b)));
+			else if (r->installed)
+				gfsp_log_each("copied '%s' on %s (%s)", f->rel,
+				    s->nodename, gfsp_format_size(f->st.size,
+				    a, sizeof(a)));
+		}
 	}
-	free(resumed);
 }
 
 /*
