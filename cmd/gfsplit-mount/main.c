@@ -134,86 +134,21 @@ raise_nofile(void)
 static void
 read_ahead(const char *where, const char *kb)
 {
-	unsigned maj, min;
-	char path[128], mp[4096], line[8192];
-	int fd = -1, found = 0;
-	FILE *fp;
+	struct gfsp_mount m;
+	char path[128];
+	int fd;
 
-	fp = fopen("/proc/self/mountinfo", "re");
-	while (fp != NULL && fgets(line, sizeof(line), fp) != NULL)
-		/* "36 25 0:39 / /mnt rw,... - fuse.gfsplit ..." (the last
-		 * one of a point is the one on top); octal escapes are not
-		 * undone: such a mount point keeps its read-ahead */
-		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min,
-		    mp) == 3 && strcmp(mp, where) == 0 &&
-		    strstr(line, " - fuse.gfsplit ") != NULL)
-			found = 1;
-	if (fp != NULL)
-		fclose(fp);
-	if (!found)
+	if (gfsp_mount_find(where, 0, 0, &m) <= 0 ||
+	    strcmp(m.type, "fuse.gfsplit") != 0)
 		return;
 	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/read_ahead_kb",
-	    maj, min);
+	    m.maj, m.min);
 	fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || write(fd, kb, strlen(kb)) < 0)
 		gfsp_log_verbose("read-ahead of the mount stays the kernel's "
 		    "(%s: %s)", path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
-}
-
-/* A field of /proc/self/mountinfo with its octal escapes (\040 for a
- * space, \134 for a backslash, ...) undone, in place. */
-static void
-unescape(char *s)
-{
-	char *d = s;
-
-	for (; *s != '\0'; s++, d++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*d = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
-			    (s[3] - '0'));
-			s += 3;
-		} else {
-			*d = *s;
-		}
-	}
-	*d = '\0';
-}
-
-/*
- * Is `where` (a resolved path) a mount point now?  1 with the type and
- * source of the mount on top, 0 if not, -1 if mountinfo cannot be read.
- * mountinfo, not a stat of the point: a stat of a FUSE mount whose daemon
- * hangs would hang too, and one whose daemon died fails with ENOTCONN.
- */
-static int
-mounted_at(const char *where, char *type, char *src, size_t len)
-{
-	static char line[3 * 4096 + 256];
-	char mp[4096], t[256], s[4096], *dash;
-	FILE *fp = fopen("/proc/self/mountinfo", "re");
-	int found = 0;
-
-	if (fp == NULL)
-		return -1;
-	/* "36 25 0:39 / /mnt rw,... shared:1 - fuse.gfsplit /data rw,..." */
-	while (fgets(line, sizeof(line), fp) != NULL) {
-		dash = strstr(line, " - ");
-		if (sscanf(line, "%*u %*u %*u:%*u %*s %4095s", mp) != 1 ||
-		    dash == NULL || sscanf(dash, " - %255s %4095s", t, s) != 2)
-			continue;
-		unescape(mp);
-		if (strcmp(mp, where) != 0)
-			continue;
-		found = 1;	/* the last one of a point is on top */
-		unescape(s);
-		snprintf(type, len, "%s", t);
-		snprintf(src, len, "%s", s);
-	}
-	fclose(fp);
-	return found;
 }
 
 /* The mount point resolved, without a stat of its last component (a
@@ -266,7 +201,7 @@ resolve_point(const char *mountpoint)
 static int
 claim_point(const char *mountpoint, char **where, int *lock)
 {
-	char type[4096], src[4096];
+	struct gfsp_mount mt;
 	int pass, fd = -1, m;
 
 	*where = resolve_point(mountpoint);
@@ -276,14 +211,14 @@ claim_point(const char *mountpoint, char **where, int *lock)
 		return -1;
 	}
 	for (pass = 0; pass < 2; pass++) {
-		m = mounted_at(*where, type, src, sizeof(type));
+		m = gfsp_mount_find(*where, 0, 0, &mt);
 		if (m > 0) {
 			gfsp_log_error("cannot mount on '%s': it is a mount "
 			    "point already (%s of '%s'), and a mount on top "
 			    "would hide it; unmount it first (%s '%s') or "
-			    "choose another directory", mountpoint, type, src,
-			    strncmp(type, "fuse", 4) == 0 ? "fusermount3 -u" :
-			    "umount", mountpoint);
+			    "choose another directory", mountpoint, mt.type,
+			    mt.source, strncmp(mt.type, "fuse", 4) == 0 ?
+			    "fusermount3 -u" : "umount", mountpoint);
 			if (fd >= 0)
 				close(fd);
 			return -1;

@@ -183,6 +183,24 @@ int gfsp_node_comm(MPI_Comm comm, MPI_Comm *node, int *index, int *nnodes,
 int gfsp_host_for_rank(const char *list, int rank, char *buf, size_t len,
 		      struct gfsp_error *err);
 
+/* ------------------------------------------------ mounts (mountinfo.c) */
+
+#define GFSP_MOUNT_PATH	4096
+struct gfsp_mount {
+	unsigned maj, min;		/* the device */
+	char point[GFSP_MOUNT_PATH];	/* where it is mounted */
+	char type[256];			/* "ext4", "fuse.gfsplit" */
+	char source[GFSP_MOUNT_PATH];
+};
+/*
+ * The mount on top at mount point `point` (a resolved path), or with
+ * point NULL the mount of device maj:min, from /proc/self/mountinfo
+ * (escapes undone): 1 with *out, 0 none, -1 unreadable.  No stat of the
+ * mount itself, which a hung FUSE daemon would hold up.
+ */
+int gfsp_mount_find(const char *point, unsigned maj, unsigned min,
+		    struct gfsp_mount *out);
+
 /* --------------------------------- checksums and byte order (hash.c) */
 
 #define GFSP_SEG_SIZE_DEFAULT	(1u << 20)	/* checksum segment: 1 MiB */

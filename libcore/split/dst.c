@@ -18,7 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
 #include "core.h"
@@ -452,8 +451,6 @@ check_replaceable(const struct gfsp_dst *d, const struct gfsp_stat *st,
 	return 0;
 }
 
-#define FUSE_MAGIC	0x65735546
-
 /*
  * Is dir inside a view of gfsplit-mount (fstype fuse.gfsplit)?  Its source
  * in src.  A split file written through the view would become a file of
@@ -462,35 +459,15 @@ check_replaceable(const struct gfsp_dst *d, const struct gfsp_stat *st,
 static int
 in_gfsplit_view(const char *dir, char *src, size_t len)
 {
-	struct statfs sf;
+	struct gfsp_mount m;
 	struct stat st;
-	char line[4096], fst[256], dev[64], mine[64], source[4096];
-	FILE *f;
-	int found = 0;
 
-	if (strstr(dir, "://") != NULL || statfs(dir, &sf) != 0 ||
-	    (unsigned long)sf.f_type != FUSE_MAGIC || stat(dir, &st) != 0)
+	if (strstr(dir, "://") != NULL || stat(dir, &st) != 0 ||
+	    gfsp_mount_find(NULL, major(st.st_dev), minor(st.st_dev),
+			    &m) <= 0 || strcmp(m.type, "fuse.gfsplit") != 0)
 		return 0;
-	snprintf(mine, sizeof(mine), "%u:%u", major(st.st_dev),
-		 minor(st.st_dev));
-	f = fopen("/proc/self/mountinfo", "r");
-	if (f == NULL)
-		return 0;
-	/* "ID PARENT MAJ:MIN ROOT POINT OPTS [TAGS] - FSTYPE SOURCE ..." */
-	while (!found && fgets(line, sizeof(line), f) != NULL) {
-		char *sep = strstr(line, " - ");
-
-		if (sep == NULL || sscanf(line, "%*s %*s %63s", dev) != 1 ||
-		    strcmp(dev, mine) != 0 ||
-		    sscanf(sep + 3, "%255s %*s", fst) != 1 ||
-		    strcmp(fst, "fuse.gfsplit") != 0)
-			continue;
-		found = 1;
-		if (sscanf(sep + 3, "%*s %4095s", source) == 1)
-			snprintf(src, len, "%s", source);
-	}
-	fclose(f);
-	return found;
+	snprintf(src, len, "%s", m.source);
+	return 1;
 }
 
 int
