@@ -1644,27 +1644,28 @@ out:
  * Inside extent e (from logical offset g on): where the next data
  * (data) or hole of its part is, as a logical offset, or e's end if none
  * before it.  A part's own holes (pcp-split of a sparse source) are asked
- * of its file (SEEK_DATA, SEEK_HOLE); a store that cannot tell (no
- * descriptor: Gfarm) has none.
+ * of its file (SEEK_DATA, SEEK_HOLE), opened once a seek in parts[]; a
+ * store that cannot tell (no descriptor: Gfarm) has none.
  */
 static uint64_t
-part_seek(const struct gfsp_layout *l, const struct gfsp_extent *e,
-	  uint64_t g, int data)
+part_seek(const struct gfsp_layout *l, struct gfsp_file **parts,
+	  const struct gfsp_extent *e, uint64_t g, int data)
 {
 	uint64_t end = e->goff + e->len, lo = e->loff + (g - e->goff);
-	struct gfsp_file *f = NULL;
-	char *path = gfsp_part_path(l->path, e->part);
-	off_t r = -1;
+	char *path;
+	off_t r;
 	int fd;
 
-	if (path != NULL && gfsp_open(path, GFSP_O_RDONLY, 0, &f, NULL) == 0 &&
-	    (fd = gfsp_file_fd(f)) >= 0)
-		r = lseek(fd, (off_t)lo, data ? SEEK_DATA : SEEK_HOLE);
-	else
+	if (parts[e->part] == NULL &&
+	    (path = gfsp_part_path(l->path, e->part)) != NULL) {
+		gfsp_open(path, GFSP_O_RDONLY, 0, &parts[e->part], NULL);
+		free(path);
+	}
+	fd = parts[e->part] != NULL ? gfsp_file_fd(parts[e->part]) : -1;
+	if (fd < 0)
 		r = data ? (off_t)lo : (off_t)(e->loff + e->len);
-	if (f != NULL)
-		gfsp_close(f, NULL);
-	free(path);
+	else
+		r = lseek(fd, (off_t)lo, data ? SEEK_DATA : SEEK_HOLE);
 	if (r < 0)		/* ENXIO: no data from there on */
 		return end;
 	if ((uint64_t)r < lo)
@@ -1677,41 +1678,44 @@ gfsp_layout_seek(const struct gfsp_layout *l, uint64_t off, int data,
 		 uint64_t *at, int *found, struct gfsp_error *err)
 {
 	uint64_t size = l->marker.logical_size, g = off, w, from, x = 0;
+	struct gfsp_file **parts;
 	struct gfsp_extent *ext;
 	size_t n, i;
-	int rc;
+	int rc = 0, r;
 
 	*found = 0;
 	if (off >= size)
 		return 0;
+	parts = calloc((size_t)l->nprocs, sizeof(*parts));
+	if (parts == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	/* past the last byte any part holds, all is one trailing hole */
-	while (g < l->data_end) {
+	while (g < l->data_end && !*found) {
 		w = GFSP_MIN(l->data_end - g, SEEK_WINDOW);
 		rc = gfsp_layout_map(l, g, w, &ext, &n, err);
 		if (rc)
-			return rc;
-		for (i = 0; i < n; i++) {
+			break;
+		for (i = 0; i < n && !*found; i++) {
 			from = GFSP_MAX(ext[i].goff, off);
-			if (ext[i].part < 0) {
-				if (!data) {
-					x = from;
-					break;
-				}
-				continue;
-			}
-			x = part_seek(l, &ext[i], from, data);
-			if (x < ext[i].goff + ext[i].len)
-				break;
+			if (ext[i].part < 0)
+				x = from;
+			else
+				x = part_seek(l, parts, &ext[i], from, data);
+			*found = ext[i].part < 0 ? !data :
+			    x < ext[i].goff + ext[i].len;
 		}
 		free(ext);
-		if (i < n) {
-			*at = x;
-			*found = 1;
-			return 0;
-		}
 		g += w;
 	}
-	if (!data) {
+	for (r = 0; r < l->nprocs; r++)
+		if (parts[r] != NULL)
+			gfsp_close(parts[r], NULL);
+	free(parts);
+	if (rc)
+		return rc;
+	if (*found)
+		*at = x;
+	else if (!data) {
 		*at = GFSP_MAX(g, off);
 		*found = 1;
 	}
