@@ -481,6 +481,12 @@ crun_ok() {
 }
 cexec() { timeout -k 5 "$TEST_TIMEOUT" "$CLUSTER" exec "$@"; }
 
+# copy_tree DEST: the tree's files as git lists them into DEST, their
+# times kept (so that the build outputs copied beside them stay newer)
+copy_tree() {
+	mkdir -p "$1" && (cd "$TOP" && git ls-files -z | xargs -0 cp -p --parents -t "$1")
+}
+
 # readme_block NAME: the shell block of README.md tagged
 # "<!-- test: packaging name=NAME -->" (tests/cmd/readme.sh: the blocks
 # another test runs)

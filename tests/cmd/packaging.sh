@@ -444,8 +444,7 @@ if [ -n "$(version_of gfsplit)$(version_of gfsplit-preload)" ]; then
 	finish
 	exit $?
 fi
-mkdir -p "$TMPD/debtree"
-(cd "$TOP" && git ls-files -z | xargs -0 cp -p --parents -t "$TMPD/debtree") &&
+copy_tree "$TMPD/debtree" &&
 	git -C "$TMPD/debtree" init -q && git -C "$TMPD/debtree" add -A &&
 	git -C "$TMPD/debtree" -c user.name=t -c user.email=t@localhost commit -qm copy ||
 	not_ok "a git copy of the tree for make deb"

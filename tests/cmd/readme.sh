@@ -70,7 +70,7 @@ at_exit cleanup_readme
 # the tree: git's files and the release build's outputs, times kept
 T=$TMPD/tree
 mkdir -p "$T/build"
-if (cd "$TOP" && git ls-files -z | xargs -0 cp -p --parents -t "$T" &&
+if copy_tree "$T" && (cd "$TOP" &&
     cp -pR bin lib config.mk "$T/" && cp -pR build/release "$T/build/" &&
     cp -pR tests/unit/. "$T/tests/unit/"); then
 	ok "a copy of the built tree"
