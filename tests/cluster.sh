@@ -13,7 +13,7 @@
 #     |-- veth --  node 1: NAME-n1  NET.11  gfsd, ranks
 #     |-- veth --  node 2: NAME-n2  NET.12  gfsd, ranks  ...
 #
-#   tests/cluster.sh up K [--rate RATE] [--delay DELAY] [--disk RATE] [--no-gfarm]
+#   tests/cluster.sh up K [--rate RATE] [--delay DELAY] [--disk RATE] [--no-gfarm] [--slurm]
 #   tests/cluster.sh run [-n N] [-ppn P] [-nodes K] [MPIEXEC-OPTS..] CMD..
 #   tests/cluster.sh exec NODE|head CMD..    one command on a node
 #   tests/cluster.sh env                     export lines for a shell (eval)
@@ -33,11 +33,19 @@
 #   /tmp           DIR/nodeK/tmp
 #   DIR/local      DIR/nodeK/local: the node-local directory, at the same
 #                  path on every node, like /local on a real cluster
+#   DIR/run        DIR/nodeK/run: its daemons' sockets (munged's)
 # and sees everything else as the host does; DIR/shared is storage every
 # node shares (a parallel file system's place).  Names resolve through
 # /etc/netns/NS/hosts on the nodes and a hosts file bound over /etc/hosts
 # in the head's own mount namespace (`exec head`, `run`): the host's
 # /etc/hosts is never edited.
+#
+# With --slurm: munged in the head and on every node, slurmctld in the
+# head, a slurmd on every node under its host name, one partition NAME of
+# the K nodes (SLURM_CONF from `env`; section "Slurm" below).  A node
+# sees the host's cgroup hierarchies, read-only, at /sys/fs/cgroup
+# (slurmd will not start without them; proctrack/pgid and task/none make
+# none).
 #
 # With Gfarm (the default): gfmd runs in the head, each node runs a gfsd
 # registered under the node's host name, so a file a rank creates lands on
@@ -65,7 +73,8 @@
 #   GFSPLIT_CLUSTER       the cluster's name           (gfc)
 #   GFSPLIT_CLUSTER_NET   its /24 in 198.18.0.0/15     (198.18.1)
 #   GFSPLIT_CLUSTER_DIR   its state dir                (/var/tmp/gfsplit-cluster.NAME)
-#   GFSPLIT_CLUSTER_PORT  gfmd's port                  (20671)
+#   GFSPLIT_CLUSTER_PORT  gfmd's port (20671); gfsd, slurmctld and slurmd
+#                         take the next three
 #   GFSPLIT_CLUSTER_SHM   size of each node's /dev/shm (25%, of RAM)
 # Addresses are in the benchmarking range 198.18.0.0/15 (RFC 2544) only.
 # `up` first removes what a crashed run left; `down` removes every
@@ -188,6 +197,8 @@ down() {
 	done
 	ip link del "$BR" 2>/dev/null
 	[ -e "$DIR/gfarm/gfmd.pid" ] && stop_pidfile "$DIR/gfarm/gfmd.pid"
+	[ -e "$DIR/slurm/slurmctld.pid" ] && stop_pidfile "$DIR/slurm/slurmctld.pid"
+	[ -e "$DIR/munge/munged.pid" ] && stop_pidfile "$DIR/munge/munged.pid"
 	if [ -d "$DIR" ]; then
 		for k in "$DIR"/node*/shm "$DIR"/local; do	# a node's namespace already gone
 			while mountpoint -q "$k" 2>/dev/null; do umount -l "$k" || break; done
@@ -209,7 +220,7 @@ node_start() {
 	local k=$1 d=$DIR/node$1 t ns
 	ns=$(node_ns "$k")
 	rm -rf "$d/init.pid" "$d/etc-work"
-	mkdir -p "$d/etc" "$d/etc-work" || die "cannot make $d/etc"
+	mkdir -p "$d/etc" "$d/etc-work" "$d/cgroup" "$d/run" "$DIR/run" || die "cannot make $d/etc"
 	[ -s "$d/etc/machine-id" ] || { od -An -N16 -tx1 /dev/urandom | tr -d ' \n'; echo; } \
 		>"$d/etc/machine-id" || die "cannot write $d/etc/machine-id"
 	echo "$DIR/ucxfix.so" >"$d/etc/ld.so.preload" || die "cannot write $d/etc/ld.so.preload"
@@ -220,8 +231,13 @@ node_start() {
 	# (DIR/nodeK/etc: machine-id, ld.so.preload), its hosts file the one
 	# `ip netns exec` bound, bound again over the overlay.
 	# shellcheck disable=SC2016 # expanded by the inner shell
-	ip netns exec "$ns" unshare --pid --fork --ipc --uts --mount --propagation private -- \
+	nsenter --net="/run/netns/$ns" unshare --pid --fork --ipc --uts --mount --propagation private -- \
 		/bin/sh -c 'read -r pid rest </proc/self/stat &&
+			mount --rbind /sys/fs/cgroup "$2/cgroup" &&
+			mount -t sysfs -o nosuid,nodev,noexec sysfs /sys &&
+			mount --rbind "$2/cgroup" /sys/fs/cgroup && umount -l "$2/cgroup" &&
+			for m in $(sed -n "s|^[^ ]* [^ ]* [^ ]* [^ ]* \(/sys/fs/cgroup[^ ]*\) .*|\1|p" \
+			    /proc/self/mountinfo); do mount -o remount,bind,ro "$m" || exit 1; done &&
 			hostname "$1" && mount -t proc -o nosuid,nodev,noexec proc /proc &&
 			mount --bind "$2/boot_id" /proc/sys/kernel/random/boot_id &&
 			mount -t overlay -o "lowerdir=/etc,upperdir=$2/etc,workdir=$2/etc-work" \
@@ -229,6 +245,7 @@ node_start() {
 			mount --bind "/etc/netns/$5/hosts" /etc/hosts &&
 			mount --bind /tmp "$2/host-tmp" && mount --bind "$2/tmp" /tmp &&
 			mount --bind "$2/shm" /dev/shm && mount --bind "$2/local" "$3" &&
+			mount --bind "$2/run" "$3/../run" &&
 			echo "$pid" >"$2/init.pid" && exec "$4" init' \
 		cluster-node "$(node_host "$k")" "$d" "$DIR/local" "$DIR/enter" "$ns" \
 		</dev/null >/dev/null 2>"$d/init.err" 9<&- &
@@ -484,10 +501,125 @@ gfarm_up() {
 	gfsd_wait
 }
 
+# ---- Slurm (up --slurm) ----------------------------------------------------------
+# munged in the head and on every node, one key; slurmctld in the head
+# (in a UTS namespace named NAME-head, the name slurm.conf gives it);
+# slurmd on every node under the node's host name, its own spool dir.  A
+# node's munged listens on DIR/run/munge.socket.2 in the node's own DIR/run
+# (DIR/nodeK/run), so each node's daemons ask their own munged.  Slurm's
+# files are DIR/slurm: slurm.conf (SLURM_CONF), state/, spool/NODE/,
+# log/ (slurmctld.log, slurmd.NODE.log); burst_buffer.lua beside
+# slurm.conf is gfsplit's (packaging/slurm/burst_buffer.lua).
+SLURMCTLD_PORT=$((GFMD_PORT + 2))
+SLURMD_PORT=$((GFMD_PORT + 3))
+slurm_conf() {
+	local s=$DIR/slurm k cpus
+	mkdir -p "$s/state" "$s/log" "$s/spool" && chmod 700 "$s/state" || die "cannot make $s"
+	cpus=$(nproc)
+	((cpus >= 8)) || cpus=8
+	cat >"$s/slurm.conf" <<EOF
+# the emulated cluster $NAME (tests/cluster.sh up --slurm)
+ClusterName=$NAME
+SlurmctldHost=$HEAD($(head_ip))
+SlurmctldPort=$SLURMCTLD_PORT
+SlurmdPort=$SLURMD_PORT
+AuthType=auth/munge
+AuthInfo=socket=$DIR/run/munge.socket.2
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$s/state
+SlurmdSpoolDir=$s/spool/%n
+SlurmctldPidFile=$s/slurmctld.pid
+SlurmdPidFile=$s/spool/%n/slurmd.pid
+SlurmctldLogFile=$s/log/slurmctld.log
+SlurmdLogFile=$s/log/slurmd.%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+MailProg=/bin/true
+# no cgroups: the nodes see the host's hierarchies read-only
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+MpiDefault=none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SchedulerType=sched/backfill
+SlurmdParameters=config_overrides
+ReturnToService=2
+# a node whose slurmd is gone is DOWN within 10-20 s
+SlurmdTimeout=10
+SlurmctldTimeout=10
+MessageTimeout=5
+KillWait=5
+InactiveLimit=0
+MinJobAge=3600
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+EOF
+	if [ -r "$TOP/packaging/slurm/burst_buffer.lua" ]; then
+		cp "$TOP/packaging/slurm/burst_buffer.lua" "$s/burst_buffer.lua" &&
+			echo "BurstBufferType=burst_buffer/lua" >>"$s/slurm.conf" ||
+			die "cannot copy packaging/slurm/burst_buffer.lua to $s"
+	fi
+	for ((k = 1; k <= K; k++)); do
+		mkdir -p "$s/spool/$(node_host "$k")" || die "cannot make $s/spool"
+		echo "NodeName=$(node_host "$k") NodeAddr=$(node_ip "$k") CPUs=$cpus RealMemory=1024 State=UNKNOWN"
+	done >>"$s/slurm.conf"
+	echo "PartitionName=$NAME Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >>"$s/slurm.conf"
+	chmod 644 "$s/slurm.conf"
+}
+# munged_start K|head: node K's munged (or the head's), on DIR/run
+munged_start() {
+	local w=$DIR/node$1
+	[ "$1" = head ] && w=$DIR/munge
+	"$0" exec "$1" munged --key-file="$DIR/munge/munge.key" --socket="$DIR/run/munge.socket.2" \
+		--pid-file="$w/munged.pid" --log-file="$w/munged.log" --seed-file="$w/munged.seed" \
+		</dev/null >/dev/null 2>&1 9<&- || die "munged of $1 failed to start (see $w/munged.log)"
+}
+slurmd_start() {	# K: node K's munged and slurmd, inside node K
+	munged_start "$1"
+	SLURM_CONF=$DIR/slurm/slurm.conf "$0" exec "$1" slurmd -N "$(node_host "$1")" \
+		</dev/null >/dev/null 2>&1 9<&- ||
+		die "slurmd of node $1 failed to start (see $DIR/slurm/log/slurmd.$(node_host "$1").log)"
+}
+# slurm_wait K..: up to 30 s for the nodes to be idle in slurmctld's eyes
+slurm_wait() {
+	local t k st
+	for ((t = 0; t < 60; t++)); do
+		for k in "$@"; do
+			st=$(SLURM_CONF=$DIR/slurm/slurm.conf timeout 10 "$0" exec head \
+				sinfo -h -N -n "$(node_host "$k")" -o %t 2>/dev/null)
+			case $st in idle* | mix* | alloc*) ;; *) sleep 0.5; continue 2 ;; esac
+		done
+		return 0
+	done
+	die "slurmd(s) did not register: $(SLURM_CONF=$DIR/slurm/slurm.conf timeout 10 "$0" exec head sinfo -N 2>&1 | tr '\n' ';')"
+}
+slurm_up() {
+	local c k
+	for c in munged slurmctld slurmd srun sbatch sinfo scontrol; do
+		command -v $c >/dev/null 2>&1 || skip "'$c' not found (Slurm and munge: tools/install-deps.sh)"
+	done
+	(exec 3<>"/dev/tcp/127.0.0.1/$SLURMCTLD_PORT") 2>/dev/null &&
+		die "port $SLURMCTLD_PORT is in use (GFSPLIT_CLUSTER_PORT + 2)"
+	mkdir -p "$DIR/munge" && chmod 700 "$DIR/munge" &&
+		head -c 1024 /dev/urandom >"$DIR/munge/munge.key" && chmod 400 "$DIR/munge/munge.key" ||
+		die "cannot make the munge key $DIR/munge/munge.key"
+	slurm_conf
+	munged_start head
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	SLURM_CONF=$DIR/slurm/slurm.conf "$0" exec head unshare --uts -- /bin/sh -c \
+		'hostname "$1" && exec slurmctld -i' slurmctld "$HEAD" </dev/null >/dev/null 2>&1 9<&- ||
+		die "slurmctld failed to start (see $DIR/slurm/log/slurmctld.log)"
+	for ((k = 1; k <= K; k++)); do slurmd_start "$k"; done
+	slurm_wait $(seq 1 "$K")
+}
+
 up() {
-	local rate='' delay='' gfarm=1 k
+	local rate='' delay='' gfarm=1 slurm='' k
 	K=${1:-} DISK=
-	case $K in '' | *[!0-9]*) die "usage: cluster.sh up K [--rate RATE] [--delay DELAY] [--disk RATE] [--no-gfarm]" ;; esac
+	case $K in '' | *[!0-9]*) die "usage: cluster.sh up K [--rate RATE] [--delay DELAY] [--disk RATE] [--no-gfarm] [--slurm]" ;; esac
 	((K >= 1 && K <= 64)) || die "K must be 1..64"
 	shift
 	while [ $# -gt 0 ]; do
@@ -496,6 +628,7 @@ up() {
 		--delay) delay=${2:?}; shift ;;
 		--disk) DISK=${2:?}; shift ;;
 		--no-gfarm) gfarm= ;;
+		--slurm) slurm=1 ;;
 		*) die "up: unknown option '$1'" ;;
 		esac
 		shift
@@ -529,8 +662,9 @@ up() {
 	[ -n "$DISK" ] && [ -z "$gfarm" ] && die "--disk is a gfsd's: not with --no-gfarm"
 	[ -n "$gfarm" ] && gfarm_up
 	[ -n "$DISK" ] && disk "$DISK"
+	[ -n "$slurm" ] && slurm_up
 	trap - EXIT
-	say "up: $K nodes $(node_host 1)..$(node_host "$K") on $NET.0/24 (bridge $BR), state $DIR${gfarm:+, Gfarm on port $GFMD_PORT}"
+	say "up: $K nodes $(node_host 1)..$(node_host "$K") on $NET.0/24 (bridge $BR), state $DIR${gfarm:+, Gfarm on port $GFMD_PORT}${slurm:+, Slurm on port $SLURMCTLD_PORT}"
 }
 
 # ---- run --------------------------------------------------------------------------
@@ -579,6 +713,7 @@ sent() {
 env_lines() {
 	echo "export GFSPLIT_CLUSTER=$NAME GFSPLIT_CLUSTER_DIR=$DIR GFSPLIT_CLUSTER_NET=$NET GFSPLIT_CLUSTER_PORT=$GFMD_PORT"
 	[ -r "$DIR/gfarm/gfarm2.conf" ] && echo "export GFARM_CONFIG_FILE=$DIR/gfarm/gfarm2.conf"
+	[ -r "$DIR/slurm/slurm.conf" ] && echo "export SLURM_CONF=$DIR/slurm/slurm.conf"
 	echo "CLUSTER_K=$(nodes) CLUSTER_SHARED=$DIR/shared CLUSTER_LOCAL=$DIR/local"
 }
 
@@ -613,6 +748,10 @@ revive_node() {
 		export GFARM_CONFIG_FILE=$DIR/gfarm/gfarm2.conf
 		gfsd_start "$k"
 		gfsd_wait
+	fi
+	if [ -r "$DIR/slurm/slurm.conf" ]; then
+		slurmd_start "$k"
+		slurm_wait "$k"
 	fi
 	say "node $k ($(node_host "$k")) up again"
 }

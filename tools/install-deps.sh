@@ -25,12 +25,16 @@ set -eu
 # libopenmpi-dev: a second MPI that tests/cmd/packaging.sh builds the
 # preload libraries with (mpicc.openmpi), since they must match the site's
 # MPI; MPICH stays the default (pin_mpich below); lmod: the README's
-# module block runs with the real Lmod (tests/cmd/readme.sh)
+# module block runs with the real Lmod (tests/cmd/readme.sh);
+# munge slurmctld slurmd slurm-client: Slurm on the emulated cluster
+# (tests/cluster.sh up --slurm, tests/cmd/cluster_slurm.sh); the suite
+# starts its own daemons with a key and configuration of its own
 PKGS="build-essential pkg-config python3 mpich libmpich-dev libjson-c-dev libxxhash-dev
 libzstd-dev zstd libibverbs-dev util-linux gfmd gfsd gfarm-client libgfarm-dev
 libhdf5-mpich-dev hdf5-tools clang libclang-rt-14-dev iproute2 iputils-ping
 libfuse3-dev fuse3 attr mandoc man-db dpkg-dev debhelper fakeroot lintian
-lua5.4 tcl python3-jsonschema autoconf automake libtool libopenmpi-dev lmod"
+lua5.4 tcl python3-jsonschema autoconf automake libtool libopenmpi-dev lmod
+munge slurmctld slurmd slurm-client"
 
 # Debian's MPI alternatives (mpicc, mpirun and mpiexec, the mpi.h and
 # libmpi.so of /usr/include/TRIPLET/mpi) go by priority, and OpenMPI's is
