@@ -170,15 +170,15 @@ node_gone() {
 	while mountpoint -q "$DIR/node$1/shm" 2>/dev/null; do umount -l "$DIR/node$1/shm" || break; done
 	rm -f "$DIR/node$1/frozen"
 }
-stop_pidfile() {	# $1 pid file: the daemon, and its session
+stop_pidfile() {	# $1 pid file: the daemon, and its session or its children
 	local pid p t
 	pid=$(cat "$1" 2>/dev/null) || return 0
 	[ -n "$pid" ] || return 0
-	for p in $(ps -eo pid=,sid= | awk -v s="$pid" '$2 == s {print $1}'); do
+	for p in $pid $(ps -eo pid=,sid=,ppid= | awk -v s="$pid" '$2 == s || $3 == s {print $1}'); do
 		kill -TERM "$p" 2>/dev/null
 	done
 	for ((t = 0; t < 30; t++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	for p in $(ps -eo pid=,sid= | awk -v s="$pid" '$2 == s {print $1}'); do
+	for p in $pid $(ps -eo pid=,sid=,ppid= | awk -v s="$pid" '$2 == s || $3 == s {print $1}'); do
 		kill -KILL "$p" 2>/dev/null
 	done
 	rm -f "$1"
@@ -544,6 +544,7 @@ MpiDefault=none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=1
 SlurmdParameters=config_overrides
 ReturnToService=2
 # a node whose slurmd is gone is DOWN within 10-20 s
@@ -559,7 +560,9 @@ JobAcctGatherType=jobacct_gather/none
 EOF
 	if [ -r "$TOP/packaging/slurm/burst_buffer.lua" ]; then
 		cp "$TOP/packaging/slurm/burst_buffer.lua" "$s/burst_buffer.lua" &&
-			echo "BurstBufferType=burst_buffer/lua" >>"$s/slurm.conf" ||
+			echo "BurstBufferType=burst_buffer/lua" >>"$s/slurm.conf" &&
+			printf 'StageInTimeout=600\nStageOutTimeout=600\nOtherTimeout=600\n' \
+				>"$s/burst_buffer.conf" ||
 			die "cannot copy packaging/slurm/burst_buffer.lua to $s"
 	fi
 	for ((k = 1; k <= K; k++)); do
@@ -571,9 +574,10 @@ EOF
 }
 # munged_start K|head: node K's munged (or the head's), on DIR/run
 munged_start() {
-	local w=$DIR/node$1
-	[ "$1" = head ] && w=$DIR/munge
+	local w=$DIR/node$1 ip
+	[ "$1" = head ] && w=$DIR/munge ip=$(head_ip) || ip=$(node_ip "$1")
 	"$0" exec "$1" munged --key-file="$DIR/munge/munge.key" --socket="$DIR/run/munge.socket.2" \
+		--origin="$ip" \
 		--pid-file="$w/munged.pid" --log-file="$w/munged.log" --seed-file="$w/munged.seed" \
 		</dev/null >/dev/null 2>&1 9<&- || die "munged of $1 failed to start (see $w/munged.log)"
 }

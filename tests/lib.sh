@@ -488,11 +488,11 @@ copy_tree() {
 }
 
 # readme_block NAME: the shell block of README.md tagged
-# "<!-- test: packaging name=NAME -->" (tests/cmd/readme.sh: the blocks
-# another test runs)
+# "<!-- test: packaging name=NAME -->" or "<!-- test: cluster name=NAME -->"
+# (tests/cmd/readme.sh: the blocks another test runs)
 readme_block() {
-	awk -v t="<!-- test: packaging name=$1 -->" '
-		$0 == t { f = 1; next }
+	awk -v n="$1" '
+		$0 == "<!-- test: packaging name=" n " -->" || $0 == "<!-- test: cluster name=" n " -->" { f = 1; next }
 		f == 1 && $0 == "```sh" { f = 2; next }
 		f == 2 && $0 == "```" { exit }
 		f == 2 { print }

@@ -14,6 +14,9 @@
 #   <!-- test: packaging name=NAME -->
 #       run by tests/cmd/packaging.sh (readme_block NAME), which checks
 #       what it makes: checked to be called there.
+#   <!-- test: cluster name=NAME -->
+#       the same, run by tests/cmd/cluster_slurm.sh (a batch script,
+#       submitted with sbatch on the emulated cluster with Slurm).
 #
 # The "tree" is a copy of this built tree (its files with their times, so
 # nothing is rebuilt), so that configure and make install in a block leave
@@ -115,11 +118,13 @@ for n in $(seq "$nblocks"); do
 			ok "$d: the test command, which .ci/run runs" ||
 			not_ok "$d: the test command .ci/run runs" "README: $(cat "$R/blocks/$n.sh")" ".ci/run takes: $ci_cmd"
 		continue ;;
-	*" packaging "*)
+	*" packaging "* | *" cluster "*)
 		name=$(printf '%s\n' "$tag" | sed -n 's/.*name=\([a-z0-9-]*\).*/\1/p')
-		grep -q "readme_block $name\b" "$TOP/tests/cmd/packaging.sh" &&
-			ok "$d: run by packaging.sh (readme_block $name)" ||
-			not_ok "$d: run by packaging.sh" "no 'readme_block $name' in tests/cmd/packaging.sh"
+		by=packaging
+		case " $tag " in *" cluster "*) by=cluster_slurm ;; esac
+		grep -q "readme_block $name\b" "$TOP/tests/cmd/$by.sh" &&
+			ok "$d: run by $by.sh (readme_block $name)" ||
+			not_ok "$d: run by $by.sh" "no 'readme_block $name' in tests/cmd/$by.sh"
 		continue ;;
 	esac
 	need=$(printf '%s\n' "$tag" | sed -n 's/.*needs=\([^ ]*\).*/\1/p')

@@ -1,0 +1,212 @@
+#!/bin/bash
+# cluster_slurm.sh - the commands as users run them under Slurm, on the
+# emulated cluster with Slurm (tests/cluster.sh up --slurm: munged,
+# slurmctld in the head, a slurmd on each of 3 nodes):
+#   - srun -N 3 --ntasks-per-node=2 --mpi=pmi2 (Debian's MPICH speaks
+#     PMI-1, which Slurm's mpi/pmi2 serves) for pcp-split, gfsplit-merge,
+#     stage-in, stage-out, cache-warm and an MPI-IO program under the
+#     preload library, each checked on its data;
+#   - node identity: each task's host name is its SLURMD_NODENAME, and
+#     the nodes gfsplit names (a split file's writers, DEST/NODE/) are
+#     the job's, SLURM_JOB_NODELIST's;
+#   - the README's batch script (readme_block sbatch) as written, sbatch'd
+#     by a second local user, with mpiexec inside it (hydra's Slurm
+#     launcher): inputs on every node, results back in results/NODE/, the
+#     local copies removed; and again with results/NODE2 not hers to
+#     write: the job FAILED, node 2's results still on node 2;
+#   - faults: a stage-in whose source is missing fails, naming it, and
+#     stages nothing; a node whose slurmd is lost mid-run: the step ends
+#     by itself, the job is NODE_FAIL with the reason Slurm gives, and
+#     nothing half-staged carries a final name.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/mpiio_lib.sh"
+
+need_cluster 3 --no-gfarm --slurm
+# shellcheck disable=SC2034 # json_true (tests/lib.sh) reads it
+J=$TMPD/last.json
+LOC=$CLUSTER_LOCAL
+cd "$CW" || exit 1
+
+# sr SRUN-ARGS..: srun from the head, in $CW (shared: the tasks' cwd)
+sr() { timeout -k 5 "$TEST_TIMEOUT" "$CLUSTER" exec head srun --mpi=pmi2 "$@"; }
+# sr_ok DESC SRUN-ARGS..: ok if srun exits 0; its stdout in $J
+sr_ok() {
+	_d=$1; shift
+	if sr "$@" >"$J" 2>"$TMPD/err"; then ok "$_d"
+	else not_ok "$_d" "$(tail -n 8 "$TMPD/err")"; fi
+}
+# job_wait ID [LIMIT]: wait until job ID has ended (up to LIMIT s, 120);
+# prints its JobState; the whole record in $TMPD/job.ID
+job_wait() {
+	local t st
+	for ((t = 0; t < ${2:-120} * 5; t++)); do
+		"$CLUSTER" exec head scontrol show job "$1" >"$TMPD/job.$1" 2>&1
+		st=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' "$TMPD/job.$1")
+		case $st in PENDING | RUNNING | CONFIGURING | COMPLETING | SUSPENDED | "") sleep 0.2 ;;
+		*) echo "$st"; return 0 ;; esac
+	done
+	echo "${st:-unknown} after ${2:-120} s"
+}
+N1=$(node_host 1) N2=$(node_host 2) N3=$(node_host 3)
+
+# ---- node identity
+# shellcheck disable=SC2016 # expanded by the tasks
+sr_ok "srun -N 3 --ntasks-per-node=2 --mpi=pmi2: tasks on the 3 nodes" -N 3 --ntasks-per-node=2 \
+	sh -c 'echo "$SLURM_PROCID $SLURMD_NODENAME $(hostname) $SLURM_JOB_NODELIST"'
+bad=$(awk -v n="$GFSPLIT_CLUSTER" '$2 != $3 { print "task " $1 ": SLURMD_NODENAME " $2 ", host name " $3 }
+	$4 != n "-n[1-3]" { print "task " $1 ": SLURM_JOB_NODELIST " $4 }' "$J")
+[ -z "$bad" ] && [ "$(awk '{print $3}' "$J" | sort -u | wc -l)" = 3 ] &&
+	ok "  each task's host name is its SLURMD_NODENAME, and the nodes are SLURM_JOB_NODELIST's" ||
+	not_ok "  each task's host name is its SLURMD_NODENAME, and the nodes are SLURM_JOB_NODELIST's" "$bad $(cat "$J")"
+
+# ---- pcp-split and gfsplit-merge
+make_file "$CW/src" $((6 * 65536 * 3 + 1000)) 1
+sr_ok "pcp-split under srun (3 nodes x 2 tasks)" -N 3 --ntasks-per-node=2 "$BIN/pcp-split" -q -b 64k src sp
+"$BIN/stat-layout" --json sp >"$J" 2>"$TMPD/err"
+json_true "  its writers are Slurm's tasks on Slurm's nodes (task r on node r/2+1)" \
+	"[(p['rank'], p['node_name']) for p in j['parts']] == [(r, '$GFSPLIT_CLUSTER-n%d' % (r // 2 + 1)) for r in range(6)]"
+sr_ok "gfsplit-merge under srun (2 nodes x 2 tasks)" -N 2 --ntasks-per-node=2 "$BIN/gfsplit-merge" -q sp back
+same_bytes "  merged bytes equal the source" "$CW/src" "$CW/back"
+
+# ---- an MPI-IO program under the preload library
+if [ ! -f "$PRELOAD" ]; then
+	skip "an MPI-IO program under the preload library" "no $PRELOAD (make builds it)"
+elif mpicc -o "$CW/n1write" "$TOP/examples/n1write.c" 2>"$TMPD/err"; then
+	sr_ok "n1write on plain MPICH under srun" -N 3 --ntasks-per-node=2 ./n1write plain.dat 16
+	sr_ok "n1write under srun with libgfsplit-mpiio.so" -N 3 --ntasks-per-node=2 \
+		env GFSPLIT_SPLIT_FILES="$CW/out.dat" LD_PRELOAD="$PRE" ./n1write out.dat 16
+	is_split "  its file is a split file" "$CW/out.dat"
+	"$BIN/gfsplit-merge" -q out.dat out.plain 2>"$TMPD/err" || not_ok "  gfsplit-merge out.dat" "$(cat "$TMPD/err")"
+	same_bytes "  merged, the bytes plain MPICH wrote" "$CW/plain.dat" "$CW/out.plain"
+else
+	not_ok "mpicc examples/n1write.c" "$(cat "$TMPD/err")"
+fi
+
+# ---- stage-in, stage-out, cache-warm
+mkdir -p "$CW/in/sub"
+make_file "$CW/in/big" $((3 * 1048576 + 7)) 2
+for i in 1 2 3 4 5; do echo "note $i" >"$CW/in/sub/n$i"; done
+sr_ok "stage-in under srun, into each node's local dir" -N 3 --ntasks-per-node=2 \
+	"$BIN/stage-in" --json in/ "$LOC/in"
+for k in 1 2 3; do
+	same_tree "  node $k has the inputs" "$CW/in" "$CLUSTER_DIR/node$k/local/in"
+done
+json_true "  shared storage read once" 'j["bytes_read"] == j["planned_bytes"]'
+for k in 1 2 3; do
+	cexec "$k" sh -c "mkdir -p $LOC/res && hostname > $LOC/res/who"
+done
+sr_ok "stage-out under srun, into DEST/NODE/" -N 3 --ntasks-per-node=2 "$BIN/stage-out" -q "$LOC/res" res
+bad=""
+for n in "$N1" "$N2" "$N3"; do [ "$(cat "res/$n/who" 2>&1)" = "$n" ] || bad="$bad $n;"; done
+[ -z "$bad" ] && [ "$(ls res | wc -l)" = 3 ] && ok "  DEST/NODE/ are the job's nodes, each with its own files" ||
+	not_ok "  DEST/NODE/ are the job's nodes, each with its own files" "$bad $(ls res)"
+sr_ok "cache-warm --keep part under srun" -N 3 --ntasks-per-node=2 "$BIN/cache-warm" --json -b 1M \
+	--keep part -d /dev/shm/gfsp-warm "$CW/in/big"
+json_true "  3 nodes, the file written to the tiers once" \
+	"j['nodes'] == 3 and j['bytes_written'] == $((3 * 1048576 + 7))"
+held=0
+for k in 1 2 3; do
+	[ -n "$(ls "$CLUSTER_DIR/node$k/shm/gfsp-warm" 2>/dev/null)" ] && held=$((held + 1))
+done
+[ "$held" = 3 ] && ok "  a tier in each node's own /dev/shm" || not_ok "  a tier in each node's own /dev/shm" "$held of 3"
+
+# ---- faults: a missing source
+expect_exit "stage-in of a missing source under srun fails" 1 sr -N 3 --ntasks-per-node=1 \
+	"$BIN/stage-in" "$CW/nothere" "$LOC/miss"
+output_has "  naming it" "$CW/nothere"
+bad=""
+for k in 1 2 3; do [ -e "$CLUSTER_DIR/node$k/local/miss" ] && bad="$bad node $k;"; done
+[ -z "$bad" ] && ok "  nothing staged" || not_ok "  nothing staged" "$bad"
+
+# ---- the README's batch script, as a second user, mpiexec inside
+if ! second_user gfsplit-slurm; then
+	skip "the README's batch script" "$SECOND_USER_WHY"
+else
+	S=$CW/job
+	mkdir -p "$S/inputs/sub" && cp "$CW/in/big" "$S/big.dat" && cp "$CW/in/big" "$S/inputs/" &&
+		echo hello >"$S/inputs/sub/note" && readme_block sbatch >"$S/job.sh" &&
+		mpicc -o "$S/readall" "$TOP/examples/readall.c" && chown -R "$M:$M" "$S" ||
+		not_ok "the job's directory" "cannot make $S"
+	# submit JOBNAME: sbatch job.sh as her, from $S, in a login's environment
+	# with the README's PATH and GFSPLIT (none of this script's); prints
+	# the job id
+	submit() {
+		(cd "$S" && timeout 20 "$CLUSTER" exec head env -i PATH="$BIN:/usr/bin:/bin" GFSPLIT="$TOP" \
+			USER="$M" HOME="$S" SLURM_CONF="$SLURM_CONF" ${ASAN_OPTIONS:+ASAN_OPTIONS=$ASAN_OPTIONS} \
+			setpriv --reuid="$M" --regid="$M" --clear-groups sbatch --parsable -J "$1" job.sh)
+	}
+	id=$(submit good 2>"$TMPD/err")
+	st=$(job_wait "$id")
+	out=$S/job-$id.out
+	[ "$st" = COMPLETED ] && ok "the README's batch script: COMPLETED" ||
+		not_ok "the README's batch script: COMPLETED" "$st" "$(cat "$TMPD/err" "$out" 2>&1 | tail -n 20)"
+	grep -q "big.dat: $((3 * 1048576 + 7)) bytes" "$out" && ok "  readall read big.dat through the cache" ||
+		not_ok "  readall read big.dat through the cache" "$(tail -n 10 "$out")"
+	bad=""
+	want=$(md5sum <"$S/inputs/big" | awk "{print \$1}")
+	for n in "$N1" "$N2" "$N3"; do
+		for f in "$S/results/$n"/sums.*; do
+			grep -q "^$want " "$f" 2>/dev/null || bad="$bad $f;"
+		done
+	done
+	[ "$(ls "$S"/results/*/sums.* 2>/dev/null | wc -l)" = 6 ] || bad="$bad $(ls -R "$S/results" 2>&1);"
+	[ -z "$bad" ] && ok "  results/NODE/ hold the 6 ranks' results, from the staged inputs" ||
+		not_ok "  results/NODE/ hold the 6 ranks' results, from the staged inputs" "$bad"
+	left=$(ls -d "$CLUSTER_DIR"/node*/tmp/"$M.$id" "$CLUSTER_DIR"/node*/shm/"$M.$id" 2>/dev/null)
+	[ -z "$left" ] && ok "  the local copies and tiers removed once saved" ||
+		not_ok "  the local copies and tiers removed once saved" "$left"
+
+	# results/NODE2 not hers: node 2's movers cannot save; the job fails
+	mkdir -p "$S/results2/$N2" && chown "$M:$M" "$S/results2"
+	sed -i 's| results  | results2 |' "$S/job.sh"
+	grep -q ' results2 ' "$S/job.sh" || not_ok "the batch script writes to results2" "$(cat "$S/job.sh")"
+	id=$(submit unsaved 2>"$TMPD/err")
+	st=$(job_wait "$id")
+	out=$S/job-$id.out
+	[ "$st" = FAILED ] && ok "results it cannot save: the job FAILED" ||
+		not_ok "results it cannot save: the job FAILED" "$st" "$(tail -n 20 "$out")"
+	grep -q "$S/results2/$N2" "$out" && ok "  its output names what was not saved" ||
+		not_ok "  its output names what was not saved" "$(tail -n 20 "$out")"
+	[ -n "$(ls "$CLUSTER_DIR/node2/tmp/$M.$id/out/" 2>/dev/null)" ] &&
+		ok "  node 2's results stay on node 2" || not_ok "  node 2's results stay on node 2" \
+		"$(ls -R "$CLUSTER_DIR/node2/tmp/" 2>&1 | head)"
+	"$CLUSTER" exec head scancel -u "$M" 2>/dev/null
+fi
+
+# ---- faults: a node whose slurmd is lost mid-run
+mkdir -p "$CW/many"
+for i in $(seq 1 40); do make_file "$CW/many/f$i" 1048576 "$i"; done
+"$CLUSTER" shape 40mbit 2>/dev/null
+(sr -N 3 --ntasks-per-node=1 "$BIN/stage-in" -q "$CW/many/" "$LOC/many" >"$TMPD/k.out" 2>&1
+	echo $? >"$TMPD/k.rc") &
+p=$!
+t=0
+until [ -n "$(ls "$CLUSTER_DIR/node1/local/many" 2>/dev/null)" ] || [ $t -ge 100 ]; do sleep 0.2; t=$((t + 1)); done
+id=$("$CLUSTER" exec head squeue -h -o %i -n stage-in 2>/dev/null | head -n 1)
+CLUSTER_QUIET=1 "$CLUSTER" kill 3
+t=0
+while kill -0 $p 2>/dev/null && [ $t -lt 300 ]; do sleep 0.2; t=$((t + 1)); done
+if kill -0 $p 2>/dev/null; then
+	not_ok "node 3 lost mid stage-in: srun ends by itself" "still running after 60 s" "$(tail -n 5 "$TMPD/k.out")"
+	kill $p 2>/dev/null
+else
+	[ "$(cat "$TMPD/k.rc")" != 0 ] && ok "node 3 lost mid stage-in: srun ends by itself, with an error ($((t / 5)) s)" ||
+		not_ok "node 3 lost mid stage-in: srun ends by itself, with an error" "$(tail -n 5 "$TMPD/k.out")"
+fi
+wait $p 2>/dev/null
+st=$(job_wait "$id" 30)
+grep -q "Reason=NodeDown\|NODE_FAIL\|Reason=.*$N3" "$TMPD/job.$id" && [ "$st" = NODE_FAIL ] &&
+	ok "  the job is NODE_FAIL, with Slurm's reason" || not_ok "  the job is NODE_FAIL, with Slurm's reason" \
+	"$st: $(grep -E "JobState|Reason" "$TMPD/job.$id")"
+bad=""
+for k in 1 2; do
+	for f in "$CLUSTER_DIR/node$k/local/many"/f*; do
+		[ -e "$f" ] || continue
+		cmp -s "$f" "$CW/many/$(basename "$f")" || bad="$bad node $k $(basename "$f");"
+	done
+done
+[ -z "$bad" ] && ok "  nothing torn under a final name on the surviving nodes" ||
+	not_ok "  nothing torn under a final name on the surviving nodes" "$bad"
+"$CLUSTER" unshape
+
+finish
