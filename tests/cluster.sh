@@ -558,12 +558,19 @@ JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 EOF
+	# gfsplit's burst buffer, its helper running the commands of BIN
+	# (the tests' build) and its spool in the state dir (every node sees it)
 	if [ -r "$TOP/packaging/slurm/burst_buffer.lua" ]; then
-		cp "$TOP/packaging/slurm/burst_buffer.lua" "$s/burst_buffer.lua" &&
-			echo "BurstBufferType=burst_buffer/lua" >>"$s/slurm.conf" &&
+		mkdir -p "$s/bb" && chmod 700 "$s/bb" &&
+			sed "s|@GFSPLIT_BB@|$s/gfsplit-bb|" "$TOP/packaging/slurm/burst_buffer.lua" \
+				>"$s/burst_buffer.lua" &&
+			sed "s|@BINDIR@|${BIN:-$TOP/bin}|; s|@SPOOL@|$s/bb|" "$TOP/packaging/slurm/gfsplit-bb" \
+				>"$s/gfsplit-bb" && chmod 755 "$s/gfsplit-bb" &&
+			printf 'BurstBufferType=burst_buffer/lua\nPrologFlags=Alloc\nProlog=%s\nEpilog=%s\n' \
+				"$s/gfsplit-bb" "$s/gfsplit-bb" >>"$s/slurm.conf" &&
 			printf 'StageInTimeout=600\nStageOutTimeout=600\nOtherTimeout=600\n' \
 				>"$s/burst_buffer.conf" ||
-			die "cannot copy packaging/slurm/burst_buffer.lua to $s"
+			die "cannot install packaging/slurm/burst_buffer.lua and gfsplit-bb in $s"
 	fi
 	for ((k = 1; k <= K; k++)); do
 		mkdir -p "$s/spool/$(node_host "$k")" || die "cannot make $s/spool"

@@ -14,6 +14,12 @@
 #     launcher): inputs on every node, results back in results/NODE/, the
 #     local copies removed; and again with results/NODE2 not hers to
 #     write: the job FAILED, node 2's results still on node 2;
+#   - the burst buffer (packaging/slurm): #BB_LUA gfsplit stage-in and
+#     stage-out in a job script: the inputs on every node before the job,
+#     its results in DEST/NODE/ after it, all made as the job's user; a
+#     bad path refused at sbatch; a missing source holds the job with a
+#     reason squeue shows; a stage-in failing on the nodes holds it too,
+#     saying why, and drains no node; neither job runs;
 #   - faults: a stage-in whose source is missing fails, naming it, and
 #     stages nothing; a node whose slurmd is lost mid-run: the step ends
 #     by itself, the job is NODE_FAIL with the reason Slurm gives, and
@@ -21,6 +27,9 @@
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/mpiio_lib.sh"
 
+# the second user first: a node's /etc is an overlay of the host's, which
+# does not show it a user added after it was mounted
+second_user gfsplit-slurm
 need_cluster 3 --no-gfarm --slurm
 # shellcheck disable=SC2034 # json_true (tests/lib.sh) reads it
 J=$TMPD/last.json
@@ -42,7 +51,7 @@ job_wait() {
 	for ((t = 0; t < ${2:-120} * 5; t++)); do
 		"$CLUSTER" exec head scontrol show job "$1" >"$TMPD/job.$1" 2>&1
 		st=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' "$TMPD/job.$1")
-		case $st in PENDING | RUNNING | CONFIGURING | COMPLETING | SUSPENDED | "") sleep 0.2 ;;
+		case $st in PENDING | RUNNING | CONFIGURING | COMPLETING | STAGE_OUT | SUSPENDED | "") sleep 0.2 ;;
 		*) echo "$st"; return 0 ;; esac
 	done
 	echo "${st:-unknown} after ${2:-120} s"
@@ -119,8 +128,8 @@ for k in 1 2 3; do [ -e "$CLUSTER_DIR/node$k/local/miss" ] && bad="$bad node $k;
 [ -z "$bad" ] && ok "  nothing staged" || not_ok "  nothing staged" "$bad"
 
 # ---- the README's batch script, as a second user, mpiexec inside
-if ! second_user gfsplit-slurm; then
-	skip "the README's batch script" "$SECOND_USER_WHY"
+if [ -n "$SECOND_USER_WHY" ]; then
+	skip "the README's batch script and the burst buffer" "$SECOND_USER_WHY"
 else
 	S=$CW/job
 	mkdir -p "$S/inputs/sub" && cp "$CW/in/big" "$S/big.dat" && cp "$CW/in/big" "$S/inputs/" &&
@@ -171,6 +180,96 @@ else
 		ok "  node 2's results stay on node 2" || not_ok "  node 2's results stay on node 2" \
 		"$(ls -R "$CLUSTER_DIR/node2/tmp/" 2>&1 | head)"
 	"$CLUSTER" exec head scancel -u "$M" 2>/dev/null
+
+	# ---- the burst buffer (packaging/slurm: burst_buffer.lua, gfsplit-bb)
+	B=$S/bb
+	mkdir -p "$B/in/sub" && cp "$CW/in/big" "$B/in/" && echo note >"$B/in/sub/note" && chown -R "$M:$M" "$B"
+	# bb_job NAME DIRECTIVES..: a job script $B/NAME.sh with those #BB_LUA
+	# lines whose job lists what every node holds into /tmp/M-bb-out
+	bb_job() {
+		_n=$1; shift
+		{ echo '#!/bin/sh'; for _l in "$@"; do echo "#BB_LUA gfsplit $_l"; done
+		  echo 'touch "ran.$SLURM_JOB_ID"'
+		  echo "srun -N \$SLURM_JOB_NUM_NODES sh -c 'mkdir -p /tmp/$M-bb-out && cd /tmp/$M-bb-in && find . -name .gfsplit-stage -prune -o -type f -print | sort | xargs md5sum > /tmp/$M-bb-out/sums'"
+		} >"$B/$_n.sh" && chown "$M:$M" "$B/$_n.sh"
+	}
+	bb_submit() {
+		(cd "$B" && timeout 20 "$CLUSTER" exec head setpriv --reuid="$M" --regid="$M" --clear-groups \
+			sbatch --parsable -N 3 -o "bb-%j.out" "$1.sh")
+	}
+	bb_job good "stage-in $B/in/ /tmp/$M-bb-in" "stage-out /tmp/$M-bb-out $B/res"
+	id=$(bb_submit good 2>"$TMPD/err")
+	st=$(job_wait "$id" 60)
+	[ "$st" = COMPLETED ] && ok "burst buffer: stage-in before, stage-out after: COMPLETED" ||
+		not_ok "burst buffer: stage-in before, stage-out after: COMPLETED" "$st $(cat "$TMPD/err" "$TMPD/job.$id")"
+	want=$(cd "$B/in" && find . -type f | sort | xargs md5sum)
+	bad=""
+	for n in "$N1" "$N2" "$N3"; do
+		[ "$(cat "$B/res/$n/sums" 2>&1)" = "$want" ] || bad="$bad $n: $(cat "$B/res/$n/sums" 2>&1);"
+		[ "$(stat -c %U "$B/res/$n/sums" 2>&1)" = "$M" ] || bad="$bad $n/sums not hers;"
+	done
+	[ -z "$bad" ] && ok "  every node held the inputs when the job ran; its results came back as hers" ||
+		not_ok "  every node held the inputs when the job ran; its results came back as hers" "$bad"
+	bad=""
+	for k in 1 2 3; do
+		[ "$(stat -c %U "$CLUSTER_DIR/node$k/tmp/$M-bb-in/big" 2>&1)" = "$M" ] || bad="$bad node $k;"
+	done
+	[ -z "$bad" ] && [ -z "$(ls "$CLUSTER_DIR/slurm/bb")" ] &&
+		ok "  the copies made as her, never as root; the spool emptied" ||
+		not_ok "  the copies made as her, never as root; the spool emptied" "$bad $(ls "$CLUSTER_DIR/slurm/bb")"
+
+	bb_job rel "stage-in in/ /tmp/$M-bb-rel"
+	expect_exit "burst buffer: a relative path is refused at sbatch" 1 bb_submit rel
+	output_has "  saying why" "'in/' is not an absolute path"
+	bb_job verb "stagein $B/in /tmp/x"
+	expect_exit "burst buffer: an unknown directive is refused at sbatch" 1 bb_submit verb
+	output_has "  saying which" "'stagein': gfsplit directives are stage-in and stage-out"
+
+	bb_job miss "stage-in $B/nothere /tmp/$M-bb-miss"
+	id=$(bb_submit miss 2>"$TMPD/err")
+	t=0
+	until grep -q "Reason=Burst_buffer_pre_run_error" "$TMPD/job.$id" 2>/dev/null || [ $t -ge 100 ]; do
+		"$CLUSTER" exec head scontrol show job "$id" >"$TMPD/job.$id" 2>&1
+		sleep 0.2; t=$((t + 1))
+	done
+	reason=$("$CLUSTER" exec head squeue -h -j "$id" -o %r 2>&1)
+	[ "$reason" = "Burst buffer pre_run error" ] && grep -q "SystemComment=.*stage-in $B/nothere as $M: No such file or directory" "$TMPD/job.$id" &&
+		ok "burst buffer: a missing source holds the job, squeue says why, scontrol names it" ||
+		not_ok "burst buffer: a missing source holds the job, squeue says why, scontrol names it" "squeue: $reason" "$(cat "$TMPD/job.$id")"
+	bb_job noway "stage-in $B/in/ $CLUSTER_DIR/slurm/state/$M-bb"
+	id2=$(bb_submit noway 2>"$TMPD/err")
+	t=0
+	until { grep -q "AdminComment=gfsplit stage-in" "$TMPD/job.$id2" &&
+		grep -q "JobState=PENDING" "$TMPD/job.$id2"; } 2>/dev/null || [ $t -ge 100 ]; do
+		"$CLUSTER" exec head scontrol show job "$id2" >"$TMPD/job.$id2" 2>&1
+		sleep 0.2; t=$((t + 1))
+	done
+	grep -q "JobState=PENDING" "$TMPD/job.$id2" && grep -q "AdminComment=.*cannot create directory.*Permission denied" "$TMPD/job.$id2" &&
+		ok "burst buffer: a stage-in that fails on the nodes holds the job, saying why" ||
+		not_ok "burst buffer: a stage-in that fails on the nodes holds the job, saying why" "$(cat "$TMPD/job.$id2")"
+	drained=$("$CLUSTER" exec head sinfo -h -N -t drain,down -o %N 2>&1)
+	[ -z "$drained" ] && ok "  no node drained for the job's fault" || not_ok "  no node drained for the job's fault" "$drained"
+	[ ! -e "$B/ran.$id" ] && [ ! -e "$B/ran.$id2" ] && [ ! -e "$CLUSTER_DIR/slurm/state/$M-bb" ] &&
+		ok "  neither job ran; nothing staged" || not_ok "  neither job ran; nothing staged" "$(ls "$B" "$CLUSTER_DIR/slurm/state")"
+	"$CLUSTER" exec head scancel "$id" "$id2" 2>/dev/null
+
+	bb_job outfail "stage-in $B/in/ /tmp/$M-bb-in" "stage-out /tmp/$M-bb-out $CLUSTER_DIR/slurm/state/$M-res"
+	id=$(bb_submit outfail 2>"$TMPD/err")
+	t=0
+	until grep -q "SystemComment=.*gfsplit-bb" "$TMPD/job.$id" 2>/dev/null || [ $t -ge 300 ]; do
+		"$CLUSTER" exec head scontrol show job "$id" >"$TMPD/job.$id" 2>&1
+		sleep 0.2; t=$((t + 1))
+	done
+	reason=$("$CLUSTER" exec head squeue -h -j "$id" -o %T:%r 2>&1)
+	case $reason in
+	"STAGE_OUT:burst_buffer/lua: slurm_bb_post_run: gfsplit-bb: stage-out /tmp/$M-bb-out $CLUSTER_DIR/slurm/state/$M-res failed: "*"Permission denied")
+		ok "burst buffer: a stage-out that fails keeps the job in STAGE_OUT, squeue saying why" ;;
+	*) not_ok "burst buffer: a stage-out that fails keeps the job in STAGE_OUT, squeue saying why" \
+		"squeue: $reason" "$(cat "$TMPD/job.$id")" ;;
+	esac
+	[ -n "$(ls "$CLUSTER_DIR/node1/tmp/$M-bb-out" 2>/dev/null)" ] && ok "  the results still on the nodes" ||
+		not_ok "  the results still on the nodes" "$(ls -la "$CLUSTER_DIR/node1/tmp/" 2>&1)"
+	"$CLUSTER" exec head scancel --hurry "$id" 2>/dev/null
 fi
 
 # ---- faults: a node whose slurmd is lost mid-run
