@@ -183,7 +183,8 @@ done
 want="$want x86/lib64/libgfsplit.so.0 x86/lib64/libgfsplit.so x86/lib64/libgfsplit.a
 	x86/lib64/gfsplit/libgfsplit-mpiio.so x86/lib64/gfsplit/libgfsplit-cache.so
 	x86/lib64/pkgconfig/gfsplit.pc inc/gfsplit.h doc/man/man5/gfsplit.5
-	doc/man/man7/gfsplit-mpiio.7 doc/man/man7/gfsplit-cache.7
+	doc/man/man7/gfsplit-mpiio.7 doc/man/man7/gfsplit-cache.7 doc/man/man7/gfsplit-slurm.7
+	data/gfsplit/slurm/burst_buffer.lua data/gfsplit/slurm/gfsplit-bb
 	data/bash-completion/completions/mpiexec data/bash-completion/completions/mpirun
 	data/bash-completion/completions/mpiexec.hydra"
 for k in "$TOP"/schemas/*.schema.json; do
@@ -198,6 +199,13 @@ n=$(find "$root" ! -type d ! -name site.conf | wc -l)
 	not_ok "and nothing else" "$n files: $(cd "$root" && find . ! -type d | sort | tr '\n' ' ')"
 readlink "$root/opt/gfs/x86/lib64/libgfsplit.so" | grep -qx libgfsplit.so.0 &&
 	ok "libgfsplit.so links to libgfsplit.so.0" || not_ok "libgfsplit.so links to libgfsplit.so.0"
+bb=$root/opt/gfs/data/gfsplit/slurm
+grep -qx 'BIN=/opt/gfs/x86/bin' "$bb/gfsplit-bb" && grep -qx 'SPOOL=/var/spool/gfsplit-bb' "$bb/gfsplit-bb" &&
+	grep -qx 'local helper = "/opt/gfs/data/gfsplit/slurm/gfsplit-bb"' "$bb/burst_buffer.lua" &&
+	[ -x "$bb/gfsplit-bb" ] && sh -n "$bb/gfsplit-bb" &&
+	ok "the Slurm burst buffer's script and helper name the installed commands and each other" ||
+	not_ok "the Slurm burst buffer's script and helper name the installed commands and each other" \
+		"$(grep -n 'BIN=\|SPOOL=' "$bb/gfsplit-bb"; grep -n 'local helper' "$bb/burst_buffer.lua")"
 
 pc=$root/opt/gfs/x86/lib64/pkgconfig/gfsplit.pc
 grep -qx 'libdir=/opt/gfs/x86/lib64' "$pc" && grep -qx 'includedir=/opt/gfs/inc' "$pc" &&
