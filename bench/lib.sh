@@ -68,8 +68,9 @@ stop_child() {
 #                       so that two scripts' clusters never meet
 #   NET, GFMD_PORT      its /24 of 198.18.0.0/15 and gfmd's port
 #   K                   compute nodes; (optional) RATE, each node link's rate
-#                       each way, and DISK, each node's gfsd's rate (reads
-#                       and writes together: a node's own disk)
+#                       each way, DISK, each node's gfsd's rate (reads
+#                       and writes together: a node's own disk), and SLURM
+#                       (non-empty: Slurm too, up --slurm)
 #   CTAG                message prefix ("gfarm_scale")
 #   CERR                (optional) a file whose tail cluster_die shows
 # and defines cluster_skip MSG: what to do when the machine cannot build
@@ -119,6 +120,7 @@ cluster_up() {
 	cluster_env
 	[ -n "${RATE:-}" ] && opts+=(--rate "$RATE")
 	[ -n "${DISK:-}" ] && opts+=(--disk "$DISK")
+	[ -n "${SLURM:-}" ] && opts+=(--slurm)
 	err=$(CLUSTER_QUIET=1 "$CL" up "$K" "${opts[@]}" 2>&1 >/dev/null)
 	rc=$?
 	case $rc in

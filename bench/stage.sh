@@ -2,7 +2,7 @@
 # bench/stage.sh - stage-in against `cp -r` per node, and zstd on the way
 # out (issue 6), on POSIX storage of this machine:
 #
-#   bash bench/stage.sh [posix] [gfarm]        (default: posix)
+#   bash bench/stage.sh [posix] [gfarm] [slurm]   (default: posix)
 #
 # Shared storage is a directory on this machine's disk, node-local storage
 # a node's own; before every run the page cache is dropped (root), so the
@@ -63,7 +63,7 @@
 set -u
 MODES=${*:-posix}
 for _m in $MODES; do
-	case $_m in posix | gfarm) ;; *) echo "usage: bench/stage.sh [posix] [gfarm]" >&2; exit 2 ;; esac
+	case $_m in posix | gfarm | slurm) ;; *) echo "usage: bench/stage.sh [posix] [gfarm] [slurm]" >&2; exit 2 ;; esac
 done
 want() { case " $MODES " in *" $1 "*) return 0 ;; esac; return 1; }
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -522,7 +522,133 @@ g_pcopy() {
 		"$CLUSTER_LOCAL/d" "gfarm:///bench/stage/$set"
 }
 
+# ---- slurm ----------------------------------------------------------------
+# stage-in against Slurm's own sbcast (issue 36): the emulated cluster of
+# tests/cluster.sh with Gfarm and Slurm (gfbs), compute nodes 1..4, the data
+# on the gfsd of storage node 5, every link at RATE each way.  stage-in
+# gfarm:///... by srun onto the 4 nodes (one rank each, --mpi=pmi2) into
+# each node's $CLUSTER_LOCAL/d, against an allocation of the same 4 nodes
+# (salloc) in which node 1 runs sbcast of the same files (each file once,
+# as sbcast takes one file), read from Gfarm through gfarm2fs mounted on
+# node 1, and the same with sbcast -C (compressed on the way).  Both
+# include their allocation (srun makes one, salloc makes one).  Columns:
+# medians, ratio = sbcast / stage-in, link/sz = bytes storage node 5 sent
+# on its link / data size.  Sizes BENCH_STAGE_SLURM_BIG (1G),
+# _SLURM_SMALL_N (2000) files of _SLURM_SMALL_SIZE (64K); _SLURM_RATE
+# (200mbit), _SLURM_NET, _SLURM_GFMD_PORT (198.19.36, 20693).  JSON in
+# $BENCH_OUT/stage_slurm.json.
+slurm_bench() {
+	local SBIG=${BENCH_STAGE_SLURM_BIG:-1G} SN=${BENCH_STAGE_SLURM_SMALL_N:-2000}
+	local SS=${BENCH_STAGE_SLURM_SMALL_SIZE:-64K} why set rep k G nodes c
+	if [ "${BENCH_STAGE_QUICK:-0}" = 1 ]; then
+		SBIG=${BENCH_STAGE_SLURM_BIG:-32M} SN=${BENCH_STAGE_SLURM_SMALL_N:-50}
+	fi
+	CNAME=gfbs K=5 S=5 SLURM=1
+	RATE=${BENCH_STAGE_SLURM_RATE:-200mbit} DISK=
+	NET=${BENCH_STAGE_SLURM_NET:-198.19.36} GFMD_PORT=${BENCH_STAGE_SLURM_GFMD_PORT:-20693}
+	CTAG="stage: slurm" CERR="$W/err"
+	cluster_skip() { cluster_die "$@"; }
+	PATH="$PATH:/usr/sbin:/sbin"
+	[ "$(id -u)" = 0 ] || { say "SKIP slurm: needs root (tests/cluster.sh)"; CNAME=; return 0; }
+	why=$(cluster_check gfreg gfpcopy gfarm2fs srun salloc sbcast) || { say "SKIP slurm: $why"; CNAME=; return 0; }
+	cluster_up
+	nodes="$(node_host 1),$(node_host 2),$(node_host 3),$(node_host 4)"
+	say "slurm: cluster up: compute nodes $nodes, storage node $(node_host "$S"), $RATE per link and way"
+	cluster_unshape || cluster_die "cannot lift the rate limits"
+	G=$SHARED/stage
+	mkdir -p "$G/small" || cluster_die "cannot make $G"
+	timeout 20 "$CL" exec head gfmkdir -p /bench/stage/big || cluster_die "gfmkdir failed"
+	head -c "$(bytes "$SBIG")" /dev/urandom >"$G/data"
+	timeout 600 "$CL" exec "$S" gfreg -h "$(node_host "$S")" "$G/data" \
+		gfarm:///bench/stage/big/data </dev/null 9<&- || cluster_die "gfreg failed"
+	for ((k = 0; k < SN; k++)); do
+		head -c "$(bytes "$SS")" /dev/urandom >"$G/small/f$k"
+	done
+	node_host "$S" >"$G/hostfile"
+	timeout 600 "$CL" exec "$S" gfpcopy -q -H "$G/hostfile" "file://$G/small" \
+		gfarm:///bench/stage/ </dev/null 9<&- || cluster_die "gfpcopy of the small files failed"
+	why=$(timeout 60 "$CL" exec head gfwhere -r /bench/stage | awk 'NF && !/:$/' | sort -u)
+	[ "$why" = "$(node_host "$S")" ] ||
+		cluster_die "the data is not on $(node_host "$S") alone: $(echo "$why" | tr '\n' ' ')"
+	rm -rf "$G"
+	# sbcast's source: Gfarm through gfarm2fs on node 1, in its /tmp
+	"$CL" exec 1 sh -c 'mkdir -p /tmp/gfarm && exec gfarm2fs /tmp/gfarm' </dev/null >"$W/err" 2>&1 9<&- ||
+		cluster_die "gfarm2fs on node 1 failed"
+	"$CL" exec 1 ls /tmp/gfarm/bench/stage/big/data >/dev/null 2>&1 ||
+		cluster_die "node 1 does not see the data through gfarm2fs"
+	cluster_shape || cluster_die "cannot limit the links again"
+	WANT[big]="1 $(bytes "$SBIG")" WANT[small]="$SN $((SN * $(bytes "$SS")))"
+	SNODE=$S
+	say "slurm: $SBIG and $SN x $SS on $(node_host "$S"); $REPS reps"
+	REC=$W/slurm.jsonl
+	: >"$REC"
+	for ((rep = 0; rep < REPS; rep++)); do
+		for set in big small; do
+			# the contenders in an order that rotates with each repetition
+			for c in 0 1 2; do
+				case $(((c + rep) % 3)) in
+				0) s_stage "$set" ;;
+				1) s_sbcast "$set" sbcast ;;
+				2) s_sbcast "$set" "sbcast -C" ;;
+				esac
+			done
+		done
+		say "slurm: repetition $((rep + 1)) of $REPS done"
+	done
+	SNODE=
+	"$CL" exec 1 fusermount -u /tmp/gfarm 2>/dev/null
+	cluster_teardown
+	CNAME=
+	python3 - "$REC" "$BENCH_OUT/stage_slurm.json" "$(bytes "$SBIG")" "$((SN * $(bytes "$SS")))" "$RATE" <<'EOF'
+import json, statistics, sys
+rec, out, big, small, rate = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+rs = [json.loads(l) for l in open(rec)]
+size = {"big": big, "small": small}
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+rows = []
+print("stage-in (srun) vs sbcast onto 4 nodes from Gfarm (the data on storage node 5; links %s)" % rate)
+print("(medians; ratio = sbcast / stage-in; link/sz = bytes the storage node sent / data size)")
+print("%-6s %-11s %9s %6s %8s" % ("data", "contender", "seconds", "ratio", "link/sz"))
+for data in ("big", "small"):
+    st = med([r["seconds"] for r in rs if r["name"] == "stage-in" and r["config"] == data and r["rc"] == 0])
+    for name in ("stage-in", "sbcast", "sbcast -C"):
+        sel = [r for r in rs if r["name"] == name and r["config"] == data and r["rc"] == 0]
+        s = med([r["seconds"] for r in sel])
+        ln = med([r["storage_link_bytes"] / size[data] for r in sel if "storage_link_bytes" in r])
+        rows.append({"data": data, "contender": name, "seconds": s, "ratio": s / st,
+                     "storage_link_per_size": ln, "bytes_per_node": size[data], "runs": len(sel)})
+        print("%-6s %-11s %9.2f %6.2f %8.2f" % (data, name, s, s / st, ln))
+failed = [r for r in rs if r["rc"] != 0]
+json.dump({"rate": rate, "rows": rows, "runs": rs, "failed": len(failed)}, open(out, "w"), indent=1)
+if failed:
+    print("\n%d runs FAILED (see %s)" % (len(failed), out))
+sys.exit(1 if failed else 0)
+EOF
+}
+# s_stage SET: stage-in of gfarm:///bench/stage/SET/ by srun onto nodes 1..4
+s_stage() {
+	nodes_clear 4
+	CHECK=(got_all "$1" 4)
+	run stage-in "$1" timeout 1800 "$CL" exec head srun -N 4 -w "$nodes" --ntasks-per-node=1 --mpi=pmi2 \
+		"$BIN/stage-in" --json "gfarm:///bench/stage/$1/" "$CLUSTER_LOCAL/d"
+}
+# s_sbcast SET "sbcast [-C]": the same files by sbcast, run on node 1 in an
+# allocation of nodes 1..4, one sbcast a file
+s_sbcast() {
+	local k
+	nodes_clear 4
+	for ((k = 1; k <= 4; k++)); do "$CL" exec "$k" mkdir -p "$CLUSTER_LOCAL/d"; done
+	CHECK=(got_all "$1" 4)
+	# shellcheck disable=SC2016 # node 1's shell expands them
+	run "$2" "$1" timeout 1800 "$CL" exec head salloc -Q -N 4 -w "$nodes" \
+		srun -N 1 -n 1 -w "$(node_host 1)" sh -c \
+		'for f in "$1"/*; do $2 -f "$f" "$3/${f##*/}" || exit 1; done' _ \
+		"/tmp/gfarm/bench/stage/$1" "$2" "$CLUSTER_LOCAL/d"
+}
+
 rc=0
 if want posix; then posix_bench || rc=1; fi
 if want gfarm; then gfarm_bench || rc=1; fi
+if want slurm; then slurm_bench || rc=1; fi
 exit $rc

@@ -28,13 +28,15 @@ set -eu
 # module block runs with the real Lmod (tests/cmd/readme.sh);
 # munge slurmctld slurmd slurm-client: Slurm on the emulated cluster
 # (tests/cluster.sh up --slurm, tests/cmd/cluster_slurm.sh); the suite
-# starts its own daemons with a key and configuration of its own
+# starts its own daemons with a key and configuration of its own;
+# gfarm2fs: Gfarm mounted on a node, for sbcast's side of bench/stage.sh
+# slurm (sbcast reads a path)
 PKGS="build-essential pkg-config python3 mpich libmpich-dev libjson-c-dev libxxhash-dev
 libzstd-dev zstd libibverbs-dev util-linux gfmd gfsd gfarm-client libgfarm-dev
 libhdf5-mpich-dev hdf5-tools clang libclang-rt-14-dev iproute2 iputils-ping
 libfuse3-dev fuse3 attr mandoc man-db dpkg-dev debhelper fakeroot lintian
 lua5.4 tcl python3-jsonschema autoconf automake libtool libopenmpi-dev lmod
-munge slurmctld slurmd slurm-client"
+munge slurmctld slurmd slurm-client gfarm2fs"
 
 # Debian's MPI alternatives (mpicc, mpirun and mpiexec, the mpi.h and
 # libmpi.so of /usr/include/TRIPLET/mpi) go by priority, and OpenMPI's is
