@@ -608,6 +608,14 @@ print_error_doc(const struct gfsp_cmd *cmd, int nprocs, double seconds,
 	json_object_put(doc);
 }
 
+static int (*then)(void);
+
+void
+gfsp_cmd_then(int (*fn)(void))
+{
+	then = fn;
+}
+
 int
 gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv)
 {
@@ -677,5 +685,7 @@ gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv)
 			rc = GFSP_MAX(rc, 1);
 		MPI_Finalize();
 	}
+	if (rc == 0 && then != NULL)
+		rc = then();
 	return rc;
 }

@@ -88,6 +88,11 @@ extern int gfsp_opt_verbose, gfsp_opt_quiet;
 
 int gfsp_cmd_main(const struct gfsp_cmd *cmd, int argc, char **argv);
 
+/* What this process does after MPI_Finalize, when every rank's run
+ * succeeded (stage-out --async --attach: wait for its node's mover); its
+ * return is the exit status.  Called from a command's run. */
+void gfsp_cmd_then(int (*fn)(void));
+
 /* "gfsplit 0.1.0 (backends: posix gfarm; transports: ...)" */
 void gfsp_print_version(FILE *out, const char *prog);
 

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "core.h"
 #include "driver.h"
@@ -27,7 +28,8 @@ static const char *opt_manifest;
 static int opt_raw, opt_no_checksum, opt_dry_run, opt_json;
 static int opt_no_sparse;
 static int opt_scatter, opt_merge, opt_sync, opt_delete;
-static int opt_async, opt_flush, opt_wait, opt_status;
+static int opt_async, opt_flush, opt_wait, opt_status, opt_attach;
+static pid_t mover_pid;		/* the mover this process started */
 static uint64_t opt_interval = 30;
 static const char *opt_cpus;
 static char **main_argv;	/* for the mover: this program's own */
@@ -92,6 +94,10 @@ static const struct gfsp_opt out_opts[] = {
 	  "start a background mover on each node and return: it writes files "
 	  "back as they are closed, every --interval, and on --flush",
 	  &opt_async, NULL },
+	{ "attach", 0, GFSP_OPT_FLAG, NULL,
+	  "with --async: stay until the node's mover ends (run it in the "
+	  "background where a batch system ends a step's processes with the "
+	  "step, as Slurm's proctrack/cgroup does)", &opt_attach, NULL },
 	{ "flush", 0, GFSP_OPT_FLAG, NULL,
 	  "have the movers write back everything now; returns when done",
 	  &opt_flush, NULL },
@@ -214,6 +220,37 @@ node_paths(const char *src_arg, const char *dst_arg, char **src, char **dst,
 	return rc;
 }
 
+/* --attach, after MPI_Finalize: this node's first rank stays until its
+ * mover ends (at stage-out --wait), so that the job step it belongs to
+ * lives as long; a mover that did not end of itself is an error. */
+static int
+wait_mover(void)
+{
+	int status;
+	pid_t p;
+
+	if (mover_pid <= 0)
+		return 0;
+	do
+		p = waitpid(mover_pid, &status, 0);
+	while (p < 0 && errno == EINTR);
+	if (p < 0) {
+		gfsp_log_error("cannot wait for the mover (process %ld): %s",
+			      (long)mover_pid, strerror(errno));
+		return 1;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (WIFSIGNALED(status))
+		gfsp_log_error("the mover (process %ld) was killed by signal "
+			      "%d before stage-out --wait", (long)mover_pid,
+			      WTERMSIG(status));
+	else
+		gfsp_log_error("the mover (process %ld) ended with status %d",
+			      (long)mover_pid, WEXITSTATUS(status));
+	return 1;
+}
+
 /* --async: each node's first rank starts its node's mover. */
 static int
 start_movers(MPI_Comm comm, const struct gfsp_stage_opts *o)
@@ -250,7 +287,7 @@ start_movers(MPI_Comm comm, const struct gfsp_stage_opts *o)
 					     &err);
 		if (rc == 0)
 			rc = gfsp_mover_spawn(main_argv, state, src, dst, root,
-					     &err);
+					     &mover_pid, &err);
 		if (confined)
 			gfsp_unconfine(root);
 		if (rc == 0)
@@ -264,7 +301,10 @@ start_movers(MPI_Comm comm, const struct gfsp_stage_opts *o)
 	free(state);
 	if (node != MPI_COMM_NULL)
 		MPI_Comm_free(&node);
-	return gfsp_agree(comm, rc, &err) ? 1 : 0;
+	rc = gfsp_agree(comm, rc, &err) ? 1 : 0;
+	if (rc == 0 && opt_attach)
+		gfsp_cmd_then(wait_mover);
+	return rc;
 }
 
 #define UNSAVED_SHOWN	20	/* files of a gone mover listed as text */
@@ -483,6 +523,11 @@ run(int way, int argc, char **argv, MPI_Comm comm)
 		if (rank == 0)
 			gfsp_log_error("--async, --flush, --wait and --status: "
 				      "one at a time");
+		return 2;
+	}
+	if (way == GFSP_STAGE_OUT && opt_attach && !opt_async) {
+		if (rank == 0)
+			gfsp_log_error("--attach goes with --async");
 		return 2;
 	}
 	if (way == GFSP_STAGE_OUT && o.dry_run &&

@@ -376,7 +376,8 @@ gfsp_mover_gone(const char *state, json_object **reply,
 
 int
 gfsp_mover_spawn(char **argv, const char *state, const char *src,
-		const char *dst, const char *dst_root, struct gfsp_error *err)
+		const char *dst, const char *dst_root, pid_t *pid_out,
+		struct gfsp_error *err)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -470,6 +471,8 @@ gfsp_mover_spawn(char **argv, const char *state, const char *src,
 	if (tries == 300)
 		rc = gfsp_error_set(err, GFSP_EIO, "the mover for '%s' did "
 				   "not answer within 6 s (see %s/mover.log)", src, state);
+	else
+		*pid_out = pid;
 out:
 	if (env != NULL)
 		for (i = ne; i < ne + 4; i++)

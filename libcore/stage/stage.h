@@ -372,9 +372,10 @@ int gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err);
 
 /* Start a mover for state directory `state` running argv (this program,
  * which sees GFSPLIT_STAGE_MOVER, _SRC, _DST and _ROOT); returns when it
- * answers.  GFSP_EEXIST if one already runs there. */
+ * answers, its process id (a child of this process) in *pid.
+ * GFSP_EEXIST if one already runs there. */
 int gfsp_mover_spawn(char **argv, const char *state, const char *src,
-		    const char *dst, const char *dst_root,
+		    const char *dst, const char *dst_root, pid_t *pid,
 		    struct gfsp_error *err);
 
 /* Ask the mover of `state`: "status", "flush" or "wait"; its JSON answer

@@ -172,7 +172,7 @@ else
 
 	# results/NODE2 not hers: node 2's movers cannot save; the job fails
 	mkdir -p "$S/results2/$N2" && chown "$M:$M" "$S/results2"
-	sed -i 's| results  | results2 |' "$S/job.sh"
+	sed -i "s| results \\&$| results2 \\&|" "$S/job.sh"
 	grep -q ' results2 ' "$S/job.sh" || not_ok "the batch script writes to results2" "$(cat "$S/job.sh")"
 	id=$(submit unsaved 2>"$TMPD/err")
 	st=$(job_wait "$id")

@@ -6,7 +6,8 @@
 # written back with only what changed; --flush, --status and --wait; the
 # mover's priority and cores; a mover killed mid-file loses nothing and the
 # next one resumes from the journal; one killed or stopped with files left
-# makes --wait and --status fail, naming them and how to finish.
+# makes --wait and --status fail, naming them and how to finish; with
+# --attach the command stays until its node's mover ends.
 . "$(dirname "$0")/../lib.sh"
 
 OUT_=$BIN/stage-out
@@ -172,6 +173,47 @@ done
 # its state directory: every path is resolved before it starts), with a
 # relative registry too
 cd "$TMPD" || exit 1
+# --attach: each node's first rank stays until its mover ends (a job
+# step that lives as long): 0 after --wait; 1, naming the signal, when the
+# mover was killed; --attach without --async is a usage error
+expect_exit "--attach without --async is a usage error" 2 two_nodes 1 "$OUT_" --attach "$L/%h" "$D"
+output_has "  saying it goes with --async" "--attach goes with --async"
+two_movers() { status && [ "$(json_get "$J" 'len(j["movers"])')" = 2 ]; }
+for how in wait kill; do
+	rm -rf "$L/t" "$D/t" "$TMPD/att.rc"; mkdir -p "$L/t/nA" "$L/t/nB"
+	(two_nodes 1 "$OUT_" --async --attach --interval 2 "$L/t/%h" "$D/t" >"$TMPD/att.out" 2>&1
+		echo $? >"$TMPD/att.rc") &
+	ap=$!
+	until_ok 10 two_movers || true
+	json_get "$J" '" ".join(str(m["pid"]) for m in j["movers"])' >>"$TMPD/pids"
+	make_file "$L/t/nB/r" 5000 4
+	sleep 1
+	if [ ! -e "$TMPD/att.rc" ]; then ok "--async --attach ($how): still there while the movers run"
+	else not_ok "--async --attach ($how): still there while the movers run" "$(cat "$TMPD/att.out")"; fi
+	if [ $how = wait ]; then
+		two_nodes 1 "$OUT_" --wait >/dev/null 2>&1
+		until_ok 10 [ -e "$TMPD/att.rc" ] || true
+		[ "$(cat "$TMPD/att.rc" 2>&1)" = 0 ] && cmp -s "$L/t/nB/r" "$D/t/nB/r" &&
+			ok "  ends with 0 once --wait has written back and ended them" ||
+			not_ok "  ends with 0 once --wait has written back and ended them" \
+				"$(cat "$TMPD/att.rc" "$TMPD/att.out" 2>&1)"
+	else
+		pidA=$(json_get "$J" '[m["pid"] for m in j["movers"] if m["node"] == "nA"][0]')
+		kill -KILL "$pidA"
+		until_ok 10 grep -q "the mover (process $pidA) was killed by signal 9 before stage-out --wait" \
+			"$TMPD/att.out" || true
+		two_nodes 1 "$OUT_" --wait >/dev/null 2>&1	# nB's
+		until_ok 10 [ -e "$TMPD/att.rc" ] || true
+		[ "$(cat "$TMPD/att.rc" 2>&1)" = 1 ] &&
+			grep -q "the mover (process $pidA) was killed by signal 9 before stage-out --wait" "$TMPD/att.out" &&
+			ok "  a mover killed: its node's rank says so, and the command ends with 1" ||
+			not_ok "  a mover killed: its node's rank says so, and the command ends with 1" \
+				"$(cat "$TMPD/att.rc" "$TMPD/att.out" 2>&1)"
+		kill "$ap" 2>/dev/null
+	fi
+	wait "$ap" 2>/dev/null
+done
+
 GFSPLIT_MOVER_DIR=relreg
 ln -s rdest rlink
 for form in "rsrc rdest" "./rsrc ./rdest" "rsrc rlink"; do
