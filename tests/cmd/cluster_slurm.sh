@@ -56,6 +56,17 @@ job_wait() {
 	done
 	echo "${st:-unknown} after ${2:-120} s"
 }
+# job_until ID SECONDS PATTERN..: poll job ID's record (in $TMPD/job.ID)
+# until every PATTERN is in it, for up to SECONDS
+job_until() {
+	local id=$1 t p
+	for ((t = 0; t < $2 * 5; t++)); do
+		"$CLUSTER" exec head scontrol show job "$id" >"$TMPD/job.$id" 2>&1
+		for p in "${@:3}"; do grep -q "$p" "$TMPD/job.$id" || { sleep 0.2; continue 2; }; done
+		return 0
+	done
+	return 1
+}
 N1=$(node_host 1) N2=$(node_host 2) N3=$(node_host 3)
 
 # ---- node identity
@@ -232,23 +243,14 @@ else
 
 	bb_job miss "stage-in $B/nothere /tmp/$M-bb-miss"
 	id=$(bb_submit miss 2>"$TMPD/err")
-	t=0
-	until grep -q "Reason=Burst_buffer_pre_run_error" "$TMPD/job.$id" 2>/dev/null || [ $t -ge 100 ]; do
-		"$CLUSTER" exec head scontrol show job "$id" >"$TMPD/job.$id" 2>&1
-		sleep 0.2; t=$((t + 1))
-	done
+	job_until "$id" 20 "Reason=Burst_buffer_pre_run_error"
 	reason=$("$CLUSTER" exec head squeue -h -j "$id" -o %r 2>&1)
 	[ "$reason" = "Burst buffer pre_run error" ] && grep -q "SystemComment=.*stage-in $B/nothere as $M: No such file or directory" "$TMPD/job.$id" &&
 		ok "burst buffer: a missing source holds the job, squeue says why, scontrol names it" ||
 		not_ok "burst buffer: a missing source holds the job, squeue says why, scontrol names it" "squeue: $reason" "$(cat "$TMPD/job.$id")"
 	bb_job noway "stage-in $B/in/ $CLUSTER_DIR/slurm/state/$M-bb"
 	id2=$(bb_submit noway 2>"$TMPD/err")
-	t=0
-	until { grep -q "AdminComment=gfsplit stage-in" "$TMPD/job.$id2" &&
-		grep -q "JobState=PENDING" "$TMPD/job.$id2"; } 2>/dev/null || [ $t -ge 100 ]; do
-		"$CLUSTER" exec head scontrol show job "$id2" >"$TMPD/job.$id2" 2>&1
-		sleep 0.2; t=$((t + 1))
-	done
+	job_until "$id2" 20 "AdminComment=gfsplit stage-in" "JobState=PENDING"
 	grep -q "JobState=PENDING" "$TMPD/job.$id2" && grep -q "AdminComment=.*cannot create directory.*Permission denied" "$TMPD/job.$id2" &&
 		ok "burst buffer: a stage-in that fails on the nodes holds the job, saying why" ||
 		not_ok "burst buffer: a stage-in that fails on the nodes holds the job, saying why" "$(cat "$TMPD/job.$id2")"
@@ -260,11 +262,7 @@ else
 
 	bb_job outfail "stage-in $B/in/ /tmp/$M-bb-in" "stage-out /tmp/$M-bb-out $CLUSTER_DIR/slurm/state/$M-res"
 	id=$(bb_submit outfail 2>"$TMPD/err")
-	t=0
-	until grep -q "SystemComment=.*gfsplit-bb" "$TMPD/job.$id" 2>/dev/null || [ $t -ge 300 ]; do
-		"$CLUSTER" exec head scontrol show job "$id" >"$TMPD/job.$id" 2>&1
-		sleep 0.2; t=$((t + 1))
-	done
+	job_until "$id" 60 "SystemComment=.*gfsplit-bb"
 	reason=$("$CLUSTER" exec head squeue -h -j "$id" -o %T:%r 2>&1)
 	case $reason in
 	"STAGE_OUT:burst_buffer/lua: slurm_bb_post_run: gfsplit-bb: stage-out /tmp/$M-bb-out $CLUSTER_DIR/slurm/state/$M-res failed: "*"Permission denied")
