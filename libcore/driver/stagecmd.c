@@ -233,7 +233,13 @@ wait_mover(void)
 		return 0;
 	do
 		p = waitpid(mover_pid, &status, 0);
-	while (p < 0 && errno == EINTR);
+	while (p < 0 && errno == EINTR && gfsp_watch_stopped() == 0);
+	if (p < 0 && gfsp_watch_stopped() != 0) {
+		/* SIGINT, SIGTERM: this process goes, the mover stays */
+		gfsp_log_info("stopped; the mover (process %ld) goes on until "
+			     "stage-out --wait", (long)mover_pid);
+		return 128 + gfsp_watch_stopped();
+	}
 	if (p < 0) {
 		gfsp_log_error("cannot wait for the mover (process %ld): %s",
 			      (long)mover_pid, strerror(errno));
