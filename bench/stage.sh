@@ -418,7 +418,7 @@ EOF
 # ---- gfarm ----------------------------------------------------------------
 gfarm_bench() {
 	local GBIG=${BENCH_STAGE_GFARM_BIG:-128M} GN=${BENCH_STAGE_GFARM_SMALL_N:-200}
-	local why set m k rep G
+	local why set m rep
 	if [ "${BENCH_STAGE_QUICK:-0}" = 1 ]; then
 		GBIG=${BENCH_STAGE_GFARM_BIG:-8M} GN=${BENCH_STAGE_GFARM_SMALL_N:-20}
 	fi
@@ -433,24 +433,7 @@ gfarm_bench() {
 	why=$(cluster_check gfreg gfpcopy gfwhere) || { say "SKIP gfarm: $why"; CNAME=; return 0; }
 	cluster_up
 	say "gfarm: cluster up: compute nodes $(node_host 1), $(node_host 2), storage node $(node_host "$S") (its gfsd at $DISK), $RATE per link and way"
-	# the data, on the storage node, without the limits (untimed)
-	cluster_unshape || cluster_die "cannot lift the rate limits"
-	G=$SHARED/stage
-	mkdir -p "$G/small" || cluster_die "cannot make $G"
-	timeout 20 "$CL" exec head gfmkdir -p /bench/stage/big || cluster_die "gfmkdir failed"
-	head -c "$(bytes "$GBIG")" /dev/urandom >"$G/data"
-	timeout 300 "$CL" exec "$S" gfreg -h "$(node_host "$S")" "$G/data" \
-		gfarm:///bench/stage/big/data </dev/null 9<&- || cluster_die "gfreg failed"
-	for ((k = 0; k < GN; k++)); do
-		head -c 131072 /dev/urandom >"$G/small/f$k"
-	done
-	node_host "$S" >"$G/hostfile"
-	timeout 300 "$CL" exec "$S" gfpcopy -q -H "$G/hostfile" "file://$G/small" \
-		gfarm:///bench/stage/ </dev/null 9<&- || cluster_die "gfpcopy of the small files failed"
-	why=$(timeout 60 "$CL" exec head gfwhere -r /bench/stage | awk 'NF && !/:$/' | sort -u)
-	[ "$why" = "$(node_host "$S")" ] ||
-		cluster_die "the data is not on $(node_host "$S") alone: $(echo "$why" | tr '\n' ' ')"
-	rm -rf "$G"
+	g_upload "$GBIG" "$GN" 128K
 	cluster_shape || cluster_die "cannot limit the links and the disk again"
 	WANT[big]="1 $(bytes "$GBIG")" WANT[small]="$GN $((GN * 131072))"
 	SNODE=$S
@@ -503,6 +486,28 @@ if failed:
 sys.exit(1 if failed else 0)
 EOF
 }
+# g_upload BIG N SIZE: the data sets on storage node S's gfsd alone, without
+# the limits (untimed): gfarm:///bench/stage/big/data of BIG bytes and N
+# files of SIZE in gfarm:///bench/stage/small/
+g_upload() {
+	local G=$SHARED/stage k why
+	cluster_unshape || cluster_die "cannot lift the rate limits"
+	mkdir -p "$G/small" || cluster_die "cannot make $G"
+	timeout 20 "$CL" exec head gfmkdir -p /bench/stage/big || cluster_die "gfmkdir failed"
+	head -c "$(bytes "$1")" /dev/urandom >"$G/data"
+	timeout 600 "$CL" exec "$S" gfreg -h "$(node_host "$S")" "$G/data" \
+		gfarm:///bench/stage/big/data </dev/null 9<&- || cluster_die "gfreg failed"
+	for ((k = 0; k < $2; k++)); do
+		head -c "$(bytes "$3")" /dev/urandom >"$G/small/f$k"
+	done
+	node_host "$S" >"$G/hostfile"
+	timeout 600 "$CL" exec "$S" gfpcopy -q -H "$G/hostfile" "file://$G/small" \
+		gfarm:///bench/stage/ </dev/null 9<&- || cluster_die "gfpcopy of the small files failed"
+	why=$(timeout 60 "$CL" exec head gfwhere -r /bench/stage | awk 'NF && !/:$/' | sort -u)
+	[ "$why" = "$(node_host "$S")" ] ||
+		cluster_die "the data is not on $(node_host "$S") alone: $(echo "$why" | tr '\n' ' ')"
+	rm -rf "$G"
+}
 # g_stage SET M: stage-in of gfarm:///bench/stage/SET/ to M nodes x 2 ranks
 g_stage() {
 	local set=$1 m=$2
@@ -537,9 +542,10 @@ g_pcopy() {
 # _SLURM_SMALL_N (2000) files of _SLURM_SMALL_SIZE (64K); _SLURM_RATE
 # (200mbit), _SLURM_NET, _SLURM_GFMD_PORT (198.19.36, 20693).  JSON in
 # $BENCH_OUT/stage_slurm.json.
+# shellcheck disable=SC2034 # K, SLURM, NET, ...: bench/lib.sh's cluster_up reads them
 slurm_bench() {
 	local SBIG=${BENCH_STAGE_SLURM_BIG:-1G} SN=${BENCH_STAGE_SLURM_SMALL_N:-2000}
-	local SS=${BENCH_STAGE_SLURM_SMALL_SIZE:-64K} why set rep k G nodes c
+	local SS=${BENCH_STAGE_SLURM_SMALL_SIZE:-64K} why set rep c nodes
 	if [ "${BENCH_STAGE_QUICK:-0}" = 1 ]; then
 		SBIG=${BENCH_STAGE_SLURM_BIG:-32M} SN=${BENCH_STAGE_SLURM_SMALL_N:-50}
 	fi
@@ -554,23 +560,7 @@ slurm_bench() {
 	cluster_up
 	nodes="$(node_host 1),$(node_host 2),$(node_host 3),$(node_host 4)"
 	say "slurm: cluster up: compute nodes $nodes, storage node $(node_host "$S"), $RATE per link and way"
-	cluster_unshape || cluster_die "cannot lift the rate limits"
-	G=$SHARED/stage
-	mkdir -p "$G/small" || cluster_die "cannot make $G"
-	timeout 20 "$CL" exec head gfmkdir -p /bench/stage/big || cluster_die "gfmkdir failed"
-	head -c "$(bytes "$SBIG")" /dev/urandom >"$G/data"
-	timeout 600 "$CL" exec "$S" gfreg -h "$(node_host "$S")" "$G/data" \
-		gfarm:///bench/stage/big/data </dev/null 9<&- || cluster_die "gfreg failed"
-	for ((k = 0; k < SN; k++)); do
-		head -c "$(bytes "$SS")" /dev/urandom >"$G/small/f$k"
-	done
-	node_host "$S" >"$G/hostfile"
-	timeout 600 "$CL" exec "$S" gfpcopy -q -H "$G/hostfile" "file://$G/small" \
-		gfarm:///bench/stage/ </dev/null 9<&- || cluster_die "gfpcopy of the small files failed"
-	why=$(timeout 60 "$CL" exec head gfwhere -r /bench/stage | awk 'NF && !/:$/' | sort -u)
-	[ "$why" = "$(node_host "$S")" ] ||
-		cluster_die "the data is not on $(node_host "$S") alone: $(echo "$why" | tr '\n' ' ')"
-	rm -rf "$G"
+	g_upload "$SBIG" "$SN" "$SS"
 	# sbcast's source: Gfarm through gfarm2fs on node 1, in its /tmp
 	"$CL" exec 1 sh -c 'mkdir -p /tmp/gfarm && exec gfarm2fs /tmp/gfarm' </dev/null >"$W/err" 2>&1 9<&- ||
 		cluster_die "gfarm2fs on node 1 failed"
