@@ -26,6 +26,11 @@
 #   - the same during cache-warm --timeout 4 (links at 40 Mbit/s, so that
 #     the warm lasts): the job ends by itself with an error naming node
 #     3's ranks; thawed, the warm completes.
+#
+# FAULTS_WARM_FREEZE=no leaves out the last case (make check-asan: the
+# sanitized pass; its code paths, the one-sided give-up of the cache's tcp
+# transport and the --timeout watch, are the frozen read's before it and
+# stuck.sh's cache-warm case; it is the longest, 48 MiB warmed twice)
 . "$(dirname "$0")/../lib.sh"
 need_gfarm
 need_cluster 3 --rate 100mbit
@@ -254,6 +259,11 @@ else
 fi
 
 # ---- cache-warm --timeout, node 3 freezes mid-warm
+if [ "${FAULTS_WARM_FREEZE:-yes}" = no ]; then
+	skip "cache-warm --timeout 4, node 3 frozen mid-warm" "FAULTS_WARM_FREEZE=no (make check-asan; make check runs it)"
+	finish
+	exit $?
+fi
 CLUSTER_QUIET=1 "$CLUSTER" shape 40mbit
 frozen_mid "cache-warm --timeout 4, node 3 frozen mid-warm: ends by itself" 1.5 60 "$TMPD/fw.out" \
 	timeout -k 5 120 "$CLUSTER" run -ppn 2 "$BIN/cache-warm" -b 1M --keep all --force --timeout 4 \
