@@ -108,10 +108,10 @@ GFSPLIT_PROGRESS=0 "$BIN/stat-layout" --check --progress=1 "$TMPD/v.sp" >/dev/nu
 expect_exit "--progress=junk exits 2" 2 "$BIN/stat-layout" --progress=x "$TMPD/v.sp"
 # on a terminal (a pty of script(1)), under mpiexec, the line is redrawn in
 # place every 0.25 s, with --progress as without it: stage-in held to
-# 8 MiB/s (2 s of work) and pcp-split with rank 0's writes made slow
+# 8 MiB/s (1 s of work: some 7 redraws) and pcp-split with rank 0's writes made slow
 # (0.1 s each); a redraw ends with erase-to-end-of-line
 if command -v script >/dev/null 2>&1; then
-	make_file "$TMPD/t.dat" $((16 * 1048576))
+	make_file "$TMPD/t.dat" $((8 * 1048576))
 	# on_tty DESC CMD: ok if CMD, run on a pty, redrew its line 3 times or more
 	on_tty() {
 		timeout 60 script -qec "$2" /dev/null >"$TMPD/tty.out" 2>&1

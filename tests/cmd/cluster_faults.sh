@@ -26,6 +26,11 @@
 #   - the same during cache-warm --timeout 4 (links at 40 Mbit/s, so that
 #     the warm lasts): the job ends by itself with an error naming node
 #     3's ranks; thawed, the warm completes.
+#
+# FAULTS_WARM_FREEZE=no leaves out the last case (make check-asan: the
+# sanitized pass; its code paths, the one-sided give-up of the cache's tcp
+# transport and the --timeout watch, are the frozen read's before it and
+# stuck.sh's cache-warm case; it is the longest, 24 MiB warmed on 3 nodes twice)
 . "$(dirname "$0")/../lib.sh"
 need_gfarm
 need_cluster 3 --rate 100mbit
@@ -191,7 +196,7 @@ json_true "  resuming: installed files skipped or written chunks taken from the 
 results_home "  every node's results in DEST/NODE/" "$RES" "$O" r 3
 
 # ---- cache-warm, node 3 fails while the tiers fill
-make_file "$CW/data" $((48 * 1048576)) 4
+make_file "$CW/data" $((24 * 1048576)) 4	# (--keep all: every node's tier gets all of it)
 check "a data file on node 1's gfsd" cexec 1 gfreg -h "$(node_host 1)" "$CW/data" /t/data
 TB=gfsplit-cache-$(id -u)
 killed_mid "cache-warm with node 3 killed mid-run ends with an error" 3 \
@@ -254,6 +259,11 @@ else
 fi
 
 # ---- cache-warm --timeout, node 3 freezes mid-warm
+if [ "${FAULTS_WARM_FREEZE:-yes}" = no ]; then
+	skip "cache-warm --timeout 4, node 3 frozen mid-warm" "FAULTS_WARM_FREEZE=no (make check-asan; make check runs it)"
+	finish
+	exit $?
+fi
 CLUSTER_QUIET=1 "$CLUSTER" shape 40mbit
 frozen_mid "cache-warm --timeout 4, node 3 frozen mid-warm: ends by itself" 1.5 60 "$TMPD/fw.out" \
 	timeout -k 5 120 "$CLUSTER" run -ppn 2 "$BIN/cache-warm" -b 1M --keep all --force --timeout 4 \

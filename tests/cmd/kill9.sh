@@ -178,6 +178,23 @@ report "stage-out killed mid-run"
 
 # ---- the mover: killed mid-file; the next one, then --wait, finish
 export GFSPLIT_MOVER_DIR=$TMPD/reg
+# until_settled D: wait (10 s at most) until each node's mover of the run
+# into D has died (the fault; a zombie counts as dead) or has written back
+# every file of its node, whichever comes first
+until_settled() {
+	for _ in $(seq 100); do
+		_busy=""
+		for _n in nA nB; do
+			for _p in $(pgrep -f "stage-out.*$1\$"); do
+				[ "$(awk '{print $3}' "/proc/$_p/stat" 2>/dev/null)" = Z ] && continue
+				tr '\0' '\n' <"/proc/$_p/environ" 2>/dev/null | grep -qx "GFSPLIT_NODE=$_n" || continue
+				same_files "$TMPD/loc/$_n" "$1/$_n" >/dev/null 2>&1 || _busy=1
+			done
+		done
+		[ -z "$_busy" ] && return 0
+		sleep 0.1
+	done
+}
 at_exit "pkill -9 -f 'stage-out.*$TMPD'"
 i=0
 mapfile -t P < <(points "$POINTS" $((2 * 1048576 + 70000)) 1 5)
@@ -187,7 +204,7 @@ for pt in "${P[@]}"; do
 	GFSPLIT_FAULT=crash:0:$b two_nodes 1 "$BIN/stage-out" --async --interval 60 --chunk-size=1M \
 		"$TMPD/loc/%h" "$D" >/dev/null 2>&1	# (a mover may die at once)
 	# the movers copy at once (the files rest); one of them dies at the fault
-	sleep 1
+	until_settled "$D"
 	for n in nA nB; do
 		t=$(torn "$D/$n" "$TMPD/loc/$n")
 		[ -z "$t" ] || p="$p torn: $t"

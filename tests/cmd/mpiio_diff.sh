@@ -38,6 +38,10 @@
 #   FUZZ_FULL_CASES, FUZZ_OVERLAP_CASES
 #   FUZZ_SEED=1000000        first seed (FUZZ_SEED=random: from the clock)
 #   FUZZ_BATCH=10            jobs per mpiexec (MPI start-up is not free)
+#   FUZZ_SHARE=K/M           only the batches whose number (from 0, in each
+#                            group) is K modulo M: make check runs 0/2 and
+#                            make check-asan 1/2 with FUZZ_CASES=64, so the two
+#                            passes share the 64 jobs, each job run once
 #   FUZZ_OPTS=               more mpi_fuzzio options (e.g. --no-bottom; --no-alias,
 #                            --no-unsync-read, --no-recreate, --no-dispcur turn
 #                            off one of the features above each)
@@ -55,12 +59,22 @@ esac
 FULL=${FUZZ_FULL_CASES:-$((CASES / 4))}
 OVER=${FUZZ_OVERLAP_CASES:-$((CASES / 5))}
 BATCH=${FUZZ_BATCH:-10}
+SHARE=${FUZZ_SHARE:-0/1}
+SHARE_K=${SHARE%/*} SHARE_M=${SHARE#*/}
+case $SHARE_K/$SHARE_M in
+*[!0-9/]*|/*|*/) echo "mpiio_diff.sh: FUZZ_SHARE: K/M, two numbers, please" >&2; exit 2 ;;
+esac
+[ "$SHARE_K" -lt "$SHARE_M" ] || { echo "mpiio_diff.sh: FUZZ_SHARE: K must be less than M" >&2; exit 2; }
+# mine I: the batch starting at job I is this run's share
+mine() { [ $(( $1 / BATCH % SHARE_M )) -eq "$SHARE_K" ]; }
 BASE=${FUZZ_SEED:-1000000}
 [ "$BASE" = random ] && BASE=$(( $(date +%s) % 1000000 * 1000 ))
 OPTS=${FUZZ_OPTS:-}
 MAXLIST=10
 start=$(date +%s)
-echo "# seeds from $BASE (FUZZ_SEED=$BASE repeats this run), $BATCH jobs per mpiexec${OPTS:+, options $OPTS}"
+share=""
+[ "$SHARE" = 0/1 ] || share="; batches $SHARE_K modulo $SHARE_M of $CASES, $FULL and $OVER jobs (FUZZ_SHARE=$SHARE)"
+echo "# seeds from $BASE (FUZZ_SEED=$BASE repeats this run), $BATCH jobs per mpiexec${OPTS:+, options $OPTS}$share"
 
 # ranks of a seed's writers (1-4), readers (1-4, not N when N > 1) and merge
 nranks() { echo $(( ($1 * 2654435761 >> 7) % 4 + 1 )); }
@@ -226,6 +240,7 @@ mkdir -p "$W"
 # ---- reference: plain MPICH, the preload, the model
 ref=0
 for ((i = 0; i < CASES; i += BATCH)); do
+	mine "$i" || continue
 	s0=$((BASE + i))
 	k=$(( CASES - i < BATCH ? CASES - i : BATCH ))
 	n=$(nranks "$s0")
@@ -264,19 +279,24 @@ for ((i = 0; i < CASES; i += BATCH)); do
 	rm -rf "${W:?}"/*
 	ref=$((ref + k))
 done
-report pwrite "$ref" "plain MPICH runs the write jobs without error (statuses, read-backs)"
-report model "$ref" "plain MPICH writes exactly the model's file (else: an MPICH or tester bug)"
-report bwrite "$ref" "the write jobs run through the preload without error (statuses, pointers, read-backs)"
-report split "$ref" "each file written through the preload is a split directory that passes stat-layout --check"
-report merge "$ref" "gfsplit-merge (1-4 ranks) reassembles each split file"
-report merged "$ref" "each merged split file equals plain MPICH's file byte for byte"
-report pread "$ref" "plain MPICH reads the plain files back right, other rank counts, views and memory types"
-report bread "$ref" "the split files read back right through the preload (every byte against the model)"
-report dump "$ref" "what the preload reads from the split file == what MPICH reads from the plain file (dumps, cmp)"
+if [ "$ref" -eq 0 ]; then
+	not_ok "reference jobs: none ran (FUZZ_SHARE=$SHARE of $CASES)"
+else
+	report pwrite "$ref" "plain MPICH runs the write jobs without error (statuses, read-backs)"
+	report model "$ref" "plain MPICH writes exactly the model's file (else: an MPICH or tester bug)"
+	report bwrite "$ref" "the write jobs run through the preload without error (statuses, pointers, read-backs)"
+	report split "$ref" "each file written through the preload is a split directory that passes stat-layout --check"
+	report merge "$ref" "gfsplit-merge (1-4 ranks) reassembles each split file"
+	report merged "$ref" "each merged split file equals plain MPICH's file byte for byte"
+	report pread "$ref" "plain MPICH reads the plain files back right, other rank counts, views and memory types"
+	report bread "$ref" "the split files read back right through the preload (every byte against the model)"
+	report dump "$ref" "what the preload reads from the split file == what MPICH reads from the plain file (dumps, cmp)"
+fi
 
 # ---- full: everything MPI allows, the preload against the model
 full=0
 for ((i = 0; i < FULL; i += BATCH)); do
+	mine "$i" || continue
 	s0=$((BASE + 500000 + i))
 	k=$(( FULL - i < BATCH ? FULL - i : BATCH ))
 	n=$(nranks "$s0")
@@ -297,7 +317,7 @@ for ((i = 0; i < FULL; i += BATCH)); do
 	rm -rf "${W:?}"/*
 	full=$((full + k))
 done
-if [ "$FULL" -gt 0 ]; then
+if [ "$full" -gt 0 ]; then
 	report fwrite "$full" "--full: the write jobs run through the preload without error"
 	report fsplit "$full" "--full: split directories that pass stat-layout --check"
 	report fmerge "$full" "--full: gfsplit-merge reassembles each split file"
@@ -310,6 +330,7 @@ fi
 # epoch); if they fail and these pass, the epochs are what broke.
 over=0
 for ((i = 0; i < OVER; i += BATCH)); do
+	mine "$i" || continue
 	s0=$((BASE + 800000 + i))
 	k=$(( OVER - i < BATCH ? OVER - i : BATCH ))
 	n=$(nranks "$s0")
@@ -336,7 +357,7 @@ for ((i = 0; i < OVER; i += BATCH)); do
 	rm -rf "${W:?}"/*
 	over=$((over + k))
 done
-if [ "$OVER" -gt 0 ]; then
+if [ "$over" -gt 0 ]; then
 	report opwrite "$over" "--no-overlap-epochs: plain MPICH runs the jobs without error"
 	report omodel "$over" "--no-overlap-epochs: plain MPICH writes the model's file"
 	report owrite "$over" "--no-overlap-epochs: the jobs run through the preload without error"

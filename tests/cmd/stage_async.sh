@@ -29,7 +29,7 @@ until_ok() {
 }
 
 make_file "$L/nA/early" 100000 1	# there before the movers start
-if two_nodes 1 "$OUT_" --async --interval 3 --chunk-size=1M --cpus 0 "$L/%h" "$D" 2>"$TMPD/err"; then
+if two_nodes 1 "$OUT_" --async --interval 2 --chunk-size=1M --cpus 0 "$L/%h" "$D" 2>"$TMPD/err"; then
 	ok "stage-out --async starts a mover on each node and returns"
 else
 	not_ok "stage-out --async starts a mover on each node and returns" "$(cat "$TMPD/err")"
@@ -74,7 +74,7 @@ with open(path, "wb") as f:
 open(done, "w").close()
 EOF
 writer=$!
-sleep 8	# more than two periods: it is older than --interval by now
+sleep 5	# more than two periods (--interval 2): it is older than --interval by now
 is_absent "a file open for writing is not installed (after 2 periods)" "$D/nA/open"
 ls -a "$D/nA" | grep -q '^\.open\.gfsplit-stage\.' && ok "  but pre-copied into its temporary file" ||
 	not_ok "  but pre-copied into its temporary file" "$(ls -la "$D/nA")"
@@ -107,7 +107,11 @@ else
 fi
 remember_pids
 make_file "$L/nB/big" $((16 * 1048576)) 4
-sleep 2.5	# closed at once: the copy runs at 2 MiB/s, about 8 s
+# closed at once: the copy runs at 2 MiB/s, about 8 s; killed once a
+# chunk of it is in the temporary file (and its journal)
+a_chunk_in() { [ -n "$(find "$D/nB" -name ".$1.*" -size +1023k 2>/dev/null)" ]; }
+until_ok 10 a_chunk_in big
+sleep 0.3
 status
 pidB=$(json_get "$J" '[m["pid"] for m in j["movers"] if m["node"] == "nB"][0]')
 kill -9 "$pidB"

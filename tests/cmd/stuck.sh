@@ -14,7 +14,9 @@ F=$TMPD/src
 make_file "$F" $((24 * 1048576)) 1
 mkdir -p "$TMPD/s" "$TMPD/loc/nA" "$TMPD/loc/nB"
 make_file "$TMPD/s/big" $((24 * 1048576)) 2
-make_file "$TMPD/loc/nA/big" $((24 * 1048576)) 3
+# (nA's rank 0 copies 8 MiB, 1 s at --bwlimit 8M, and then waits for nB's
+# rank 1, stopped a second into its 3 s: rank 0's wait starts sooner)
+make_file "$TMPD/loc/nA/big" $((8 * 1048576)) 3
 make_file "$TMPD/loc/nB/big" $((24 * 1048576)) 4
 mpirun_n 3 "$BIN/pcp-split" "$F" "$TMPD/split" >/dev/null 2>&1 ||
 	not_ok "pcp-split makes the split file the merge cases read"
