@@ -547,8 +547,8 @@ SchedulerType=sched/backfill
 SchedulerParameters=bf_interval=1
 SlurmdParameters=config_overrides
 ReturnToService=2
-# a node whose slurmd is gone is DOWN within 10-20 s
-SlurmdTimeout=10
+# a node whose slurmd is gone is DOWN within 6-12 s
+SlurmdTimeout=6
 SlurmctldTimeout=10
 MessageTimeout=5
 KillWait=5
