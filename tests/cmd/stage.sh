@@ -402,7 +402,9 @@ is_absent "  nothing torn under its name" "$E/s/shrink"
 if [ "$(id -u)" -eq 0 ] && mkdir -p "$E/full" && mount -t tmpfs -o size=2m tmpfs "$E/full" 2>/dev/null; then
 	at_exit "umount '$E/full'"
 	make_file "$E/src/huge" $((3 * 1048576)) 6
-	expect_exit "a full destination: exit 1" 1 mpirun_n 2 "$IN" "$E/src/" "$E/full/d"
+	# one rank: with two, the small file may be written while the big
+	# one's partial copy still holds the space, and fail for want of it
+	expect_exit "a full destination: exit 1" 1 mpirun_n 1 "$IN" "$E/src/" "$E/full/d"
 	output_has "  naming the file and the cause" "huge.*No space left"
 	is_absent "  nothing torn under its name" "$E/full/d/huge"
 	same_bytes "  the small file is staged" "$E/src/good" "$E/full/d/good"
