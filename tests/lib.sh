@@ -47,6 +47,15 @@ not_ok() {
 	for _l in "$@"; do printf '#   %s\n' "$_l"; done
 }
 skip() { _tn=$((_tn + 1)); echo "ok $_tn # SKIP $1: $2"; }
+# long_wait DESC: true if the case DESC, which spends its time waiting out
+# a timer (a --timeout, a grace period, a frozen node, libgfarm's retries),
+# is to run; LONG_WAITS=no (make check-asan: another case of the same kind
+# goes through its code paths) skips it, saying so
+long_wait() {
+	[ "${LONG_WAITS:-yes}" != no ] && return 0
+	skip "$1" "LONG_WAITS=no (make check-asan; make check runs it)"
+	return 1
+}
 
 # check DESC CMD...: ok if CMD exits 0; its output is shown on failure.
 check() {

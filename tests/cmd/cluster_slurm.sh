@@ -141,7 +141,7 @@ for k in 1 2 3; do [ -e "$CLUSTER_DIR/node$k/local/miss" ] && bad="$bad node $k;
 # ---- the README's batch script, as a second user, mpiexec inside
 if [ "${SLURM_PARTS:-all}" = srun ]; then
 	skip "the README's batch script, the burst buffer, a lost node" \
-		"SLURM_PARTS=srun (the ASan pass: its commands under srun; the release pass runs the rest)"
+		"SLURM_PARTS=srun (its commands under srun alone: a quicker run while working on them)"
 	finish
 	exit 0
 elif [ -n "$SECOND_USER_WHY" ]; then
