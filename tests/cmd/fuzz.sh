@@ -15,6 +15,7 @@
 #   FUZZ_RUNS     executions per harness instead (libFuzzer's -runs=N, no
 #                 time limit): `make fuzz-long FUZZ_ONLY=envelope
 #                 FUZZ_RUNS=10000000` is the envelope's 10^7 of issue 32
+#   FUZZ_JOBS     harnesses run at a time (default: the cores, nproc)
 #   FUZZ_ONLY     the harnesses to run, by name ("envelope" or
 #                 "envelope,layout"; default every one)
 #   FUZZ_WORK     where the inputs found are kept, in corpus/NAME (default:
@@ -77,26 +78,39 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then
 		scratch=$TMPD
 fi
 
-for n in $names; do
-	bin=$FUZZBIN/fuzz_$n
-	if [ ! -x "$bin" ]; then
-		not_ok "fuzz_$n: harness built" "no $bin (make fuzz)"
-		continue
-	fi
+# fuzz_one NAME: run the harness, its exit status and seconds in
+# $TMPD/NAME.rc (the log in $TMPD/NAME.log)
+fuzz_one() {
+	local n=$1 bin=$FUZZBIN/fuzz_$1 dict=() t0=$SECONDS rc
 	mkdir -p "$work/corpus/$n"
-	dict=()
 	[ -f "$TOP/tests/fuzz/$n.dict" ] && dict=(-dict="$TOP/tests/fuzz/$n.dict")
-	log=$TMPD/$n.log
-	t0=$SECONDS
 	TMPDIR=$scratch nice -n 10 "${wrap[@]}" "$bin" "${dict[@]}" \
 		"${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
 		-print_final_stats=1 -artifact_prefix="$crash/$n-" \
-		"$work/corpus/$n" "$TOP/tests/fuzz/corpus/$n" >"$log" 2>&1
+		"$work/corpus/$n" "$TOP/tests/fuzz/corpus/$n" >"$TMPD/$n.log" 2>&1
 	rc=$?
+	echo "$rc $((SECONDS - t0))" >"$TMPD/$n.rc"
+}
+
+# FUZZ_JOBS harnesses at a time (default: one a core), reported in order
+jobs=${FUZZ_JOBS:-$(nproc)}
+for n in $names; do
+	[ -x "$FUZZBIN/fuzz_$n" ] || continue
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+	fuzz_one "$n" &
+done
+wait
+for n in $names; do
+	if [ ! -x "$FUZZBIN/fuzz_$n" ]; then
+		not_ok "fuzz_$n: harness built" "no $FUZZBIN/fuzz_$n (make fuzz)"
+		continue
+	fi
+	read -r rc secs_taken <"$TMPD/$n.rc"
+	log=$TMPD/$n.log
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
 	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
 	if [ "$rc" -eq 0 ] && [ -n "$runs" ]; then
-		ok "fuzz_$n: $what, $runs inputs in $((SECONDS - t0)) s ($rate/s), no finding"
+		ok "fuzz_$n: $what, $runs inputs in $secs_taken s ($rate/s), no finding"
 	else
 		not_ok "fuzz_$n: exit $rc (input kept in $crash/$n-*)" \
 			"$(grep -E 'ERROR|SUMMARY|runtime error|^fuzz: |written to|Test unit' "$log" | head -n 12)"

@@ -356,7 +356,7 @@ else
 		'cd "$1" && ./configure MPICC=mpicc.openmpi --without-fuzz && grep -qx "MPI_PC = ompi-c" config.mk' _ "$o"
 	output_has "and says so" '^checking MPI \(mpicc.openmpi\)\.\.\. *found \(Open MPI, MPI [0-9]'
 	expect_exit "the preload libraries and pcp-split build with Open MPI" 0 \
-		make -s -C "$o" -j1 lib/libgfsplit-mpiio.so lib/libgfsplit-cache.so bin/pcp-split
+		make -s -C "$o" -j"$(nproc)" lib/libgfsplit-mpiio.so lib/libgfsplit-cache.so bin/pcp-split
 	bad=""
 	for f in lib/libgfsplit-mpiio.so lib/libgfsplit-cache.so bin/pcp-split; do
 		n=$(readelf -d "$o/$f" 2>&1 | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
