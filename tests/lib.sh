@@ -257,7 +257,7 @@ err_has() {
 
 # The swap loops of the race tests run this many iterations in make check
 # (make check-asan: RACE_ITERS=20; make check-long: RACE_ITERS=2000).
-RACE_ITERS=${RACE_ITERS:-40}
+RACE_ITERS=${RACE_ITERS:-30}
 
 finish() {
 	echo "1..$_tn"

@@ -74,7 +74,7 @@ while not os.path.exists("stop") and time.time() < end:
         os.rename(T + "/sub.d", T + "/sub")
     except OSError:
         pass
-    time.sleep(0.01)	# (a sweep may finish, now and then)
+    time.sleep(0.05)	# (a sweep may finish, now and then)
 PY
 LOOP=$!
 # (a sweep that meets her files mid-creation fails and is tried by the next
