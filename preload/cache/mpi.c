@@ -327,6 +327,9 @@ end(void)
 	if (gfsp_cache_gave_up(c) != NULL) {
 		ch_say("rank %d: %s: the job cannot end normally; ending it",
 		    ch_rank, gfsp_cache_gave_up(c));
+		/* a moment for mpiexec to pass the line on: the abort ends
+		 * the processes that forward it */
+		sleep(1);
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	if (conf.stats != NULL) {
