@@ -435,11 +435,7 @@ gfarm_bench() {
 	say "gfarm: cluster up: compute nodes $(node_host 1), $(node_host 2), storage node $(node_host "$S") (its gfsd at $DISK), $RATE per link and way"
 	g_upload "$GBIG" "$GN" 128K
 	cluster_shape || cluster_die "cannot limit the links and the disk again"
-	WANT[big]="1 $(bytes "$GBIG")" WANT[small]="$GN $((GN * 131072))"
-	SNODE=$S
-	say "gfarm: $GBIG and $GN x 128K on $(node_host "$S"); $REPS reps"
-	REC=$W/gfarm.jsonl
-	: >"$REC"
+	g_sets gfarm "$GBIG" "$GN" 128K
 	for ((rep = 0; rep < REPS; rep++)); do
 		for set in big small; do
 			for m in 1 2; do
@@ -508,6 +504,16 @@ g_upload() {
 		cluster_die "the data is not on $(node_host "$S") alone: $(echo "$why" | tr '\n' ' ')"
 	rm -rf "$G"
 }
+# g_sets MODE BIG N SIZE: what the runs to come must leave on each node
+# (got_all: g_upload's data sets), the storage node whose link is counted,
+# and MODE's record file REC, empty
+g_sets() {
+	WANT[big]="1 $(bytes "$2")" WANT[small]="$3 $(($3 * $(bytes "$4")))"
+	SNODE=$S
+	say "$1: $2 and $3 x $4 on $(node_host "$S"); $REPS reps"
+	REC=$W/$1.jsonl
+	: >"$REC"
+}
 # g_stage SET M: stage-in of gfarm:///bench/stage/SET/ to M nodes x 2 ranks
 g_stage() {
 	local set=$1 m=$2
@@ -567,11 +573,7 @@ slurm_bench() {
 	"$CL" exec 1 ls /tmp/gfarm/bench/stage/big/data >/dev/null 2>&1 ||
 		cluster_die "node 1 does not see the data through gfarm2fs"
 	cluster_shape || cluster_die "cannot limit the links again"
-	WANT[big]="1 $(bytes "$SBIG")" WANT[small]="$SN $((SN * $(bytes "$SS")))"
-	SNODE=$S
-	say "slurm: $SBIG and $SN x $SS on $(node_host "$S"); $REPS reps"
-	REC=$W/slurm.jsonl
-	: >"$REC"
+	g_sets slurm "$SBIG" "$SN" "$SS"
 	for ((rep = 0; rep < REPS; rep++)); do
 		for set in big small; do
 			# the contenders in an order that rotates with each repetition
