@@ -578,48 +578,6 @@ gfsp_bcast_string(MPI_Comm comm, char **s, struct gfsp_error *err)
 }
 
 int
-gfsp_mkdirs(const char *path, uint32_t mode, struct gfsp_error *err)
-{
-	struct gfsp_stat st;
-	char *p, *s;
-	int rc = 0;
-
-	p = strdup(path);
-	if (p == NULL)
-		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	/* skip a scheme's "gfarm://host/" and the leading '/' */
-	s = strstr(p, "://");
-	s = s ? strchr(s + 3, '/') : p;
-	for (s = s ? s + 1 : p + strlen(p); rc == 0; s++) {
-		if (*s != '/' && *s != '\0')
-			continue;
-		{
-			char c = *s;
-
-			*s = '\0';
-			if (gfsp_stat(p, &st, NULL) != 0)
-				rc = gfsp_mkdir(p, mode, err);
-			if (rc == GFSP_EEXIST) {
-				gfsp_error_clear(err);
-				rc = 0;
-			}
-			/* (below a confined root stat does not follow a
-			 * link: one there is not a directory) */
-			if (rc == 0 && gfsp_stat(p, &st, err) == 0 &&
-			    !S_ISDIR(st.mode))
-				rc = gfsp_error_set(err, GFSP_EEXIST, "'%s' is "
-				    "not a directory%s", p, S_ISLNK(st.mode) ?
-				    " but a symbolic link (not followed)" : "");
-			*s = c;
-			if (c == '\0')
-				break;
-		}
-	}
-	free(p);
-	return rc;
-}
-
-int
 gfsp_gather_text(MPI_Comm comm, const char *text, size_t len, char **all,
 		struct gfsp_error *err)
 {

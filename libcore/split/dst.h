@@ -103,10 +103,6 @@ int gfsp_dst_install(const struct gfsp_dst *d, const char *tmp, int force,
 		    struct gfsp_error *err);
 
 
-/* mkdir -p: path and its missing parents (a POSIX path or a URL), each
- * new one with mode; an existing non-directory on the way is an error. */
-int gfsp_mkdirs(const char *path, uint32_t mode, struct gfsp_error *err);
-
 /* Collective: every rank's text (len bytes, no NUL needed), in rank order,
  * as one NUL-terminated string at rank 0 (*all malloc'd; NULL elsewhere). */
 int gfsp_gather_text(MPI_Comm comm, const char *text, size_t len, char **all,

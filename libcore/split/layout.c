@@ -166,7 +166,7 @@ gfsp_layout_close(struct gfsp_layout *l)
 	free(l);
 }
 
-/* GFSP_O_REGULAR refuses a link or a FIFO with GFSP_EINVAL: in a split
+/* GFSP_O_NOFOLLOW refuses a link or a FIFO with GFSP_EINVAL: in a split
  * directory that is corrupt metadata, as a part that is no file is */
 static int
 as_corrupt(int rc)
@@ -213,7 +213,7 @@ split_version_raw(const char *dir, uint64_t *version, struct gfsp_marker *m,
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	/* the identity and the bytes of one file: both from one handle */
 	gfsp_error_clear(&rerr);
-	rc = gfsp_read_whole_stat(path, GFSP_O_REGULAR, MARKER_MAX, &buf, &len,
+	rc = gfsp_read_whole_stat(path, GFSP_O_NOFOLLOW, MARKER_MAX, &buf, &len,
 	    &st, &rerr);
 	if (rc == GFSP_ENOENT && !has_parts(dir))
 		rc = gfsp_error_set(err, GFSP_ENOTSPLIT,
@@ -1047,7 +1047,7 @@ gfsp_layout_part(struct gfsp_layout *l, int rank, struct gfsp_file **f,
 		if (path == NULL)
 			return gfsp_error_set(err, GFSP_ENOMEM,
 			    "out of memory");
-		rc = gfsp_open(path, GFSP_O_RDONLY | GFSP_O_REGULAR, 0,
+		rc = gfsp_open(path, GFSP_O_RDONLY | GFSP_O_NOFOLLOW, 0,
 		    &l->parts[rank], err);
 		free(path);
 		if (rc)
@@ -1644,24 +1644,22 @@ out:
  * Inside extent e (from logical offset g on): where the next data
  * (data) or hole of its part is, as a logical offset, or e's end if none
  * before it.  A part's own holes (pcp-split of a sparse source) are asked
- * of its file (SEEK_DATA, SEEK_HOLE), opened once a seek in parts[]; a
- * store that cannot tell (no descriptor: Gfarm) has none.
+ * of the part's descriptor (SEEK_DATA, SEEK_HOLE): the part the layout
+ * reads, never its name again (a held layout's parts are the ones it
+ * opened with it, whatever the names lead to now); a part that cannot be
+ * opened, or a store without descriptors (Gfarm), has no holes of its own.
  */
 static uint64_t
-part_seek(const struct gfsp_layout *l, struct gfsp_file **parts,
-	  const struct gfsp_extent *e, uint64_t g, int data)
+part_seek(struct gfsp_layout *l, const struct gfsp_extent *e, uint64_t g,
+	  int data)
 {
 	uint64_t end = e->goff + e->len, lo = e->loff + (g - e->goff);
-	char *path;
+	struct gfsp_file *f;
 	off_t r;
 	int fd;
 
-	if (parts[e->part] == NULL &&
-	    (path = gfsp_part_path(l->path, e->part)) != NULL) {
-		gfsp_open(path, GFSP_O_RDONLY, 0, &parts[e->part], NULL);
-		free(path);
-	}
-	fd = parts[e->part] != NULL ? gfsp_file_fd(parts[e->part]) : -1;
+	fd = gfsp_layout_part(l, e->part, &f, NULL) == 0 ?
+	    gfsp_file_fd(f) : -1;
 	if (fd < 0)
 		r = data ? (off_t)lo : (off_t)(e->loff + e->len);
 	else
@@ -1674,21 +1672,17 @@ part_seek(const struct gfsp_layout *l, struct gfsp_file **parts,
 }
 
 int
-gfsp_layout_seek(const struct gfsp_layout *l, uint64_t off, int data,
+gfsp_layout_seek(struct gfsp_layout *l, uint64_t off, int data,
 		 uint64_t *at, int *found, struct gfsp_error *err)
 {
 	uint64_t size = l->marker.logical_size, g = off, w, from, x = 0;
-	struct gfsp_file **parts;
 	struct gfsp_extent *ext;
 	size_t n, i;
-	int rc = 0, r;
+	int rc = 0;
 
 	*found = 0;
 	if (off >= size)
 		return 0;
-	parts = calloc((size_t)l->nprocs, sizeof(*parts));
-	if (parts == NULL)
-		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	/* past the last byte any part holds, all is one trailing hole */
 	while (g < l->data_end && !*found) {
 		w = GFSP_MIN(l->data_end - g, SEEK_WINDOW);
@@ -1700,17 +1694,13 @@ gfsp_layout_seek(const struct gfsp_layout *l, uint64_t off, int data,
 			if (ext[i].part < 0)
 				x = from;
 			else
-				x = part_seek(l, parts, &ext[i], from, data);
+				x = part_seek(l, &ext[i], from, data);
 			*found = ext[i].part < 0 ? !data :
 			    x < ext[i].goff + ext[i].len;
 		}
 		free(ext);
 		g += w;
 	}
-	for (r = 0; r < l->nprocs; r++)
-		if (parts[r] != NULL)
-			gfsp_close(parts[r], NULL);
-	free(parts);
 	if (rc)
 		return rc;
 	if (*found)

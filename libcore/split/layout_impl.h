@@ -150,9 +150,10 @@ int gfsp_layout_open_held(const char *path, struct gfsp_layout **out,
  * lseek's SEEK_DATA (data = 1) or SEEK_HOLE (data = 0) in the logical
  * file: the first offset at or after off that is data (some part holds
  * it) or a hole (none does; the end of the file counts as one).  OUT
- * *found: 1 and *at, or 0 when there is none (lseek's ENXIO).
+ * *found: 1 and *at, or 0 when there is none (lseek's ENXIO).  A part's
+ * own holes are asked of the part the layout holds (gfsp_layout_part).
  */
-int gfsp_layout_seek(const struct gfsp_layout *l, uint64_t off, int data,
+int gfsp_layout_seek(struct gfsp_layout *l, uint64_t off, int data,
 		    uint64_t *at, int *found, struct gfsp_error *err);
 
 /*

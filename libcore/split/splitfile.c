@@ -781,7 +781,7 @@ gfsp_split_set_base(struct gfsp_split_writer *w, const char *path,
 	} else if (rc == 0) {
 		/* not through a link (DST's parent is held, and the name in
 		 * it not followed); the size and mode of what is read */
-		rc = gfsp_open(path, GFSP_O_RDONLY | GFSP_O_REGULAR, 0,
+		rc = gfsp_open(path, GFSP_O_RDONLY | GFSP_O_NOFOLLOW, 0,
 			       &w->base_f, err);
 		if (rc == 0)
 			rc = gfsp_fstat(w->base_f, &st, err);

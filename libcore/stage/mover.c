@@ -328,7 +328,7 @@ gfsp_mover_gone(const char *state, json_object **reply,
 	*reply = NULL;
 	if (asprintf(&path, "%s/%s", state, RECORD_NAME) < 0)
 		return OOM(err);
-	rc = gfsp_read_whole_stat(path, GFSP_O_REGULAR, 1 << 16, &buf, &len,
+	rc = gfsp_read_whole_stat(path, GFSP_O_NOFOLLOW, 1 << 16, &buf, &len,
 				  &st, err);
 	if (rc == 0 && (tok = json_tokener_new()) != NULL) {
 		/* the bytes as read: no terminating NUL */

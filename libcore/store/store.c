@@ -463,6 +463,54 @@ gfsp_remove_tree_paths(const char *path, struct gfsp_error *err)
 	return erc ? erc : rc;
 }
 
+int
+gfsp_mkdirs(const char *path, uint32_t mode, struct gfsp_error *err)
+{
+	PATH_OP(path, mkdirs(path, mode, err));
+}
+
+int
+gfsp_mkdirs_paths(const char *path, uint32_t mode, struct gfsp_error *err)
+{
+	struct gfsp_stat st;
+	char *p, *s;
+	int rc = 0;
+
+	p = strdup(path);
+	if (p == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	/* skip a scheme's "gfarm://host/" and the leading '/' */
+	s = strstr(p, "://");
+	s = s ? strchr(s + 3, '/') : p;
+	for (s = s ? s + 1 : p + strlen(p); rc == 0; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		{
+			char c = *s;
+
+			*s = '\0';
+			if (gfsp_stat(p, &st, NULL) != 0)
+				rc = gfsp_mkdir(p, mode, err);
+			if (rc == GFSP_EEXIST) {
+				gfsp_error_clear(err);
+				rc = 0;
+			}
+			/* (below a confined root stat does not follow a
+			 * link: one there is not a directory) */
+			if (rc == 0 && gfsp_stat(p, &st, err) == 0 &&
+			    !S_ISDIR(st.mode))
+				rc = gfsp_error_set(err, GFSP_EEXIST, "'%s' is "
+				    "not a directory%s", p, S_ISLNK(st.mode) ?
+				    " but a symbolic link (not followed)" : "");
+			*s = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	free(p);
+	return rc;
+}
+
 static uint64_t
 tree_bytes(const char *path, int depth)
 {
@@ -540,6 +588,30 @@ gfsp_getxattr(const char *path, const char *name, void *val, size_t *len,
 }
 
 int
+gfsp_open_listed(const char *path, int flags, const struct gfsp_stat *listed,
+		 int same_version, struct gfsp_file **out,
+		 struct gfsp_error *err)
+{
+	struct gfsp_stat now;
+	int rc;
+
+	rc = gfsp_open(path, flags, 0, out, err);
+	if (rc == 0)
+		rc = gfsp_fstat(*out, &now, err);
+	if (rc == 0 && (now.ino != listed->ino || now.gen != listed->gen ||
+	    (same_version && !gfsp_same_identity(&now, listed))))
+		rc = gfsp_error_set(err, GFSP_ESTALE, "'%s' changed since it "
+				   "was listed: %s", path, now.ino !=
+				   listed->ino ? "another file has its name" :
+				   "it was written meanwhile");
+	if (rc && *out != NULL) {
+		gfsp_close(*out, NULL);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int
 gfsp_create(const char *path, uint32_t mode, const struct gfsp_place *place,
 	   struct gfsp_file **out, struct gfsp_error *err)
 {
@@ -584,7 +656,7 @@ int
 gfsp_read_meta(const char *path, unsigned char **buf, size_t *len,
 	      struct gfsp_error *err)
 {
-	return gfsp_read_whole_flags(path, GFSP_O_REGULAR, buf, len, err);
+	return gfsp_read_whole_flags(path, GFSP_O_NOFOLLOW, buf, len, err);
 }
 
 int

@@ -47,7 +47,15 @@ struct gfsp_stat {
 	uint32_t uid, gid;
 };
 
-/* open flags, backend independent */
+/*
+ * open flags, backend independent.  Every open is of a regular file: on
+ * POSIX it never blocks (O_NONBLOCK, cleared once the descriptor is
+ * checked), and anything but a regular file found at the name, a FIFO or
+ * a device someone put there after the name was listed or looked up, is
+ * refused, GFSP_EINVAL: "'x/big': not a regular file".  What the open
+ * returns is then the file: use that handle, never the name again
+ * (gfsp_open_listed checks it is the file a listing saw).
+ */
 #define GFSP_O_RDONLY	0x0
 #define GFSP_O_WRONLY	0x1
 #define GFSP_O_RDWR	0x2
@@ -63,13 +71,10 @@ struct gfsp_stat {
 #define GFSP_O_PRIVATE	0x100
 /*
  * A file of a directory another user may write into (the parts and
- * metadata of a split file), opened for reading: a final symbolic link is
- * not followed, the open does not block (a FIFO), and anything but a
- * regular file is refused, GFSP_EINVAL:
- *   "'x.split/part.0': a symbolic link (not followed)"
- *   "'x.split/loc.3': not a regular file"
+ * metadata of a split file): a final symbolic link is not followed,
+ * GFSP_EINVAL: "'x.split/part.0': a symbolic link (not followed)"
  */
-#define GFSP_O_REGULAR	0x200
+#define GFSP_O_NOFOLLOW	0x200
 
 /*
  * Where a new file's data should live, for backends that keep each file
@@ -170,6 +175,8 @@ struct gfsp_store_ops {
 	 * link is followed (a link is removed itself); best effort: keeps
 	 * going, returns the first error (the gfsp_remove_tree wrapper) */
 	int (*remove_tree)(const char *path, struct gfsp_error *err);
+	/* mkdir -p (the gfsp_mkdirs wrapper) */
+	int (*mkdirs)(const char *path, uint32_t mode, struct gfsp_error *err);
 	int (*unlink)(const char *path, struct gfsp_error *err);
 	/* rename fails with GFSP_EEXIST if `to` exists (never replaces) */
 	int (*rename)(const char *from, const char *to, struct gfsp_error *err);
@@ -205,6 +212,19 @@ int gfsp_store_for(const char *path, const struct gfsp_store_ops **ops,
 /* Convenience wrappers that pick the backend from the path. */
 int gfsp_open(const char *path, int flags, uint32_t mode,
 	     struct gfsp_file **out, struct gfsp_error *err);
+/*
+ * The one way to open a file a listing or a lookup saw, in a tree another
+ * user may change: path opened (flags as gfsp_open: never blocking, a
+ * regular file), then checked on the handle to be the file `listed`
+ * describes: the same inode (and generation), and with same_version the
+ * same version of it (gfsp_same_identity).  Anything else at the name
+ * meanwhile is GFSP_ESTALE, naming path:
+ *   "'in/big' changed since it was listed: another file has its name"
+ * From then on the handle is the file; its name is not opened again.
+ */
+int gfsp_open_listed(const char *path, int flags, const struct gfsp_stat *listed,
+		    int same_version, struct gfsp_file **out,
+		    struct gfsp_error *err);
 int gfsp_create(const char *path, uint32_t mode, const struct gfsp_place *place,
 	       struct gfsp_file **out, struct gfsp_error *err);
 int gfsp_close(struct gfsp_file *f, struct gfsp_error *err);
@@ -277,6 +297,19 @@ int gfsp_remove_tree_at(int dfd, const char *name, const uint64_t id[2],
 /* The same by paths, one operation each: for a backend that resolves its
  * paths on a server of its own (Gfarm) */
 int gfsp_remove_tree_paths(const char *path, struct gfsp_error *err);
+/*
+ * mkdir -p: path and its missing parents, each new one with mode; an
+ * existing non-directory on the way is an error.  POSIX, as root in a
+ * tree others can write: the way is walked one component at a time from
+ * a descriptor, and a missing directory is made in the directory held
+ * (mkdirat), following a symbolic link on the way only where it is
+ * root's or this user's (GFSP_CONFINE_SAFE's rule; below a confined root,
+ * none): no directory is made where another user's link leads.
+ */
+int gfsp_mkdirs(const char *path, uint32_t mode, struct gfsp_error *err);
+/* The same by paths, one operation each (Gfarm; a POSIX path below a
+ * confined root, whose operations follow no link) */
+int gfsp_mkdirs_paths(const char *path, uint32_t mode, struct gfsp_error *err);
 /* The space the file or tree at path holds (allocated bytes where the
  * store tells them, else sizes; links not followed), for messages about
  * what is left over.  0 if none can be read. */
@@ -389,7 +422,7 @@ int gfsp_same_identity(const struct gfsp_stat *a, const struct gfsp_stat *b);
  * Whole-file helpers over the wrappers above: the file in one malloc'd
  * buffer (a byte longer than *len, for a terminator), refused past
  * GFSP_WHOLE_MAX.  gfsp_read_meta reads a metadata file another user may
- * plant (GFSP_O_REGULAR).
+ * plant (GFSP_O_NOFOLLOW).
  */
 #define GFSP_WHOLE_MAX	((size_t)1 << 30)
 int gfsp_read_whole(const char *path, unsigned char **buf, size_t *len,

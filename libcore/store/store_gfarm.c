@@ -348,7 +348,7 @@ static int gf_fstat(struct gfsp_file *file, struct gfsp_stat *st,
 static int gf_lstat(const char *path, struct gfsp_stat *st,
 		    struct gfsp_error *err);
 
-/* GFSP_O_REGULAR after the open: path no symbolic link, f a regular file */
+/* GFSP_O_NOFOLLOW after the open: path no symbolic link, f a regular file */
 static int
 gf_regular_only(struct gfsp_file *f, const char *path, struct gfsp_error *err)
 {
@@ -420,7 +420,7 @@ gf_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
 	*out = (struct gfsp_file *)f;
 	/* Gfarm has no FIFOs and its open follows links: check the name,
 	 * then what was opened */
-	if ((flags & GFSP_O_REGULAR) && (rc = gf_regular_only(*out, path,
+	if ((flags & GFSP_O_NOFOLLOW) && (rc = gf_regular_only(*out, path,
 	    err)) != 0) {
 		gf_close(*out, NULL);
 		*out = NULL;
@@ -1073,6 +1073,7 @@ const struct gfsp_store_ops gfsp_store_gfarm = {
 	.rename		= gf_rename,
 	.readdir	= gf_readdir,
 	.remove_tree	= gfsp_remove_tree_paths,
+	.mkdirs		= gfsp_mkdirs_paths,
 	.setxattr	= gf_setxattr,
 	.getxattr	= gf_getxattr,
 	.where		= gf_where,

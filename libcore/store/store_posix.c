@@ -146,12 +146,28 @@ static void at_put(struct at *a);
  * root's or this user's, as the kernel's protected_symlinks does in
  * sticky directories, but everywhere: a link another user planted (or
  * swapped in) anywhere on the path is an error, EPERM, never a way for
- * root's writes to go elsewhere.  -1 with errno, or the O_PATH descriptor.
+ * root's writes to go elsewhere.  mkmode not 0: a component that is not
+ * there is made (mkdirat in the directory held, mode mkmode), as mkdir -p
+ * does.  -1 with errno, or the O_PATH descriptor.
  */
 #define CHASE_LINKS_MAX	40
 
+/* The component comp of directory cur, opened O_PATH without following
+ * it; with mkmode, made first if it is not there.  -1 with errno. */
 static int
-chase_safe(const char *path)
+chase_step(int cur, const char *comp, mode_t mkmode)
+{
+	int next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	if (next >= 0 || errno != ENOENT || mkmode == 0)
+		return next;
+	if (mkdirat(cur, comp, mkmode) != 0 && errno != EEXIST)
+		return -1;
+	return openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+}
+
+static int
+chase_safe(const char *path, mode_t mkmode)
 {
 	char *todo = NULL, *comp, *rest, *target = NULL, *t;
 	struct stat sb;
@@ -173,7 +189,7 @@ chase_safe(const char *path)
 			*rest++ = '\0';
 		if (*comp == '\0' || strcmp(comp, ".") == 0)
 			continue;
-		next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		next = chase_step(cur, comp, mkmode);
 		if (next < 0 || fstat(next, &sb) != 0) {
 			e = errno;
 			if (next >= 0)
@@ -257,7 +273,7 @@ confine_open(const char *root, int flags)
 
 	e = at_get(root, &a);
 	if (e == 0 && (flags & GFSP_CONFINE_SAFE) && a.dfd == AT_FDCWD) {
-		fd = chase_safe(root);
+		fd = chase_safe(root, 0);
 		e = fd < 0 ? errno : 0;
 	} else if (e == 0) {
 		fd = openat(a.dfd, a.name, O_PATH | O_DIRECTORY | O_CLOEXEC |
@@ -663,7 +679,8 @@ posix_fail(struct gfsp_error *err, int e, const struct at *a, const char *fmt,
  * GFSP_O_PRIVATE: a new file (O_CREAT: O_EXCL), or an existing one that is surely
  * a temporary of ours, left by an earlier run or made by another rank
  * of this one: a regular file of this user's with one name (a hard link
- * to someone's file would have two).  oflags hold O_NOFOLLOW.
+ * to someone's file would have two).  oflags hold O_NOFOLLOW and
+ * O_NONBLOCK.
  */
 static int
 open_private(const struct at *a, int oflags, uint32_t mode, int *e)
@@ -682,8 +699,7 @@ open_private(const struct at *a, int oflags, uint32_t mode, int *e)
 		}
 	}
 	do {
-		fd = openat(a->dfd, a->name, (oflags & ~(O_CREAT | O_TRUNC)) |
-			    O_NONBLOCK);
+		fd = openat(a->dfd, a->name, oflags & ~(O_CREAT | O_TRUNC));
 	} while (fd < 0 && errno == EINTR);
 	if (fd < 0) {
 		*e = errno;
@@ -695,7 +711,6 @@ open_private(const struct at *a, int oflags, uint32_t mode, int *e)
 		*e = EEXIST;	/* not ours: someone else's name */
 		return -1;
 	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	*e = 0;
 	if ((oflags & O_TRUNC) && ftruncate(fd, 0) != 0) {
 		*e = errno;
@@ -705,23 +720,34 @@ open_private(const struct at *a, int oflags, uint32_t mode, int *e)
 	return fd;
 }
 
-/* Why open failed; with GFSP_O_REGULAR, ELOOP may mean a final link. */
+/* Why open failed; with GFSP_O_NOFOLLOW, ELOOP may mean a final link. */
 static int
 open_failed(const char *path, const struct at *a, int flags, int e,
 	    struct gfsp_error *err)
 {
 	struct stat sb;
 
-	if ((flags & GFSP_O_REGULAR) && e == ELOOP && a->dfd != -1 &&
+	if ((flags & GFSP_O_NOFOLLOW) && e == ELOOP && a->dfd != -1 &&
 	    fstatat(a->dfd, a->name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISLNK(sb.st_mode))
 		return gfsp_error_set(err, GFSP_EINVAL, "'%s': a symbolic link "
 				     "(not followed)", path);
+	/* a FIFO without a reader, opened for writing without blocking */
+	if (e == ENXIO && a->dfd != -1 &&
+	    fstatat(a->dfd, a->name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !S_ISREG(sb.st_mode))
+		return gfsp_error_set(err, GFSP_EINVAL, "'%s': not a regular "
+				     "file", path);
 	return posix_fail(err, e, a, "cannot %s '%s'",
 			  (flags & GFSP_O_CREAT) ? "create" : "open", path);
 }
 
-/* GFSP_O_REGULAR: fd must be a regular file, and blocking again */
+/*
+ * Every open: fd, opened O_NONBLOCK (a FIFO swapped in for the file
+ * answers at once instead of holding the thread until someone opens its
+ * other end), must be a regular file; then it blocks again, as files
+ * are read and written.
+ */
 static int
 regular_only(int fd, const char *path, struct gfsp_error *err)
 {
@@ -739,15 +765,12 @@ regular_only(int fd, const char *path, struct gfsp_error *err)
 	return 0;
 }
 
+/* The open(2) flags of store flags */
 static int
-posix_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
-	   struct gfsp_error *err)
+posix_oflags(int flags)
 {
-	struct posix_file *pf;
-	struct at a;
-	int oflags = O_CLOEXEC, fd = -1, rc = 0, e;
+	int oflags = O_CLOEXEC | O_NONBLOCK;
 
-	*out = NULL;
 	switch (flags & 0x3) {
 	case GFSP_O_WRONLY:
 		oflags |= O_WRONLY;
@@ -767,9 +790,20 @@ posix_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
 		oflags |= O_TRUNC;
 	if (flags & GFSP_O_DIRECT)
 		oflags |= O_DIRECT;
-	if (flags & GFSP_O_REGULAR)
-		oflags |= O_NOFOLLOW | O_NONBLOCK;
+	if (flags & (GFSP_O_NOFOLLOW | GFSP_O_PRIVATE))
+		oflags |= O_NOFOLLOW;
+	return oflags;
+}
 
+static int
+posix_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
+	   struct gfsp_error *err)
+{
+	struct posix_file *pf;
+	struct at a;
+	int oflags = posix_oflags(flags), fd = -1, rc = 0, e;
+
+	*out = NULL;
 	pf = calloc(1, sizeof(*pf));
 	if (pf == NULL || (pf->hdr.path = strdup(path)) == NULL) {
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "cannot open '%s': out of "
@@ -777,7 +811,7 @@ posix_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
 		goto out;
 	}
 	e = at_get(path, &a);
-	if (a.nofollow || (flags & GFSP_O_PRIVATE))
+	if (a.nofollow)
 		oflags |= O_NOFOLLOW;
 	if (e == 0 && (flags & GFSP_O_PRIVATE))
 		fd = open_private(&a, oflags, mode, &e);
@@ -789,8 +823,7 @@ posix_open(const char *path, int flags, uint32_t mode, struct gfsp_file **out,
 	if (e)
 		rc = open_failed(path, &a, flags, e, err);
 	at_put(&a);
-	if (rc == 0 && (flags & GFSP_O_REGULAR) &&
-	    (rc = regular_only(fd, path, err)) != 0)
+	if (rc == 0 && (rc = regular_only(fd, path, err)) != 0)
 		close(fd);
 	if (rc)
 		goto out;
@@ -1262,6 +1295,38 @@ remove_below(int dfd, dev_t dev, const char *rel, int depth, int *e,
 	closedir(d);
 }
 
+/*
+ * mkdir -p.  Below a confined root every operation is from its
+ * descriptors already, one by one; elsewhere the way is chased and made
+ * one component at a time (chase_safe), following no other user's link.
+ */
+static int
+posix_mkdirs(const char *path, uint32_t mode, struct gfsp_error *err)
+{
+	struct at a;
+	int held, fd;
+
+	at_get(path, &a);
+	held = a.root != NULL;
+	at_put(&a);
+	if (held)
+		return gfsp_mkdirs_paths(path, mode, err);
+	fd = chase_safe(path, (mode_t)(mode & 07777));
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno == EPERM)
+		return gfsp_error_set(err, GFSP_EACCES, "cannot create "
+		    "directory '%s': a symbolic link of another user's on the "
+		    "way (not followed)", path);
+	if (errno == ENOTDIR || errno == EEXIST)
+		return gfsp_error_set(err, GFSP_EEXIST, "'%s' is not a "
+		    "directory (or something on the way to it is not)", path);
+	return gfsp_error_errno(err, errno, "cannot create directory '%s'",
+			       path);
+}
+
 static int
 posix_remove_tree(const char *path, struct gfsp_error *err)
 {
@@ -1583,6 +1648,7 @@ const struct gfsp_store_ops gfsp_store_posix = {
 	.mkdir		= posix_mkdir,
 	.rmdir		= posix_rmdir,
 	.remove_tree	= posix_remove_tree,
+	.mkdirs		= posix_mkdirs,
 	.unlink		= posix_unlink,
 	.rename		= posix_rename,
 	.readdir	= posix_readdir,

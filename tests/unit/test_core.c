@@ -963,7 +963,74 @@ test_fault(void)
 }
 
 /*
- * GFSP_O_REGULAR: a link is not followed, a FIFO does not block the open
+ * Every open, with any flags: a FIFO (by its name or through a link) does
+ * not block and is refused, as a directory is; a link to a regular file
+ * is followed.  gfsp_open_listed: the file listed opens, another file put
+ * at its name is GFSP_ESTALE.  In test_regular_open's directory.
+ */
+static void
+test_any_open(const char *const names[5])
+{
+	static const int modes[] = {
+		GFSP_O_RDONLY, GFSP_O_WRONLY, GFSP_O_RDWR,
+		GFSP_O_WRONLY | GFSP_O_CREAT | GFSP_O_TRUNC,
+	};
+	struct gfsp_error err;
+	struct gfsp_file *f = NULL;
+	struct gfsp_stat st;
+	char want[512];
+	size_t i;
+	int rc, bad = 0;
+
+	ok(symlink(tpath("p"), tpath("lp")) == 0, "a link to the FIFO");
+	for (i = 0; i < 4; i++) {
+		const char *n = i < 2 ? "p" : i == 2 ? "lp" : "d";
+
+		snprintf(want, sizeof(want), "'%s': not a regular file",
+			 tpath(n));
+		gfsp_error_clear(&err);
+		f = NULL;
+		rc = gfsp_open(tpath(n), modes[i], 0600, &f, &err);
+		if (i == 3)	/* a directory cannot be opened to write */
+			bad += rc == 0;
+		else
+			bad += rc != GFSP_EINVAL || strcmp(err.msg, want) != 0;
+		if (f != NULL)
+			gfsp_close(f, NULL);
+	}
+	ok(bad == 0, "a FIFO opened to read, to write, through a link, and "
+	   "a directory: refused, nothing blocks: %s", err.msg);
+	gfsp_error_clear(&err);
+	rc = gfsp_open(tpath(names[1]), GFSP_O_RDONLY, 0, &f, &err);
+	ok(rc == 0, "a link to a regular file is followed: %s", err.msg);
+	if (rc == 0)
+		gfsp_close(f, NULL);
+	unlink(tpath("lp"));
+
+	gfsp_error_clear(&err);
+	rc = gfsp_stat(tpath("r"), &st, &err);
+	if (rc == 0)
+		rc = gfsp_open_listed(tpath("r"), GFSP_O_RDONLY, &st, 1, &f,
+				      &err);
+	ok(rc == 0, "gfsp_open_listed: the file listed opens: %s", err.msg);
+	if (rc == 0)
+		gfsp_close(f, NULL);
+	gfsp_error_clear(&err);
+	rc = put_file(tpath("r2"), "hello", &err);
+	if (rc == 0 && rename(tpath("r2"), tpath("r")) != 0)
+		rc = -1;
+	snprintf(want, sizeof(want), "'%s' changed since it was listed: "
+		 "another file has its name", tpath("r"));
+	f = NULL;
+	if (rc == 0)
+		rc = gfsp_open_listed(tpath("r"), GFSP_O_RDONLY, &st, 0, &f,
+				      &err);
+	ok(rc == GFSP_ESTALE && f == NULL && strcmp(err.msg, want) == 0,
+	   "  another file at its name: refused: %s", err.msg);
+}
+
+/*
+ * GFSP_O_NOFOLLOW: a link is not followed, a FIFO does not block the open
  * (an alarm fails the test instead of a hang), anything but a regular
  * file is refused, and a regular file reads as usual.
  */
@@ -991,7 +1058,7 @@ test_regular_open(void)
 	   "a file, a link to it, a dangling link, a FIFO, a directory");
 	alarm(10);
 	gfsp_error_clear(&err);
-	rc = gfsp_open(tpath("r"), GFSP_O_RDONLY | GFSP_O_REGULAR, 0, &f, &err);
+	rc = gfsp_open(tpath("r"), GFSP_O_RDONLY | GFSP_O_NOFOLLOW, 0, &f, &err);
 	if (rc == 0)
 		rc = gfsp_pread(f, buf, sizeof(buf), 0, &got, &err);
 	ok(rc == 0 && got == 5 && memcmp(buf, "hello", 5) == 0,
@@ -1004,12 +1071,13 @@ test_regular_open(void)
 			 "not a regular file");
 		gfsp_error_clear(&err);
 		f = NULL;
-		rc = gfsp_open(tpath(names[i]), GFSP_O_RDONLY | GFSP_O_REGULAR,
+		rc = gfsp_open(tpath(names[i]), GFSP_O_RDONLY | GFSP_O_NOFOLLOW,
 			       0, &f, &err);
 		ok(rc == GFSP_EINVAL && f == NULL &&
 		   strcmp(err.msg, want) == 0, "%s refused: %s", names[i],
 		   err.msg);
 	}
+	test_any_open(names);
 	alarm(0);
 	for (i = 0; i < 4; i++)
 		unlink(tpath(names[i]));
