@@ -398,7 +398,8 @@ mark_gfsz(struct stage *s)
 		struct gfsp_sfile *f = &s->fl.v[i];
 
 		if (f->type != GFSP_SF_FILE || f->st.size <= 2 * piece_size(s) ||
-		    gfsp_open(f->src, GFSP_O_RDONLY, 0, &h, &e) != 0) {
+		    gfsp_open_listed(f->src, GFSP_O_RDONLY, &f->st, 1, &h,
+				     &e) != 0) {
 			gfsp_error_clear(&e);	/* the copy will say why */
 			continue;
 		}

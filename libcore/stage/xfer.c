@@ -523,18 +523,14 @@ rd_begin(struct gfsp_xfer *x, const struct gfsp_piece *p,
 	 struct gfsp_error *e)
 {
 	const struct gfsp_sfile *f = &x->fl->v[p->file];
-	struct gfsp_stat now;
 	int rc;
 
 	memset(&x->rd, 0, sizeof(x->rd));
 	x->rd.zdst = -1;
-	rc = gfsp_open(f->src, GFSP_O_RDONLY, 0, &x->rd.src, e);
-	if (rc == 0)
-		rc = gfsp_fstat(x->rd.src, &now, e);
-	/* (a file still being written may have grown since) */
-	if (rc == 0 && !p->precopy && !gfsp_same_identity(&now, &f->st))
-		rc = gfsp_error_set(e, GFSP_EIO, "'%s' changed since it was "
-				   "listed", f->src);
+	/* the file listed (one still being written, a pre-copy's, may have
+	 * grown since) */
+	rc = gfsp_open_listed(f->src, GFSP_O_RDONLY, &f->st, !p->precopy,
+			      &x->rd.src, e);
 	if (rc == 0 && !x->o.raw && p->off == 0 && p->npieces == 1)
 		rc = open_zsrc(x, f, e);
 	if (rc)
@@ -618,7 +614,8 @@ rd_resumed(struct gfsp_xfer *x, const struct gfsp_piece *p, uint64_t off,
 		x->stats.bytes_read += len;
 	} else if (x->o.checksum) {
 		if (x->rd.tmp == NULL &&
-		    gfsp_open(tmp, GFSP_O_RDONLY, 0, &x->rd.tmp, &e) != 0)
+		    gfsp_open(tmp, GFSP_O_RDONLY | GFSP_O_PRIVATE, 0, &x->rd.tmp,
+			      &e) != 0)
 			goto no;
 		if (r->zlen == 0) {
 			if (gfsp_pread(x->rd.tmp, out, len, off, &got, &e) ||
@@ -1653,21 +1650,22 @@ gfsp_xfer_dir_times(struct gfsp_xfer *x)
 
 /* ------------------------------------------------------- already there */
 
-/* The phash of a whole file (NULL x->scratch use: the caller's buffer). */
+/* The phash of a whole file, the version st describes (x->scratch is
+ * the buffer). */
 static int
-hash_whole(struct gfsp_xfer *x, const char *path, uint64_t size,
+hash_whole(struct gfsp_xfer *x, const char *path, const struct gfsp_stat *st,
 	   uint64_t *hash, struct gfsp_error *e)
 {
 	struct gfsp_file *f = NULL;
 	struct gfsp_phash *ph;
-	uint64_t off, len;
+	uint64_t off, len, size = st->size;
 	size_t got;
 	int rc;
 
 	ph = gfsp_phash_new(SEG);
 	if (ph == NULL)
 		return OOM(e);
-	rc = gfsp_open(path, GFSP_O_RDONLY, 0, &f, e);
+	rc = gfsp_open_listed(path, GFSP_O_RDONLY, st, 1, &f, e);
 	for (off = 0; rc == 0 && off < size; off += len) {
 		len = GFSP_MIN(x->scap, size - off);
 		rc = gfsp_pread(f, x->scratch, len, off, &got, e);
@@ -1724,8 +1722,8 @@ gfsp_xfer_present(struct gfsp_xfer *x, uint32_t file)
 		same = 1;
 		goto out;
 	}
-	same = hash_whole(x, f->src, f->st.size, &hs, &e) == 0 &&
-	       hash_whole(x, dst, now.size, &hd, &e) == 0 && hs == hd;
+	same = hash_whole(x, f->src, &f->st, &hs, &e) == 0 &&
+	       hash_whole(x, dst, &now, &hd, &e) == 0 && hs == hd;
 	if (same)
 		x->res[file].hash = hs;
 out:
