@@ -356,8 +356,12 @@ detach(void)
  * that flushes to a Gfarm file system node that does not answer, a read
  * of a hung NFS or FUSE directory below SOURCE) kept the daemon alive
  * after `fusermount3 -u` for as long as the source took, minutes.  The
- * session has ended when the kernel unmounted it or a signal asked it to
- * end; from then on the loop and the cleanup get EXIT_GRACE seconds, past
+ * session has ended when the kernel unmounted it, a signal asked it to
+ * end, or the mount left this mount namespace while files were still open
+ * on it (a lazy unmount, `umount -l`: the kernel keeps the session until
+ * the last of them is closed, and a user holding one would keep a daemon
+ * of root's running for as long as she likes); from then on the loop and
+ * the cleanup get EXIT_GRACE seconds, past
  * which the watchdog logs why, unmounts (lazily, if a signal asked: the
  * mount is still there) and exits.  The kernel had already failed every
  * request to an unmounted file system; what the stuck call would have
@@ -375,7 +379,19 @@ struct watchdog {
 	enum { RUNNING, CLEANING, DONE } state;
 	struct fuse_session *se;
 	const char *mountpoint;
+	int dev_known;			/* the mount's device, once mounted */
+	unsigned maj, min;
 };
+
+/* Has the mount left this namespace (a lazy unmount)?  Asked of
+ * /proc/self/mountinfo, not of the mount, which is this daemon. */
+static int
+detached(const struct watchdog *w)
+{
+	struct gfsp_mount m;
+
+	return w->dev_known && gfsp_mount_find(NULL, w->maj, w->min, &m) == 0;
+}
 
 static int
 wait_until(struct watchdog *w, const struct timespec *at)
@@ -388,9 +404,12 @@ watch(void *arg)
 {
 	struct watchdog *w = arg;
 	struct timespec at;
+	unsigned tick = 0;
+	int lazy;
 
 	pthread_mutex_lock(&w->lock);
-	while (w->state == RUNNING && !fuse_session_exited(w->se)) {
+	while (w->state == RUNNING && !fuse_session_exited(w->se) &&
+	       (++tick % 5 != 0 || !detached(w))) {
 		clock_gettime(CLOCK_REALTIME, &at);
 		at.tv_nsec += 200 * 1000 * 1000;	/* the loop sets no
 							 * condition: look */
@@ -400,6 +419,11 @@ watch(void *arg)
 		}
 		wait_until(w, &at);
 	}
+	lazy = w->state == RUNNING && !fuse_session_exited(w->se);
+	if (lazy)
+		gfsp_log_info("'%s' was unmounted lazily with files open on "
+		    "it: the daemon ends in %d s, and they then fail",
+		    w->mountpoint, EXIT_GRACE);
 	clock_gettime(CLOCK_REALTIME, &at);
 	at.tv_sec += EXIT_GRACE;
 	while (w->state != DONE && wait_until(w, &at) != ETIMEDOUT)
@@ -408,13 +432,13 @@ watch(void *arg)
 		pthread_mutex_unlock(&w->lock);
 		return NULL;
 	}
-	if (w->state == RUNNING) {
+	if (w->state == RUNNING && !lazy) {
 		gfsp_log_error("'%s': the session ended, but a request to the "
 		    "source has not returned in %d s (a file server that "
 		    "does not answer?): the daemon ends without it",
 		    w->mountpoint, EXIT_GRACE);
 		fuse_session_unmount(w->se);
-	} else {
+	} else if (w->state != RUNNING) {
 		gfsp_log_error("'%s': unmounted, but the daemon's cleanup has "
 		    "not finished in %d s: it ends without it", w->mountpoint,
 		    EXIT_GRACE);
@@ -458,7 +482,9 @@ serve(const char *source, const char *mountpoint, const struct mopts *m,
 	struct fuse_loop_config *cfg = NULL;
 	struct fuse_session *se = NULL;
 	struct watchdog w = { PTHREAD_MUTEX_INITIALIZER,
-			      PTHREAD_COND_INITIALIZER, RUNNING, NULL, NULL };
+			      PTHREAD_COND_INITIALIZER, RUNNING, NULL, NULL, 0,
+			      0, 0 };
+	struct gfsp_mount mt;
 	pthread_t wt;
 	char *fo = NULL, *where = NULL;
 	int rc = 1, mounted = 0, lock = -1, watching = 0, r;
@@ -499,6 +525,12 @@ serve(const char *source, const char *mountpoint, const struct mopts *m,
 		goto out;
 	}
 	mounted = 1;
+	if (gfsp_mount_find(where, 0, 0, &mt) > 0 &&
+	    strcmp(mt.type, "fuse.gfsplit") == 0) {
+		w.dev_known = 1;
+		w.maj = mt.maj;
+		w.min = mt.min;
+	}
 	read_ahead(where, "1024");
 	gfsp_log_verbose("'%s' mounted on '%s'%s", fs.tree.root, mountpoint,
 	    fs.readonly ? " read-only" : "");
