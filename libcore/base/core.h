@@ -89,7 +89,8 @@ int gfsp_private_fd(int fd, const char *path, struct gfsp_error *err);
  * openat(dfd, name, flags) of a file in a private directory (dir: its
  * path, for messages), never following a symbolic link, never blocking on
  * a FIFO; the file must be a regular file of this user's with one name.
- * Returns the descriptor, or minus a GFSP_E* code with err set.
+ * Returns the descriptor, or minus a GFSP_E* code with err set.  dir
+ * NULL: name is the whole path (dfd AT_FDCWD), and messages say it alone.
  */
 int gfsp_openat_private(int dfd, const char *dir, const char *name, int flags,
 		       struct gfsp_error *err);

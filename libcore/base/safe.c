@@ -140,22 +140,25 @@ int
 gfsp_openat_private(int dfd, const char *dir, const char *name, int flags,
 		   struct gfsp_error *err)
 {
+	const char *sep = dir != NULL ? "/" : "";
 	struct stat sb;
 	int fd;
 
+	if (dir == NULL)
+		dir = "";
 	do {
 		fd = openat(dfd, name, flags | O_NOFOLLOW | O_NONBLOCK |
 			    O_CLOEXEC, 0600);
 	} while (fd < 0 && errno == EINTR);
 	if (fd < 0)
-		return -gfsp_error_errno(err, errno, "cannot open '%s/%s'",
-					dir, name);
+		return -gfsp_error_errno(err, errno, "cannot open '%s%s%s'",
+					dir, sep, name);
 	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
 	    sb.st_uid != geteuid() || sb.st_nlink != 1) {
 		close(fd);
-		return -gfsp_error_set(err, GFSP_EACCES, "'%s/%s': not a "
+		return -gfsp_error_set(err, GFSP_EACCES, "'%s%s%s': not a "
 		    "regular file of this user's with one name: refusing it",
-		    dir, name);
+		    dir, sep, name);
 	}
 	/* blocking again for what follows (a regular file never blocks,
 	 * but flock and the stdio on top expect the usual flags) */

@@ -1509,13 +1509,20 @@ int
 gfsp_cache_open(struct gfsp_cache *c, const char *path,
 		struct gfsp_cache_file **out, struct gfsp_error *err)
 {
+	return gfsp_cache_open_as(c, path, path, out, err);
+}
+
+int
+gfsp_cache_open_as(struct gfsp_cache *c, const char *name, const char *path,
+		   struct gfsp_cache_file **out, struct gfsp_error *err)
+{
 	struct gfsp_cache_file *f;
 	size_t i;
 	int rc;
 
 	*out = NULL;
 	f = calloc(1, sizeof(*f));
-	if (f == NULL || (f->path = strdup(path)) == NULL) {
+	if (f == NULL || (f->path = strdup(name)) == NULL) {
 		free(f);
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	}
@@ -1532,10 +1539,10 @@ gfsp_cache_open(struct gfsp_cache *c, const char *path,
 	f->size = f->st.size;
 	/* a changed file is another file: its blocks get other ids, and
 	 * the tier's copy of an older version is not its copy */
-	f->key = gfsp_file_key(path, &f->st);
+	f->key = gfsp_file_key(name, &f->st);
 	for (i = 0; i < c->ntier && f->tier == NULL; i++)
 		if (c->tier[i]->key == f->key &&
-		    strcmp(c->tier[i]->path, path) == 0)
+		    strcmp(c->tier[i]->path, name) == 0)
 			f->tier = c->tier[i];
 	*out = f;
 	return 0;

@@ -146,6 +146,15 @@ MPI_Comm gfsp_cache_comm(const struct gfsp_cache *c);
  */
 int gfsp_cache_open(struct gfsp_cache *c, const char *path,
 		   struct gfsp_cache_file **out, struct gfsp_error *err);
+/*
+ * The same for a file another open already holds: `name` is the file's
+ * name on every rank (its blocks' ids and its tier copy go by it), `path`
+ * what to open, a name that cannot lead anywhere else
+ * ("/proc/self/fd/7": the very file of descriptor 7).
+ */
+int gfsp_cache_open_as(struct gfsp_cache *c, const char *name,
+		      const char *path, struct gfsp_cache_file **out,
+		      struct gfsp_error *err);
 uint64_t gfsp_cache_file_size(const struct gfsp_cache_file *f);
 /* Its identity as taken at open (gfsp_file_key of it is the file's key). */
 const struct gfsp_stat *gfsp_cache_file_stat(const struct gfsp_cache_file *f);

@@ -244,30 +244,25 @@ out:
 
 /* Rank 0: the summed statistics where GFSPLIT_CACHE_STATS says. */
 /*
- * The statistics file (GFSPLIT_CACHE_STATS=FILE): never through a final
- * symbolic link, and only a regular file with one name, which it then
- * replaces (a job run as root in /tmp must not truncate the file a link
- * or a hard link someone planted there leads to).
+ * The statistics file (GFSPLIT_CACHE_STATS=FILE): made anew (0600), or
+ * one of this user's, a regular file with one name, which it then
+ * replaces; never through a final symbolic link, never blocking on a
+ * FIFO.  A job run as root in /tmp writes neither into a file another
+ * user made there for it nor into the file a link or a hard link she
+ * planted leads to.  (Called with hk_inside set: libc's own calls.)
  */
 static FILE *
-stats_file(const char *path)
+stats_file(const char *path, struct gfsp_error *err)
 {
-	struct stat sb;
 	FILE *fp;
 	int fd;
 
-	/* (libc's own calls: not the hook's, which this library serves) */
-	fd = LIBC(open)(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
-			O_CLOEXEC, 0644);
+	fd = gfsp_openat_private(AT_FDCWD, NULL, path, O_WRONLY | O_CREAT,
+				 err);
 	if (fd < 0)
 		return NULL;
-	if (LIBC(fstat)(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
-	    sb.st_nlink != 1) {
-		LIBC(close)(fd);
-		errno = EPERM;
-		return NULL;
-	}
 	if (ftruncate(fd, 0) != 0 || (fp = LIBC(fdopen)(fd, "w")) == NULL) {
+		gfsp_error_errno(err, errno, "cannot write '%s'", path);
 		LIBC(close)(fd);
 		return NULL;
 	}
@@ -279,6 +274,7 @@ print_stats(struct gfsp_cache *c, const struct gfsp_cache_stats *sum,
 	    uint64_t opened, int nprocs)
 {
 	const char *to = conf.stats;
+	struct gfsp_error err = { 0 };
 	FILE *fp = stderr;
 	char who[64];
 
@@ -288,9 +284,8 @@ print_stats(struct gfsp_cache *c, const struct gfsp_cache_stats *sum,
 		gfsp_cache_stats_text(stderr, who, sum);
 		return;
 	}
-	if (strcmp(to, "json") != 0 && (fp = stats_file(to)) == NULL) {
-		ch_say("cannot write the statistics to '%s': %s", to,
-		    strerror(errno));
+	if (strcmp(to, "json") != 0 && (fp = stats_file(to, &err)) == NULL) {
+		ch_say("cannot write the statistics to '%s': %s", to, err.msg);
 		return;
 	}
 	fprintf(fp, "{\"nprocs\":%d,\"block_size\":%llu,\"cache_size\":%llu,"

@@ -205,7 +205,35 @@ hk_truncate(const char *path, int64_t size)
 	return 0;
 }
 
-/* fd (a regular file of path, opened read-only) into the table. */
+/*
+ * The name of the file the descriptor fd holds, as the kernel knows it:
+ * one name for it on every rank, whatever path each gave (the blocks'
+ * ids come from it).  Never the program's path resolved again: that is
+ * a name someone may have pointed elsewhere since the program opened it.
+ * malloc'd, or NULL.
+ */
+static char *
+name_of(int fd)
+{
+	char proc[64], *name;
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	name = malloc(PATH_MAX);
+	n = name != NULL ? readlink(proc, name, PATH_MAX - 1) : -1;
+	if (n <= 0 || name[0] != '/') {	/* no /proc; not a path */
+		free(name);
+		return NULL;
+	}
+	name[n] = '\0';
+	return name;
+}
+
+/*
+ * fd (a regular file of path, opened read-only) into the table.  The
+ * cache reads the program's own file: it opens /proc/self/fd/FD, the
+ * very file of the descriptor, and checks that it is.
+ */
 static void
 track(int fd, const char *path)
 {
@@ -213,19 +241,13 @@ track(int fd, const char *path)
 	struct gfsp_error err;
 	struct ch_fd *e = NULL;
 	struct stat sb;
-	char *real;
+	char *real, proc[64];
 	int rc;
 
 	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size == 0 ||
-	    pseudo_fs(fd))
+	    pseudo_fs(fd) || (real = name_of(fd)) == NULL)
 		return;
-	/* one name for the file on every rank, whatever path each gave:
-	 * the blocks' ids come from it */
-	real = realpath(path, NULL);
-	if (real == NULL)
-		real = strdup(path);
-	if (real == NULL)
-		return;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	gfsp_error_clear(&err);
 	pthread_mutex_lock(&lock);
 	if (!live || fd < 0 || (unsigned)fd >= tab.n) {
@@ -233,8 +255,9 @@ track(int fd, const char *path)
 		free(real);
 		return;
 	}
-	rc = gfsp_cache_open(cache, real, &cf, &err);
-	if (rc == 0 && gfsp_cache_file_size(cf) != (uint64_t)sb.st_size)
+	rc = gfsp_cache_open_as(cache, real, proc, &cf, &err);
+	if (rc == 0 && (gfsp_cache_file_stat(cf)->ino != (uint64_t)sb.st_ino ||
+	    gfsp_cache_file_size(cf) != (uint64_t)sb.st_size))
 		rc = gfsp_error_set(&err, GFSP_EIO, "'%s' changed while it "
 		    "was opened", real);
 	if (rc == 0 && (e = calloc(1, sizeof(*e))) == NULL)
