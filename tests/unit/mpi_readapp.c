@@ -32,6 +32,12 @@
  *       MPI_Init and MPI_Finalize (a job whose ranks never wait for each
  *       other, for the tests of a peer that stops)
  *
+ *   mpi_readapp careful FILE UID N
+ *       every rank N times, 100 ms apart: FILE opened with O_NOFOLLOW,
+ *       checked on the descriptor (a regular file of owner UID's: the
+ *       program's own care, in a directory another user writes), read
+ *       to its end; prints "rank R open I fnv HEX" or "... refused"
+ *
  *   mpi_readapp write SRC DST
  *       rank 0 copies SRC to DST with open(O_WRONLY | O_CREAT | O_TRUNC)
  *       + write, and to DST.stdio with fopen "w" + fwrite; then reads DST
@@ -562,6 +568,42 @@ do_solo(const char *file)
 	fflush(stdout);
 }
 
+/*
+ * A careful program in a directory another user writes: FILE opened
+ * without following a link, then checked on the descriptor to be a
+ * regular file of owner's, then read whole from it; n times, 100 ms
+ * apart.  Each open prints "rank R open I fnv HEX" (or "... refused").
+ */
+static void
+do_careful(const char *file, const char *owner, int n)
+{
+	static unsigned char buf[1 << 16];
+	uint64_t h;
+	struct stat sb;
+	ssize_t k;
+	int i, fd;
+
+	for (i = 0; i < n; i++) {
+		h = UINT64_C(14695981039346656037);
+		fd = open(file, O_RDONLY | O_NOFOLLOW);
+		if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+		    sb.st_uid != (uid_t)atol(owner)) {
+			printf("rank %d open %d refused\n", rank, i);
+		} else {
+			while ((k = read(fd, buf, sizeof(buf))) > 0)
+				h = fnv(h, buf, (size_t)k);
+			if (k < 0)
+				fail("careful: read failed", i, 0);
+			printf("rank %d open %d fnv %016" PRIx64 "\n", rank,
+			    i, h);
+		}
+		if (fd >= 0)
+			close(fd);
+		fflush(stdout);
+		usleep(100 * 1000);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -605,13 +647,16 @@ main(int argc, char **argv)
 		do_solo(argv[2]);
 		MPI_Finalize();
 		return bad;
+	} else if (argc == 5 && strcmp(argv[1], "careful") == 0) {
+		do_careful(argv[2], argv[3], atoi(argv[4]));
 	} else if (argc == 4 && strcmp(argv[1], "write") == 0) {
 		if (rank == 0)
 			do_write(argv[2], argv[3]);
 	} else {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpi_readapp read FILE "
-			    "[--multiple] | solo FILE | write SRC DST\n");
+			    "[--multiple] | solo FILE | careful FILE UID N | "
+			    "write SRC DST\n");
 		bad = 1;
 	}
 	fflush(stdout);
