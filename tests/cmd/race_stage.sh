@@ -10,6 +10,8 @@
 #   - DEST swapped before the destination is opened (the copy would go
 #     into the victim, and the delete empty it): refused, nothing staged
 #   - a DEST that is a symbolic link: refused with --delete, staged without
+#   - a DEST below her link to a directory of root's: refused, nothing made
+#     there (stage-in and stage-out)
 #   - root's runs, RACE_ITERS of them, while she swaps DEST with a link to
 #     the victim in a loop: after every run the victim holds what it held
 #     (names, types, modes, checksums); without --delete, nothing is copied
@@ -202,4 +204,17 @@ chown -h "$M:$M" "$D"
 fails "a DEST that is her link to root's directory: refused" 1 mpirun_n 2 "$IN" "$S/" "$D"
 err_has "  naming it, not followed" "symbolic link of another user's" "not followed"
 victim_intact "  the victim is intact"
+
+# DEST below her link to root's directory: the missing directories are not
+# made there (they were made by path, before DEST was refused)
+rm -f "$D"
+ln -s "$V" "$MD/to"
+chown -h "$M:$M" "$MD/to"
+fails "a DEST below her link to root's directory: refused" 1 mpirun_n 2 "$IN" "$S/" "$MD/to/in/deeper"
+err_has "  naming it, not followed" "'$MD/to/in/deeper'" "symbolic link of another user's"
+victim_intact "  nothing made in the victim"
+fails "stage-out to a DEST below her link to root's directory: refused" 1 \
+	mpirun_n 2 "$BIN/stage-out" "$S" "$MD/to/out"
+err_has "  naming it, not followed" "'$MD/to/out'" "symbolic link of another user's"
+victim_intact "  nothing made in the victim"
 finish
