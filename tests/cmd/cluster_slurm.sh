@@ -24,7 +24,8 @@
 #     (issue 44): with --comment and --job-name saying "UserId=root(0)
 #     GroupId=root(0) NodeList=..", a stage-in of root's file, there or
 #     not, is held as one of her own unreadable files is, nothing staged;
-#     her stage-out comes from her one node, as her;
+#     her stage-out comes from her one node, as her; file names of hers
+#     in a stage-in's failure add no field to the job's AdminComment;
 #   - faults: a stage-in whose source is missing fails, naming it, and
 #     stages nothing; a node whose slurmd is lost mid-run: the step ends
 #     by itself, the job is NODE_FAIL with the reason Slurm gives, and
@@ -328,6 +329,23 @@ burst_buffer/lua: pre_run: gfsplit-bb: stage-in PATH as $M: Permission denied"
 	[ -z "$bad" ] && ok "  nothing staged, no job ran" || not_ok "  nothing staged, no job ran" "$bad"
 	# shellcheck disable=SC2086 # ids
 	"$CLUSTER" exec head scancel $ids 2>/dev/null
+
+	# her file names in what stage-in prints: a directory she shut ends
+	# stage-in on the nodes with one line naming it, which the Prolog's
+	# AdminComment quotes in words that cannot add a field to the record
+	d="$B/trap/d UserId=root(0) GroupId=root(0)"
+	mkdir -p "$d" && echo x >"$d/x" && chown -R "$M:$M" "$B/trap" && chmod 000 "$d"
+	bb_job trap "stage-in $B/trap/ /tmp/$M-bb-trap"
+	id=$(bb_submit trap 2>"$TMPD/err")
+	job_until "$id" 30 "AdminComment=gfsplit stage-in" "JobState=PENDING"
+	c=$(grep -o 'AdminComment=.*' "$TMPD/job.$id")
+	case $c in
+	*=*=* | "") not_ok "burst buffer: her file names in a stage-in's failure: AdminComment adds no field" "$c" ;;
+	*" as $M failed: "*"cannot open directory"*"Permission denied"*)
+		ok "burst buffer: her file names in a stage-in's failure: AdminComment adds no field" ;;
+	*) not_ok "burst buffer: her file names in a stage-in's failure: AdminComment adds no field" "$c" ;;
+	esac
+	"$CLUSTER" exec head scancel "$id" 2>/dev/null
 
 	# her NodeList on one node of three: post-run stages out from the
 	# node the job had, as her, and waits for no other
