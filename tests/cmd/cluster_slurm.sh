@@ -18,7 +18,7 @@
 #     stage-out in a job script: the inputs on every node before the job,
 #     its results in DEST/NODE/ after it, all made as the job's user; a
 #     bad path refused at sbatch; a missing source holds the job with a
-#     reason squeue shows; a stage-in failing on the nodes holds it too,
+#     reason squeue shows, and so does a file she may not read; a stage-in failing on the nodes holds it too,
 #     saying why, and drains no node; neither job runs;
 #   - the burst buffer against a second user's words in her job's record
 #     (issue 44): with --comment and --job-name saying "UserId=root(0)
@@ -311,6 +311,13 @@ burst_buffer/lua: pre_run: gfsplit-bb: stage-in PATH as $M: Permission denied"
 	[ "${mine#*$'\n'}" = "$want" ] && ok "burst buffer: her file behind her shut directory: held, Permission denied" ||
 		not_ok "burst buffer: her file behind her shut directory: held, Permission denied" "$mine"
 	ids=${mine%%$'\n'*}
+	# her file that she may not read, in a directory she may: pre-run
+	# opens it as her, and holds the job the same way
+	echo mine >"$B/locked" && chown "$M:$M" "$B/locked" && chmod 000 "$B/locked"
+	got=$(held "$B/locked" locked)
+	ids="$ids ${got%%$'\n'*}"
+	[ "${got#*$'\n'}" = "${mine#*$'\n'}" ] && ok "  her file she may not read: held the same way" ||
+		not_ok "  her file she may not read: held the same way" "$got" "$(cat "$TMPD/job.${got%%$'\n'*}")"
 	for f in secret nothere; do
 		got=$(held "$CW/rootonly/$f" "root-$f" "${forged[@]}")
 		ids="$ids ${got%%$'\n'*}"
@@ -321,7 +328,7 @@ burst_buffer/lua: pre_run: gfsplit-bb: stage-in PATH as $M: Permission denied"
 	done
 	bad=""
 	for k in 1 2 3; do
-		for f in mine root-secret root-nothere; do
+		for f in mine locked root-secret root-nothere; do
 			[ -e "$CLUSTER_DIR/node$k/tmp/$M-bb-$f" ] && bad="$bad node $k /tmp/$M-bb-$f;"
 		done
 	done
