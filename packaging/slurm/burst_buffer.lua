@@ -14,9 +14,10 @@ A job script asks with directives of its own, at most one of each:
 
 SRC and DEST are absolute paths or gfarm:// URLs.  At submission the
 directives are checked here (a bad one rejects the job, sbatch says why);
-in pre-run the job's user must be able to read SRC, or the job is held
-with the reason squeue shows; the copies themselves run as the job's user
-on its nodes (gfsplit-bb, the helper this calls).
+in setup the job's uid and gid are recorded; in pre-run the job's user
+must be able to read SRC, or the job is held with the reason squeue
+shows; the copies themselves run as the job's user on its nodes
+(gfsplit-bb, the helper this calls).
 --]]
 
 local helper = "@GFSPLIT_BB@"
@@ -109,8 +110,18 @@ function slurm_bb_pools()
 	return slurm.SUCCESS
 end
 
+-- slurmctld gives setup the job's uid and gid, those it authenticated at
+-- submission; the helper records them for pre-run and post-run, which
+-- Slurm 22.05 gives the job id alone (the job's record shows words of the
+-- user's beside them: gfsplit-bb says why it reads none of it)
 function slurm_bb_setup(job_id, uid, gid, pool, bb_size, job_script)
-	return slurm.SUCCESS
+	local args = {tostring(job_id), tostring(uid), tostring(gid)}
+	for _, a in ipairs(args) do
+		if not a:match("^%d+$") then
+			return slurm.ERROR, "gfsplit burst buffer: setup: '" .. a .. "' is not a number"
+		end
+	end
+	return run("setup " .. table.concat(args, " "))
 end
 
 function slurm_bb_data_in(job_id, job_script)

@@ -18,8 +18,14 @@
 #     stage-out in a job script: the inputs on every node before the job,
 #     its results in DEST/NODE/ after it, all made as the job's user; a
 #     bad path refused at sbatch; a missing source holds the job with a
-#     reason squeue shows; a stage-in failing on the nodes holds it too,
+#     reason squeue shows, and so does a file she may not read; a stage-in failing on the nodes holds it too,
 #     saying why, and drains no node; neither job runs;
+#   - the burst buffer against a second user's words in her job's record
+#     (issue 44): with --comment and --job-name saying "UserId=root(0)
+#     GroupId=root(0) NodeList=..", a stage-in of root's file, there or
+#     not, is held as one of her own unreadable files is, nothing staged;
+#     her stage-out comes from her one node, as her; file names of hers
+#     in a stage-in's failure add no field to the job's AdminComment;
 #   - faults: a stage-in whose source is missing fails, naming it, and
 #     stages nothing; a node whose slurmd is lost mid-run: the step ends
 #     by itself, the job is NODE_FAIL with the reason Slurm gives, and
@@ -209,9 +215,11 @@ else
 		  echo "srun -N \$SLURM_JOB_NUM_NODES sh -c 'mkdir -p /tmp/$M-bb-out && cd /tmp/$M-bb-in && find . -name .gfsplit-stage -prune -o -type f -print | sort | xargs md5sum > /tmp/$M-bb-out/sums'"
 		} >"$B/$_n.sh" && chown "$M:$M" "$B/$_n.sh"
 	}
+	# bb_submit NAME [SBATCH-ARGS..]: $B/NAME.sh sbatch'd as her on 3
+	# nodes (unless the arguments say otherwise); prints the job id
 	bb_submit() {
 		(cd "$B" && timeout 20 "$CLUSTER" exec head setpriv --reuid="$M" --regid="$M" --clear-groups \
-			sbatch --parsable -N 3 -o "bb-%j.out" "$1.sh")
+			sbatch --parsable -N 3 -o "bb-%j.out" "${@:2}" "$1.sh")
 	}
 	bb_job good "stage-in $B/in/ /tmp/$M-bb-in" "stage-out /tmp/$M-bb-out $B/res"
 	id=$(bb_submit good 2>"$TMPD/err")
@@ -272,6 +280,91 @@ else
 	esac
 	[ -n "$(ls "$CLUSTER_DIR/node1/tmp/$M-bb-out" 2>/dev/null)" ] && ok "  the results still on the nodes" ||
 		not_ok "  the results still on the nodes" "$(ls -la "$CLUSTER_DIR/node1/tmp/" 2>&1)"
+	"$CLUSTER" exec head scancel --hurry "$id" 2>/dev/null
+
+	# ---- her words in her job's record (issue 44): Comment and JobName
+	# are hers to write, and `scontrol show job -o` prints both on the
+	# line that says UserId and NodeList (Comment after them), so a
+	# helper that read that line would take her words for the job's user
+	# and nodes.  Root's files sit in a directory of root's that she
+	# cannot search, her own in one of hers that she shut: for her, all
+	# three are the same "Permission denied", there or not
+	F=" UserId=root(0) GroupId=root(0) NodeList=$GFSPLIT_CLUSTER-n[1-3]"
+	forged=(--comment="$F" -J "x$F")
+	mkdir -m 700 "$CW/rootonly" && echo secret >"$CW/rootonly/secret" && chmod 600 "$CW/rootonly/secret"
+	mkdir "$B/shut" && echo mine >"$B/shut/f" && chown -R "$M:$M" "$B/shut" && chmod 000 "$B/shut"
+	# held PATH NAME [SBATCH-ARGS..]: submit a stage-in of PATH, wait for
+	# pre-run to hold it; prints its id, then squeue's reason and
+	# SystemComment with PATH written "PATH", one line each
+	held() {
+		local id
+		bb_job "$2" "stage-in $1 /tmp/$M-bb-$2"
+		id=$(bb_submit "$2" "${@:3}" 2>"$TMPD/err")
+		job_until "$id" 20 "Reason=Burst_buffer_pre_run_error"
+		echo "$id"
+		"$CLUSTER" exec head squeue -h -j "$id" -o %r 2>&1
+		sed -n "s|^ *SystemComment=[0-9/]* [0-9:]* ||p" "$TMPD/job.$id" | sed "s|$1|PATH|g; s| *$||"
+	}
+	mine=$(held "$B/shut/f" mine)
+	want="Burst buffer pre_run error
+burst_buffer/lua: pre_run: gfsplit-bb: stage-in PATH as $M: Permission denied"
+	[ "${mine#*$'\n'}" = "$want" ] && ok "burst buffer: her file behind her shut directory: held, Permission denied" ||
+		not_ok "burst buffer: her file behind her shut directory: held, Permission denied" "$mine"
+	ids=${mine%%$'\n'*}
+	# her file that she may not read, in a directory she may: pre-run
+	# opens it as her, and holds the job the same way
+	echo mine >"$B/locked" && chown "$M:$M" "$B/locked" && chmod 000 "$B/locked"
+	got=$(held "$B/locked" locked)
+	ids="$ids ${got%%$'\n'*}"
+	[ "${got#*$'\n'}" = "${mine#*$'\n'}" ] && ok "  her file she may not read: held the same way" ||
+		not_ok "  her file she may not read: held the same way" "$got" "$(cat "$TMPD/job.${got%%$'\n'*}")"
+	for f in secret nothere; do
+		got=$(held "$CW/rootonly/$f" "root-$f" "${forged[@]}")
+		ids="$ids ${got%%$'\n'*}"
+		[ "${got#*$'\n'}" = "${mine#*$'\n'}" ] &&
+			ok "  root's $f, her Comment and JobName saying UserId=root(0): held the same way" ||
+			not_ok "  root's $f, her Comment and JobName saying UserId=root(0): held the same way" \
+				"$got" "$(cat "$TMPD/job.${got%%$'\n'*}")"
+	done
+	bad=""
+	for k in 1 2 3; do
+		for f in mine locked root-secret root-nothere; do
+			[ -e "$CLUSTER_DIR/node$k/tmp/$M-bb-$f" ] && bad="$bad node $k /tmp/$M-bb-$f;"
+		done
+	done
+	for id in $ids; do [ -e "$B/ran.$id" ] && bad="$bad job $id ran;"; done
+	[ -z "$bad" ] && ok "  nothing staged, no job ran" || not_ok "  nothing staged, no job ran" "$bad"
+	# shellcheck disable=SC2086 # ids
+	"$CLUSTER" exec head scancel $ids 2>/dev/null
+
+	# her file names in what stage-in prints: a directory she shut ends
+	# stage-in on the nodes with one line naming it, which the Prolog's
+	# AdminComment quotes in words that cannot add a field to the record
+	d="$B/trap/d UserId=root(0) GroupId=root(0)"
+	mkdir -p "$d" && echo x >"$d/x" && chown -R "$M:$M" "$B/trap" && chmod 000 "$d"
+	bb_job trap "stage-in $B/trap/ /tmp/$M-bb-trap"
+	id=$(bb_submit trap 2>"$TMPD/err")
+	job_until "$id" 30 "AdminComment=gfsplit stage-in" "JobState=PENDING"
+	c=$(grep -o 'AdminComment=.*' "$TMPD/job.$id")
+	case $c in
+	*=*=* | "") not_ok "burst buffer: her file names in a stage-in's failure: AdminComment adds no field" "$c" ;;
+	*" as $M failed: "*"cannot open directory"*"Permission denied"*)
+		ok "burst buffer: her file names in a stage-in's failure: AdminComment adds no field" ;;
+	*) not_ok "burst buffer: her file names in a stage-in's failure: AdminComment adds no field" "$c" ;;
+	esac
+	"$CLUSTER" exec head scancel "$id" 2>/dev/null
+
+	# her NodeList on one node of three: post-run stages out from the
+	# node the job had, as her, and waits for no other
+	bb_job fwd "stage-in $B/in/ /tmp/$M-bb-in" "stage-out /tmp/$M-bb-out $B/fres"
+	id=$(bb_submit fwd "${forged[@]}" -N 1 -w "$N1" 2>"$TMPD/err")
+	st=$(job_wait "$id" 60)
+	[ "$st" = COMPLETED ] && [ "$(ls "$B/fres" 2>&1)" = "$N1" ] &&
+		[ "$(cat "$B/fres/$N1/sums" 2>&1)" = "$(cd "$B/in" && find . -type f | sort | xargs md5sum)" ] &&
+		[ "$(stat -c %U "$B/fres/$N1/sums" 2>&1)" = "$M" ] &&
+		ok "burst buffer: her Comment and JobName saying NodeList=..n[1-3]: stage-out from her one node, as her" ||
+		not_ok "burst buffer: her Comment and JobName saying NodeList=..n[1-3]: stage-out from her one node, as her" \
+			"$st; fres: $(ls -lR "$B/fres" 2>&1)" "$(grep -E 'State|Reason|Comment' "$TMPD/job.$id")"
 	"$CLUSTER" exec head scancel --hurry "$id" 2>/dev/null
 fi
 
