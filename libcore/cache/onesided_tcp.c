@@ -530,6 +530,35 @@ port_range(unsigned *lo, unsigned *hi, struct gfsp_error *err)
 	return 0;
 }
 
+/*
+ * A socket listening on sin, or -1 with errno (EADDRINUSE: the port is
+ * taken).  Non-blocking: the acceptor takes what is queued and waits in
+ * poll(2) alone.  The queue is as long as the system allows: the acceptor
+ * empties it all the time (accept_loop), so that strangers cannot fill it
+ * for the peers.  SO_REUSEADDR: the connections a rank closed on its port
+ * (strangers' among them) linger in TIME_WAIT for a minute after the job,
+ * and would keep the next job from that port of GFSPLIT_CACHE_TCP_PORTS;
+ * a port someone listens on stays taken all the same, and two ranks that
+ * bound the same port find out at listen(2).
+ */
+static int
+listen_on(const struct sockaddr_in *sin)
+{
+	int fd, e, one = 1;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
+	    bind(fd, (const struct sockaddr *)sin, sizeof(*sin)) == 0 &&
+	    listen(fd, SOMAXCONN) == 0)
+		return fd;
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
 /* A listening socket on this node's address: a port of the range, or
  * any the kernel gives. */
 static int
@@ -542,15 +571,12 @@ listen_any(struct os_tcp *t, struct wire_rank *me, struct gfsp_error *err)
 
 	if ((rc = port_range(&lo, &hi, err)) != 0)
 		return rc;
-	/* non-blocking: the acceptor takes what is queued, and waits in
-	 * poll(2) alone */
-	t->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = me->addr;
-	for (port = lo; t->lfd >= 0; port++) {
+	for (port = lo;; port++) {
 		sin.sin_port = htons((uint16_t)port);
-		if (bind(t->lfd, (struct sockaddr *)&sin, sizeof(sin)) == 0)
+		if ((t->lfd = listen_on(&sin)) >= 0)
 			break;
 		if (errno != EADDRINUSE || port >= hi)
 			return gfsp_error_set(err, GFSP_ENET, "one-sided window "
@@ -559,11 +585,7 @@ listen_any(struct os_tcp *t, struct wire_rank *me, struct gfsp_error *err)
 			    ", the last of GFSPLIT_CACHE_TCP_PORTS" : "",
 			    strerror(errno));
 	}
-	/* a queue as long as the system allows: the acceptor empties it all
-	 * the time (accept_loop), so that strangers cannot fill it for the
-	 * peers */
-	if (t->lfd < 0 || listen(t->lfd, SOMAXCONN) != 0 ||
-	    getsockname(t->lfd, (struct sockaddr *)&sin, &len) != 0)
+	if (getsockname(t->lfd, (struct sockaddr *)&sin, &len) != 0)
 		return gfsp_error_set(err, GFSP_ENET, "one-sided window (tcp): "
 				     "cannot listen on %s (%s): %s", me->host,
 				     inet_ntoa(sin.sin_addr), strerror(errno));

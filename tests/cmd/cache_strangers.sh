@@ -14,6 +14,10 @@
 # rank given up, and end while she is still at it: she stops by herself
 # after STRANGER_S (60) seconds, which a job that waits behind her
 # connections outlives; no wall-clock bound is asserted beyond that.
+# Before the job begins she holds more of a rank's pending places than it
+# has (64), so that it has closed some of hers: the job meets full places.
+# Last, the 4-rank job must take the 2-rank job's ports again, where the
+# ranks closed her connections (a minute of TIME_WAIT on each).
 . "$(dirname "$0")/../lib.sh"
 
 PROG=$UNIT/mpi_cache
@@ -40,9 +44,9 @@ PY=python3
 # GOFILE once each port has GO_EST of them open and has closed one of
 # hers (its pending places full: PER_PORT is above the 64 it has), or 10 s
 # after she found the ports (the job must not wait for her forever);
-# after SECONDS, or at
-# SIGTERM, close everything and write REPORT (JSON): the ports, the most
-# connections open at once on each, how many the ranks closed
+# after SECONDS, or at SIGTERM, close everything and write REPORT (JSON):
+# the ports, the most connections open at once on each, how many the
+# ranks closed (before GOFILE, and in all)
 cat >"$TMPD/stranger.py" <<'EOF'
 import json, os, selectors, signal, socket, struct, sys, time
 
@@ -220,6 +224,21 @@ sys.exit(0 if len(s["ports"]) == n and s["go"] == "held" and min(s["most_open"])
 		not_ok "$n ranks: before the job began she held 16 connections and more on every rank's port, and filled its pending places" \
 			"stranger: $S"
 	fi
+	cp "$TMPD/stranger.json" "$TMPD/stranger.$n.json"
 done
+
+# the ranks closed her connections, which linger on their ports for a
+# minute after the job (TIME_WAIT): that must not keep the next job from
+# those ports (a firewall's range may hold no others); the 4 ranks took
+# the first free ports of LO-HI, those of the 2 among them
+if python3 -c '
+import json, sys
+a, b = (json.load(open(f))["ports"] for f in sys.argv[1:3])
+sys.exit(0 if a and set(a) <= set(b) else 1)' "$TMPD/stranger.2.json" "$TMPD/stranger.4.json" 2>/dev/null; then
+	ok "the 4-rank job listens on the ports of the 2-rank one, where the ranks closed her connections"
+else
+	not_ok "the 4-rank job listens on the ports of the 2-rank one, where the ranks closed her connections" \
+		"2 ranks: $(cat "$TMPD/stranger.2.json" 2>&1)" "4 ranks: $(cat "$TMPD/stranger.4.json" 2>&1)"
+fi
 
 finish
