@@ -20,9 +20,12 @@
  * peers) and
  * runs one server thread per peer that connected.  A connection opens
  * with the job's secret (128 random bits rank 0 drew and sent the ranks
- * over MPI), checked by the accepting thread: a process that is not one
+ * over MPI), checked by the acceptor thread: a process that is not one
  * of the job's ranks is dropped before it reads or writes a byte, and
- * gets no thread.  The bytes themselves travel in the
+ * gets no thread.  Anyone who reaches the address may connect, so the
+ * acceptor waits for no connection in particular (see "the acceptor"
+ * below): a stranger costs a place among the pending and a little CPU,
+ * never a peer's time.  The bytes themselves travel in the
  * clear, as MPI's own do over TCP.
  *
  * A request is one header, and for a put its bytes; the server answers
@@ -57,6 +60,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -66,7 +70,9 @@
 #define WORDS_MAX	512		/* getv64 words per request */
 #define GET_CHUNK	((size_t)1 << 16)	/* get bytes per request */
 #define HELLO_MAGIC	UINT64_C(0x67667370746370)	/* "gfsptcp" */
-#define HELLO_WAIT_S	5		/* for a new connection's secret */
+#define HELLO_WAIT_S	5		/* from accept to the whole hello */
+#define PENDING_MAX	64		/* accepted, not yet greeted */
+#define ACCEPT_BATCH	16		/* accepts between reads of those */
 
 enum { OP_GET = 1, OP_PUT, OP_GETV64, OP_CAS64 };
 
@@ -153,15 +159,42 @@ send_all(int fd, const void *buf, size_t n)
 	return 0;
 }
 
+/* Milliseconds from now to `deadline` (gfsp_now() seconds) for poll(2):
+ * rounded up, 0 once it has passed. */
 static int
-recv_all(int fd, void *buf, size_t n)
+ms_until(double deadline)
 {
+	double ms = (deadline - gfsp_now()) * 1000;
+
+	return ms <= 0 ? 0 : ms >= INT32_MAX - 1 ? INT32_MAX : (int)ms + 1;
+}
+
+/*
+ * All of n bytes by `deadline` (gfsp_now() seconds; 0: no limit), or -1
+ * with errno (ETIMEDOUT: the deadline passed; EPIPE: end of stream).  One
+ * limit for the whole answer, however it comes in pieces: a sender that
+ * trickles bytes cannot stretch it, as it could a timeout of each recv.
+ */
+static int
+recv_by(int fd, void *buf, size_t n, double deadline)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	char *p = buf;
 	ssize_t k;
+	int r;
 
 	while (n > 0) {
-		k = recv(fd, p, n, 0);
-		if (k < 0 && errno == EINTR)
+		if (deadline > 0) {
+			r = poll(&pfd, 1, ms_until(deadline));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r == 0)
+				errno = ETIMEDOUT;
+			if (r <= 0)
+				return -1;
+		}
+		k = recv(fd, p, n, deadline > 0 ? MSG_DONTWAIT : 0);
+		if (k < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (k == 0)
 			errno = EPIPE;
@@ -171,6 +204,12 @@ recv_all(int fd, void *buf, size_t n)
 		n -= (size_t)k;
 	}
 	return 0;
+}
+
+static int
+recv_all(int fd, void *buf, size_t n)
+{
+	return recv_by(fd, buf, n, 0);
 }
 
 /* ---------------------------------------------------------------- server */
@@ -231,57 +270,221 @@ serve(void *arg)
 }
 
 /*
- * The job's secret, within HELLO_WAIT_S of the connection (a rank sends
- * it at once): nothing else is read from a stranger, and a stranger
- * takes no server thread and none of the nprocs places.
+ * The acceptor: one thread that never waits on one connection, for anyone
+ * who reaches the address may connect and then say nothing, or one byte
+ * at a time.
+ *
+ *   listen queue        pending[PENDING_MAX]            server threads
+ *   (SOMAXCONN)  ---->  fd, deadline, hello so far ---> one per peer
+ *               accept4      (polled: read as it    the whole hello,
+ *               ACCEPT_BATCH  comes, never waited   right: an answer
+ *               at a time     for)                  and a thread
+ *
+ * A connection has HELLO_WAIT_S from its accept to present the whole
+ * hello: one deadline, not one a recv, so trickled bytes do not stretch
+ * it.  A rank sends its hello as soon as it is connected, so it is mostly
+ * there at the accept already, and read at once.  A wrong hello, a closed
+ * connection, or a deadline passed: closed.  When the pending are full,
+ * the oldest of them is closed for the newcomer: a stranger holds at most
+ * PENDING_MAX places, each for at most HELLO_WAIT_S, and a peer that is
+ * pushed out so (its hello not yet in) connects again (peer_fd).  Between
+ * two batches of accepts the pending are read, so neither a flood of
+ * connections nor a silent one keeps the others waiting.
  */
+struct pending {
+	int fd;
+	double deadline;		/* gfsp_now() seconds */
+	size_t got;			/* bytes of hello[] so far */
+	unsigned char hello[sizeof(struct hello)];
+};
+
+struct greeter {
+	struct os_tcp *t;
+	int n;
+	struct pending p[PENDING_MAX];
+};
+
+/* The job's hello, compared in constant time. */
 static int
-greeted(const struct os_tcp *t, int fd)
+hello_ok(const struct os_tcp *t, const unsigned char *buf)
 {
-	struct timeval tv = { HELLO_WAIT_S, 0 }, none = { 0, 0 };
 	struct hello h;
 	uint64_t diff;
 
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
-	    recv_all(fd, &h, sizeof(h)) != 0)
-		return 0;
+	memcpy(&h, buf, sizeof(h));
 	diff = (h.magic ^ HELLO_MAGIC) | (h.secret[0] ^ t->secret[0]) |
 	       (h.secret[1] ^ t->secret[1]);
-	return diff == 0 && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none,
-	       sizeof(none)) == 0 && send_all(fd, &h.magic, sizeof(h.magic)) == 0;
+	return diff == 0;
+}
+
+/* A greeted peer: its answer, and a server thread of its own on a
+ * blocking fd; one per peer, no more. */
+static void
+adopt(struct os_tcp *t, int fd)
+{
+	uint64_t ack = HELLO_MAGIC;
+	int fl = fcntl(fd, F_GETFL);
+	struct conn *c;
+
+	if (t->nconns >= t->nprocs || fl < 0 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0 ||
+	    send_all(fd, &ack, sizeof(ack)) != 0) {
+		close(fd);
+		return;
+	}
+	c = &t->conns[t->nconns];
+	c->fd = fd;
+	c->t = t;
+	if (pthread_create(&c->thread, NULL, serve, c) == 0)
+		t->nconns++;
+	else
+		close(fd);
+}
+
+/* What has come of p's hello, without waiting; 1: p is done with (a
+ * server thread has its fd, or it is closed), 0: more is to come. */
+static int
+read_hello(struct os_tcp *t, struct pending *p)
+{
+	ssize_t k;
+
+	do
+		k = recv(p->fd, p->hello + p->got, sizeof(p->hello) - p->got,
+			 MSG_DONTWAIT);
+	while (k < 0 && errno == EINTR);
+	if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
+	if (k <= 0) {
+		close(p->fd);
+		return 1;
+	}
+	p->got += (size_t)k;
+	if (p->got < sizeof(p->hello))
+		return 0;
+	/* a rank sends nothing more before the answer: nothing is lost
+	 * by reading the hello alone */
+	if (hello_ok(t, p->hello))
+		adopt(t, p->fd);
+	else
+		close(p->fd);
+	return 1;
+}
+
+static void
+pend_remove(struct greeter *g, int i)
+{
+	g->p[i] = g->p[--g->n];
+}
+
+/* Close the oldest pending connection (the earliest deadline). */
+static void
+pend_drop_oldest(struct greeter *g)
+{
+	int i, old = 0;
+
+	for (i = 1; i < g->n; i++)
+		if (g->p[i].deadline < g->p[old].deadline)
+			old = i;
+	close(g->p[old].fd);
+	pend_remove(g, old);
+}
+
+static void
+pend_add(struct greeter *g, int fd)
+{
+	struct pending *p;
+
+	if (g->n == PENDING_MAX)
+		pend_drop_oldest(g);
+	p = &g->p[g->n++];
+	p->fd = fd;
+	p->deadline = gfsp_now() + HELLO_WAIT_S;
+	p->got = 0;
+	if (read_hello(g->t, p))
+		pend_remove(g, g->n - 1);
+}
+
+/*
+ * Up to ACCEPT_BATCH connections off the listen queue into the pending.
+ * -1: the listener is shut down (release); 1: out of descriptors, with
+ * no pending one to give up (the caller pauses the listener).
+ */
+static int
+accept_some(struct greeter *g)
+{
+	int i, fd, one = 1;
+
+	for (i = 0; i < ACCEPT_BATCH; i++) {
+		fd = accept4(g->t->lfd, NULL, NULL, SOCK_CLOEXEC |
+			     SOCK_NONBLOCK);
+		if (fd >= 0) {
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+				   sizeof(one));
+			pend_add(g, fd);
+			continue;
+		}
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		if (errno == EINVAL || errno == EBADF)
+			return -1;
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		    errno == ENOMEM) {
+			if (g->n == 0)
+				return 1;
+			pend_drop_oldest(g);
+		}
+		/* anything else is the new connection's own error (accept(2):
+		 * ECONNABORTED, EPROTO, ENETDOWN, ...), which a stranger can
+		 * cause: the next one */
+	}
+	return 0;
 }
 
 static void *
 accept_loop(void *arg)
 {
-	struct os_tcp *t = arg;
-	struct conn *c;
-	int fd, one = 1;
+	struct greeter gs = { .t = arg, .n = 0 }, *g = &gs;
+	struct pollfd pfd[PENDING_MAX + 1];
+	double now, first;
+	int i, ms, pause = 0;
 
 	for (;;) {
-		fd = accept4(t->lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			return NULL;		/* shut down: destroy */
+		/* [0] the listener (not while out of descriptors), [1 + i]
+		 * pending i; the wait ends at the first deadline */
+		pfd[0] = (struct pollfd){ .fd = pause ? -1 : g->t->lfd,
+					  .events = POLLIN };
+		first = 0;
+		for (i = 0; i < g->n; i++) {
+			pfd[1 + i] = (struct pollfd){ .fd = g->p[i].fd,
+						      .events = POLLIN };
+			if (i == 0 || g->p[i].deadline < first)
+				first = g->p[i].deadline;
 		}
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (!greeted(t, fd)) {
-			close(fd);
-			continue;
+		ms = g->n > 0 ? ms_until(first) : -1;
+		if (pause && (ms < 0 || ms > 100))
+			ms = 100;
+		/* a failure (EINTR) leaves every revents 0: the deadlines
+		 * are checked all the same */
+		(void)poll(pfd, (nfds_t)g->n + 1, ms);
+		pause = 0;
+		/* backwards: pend_remove moves the last one, already seen,
+		 * into i, so that pfd[1 + j] stays pending j for j < i */
+		now = gfsp_now();
+		for (i = g->n - 1; i >= 0; i--) {
+			if (pfd[1 + i].revents != 0 &&
+			    read_hello(g->t, &g->p[i]))
+				pend_remove(g, i);
+			else if (g->p[i].deadline <= now) {
+				close(g->p[i].fd);
+				pend_remove(g, i);
+			}
 		}
-		if (t->nconns >= t->nprocs) {	/* one per peer, no more */
-			close(fd);
-			continue;
-		}
-		c = &t->conns[t->nconns];
-		c->fd = fd;
-		c->t = t;
-		if (pthread_create(&c->thread, NULL, serve, c) == 0)
-			t->nconns++;
-		else
-			close(fd);
+		if (pfd[0].revents != 0 && (pause = accept_some(g)) < 0)
+			break;
 	}
+	for (i = 0; i < g->n; i++)
+		close(g->p[i].fd);
+	return NULL;
 }
 
 /* ----------------------------------------------------------------- setup */
@@ -327,6 +530,35 @@ port_range(unsigned *lo, unsigned *hi, struct gfsp_error *err)
 	return 0;
 }
 
+/*
+ * A socket listening on sin, or -1 with errno (EADDRINUSE: the port is
+ * taken).  Non-blocking: the acceptor takes what is queued and waits in
+ * poll(2) alone.  The queue is as long as the system allows: the acceptor
+ * empties it all the time (accept_loop), so that strangers cannot fill it
+ * for the peers.  SO_REUSEADDR: the connections a rank closed on its port
+ * (strangers' among them) linger in TIME_WAIT for a minute after the job,
+ * and would keep the next job from that port of GFSPLIT_CACHE_TCP_PORTS;
+ * a port someone listens on stays taken all the same, and two ranks that
+ * bound the same port find out at listen(2).
+ */
+static int
+listen_on(const struct sockaddr_in *sin)
+{
+	int fd, e, one = 1;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
+	    bind(fd, (const struct sockaddr *)sin, sizeof(*sin)) == 0 &&
+	    listen(fd, SOMAXCONN) == 0)
+		return fd;
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
 /* A listening socket on this node's address: a port of the range, or
  * any the kernel gives. */
 static int
@@ -339,13 +571,12 @@ listen_any(struct os_tcp *t, struct wire_rank *me, struct gfsp_error *err)
 
 	if ((rc = port_range(&lo, &hi, err)) != 0)
 		return rc;
-	t->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = me->addr;
-	for (port = lo; t->lfd >= 0; port++) {
+	for (port = lo;; port++) {
 		sin.sin_port = htons((uint16_t)port);
-		if (bind(t->lfd, (struct sockaddr *)&sin, sizeof(sin)) == 0)
+		if ((t->lfd = listen_on(&sin)) >= 0)
 			break;
 		if (errno != EADDRINUSE || port >= hi)
 			return gfsp_error_set(err, GFSP_ENET, "one-sided window "
@@ -354,8 +585,7 @@ listen_any(struct os_tcp *t, struct wire_rank *me, struct gfsp_error *err)
 			    ", the last of GFSPLIT_CACHE_TCP_PORTS" : "",
 			    strerror(errno));
 	}
-	if (t->lfd < 0 || listen(t->lfd, t->nprocs) != 0 ||
-	    getsockname(t->lfd, (struct sockaddr *)&sin, &len) != 0)
+	if (getsockname(t->lfd, (struct sockaddr *)&sin, &len) != 0)
 		return gfsp_error_set(err, GFSP_ENET, "one-sided window (tcp): "
 				     "cannot listen on %s (%s): %s", me->host,
 				     inet_ntoa(sin.sin_addr), strerror(errno));
@@ -595,25 +825,27 @@ peer_fail(struct os_tcp *t, int rank, const char *op, const char *dir,
 			     peer_where(p, where, sizeof(where)), why);
 }
 
-/* connect(2) with the timeout; fd blocking again after it */
+/* connect(2) by the deadline (0: none); fd blocking again after it */
 static int
-connect_within(int fd, const struct sockaddr_in *sin, double timeout)
+connect_by(int fd, const struct sockaddr_in *sin, double deadline)
 {
-	int fl = fcntl(fd, F_GETFL), e = 0, ms;
+	int fl = fcntl(fd, F_GETFL), e = 0, r;
 	socklen_t len = sizeof(e);
 	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 
-	if (timeout <= 0)
+	if (deadline <= 0)
 		return connect(fd, (const struct sockaddr *)sin, sizeof(*sin));
-	ms = timeout * 1000 > INT32_MAX ? INT32_MAX : (int)(timeout * 1000);
 	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 	if (connect(fd, (const struct sockaddr *)sin, sizeof(*sin)) != 0) {
 		if (errno != EINPROGRESS)
 			return -1;
-		if (poll(&pfd, 1, ms) == 0) {
+		while ((r = poll(&pfd, 1, ms_until(deadline))) < 0 &&
+		       errno == EINTR)
+			;
+		if (r == 0)
 			errno = ETIMEDOUT;
+		if (r <= 0)
 			return -1;
-		}
 		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0 || e) {
 			errno = e ? e : errno;
 			return -1;
@@ -622,19 +854,17 @@ connect_within(int fd, const struct sockaddr_in *sin, double timeout)
 	return fcntl(fd, F_SETFL, fl);
 }
 
-/* our connection to rank, made and greeted at first use */
+/* One try at a connection to p: connect, our hello, its answer, all by
+ * the deadline (0: none); the fd, or -1 with errno. */
 static int
-peer_fd(struct os_tcp *t, int rank)
+greet_peer(struct os_tcp *t, const struct peer *p, double deadline)
 {
-	struct peer *p = &t->peer[rank];
-	struct sockaddr_in sin;
 	struct hello h = { HELLO_MAGIC, { t->secret[0], t->secret[1] } };
+	struct sockaddr_in sin;
 	struct timeval tv;
-	uint64_t ack;
+	uint64_t ack = 0;
 	int fd, one = 1, e;
 
-	if (p->fd >= 0)
-		return p->fd;
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
@@ -642,28 +872,63 @@ peer_fd(struct os_tcp *t, int rank)
 	sin.sin_family = AF_INET;
 	sin.sin_addr.s_addr = p->info.addr;
 	sin.sin_port = p->info.port;
-	if (t->timeout > 0) {
+	if (t->timeout > 0) {		/* for the sends; recv_by has its own */
 		tv.tv_sec = (time_t)t->timeout;
 		tv.tv_usec = (suseconds_t)((t->timeout - (double)tv.tv_sec) * 1e6);
-		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect_within(fd, &sin, t->timeout) != 0 ||
-	    send_all(fd, &h, sizeof(h)) != 0 ||
-	    recv_all(fd, &ack, sizeof(ack)) != 0) {
-		e = errno;
-		close(fd);
-		errno = e;
-		return -1;
+	if (connect_by(fd, &sin, deadline) == 0 &&
+	    send_all(fd, &h, sizeof(h)) == 0 &&
+	    recv_by(fd, &ack, sizeof(ack), deadline) == 0) {
+		if (ack == HELLO_MAGIC)
+			return fd;
+		errno = EPROTO;		/* not the acceptor of a rank */
 	}
-	p->fd = fd;
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+/*
+ * Our connection to rank, made and greeted at first use, by the deadline
+ * (0: none).  A connection closed before the answer came (EPIPE,
+ * ECONNRESET) was let go by the peer's acceptor while our hello was on
+ * its way: strangers had crowded its pending set (accept_loop).  So it is
+ * made again, a moment later, until the deadline; anything else (the
+ * peer's port closed: ECONNREFUSED) ends the tries.
+ */
+static int
+peer_fd(struct os_tcp *t, int rank, double deadline)
+{
+	struct peer *p = &t->peer[rank];
+	struct timespec nap = { 0, 10 * 1000 * 1000 };
+	int fd;
+
+	if (p->fd >= 0)
+		return p->fd;
+	while ((fd = greet_peer(t, p, deadline)) < 0 &&
+	       (errno == EPIPE || errno == ECONNRESET)) {
+		if (deadline > 0 && gfsp_now() + (double)nap.tv_nsec * 1e-9 >=
+		    deadline) {
+			errno = ETIMEDOUT;
+			break;
+		}
+		nanosleep(&nap, NULL);
+		if (nap.tv_nsec < 500 * 1000 * 1000)	/* 10 ms .. 0.64 s */
+			nap.tv_nsec *= 2;
+	}
+	if (fd >= 0)
+		p->fd = fd;
 	return fd;
 }
 
 /*
  * One request to rank: header, then `out` (a put's bytes), then the
- * answer into `in`.  Any failure closes the connection for good.
+ * answer into `in`, the answer whole within the timeout (and the
+ * connection made, at the first request).  Any failure closes the
+ * connection for good.
  */
 static int
 call(struct os_tcp *t, int rank, const struct req *r, const void *out,
@@ -672,18 +937,21 @@ call(struct os_tcp *t, int rank, const struct req *r, const void *out,
 {
 	struct peer *p = &t->peer[rank];
 	char where[HOST_MAX + 32];
+	double deadline;
 	int fd, rc = 0;
 
 	pthread_mutex_lock(&p->lock);
+	/* from here: the wait for the lock is other requests' time */
+	deadline = t->timeout > 0 ? gfsp_now() + t->timeout : 0;
 	if (p->broken) {
 		rc = gfsp_error_set(err, GFSP_ENET, "one-sided %s %s rank %d "
 				   "(tcp, %s): given up earlier (%s)", op, dir,
 				   rank, peer_where(p, where, sizeof(where)),
 				   p->why);
-	} else if ((fd = peer_fd(t, rank)) < 0 ||
+	} else if ((fd = peer_fd(t, rank, deadline)) < 0 ||
 		   send_all(fd, r, sizeof(*r)) != 0 ||
 		   (nout > 0 && send_all(fd, out, nout) != 0) ||
-		   recv_all(fd, in, nin) != 0) {
+		   recv_by(fd, in, nin, deadline) != 0) {
 		rc = peer_fail(t, rank, op, dir, errno, err);
 	}
 	pthread_mutex_unlock(&p->lock);

@@ -7,7 +7,7 @@
  *
  *   mpi_cache PATTERN FILE [--groups G] [--block B] [--cache C]
  *             [--ratio R] [--reads N] [--size S] [--passes K] [--ref REF]
- *             [--busy SECONDS]
+ *             [--busy SECONDS] [--go GOFILE]
  *   seq      every rank reads the whole file in order, S bytes a read
  *            (default: the block size), all at once: concentrated access
  *   random   every rank reads N random S-byte pieces (seeded by rank)
@@ -29,6 +29,11 @@
  *            (passive-target progress that needs the target would make
  *            them wait for it)
  *
+ * GOFILE, if given: every rank waits, once the cache exists and before
+ * the pattern's first read, until GOFILE exists (a test's signal that
+ * what it set up against the job, strangers on the tcp transport's
+ * ports, is in place).
+ *
  * REF, if given, is another path holding FILE's bytes that the reads are
  * compared with instead of FILE (so that the storage under FILE serves
  * the cache alone, and its side can count what the cache read).
@@ -43,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <mpi.h>
@@ -153,6 +159,17 @@ rewrite(const char *path, uint64_t size)
 	return rc;
 }
 
+/* --go: sleeping, not spinning, so that the test's own processes get
+ * the CPU they need to set up what the job is to meet */
+static void
+wait_for(const char *path)
+{
+	struct timespec ms10 = { 0, 10 * 1000 * 1000 };
+
+	while (access(path, F_OK) != 0)
+		nanosleep(&ms10, NULL);
+}
+
 /* the replace pattern's hook: one new token, on the first copy */
 static struct gfsp_cache *hook_cache;
 static int hook_calls;
@@ -178,7 +195,7 @@ main(int argc, char **argv)
 		{ "reads", 1, NULL, 'n' }, { "size", 1, NULL, 's' },
 		{ "passes", 1, NULL, 'k' }, { "local-dir", 1, NULL, 'l' },
 		{ "transport", 1, NULL, 't' }, { "busy", 1, NULL, 'B' },
-		{ "ref", 1, NULL, 'R' },
+		{ "ref", 1, NULL, 'R' }, { "go", 1, NULL, 'G' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct gfsp_cache_opts o = { 0 };
@@ -188,7 +205,7 @@ main(int argc, char **argv)
 	struct gfsp_error err;
 	uint64_t size, piece = 0, nreads = 64, passes = 1, off, x, i, k;
 	unsigned char *got, *want;
-	const char *pat, *path, *refpath = NULL;
+	const char *pat, *path, *refpath = NULL, *go = NULL;
 	double busy = 2, t0, busy_done = 0, others = 0, mine = 0;
 	int opt, all = 0, during = 1, provided;
 
@@ -210,6 +227,7 @@ main(int argc, char **argv)
 		case 't': o.transport = optarg; break;
 		case 'B': busy = atof(optarg); break;
 		case 'R': refpath = optarg; break;
+		case 'G': go = optarg; break;
 		default: MPI_Finalize(); return 2;
 		}
 	}
@@ -240,6 +258,8 @@ main(int argc, char **argv)
 	got = malloc(piece);
 	want = malloc(piece);
 	x = 0x9e3779b97f4a7c15ULL * (uint64_t)(rank + 1);
+	if (go != NULL)
+		wait_for(go);
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (f != NULL && strcmp(pat, "seq") == 0) {
 		for (off = 0; off < size; off += piece)
