@@ -24,6 +24,10 @@ if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
 export HYDRA_LAUNCHER=${HYDRA_LAUNCHER:-fork}
 # A hung test must fail, not stall CI: each MPI run gets this many seconds.
 TEST_TIMEOUT=${TEST_TIMEOUT:-120}
+# scaled SECONDS: a wall-clock bound of a check, times TIME_SCALE (make
+# check-asan: 3), so that what holds on a quiet machine holds under the
+# sanitizers on a loaded one too
+scaled() { echo $(($1 * ${TIME_SCALE:-1})); }
 
 _tname=$(basename "$0" .sh)
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/gfsplit-test.$_tname.XXXXXX")

@@ -641,7 +641,7 @@ if long_wait "a release, then a lookup, stuck in the source"; then
 		elif ! fusermount3 -u "$HC/m" 2>"$TMPD/hu.err"; then
 			not_ok "fusermount3 -u with a release stuck in the source, nothing open" "$(cat "$TMPD/hu.err")"
 		else
-			( gone_within 15 "$hc_d" && echo gone >"$TMPD/hc.gone" ) &
+			( gone_within "$(scaled 15)" "$hc_d" && echo gone >"$TMPD/hc.gone" ) &
 			hc_poller=$!
 		fi
 	else not_ok "mount -o rw with a close that hangs" "$(cat "$TMPD/.mount.out")"; fi
@@ -664,7 +664,7 @@ if long_wait "a release, then a lookup, stuck in the source"; then
 			not_ok "a lookup stuck in the source (setup: the daemon never waited on the stopped one)"
 		else
 			kill -TERM "$d1"
-			if gone_within 15 "$d1" && ! is_fuse "$HG/m"; then
+			if gone_within "$(scaled 15)" "$d1" && ! is_fuse "$HG/m"; then
 				ok "SIGTERM with a lookup stuck in the source: unmounted, the daemon ends within 15 s"
 			else not_ok "SIGTERM with a lookup stuck in the source: unmounted, the daemon ends within 15 s" \
 				"$(grep " $HG/m " /proc/mounts)" "pid $d1: $(cat /proc/"$d1"/task/*/wchan 2>&1 | tr '\0' ' ')"; fi

@@ -211,13 +211,13 @@ pkill -9 -u "$M" python3
 [ -e "$MD/plain.keep" ] && { rm -f "$MD/plain"; mv "$MD/plain.keep" "$MD/plain"; }
 
 # a lazy unmount while she holds a file open: the daemon ends within
-# its grace (5 s; the poll allows 15)
+# its grace (5 s; the poll allows 15, scaled)
 d=$(pgrep -f "gfsplit-mount.* $V\$" | head -n 1)
 as_m sleep 60 <"$V/note" &
 HOLD=$!
 sleep 0.5
 umount -l "$V"
-if gone "$d" 15; then
+if gone "$d" "$(scaled 15)"; then
 	ok "a lazy unmount while she holds a file open: the daemon ends within 15 s"
 else
 	not_ok "a lazy unmount while she holds a file open: the daemon ends within 15 s" \

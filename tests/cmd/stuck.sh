@@ -63,15 +63,15 @@ names() {
 # REGEX says it gave up after the timeout (plus LATER s: a rank blocked
 # outside a wait), not more than half a second later (its "after S s"),
 # and the job ended within 2 s of that line plus 1 s for mpiexec (the
-# bound the man pages give)
+# bound the man pages give; both slacks times TIME_SCALE, tests/lib.sh)
 in_time() {
-	_T=$((T + ${3:-0}))
+	_T=$((T + ${3:-0})) _k=${TIME_SCALE:-1}
 	_l=$(grep -E -m1 -- "$2" "$TMPD/err.ts")
 	_s=$(printf '%s\n' "$_l" | sed -En 's/.* (gave up after|no progress for) ([0-9.]+) s.*/\2/p')
 	_at=${_l%% *}
 	_end=$(cat "$TMPD/end.ts")
 	if [ -n "$_s" ] && awk -v s="$_s" -v t="$_T" -v a="$_at" -v e="$_end" \
-		'BEGIN { exit !(s >= t && s <= t + 0.5 && e - a <= 3) }'; then
+		-v k="$_k" 'BEGIN { exit !(s >= t && s <= t + 0.5 * k && e - a <= 3 * k) }'; then
 		ok "$1 (after $_s s; the job ended $(awk -v a="$_at" -v e="$_end" 'BEGIN { printf "%.1f", e - a }') s later)"
 	else
 		not_ok "$1" "line: ${_l:-none}" "job ended at $_end"
