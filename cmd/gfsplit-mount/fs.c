@@ -601,9 +601,9 @@ fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		if (fs->readonly && (fi->flags & O_ACCMODE) != O_RDONLY)
 			rc = gfsp_error_errno(&err, EROFS, "'%s': the mount is "
 			    "read-only", h->path);
-		else
-			rc = gfsp_open(h->path, store_flags(fi->flags &
-			    ~(O_CREAT | O_EXCL)), 0, &h->f, &err);
+		else	/* the file looked up, not what its name is now */
+			rc = gfsp_open_listed(h->path, store_flags(fi->flags &
+			    ~(O_CREAT | O_EXCL)), &e.st, 0, &h->f, &err);
 	}
 	if (rc) {
 		handle_free(h);
