@@ -840,10 +840,14 @@ gfsp_env_load(const char *path, struct gfsp_envelope **out,
 	*out = NULL;
 	/* opened here rather than by json_object_from_file, so that a
 	 * missing file is ENOENT with its errno, not a parse error, and a
-	 * file too large is refused before it is read */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	 * file too large is refused before it is read.  The open does not
+	 * wait for a FIFO's writer (one someone put at the name: the read
+	 * then finds nothing); a pipe given as the file (-e <(...)) is read
+	 * as it comes */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return gfsp_error_errno(err, errno, "cannot open '%s'", path);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	rc = env_read(fd, path, &text, &len, err);
 	close(fd);
 	if (rc != 0)
