@@ -157,6 +157,15 @@ with open(path, "wb") as f:
 EOF
 }
 
+# fnv FILE: the FNV-1a 64 of FILE, as mpi_readapp prints it
+fnv() {
+	python3 -c '
+import sys
+h = 0xcbf29ce484222325
+for b in open(sys.argv[1], "rb").read():
+    h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+print("%016x" % h)' "$1"
+}
 # json_get FILE EXPR: evaluate a python expression on the parsed JSON `j`.
 json_get() {
 	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"

@@ -37,16 +37,6 @@ make_file "$OTHER" 300000 7
 NBLOCKS=41
 SEL="$TMPD/*.bin"
 
-# fnv FILE: the FNV-1a 64 of FILE, as mpi_readapp prints it
-fnv() {
-	python3 -c '
-import sys
-h = 0xcbf29ce484222325
-for b in open(sys.argv[1], "rb").read():
-    h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
-print("%016x" % h)' "$1"
-}
-
 # plain N OUT ARGS..: mpi_readapp on MPICH alone; stdout to OUT
 plain() {
 	_n=$1 _o=$2; shift 2

@@ -26,16 +26,6 @@ preload_of "$LIB"
 her_dir "the cache preload raced by a second user"
 MUID=$(id -u "$M")
 
-# fnv FILE: the FNV-1a 64 of FILE, as mpi_readapp prints it
-fnv() {
-	python3 -c '
-import sys
-h = 0xcbf29ce484222325
-for b in open(sys.argv[1], "rb").read():
-    h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
-print("%016x" % h)' "$1"
-}
-
 R=$TMPD/root		# root's: she cannot enter it
 mkdir -m 700 "$R"
 make_file "$R/secret" 300000 9
