@@ -383,6 +383,20 @@ struct watchdog {
 	unsigned maj, min;
 };
 
+/* Once mounted at where: the mount's device, for detached() */
+static void
+watch_device(struct watchdog *w, const char *where)
+{
+	struct gfsp_mount m;
+
+	if (gfsp_mount_find(where, 0, 0, &m) > 0 &&
+	    strcmp(m.type, "fuse.gfsplit") == 0) {
+		w->maj = m.maj;
+		w->min = m.min;
+		w->dev_known = 1;
+	}
+}
+
 /* Has the mount left this namespace (a lazy unmount)?  Asked of
  * /proc/self/mountinfo, not of the mount, which is this daemon. */
 static int
@@ -484,7 +498,6 @@ serve(const char *source, const char *mountpoint, const struct mopts *m,
 	struct watchdog w = { PTHREAD_MUTEX_INITIALIZER,
 			      PTHREAD_COND_INITIALIZER, RUNNING, NULL, NULL, 0,
 			      0, 0 };
-	struct gfsp_mount mt;
 	pthread_t wt;
 	char *fo = NULL, *where = NULL;
 	int rc = 1, mounted = 0, lock = -1, watching = 0, r;
@@ -525,12 +538,7 @@ serve(const char *source, const char *mountpoint, const struct mopts *m,
 		goto out;
 	}
 	mounted = 1;
-	if (gfsp_mount_find(where, 0, 0, &mt) > 0 &&
-	    strcmp(mt.type, "fuse.gfsplit") == 0) {
-		w.dev_known = 1;
-		w.maj = mt.maj;
-		w.min = mt.min;
-	}
+	watch_device(&w, where);
 	read_ahead(where, "1024");
 	gfsp_log_verbose("'%s' mounted on '%s'%s", fs.tree.root, mountpoint,
 	    fs.readonly ? " read-only" : "");

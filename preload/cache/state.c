@@ -206,19 +206,19 @@ hk_truncate(const char *path, int64_t size)
 }
 
 /*
- * The name of the file the descriptor fd holds, as the kernel knows it:
+ * The name of the file that proc ("/proc/self/fd/N") holds, as the kernel
+ * knows it:
  * one name for it on every rank, whatever path each gave (the blocks'
  * ids come from it).  Never the program's path resolved again: that is
  * a name someone may have pointed elsewhere since the program opened it.
  * malloc'd, or NULL.
  */
 static char *
-name_of(int fd)
+name_of(const char *proc)
 {
-	char proc[64], *name;
+	char *name;
 	ssize_t n;
 
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	name = malloc(PATH_MAX);
 	n = name != NULL ? readlink(proc, name, PATH_MAX - 1) : -1;
 	if (n <= 0 || name[0] != '/') {	/* no /proc; not a path */
@@ -244,10 +244,10 @@ track(int fd, const char *path)
 	char *real, proc[64];
 	int rc;
 
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size == 0 ||
-	    pseudo_fs(fd) || (real = name_of(fd)) == NULL)
-		return;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size == 0 ||
+	    pseudo_fs(fd) || (real = name_of(proc)) == NULL)
+		return;
 	gfsp_error_clear(&err);
 	pthread_mutex_lock(&lock);
 	if (!live || fd < 0 || (unsigned)fd >= tab.n) {
