@@ -107,7 +107,8 @@ write_part(struct gen *x, struct gfsp_locrec *rec, struct gfsp_error *err)
 	rec->part_size = size;
 	rec->part_hash = gfsp_phash_final(h);
 	gfsp_phash_free(h);
-	rc = gfsp_write_whole(path, x->buf, (size_t)size, err);
+	rc = gfsp_write_whole(path, NULL, x->buf, (size_t)size, 0644,
+	    GFSP_PUT_REPLACE, err);
 	free(path);
 	x->part_bytes += size;
 	return rc;
@@ -148,7 +149,8 @@ write_node(struct gen *x, uint32_t k, struct gfsp_error *err)
 	if (rc == 0 && (path = gfsp_loc_path(x->tmp, (int)k)) == NULL)
 		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 	if (rc == 0)
-		rc = gfsp_write_whole(path, buf, len, err);
+		rc = gfsp_write_whole(path, NULL, buf, len, 0644,
+		    GFSP_PUT_REPLACE, err);
 	x->meta_bytes += len;
 	free(path);
 	free(buf);
@@ -182,7 +184,8 @@ write_marker(struct gen *x, struct gfsp_error *err)
 		return rc;
 	path = gfsp_marker_path(x->tmp);
 	rc = path == NULL ? gfsp_error_set(err, GFSP_ENOMEM, "out of memory") :
-	     gfsp_write_whole(path, buf, len, err);
+	     gfsp_write_whole(path, NULL, buf, len, 0644,
+		    GFSP_PUT_REPLACE, err);
 	x->meta_bytes += len;
 	free(path);
 	free(buf);

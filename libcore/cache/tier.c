@@ -580,28 +580,6 @@ block_sums(struct gfsp_tier_writer *w, const unsigned char *have,
 	return rc;
 }
 
-/* Write text to path whole, synced. */
-static int
-write_synced(const char *path, const char *text, struct gfsp_error *err)
-{
-	struct gfsp_file *f = NULL;
-	struct gfsp_error e;
-	int rc;
-
-	gfsp_error_clear(&e);
-	gfsp_unlink(path, &e);
-	rc = gfsp_create(path, 0600, NULL, &f, err);
-	if (rc == 0)
-		rc = gfsp_pwrite(f, text, strlen(text), 0, err);
-	if (rc == 0)
-		rc = gfsp_fsync(f, err);
-	if (f != NULL && rc == 0)
-		rc = gfsp_close(f, err);
-	else if (f != NULL)
-		gfsp_close(f, &e);
-	return rc;
-}
-
 /*
  * Remove the entries of w's source other than `keep_data` (an older
  * version of the file, or the entry this commit replaced).
@@ -662,6 +640,7 @@ gfsp_tier_commit(struct gfsp_tier_writer *w, const unsigned char *have,
 	json_object *o = NULL;
 	char *hex = NULL, *data = NULL, *dpath = NULL, *mtmp = NULL;
 	char *mpath = NULL, *sums = NULL;
+	const char *text;
 	struct timespec ts;
 	int rc = 0;
 
@@ -709,19 +688,17 @@ gfsp_tier_commit(struct gfsp_tier_writer *w, const unsigned char *have,
 	json_object_object_add(o, "data", json_object_new_string(data));
 	/* the data under its own name; then the map, atomically; then the
 	 * entry it replaced goes */
-	rc = gfsp_rename(w->tmp, dpath, err);
-	if (rc == 0)
-		rc = write_synced(mtmp, json_object_to_json_string_ext(o,
-		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
-		    err);
-	if (rc == 0 && rename(mtmp, mpath) != 0)
-		rc = gfsp_error_errno(err, errno, "cannot rename '%s' to '%s'",
-		    mtmp, mpath);
+	rc = gfsp_install(w->tmp, dpath, NULL, 0, err);
+	if (rc == 0) {
+		text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+		    JSON_C_TO_STRING_NOSLASHESCAPE);
+		rc = gfsp_write_whole(mpath, mtmp, text, strlen(text), 0600,
+		    GFSP_PUT_REPLACE | GFSP_PUT_SYNC, err);
+	}
 	if (rc) {
 		struct gfsp_error e;
 
 		gfsp_unlink(dpath, &e);
-		gfsp_unlink(mtmp, &e);
 		goto out;
 	}
 	remove_others(w, data);

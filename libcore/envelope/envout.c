@@ -18,6 +18,7 @@
 
 #include "core.h"
 #include "envelope.h"
+#include "store.h"
 
 #define LABEL_MAX 48		/* one value with its unit, "1.23 GiB/s" */
 
@@ -578,47 +579,31 @@ heat_svg(FILE *f, const void *arg)
 }
 
 /*
- * Write path whole: fill() writes to a temporary file beside it (in the
- * same directory, so that the rename is atomic), which is flushed, synced
- * and renamed over path.  On failure the temporary file is removed and
- * path is as it was.  errno is cleared before fill() so that a write
- * error stdio saw is told by its cause (EIO when it left none).
+ * Write path whole: fill() draws into memory, and the store writes it to
+ * a temporary file beside path, synced, and renames it over path
+ * (gfsp_write_whole).  On failure path is as it was.
  */
 static int
 write_whole(const char *path, void (*fill)(FILE *, const void *),
 	    const void *arg, struct gfsp_error *err)
 {
-	char *tmp = NULL;
+	char *buf = NULL;
+	size_t len = 0;
 	FILE *f;
-	int rc = 0, eno = 0;
+	int rc;
 
-	if (asprintf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0)
+	if ((f = open_memstream(&buf, &len)) == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM,
 				      "cannot write '%s': out of memory", path);
-	/* "x": never truncate a file of that name that is not ours (one a
-	 * killed process of the same pid left is named in the message) */
-	if ((f = fopen(tmp, "wx")) == NULL) {
-		rc = gfsp_error_errno(err, errno, "cannot create '%s' to write "
-				      "'%s'", tmp, path);
-		free(tmp);
-		return rc;
-	}
-	errno = 0;
 	fill(f, arg);
-	if (ferror(f))
-		eno = errno != 0 ? errno : EIO;
-	else if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-		eno = errno;
-	if (fclose(f) != 0 && eno == 0)
-		eno = errno;
-	if (eno != 0)
-		rc = gfsp_error_errno(err, eno, "cannot write '%s'", path);
-	else if (rename(tmp, path) != 0)
-		rc = gfsp_error_errno(err, errno, "cannot rename '%s' to '%s'",
-				      tmp, path);
-	if (rc != 0)
-		unlink(tmp);
-	free(tmp);
+	if (ferror(f) || fclose(f) != 0) {
+		free(buf);
+		return gfsp_error_set(err, GFSP_ENOMEM,
+				      "cannot write '%s': out of memory", path);
+	}
+	rc = gfsp_write_whole(path, NULL, buf, len, 0666,
+			      GFSP_PUT_REPLACE | GFSP_PUT_SYNC, err);
+	free(buf);
 	return rc;
 }
 

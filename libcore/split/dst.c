@@ -521,7 +521,7 @@ gfsp_dst_install(const struct gfsp_dst *d, const char *tmp, int force,
 		    d->seen_absent ? "created" : "replaced");
 	if (rc == GFSP_ENOENT) {
 		gfsp_error_clear(&serr);
-		rc = gfsp_rename(tmp, d->path, &serr);
+		rc = gfsp_install(tmp, d->path, NULL, 0, &serr);
 		/* a split file renamed in since the stat (the rename never
 		 * replaces a directory that holds one) */
 		if (rc == GFSP_EEXIST && d->guard)
@@ -540,20 +540,7 @@ gfsp_dst_install(const struct gfsp_dst *d, const char *tmp, int force,
 	old = gfsp_dst_sibling(d, "old");
 	if (old == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	rc = gfsp_rename(d->path, old, err);
-	if (rc)
-		goto out;
-	rc = gfsp_rename(tmp, d->path, err);
-	if (rc) {
-		gfsp_error_clear(&serr);
-		gfsp_rename(old, d->path, &serr);
-		goto out;
-	}
-	/* committed: the old destination is garbage now, and failing to
-	 * remove it does not undo the commit */
-	gfsp_error_clear(&serr);
-	gfsp_remove_tree(old, &serr);
-out:
+	rc = gfsp_install(tmp, d->path, old, GFSP_PUT_ASIDE, err);
 	free(old);
 	return rc;
 }

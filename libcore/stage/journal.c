@@ -639,57 +639,36 @@ gfsp_state_add_done(struct gfsp_state *s, const char *rel,
 	return rc;
 }
 
-int
-gfsp_state_compact(struct gfsp_state *s, struct gfsp_error *err)
+/* One line of the index: o, with the time it was recorded */
+static int
+put_record(FILE *fp, json_object *o, int64_t t)
 {
-	char *tmp = NULL, *path = NULL;
-	json_object *o;
-	const char *text;
-	FILE *fp = NULL;
-	size_t i;
-	int rc, fd;
+	if (o == NULL)
+		return GFSP_ENOMEM;
+	json_object_object_add(o, "t", json_object_new_int64(t));
+	fprintf(fp, "%s\n", json_object_to_json_string_ext(o,
+		JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return 0;
+}
 
-	if (s->jfd >= 0) {
-		close(s->jfd);
-		s->jfd = -1;
-	}
-	rc = load_all(s, err);	/* what every rank of the run wrote */
-	if (rc)
-		return rc;
-	if (asprintf(&tmp, "%s/index.new", s->dir) < 0 ||
-	    asprintf(&path, "%s/index", s->dir) < 0) {
-		rc = OOM(err);
-		goto out;
-	}
-	fd = gfsp_openat_private(s->dfd, s->dir, "index.new",
-				 O_WRONLY | O_CREAT | O_TRUNC, err);
-	if (fd < 0) {
-		rc = -fd;
-		goto out;
-	}
-	fp = fdopen(fd, "w");
-	if (fp == NULL) {
-		close(fd);
-		rc = OOM(err);
-		goto out;
-	}
-	for (i = 0; i < s->ndone; i++) {
+/* gfsp_write_whole_at's fill: the index, every record still of use */
+static int
+fill_index(FILE *fp, void *arg)
+{
+	struct gfsp_state *s = arg;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; rc == 0 && i < s->ndone; i++) {
 		/* the last of each rel's records */
 		if (i + 1 < s->ndone && strcmp(s->done[i].rel,
 					       s->done[i + 1].rel) == 0)
 			continue;
-		o = done_json(s->done[i].rel, &s->done[i].d);
-		if (o == NULL) {
-			rc = OOM(err);
-			goto out;
-		}
-		json_object_object_add(o, "t",
-				       json_object_new_int64(s->done[i].t));
-		text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-		fprintf(fp, "%s\n", text);
-		json_object_put(o);
+		rc = put_record(fp, done_json(s->done[i].rel, &s->done[i].d),
+				s->done[i].t);
 	}
-	for (i = 0; i < s->nchunk; i++) {
+	for (i = 0; rc == 0 && i < s->nchunk; i++) {
 		struct chunkent *c = &s->chunk[i];
 		const struct donerec *d = find_done(s, c->rel);
 
@@ -697,44 +676,34 @@ gfsp_state_compact(struct gfsp_state *s, struct gfsp_error *err)
 		 * (its temporary file was renamed into place) */
 		if (d != NULL && d->t > c->t)
 			continue;
-		o = chunk_json(c->rel, c->key, c->tmp, &c->c);
-		if (o == NULL) {
-			rc = OOM(err);
-			goto out;
-		}
-		json_object_object_add(o, "t", json_object_new_int64(c->t));
-		text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-		fprintf(fp, "%s\n", text);
-		json_object_put(o);
+		rc = put_record(fp, chunk_json(c->rel, c->key, c->tmp, &c->c),
+				c->t);
 	}
-	if (fflush(fp) != 0 || fsync(fileno(fp)) != 0) {
-		rc = gfsp_error_errno(err, errno, "cannot write '%s'", tmp);
-		goto out;
+	return rc;
+}
+
+int
+gfsp_state_compact(struct gfsp_state *s, struct gfsp_error *err)
+{
+	size_t i;
+	int rc;
+
+	if (s->jfd >= 0) {
+		close(s->jfd);
+		s->jfd = -1;
 	}
-	if (fclose(fp) != 0) {
-		fp = NULL;
-		rc = gfsp_error_errno(err, errno, "cannot write '%s'", tmp);
-		goto out;
-	}
-	fp = NULL;
+	rc = load_all(s, err);	/* what every rank of the run wrote */
 	/* one atomic step from the old index to the new; the journals it
 	 * now holds go after it */
-	if (renameat(s->dfd, "index.new", s->dfd, "index") != 0) {
-		rc = gfsp_error_errno(err, errno, "cannot rename '%s' to '%s'",
-				     tmp, path);
-		goto out;
-	}
+	if (rc == 0)
+		rc = gfsp_write_whole_at(s->dfd, s->dir, "index", "index.new",
+					 fill_index, s, GFSP_PUT_SYNC, err);
+	if (rc)
+		return rc;
 	s->clean = 1;
 	for (i = 0; i < s->nloaded; i++) {
 		if (strncmp(s->loaded[i], "journal.", 8) == 0)
 			unlinkat(s->dfd, s->loaded[i], 0);
 	}
-out:
-	if (fp != NULL) {
-		fclose(fp);
-		unlinkat(s->dfd, "index.new", 0);
-	}
-	free(tmp);
-	free(path);
-	return rc;
+	return 0;
 }

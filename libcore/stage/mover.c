@@ -1094,17 +1094,24 @@ listen_here(struct mover *m, struct gfsp_error *err)
 	return 0;
 }
 
+/* gfsp_write_whole_at's fill: the record's JSON, a line */
+static int
+put_line(FILE *fp, void *text)
+{
+	fprintf(fp, "%s\n", (const char *)text);
+	return 0;
+}
+
 /*
  * RECORD_NAME in the state directory (our working directory): who this
  * mover is and what it copies, for a --wait or --status that finds it
- * gone.  Written to a new name, then renamed over the last one.
+ * gone.  Written whole, replacing the last one.
  */
 static int
 write_record(struct mover *m, struct gfsp_error *err)
 {
 	json_object *o = json_object_new_object();
-	char tmp[64];
-	int fd, rc = 0;
+	int rc;
 
 	json_object_object_add(o, "pid", json_object_new_int(getpid()));
 	json_object_object_add(o, "node", json_object_new_string(m->node));
@@ -1114,19 +1121,9 @@ write_record(struct mover *m, struct gfsp_error *err)
 	    m->o->dst_root ? m->o->dst_root : m->o->dst));
 	json_object_object_add(o, "chunk", json_object_new_uint64(
 	    m->o->x.chunk));
-	snprintf(tmp, sizeof(tmp), ".%s.%016llx", RECORD_NAME,
-		 (unsigned long long)gfsp_random64());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	if (fd < 0 || dprintf(fd, "%s\n", json_object_to_json_string_ext(o,
-	    JSON_C_TO_STRING_PLAIN)) < 0 || fsync(fd) != 0 ||
-	    rename(tmp, RECORD_NAME) != 0) {
-		rc = gfsp_error_errno(err, errno, "cannot write '%s/%s'",
-				     m->o->state_dir, RECORD_NAME);
-		unlink(tmp);
-	}
-	if (fd >= 0)
-		close(fd);
+	rc = gfsp_write_whole_at(AT_FDCWD, m->o->state_dir, RECORD_NAME, NULL,
+	    put_line, (void *)json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PLAIN), GFSP_PUT_SYNC, err);
 	json_object_put(o);
 	return rc;
 }

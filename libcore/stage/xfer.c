@@ -1035,42 +1035,6 @@ wr_begin(struct gfsp_xfer *x, const struct gfsp_piece *p)
 	return 0;
 }
 
-/*
- * Rename the finished tmp to dst.  Whatever dst is now (a file, a link,
- * an empty directory is refused) is moved aside first, the new one
- * renamed in, and only then the old one removed; if the second rename
- * fails the old one is put back.
- */
-static int
-put_in_place(const char *tmp, const char *dst, struct gfsp_error *e)
-{
-	struct gfsp_stat st;
-	struct gfsp_error le = { 0 };
-	char *old;
-	int rc;
-
-	rc = gfsp_lstat(dst, &st, &le);
-	if (rc == GFSP_ENOENT)
-		return gfsp_rename(tmp, dst, e);
-	if (rc)
-		return gfsp_error_set(e, rc, "%s", le.msg);
-	if (S_ISDIR(st.mode))
-		return gfsp_error_set(e, GFSP_EEXIST, "'%s' is a directory "
-				     "(refusing to replace it)", dst);
-	if (asprintf(&old, "%s.old", tmp) < 0)
-		return OOM(e);
-	rc = gfsp_rename(dst, old, e);
-	if (rc == 0) {
-		rc = gfsp_rename(tmp, dst, e);
-		if (rc)
-			gfsp_rename(old, dst, NULL);
-		else
-			gfsp_unlink(old, NULL);
-	}
-	free(old);
-	return rc;
-}
-
 /* Record in the state that dst holds file's source as it is now. */
 static int
 record_done(struct gfsp_xfer *x, uint32_t file, const char *dst,
@@ -1128,7 +1092,7 @@ install(struct gfsp_xfer *x, uint32_t file, const char *tmp, const char *dst,
 {
 	int rc;
 
-	rc = put_in_place(tmp, dst, e);
+	rc = gfsp_install(tmp, dst, NULL, GFSP_PUT_ASIDE | GFSP_PUT_NODIR, e);
 	if (rc)
 		return rc;
 	x->res[file].installed = 1;
@@ -1605,7 +1569,8 @@ gfsp_xfer_make(struct gfsp_xfer *x, uint32_t file)
 			break;
 	}
 	if (rc == 0)
-		rc = put_in_place(tmp, dst, &e);
+		rc = gfsp_install(tmp, dst, NULL, GFSP_PUT_ASIDE | GFSP_PUT_NODIR,
+		    &e);
 	if (rc) {
 		gfsp_unlink(tmp, NULL);
 	} else {

@@ -359,8 +359,8 @@ gfsp_symlink(const char *target, const char *path, struct gfsp_error *err)
 
 /* The one backend of from and to, for an operation on both (verb names
  * it in the message); GFSP_ENOTSUP when they differ. */
-static int
-same_store(const char *verb, const char *from, const char *to,
+int
+gfsp_store_pair(const char *verb, const char *from, const char *to,
 	   const struct gfsp_store_ops **ops, struct gfsp_error *err)
 {
 	const struct gfsp_store_ops *tops;
@@ -382,7 +382,7 @@ int
 gfsp_link(const char *from, const char *to, struct gfsp_error *err)
 {
 	const struct gfsp_store_ops *ops;
-	int rc = same_store("link", from, to, &ops, err);
+	int rc = gfsp_store_pair("link", from, to, &ops, err);
 
 	return rc != 0 ? rc : ops->link(from, to, err);
 }
@@ -539,15 +539,6 @@ uint64_t
 gfsp_tree_bytes(const char *path)
 {
 	return tree_bytes(path, 0);
-}
-
-int
-gfsp_rename(const char *from, const char *to, struct gfsp_error *err)
-{
-	const struct gfsp_store_ops *ops;
-	int rc = same_store("rename", from, to, &ops, err);
-
-	return rc != 0 ? rc : ops->rename(from, to, err);
 }
 
 static int
@@ -724,25 +715,6 @@ out:
 		*len = 0;
 	}
 	return rc;
-}
-
-int
-gfsp_write_whole(const char *path, const void *buf, size_t len,
-		struct gfsp_error *err)
-{
-	struct gfsp_file *f = NULL;
-	struct gfsp_error cerr;
-	int rc, crc;
-
-	rc = gfsp_open(path, GFSP_O_WRONLY | GFSP_O_CREAT | GFSP_O_TRUNC, 0644,
-	    &f, err);
-	if (rc)
-		return rc;
-	if (len > 0)
-		rc = gfsp_pwrite(f, buf, len, 0, err);
-	gfsp_error_clear(&cerr);
-	crc = gfsp_close(f, rc ? &cerr : err);
-	return rc ? rc : crc;
 }
 
 /* ------------------------------------------------- file identity */

@@ -18,6 +18,7 @@
 #define GFSP_STORE_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include "gfsplit.h"
 
@@ -180,6 +181,10 @@ struct gfsp_store_ops {
 	int (*unlink)(const char *path, struct gfsp_error *err);
 	/* rename fails with GFSP_EEXIST if `to` exists (never replaces) */
 	int (*rename)(const char *from, const char *to, struct gfsp_error *err);
+	/* rename(2)'s meaning: what is at `to` (not a directory) is replaced,
+	 * in one step.  Only gfsp_install calls it (GFSP_PUT_REPLACE) */
+	int (*replace)(const char *from, const char *to,
+		       struct gfsp_error *err);
 	/* list names in a directory (no "." or "..") in any order (the
 	 * gfsp_readdir wrapper sorts them); OUT *names malloc'd array of
 	 * malloc'd strings */
@@ -208,6 +213,10 @@ extern const struct gfsp_store_ops gfsp_store_posix;
  * the backend is not compiled in. */
 int gfsp_store_for(const char *path, const struct gfsp_store_ops **ops,
 		  struct gfsp_error *err);
+/* The one backend of both paths of a two-path operation (verb, for the
+ * message: "cannot VERB 'from' to 'to': different storage backends") */
+int gfsp_store_pair(const char *verb, const char *from, const char *to,
+		   const struct gfsp_store_ops **ops, struct gfsp_error *err);
 
 /* Convenience wrappers that pick the backend from the path. */
 int gfsp_open(const char *path, int flags, uint32_t mode,
@@ -314,7 +323,6 @@ int gfsp_mkdirs_paths(const char *path, uint32_t mode, struct gfsp_error *err);
  * store tells them, else sizes; links not followed), for messages about
  * what is left over.  0 if none can be read. */
 uint64_t gfsp_tree_bytes(const char *path);
-int gfsp_rename(const char *from, const char *to, struct gfsp_error *err);
 int gfsp_readdir(const char *path, char ***names, size_t *n,
 		struct gfsp_error *err);
 int gfsp_setxattr(const char *path, const char *name, const void *val,
@@ -436,8 +444,50 @@ int gfsp_read_whole_flags(const char *path, int flags, unsigned char **buf,
 int gfsp_read_whole_stat(const char *path, int flags, size_t max,
 			unsigned char **buf, size_t *len, struct gfsp_stat *st,
 			struct gfsp_error *err);
-int gfsp_write_whole(const char *path, const void *buf, size_t len,
+
+/*
+ * Putting a file in place (install.c, the one owner of it: no other file
+ * renames a file into place or writes one under a temporary name).
+ *
+ * gfsp_rename never replaces: `to` existing is GFSP_EEXIST.
+ *
+ * gfsp_install gives the finished temporary file tmp the name dst:
+ *   no flags          as gfsp_rename: an existing dst is GFSP_EEXIST
+ *   GFSP_PUT_REPLACE  what is at dst is replaced in one step (rename(2))
+ *   GFSP_PUT_ASIDE    what is at dst is first moved to aside (NULL:
+ *                     "TMP.old"), tmp renamed in, and the old one (a tree
+ *                     too) removed only then; if tmp cannot go in, the
+ *                     old one is put back.  A reader never finds dst
+ *                     missing for longer than between the two renames
+ *   GFSP_PUT_NODIR    a directory at dst is refused (GFSP_EEXIST), not
+ *                     replaced
+ *
+ * gfsp_write_whole writes buf to a new file (mode) under tmp, or NULL for
+ * a fresh hidden sibling ".BASE.<random>"; a tmp the caller names is its
+ * own, and a leftover there is removed first.  With GFSP_PUT_SYNC the data
+ * are on the disk before the file gets its name; then it is installed with
+ * the other flags.  On failure the temporary is removed and path is as it
+ * was.
+ *
+ * gfsp_write_whole_at is the same in the directory dfd holds (POSIX: a
+ * private directory of this user's, `dir` its name for messages, NULL for
+ * none): fill() writes the file (returns 0 or a GFSP_* code), which is a
+ * new private file under tmp (NULL: ".NAME.<random>") and replaces name
+ * in one step.
+ */
+#define GFSP_PUT_REPLACE	0x1
+#define GFSP_PUT_ASIDE		0x2
+#define GFSP_PUT_NODIR		0x4
+#define GFSP_PUT_SYNC		0x8
+int gfsp_rename(const char *from, const char *to, struct gfsp_error *err);
+int gfsp_install(const char *tmp, const char *dst, const char *aside,
+		int flags, struct gfsp_error *err);
+int gfsp_write_whole(const char *path, const char *tmp, const void *buf,
+		    size_t len, uint32_t mode, int flags,
 		    struct gfsp_error *err);
+int gfsp_write_whole_at(int dfd, const char *dir, const char *name,
+		       const char *tmp, int (*fill)(FILE *, void *),
+		       void *arg, int flags, struct gfsp_error *err);
 
 /* Every backend's struct gfsp_file starts with this header. */
 struct gfsp_file_hdr {

@@ -860,6 +860,24 @@ gf_rename(const char *from, const char *to, struct gfsp_error *err)
 	return 0;
 }
 
+/* gfs_rename(): `to` replaced, as rename(2) does */
+static int
+gf_replace(const char *from, const char *to, struct gfsp_error *err)
+{
+	struct gf_guard g;
+	gfarm_error_t e;
+	int rc = gf_ready(from, err);
+
+	if (rc != 0)
+		return rc;
+	gf_enter(&g);
+	e = gfs_rename(from, to);
+	gf_leave(&g);
+	if (e != GFARM_ERR_NO_ERROR)
+		return gf_error(err, e, "cannot rename '%s' to '%s'", from, to);
+	return 0;
+}
+
 static int
 gf_readdir(const char *path, char ***names, size_t *n, struct gfsp_error *err)
 {
@@ -1071,6 +1089,7 @@ const struct gfsp_store_ops gfsp_store_gfarm = {
 	.rmdir		= gf_rmdir,
 	.unlink		= gf_unlink,
 	.rename		= gf_rename,
+	.replace	= gf_replace,
 	.readdir	= gf_readdir,
 	.remove_tree	= gfsp_remove_tree_paths,
 	.mkdirs		= gfsp_mkdirs_paths,

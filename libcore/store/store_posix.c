@@ -1466,6 +1466,23 @@ out:
 	return rc;
 }
 
+/* rename(2): `to` replaced in one step (a directory there: EISDIR) */
+static int
+posix_replace(const char *from, const char *to, struct gfsp_error *err)
+{
+	struct at a, b;
+	int e = at_get2(from, to, &a, &b), rc = 0;
+
+	if (e == 0 && renameat(a.dfd, a.name, b.dfd, b.name) != 0)
+		e = errno;
+	if (e)
+		rc = posix_fail(err, e, a.root ? &a : &b, "cannot rename '%s' "
+				"to '%s'", from, to);
+	at_put(&a);
+	at_put(&b);
+	return rc;
+}
+
 static int
 posix_readdir(const char *path, char ***names, size_t *n, struct gfsp_error *err)
 {
@@ -1651,6 +1668,7 @@ const struct gfsp_store_ops gfsp_store_posix = {
 	.mkdirs		= posix_mkdirs,
 	.unlink		= posix_unlink,
 	.rename		= posix_rename,
+	.replace	= posix_replace,
 	.readdir	= posix_readdir,
 	.setxattr	= posix_setxattr,
 	.getxattr	= posix_getxattr,

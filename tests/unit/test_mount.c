@@ -43,7 +43,8 @@ make_marker(const char *dir, uint64_t size, int64_t ctime)
 	snprintf(path, sizeof(path), "%s/gfsplit.meta", dir);
 	unlink(path);
 	if (gfsp_marker_encode(&m, &buf, &len, &err) != 0 ||
-	    gfsp_write_whole(path, buf, len, &err) != 0)
+	    gfsp_write_whole(path, NULL, buf, len, 0644, GFSP_PUT_REPLACE,
+	    &err) != 0)
 		fprintf(stderr, "marker: %s\n", err.msg);
 	free(buf);
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
