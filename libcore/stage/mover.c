@@ -66,421 +66,11 @@
 #include "core.h"
 #include "dst.h"
 #include "stage.h"
+#include "mover_impl.h"
 
 #define OOM(err) gfsp_error_set(err, GFSP_ENOMEM, "out of memory")
-#define SOCK_NAME	"mover.sock"
-#define RECORD_NAME	"mover.json"
 #define CLOSE_DELAY	0.3	/* seconds: a burst of closes, one pass */
 #define WAIT_TRIES	3	/* passes that may fail before wait gives up */
-
-extern char **environ;
-
-/* ------------------------------------------------------ the registry */
-
-const char *
-gfsp_mover_registry(void)
-{
-	static char dir[PATH_MAX];
-	const char *e = getenv("GFSPLIT_MOVER_DIR");
-	char *abs;
-
-	if (dir[0] != '\0')
-		return dir;
-	if (e != NULL && *e != '\0') {
-		/* absolute: the mover works from its state directory */
-		abs = gfsp_path_abs(e);
-		snprintf(dir, sizeof(dir), "%s", abs ? abs : e);
-		free(abs);
-	} else {
-		snprintf(dir, sizeof(dir), "/tmp/gfsplit-movers-%u",
-			 (unsigned)geteuid());
-	}
-	return dir;
-}
-
-/* "REGISTRY/NODE.HASH" of a state directory (malloc'd) */
-static char *
-registry_entry(const char *node, const char *state)
-{
-	char *s;
-
-	if (asprintf(&s, "%s/%s.%016llx", gfsp_mover_registry(), node,
-		     (unsigned long long)gfsp_hash64(state, strlen(state))) < 0)
-		return NULL;
-	return s;
-}
-
-/* --------------------------------------------------------- requests */
-
-/*
- * Connect to the mover of state directory `state`: the socket, or minus
- * a GFSP_E* code (GFSP_ENOENT: none answers).  Only a state directory of
- * our own is trusted, and only a mover of ours at the other end (its
- * credentials, from the kernel): someone else's process could otherwise
- * answer "done" while ours still has data pending.
- */
-static int
-connect_mover(const char *state, struct gfsp_error *err)
-{
-	struct sockaddr_un sa;
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
-	int fd, dfd, rc;
-
-	/* a long state path: reach the socket through the directory's fd */
-	dfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -gfsp_error_errno(err, errno, "no mover runs for '%s'",
-					state);
-	rc = gfsp_private_fd(dfd, state, err);
-	if (rc) {
-		close(dfd);
-		return -rc;
-	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dfd,
-		 SOCK_NAME);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		close(fd);
-		fd = -gfsp_error_set(err, GFSP_ENOENT, "no mover runs for "
-				     "'%s'", state);
-	} else if (fd >= 0 && (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred,
-					  &clen) != 0 ||
-				cred.uid != geteuid())) {
-		close(fd);
-		fd = -gfsp_error_set(err, GFSP_EACCES, "'%s/%s' is not a mover "
-		    "of this user's (uid %u answers): refusing its answer",
-		    state, SOCK_NAME, (unsigned)cred.uid);
-	} else if (fd < 0) {
-		fd = -gfsp_error_errno(err, errno, "cannot make a socket");
-	}
-	close(dfd);
-	return fd;
-}
-
-int
-gfsp_mover_request(const char *state, const char *req, json_object **reply,
-		  struct gfsp_error *err)
-{
-	char buf[4096], *text = NULL;
-	size_t len = 0;
-	ssize_t n;
-	FILE *mem;
-	int fd;
-
-	*reply = NULL;
-	fd = connect_mover(state, err);
-	if (fd < 0)
-		return -fd;
-	if (dprintf(fd, "%s\n", req) < 0) {
-		close(fd);
-		return gfsp_error_errno(err, errno, "cannot ask the mover of "
-				       "'%s'", state);
-	}
-	shutdown(fd, SHUT_WR);
-	mem = open_memstream(&text, &len);
-	if (mem == NULL) {
-		close(fd);
-		return OOM(err);
-	}
-	/* a flush or a wait answers when its work is done: no timeout */
-	while ((n = read(fd, buf, sizeof(buf))) > 0 ||
-	       (n < 0 && errno == EINTR))
-		if (n > 0)
-			fwrite(buf, 1, (size_t)n, mem);
-	close(fd);
-	fclose(mem);
-	*reply = json_tokener_parse(text ? text : "");
-	free(text);
-	if (*reply == NULL)
-		return gfsp_error_set(err, GFSP_EIO, "the mover of '%s' ended "
-				     "without an answer (see %s/mover.log)",
-				     state, state);
-	return 0;
-}
-
-int
-gfsp_mover_list(const char *node, char ***states, size_t *n,
-	       struct gfsp_error *err)
-{
-	const char *reg = gfsp_mover_registry();
-	char **names = NULL, *p, *path;
-	size_t nn = 0, i, k = 0, len = strlen(node);
-	int rc;
-
-	*states = NULL;
-	*n = 0;
-	/* its entries read from the registry as checked (held), not by
-	 * its name again */
-	rc = gfsp_hold_private(reg, err);
-	if (rc == GFSP_ENOENT) {
-		gfsp_error_clear(err);
-		return 0;
-	}
-	if (rc)
-		return rc;
-	if (asprintf(&p, "%s/.", reg) < 0)	/* the held directory */
-		rc = OOM(err);
-	else {
-		rc = gfsp_readdir(p, &names, &nn, err);
-		free(p);
-	}
-	if (rc == 0 && (*states = calloc(nn + 1, sizeof(char *))) == NULL)
-		rc = OOM(err);
-	for (i = 0; rc == 0 && i < nn; i++) {
-		if (strncmp(names[i], node, len) != 0 || names[i][len] != '.')
-			continue;
-		if (asprintf(&p, "%s/%s", reg, names[i]) < 0)
-			continue;
-		if (gfsp_readlink(p, &path, NULL) == 0)
-			(*states)[k++] = path;
-		free(p);
-	}
-	gfsp_strv_free(names, nn);
-	gfsp_unconfine(reg);
-	*n = k;
-	return rc;
-}
-
-void
-gfsp_mover_forget(const char *node, const char *state)
-{
-	char *reg = registry_entry(node, state), *path = NULL;
-	struct gfsp_error e = { 0 };
-	int fd;
-
-	if (reg == NULL || gfsp_hold_private(gfsp_mover_registry(), &e) != 0) {
-		free(reg);
-		return;
-	}
-	if (gfsp_readlink(reg, &path, NULL) == 0 && strcmp(path, state) == 0) {
-		fd = connect_mover(state, NULL);
-		if (fd >= 0)
-			close(fd);	/* it runs: still listed */
-		else
-			gfsp_unlink(reg, NULL);
-	}
-	gfsp_unconfine(gfsp_mover_registry());
-	free(path);
-	free(reg);
-}
-
-/* The files of the record's SRC not on shared storage as they are now:
- * the test a pass makes (sizes and times; what the journal says it
- * installed).  OUT *unsaved: ["rel", ...]. */
-static int
-unsaved_files(const char *state, const char *src, const char *dst,
-	      uint64_t chunk, json_object **unsaved, struct gfsp_error *err)
-{
-	struct gfsp_xfer_opts xo = { 0 };
-	struct gfsp_flist fl = { 0 };
-	struct gfsp_state *st = NULL;
-	struct gfsp_fresult *res = NULL;
-	struct gfsp_xfer *x = NULL;
-	char *arg = NULL;
-	size_t i;
-	int rc;
-
-	*unsaved = NULL;
-	xo.chunk = chunk ? chunk : GFSP_STAGE_CHUNK_DEFAULT;
-	rc = gfsp_state_open(state, 0, 0, &st, err);
-	if (rc == 0 && asprintf(&arg, "%s/", src) < 0)
-		rc = OOM(err);
-	if (rc == 0)
-		rc = gfsp_flist_add_tree(&fl, arg, err);
-	if (rc == 0)
-		rc = gfsp_flist_finish(&fl, err);
-	if (rc == 0 && (res = calloc(fl.n + 1, sizeof(*res))) == NULL)
-		rc = OOM(err);
-	if (rc == 0)
-		rc = gfsp_xfer_new(&xo, &fl, dst, st, res, NULL, &x, err);
-	if (rc == 0) {
-		*unsaved = json_object_new_array();
-		for (i = 0; i < fl.n; i++)
-			if (fl.v[i].type == GFSP_SF_FILE &&
-			    !gfsp_xfer_present(x, (uint32_t)i))
-				json_object_array_add(*unsaved,
-				    json_object_new_string(fl.v[i].rel));
-	}
-	gfsp_xfer_free(x);
-	free(res);
-	free(arg);
-	gfsp_flist_free(&fl);
-	gfsp_state_close(st);
-	return rc;
-}
-
-int
-gfsp_mover_gone(const char *state, json_object **reply,
-	       struct gfsp_error *err)
-{
-	json_object *rec = NULL, *unsaved = NULL, *o, *x;
-	json_tokener *tok;
-	struct gfsp_stat st;
-	unsigned char *buf = NULL;
-	const char *src, *dst, *root;
-	char *path = NULL, *how = NULL;
-	size_t len = 0, n;
-	int rc;
-
-	*reply = NULL;
-	if (asprintf(&path, "%s/%s", state, RECORD_NAME) < 0)
-		return OOM(err);
-	rc = gfsp_read_whole_stat(path, GFSP_O_NOFOLLOW, 1 << 16, &buf, &len,
-				  &st, err);
-	if (rc == 0 && (tok = json_tokener_new()) != NULL) {
-		/* the bytes as read: no terminating NUL */
-		rec = json_tokener_parse_ex(tok, (const char *)buf, (int)len);
-		json_tokener_free(tok);
-	}
-	src = rec ? gfsp_json_str(rec, "src") : NULL;
-	dst = rec ? gfsp_json_str(rec, "dest") : NULL;
-	root = rec ? gfsp_json_str(rec, "dest_root") : NULL;
-	if (rc == 0 && (src == NULL || dst == NULL || root == NULL))
-		rc = gfsp_error_set(err, GFSP_ECORRUPT, "'%s': not the record "
-				   "of a mover", path);
-	if (rc == 0)
-		rc = unsaved_files(state, src, dst, json_object_get_uint64(
-		    json_object_object_get_ex(rec, "chunk", &x) ? x : NULL),
-		    &unsaved, err);
-	n = unsaved ? json_object_array_length(unsaved) : 0;
-	if (rc == 0 && n > 0) {
-		o = json_object_new_object();
-		json_object_object_foreach(rec, k, v)
-			json_object_object_add(o, k, json_object_get(v));
-		json_object_object_add(o, "state", json_object_new_string(state));
-		json_object_object_add(o, "running",
-				       json_object_new_boolean(0));
-		json_object_object_add(o, "unsaved", json_object_get(unsaved));
-		if (asprintf(&how, "the mover (process %d) is gone with %zu "
-		    "file%s not written back; finish with: stage-out%s '%s' "
-		    "'%s'", json_object_get_int(json_object_object_get_ex(rec,
-		    "pid", &x) ? x : NULL), n, n == 1 ? "" : "s",
-		    strcmp(dst, root) == 0 ? " --merge" : "", src, root) < 0)
-			how = NULL;
-		json_object_object_add(o, "error", json_object_new_string(
-		    how ? how : "the mover is gone with files not written back"));
-		*reply = o;
-	}
-	free(how);
-	json_object_put(unsaved);
-	json_object_put(rec);
-	free(buf);
-	free(path);
-	return rc;
-}
-
-/* ---------------------------------------------------------- starting */
-
-int
-gfsp_mover_spawn(char **argv, const char *state, const char *src,
-		const char *dst, const char *dst_root, pid_t *pid_out,
-		struct gfsp_error *err)
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	char exe[PATH_MAX], **env = NULL;
-	size_t ne = 0, i;
-	pid_t pid;
-	int rc = 0, fd = -1, status, tries, sfd = -1, logfd = -1;
-	ssize_t n;
-
-	fd = connect_mover(state, err);
-	if (fd >= 0) {
-		close(fd);
-		return gfsp_error_set(err, GFSP_EEXIST, "a mover already runs "
-				     "for '%s' (stage-out --wait ends it)", src);
-	}
-	if (fd != -GFSP_ENOENT)
-		return -fd;
-	gfsp_error_clear(err);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return gfsp_error_errno(err, errno, "cannot find this program");
-	exe[n] = '\0';
-	/* the log from the state directory as it is checked to be ours,
-	 * not by its name again (SRC's owner may swap a directory on the
-	 * way): a regular file of ours with one name, handed to the mover */
-	rc = gfsp_private_dir(state, 0, &sfd, err);
-	if (rc == 0 && (logfd = gfsp_openat_private(sfd, state, "mover.log",
-						    O_WRONLY | O_CREAT |
-						    O_APPEND, err)) < 0)
-		rc = -logfd;
-	if (sfd >= 0)
-		close(sfd);
-	if (rc)
-		return rc;
-	while (environ[ne] != NULL)
-		ne++;
-	env = calloc(ne + 6, sizeof(char *));
-	if (env == NULL) {
-		close(logfd);
-		return OOM(err);
-	}
-	for (i = 0; i < ne; i++)
-		env[i] = environ[i];
-	if (asprintf(&env[ne], "GFSPLIT_STAGE_MOVER=%s", state) < 0 ||
-	    asprintf(&env[ne + 1], "GFSPLIT_MOVER_SRC=%s", src) < 0 ||
-	    asprintf(&env[ne + 2], "GFSPLIT_MOVER_DST=%s", dst) < 0 ||
-	    asprintf(&env[ne + 3], "GFSPLIT_MOVER_ROOT=%s", dst_root) < 0) {
-		rc = OOM(err);
-		goto out;
-	}
-	/* its own session, no terminal, none of our descriptors (MPI's
-	 * sockets to the launcher among them), its output in the log */
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, logfd, 1);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	posix_spawnattr_init(&at);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID);
-	rc = posix_spawn(&pid, exe, &fa, &at, argv, env);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	if (rc != 0) {
-		rc = gfsp_error_errno(err, rc, "cannot start the mover");
-		goto out;
-	}
-	/* up when it answers; gone early: its log says why */
-	for (tries = 0; tries < 300; tries++) {
-		fd = connect_mover(state, NULL);
-		if (fd >= 0) {
-			close(fd);
-			break;
-		}
-		if (waitpid(pid, &status, WNOHANG) == pid) {
-			char tail[512] = "";
-			struct stat sb;
-			off_t from = 0;
-
-			/* the tail of the log it wrote (the same file) */
-			if (fstat(logfd, &sb) == 0 &&
-			    sb.st_size > (off_t)sizeof(tail) - 1)
-				from = sb.st_size - (off_t)sizeof(tail) + 1;
-			n = pread(logfd, tail, sizeof(tail) - 1, from);
-			tail[n > 0 ? n : 0] = '\0';
-			rc = gfsp_error_set(err, GFSP_EIO, "the mover for "
-			    "'%s' ended at once: %s", src, tail);
-			goto out;
-		}
-		usleep(20000);
-	}
-	if (tries == 300)
-		rc = gfsp_error_set(err, GFSP_EIO, "the mover for '%s' did "
-				   "not answer within 6 s (see %s/mover.log)", src, state);
-	else
-		*pid_out = pid;
-out:
-	if (env != NULL)
-		for (i = ne; i < ne + 4; i++)
-			free(env[i]);
-	free(env);
-	close(logfd);
-	return rc;
-}
 
 /* ------------------------------------------------------- the mover */
 
@@ -786,55 +376,43 @@ being_written(const struct inoset *set, uint64_t ino)
 
 enum { PASS_PERIODIC, PASS_ALL };
 
-/*
- * One pass over SRC.  Returns 0, or a code when SRC cannot be listed
- * (the failures of single files are in m->failed).
- */
+/* SRC listed as it is now (the state reloaded first) */
 static int
-pass(struct mover *m, int mode, struct gfsp_error *err)
+list_src(struct mover *m, struct gfsp_flist *fl, struct gfsp_error *err)
 {
-	const struct gfsp_mover_opts *o = m->o;
-	struct gfsp_flist fl = { 0 };
-	struct gfsp_fresult *res = NULL;
-	struct gfsp_xfer *x = NULL;
-	struct gfsp_piece *p = NULL;
-	struct inoset open = { 0 };
-	json_object *pending = NULL, *failed = NULL;
-	const struct gfsp_xfer_stats *xs;
 	char *arg = NULL;
-	size_t np = 0, i;
-	double now;
-	uint64_t whole;
 	int rc;
 
-	pthread_mutex_lock(&m->lock);
-	m->passes++;
-	m->in_pass = 1;
-	pthread_mutex_unlock(&m->lock);
-	gfsp_error_clear(err);
-	now = (double)time(NULL);
 	rc = gfsp_state_reload(m->st, err);
-	if (rc == 0 && asprintf(&arg, "%s/", o->src) < 0)
+	if (rc == 0 && asprintf(&arg, "%s/", m->o->src) < 0)
 		rc = OOM(err);
 	if (rc == 0)
-		rc = gfsp_flist_add_tree(&fl, arg, err);
+		rc = gfsp_flist_add_tree(fl, arg, err);
 	if (rc == 0)
-		rc = gfsp_flist_finish(&fl, err);
-	if (rc == 0) {
-		res = calloc(fl.n + 1, sizeof(*res));
-		p = calloc(fl.n + 1, sizeof(*p));
-		if (res == NULL || p == NULL)
-			rc = OOM(err);
-	}
-	if (rc == 0)
-		rc = gfsp_xfer_new(&o->x, &fl, o->dst, m->st, res, NULL, &x,
-				   err);
-	if (rc)
-		goto out;
-	pending = json_object_new_array();
+		rc = gfsp_flist_finish(fl, err);
+	free(arg);
+	return rc;
+}
+
+/*
+ * The pieces of this pass into p (*np of them): every file not on shared
+ * storage as it is now, whole when it is done being written, else its
+ * whole chunks as a pre-copy, its rel then added to pending.  Directories
+ * are made on the way.
+ */
+static void
+choose(struct mover *m, struct gfsp_xfer *x, const struct gfsp_flist *fl,
+       int mode, struct gfsp_piece *p, size_t *np, json_object *pending)
+{
+	const struct gfsp_mover_opts *o = m->o;
+	struct inoset open = { 0 };
+	double now = (double)time(NULL);
+	uint64_t whole;
+	size_t i;
+
 	open_for_writing(&open);
-	for (i = 0; i < fl.n; i++) {
-		const struct gfsp_sfile *f = &fl.v[i];
+	for (i = 0; i < fl->n; i++) {
+		const struct gfsp_sfile *f = &fl->v[i];
 
 		if (f->type == GFSP_SF_DIR) {
 			gfsp_xfer_make(x, (uint32_t)i);
@@ -843,45 +421,54 @@ pass(struct mover *m, int mode, struct gfsp_error *err)
 		if (f->type != GFSP_SF_FILE || gfsp_xfer_present(x,
 								 (uint32_t)i))
 			continue;
-		p[np].file = (uint32_t)i;
-		p[np].npieces = 1;
-		p[np].bcomm = MPI_COMM_NULL;
+		p[*np].file = (uint32_t)i;
+		p[*np].npieces = 1;
+		p[*np].bcomm = MPI_COMM_NULL;
 		if (!being_written(&open, f->st.ino) &&
 		    (mode == PASS_ALL || was_closed(m, f->rel) ||
 		     now - (double)f->st.mtime >= o->interval)) {
-			p[np].len = f->st.size;
-			np++;
+			p[(*np)++].len = f->st.size;
 			continue;
 		}
 		/* still being written: its whole chunks, not installed */
 		json_object_array_add(pending, json_object_new_string(f->rel));
 		whole = f->st.size / o->x.chunk * o->x.chunk;
 		if (whole > 0) {
-			p[np].len = whole;
-			p[np].precopy = 1;
-			np++;
+			p[*np].len = whole;
+			p[(*np)++].precopy = 1;
 		}
 	}
-	rc = gfsp_xfer_run(x, p, np, err);
-	for (i = 0; i < fl.n; i++)
-		if (fl.v[i].type == GFSP_SF_SYMLINK ||
-		    fl.v[i].type == GFSP_SF_HARDLINK)
-			gfsp_xfer_make(x, (uint32_t)i);
-	gfsp_xfer_dir_times(x);
-	xs = gfsp_xfer_stats(x);
-	failed = json_object_new_array();
-	for (i = 0; i < fl.n; i++) {
-		json_object *f;
+	free(open.v);
+}
 
+/* [{"path", "error"}] of the files that failed */
+static json_object *
+failures(const struct gfsp_flist *fl, const struct gfsp_fresult *res)
+{
+	json_object *failed = json_object_new_array(), *f;
+	size_t i;
+
+	for (i = 0; i < fl->n; i++) {
 		if (res[i].rc == 0)
 			continue;
 		f = json_object_new_object();
 		json_object_object_add(f, "path",
-				       json_object_new_string(fl.v[i].rel));
+				       json_object_new_string(fl->v[i].rel));
 		json_object_object_add(f, "error", json_object_new_string(
 		    res[i].msg ? res[i].msg : "failed"));
 		json_object_array_add(failed, f);
 	}
+	return failed;
+}
+
+/* What the pass did, for the status (takes failed and pending); the
+ * journal compacted, and the closes dealt with */
+static void
+record_pass(struct mover *m, const struct gfsp_xfer_stats *xs,
+	    json_object *failed, json_object *pending)
+{
+	struct gfsp_error ce = { 0 };
+
 	pthread_mutex_lock(&m->lock);
 	m->files += xs->files;
 	m->bytes += xs->raw_bytes;
@@ -890,37 +477,75 @@ pass(struct mover *m, int mode, struct gfsp_error *err)
 	m->failed = failed;
 	json_object_put(m->pending);
 	m->pending = pending;
-	failed = pending = NULL;
 	pthread_mutex_unlock(&m->lock);
-	{
-		struct gfsp_error ce = { 0 };
-
-		if (gfsp_state_compact(m->st, &ce) != 0)
-			gfsp_log_warn("%s", ce.msg);
-	}
-	/* the closes are dealt with (a failed file is tried again at the
-	 * next pass all the same: it is not on shared storage) */
+	if (gfsp_state_compact(m->st, &ce) != 0)
+		gfsp_log_warn("%s", ce.msg);
+	/* (a failed file is tried again at the next pass all the same: it
+	 * is not on shared storage) */
 	gfsp_strv_free(m->closed, m->nclosed);
 	m->closed = NULL;
 	m->nclosed = m->capclosed = 0;
 	m->overflow = 0;
 	m->last_pass = gfsp_now();
 	m->last_pass_at = time(NULL);
+}
+
+/* a pass begins (1, counted) or ends (0), as the status tells */
+static void
+set_in_pass(struct mover *m, int in)
+{
+	pthread_mutex_lock(&m->lock);
+	m->passes += in;
+	m->in_pass = in;
+	pthread_mutex_unlock(&m->lock);
+}
+
+/*
+ * One pass over SRC.  Returns 0, or a code when SRC cannot be listed
+ * (the failures of single files are in m->failed).
+ */
+static int
+pass(struct mover *m, int mode, struct gfsp_error *err)
+{
+	struct gfsp_flist fl = { 0 };
+	struct gfsp_fresult *res = NULL;
+	struct gfsp_xfer *x = NULL;
+	struct gfsp_piece *p = NULL;
+	json_object *pending;
+	size_t np = 0, i;
+	int rc;
+
+	set_in_pass(m, 1);
+	gfsp_error_clear(err);
+	rc = list_src(m, &fl, err);
+	if (rc == 0) {
+		res = calloc(fl.n + 1, sizeof(*res));
+		p = calloc(fl.n + 1, sizeof(*p));
+		if (res == NULL || p == NULL)
+			rc = OOM(err);
+	}
+	if (rc == 0)
+		rc = gfsp_xfer_new(&m->o->x, &fl, m->o->dst, m->st, res, NULL,
+				   &x, err);
+	if (rc)
+		goto out;
+	pending = json_object_new_array();
+	choose(m, x, &fl, mode, p, &np, pending);
+	rc = gfsp_xfer_run(x, p, np, err);
+	for (i = 0; i < fl.n; i++)
+		if (fl.v[i].type == GFSP_SF_SYMLINK ||
+		    fl.v[i].type == GFSP_SF_HARDLINK)
+			gfsp_xfer_make(x, (uint32_t)i);
+	gfsp_xfer_dir_times(x);
+	record_pass(m, gfsp_xfer_stats(x), failures(&fl, res), pending);
 out:
-	if (res != NULL)
-		for (i = 0; i < fl.n; i++) {
-			free(res[i].msg);
-			free(res[i].seg);
-		}
+	for (i = 0; res != NULL && i < fl.n; i++) {
+		free(res[i].msg);
+		free(res[i].seg);
+	}
 	free(res);
 	free(p);
-	free(arg);
-	free(open.v);
-	json_object_put(pending);
-	json_object_put(failed);
-	pthread_mutex_lock(&m->lock);
-	m->in_pass = 0;
-	pthread_mutex_unlock(&m->lock);
+	set_in_pass(m, 0);
 	gfsp_xfer_free(x);
 	gfsp_flist_free(&fl);
 	return rc;
@@ -1082,15 +707,15 @@ listen_here(struct mover *m, struct gfsp_error *err)
 
 	/* bound by a relative name: the mover's working directory is the
 	 * state directory, whose path may be longer than sun_path */
-	unlink(SOCK_NAME);
+	unlink(GFSP_MOVER_SOCK);
 	m->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", SOCK_NAME);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", GFSP_MOVER_SOCK);
 	if (m->lfd < 0 || bind(m->lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0
 	    || listen(m->lfd, 16) != 0)
 		return gfsp_error_errno(err, errno, "cannot listen on "
-				       "'%s/%s'", m->o->state_dir, SOCK_NAME);
+				       "'%s/%s'", m->o->state_dir, GFSP_MOVER_SOCK);
 	return 0;
 }
 
@@ -1103,7 +728,7 @@ put_line(FILE *fp, void *text)
 }
 
 /*
- * RECORD_NAME in the state directory (our working directory): who this
+ * GFSP_MOVER_RECORD in the state directory (our working directory): who this
  * mover is and what it copies, for a --wait or --status that finds it
  * gone.  Written whole, replacing the last one.
  */
@@ -1121,36 +746,39 @@ write_record(struct mover *m, struct gfsp_error *err)
 	    m->o->dst_root ? m->o->dst_root : m->o->dst));
 	json_object_object_add(o, "chunk", json_object_new_uint64(
 	    m->o->x.chunk));
-	rc = gfsp_write_whole_at(AT_FDCWD, m->o->state_dir, RECORD_NAME, NULL,
+	rc = gfsp_write_whole_at(AT_FDCWD, m->o->state_dir, GFSP_MOVER_RECORD, NULL,
 	    put_line, (void *)json_object_to_json_string_ext(o,
 	    JSON_C_TO_STRING_PLAIN), GFSP_PUT_SYNC, err);
 	json_object_put(o);
 	return rc;
 }
 
-int
-gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
+/* The mover's process: signals, priority; m filled in */
+static void
+begin(struct mover *m, const struct gfsp_mover_opts *o)
 {
-	struct mover m;
-	struct gfsp_error e = { 0 };
-	struct pollfd pfd[2];
-	char drain[64];
-	double next, due_close = 0, t;
-	int rc, timeout, started = 0;
-
-	memset(&m, 0, sizeof(m));
-	m.o = o;
-	m.lfd = m.ifd = -1;
-	m.wake[0] = m.wake[1] = -1;
-	pthread_mutex_init(&m.lock, NULL);
-	m.started = gfsp_now();
-	m.started_at = time(NULL);
-	gfsp_node_name(m.node, sizeof(m.node));
+	memset(m, 0, sizeof(*m));
+	m->o = o;
+	m->lfd = m->ifd = -1;
+	m->wake[0] = m->wake[1] = -1;
+	pthread_mutex_init(&m->lock, NULL);
+	m->started = gfsp_now();
+	m->started_at = time(NULL);
+	gfsp_node_name(m->node, sizeof(m->node));
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 	signal(SIGHUP, SIG_IGN);
 	lower_priority(o->cpus);
+}
+
+/* Confined, the state held and its directory ours, the socket, the
+ * record, the wake pipe and the server thread */
+static int
+set_up(struct mover *m, struct gfsp_error *err)
+{
+	const struct gfsp_mover_opts *o = m->o;
+	int rc;
 
 	gfsp_mover_registry();	/* resolved while the caller's cwd is ours */
 	/* no link below SRC or DEST followed, whoever plants one */
@@ -1158,136 +786,180 @@ gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
 	if (rc == 0)
 		rc = gfsp_confine(o->dst_root ? o->dst_root : o->dst, err);
 	if (rc == 0)
-		rc = gfsp_state_open(o->state_dir, 0, 1, &m.st, err);
-	if (rc == 0 && gfsp_state_interrupted(m.st))
-		gfsp_xfer_sweep(o->dst, m.st);
+		rc = gfsp_state_open(o->state_dir, 0, 1, &m->st, err);
+	if (rc == 0 && gfsp_state_interrupted(m->st))
+		gfsp_xfer_sweep(o->dst, m->st);
 	/* (by its descriptor: SRC's owner may have swapped the name) */
 	if (rc == 0)
-		rc = gfsp_state_fchdir(m.st, err);
+		rc = gfsp_state_fchdir(m->st, err);
 	if (rc == 0)
-		rc = listen_here(&m, err);
+		rc = listen_here(m, err);
 	if (rc == 0)
-		rc = write_record(&m, err);
-	if (rc == 0 && pipe2(m.wake, O_CLOEXEC | O_NONBLOCK) == 0)
-		term_fd = m.wake[1];
+		rc = write_record(m, err);
+	if (rc == 0 && pipe2(m->wake, O_CLOEXEC | O_NONBLOCK) == 0)
+		term_fd = m->wake[1];
 	else if (rc == 0)
 		rc = gfsp_error_errno(err, errno, "cannot make a pipe");
-	if (rc == 0 && (errno = pthread_create(&m.server, NULL, server, &m)))
+	if (rc == 0 && (errno = pthread_create(&m->server, NULL, server, m)))
 		rc = gfsp_error_errno(err, errno, "cannot start the server "
 				     "thread");
-	if (rc)
-		goto out;
-	started = 1;
-	m.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (m.ifd < 0)
-		gfsp_log_warn("no inotify (%s): closes are seen at the "
-			      "periodic passes only", strerror(errno));
-	else
-		watch_tree(&m, "");
-	/* listed in the registry, held for the mover's life (its entry
-	 * made and removed there, not by the registry's name again) */
-	m.reg = registry_entry(m.node, o->state_dir);
-	if (m.reg != NULL &&
+	return rc;
+}
+
+/* Listed in the registry, held for the mover's life (its entry made and
+ * removed there, not by the registry's name again) */
+static void
+enlist(struct mover *m)
+{
+	struct gfsp_error e = { 0 };
+
+	m->reg = gfsp_mover_entry(m->node, m->o->state_dir);
+	if (m->reg != NULL &&
 	    (gfsp_private_dir(gfsp_mover_registry(), 1, NULL, &e) != 0 ||
 	     gfsp_hold_private(gfsp_mover_registry(), &e) != 0)) {
 		gfsp_log_warn("%s; not listed there", e.msg);
-		gfsp_error_clear(&e);
-		free(m.reg);
-		m.reg = NULL;
+		free(m->reg);
+		m->reg = NULL;
 	}
-	if (m.reg != NULL) {
-		gfsp_unlink(m.reg, NULL);
-		if (gfsp_symlink(o->state_dir, m.reg, NULL) != 0) {
+	if (m->reg != NULL) {
+		gfsp_unlink(m->reg, NULL);
+		if (gfsp_symlink(m->o->state_dir, m->reg, NULL) != 0) {
 			gfsp_unconfine(gfsp_mover_registry());
-			free(m.reg);
-			m.reg = NULL;
+			free(m->reg);
+			m->reg = NULL;
 		}
 	}
-	gfsp_log_info("mover %d: '%s' -> '%s', a pass every %.0f s",
-		      (int)getpid(), o->src, o->dst, o->interval);
+}
+
+static void
+pass_or_warn(struct mover *m)
+{
+	struct gfsp_error e = { 0 };
+
+	if (pass(m, PASS_PERIODIC, &e) != 0)
+		gfsp_log_warn("%s", e.msg);
+}
+
+/* The main loop: a pass after a burst of closes and every INTERVAL
+ * seconds, the queued requests; until asked to stop or a SIGTERM */
+static void
+loop(struct mover *m)
+{
+	struct pollfd pfd[2];
+	char drain[64];
+	double next, due_close = 0, t;
+	int timeout;
 
 	/* whatever an earlier mover left: out first */
-	if (pass(&m, PASS_PERIODIC, &e) != 0)
-		gfsp_log_warn("%s", e.msg);
-	next = gfsp_now() + o->interval;
+	pass_or_warn(m);
+	next = gfsp_now() + m->o->interval;
 	for (;;) {
-		pthread_mutex_lock(&m.lock);
-		t = m.stop || got_term;
-		pthread_mutex_unlock(&m.lock);
+		pthread_mutex_lock(&m->lock);
+		t = m->stop || got_term;
+		pthread_mutex_unlock(&m->lock);
 		if (t)
 			break;
 		t = gfsp_now();
 		if (due_close > 0 && due_close <= t) {
 			due_close = 0;
-			if (pass(&m, PASS_PERIODIC, &e) != 0)
-				gfsp_log_warn("%s", e.msg);
+			pass_or_warn(m);
 		}
 		if (next <= t) {
-			if (pass(&m, PASS_PERIODIC, &e) != 0)
-				gfsp_log_warn("%s", e.msg);
-			next = gfsp_now() + o->interval;
+			pass_or_warn(m);
+			next = gfsp_now() + m->o->interval;
 		}
 		t = gfsp_now();
 		timeout = (int)(1000 * (GFSP_MIN(next, due_close > 0 ?
 				due_close : next) - t)) + 1;
-		pfd[0].fd = m.wake[0];
+		pfd[0].fd = m->wake[0];
 		pfd[0].events = POLLIN;
-		pfd[1].fd = m.ifd;
+		pfd[1].fd = m->ifd;
 		pfd[1].events = POLLIN;
-		if (poll(pfd, m.ifd >= 0 ? 2 : 1, GFSP_MAX(timeout, 0)) <= 0)
+		if (poll(pfd, m->ifd >= 0 ? 2 : 1, GFSP_MAX(timeout, 0)) <= 0)
 			continue;
-		if (m.ifd >= 0 && (pfd[1].revents & POLLIN)) {
-			read_events(&m);
-			if ((m.nclosed > 0 || m.overflow) && due_close == 0)
+		if (m->ifd >= 0 && (pfd[1].revents & POLLIN)) {
+			read_events(m);
+			if ((m->nclosed > 0 || m->overflow) && due_close == 0)
 				due_close = gfsp_now() + CLOSE_DELAY;
 		}
 		if (pfd[0].revents & POLLIN) {
-			while (read(m.wake[0], drain, sizeof(drain)) > 0)
+			while (read(m->wake[0], drain, sizeof(drain)) > 0)
 				;
-			serve_queue(&m);
+			serve_queue(m);
 		}
 	}
-out:
-	if (m.lfd >= 0) {
+}
+
+/* No more requests (the server thread joined, the queued ones answered
+ * with the status), and everything the mover held let go */
+static void
+wind_down(struct mover *m, int started)
+{
+	if (m->lfd >= 0) {
 		/* no more requests: the server thread's accept returns */
-		unlink(SOCK_NAME);
-		shutdown(m.lfd, SHUT_RDWR);
+		unlink(GFSP_MOVER_SOCK);
+		shutdown(m->lfd, SHUT_RDWR);
 		if (started)
-			pthread_join(m.server, NULL);
-		close(m.lfd);
+			pthread_join(m->server, NULL);
+		close(m->lfd);
 	}
 	/* requests still queued (a SIGTERM): their answer is the status */
-	pthread_mutex_lock(&m.lock);
-	while (m.nq > 0) {
-		int qfd = m.queue[--m.nq];
-		json_object *st = status(&m, "the mover was stopped");
+	pthread_mutex_lock(&m->lock);
+	while (m->nq > 0) {
+		int qfd = m->queue[--m->nq];
+		json_object *st = status(m, "the mover was stopped");
 
 		answer(qfd, st);
 		close(qfd);
 	}
-	pthread_mutex_unlock(&m.lock);
-	if (m.wake[0] >= 0) {
+	pthread_mutex_unlock(&m->lock);
+	if (m->wake[0] >= 0) {
 		term_fd = -1;
-		close(m.wake[0]);
-		close(m.wake[1]);
+		close(m->wake[0]);
+		close(m->wake[1]);
 	}
 	/* listed until a wait saw everything out: a mover stopped or
 	 * killed before that is reported by the next --wait or --status
 	 * with what it left (gfsp_mover_gone) */
-	if (m.reg != NULL) {
-		if (m.saved)
-			gfsp_unlink(m.reg, NULL);
+	if (m->reg != NULL) {
+		if (m->saved)
+			gfsp_unlink(m->reg, NULL);
 		gfsp_unconfine(gfsp_mover_registry());
-		free(m.reg);
+		free(m->reg);
 	}
-	if (m.ifd >= 0)
-		close(m.ifd);
-	gfsp_strv_free(m.wrel, m.nw);
-	free(m.wd);
-	gfsp_strv_free(m.closed, m.nclosed);
-	json_object_put(m.failed);
-	json_object_put(m.pending);
-	gfsp_state_close(m.st);
+	if (m->ifd >= 0)
+		close(m->ifd);
+	gfsp_strv_free(m->wrel, m->nw);
+	free(m->wd);
+	gfsp_strv_free(m->closed, m->nclosed);
+	json_object_put(m->failed);
+	json_object_put(m->pending);
+	gfsp_state_close(m->st);
+}
+
+int
+gfsp_mover_run(const struct gfsp_mover_opts *o, struct gfsp_error *err)
+{
+	struct mover m;
+	int rc;
+
+	begin(&m, o);
+	rc = set_up(&m, err);
+	if (rc == 0) {
+		m.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (m.ifd < 0)
+			gfsp_log_warn("no inotify (%s): closes are seen at "
+				      "the periodic passes only",
+				      strerror(errno));
+		else
+			watch_tree(&m, "");
+		enlist(&m);
+		gfsp_log_info("mover %d: '%s' -> '%s', a pass every %.0f s",
+			      (int)getpid(), o->src, o->dst, o->interval);
+		loop(&m);
+	}
+	/* (a server thread to join only when set_up succeeded) */
+	wind_down(&m, rc == 0);
 	if (rc == 0)
 		gfsp_log_info("mover %d: done after %llu passes, %llu files",
 			      (int)getpid(), (unsigned long long)m.passes,

@@ -672,6 +672,179 @@ splittable(const struct stage *s, const struct gfsp_sfile *f)
 	       strcmp(ops->name, "posix") == 0;
 }
 
+/* The slots pieces go to (see plan), and this rank's (-1: none) */
+static int
+slots(const struct stage *s, int *myslot)
+{
+	if (s->o->way == GFSP_STAGE_IN && !s->o->scatter) {
+		*myslot = s->lrank < s->min_movers ? s->lrank : -1;
+		return s->min_movers;
+	}
+	if (s->o->way == GFSP_STAGE_IN) {
+		*myslot = s->rank;	/* slot r: rank r */
+		return s->nprocs;
+	}
+	*myslot = s->lrank < s->movers ? s->lrank : -1;
+	return s->movers;
+}
+
+/* The least loaded of nslots slots */
+static int
+least(const uint64_t *load, int nslots)
+{
+	int sl = 0, t;
+
+	for (t = 1; t < nslots; t++)
+		if (load[t] < load[sl])
+			sl = t;
+	return sl;
+}
+
+/* One more piece at the end of *all (*nall of *cap); its reader the
+ * slot, for now */
+static int
+add_piece(struct gfsp_piece **all, size_t *nall, size_t *cap, uint32_t file,
+	  uint32_t np, uint64_t off, uint64_t len, int slot)
+{
+	struct gfsp_piece *p;
+
+	if (*nall == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		p = realloc(*all, *cap * sizeof(*p));
+		if (p == NULL)
+			return GFSP_ENOMEM;
+		*all = p;
+	}
+	p = &(*all)[(*nall)++];
+	memset(p, 0, sizeof(*p));
+	p->file = file;
+	p->npieces = np;
+	p->off = off;
+	p->len = len;
+	p->bcomm = MPI_COMM_NULL;
+	p->reader = slot;
+	return 0;
+}
+
+/*
+ * Every file to copy, largest first, cut into pieces (when splittable
+ * and over two pieces long, its index added to s->split), each given the
+ * least loaded slot; --scatter keeps a file's pieces with its first (on
+ * one node).  The pieces in file and offset order into *all.
+ */
+static int
+cut(struct stage *s, int nslots, struct gfsp_piece **all, size_t *nall,
+    struct gfsp_error *err)
+{
+	const uint64_t piece = piece_size(s);
+	uint64_t *load = calloc((size_t)nslots, sizeof(*load)), off, len;
+	struct order *ord = malloc((s->fl.n + 1) * sizeof(*ord));
+	size_t cap = 0, i, n = 0;
+	int rc = 0, sl, isplit;
+	uint32_t j, np;
+
+	if (load == NULL || ord == NULL)
+		rc = OOM(err);
+	for (i = 0; rc == 0 && i < s->fl.n; i++)
+		if (s->fl.v[i].type == GFSP_SF_FILE && s->res[i].rc == 0) {
+			ord[n].size = s->fl.v[i].st.size;
+			ord[n++].file = (uint32_t)i;
+		}
+	if (rc == 0)
+		qsort(ord, n, sizeof(*ord), order_cmp);
+	for (i = 0; rc == 0 && i < n; i++) {
+		const struct gfsp_sfile *f = &s->fl.v[ord[i].file];
+
+		isplit = f->st.size > 2 * piece && splittable(s, f);
+		np = isplit ? (uint32_t)((f->st.size + piece - 1) / piece) : 1;
+		if (isplit)
+			s->split[s->nsplit++] = ord[i].file;
+		for (off = 0, j = 0; rc == 0 && j < np; j++, off += len) {
+			len = isplit ? GFSP_MIN(piece, f->st.size - off)
+				     : f->st.size;
+			sl = s->o->scatter && j > 0 ? (*all)[*nall - 1].reader :
+			     least(load, nslots);
+			load[sl] += GFSP_MAX(len, (uint64_t)4096);
+			rc = add_piece(all, nall, &cap, ord[i].file, np, off,
+				       len, sl);
+		}
+	}
+	if (rc == GFSP_ENOMEM)
+		rc = OOM(err);
+	if (rc == 0)
+		qsort(*all, *nall, sizeof(**all), piece_cmp);
+	free(load);
+	free(ord);
+	return rc;
+}
+
+/* This rank's pieces into s->p; forwarded pieces (stage-in over several
+ * nodes) read on the least loaded node of their slot */
+static int
+keep_mine(struct stage *s, const struct gfsp_piece *all, size_t nall,
+	  int myslot, int nslots, struct gfsp_error *err)
+{
+	const int forward = s->o->way == GFSP_STAGE_IN && !s->o->scatter &&
+			    s->nnodes > 1;
+	uint64_t *readload = calloc((size_t)s->nnodes * (size_t)nslots,
+				    sizeof(*readload)), *rl;
+	size_t i;
+	int reader;
+
+	s->p = malloc((nall + 1) * sizeof(*s->p));
+	if (readload == NULL || s->p == NULL) {
+		free(readload);
+		return OOM(err);
+	}
+	for (i = 0; i < nall; i++) {
+		reader = 0;
+		if (forward) {
+			rl = readload + (size_t)all[i].reader * s->nnodes;
+			reader = least(rl, s->nnodes);
+			rl[reader] += GFSP_MAX(all[i].len, (uint64_t)4096);
+		}
+		if (all[i].reader != myslot)
+			continue;
+		s->p[s->np] = all[i];
+		s->p[s->np].bcomm = forward ? s->slot : MPI_COMM_NULL;
+		s->p[s->np].reader = reader;
+		s->np++;
+		s->plan.bytes += all[i].len;
+		s->plan.pieces++;
+	}
+	free(readload);
+	return 0;
+}
+
+/* --scatter: which node makes each file (a second name lives with its
+ * first) */
+static int
+scatter_nodes(struct stage *s, const struct gfsp_piece *all, size_t nall,
+	      struct gfsp_error *err)
+{
+	int *nodeof = malloc((size_t)s->nprocs * sizeof(int)), rc;
+	size_t i, k;
+
+	if (nodeof == NULL)
+		return OOM(err);
+	rc = gfsp_mpi_check(gfsp_allgather(&s->nindex, 1, MPI_INT, nodeof, 1,
+					  MPI_INT, s->comm),
+			   "MPI_Allgather", err);
+	for (i = 0; rc == 0 && i < nall; i++)
+		s->fl.v[all[i].file].node = nodeof[all[i].reader];
+	free(nodeof);
+	for (i = 0; rc == 0 && i < s->fl.n; i++) {
+		struct gfsp_sfile *f = &s->fl.v[i];
+
+		if (f->type != GFSP_SF_HARDLINK)
+			continue;
+		for (k = 0; k < s->fl.n; k++)
+			if (strcmp(s->fl.v[k].rel, f->link) == 0)
+				f->node = s->fl.v[k].node;
+	}
+	return rc;
+}
+
 /*
  * Every rank computes the same plan from the same list; each keeps its
  * own pieces.  Slots: the ranks a piece may go to (in: the slot
@@ -681,146 +854,17 @@ splittable(const struct stage *s, const struct gfsp_sfile *f)
 static int
 plan(struct stage *s, struct gfsp_error *err)
 {
-	const uint64_t piece = piece_size(s);
-	const int forward = s->o->way == GFSP_STAGE_IN && !s->o->scatter &&
-			    s->nnodes > 1;
-	int nslots, myslot, isplit;
-	uint64_t *load = NULL, *readload = NULL, off, len;
-	struct order *ord = NULL;
 	struct gfsp_piece *all = NULL;
-	size_t nall = 0, cap = 0, i, n = 0, k;
-	int rc = 0, sl, j;
+	size_t nall = 0;
+	int nslots, myslot, rc;
 
-	if (s->o->way == GFSP_STAGE_IN && !s->o->scatter) {
-		nslots = s->min_movers;
-		myslot = s->lrank < s->min_movers ? s->lrank : -1;
-	} else if (s->o->way == GFSP_STAGE_IN) {
-		nslots = s->nprocs;	/* slot r: rank r */
-		myslot = s->rank;
-	} else {
-		nslots = s->movers;
-		myslot = s->lrank < s->movers ? s->lrank : -1;
-	}
-	load = calloc((size_t)nslots, sizeof(*load));
-	readload = calloc((size_t)s->nnodes * (size_t)nslots,
-			  sizeof(*readload));
-	ord = malloc((s->fl.n + 1) * sizeof(*ord));
+	nslots = slots(s, &myslot);
 	s->split = malloc((s->fl.n + 1) * sizeof(*s->split));
-	if (load == NULL || readload == NULL || ord == NULL ||
-	    s->split == NULL) {
-		rc = OOM(err);
-		goto out;
-	}
-	for (i = 0; i < s->fl.n; i++)
-		if (s->fl.v[i].type == GFSP_SF_FILE && s->res[i].rc == 0) {
-			ord[n].size = s->fl.v[i].st.size;
-			ord[n++].file = (uint32_t)i;
-		}
-	qsort(ord, n, sizeof(*ord), order_cmp);
-
-	for (k = 0; k < n; k++) {
-		const struct gfsp_sfile *f = &s->fl.v[ord[k].file];
-		uint32_t np = 1;
-
-		isplit = f->st.size > 2 * piece && splittable(s, f);
-		if (isplit) {
-			np = (uint32_t)((f->st.size + piece - 1) / piece);
-			s->split[s->nsplit++] = ord[k].file;
-		}
-		/* --scatter: the file's pieces stay on the node of its
-		 * first piece's rank */
-		for (off = 0, j = 0; j < (int)np; j++, off += len) {
-			len = isplit ? GFSP_MIN(piece, f->st.size - off)
-				     : f->st.size;
-			/* the least loaded slot; --scatter keeps a file's
-			 * pieces with its first (on one node) */
-			if (s->o->scatter && j > 0) {
-				sl = all[nall - 1].reader;
-			} else {
-				sl = 0;
-				for (int t = 1; t < nslots; t++)
-					if (load[t] < load[sl])
-						sl = t;
-			}
-			load[sl] += GFSP_MAX(len, (uint64_t)4096);
-			if (nall == cap) {
-				struct gfsp_piece *v;
-
-				cap = cap ? 2 * cap : 64;
-				v = realloc(all, cap * sizeof(*v));
-				if (v == NULL) {
-					rc = OOM(err);
-					goto out;
-				}
-				all = v;
-			}
-			memset(&all[nall], 0, sizeof(all[nall]));
-			all[nall].file = ord[k].file;
-			all[nall].npieces = np;
-			all[nall].off = off;
-			all[nall].len = len;
-			all[nall].bcomm = MPI_COMM_NULL;
-			all[nall].reader = sl;	/* the slot, for now */
-			nall++;
-		}
-	}
-	qsort(all, nall, sizeof(*all), piece_cmp);
-
-	/* keep mine; choose the reading node of forwarded pieces */
-	s->p = malloc((nall + 1) * sizeof(*s->p));
-	if (s->p == NULL) {
-		rc = OOM(err);
-		goto out;
-	}
-	for (i = 0; i < nall; i++) {
-		int slot = all[i].reader, reader = 0;
-
-		if (forward) {
-			uint64_t *rl = readload + (size_t)slot * s->nnodes;
-
-			for (int t = 1; t < s->nnodes; t++)
-				if (rl[t] < rl[reader])
-					reader = t;
-			rl[reader] += GFSP_MAX(all[i].len, (uint64_t)4096);
-		}
-		if (slot != myslot)
-			continue;
-		s->p[s->np] = all[i];
-		s->p[s->np].bcomm = forward ? s->slot : MPI_COMM_NULL;
-		s->p[s->np].reader = reader;
-		s->np++;
-		s->plan.bytes += all[i].len;
-		s->plan.pieces++;
-	}
-	/* --scatter: which node makes each file */
-	if (s->o->way == GFSP_STAGE_IN && s->o->scatter) {
-		int *nodeof = malloc((size_t)s->nprocs * sizeof(int));
-
-		if (nodeof == NULL) {
-			rc = OOM(err);
-			goto out;
-		}
-		rc = gfsp_mpi_check(gfsp_allgather(&s->nindex, 1, MPI_INT,
-						  nodeof, 1, MPI_INT, s->comm),
-				   "MPI_Allgather", err);
-		for (i = 0; rc == 0 && i < nall; i++)
-			s->fl.v[all[i].file].node = nodeof[all[i].reader];
-		free(nodeof);
-		/* a second name lives with its first */
-		for (i = 0; rc == 0 && i < s->fl.n; i++) {
-			struct gfsp_sfile *f = &s->fl.v[i];
-
-			if (f->type != GFSP_SF_HARDLINK)
-				continue;
-			for (k = 0; k < s->fl.n; k++)
-				if (strcmp(s->fl.v[k].rel, f->link) == 0)
-					f->node = s->fl.v[k].node;
-		}
-	}
-out:
-	free(load);
-	free(readload);
-	free(ord);
+	rc = s->split == NULL ? OOM(err) : cut(s, nslots, &all, &nall, err);
+	if (rc == 0)
+		rc = keep_mine(s, all, nall, myslot, nslots, err);
+	if (rc == 0 && s->o->way == GFSP_STAGE_IN && s->o->scatter)
+		rc = scatter_nodes(s, all, nall, err);
 	free(all);
 	return rc;
 }
@@ -1384,16 +1428,134 @@ stage_free(struct stage *s)
 	free(s->confined);
 }
 
+/* The run set up, listed and prepared; xo's nonce, one for the run's
+ * new temporary names (pieces of a file that ranks of a node write meet
+ * in one) */
+static int
+start_run(struct stage *s, struct gfsp_xfer_opts *xo, struct gfsp_error *err)
+{
+	int rc;
+
+	rc = setup(s, err);
+	xo->nonce = gfsp_random64();
+	if (rc == 0)
+		rc = gfsp_mpi_check(gfsp_bcast(&xo->nonce, 1, MPI_UINT64_T, 0,
+					      s->comm), "MPI_Bcast", err);
+	gfsp_watch_phase("listing");
+	if (rc == 0)
+		rc = s->o->way == GFSP_STAGE_IN ? list_in(s, err)
+		    : list_out(s, err);
+	gfsp_watch_phase("preparing");
+	if (rc == 0)
+		test_hook(s, "preparing");
+	if (rc == 0)
+		rc = prepare(s, err);
+	return rc;
+}
+
+/* The transfer engine made and the plan agreed on; what is in place
+ * already dropped from it */
+static int
+make_plan(struct stage *s, struct gfsp_xfer_opts *xo, struct gfsp_error *err)
+{
+	const struct gfsp_stage_opts *o = s->o;
+	struct gfsp_stage_opts o2 = *o;
+	int rc, writers;
+
+	/* --bwlimit is a node's: shared by the node's ranks that write */
+	if (xo->bwlimit > 0) {
+		writers = o->way == GFSP_STAGE_IN && !o->scatter ?
+			  s->min_movers : o->way == GFSP_STAGE_IN ? s->ppn :
+			  s->movers;
+		xo->bwlimit = GFSP_MAX(xo->bwlimit / (uint64_t)writers, 1);
+	}
+	if (s->res == NULL)
+		s->res = calloc(s->fl.n + 1, sizeof(*s->res));
+	s->skip = calloc(s->fl.n + 1, 1);
+	rc = s->res == NULL || s->skip == NULL ? OOM(err) : 0;
+	if (rc == 0)
+		rc = gfsp_xfer_new(xo, &s->fl, s->root, s->st, s->res, NULL,
+				   &s->x, err);
+	rc = gfsp_agree(s->comm, rc, err);
+	if (rc == 0) {
+		o2.x = *xo;
+		s->o = &o2;
+		rc = plan(s, err);
+		s->o = o;
+	}
+	rc = gfsp_agree(s->comm, rc, err);
+	if (rc == 0)
+		rc = check_present(s, err);
+	if (rc == 0)
+		drop_present(s);
+	return rc;
+}
+
+/* The pieces copied and the files installed: directories, split files'
+ * parts joined, links; the journal compacted */
+static int
+copy_all(struct stage *s, struct gfsp_error *err)
+{
+	uint64_t total = 0;
+	int rc;
+
+	make_dirs(s);
+	rc = gfsp_agree(s->comm, 0, err);
+	if (rc == 0)
+		rc = gfsp_mpi_check(gfsp_allreduce(&s->plan.bytes, &total, 1,
+		    MPI_UINT64_T, MPI_SUM, s->comm), "MPI_Allreduce", err);
+	if (rc)
+		return rc;
+	s->prog = gfsp_progress_start(s->comm, s->o->way == GFSP_STAGE_IN ?
+				      "stage-in" : "stage-out", total);
+	gfsp_xfer_set_progress(s->x, s->prog);
+	gfsp_watch_phase("copying");
+	rc = gfsp_xfer_run(s->x, s->p, s->np, err);
+	rc = gfsp_agree(s->comm, rc, err);
+	gfsp_watch_phase("installing");
+	if (rc == 0)
+		rc = finish_split(s, err);
+	rc = gfsp_agree(s->comm, rc, err);
+	if (rc == 0)
+		make_links(s);
+	rc = gfsp_agree(s->comm, rc, err);
+	if (rc == 0 && s->lrank == 0 && s->st != NULL) {
+		rc = gfsp_state_compact(s->st, err);
+		if (rc) {	/* the copies stand; the next run redoes */
+			gfsp_log_warn("%s", err->msg);
+			gfsp_error_clear(err);
+			rc = 0;
+		}
+	}
+	rc = gfsp_agree(s->comm, rc, err);
+	if (s->prog)
+		gfsp_progress_finish(s->prog);
+	return rc;
+}
+
+/* A dry run: what would be deleted, the plan, what is skipped */
+static int
+dry_run(struct stage *s, struct gfsp_stage_result *res,
+	struct gfsp_error *err)
+{
+	int rc = 0;
+
+	if (s->o->delete)
+		rc = prune(s, res, err);
+	report_plan(s, res);
+	res->skipped = count_skipped(s);
+	return rc;
+}
+
 int
 gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 	  struct gfsp_stage_result *res, struct gfsp_error *err)
 {
 	struct stage s;
 	struct gfsp_xfer_opts xo = o->x;
-	uint64_t total = 0;
 	double t0 = gfsp_now();
 	size_t i;
-	int rc;
+	int rc, failed;
 
 	memset(res, 0, sizeof(*res));
 	memset(&s, 0, sizeof(s));
@@ -1407,54 +1569,9 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 	 * install itself) */
 	if (o->dry_run)
 		xo.checksum = 0;
-
-	rc = setup(&s, err);
-	/* one nonce for the run's new temporary names: pieces of a file
-	 * that ranks of a node write meet in one */
-	xo.nonce = gfsp_random64();
+	rc = start_run(&s, &xo, err);
 	if (rc == 0)
-		rc = gfsp_mpi_check(gfsp_bcast(&xo.nonce, 1, MPI_UINT64_T, 0,
-					      comm), "MPI_Bcast", err);
-	gfsp_watch_phase("listing");
-	if (rc == 0)
-		rc = o->way == GFSP_STAGE_IN ? list_in(&s, err)
-		    : list_out(&s, err);
-	gfsp_watch_phase("preparing");
-	if (rc == 0)
-		test_hook(&s, "preparing");
-	if (rc == 0)
-		rc = prepare(&s, err);
-	if (rc)
-		goto out;
-	/* --bwlimit is a node's: shared by the node's ranks that write */
-	if (xo.bwlimit > 0) {
-		int writers = o->way == GFSP_STAGE_IN && !o->scatter ?
-			      s.min_movers : o->way == GFSP_STAGE_IN ? s.ppn :
-			      s.movers;
-
-		xo.bwlimit = GFSP_MAX(xo.bwlimit / (uint64_t)writers, 1);
-	}
-	if (s.res == NULL)
-		s.res = calloc(s.fl.n + 1, sizeof(*s.res));
-	s.skip = calloc(s.fl.n + 1, 1);
-	rc = s.res == NULL || s.skip == NULL ? OOM(err) : 0;
-	if (rc == 0)
-		rc = gfsp_xfer_new(&xo, &s.fl, s.root, s.st, s.res, NULL,
-				   &s.x, err);
-	rc = gfsp_agree(comm, rc, err);
-	if (rc == 0) {
-		struct gfsp_stage_opts o2 = *o;
-
-		o2.x = xo;
-		s.o = &o2;
-		rc = plan(&s, err);
-		s.o = o;
-	}
-	rc = gfsp_agree(comm, rc, err);
-	if (rc == 0)
-		rc = check_present(&s, err);
-	if (rc == 0)
-		drop_present(&s);
+		rc = make_plan(&s, &xo, err);
 	if (rc)
 		goto out;
 	res->ranks = s.nprocs;
@@ -1464,46 +1581,10 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 			res->planned_bytes += s.fl.v[i].st.size;
 	res->listed = s.fl.n;
 	if (o->dry_run) {
-		if (o->delete)
-			rc = prune(&s, res, err);
-		report_plan(&s, res);
-		res->skipped = count_skipped(&s);
+		rc = dry_run(&s, res, err);
 		goto out;
 	}
-
-	make_dirs(&s);
-	rc = gfsp_agree(comm, 0, err);
-	if (rc)
-		goto out;
-	rc = gfsp_mpi_check(gfsp_allreduce(&s.plan.bytes, &total, 1,
-					  MPI_UINT64_T, MPI_SUM, comm),
-			   "MPI_Allreduce", err);
-	if (rc)
-		goto out;
-	s.prog = gfsp_progress_start(comm, o->way == GFSP_STAGE_IN ?
-				     "stage-in" : "stage-out", total);
-	gfsp_xfer_set_progress(s.x, s.prog);
-	gfsp_watch_phase("copying");
-	rc = gfsp_xfer_run(s.x, s.p, s.np, err);
-	rc = gfsp_agree(comm, rc, err);
-	gfsp_watch_phase("installing");
-	if (rc == 0)
-		rc = finish_split(&s, err);
-	rc = gfsp_agree(comm, rc, err);
-	if (rc == 0)
-		make_links(&s);
-	rc = gfsp_agree(comm, rc, err);
-	if (rc == 0 && s.lrank == 0 && s.st != NULL) {
-		rc = gfsp_state_compact(s.st, err);
-		if (rc) {	/* the copies stand; the next run redoes */
-			gfsp_log_warn("%s", err->msg);
-			gfsp_error_clear(err);
-			rc = 0;
-		}
-	}
-	rc = gfsp_agree(comm, rc, err);
-	if (s.prog)
-		gfsp_progress_finish(s.prog);
+	rc = copy_all(&s, err);
 	if (rc == 0 && o->delete) {
 		gfsp_watch_phase("deleting");
 		test_hook(&s, "deleting");
@@ -1517,8 +1598,7 @@ out:
 	res->seconds = gfsp_now() - t0;
 	stage_free(&s);
 	if (rc == 0) {
-		int failed = s.rank == 0 && res->failed > 0;
-
+		failed = s.rank == 0 && res->failed > 0;
 		gfsp_bcast(&failed, 1, MPI_INT, 0, comm);
 		if (failed)
 			rc = gfsp_error_set(err, GFSP_EIO, "some entries were "

@@ -158,7 +158,10 @@ gfsp_write_whole(const char *path, const char *tmp, const void *buf,
 	/* a name of the caller's own, left by a run that died: ours */
 	if (own == NULL)
 		gfsp_unlink(tmp, &le);
-	rc = write_new(tmp, buf, len, mode, flags, err);
+	gfsp_error_clear(&le);
+	rc = write_new(tmp, buf, len, mode, flags, &le);
+	if (rc)		/* named by what the caller asked for, then why */
+		gfsp_error_set(err, rc, "cannot write '%s': %s", path, le.msg);
 	if (rc == 0)
 		rc = gfsp_install(tmp, path, NULL, flags & ~GFSP_PUT_SYNC, err);
 	if (rc) {
