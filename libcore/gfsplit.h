@@ -23,6 +23,12 @@
 extern "C" {
 #endif
 
+/* libcore is compiled with hidden visibility: what this header declares is
+ * what libgfsplit.so.0 exports (libcore/libgfsplit.map lists the same) */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility push(default)
+#endif
+
 #define GFSPLIT_VERSION "0.1.0"
 
 /* ------------------------------------------------------------------ errors */
@@ -225,6 +231,10 @@ int gfsp_layout_map(const struct gfsp_layout *l, uint64_t goff, uint64_t len,
  * bytes read in *got (short only at end of file). */
 int gfsp_layout_pread(struct gfsp_layout *l, void *buf, uint64_t len,
 		     uint64_t goff, uint64_t *got, struct gfsp_error *err);
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

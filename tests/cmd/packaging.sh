@@ -4,8 +4,9 @@
 # no directory of install's left), the section 7 pages naming the
 # configured preload directory, the man pages' lint, .TH lines and width
 # (80 columns), the Spack recipe and its sha256 against `make dist`, the
-# module files, a build with Open MPI, and `make deb` (the Debian packages,
-# their contents and dependencies, lintian clean).
+# module files, the shared library's exports against gfsplit.h, a build
+# with Open MPI, and `make deb` (the Debian packages, their contents and
+# dependencies, lintian clean).
 . "$(dirname "$0")/../lib.sh"
 
 version=$(sed -n 's/^#define GFSPLIT_VERSION "\(.*\)"/\1/p' "$TOP/libcore/gfsplit.h")
@@ -144,6 +145,45 @@ else
 		"$(tail -n 12 "$TMPD/spack.out")"
 fi
 recipe_sha=$(sed -n 's/^sha256 //p' "$TMPD/spack.out")
+
+# ---- the shared library's ABI: libgfsplit.so.0 exports the functions
+# gfsplit.h declares and nothing else (libcore/libgfsplit.map); the rest of
+# libcore is internal.  declared HEADER: every gfsp_NAME( outside comments
+# and preprocessor lines (the header has no function bodies and no
+# function pointers); exported LIB: every global symbol LIB defines, but
+# its version node (type A); abi_diff HEADER LIB: "extra NAME" for a
+# symbol exported and not declared, "missing NAME" for one declared and
+# not exported, nothing when they agree
+declared() {
+	gcc -fpreprocessed -dD -E -P "$1" | grep -v '^#' | tr '\n' ' ' |
+		grep -o '\bgfsp_[A-Za-z0-9_]*[[:space:]]*(' | sed 's/[[:space:]]*($//' | sort -u
+}
+exported() {
+	nm -D --defined-only "$1" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort -u
+}
+abi_diff() {
+	comm -3 <(declared "$1") <(exported "$2") | sed -e 's/^\t/extra /' -e '/^extra /!s/^/missing /'
+}
+so=$(dirname "$BIN")/lib/libgfsplit.so.0
+h=$TOP/libcore/gfsplit.h
+if [ ! -f "$so" ]; then
+	not_ok "libgfsplit.so.0 exports what gfsplit.h declares" "no $so (build first)"
+else
+	d=$(abi_diff "$h" "$so")
+	n=$(declared "$h" | wc -l)
+	[ -z "$d" ] && [ "$n" -gt 0 ] && ok "libgfsplit.so.0 exports the $n functions gfsplit.h declares, no other symbol" ||
+		not_ok "libgfsplit.so.0 exports the functions gfsplit.h declares, no other symbol" \
+			"$n declared;" "$d"
+	# the check fails on a header with a declaration less, or one more
+	grep -vx 'void gfsp_view_free(struct gfsp_view \*v);' "$h" >"$TMPD/less.h"
+	d=$(abi_diff "$TMPD/less.h" "$so")
+	[ "$d" = "extra gfsp_view_free" ] && ok "  and names an export gfsplit.h does not declare" ||
+		not_ok "  and names an export gfsplit.h does not declare" "$d"
+	sed 's/^#endif \/\* GFSPLIT_H \*\//int gfsp_not_exported(void);\n&/' "$h" >"$TMPD/more.h"
+	d=$(abi_diff "$TMPD/more.h" "$so")
+	[ "$d" = "missing gfsp_not_exported" ] && ok "  and a declared function it does not export" ||
+		not_ok "  and a declared function it does not export" "$d"
+fi
 
 if [ -n "$asan" ]; then
 	skip "make install, uninstall and deb" "the sanitizer build: make check runs them"
