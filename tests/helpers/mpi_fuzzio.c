@@ -188,7 +188,7 @@
 
 #include <mpi.h>
 
-#include "mpi_err.h"
+#include "testutil.h"
 #include "rng.h"
 
 #define MAXP		4		/* ranks a job may have */
@@ -345,28 +345,12 @@ shuffle(int *v, int n)
 static uint64_t cur_seed;		/* the job running, for messages */
 static int tester_bug;			/* this job found a bug of its own */
 
-/* one write per line: the ranks share stderr */
-static int __attribute__((format(printf, 1, 2)))
-fail(const char *f, ...)
+/* the job running is seed's: every message names it (fail()'s context) */
+static void
+set_cur_seed(uint64_t seed)
 {
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, f);
-	vsnprintf(msg, sizeof(msg), f, ap);
-	va_end(ap);
-	fprintf(stderr, "%s: rank %d: seed %" PRIu64 ": %s\n", prog, me, cur_seed, msg);
-	return -1;
-}
-
-static int
-mpi_fail(const char *call, int rc)
-{
-	char c[256];
-
-	snprintf(c, sizeof(c), "seed %" PRIu64 ": %s", cur_seed, call);
-	mpi_report(prog, me, c, rc);
-	return -1;
+	cur_seed = seed;
+	snprintf(test_context, sizeof(test_context), "seed %" PRIu64, seed);
 }
 
 static void __attribute__((format(printf, 1, 2)))
@@ -379,19 +363,7 @@ bug(const char *f, ...)
 	vsnprintf(msg, sizeof(msg), f, ap);
 	va_end(ap);
 	if (tester_bug++ < 3)
-		fprintf(stderr, "%s: rank %d: seed %" PRIu64 ": tester bug: %s\n", prog,
-			me, cur_seed, msg);
-}
-
-/* every rank learns whether any rank failed */
-static int
-agree(int rc)
-{
-	int bad = rc != 0, any = 1;
-
-	if (MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
-		return -1;
-	return any ? -1 : 0;
+		fail("tester bug: %s", msg);
 }
 
 /* ---- byte maps ------------------------------------------------------------ */
@@ -2626,7 +2598,7 @@ io_prepare(const struct job *j, int p, const struct acc *a, struct io *io)
 		if (rc == MPI_SUCCESS)
 			rc = MPI_Type_commit(&io->t);
 		if (rc != MPI_SUCCESS)
-			return mpi_fail("MPI_Type_create_hindexed/struct (MPI_BOTTOM)", rc);
+			return must(rc, "MPI_Type_create_hindexed/struct (MPI_BOTTOM)");
 		io->own_t = 1;
 		io->arg = MPI_BOTTOM;
 		io->count = 1;
@@ -2884,7 +2856,7 @@ check_pos(struct run_ctx *x, int p, const struct acc *a)
 		return 0;
 	rc = MPI_File_get_position(acc_fh(x, a), &pos);
 	if (rc != MPI_SUCCESS)
-		return mpi_fail("MPI_File_get_position", rc);
+		return must(rc, "MPI_File_get_position");
 	if (pos != a->pos_after) {
 		x->bad = 1;
 		fail("phase %d access %d %s: MPI_File_get_position says %lld, expected %lld",
@@ -2927,7 +2899,7 @@ run_accs(struct run_ctx *x, int p, struct acc **v, int n, int batch, int coll)
 		if (a->seek != SEEK_NONE) {
 			mrc = MPI_File_seek(acc_fh(x, a), a->seekarg, a->seek == SEEK_SET_ ?
 					    MPI_SEEK_SET : MPI_SEEK_CUR);
-			if (mrc != MPI_SUCCESS && (rc = mpi_fail("MPI_File_seek", mrc)) && !coll)
+			if (mrc != MPI_SUCCESS && (rc = must(mrc, "MPI_File_seek")) && !coll)
 				break;
 		}
 		cov.path[a->rd][a->path]++;
@@ -2945,7 +2917,7 @@ run_accs(struct run_ctx *x, int p, struct acc **v, int n, int batch, int coll)
 			   io[i].count, io[i].t, &io[i].st, &rq[i], &half);
 		snprintf(name, sizeof(name), "%s%s", path_name(a->path, a->rd), half);
 		if (mrc != MPI_SUCCESS) {
-			rc = mpi_fail(name, mrc);
+			rc = must(mrc, name);
 			continue;
 		}
 		io[i].posted = 1;
@@ -2953,7 +2925,7 @@ run_accs(struct run_ctx *x, int p, struct acc **v, int n, int batch, int coll)
 		if ((a->path & P_NB) && !batch) {
 			mrc = MPI_Wait(&rq[i], &io[i].st);
 			if (mrc != MPI_SUCCESS) {
-				rc = mpi_fail("MPI_Wait", mrc);
+				rc = must(mrc, "MPI_Wait");
 				continue;
 			}
 		}
@@ -2965,7 +2937,7 @@ run_accs(struct run_ctx *x, int p, struct acc **v, int n, int batch, int coll)
 	if (batch && nposted) {
 		mrc = MPI_Waitall(nposted, rq, sts);
 		if (mrc != MPI_SUCCESS)
-			rc = mpi_fail("MPI_Waitall", mrc);
+			rc = must(mrc, "MPI_Waitall");
 		for (i = 0; i < nposted && mrc == MPI_SUCCESS; i++)
 			if (io[i].posted) {
 				io[i].st = sts[i];
@@ -3030,7 +3002,7 @@ run_step(struct run_ctx *x, int p, int s, int *pend)
 	case ST_SEEKSH:
 		i = MPI_File_seek_shared(x->fh, 0, MPI_SEEK_SET);
 		if (i != MPI_SUCCESS)
-			rc = mpi_fail("MPI_File_seek_shared", i);
+			rc = must(i, "MPI_File_seek_shared");
 		break;
 	case ST_UNSYNC:		/* no MPI_File_sync: see gen_unsync() */
 		if (st->sep == 0)
@@ -3041,7 +3013,7 @@ run_step(struct run_ctx *x, int p, int s, int *pend)
 			i = MPI_File_set_view(x->fh, w->disp, ph->et->t, w->ft->t, "native",
 					      MPI_INFO_NULL);
 			if (i != MPI_SUCCESS)
-				rc = mpi_fail("MPI_File_set_view (another rank's view)", i);
+				rc = must(i, "MPI_File_set_view (another rank's view)");
 			if (agree(rc))
 				return -1;
 		}
@@ -3064,7 +3036,7 @@ run_step(struct run_ctx *x, int p, int s, int *pend)
 		int mrc = MPI_File_get_position_shared(x->fh, &sp);
 
 		if (mrc != MPI_SUCCESS) {
-			*pend = mpi_fail("MPI_File_get_position_shared", mrc);
+			*pend = must(mrc, "MPI_File_get_position_shared");
 		} else if (st->sp_after >= 0 && sp != st->sp_after) {
 			x->bad = 1;
 			fail("phase %d step %d (%s): MPI_File_get_position_shared says %lld, "
@@ -3097,9 +3069,9 @@ open_file(struct run_ctx *x, MPI_Comm comm, int amode, MPI_File *fh)
 	MPI_Info_free(&info);
 	if (rc != MPI_SUCCESS) {
 		*fh = MPI_FILE_NULL;
-		return mpi_fail(comm == MPI_COMM_WORLD ? "MPI_File_open" :
-				comm == MPI_COMM_SELF ? "MPI_File_open (MPI_COMM_SELF alias)" :
-				"MPI_File_open (MPI_Comm_dup alias)", rc);
+		return must(rc, comm == MPI_COMM_WORLD ? "MPI_File_open" :
+			    comm == MPI_COMM_SELF ? "MPI_File_open (MPI_COMM_SELF alias)" :
+			    "MPI_File_open (MPI_Comm_dup alias)");
 	}
 	MPI_File_set_errhandler(*fh, MPI_ERRORS_RETURN);
 	return 0;
@@ -3118,8 +3090,8 @@ close_alias(struct run_ctx *x, int mask)
 		if (x->al[k] != MPI_FILE_NULL) {
 			mrc = MPI_File_close(&x->al[k]);
 			if (mrc != MPI_SUCCESS && !rc)
-				rc = mpi_fail(k == AL_SELF ? "MPI_File_close (MPI_COMM_SELF alias)"
-					      : "MPI_File_close (MPI_Comm_dup alias)", mrc);
+				rc = must(mrc, k == AL_SELF ? "MPI_File_close (MPI_COMM_SELF alias)"
+					  : "MPI_File_close (MPI_Comm_dup alias)");
 		}
 		if (k == AL_DUP)
 			MPI_Comm_free(&x->dupc);
@@ -3160,13 +3132,13 @@ sync_all(struct run_ctx *x)
 	int rc = MPI_File_sync(x->fh);
 
 	if (rc != MPI_SUCCESS)
-		rc = mpi_fail("MPI_File_sync", rc);
+		rc = must(rc, "MPI_File_sync");
 	if (!rc && x->al[AL_SELF] != MPI_FILE_NULL &&
 	    (rc = MPI_File_sync(x->al[AL_SELF])) != MPI_SUCCESS)
-		rc = mpi_fail("MPI_File_sync (MPI_COMM_SELF alias)", rc);
+		rc = must(rc, "MPI_File_sync (MPI_COMM_SELF alias)");
 	if (!rc && x->al[AL_DUP] != MPI_FILE_NULL &&
 	    (rc = MPI_File_sync(x->al[AL_DUP])) != MPI_SUCCESS)
-		rc = mpi_fail("MPI_File_sync (MPI_Comm_dup alias)", rc);
+		rc = must(rc, "MPI_File_sync (MPI_Comm_dup alias)");
 	return agree(rc);
 }
 
@@ -3180,14 +3152,14 @@ reopen(struct run_ctx *x, const struct phase *ph)
 		return -1;
 	mrc = MPI_File_close(&x->fh);
 	if (mrc != MPI_SUCCESS)
-		rc = mpi_fail("MPI_File_close (to open it again)", mrc);
+		rc = must(mrc, "MPI_File_close (to open it again)");
 	if (agree(rc))
 		return -1;
 	if (ph->reopen == RO_RECREATE && me == 0) {
 		if (ph->rmhow == RM_DELETE) {
 			mrc = MPI_File_delete(x->file, MPI_INFO_NULL);
 			if (mrc != MPI_SUCCESS)
-				rc = mpi_fail("MPI_File_delete", mrc);
+				rc = must(mrc, "MPI_File_delete");
 		} else if ((ph->rmhow == RM_UNLINK ? unlink(x->file) : remove(x->file)) != 0) {
 			rc = fail("%s '%s': %m", rm_names[ph->rmhow], x->file);
 		}
@@ -3217,12 +3189,12 @@ set_view(MPI_File fh, const struct phase *ph, const struct view *v, const char *
 	snprintf(name, sizeof(name), "MPI_File_set_view%s%s", ph->dispcur ?
 		 " (MPI_DISPLACEMENT_CURRENT)" : "", what);
 	if (rc != MPI_SUCCESS)
-		return mpi_fail(name, rc);
+		return must(rc, name);
 	if (!ph->dispcur)
 		return 0;
 	rc = MPI_File_get_view(fh, &disp, &et, &ft, rep);
 	if (rc != MPI_SUCCESS)
-		return mpi_fail("MPI_File_get_view", rc);
+		return must(rc, "MPI_File_get_view");
 	if (MPI_Type_get_envelope(et, &ni, &na, &nd, &comb) == MPI_SUCCESS &&
 	    comb != MPI_COMBINER_NAMED)
 		MPI_Type_free(&et);
@@ -3346,7 +3318,7 @@ run_job(uint64_t seed, const char *argv0)
 
 	x.file = file;
 
-	cur_seed = seed;
+	set_cur_seed(seed);
 	tester_bug = 0;
 	memset(&j, 0, sizeof(j));
 	if (o.mode == MODE_READ) {
@@ -3394,7 +3366,7 @@ run_job(uint64_t seed, const char *argv0)
 		int mrc = MPI_File_get_size(x.fh, &size);
 
 		if (mrc != MPI_SUCCESS) {
-			rc = mpi_fail("MPI_File_get_size", mrc);
+			rc = must(mrc, "MPI_File_get_size");
 		} else if (size != j.m.size) {
 			x.bad = 1;
 			fail("MPI_File_get_size says %lld, the model %lld", (long long)size,
@@ -3412,7 +3384,7 @@ close:
 		int mrc = MPI_File_close(&x.fh);
 
 		if (mrc != MPI_SUCCESS)
-			rc = mpi_fail("MPI_File_close", mrc);
+			rc = must(mrc, "MPI_File_close");
 	}
 out:
 	if (x.dump && fclose(x.dump))
@@ -3441,7 +3413,7 @@ describe(void)
 	struct job j;
 	int rc = 0;
 
-	cur_seed = o.seed;
+	set_cur_seed(o.seed);
 	if (o.writers) {	/* a read job: the model of the write job first */
 		struct job w;
 
@@ -3505,7 +3477,7 @@ probe_one(const struct ty *m, int64_t count, int bottom, const char *file)
 		MPI_File_delete(file, MPI_INFO_NULL);
 		rc = MPI_File_open(MPI_COMM_SELF, file, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh);
 		if (rc != MPI_SUCCESS) {
-			bad = mpi_fail("MPI_File_open", rc);
+			bad = must(rc, "MPI_File_open");
 			break;
 		}
 		memset(got, 0, (size_t)n);
@@ -3564,7 +3536,7 @@ probe(void)
 		struct ty *m;
 		int64_t count;
 
-		cur_seed = o.seed + (uint64_t)i;
+		set_cur_seed(o.seed + (uint64_t)i);
 		rnd_seed(mix(cur_seed, 0x50524f4245));
 		g.etk = rn(ET_N);
 		if (g.etk == ET_INTDBL && !o.full)

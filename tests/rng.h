@@ -3,7 +3,7 @@
  * xorshift64 (shifts 13, 7, 17).  Deterministic, so a failure reproduces
  * from the seed alone; one generator per program, in a header for the
  * same reason as tap.h.  bench/map_bench.c includes it as
- * "../tests/unit/rng.h".
+ * "../tests/rng.h".
  */
 #ifndef GFSP_TESTS_RNG_H
 #define GFSP_TESTS_RNG_H
