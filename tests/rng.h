@@ -12,7 +12,8 @@
 
 #define RND_SEED	88172645463325252ull	/* Marsaglia's example seed */
 
-static uint64_t rnd_state __attribute__((unused)) = RND_SEED;
+/* weak: one stream for every file of a program of several (mpi_fuzzio) */
+__attribute__((weak)) uint64_t rnd_state = RND_SEED;
 
 /* Start over from seed; 0 would stay 0 for ever, so it means RND_SEED. */
 static __attribute__((unused)) void
