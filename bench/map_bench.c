@@ -30,7 +30,7 @@
 #include <json-c/json.h>
 
 #include "core.h"
-#include "../tests/unit/rng.h"
+#include "../tests/rng.h"
 
 #define REPS		5
 #define NQUERY		(2u << 20)	/* index: 2 Mi lookups per run */

@@ -3,7 +3,7 @@
 MPI-IO preload library (issue 33, item 8), against plain MPICH in the same
 run, and against an older build of the library if one is given.
 
-The program is tests/unit/mpi_rewrite (plain MPI-IO): N ranks write their
+The program is tests/helpers/mpi_rewrite (plain MPI-IO): N ranks write their
 blocks of a segmented N-1 file ROUNDS times over (pattern indep: write_at of
 every block, one epoch; coll: write_at_all, a new epoch each call; view: one
 write_all through a vector view each round), then read the whole file back

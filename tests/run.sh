@@ -4,8 +4,9 @@
 #
 # Runs every unit test binary $UNIT/test_* (library tests; those that use
 # MPI initialise it in one process, no mpiexec), then every command test
-# tests/cmd/*.sh (real mpiexec, real file systems).  Programs named mpi_* in
-# tests/unit are helpers that the command tests run under mpiexec.
+# tests/cmd/*.sh (real mpiexec, real file systems).  The programs of
+# tests/mpi and tests/helpers, built into $UNIT too, are what the command
+# tests run under mpiexec.
 #
 # Every test prints TAP lines ("ok", "not ok", "ok # SKIP"); a test that
 # exits nonzero without saying "not ok", or that runs past its time limit,

@@ -1,6 +1,6 @@
 #!/bin/sh
 # agree.sh - collective error agreement, rank-tagged error logging and the
-# progress engine, across 3 ranks (tests/unit/mpi_agree).
+# progress engine, across 3 ranks (tests/mpi/mpi_agree).
 . "$(dirname "$0")/../lib.sh"
 
 prog="$UNIT/mpi_agree"

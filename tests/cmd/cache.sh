@@ -1,6 +1,6 @@
 #!/bin/bash
 # cache.sh - the cooperative cache (libcore/cache/cache.c) under real mpiexec,
-# through tests/unit/mpi_cache: every byte read through the cache is
+# through tests/mpi/mpi_cache: every byte read through the cache is
 # compared with the file by the program itself, and the summed statistics
 # it prints as JSON are checked here: under concentrated access (every rank
 # reads the whole file at once, each rank's cache large enough) each block

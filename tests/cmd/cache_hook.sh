@@ -1,6 +1,6 @@
 #!/bin/bash
 # cache_hook.sh - the read hook lib/libgfsplit-cache.so under an unmodified
-# MPI program (tests/unit/mpi_readapp: open/read, pread, lseek+read, stdio,
+# MPI program (tests/helpers/mpi_readapp: open/read, pread, lseek+read, stdio,
 # a second thread, a fork child, reads across MPI_Finalize; fortified
 # calls included).
 # With 1 and 4 ranks, with 1 and 2 groups and with MPI_THREAD_MULTIPLE,

@@ -5,7 +5,7 @@
 #   - the tiers hold exactly the blocks each node keeps (every block, or
 #     the file partitioned over the nodes), byte for byte, and every block
 #     was read from shared storage at most once per group;
-#   - a job started after the warm (tests/unit/mpi_cache, which compares
+#   - a job started after the warm (tests/mpi/mpi_cache, which compares
 #     every byte it reads with the file) reads nothing from shared
 #     storage: the local tier first, then peers; the same for an
 #     unmodified program under the read hook (lib/libgfsplit-cache.so);

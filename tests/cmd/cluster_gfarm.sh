@@ -8,7 +8,7 @@
 #     node on that node, all read back from Gfarm (stat-layout, gfwhere);
 #   - gfsplit-merge from another node and from every node returns the
 #     source byte for byte;
-#   - an unmodified MPI-IO program (tests/unit/mpi_iopat, IOR's segmented
+#   - an unmodified MPI-IO program (tests/helpers/mpi_iopat, IOR's segmented
 #     pattern through a view) under the preload writes the same bytes as on
 #     plain MPICH, each part on its writer's node; read back with other
 #     ranks on other nodes through a cyclic view;

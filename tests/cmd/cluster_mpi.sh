@@ -5,7 +5,7 @@
 #     host name; MPI_COMM_TYPE_SHARED groups the ranks by node; each node
 #     has a /dev/shm of its own, shared by its ranks;
 #   - point-to-point and one-sided (MPI_Get, passive target) bytes arrive
-#     whole between nodes (tests/unit/mpi_nodes);
+#     whole between nodes (tests/helpers/mpi_nodes);
 #   - MPI takes the nodes for separate hosts: each has a boot_id and a
 #     machine-id of its own, and PID and IPC namespaces its commands share
 #     (a node sees its own processes, never another node's); so 64 MiB

@@ -1,6 +1,6 @@
 #!/bin/bash
 # mpiio.sh - the PMPI preload lib/libgfsplit-mpiio.so under the MPI-IO
-# patterns of real applications (tests/unit/mpi_iopat: IOR with and without
+# patterns of real applications (tests/helpers/mpi_iopat: IOR with and without
 # a view, HPIO nc-nc, BT-IO subarray and darray, overlapping views).  Each
 # file written through the preload must be a split directory that
 # stat-layout checks, that gfsplit-merge turns into the bytes plain MPICH

@@ -4,7 +4,7 @@
 # of it under the preload lib/libgfsplit-mpiio.so: the aborting rank
 # removes its open writers' temporaries before MPICH ends the job, and
 # the destination keeps what it held before the open (nothing, an old
-# split file, an old plain file).  tests/unit/mpi_rdwr abort writes, then
+# split file, an old plain file).  tests/helpers/mpi_rdwr abort writes, then
 # its last rank calls MPI_Abort(MPI_COMM_WORLD, 3).
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/mpiio_lib.sh"

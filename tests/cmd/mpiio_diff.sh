@@ -1,6 +1,6 @@
 #!/bin/bash
 # mpiio_diff.sh - randomized differential test of the MPI-IO preload
-# lib/libgfsplit-mpiio.so: tests/unit/mpi_fuzzio makes seeded random jobs
+# lib/libgfsplit-mpiio.so: tests/helpers/mpi_fuzzio makes seeded random jobs
 # (views from every datatype constructor, every access path in every
 # form, memory types of every kind, phases with sync-barrier-sync between
 # them, later phases over other ranks' bytes, second handles on the path

@@ -1,7 +1,7 @@
 #!/bin/bash
 # mpiio_posix.sh - under lib/libgfsplit-mpiio.so a split file is one
 # regular file to POSIX and stdio calls too, as real I/O libraries probe a
-# file before MPI_File_open (tests/unit/mpi_probe: stat, lstat, open, read,
+# file before MPI_File_open (tests/helpers/mpi_probe: stat, lstat, open, read,
 # fstat, lseek, pread, openat, fopen/fread, before MPI_Init and during,
 # then MPI-IO), and as serial tools run in the job read it: md5sum, cat,
 # python's open() and os.stat, h5dump and h5diff straight on the split

@@ -3,7 +3,7 @@
 # removed, renamed and truncated by name as a plain file is (issue 33):
 #  - a program that clears its output (unlink, remove, unlinkat, or
 #    truncate to 0 as PnetCDF's NC_CLOBBER does) and writes it again with
-#    MPI_MODE_CREATE|MPI_MODE_EXCL (tests/unit/mpi_posixcalls) ends with
+#    MPI_MODE_CREATE|MPI_MODE_EXCL (tests/helpers/mpi_posixcalls) ends with
 #    the bytes plain MPICH ends with on a plain file;
 #  - rename, renameat and renameat2 of a split file to a free name, over a
 #    plain file and over another split file, and of a plain file over a

@@ -1,6 +1,6 @@
 #!/bin/bash
 # mpiio_rdwr.sh - a file opened again for writing through the preload
-# lib/libgfsplit-mpiio.so keeps what MPI keeps (tests/unit/mpi_rdwr makes
+# lib/libgfsplit-mpiio.so keeps what MPI keeps (tests/helpers/mpi_rdwr makes
 # the calls and checks every read against its model of the file): the old
 # bytes stay where nothing new lands, a rank reads its own writes at once
 # and the other ranks' after sync + barrier + sync, MPI_File_set_size cuts

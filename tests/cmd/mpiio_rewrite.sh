@@ -1,7 +1,7 @@
 #!/bin/bash
 # mpiio_rewrite.sh - a file rewritten in place through the preload
 # lib/libgfsplit-mpiio.so takes the space of one copy: a rank's rewrite of
-# its own bytes goes over them in its part (tests/unit/mpi_rewrite writes
+# its own bytes goes over them in its part (tests/helpers/mpi_rewrite writes
 # every rank's blocks round after round, in collective and independent
 # calls, through a file view, in pieces, partly new, and over bytes a
 # neighbour wrote in between, and checks what it reads back).  Each

@@ -1,7 +1,7 @@
 #!/bin/bash
 # mpiio_shared.sh - MPI-IO's shared file pointer on split files: the preload
 # lib/libgfsplit-mpiio.so keeps it in a one-sided counter on rank 0 and
-# moves the data like any explicit-offset access (tests/unit/mpi_shared
+# moves the data like any explicit-offset access (tests/helpers/mpi_shared
 # makes the calls: write_ordered in all its forms, write_shared and
 # iwrite_shared in both count types, seek_shared with every whence,
 # get_position_shared, a set_view in between).  With 1, 3 and 4 ranks:

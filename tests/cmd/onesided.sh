@@ -1,5 +1,5 @@
 #!/bin/sh
-# onesided.sh - the one-sided transports (tests/unit/mpi_onesided) with 1,
+# onesided.sh - the one-sided transports (tests/mpi/mpi_onesided) with 1,
 # 2, 4 and 8 ranks; 8 oversubscribe a small machine, which is the point:
 # the CAS contention and the puts must hold when ranks are descheduled
 # mid-operation.  Every check of every run is one line here, "N ranks:"

@@ -66,21 +66,14 @@
 #include <mpi.h>
 
 #include "rng.h"
+#include "testutil.h"
 
 #define NCHECK	5
 #define MAXPIECE 70000
 
-static int rank, nprocs, bad;
+static int rank, nprocs;
 static const char *path;
 static long long fsize;
-
-static void
-fail(const char *what, long long a, long long b)
-{
-	fprintf(stderr, "mpi_readapp: rank %d: %s (%lld, %lld)\n", rank, what,
-	    a, b);
-	bad = 1;
-}
 
 /* ------------------------------------------------------------ FNV-1a */
 
@@ -133,7 +126,7 @@ read_whole(long long *total)
 	*total = 0;
 	fd = open(path, O_RDONLY);
 	if (fd < 0) {
-		fail("open", 0, 0);
+		fail_ab("open", 0, 0);
 		return 0;
 	}
 	while ((n = read(fd, buf, chunk)) > 0) {
@@ -141,7 +134,7 @@ read_whole(long long *total)
 		*total += n;
 	}
 	if (n < 0)
-		fail("read", *total, 0);
+		fail_ab("read", *total, 0);
 	close(fd);
 	return h;
 }
@@ -161,7 +154,7 @@ read_random(char *heap)
 
 	fd = open64(path, flags);
 	if (fd < 0) {
-		fail("open64", 0, 0);
+		fail_ab("open64", 0, 0);
 		return 0;
 	}
 	for (i = 0; i < 300; i++) {
@@ -177,7 +170,7 @@ read_random(char *heap)
 		}
 		if (n < 0 || n != (off >= fsize ? 0 :
 		    off + len > fsize ? fsize - off : len))
-			fail("pread returned a wrong count", off, n);
+			fail_ab("pread returned a wrong count", off, n);
 		h = fnv_num(fnv_num(h, off), n);
 		if (n > 0)
 			h = fnv(h, buf, (size_t)n);
@@ -197,7 +190,7 @@ read_seek(char *heap)
 
 	fd = openat(AT_FDCWD, path, O_RDONLY);
 	if (fd < 0) {
-		fail("openat", 0, 0);
+		fail_ab("openat", 0, 0);
 		return 0;
 	}
 	for (i = 0; i < 300; i++) {
@@ -213,10 +206,10 @@ read_seek(char *heap)
 		n = read(fd, heap, (size_t)len);
 		if (n < 0 || n != (pos >= fsize ? 0 :
 		    pos + len > fsize ? fsize - pos : len))
-			fail("read after lseek returned a wrong count", pos,
+			fail_ab("read after lseek returned a wrong count", pos,
 			    n);
 		if (lseek(fd, 0, SEEK_CUR) != pos + (n > 0 ? n : 0))
-			fail("the offset did not move by the read", pos, n);
+			fail_ab("the offset did not move by the read", pos, n);
 		h = fnv_num(fnv_num(h, pos), n);
 		if (n > 0)
 			h = fnv(h, heap, (size_t)n);
@@ -250,18 +243,18 @@ read_stdio(char *heap)
 
 	fp = rank % 2 ? fopen64(path, "rb") : fopen(path, "r");
 	if (fp == NULL) {
-		fail("fopen", 0, 0);
+		fail_ab("fopen", 0, 0);
 		return 0;
 	}
 	if (fstat(fileno(fp), &sb) != 0 || sb.st_size != fsize)
-		fail("fstat(fileno()) does not give the file's size", fsize,
+		fail_ab("fstat(fileno()) does not give the file's size", fsize,
 		    (long long)sb.st_size);
 	while ((n = fread(heap, 1, 777, fp)) > 0) {
 		h = fnv(h, heap, n);
 		total += (long long)n;
 	}
 	if (!feof(fp) || ferror(fp) || total != fsize)
-		fail("fread to the end", total, fsize);
+		fail_ab("fread to the end", total, fsize);
 	rewind(fp);
 	for (i = 0; i < 200 && fgets(line, sizeof(line), fp) != NULL; i++)
 		h = fnv(h, line, strlen(line));
@@ -286,19 +279,19 @@ read_stdio(char *heap)
 		clearerr(fp);
 	}
 	if (fclose(fp) != 0)
-		fail("fclose", 0, 0);
+		fail_ab("fclose", 0, 0);
 
 	/* a stream over a descriptor already moved */
 	fd = open(path, O_RDONLY);
 	if (fd < 0 || lseek(fd, fsize / 2, SEEK_SET) < 0 ||
 	    (fp = fdopen(fd, "r")) == NULL) {
-		fail("open + fdopen", fd, 0);
+		fail_ab("open + fdopen", fd, 0);
 		return h;
 	}
 	n = fread(heap, 1, 5000, fp);
 	h = fnv(fnv_num(h, (long long)n), heap, n);
 	if (fclose(fp) != 0)
-		fail("fclose of the fdopen stream", 0, 0);
+		fail_ab("fclose of the fdopen stream", 0, 0);
 	return h;
 }
 
@@ -346,7 +339,7 @@ check_fork(uint64_t whole, char *heap)
 	fd = open(path, O_RDONLY);
 	fp = fopen(path, "r");
 	if (fd < 0 || fp == NULL) {
-		fail("open before fork", fd, fp != NULL);
+		fail_ab("open before fork", fd, fp != NULL);
 		return;
 	}
 	n = fread(heap, 1, 1000, fp);	/* the stream's buffer is filled */
@@ -367,7 +360,7 @@ check_fork(uint64_t whole, char *heap)
 	}
 	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
 	    WEXITSTATUS(st) != 0)
-		fail("a fork child read other bytes", pid, st);
+		fail_ab("a fork child read other bytes", pid, st);
 	fclose(fp);
 	close(fd);
 }
@@ -382,28 +375,28 @@ do_read(uint64_t *sum)
 	char *heap;
 
 	if (stat(path, &sb) != 0) {
-		fail("stat", 0, 0);
+		fail_ab("stat", 0, 0);
 		return 1;
 	}
 	fsize = (long long)sb.st_size;
 	heap = malloc(MAXPIECE);
 	if (heap == NULL) {
-		fail("out of memory", 0, 0);
+		fail_ab("out of memory", 0, 0);
 		return 1;
 	}
 	rnd_seed((uint64_t)rank + 1);
 	sum[0] = read_whole(&total);
 	if (total != fsize)
-		fail("read did not give the whole file", total, fsize);
+		fail_ab("read did not give the whole file", total, fsize);
 	sum[1] = read_random(heap);
 	sum[2] = read_seek(heap);
 	sum[3] = read_stdio(heap);
 	if (pthread_create(&th, NULL, thread_main, &t) != 0) {
-		fail("pthread_create", 0, 0);
+		fail_ab("pthread_create", 0, 0);
 	} else {
 		pthread_join(th, NULL);
 		if (t.h != sum[0] || t.total != fsize)
-			fail("the thread read other bytes", t.total, fsize);
+			fail_ab("the thread read other bytes", t.total, fsize);
 		sum[4] = t.h;
 	}
 	check_fork(sum[0], heap);
@@ -429,7 +422,7 @@ late_begin(struct late *l, char *heap)
 	l->fp = fopen(path, "r");
 	l->fd = open(path, O_RDONLY);
 	if (l->fp == NULL || l->fd < 0) {
-		fail("open before MPI_Finalize", l->fp != NULL, l->fd);
+		fail_ab("open before MPI_Finalize", l->fp != NULL, l->fd);
 		return;
 	}
 	for (left = fsize / 2; left > 0; left -= (long long)n) {
@@ -465,12 +458,12 @@ late_end(struct late *l, char *heap, uint64_t whole)
 	fclose(l->fp);
 	close(l->fd);
 	if (l->hfp != whole)
-		fail("a stream read across MPI_Finalize gave other bytes", 0, 0);
+		fail_ab("a stream read across MPI_Finalize gave other bytes", 0, 0);
 	if (l->hfd != whole)
-		fail("a descriptor read across MPI_Finalize gave other bytes",
+		fail_ab("a descriptor read across MPI_Finalize gave other bytes",
 		    0, 0);
 	if (read_whole(&total) != whole || total != fsize)
-		fail("a read after MPI_Finalize gave other bytes", total,
+		fail_ab("a read after MPI_Finalize gave other bytes", total,
 		    fsize);
 }
 
@@ -491,14 +484,14 @@ do_write(const char *src, const char *dst)
 	in = open(src, O_RDONLY);
 	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (in < 0 || out < 0) {
-		fail("open SRC and DST", in, out);
+		fail_ab("open SRC and DST", in, out);
 		return 1;
 	}
 	while ((n = read(in, buf, sizeof(buf))) > 0)
 		if (write(out, buf, (size_t)n) != n)
-			fail("write", n, 0);
+			fail_ab("write", n, 0);
 	if (close(out) != 0)
-		fail("close DST", 0, 0);
+		fail_ab("close DST", 0, 0);
 	lseek(in, 0, SEEK_SET);
 	hs = fd_rest(in, &total);
 	close(in);
@@ -506,15 +499,15 @@ do_write(const char *src, const char *dst)
 	fi = fopen(src, "r");
 	fo = fopen(name, "w");
 	if (fi == NULL || fo == NULL) {
-		fail("fopen SRC and DST.stdio", fi != NULL, fo != NULL);
+		fail_ab("fopen SRC and DST.stdio", fi != NULL, fo != NULL);
 		return 1;
 	}
 	while ((m = fread(buf, 1, sizeof(buf), fi)) > 0)
 		if (fwrite(buf, 1, m, fo) != m)
-			fail("fwrite", (long long)m, 0);
+			fail_ab("fwrite", (long long)m, 0);
 	fclose(fi);
 	if (fclose(fo) != 0)
-		fail("fclose DST.stdio", 0, 0);
+		fail_ab("fclose DST.stdio", 0, 0);
 
 	printf("{\"src\":\"%016" PRIx64 "\"", hs);
 	out = open(dst, O_RDWR);
@@ -522,7 +515,7 @@ do_write(const char *src, const char *dst)
 	close(out);
 	printf(",\"rdwr\":\"%016" PRIx64 "\"", h);
 	if (h != hs || t2 != total)
-		fail("DST read back O_RDWR differs", t2, total);
+		fail_ab("DST read back O_RDWR differs", t2, total);
 	fo = fopen(dst, "r+");
 	h = FNV_INIT;
 	t2 = 0;
@@ -534,13 +527,13 @@ do_write(const char *src, const char *dst)
 		fclose(fo);
 	printf(",\"rplus\":\"%016" PRIx64 "\"", h);
 	if (h != hs || t2 != total)
-		fail("DST read back with fopen r+ differs", t2, total);
+		fail_ab("DST read back with fopen r+ differs", t2, total);
 	out = open(dst, O_RDONLY);
 	h = fd_rest(out, &t2);
 	close(out);
 	printf(",\"rdonly\":\"%016" PRIx64 "\"}\n", h);
 	if (h != hs || t2 != total)
-		fail("DST read back O_RDONLY differs", t2, total);
+		fail_ab("DST read back O_RDONLY differs", t2, total);
 	return 0;
 }
 
@@ -554,7 +547,7 @@ do_solo(const char *file)
 	int fd = open(file, O_RDONLY);
 
 	if (fd < 0) {
-		fail("solo: cannot open the file", 0, 0);
+		fail_ab("solo: cannot open the file", 0, 0);
 		return;
 	}
 	while ((k = read(fd, buf, sizeof(buf))) > 0) {
@@ -562,7 +555,7 @@ do_solo(const char *file)
 		total += k;
 	}
 	if (k < 0)
-		fail("solo: read failed", total, 0);
+		fail_ab("solo: read failed", total, 0);
 	close(fd);
 	printf("rank %d fnv %016" PRIx64 " bytes %lld\n", rank, h, total);
 	fflush(stdout);
@@ -593,7 +586,7 @@ do_careful(const char *file, const char *owner, int n)
 			while ((k = read(fd, buf, sizeof(buf))) > 0)
 				h = fnv(h, buf, (size_t)k);
 			if (k < 0)
-				fail("careful: read failed", i, 0);
+				fail_ab("careful: read failed", i, 0);
 			printf("rank %d open %d fnv %016" PRIx64 "\n", rank,
 			    i, h);
 		}
@@ -646,7 +639,7 @@ main(int argc, char **argv)
 	} else if (argc == 3 && strcmp(argv[1], "solo") == 0) {
 		do_solo(argv[2]);
 		MPI_Finalize();
-		return bad;
+		return test_failed;
 	} else if (argc == 5 && strcmp(argv[1], "careful") == 0) {
 		do_careful(argv[2], argv[3], atoi(argv[4]));
 	} else if (argc == 4 && strcmp(argv[1], "write") == 0) {
@@ -657,14 +650,14 @@ main(int argc, char **argv)
 			fprintf(stderr, "usage: mpi_readapp read FILE "
 			    "[--multiple] | solo FILE | careful FILE UID N | "
 			    "write SRC DST\n");
-		bad = 1;
+		test_failed = 1;
 	}
 	fflush(stdout);
-	MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	MPI_Allreduce(&test_failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	MPI_Finalize();
 	if (heap != NULL) {
 		late_end(&late, heap, sum[0]);
 		free(heap);
 	}
-	return any || bad;
+	return any || test_failed;
 }

@@ -68,29 +68,12 @@
 #include <string.h>
 #include <mpi.h>
 
-#include "mpi_err.h"
+#include "testutil.h"
 
 #define B	8192		/* block */
 #define PATCH	50
 
-static int rank, nprocs, bad;
-
-static void
-fail(const char *what, long long at)
-{
-	fprintf(stderr, "mpi_rdwr: rank %d: %s (at %lld)\n", rank, what, at);
-	bad = 1;
-}
-
-static int
-check_mpi(int rc, const char *what)
-{
-	if (rc == MPI_SUCCESS)
-		return 0;
-	mpi_report("mpi_rdwr", rank, what, rc);
-	bad = 1;
-	return -1;
-}
+static int rank, nprocs;
 
 static unsigned char
 base_byte(long long g)
@@ -163,7 +146,7 @@ expect(MPI_File fh, const char *state, long long g, int n, const char *what)
 	char msg[160];
 
 	memset(buf, 0xee, n);
-	if (check_mpi(MPI_File_read_at(fh, g, buf, n, MPI_BYTE, &st), what)) {
+	if (must(MPI_File_read_at(fh, g, buf, n, MPI_BYTE, &st), what)) {
 		free(buf);
 		return;
 	}
@@ -172,14 +155,14 @@ expect(MPI_File fh, const char *state, long long g, int n, const char *what)
 		int want = model(state, g + i);
 
 		if (want < 0 && i < count) {
-			fail("read past the end of the file", g + i);
+			fail_at("read past the end of the file", g + i);
 			break;
 		}
 		if (want >= 0 && (i >= count || buf[i] != want)) {
 			snprintf(msg, sizeof(msg), "%s: byte %d of the read: "
 			    "%d, want %d (read %d bytes)", what, i,
 			    i < count ? buf[i] : -1, want, count);
-			fail(msg, g + i);
+			fail_at(msg, g + i);
 			break;
 		}
 	}
@@ -198,7 +181,7 @@ write_base(MPI_File fh)
 		g = ((long long)k * nprocs + rank) * B;
 		for (i = 0; i < B; i++)
 			buf[i] = base_byte(g + i);
-		check_mpi(MPI_File_write_at_all(fh, g, buf, B, MPI_BYTE,
+		must(MPI_File_write_at_all(fh, g, buf, B, MPI_BYTE,
 		    MPI_STATUS_IGNORE), "write_at_all");
 	}
 	free(buf);
@@ -209,11 +192,11 @@ do_create(const char *path)
 {
 	MPI_File fh;
 
-	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
+	if (must(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
 	    MPI_MODE_WRONLY, MPI_INFO_NULL, &fh), "open"))
 		return;
 	write_base(fh);
-	check_mpi(MPI_File_close(&fh), "close");
+	must(MPI_File_close(&fh), "close");
 }
 
 static void
@@ -224,7 +207,7 @@ put_patch(MPI_File fh, long long g, long long seed)
 
 	for (i = 0; i < PATCH; i++)
 		buf[i] = patch_byte(rank, seed + i);
-	check_mpi(MPI_File_write_at(fh, g, buf, PATCH, MPI_BYTE,
+	must(MPI_File_write_at(fh, g, buf, PATCH, MPI_BYTE,
 	    MPI_STATUS_IGNORE), "write_at (patch)");
 }
 
@@ -237,12 +220,12 @@ do_update(const char *path)
 	MPI_File fh;
 	int r;
 
-	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR,
+	if (must(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR,
 	    MPI_INFO_NULL, &fh), "open RDWR"))
 		return;
-	check_mpi(MPI_File_get_size(fh, &got), "get_size");
+	must(MPI_File_get_size(fh, &got), "get_size");
 	if (got != size)
-		fail("get_size after the open is not the old size", got);
+		fail_at("get_size after the open is not the old size", got);
 	/* the old bytes, before anything is written */
 	expect(fh, "created", 0, 3 * B, "old bytes before writing");
 	MPI_Barrier(MPI_COMM_WORLD);	/* before anyone writes */
@@ -251,19 +234,19 @@ do_update(const char *path)
 	/* its own writes at once, old bytes around them */
 	expect(fh, "updated", mine - 30, PATCH + 60, "own patch and around");
 	expect(fh, "updated", tail, PATCH, "own patch past the old end");
-	check_mpi(MPI_File_sync(fh), "sync");
+	must(MPI_File_sync(fh), "sync");
 	MPI_Barrier(MPI_COMM_WORLD);
-	check_mpi(MPI_File_sync(fh), "sync");
+	must(MPI_File_sync(fh), "sync");
 	for (r = 0; r < nprocs; r++) {
 		expect(fh, "updated", r * (long long)B + 100, PATCH,
 		    "a patch of any rank, after sync");
 		expect(fh, "updated", size + r * 64, PATCH,
 		    "a tail patch of any rank, after sync");
 	}
-	check_mpi(MPI_File_get_size(fh, &got), "get_size");
+	must(MPI_File_get_size(fh, &got), "get_size");
 	if (got != size + (nprocs - 1) * 64 + PATCH)
-		fail("get_size after the sync", got);
-	check_mpi(MPI_File_close(&fh), "close");
+		fail_at("get_size after the sync", got);
+	must(MPI_File_close(&fh), "close");
 }
 
 /* The block of rank r in the second (k 0) or third (k 1) region. */
@@ -281,63 +264,63 @@ do_order(const char *path, int atomic)
 	MPI_Request req;
 	MPI_File fh;
 
-	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
+	if (must(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
 	    MPI_MODE_RDWR, MPI_INFO_NULL, &fh), "open CREATE|RDWR"))
 		goto out;
 	if (atomic)
-		check_mpi(MPI_File_set_atomicity(fh, 1), "set_atomicity");
+		must(MPI_File_set_atomicity(fh, 1), "set_atomicity");
 	/* sync-barrier-sync (atomic mode: the barrier alone): rank N-1's
 	 * bytes are the later ones */
 	if (rank == 0)
 		put_patch(fh, 0, 500 * (nprocs == 1));
 	if (!atomic)
-		check_mpi(MPI_File_sync(fh), "sync");
+		must(MPI_File_sync(fh), "sync");
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (!atomic)
-		check_mpi(MPI_File_sync(fh), "sync");
+		must(MPI_File_sync(fh), "sync");
 	if (rank == nprocs - 1)
 		put_patch(fh, 0, 500);
 	/* two collective calls: the second patches the neighbour's block */
 	for (k = 0; k < 2; k++) {
 		for (i = 0; i < B; i++)
 			buf[i] = k ? 0 : base_byte(block_of(k, rank) + i);
-		check_mpi(MPI_File_write_at_all(fh, block_of(k, rank), buf, B,
+		must(MPI_File_write_at_all(fh, block_of(k, rank), buf, B,
 		    MPI_BYTE, MPI_STATUS_IGNORE), "write_at_all");
 	}
 	for (i = 0; i < PATCH; i++)
 		buf[i] = patch_byte(rank, i);
 	if (atomic) {	/* independent, ordered by the barrier */
 		MPI_Barrier(MPI_COMM_WORLD);
-		check_mpi(MPI_File_write_at(fh, block_of(0, next) + 100, buf,
+		must(MPI_File_write_at(fh, block_of(0, next) + 100, buf,
 		    PATCH, MPI_BYTE, MPI_STATUS_IGNORE), "write_at (patch)");
 	} else {
-		check_mpi(MPI_File_write_at_all(fh, block_of(0, next) + 100,
+		must(MPI_File_write_at_all(fh, block_of(0, next) + 100,
 		    buf, PATCH, MPI_BYTE, MPI_STATUS_IGNORE),
 		    "write_at_all (patch)");
 	}
 	/* the zeros of region 1, then the neighbour's real bytes */
 	for (i = 0; i < B; i++)
 		buf[i] = base_byte(block_of(1, next) + i);
-	if (check_mpi(MPI_File_iwrite_at_all(fh, block_of(1, next), buf, B,
+	if (must(MPI_File_iwrite_at_all(fh, block_of(1, next), buf, B,
 	    MPI_BYTE, &req), "iwrite_at_all") == 0)
-		check_mpi(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait");
+		must(MPI_Wait(&req, MPI_STATUS_IGNORE), "wait");
 	if (atomic) {
 		int flag = 0;
 
-		check_mpi(MPI_File_get_atomicity(fh, &flag), "get_atomicity");
+		must(MPI_File_get_atomicity(fh, &flag), "get_atomicity");
 		if (!flag)
-			fail("get_atomicity says atomic mode is off", 0);
-		check_mpi(MPI_File_set_atomicity(fh, 0), "set_atomicity");
+			fail_at("get_atomicity says atomic mode is off", 0);
+		must(MPI_File_set_atomicity(fh, 0), "set_atomicity");
 	}
-	check_mpi(MPI_File_sync(fh), "sync");
+	must(MPI_File_sync(fh), "sync");
 	MPI_Barrier(MPI_COMM_WORLD);
-	check_mpi(MPI_File_sync(fh), "sync");
+	must(MPI_File_sync(fh), "sync");
 	expect(fh, "ordered", 0, B, "the later of two ordered writes at 0");
 	expect(fh, "ordered", block_of(0, rank), B,
 	    "a block patched by a later collective call");
 	expect(fh, "ordered", block_of(1, rank), B,
 	    "zeros overwritten by a later nonblocking collective");
-	check_mpi(MPI_File_close(&fh), "close");
+	must(MPI_File_close(&fh), "close");
 out:
 	free(buf);
 }
@@ -347,14 +330,14 @@ do_race(const char *path)
 {
 	MPI_File fh;
 
-	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
+	if (must(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
 	    MPI_MODE_WRONLY, MPI_INFO_NULL, &fh), "open CREATE|WRONLY"))
 		return;
 	put_patch(fh, 0, 0);
 	put_patch(fh, B, 0);
 	if (rank == 0)
 		put_patch(fh, 2 * B, 0);
-	check_mpi(MPI_File_close(&fh), "close");
+	must(MPI_File_close(&fh), "close");
 }
 
 static void
@@ -364,21 +347,21 @@ do_atomic_read(const char *path)
 	int next = (rank + 1) % nprocs, i;
 	MPI_File fh;
 
-	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
+	if (must(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
 	    MPI_MODE_RDWR, MPI_INFO_NULL, &fh), "open CREATE|RDWR"))
 		return;
-	check_mpi(MPI_File_set_atomicity(fh, 1), "set_atomicity");
+	must(MPI_File_set_atomicity(fh, 1), "set_atomicity");
 	put_patch(fh, rank * (long long)PATCH, 0);
 	MPI_Barrier(MPI_COMM_WORLD);
-	if (check_mpi(MPI_File_read_at(fh, next * (long long)PATCH, buf, PATCH,
+	if (must(MPI_File_read_at(fh, next * (long long)PATCH, buf, PATCH,
 	    MPI_BYTE, MPI_STATUS_IGNORE), "read_at in atomic mode") == 0)
 		for (i = 0; i < PATCH; i++)
 			if (buf[i] != patch_byte(next, i)) {
-				fail("atomic mode: the neighbour's write does "
+				fail_at("atomic mode: the neighbour's write does "
 				    "not show", next * (long long)PATCH + i);
 				break;
 			}
-	check_mpi(MPI_File_close(&fh), "close");
+	must(MPI_File_close(&fh), "close");
 }
 
 static void
@@ -387,13 +370,13 @@ do_cut(const char *path)
 	long long half = base_size() / 2;
 	MPI_File fh;
 
-	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY,
+	if (must(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY,
 	    MPI_INFO_NULL, &fh), "open WRONLY"))
 		return;
-	check_mpi(MPI_File_set_size(fh, half), "set_size");
+	must(MPI_File_set_size(fh, half), "set_size");
 	if (rank == 0)
 		put_patch(fh, half + 1000, 0);
-	check_mpi(MPI_File_close(&fh), "close");
+	must(MPI_File_close(&fh), "close");
 }
 
 static void
@@ -401,12 +384,12 @@ do_delete(const char *path)
 {
 	MPI_File fh;
 
-	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR |
+	if (must(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR |
 	    MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh), "open RDWR|DELETE_ON_CLOSE"))
 		return;
 	put_patch(fh, rank * (long long)B + 100, 0);
 	expect(fh, "updated", rank * (long long)B + 100, PATCH, "own patch");
-	check_mpi(MPI_File_close(&fh), "close");
+	must(MPI_File_close(&fh), "close");
 }
 
 /* every rank's [0, n) with a collective read, checked */
@@ -419,14 +402,14 @@ expect_all(MPI_File fh, const char *state, long long n, const char *what)
 	int count = 0;
 
 	memset(buf, 0xee, n);
-	if (check_mpi(MPI_File_read_at_all(fh, 0, buf, (int)n, MPI_BYTE, &st),
+	if (must(MPI_File_read_at_all(fh, 0, buf, (int)n, MPI_BYTE, &st),
 	    what) == 0) {
 		MPI_Get_count(&st, MPI_BYTE, &count);
 		if (count != n)
-			fail(what, count);
+			fail_at(what, count);
 		for (i = 0; i < count; i++)
 			if (buf[i] != model(state, i)) {
-				fail(what, i);
+				fail_at(what, i);
 				break;
 			}
 	}
@@ -441,14 +424,14 @@ do_unsynced(const char *path)
 	int next = (rank + 1) % nprocs, k, i;
 	MPI_File fh, fh2;
 
-	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
+	if (must(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
 	    MPI_MODE_RDWR, MPI_INFO_NULL, &fh), "open CREATE|RDWR"))
 		return;
 	for (k = 0; k < 4; k++) {
 		g = ((long long)k * nprocs + rank) * B;
 		for (i = 0; i < B; i++)
 			buf[i] = base_byte(g + i);
-		check_mpi(MPI_File_write_at_all(fh, g, buf, B, MPI_BYTE,
+		must(MPI_File_write_at_all(fh, g, buf, B, MPI_BYTE,
 		    MPI_STATUS_IGNORE), "write_at_all");
 	}
 	free(buf);
@@ -459,19 +442,19 @@ do_unsynced(const char *path)
 	MPI_Barrier(MPI_COMM_WORLD);
 	expect(fh, "updated", next * (long long)B + 100, PATCH,
 	    "the neighbour's patch after a barrier, no sync");
-	if (check_mpi(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDWR,
+	if (must(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDWR,
 	    MPI_INFO_NULL, &fh2), "second open on MPI_COMM_SELF") == 0) {
 		put_patch(fh2, size + rank * 64, 1000);
 		expect(fh2, "updated", size + rank * 64, PATCH,
 		    "own tail patch through the second handle");
-		check_mpi(MPI_File_close(&fh2), "close the second handle");
+		must(MPI_File_close(&fh2), "close the second handle");
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 	expect(fh, "updated", size + next * 64, PATCH, "the neighbour's tail "
 	    "patch of the second handle, through the first");
 	expect_all(fh, "updated", size + (nprocs - 1) * 64 + PATCH,
 	    "the whole file, read_at_all");
-	check_mpi(MPI_File_close(&fh), "close");
+	must(MPI_File_close(&fh), "close");
 }
 
 static void
@@ -480,13 +463,13 @@ do_self(const char *path)
 	MPI_File fh;
 	int rc;
 
-	if (check_mpi(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE |
+	if (must(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE |
 	    MPI_MODE_WRONLY, MPI_INFO_NULL, &fh), "open on MPI_COMM_SELF"))
 		return;
 	put_patch(fh, rank * (long long)PATCH, 0);
 	MPI_Barrier(MPI_COMM_WORLD);
 	rc = MPI_File_close(&fh);
-	check_mpi(rc, "close");
+	must(rc, "close");
 }
 
 static void
@@ -494,7 +477,7 @@ do_abort(const char *path)
 {
 	MPI_File fh;
 
-	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
+	if (must(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
 	    MPI_MODE_RDWR, MPI_INFO_NULL, &fh), "open CREATE|RDWR"))
 		return;
 	write_base(fh);
@@ -504,7 +487,7 @@ do_abort(const char *path)
 		MPI_Abort(MPI_COMM_WORLD, 3);
 	/* the others wait for the end MPICH brings them */
 	MPI_Barrier(MPI_COMM_WORLD);
-	check_mpi(MPI_File_close(&fh), "close");
+	must(MPI_File_close(&fh), "close");
 }
 
 static void
@@ -514,18 +497,18 @@ do_check(const char *path, const char *state)
 	MPI_Offset got = 0;
 	MPI_File fh;
 
-	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY,
+	if (must(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY,
 	    MPI_INFO_NULL, &fh), "open RDONLY"))
 		return;
 	while (model(state, size) >= 0)
 		size++;
-	check_mpi(MPI_File_get_size(fh, &got), "get_size");
+	must(MPI_File_get_size(fh, &got), "get_size");
 	if (got != size)
-		fail("the file's size is not the model's", got);
+		fail_at("the file's size is not the model's", got);
 	for (g = 0; g < size; g += 3 * B)
 		expect(fh, state, g, g + 3 * B <= size ? 3 * B :
 		    (int)(size - g), "the whole file");
-	check_mpi(MPI_File_close(&fh), "close");
+	must(MPI_File_close(&fh), "close");
 }
 
 int
@@ -572,7 +555,7 @@ main(int argc, char **argv)
 		do_abort(argv[2]);
 	else
 		do_check(argv[2], argv[3]);
-	MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	MPI_Allreduce(&test_failed, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	MPI_Finalize();
 	return all ? 1 : 0;
 }

@@ -52,7 +52,7 @@
 
 #include <mpi.h>
 
-#include "mpi_err.h"
+#include "testutil.h"
 
 #define E		4		/* etype: MPI_INT */
 #define B		256		/* etypes in a shared block */
@@ -178,25 +178,19 @@ block_id(const uint32_t *w, int n, int k0, const char *where, long long at)
 
 /* ---- MPI helpers ---------------------------------------------------- */
 
-static void
-die(const char *call, int rc)
-{
-	mpi_report("mpi_shared", rank, call, rc);
-	MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
 #define TRY(expr) do {							\
 	int rc_ = (expr);						\
 	if (rc_ != MPI_SUCCESS)						\
-		die(#expr, rc_);					\
+		die(rc_, #expr);					\
 } while (0)
 
 static void
 wrong(const char *fmt, long long a, long long b)
 {
-	fprintf(stderr, "mpi_shared: rank %d: ", rank);
-	fprintf(stderr, fmt, a, b);
-	fputc('\n', stderr);
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), fmt, a, b);
+	fail("%s", msg);
 	bad++;
 }
 
@@ -240,7 +234,7 @@ all_blocks(const int *ids, int k0, const char *part)
 
 	seen = calloc((size_t)nprocs * 4, sizeof(int));
 	if (all == NULL || seen == NULL)
-		die("malloc", MPI_ERR_NO_MEM);
+		die(MPI_ERR_NO_MEM, "malloc");
 	TRY(MPI_Allgather(ids, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD));
 	for (i = 0; i < 2 * nprocs; i++)
 		if (all[i] >= 0)
@@ -311,7 +305,7 @@ run(MPI_File fh, int rd)
 	blk[0] = malloc(sizeof(uint32_t) * 2 * B);
 	blk[1] = malloc(sizeof(uint32_t) * 2 * B);
 	if (buf == NULL || blk[0] == NULL || blk[1] == NULL)
-		die("malloc", MPI_ERR_NO_MEM);
+		die(MPI_ERR_NO_MEM, "malloc");
 	TRY(MPI_Type_contiguous(2, MPI_INT, &two));
 	TRY(MPI_Type_commit(&two));
 

@@ -17,7 +17,8 @@
  * its contiguous share with MPI_File_read_at_all; every byte compared.
  *
  * Exit 0 if everything matched on every rank; otherwise 1, with one line
- * "mpi_probe: rank R: WHAT" per failure on stderr.
+ * "mpi_probe: rank R: WHAT" per failure on stderr (no rank before
+ * MPI_Init).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,24 +33,11 @@
 
 #include <mpi.h>
 
-#include "mpi_err.h"
+#include "testutil.h"
 
-static int rank = -1, bad;
+static int rank = -1;
 static unsigned char *want;
 static long long size;
-
-static void
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "mpi_probe: rank %d: ", rank);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	bad = 1;
-}
 
 /* n bytes at g are EXPECT's */
 static void
@@ -191,21 +179,15 @@ read_mpiio(const char *path)
 	MPI_Comm_size(MPI_COMM_WORLD, &n);
 	rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY,
 	    MPI_INFO_NULL, &fh);
-	if (rc != MPI_SUCCESS) {
-		mpi_report("mpi_probe", rank, "MPI_File_open", rc);
-		bad = 1;
+	if (must(rc, "MPI_File_open") != 0)
 		return;
-	}
 	if (MPI_File_get_size(fh, &got) != MPI_SUCCESS || got != size)
 		fail("MPI_File_get_size: %lld", (long long)got);
 	a = size * rank / n;
 	b = size * (rank + 1) / n;
 	buf = malloc(b - a + 1);
 	rc = MPI_File_read_at_all(fh, a, buf, (int)(b - a), MPI_BYTE, &st);
-	if (rc != MPI_SUCCESS) {
-		mpi_report("mpi_probe", rank, "MPI_File_read_at_all", rc);
-		bad = 1;
-	} else {
+	if (must(rc, "MPI_File_read_at_all") == 0) {
 		MPI_Get_count(&st, MPI_BYTE, &count);
 		if (count != b - a)
 			fail("read_at_all: %d bytes of %lld", count, b - a);
@@ -233,7 +215,7 @@ main(int argc, char **argv)
 	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
 	read_mpiio(argv[1]);
 	probe_posix(argv[1]);	/* and while MPI runs */
-	MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	MPI_Allreduce(&test_failed, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	MPI_Finalize();
 	free(want);
 	return all ? 1 : 0;

@@ -3,7 +3,7 @@
  * xorshift64 (shifts 13, 7, 17).  Deterministic, so a failure reproduces
  * from the seed alone; one generator per program, in a header for the
  * same reason as tap.h.  bench/map_bench.c includes it as
- * "../tests/unit/rng.h".
+ * "../tests/rng.h".
  */
 #ifndef GFSP_TESTS_RNG_H
 #define GFSP_TESTS_RNG_H
@@ -12,7 +12,8 @@
 
 #define RND_SEED	88172645463325252ull	/* Marsaglia's example seed */
 
-static uint64_t rnd_state __attribute__((unused)) = RND_SEED;
+/* weak: one stream for every file of a program of several (mpi_fuzzio) */
+__attribute__((weak)) uint64_t rnd_state = RND_SEED;
 
 /* Start over from seed; 0 would stay 0 for ever, so it means RND_SEED. */
 static __attribute__((unused)) void

@@ -39,30 +39,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, nprocs, bad;
+#include "testutil.h"
+
+static int rank, nprocs;
 static long long B = 4096, S = 8, R = 3;
-
-static void
-fail(const char *what, long long at)
-{
-	fprintf(stderr, "mpi_rewrite: rank %d: %s (at %lld)\n", rank, what,
-	    at);
-	bad = 1;
-}
-
-static int
-check_mpi(int rc, const char *what)
-{
-	char msg[MPI_MAX_ERROR_STRING + 128];
-	int len = 0;
-
-	if (rc == MPI_SUCCESS)
-		return 0;
-	MPI_Error_string(rc, msg, &len);
-	fprintf(stderr, "mpi_rewrite: rank %d: %s: %s\n", rank, what, msg);
-	bad = 1;
-	return 1;
-}
 
 static unsigned char
 byte_of(int r, long long g, int t)
@@ -92,9 +72,9 @@ fill(unsigned char *buf, int r, long long g, long long n, int t)
 static void
 sync_barrier_sync(MPI_File fh)
 {
-	check_mpi(MPI_File_sync(fh), "sync");
+	must(MPI_File_sync(fh), "sync");
 	MPI_Barrier(MPI_COMM_WORLD);
-	check_mpi(MPI_File_sync(fh), "sync");
+	must(MPI_File_sync(fh), "sync");
 }
 
 static void
@@ -110,7 +90,7 @@ write_blocks(MPI_File fh, int t, long long len, int coll)
 		rc = coll ? MPI_File_write_at_all(fh, g, buf, (int)len,
 		    MPI_BYTE, MPI_STATUS_IGNORE) : MPI_File_write_at(fh, g,
 		    buf, (int)len, MPI_BYTE, MPI_STATUS_IGNORE);
-		check_mpi(rc, coll ? "write_at_all" : "write_at");
+		must(rc, coll ? "write_at_all" : "write_at");
 	}
 	free(buf);
 }
@@ -124,9 +104,9 @@ write_halves(MPI_File fh, int t)
 	for (k = 0; k < S; k++) {
 		g = block_at(k, rank);
 		fill(buf, rank, g, B, t);
-		check_mpi(MPI_File_write_at(fh, g + h, buf + h, (int)(B - h),
+		must(MPI_File_write_at(fh, g + h, buf + h, (int)(B - h),
 		    MPI_BYTE, MPI_STATUS_IGNORE), "write_at (second half)");
-		check_mpi(MPI_File_write_at(fh, g, buf, (int)h, MPI_BYTE,
+		must(MPI_File_write_at(fh, g, buf, (int)h, MPI_BYTE,
 		    MPI_STATUS_IGNORE), "write_at (first half)");
 	}
 	free(buf);
@@ -141,13 +121,13 @@ write_view(MPI_File fh, int t)
 
 	MPI_Type_vector((int)S, (int)B, (int)(nprocs * B), MPI_BYTE, &ft);
 	MPI_Type_commit(&ft);
-	check_mpi(MPI_File_set_view(fh, rank * B, MPI_BYTE, ft, "native",
+	must(MPI_File_set_view(fh, rank * B, MPI_BYTE, ft, "native",
 	    MPI_INFO_NULL), "set_view");
 	for (k = 0; k < S; k++)
 		fill(buf + k * B, rank, block_at(k, rank), B, t);
-	check_mpi(MPI_File_write_all(fh, buf, (int)(S * B), MPI_BYTE,
+	must(MPI_File_write_all(fh, buf, (int)(S * B), MPI_BYTE,
 	    MPI_STATUS_IGNORE), "write_all");
-	check_mpi(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native",
+	must(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native",
 	    MPI_INFO_NULL), "set_view back");
 	MPI_Type_free(&ft);
 	free(buf);
@@ -163,7 +143,7 @@ write_neighbour(MPI_File fh, int t)
 
 	sync_barrier_sync(fh);
 	fill(buf, rank, g, h, t);
-	check_mpi(MPI_File_write_at(fh, g, buf, (int)h, MPI_BYTE,
+	must(MPI_File_write_at(fh, g, buf, (int)h, MPI_BYTE,
 	    MPI_STATUS_IGNORE), "write_at (neighbour's block)");
 	sync_barrier_sync(fh);
 	free(buf);
@@ -182,14 +162,14 @@ check_file(MPI_File fh)
 	for (k = 0; k < S * nprocs; k++) {
 		g = k * B;
 		r = (int)(k % nprocs);
-		if (check_mpi(MPI_File_read_at(fh, g, buf, (int)B, MPI_BYTE,
+		if (must(MPI_File_read_at(fh, g, buf, (int)B, MPI_BYTE,
 		    &st), "read_at"))
 			break;
 		MPI_Get_count(&st, MPI_BYTE, &got);
 		if (got != B) {
 			snprintf(msg, sizeof(msg), "read %d bytes of block "
 			    "%lld, want %lld", got, k, B);
-			fail(msg, g);
+			fail_at(msg, g);
 			continue;
 		}
 		for (i = 0; i < B; i++) {
@@ -198,7 +178,7 @@ check_file(MPI_File fh)
 				snprintf(msg, sizeof(msg), "block %lld of "
 				    "rank %d byte %lld is %d, want %d (round "
 				    "%d's)", k, r, i, buf[i], want, last);
-				fail(msg, g + i);
+				fail_at(msg, g + i);
 				break;
 			}
 		}
@@ -242,7 +222,7 @@ main(int argc, char **argv)
 		MPI_Finalize();
 		return 2;
 	}
-	if (check_mpi(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
+	if (must(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE |
 	    MPI_MODE_RDWR, MPI_INFO_NULL, &fh), "open")) {
 		MPI_Finalize();
 		return 1;
@@ -267,16 +247,16 @@ main(int argc, char **argv)
 			if (rank == 0)
 				fprintf(stderr, "mpi_rewrite: unknown pattern "
 				    "'%s'\n", pattern);
-			bad = 1;
+			test_failed = 1;
 			break;
 		}
 	}
 	if (strcmp(pattern, "neighbour") == 0 && nprocs > 1)
 		distinct += nprocs * (B / 2);	/* each rank's neighbour half */
-	if (!bad)
+	if (!test_failed)
 		check_file(fh);
-	check_mpi(MPI_File_close(&fh), "close");
-	MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	must(MPI_File_close(&fh), "close");
+	MPI_Allreduce(&test_failed, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	if (rank == 0 && !all)
 		printf("distinct %lld\n", distinct);
 	MPI_Finalize();

@@ -17,21 +17,12 @@
 #include <string.h>
 #include <mpi.h>
 
+#include "testutil.h"
+
 #define PIECE	(1 << 20)
 #define MAXSIZE	((MPI_Offset)64 << 20)
 
 static int rank;
-
-static int
-failed(const char *call, int rc)
-{
-	char msg[MPI_MAX_ERROR_STRING];
-	int len = 0;
-
-	MPI_Error_string(rc, msg, &len);
-	fprintf(stderr, "mpi_catfile: rank %d: %s: %s\n", rank, call, msg);
-	return 1;
-}
 
 static int
 cat(const char *path, const char *out, int hint)
@@ -52,17 +43,16 @@ cat(const char *path, const char *out, int hint)
 	if (info != MPI_INFO_NULL)
 		MPI_Info_free(&info);
 	if (rc != MPI_SUCCESS)
-		return failed("MPI_File_open", rc);
+		return must(rc, "MPI_File_open");
 	rc = MPI_File_get_size(fh, &size);
 	if (rc != MPI_SUCCESS) {
 		MPI_File_close(&fh);
-		return failed("MPI_File_get_size", rc);
+		return must(rc, "MPI_File_get_size");
 	}
 	if (rank == 0)
 		printf("size %lld\n", (long long)size);
 	if (size < 0 || size > MAXSIZE) {
-		fprintf(stderr, "mpi_catfile: rank %d: MPI_File_get_size: "
-			"%lld bytes\n", rank, (long long)size);
+		fail("MPI_File_get_size: %lld bytes", (long long)size);
 		MPI_File_close(&fh);
 		return 1;
 	}
@@ -74,7 +64,7 @@ cat(const char *path, const char *out, int hint)
 	for (off = 0; buf != NULL && !bad && off < size; off += got) {
 		rc = MPI_File_read_at(fh, off, buf, PIECE, MPI_BYTE, &st);
 		if (rc != MPI_SUCCESS) {
-			bad = failed("MPI_File_read_at", rc);
+			bad = must(rc, "MPI_File_read_at");
 			break;
 		}
 		MPI_Get_count(&st, MPI_BYTE, &got);
@@ -88,7 +78,7 @@ cat(const char *path, const char *out, int hint)
 	free(buf);
 	rc = MPI_File_close(&fh);
 	if (rc != MPI_SUCCESS)
-		bad = failed("MPI_File_close", rc);
+		bad = must(rc, "MPI_File_close");
 	return bad;
 }
 
@@ -106,5 +96,5 @@ main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	rc = cat(argv[1], argv[2], argc == 4);
 	MPI_Finalize();
-	return rc;
+	return rc != 0;
 }

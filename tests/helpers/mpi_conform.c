@@ -43,19 +43,9 @@
 #include <string.h>
 #include <mpi.h>
 
-#include "mpi_err.h"
+#include "testutil.h"
 
-static int rank, nprocs, bad;
-
-static int
-must(int rc, const char *what)
-{
-	if (rc == MPI_SUCCESS)
-		return 0;
-	mpi_report("mpi_conform", rank, what, rc);
-	bad = 1;
-	return -1;
-}
+static int rank, nprocs;
 
 static void
 say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -612,11 +602,8 @@ do_ext32_read(const char *path, int seq)
 	must(MPI_File_read_all(fh, v, NI, MPI_INT, &status), "read_all ints");
 	MPI_Get_count(&status, MPI_INT, &n);
 	for (i = 0; i < NI; i++)
-		if (v[i] != 0x01020304 * (rank + 1) + i) {
-			fprintf(stderr, "mpi_conform: rank %d: external32 int "
-			    "%d reads %#x\n", rank, i, v[i]);
-			bad = 1;
-		}
+		if (v[i] != 0x01020304 * (rank + 1) + i)
+			fail("external32 int %d reads %#x", i, v[i]);
 	say("ext32 ints read: %d, first %#x\n", n, v[0]);
 	/* native: the file's bytes as they are */
 	must(MPI_File_set_view(fh, 64 + 2 * rank * sizeof(int), MPI_INT, ft,
@@ -652,21 +639,15 @@ do_ext32_read(const char *path, int seq)
 	must(MPI_File_read_at_all(fh, (MPI_Offset)rank * ND * 8, d, ND,
 	    MPI_DOUBLE, &status), "read_at_all doubles");
 	for (i = 0; i < ND; i++)
-		if (d[i] != 1.5 + rank * 100 + i / 8.0) {
-			fprintf(stderr, "mpi_conform: rank %d: external32 "
-			    "double %d reads %g\n", rank, i, d[i]);
-			bad = 1;
-		}
+		if (d[i] != 1.5 + rank * 100 + i / 8.0)
+			fail("external32 double %d reads %g", i, d[i]);
 	say("ext32 doubles read: %g %g %g\n", d[0], d[1], d[2]);
 	memset(sh, 0, sizeof(sh));
 	must(MPI_File_read_at(fh, (MPI_Offset)nprocs * ND * 8 +
 	    (MPI_Offset)rank * NS * 2, sh, 1, st, &status), "read_at shorts");
 	for (i = 0; i < 2 * NS; i++)
-		if (sh[i] != (i % 2 ? 0 : short_of(i / 2))) {
-			fprintf(stderr, "mpi_conform: rank %d: external32 "
-			    "short %d reads %d\n", rank, i, sh[i]);
-			bad = 1;
-		}
+		if (sh[i] != (i % 2 ? 0 : short_of(i / 2)))
+			fail("external32 short %d reads %d", i, sh[i]);
 	say("ext32 shorts read: %d %d %d\n", sh[0], sh[1], sh[2]);
 	MPI_Type_free(&ft);
 	MPI_Type_free(&st);
@@ -845,9 +826,9 @@ main(int argc, char **argv)
 		if (rank == 0)
 			fprintf(stderr, "mpi_conform: unknown mode '%s'\n",
 			    argv[1]);
-		bad = 1;
+		test_failed = 1;
 	}
-	MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	MPI_Allreduce(&test_failed, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	MPI_Finalize();
 	return all ? 1 : 0;
 }

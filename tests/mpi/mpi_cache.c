@@ -56,17 +56,10 @@
 #include "cache.h"
 #include "core.h"
 #include "store.h"
+#include "testutil.h"
 
-static int rank, nprocs, bad;
+static int rank, nprocs;
 static struct gfsp_file *ref;	/* FILE read straight (POSIX or Gfarm) */
-
-static void
-say(const char *what, long long a, long long b)
-{
-	fprintf(stderr, "mpi_cache: rank %d: %s (%lld, %lld)\n", rank, what,
-	    a, b);
-	bad = 1;
-}
 
 static uint64_t
 parse(const char *s)
@@ -91,18 +84,17 @@ check_read(struct gfsp_cache_file *f, uint64_t off, size_t len,
 	gfsp_error_clear(&err);
 	if (gfsp_cache_pread(f, got, len, off, &n, &err) != 0 ||
 	    gfsp_pread(ref, want, len, off, &w, &err) != 0) {
-		fprintf(stderr, "mpi_cache: rank %d: %s\n", rank, err.msg);
-		bad = 1;
+		fail("%s", err.msg);
 		return;
 	}
 	if (w != n) {
-		say("short or long read through the cache", (long long)off,
+		fail_ab("short or long read through the cache", (long long)off,
 		    (long long)n);
 		return;
 	}
 	for (i = 0; i < n; i++)
 		if (got[i] != want[i]) {
-			say("wrong byte at offset, read at", (long long)(off +
+			fail_ab("wrong byte at offset, read at", (long long)(off +
 			    i), (long long)off);
 			return;
 		}
@@ -248,9 +240,8 @@ main(int argc, char **argv)
 	}
 	if (gfsp_open(refpath ? refpath : path, GFSP_O_RDONLY, 0, &ref,
 	    &err) != 0 || gfsp_cache_open(c, path, &f, &err) != 0) {
-		fprintf(stderr, "mpi_cache: rank %d: cannot open '%s': %s\n",
-		    rank, path, err.msg[0] ? err.msg : "open failed");
-		bad = 1;
+		fail("cannot open '%s': %s", path,
+		    err.msg[0] ? err.msg : "open failed");
 	}
 	size = f ? gfsp_cache_file_size(f) : 0;
 	if (piece == 0)
@@ -277,7 +268,7 @@ main(int argc, char **argv)
 			check_read(f, off, piece, got, want);
 		MPI_Barrier(MPI_COMM_WORLD);
 		if (rank == 0 && rewrite(path, size) != 0)
-			say("cannot rewrite the file", 0, 0);
+			fail_ab("cannot rewrite the file", 0, 0);
 		MPI_Barrier(MPI_COMM_WORLD);
 		gfsp_cache_close(f);
 		gfsp_close(ref, &err);
@@ -285,9 +276,7 @@ main(int argc, char **argv)
 		f = NULL;
 		if (gfsp_open(path, GFSP_O_RDONLY, 0, &ref, &err) != 0 ||
 		    gfsp_cache_open(c, path, &f, &err) != 0) {
-			fprintf(stderr, "mpi_cache: rank %d: %s\n", rank,
-			    err.msg);
-			bad = 1;
+			fail("%s", err.msg);
 		}
 		for (off = 0; f != NULL && off < size; off += piece)
 			check_read(f, off, piece, got, want);
@@ -301,7 +290,7 @@ main(int argc, char **argv)
 			check_read(f, 0, piece, got, want);
 			gfsp_cache_test_hook = NULL;
 			if (hook_calls == 0)
-				say("the copy hook never ran", 0, 0);
+				fail_ab("the copy hook never ran", 0, 0);
 		}
 	} else if (f != NULL && strcmp(pat, "busy") == 0 && nprocs >= 2) {
 		for (off = (uint64_t)rank * piece; off < size;
@@ -330,12 +319,10 @@ main(int argc, char **argv)
 		if (rank == 0)
 			fprintf(stderr, "mpi_cache: unknown pattern '%s' (or "
 			    "too few ranks)\n", pat);
-		bad = 1;
+		test_failed = 1;
 	}
-	if (gfsp_cache_stats_all(c, &sum, NULL, &err) != 0) {
-		fprintf(stderr, "mpi_cache: rank %d: %s\n", rank, err.msg);
-		bad = 1;
-	}
+	if (gfsp_cache_stats_all(c, &sum, NULL, &err) != 0)
+		fail("%s", err.msg);
 	if (rank == 0) {
 		printf("{\"pattern\":\"%s\",\"nprocs\":%d,\"groups\":%d,"
 		    "\"file_size\":%llu,\"block_size\":%llu,\"transport\":"
@@ -357,7 +344,7 @@ main(int argc, char **argv)
 	free(want);
 	if (ref != NULL)
 		gfsp_close(ref, &err);
-	MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	MPI_Allreduce(&test_failed, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	MPI_Finalize();
 	return all ? 1 : 0;
 }

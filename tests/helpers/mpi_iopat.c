@@ -66,7 +66,7 @@
 
 #include <mpi.h>
 
-#include "mpi_err.h"
+#include "testutil.h"
 
 enum api { API_CLASSIC, API_LARGE, API_SPLIT, API_NB };
 static const char *const api_names[] = { "classic", "large", "split", "nonblocking" };
@@ -110,32 +110,11 @@ expect(MPI_Offset g)
 	return val(g);
 }
 
-static int
-mpi_fail(const char *call, int rc)
-{
-	mpi_report("mpi_iopat", rank, call, rc);
-	return -1;
-}
-
 #define TRY(call, expr) do {						\
 	int rc_ = (expr);						\
 	if (rc_ != MPI_SUCCESS)						\
-		return mpi_fail(call, rc_);				\
+		return must(rc_, call);					\
 } while (0)
-
-/* one write per line: the ranks share stderr */
-static int __attribute__((format(printf, 1, 2)))
-fail(const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "mpi_iopat: rank %d: %s\n", rank, msg);
-	return -1;
-}
 
 /* ---- what one rank transfers ------------------------------------------ */
 
@@ -428,14 +407,14 @@ io_calls(MPI_File fh, const struct call *c, int n, int coll)
 			mrc = nonblocking(fh, &c[posted], coll, &req[posted]);
 			if (mrc != MPI_SUCCESS) {
 				call_name(name, sizeof(name), &c[posted], coll, "");
-				rc = mpi_fail(name, mrc);
+				rc = must(mrc, name);
 				break;
 			}
 		}
 		mrc = MPI_Waitall(posted, req, sts);
 		if (mrc != MPI_SUCCESS) {
 			call_name(name, sizeof(name), c, coll, "");
-			rc = mpi_fail(name, mrc);	/* MPI_Wait reports the call's error */
+			rc = must(mrc, name);	/* MPI_Wait reports the call's error */
 		}
 		for (i = 0; i < posted && !rc; i++) {
 			call_name(name, sizeof(name), &c[i], coll, "");
@@ -454,7 +433,7 @@ io_calls(MPI_File fh, const struct call *c, int n, int coll)
 			mrc = classic(fh, &c[i], coll, &st);
 		call_name(name, sizeof(name), &c[i], coll, half);
 		if (mrc != MPI_SUCCESS)
-			rc = mpi_fail(name, mrc);
+			rc = must(mrc, name);
 		else
 			rc = check_status(&st, &c[i], name);
 	}
@@ -819,17 +798,6 @@ check_size(MPI_File fh, const struct plan *p)
 	return 0;
 }
 
-/* every rank learns whether any rank failed */
-static int
-agree(int rc)
-{
-	int bad = rc != 0, any = 1;
-
-	if (MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
-		return -1;
-	return any ? -1 : 0;
-}
-
 /* everything between open and close; the ranks agree before collectives */
 static int
 run(MPI_File fh, const struct pattern *pat, struct plan *p)
@@ -863,7 +831,7 @@ run(MPI_File fh, const struct pattern *pat, struct plan *p)
 		int mrc = MPI_File_sync(fh);
 
 		if (mrc != MPI_SUCCESS)
-			return mpi_fail("MPI_File_sync", mrc);
+			return must(mrc, "MPI_File_sync");
 		MPI_Barrier(MPI_COMM_WORLD);
 		rc |= check_size(fh, p);
 	}
@@ -997,7 +965,7 @@ main(int argc, char **argv)
 	amode = o.write ? MPI_MODE_CREATE | MPI_MODE_WRONLY : MPI_MODE_RDONLY;
 	rc = MPI_File_open(MPI_COMM_WORLD, argv[3], amode, info, &fh);
 	if (rc != MPI_SUCCESS) {
-		rc = mpi_fail("MPI_File_open", rc);
+		rc = must(rc, "MPI_File_open");
 		fh = MPI_FILE_NULL;
 	} else {
 		MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
@@ -1009,7 +977,7 @@ main(int argc, char **argv)
 		int mrc = MPI_File_close(&fh);
 
 		if (mrc != MPI_SUCCESS)
-			rc = mpi_fail("MPI_File_close", mrc);
+			rc = must(mrc, "MPI_File_close");
 	}
 	rc = agree(rc);
 	bytes = p.bytes + p.hdr;

@@ -38,7 +38,7 @@
 
 #include <mpi.h>
 
-#include "mpi_err.h"
+#include "testutil.h"
 
 #define BLOCK	70001		/* odd: no part boundary falls on a page */
 
@@ -140,23 +140,16 @@ main(int argc, char **argv)
 		buf[i] = (unsigned char)(rank * 31 + i * 7 + i / 251);
 	MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
 	rc = MPI_File_open(MPI_COMM_WORLD, argv[2], amode, MPI_INFO_NULL, &fh);
-	if (rc != MPI_SUCCESS) {
-		mpi_report("mpi_posixcalls", rank, "MPI_File_open", rc);
+	if (must(rc, "MPI_File_open") != 0) {
 		bad = 1;
 	} else {
 		rc = MPI_File_write_at_all(fh, (MPI_Offset)rank * BLOCK, buf,
 		    BLOCK, MPI_BYTE, &st);
-		if (rc != MPI_SUCCESS) {
-			mpi_report("mpi_posixcalls", rank,
-			    "MPI_File_write_at_all", rc);
+		if (must(rc, "MPI_File_write_at_all") != 0)
 			bad = 1;
-		}
 		rc = MPI_File_close(&fh);
-		if (rc != MPI_SUCCESS) {
-			mpi_report("mpi_posixcalls", rank, "MPI_File_close",
-			    rc);
+		if (must(rc, "MPI_File_close") != 0)
 			bad = 1;
-		}
 	}
 	free(buf);
 	MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -1,9 +1,9 @@
 /*
  * tap.h - the TAP lines of the unit tests, one copy for all of them.
  *
- * Each tests/unit/NAME.c is linked alone into its own program, so this is a
- * header of static functions rather than an object file; include it once,
- * from the test's .c file.
+ * Each test program (tests/unit, tests/mpi, tests/helpers) is linked
+ * alone, so this is a header of static functions rather than an object
+ * file; include it once, from the test's .c file.
  *
  *   ok(cond, fmt, ...)		"ok N - what" or "not ok N - what"; returns cond
  *   skip(fmt, ...)		"ok N # SKIP reason"

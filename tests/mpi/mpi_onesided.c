@@ -33,6 +33,7 @@
 #include "core.h"
 #include "onesided.h"
 #include "tap.h"
+#include "testutil.h"
 
 #define W_COUNT		0
 #define W_PUT		8
@@ -98,32 +99,6 @@ ok_all(int cond, const char *fmt, ...)
 	ok(all, "%s", desc);
 }
 
-/* why a rank's check failed: the first reason only, on stderr */
-static char why[512];
-
-static int __attribute__((format(printf, 1, 2)))
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why[0] == '\0') {
-		va_start(ap, fmt);
-		vsnprintf(why, sizeof(why), fmt, ap);
-		va_end(ap);
-		fprintf(stderr, "# rank %d: %s\n", rank, why);
-	}
-	return 1;
-}
-
-/* A call of the transport that must succeed; counts a failure. */
-static int
-must(int rc, const struct gfsp_error *err)
-{
-	if (rc != 0)
-		fail("%s", err->msg);
-	return rc != 0;
-}
-
 /* byte i of what `writer` puts into `target`'s region: differs between
  * writers, targets and neighbouring bytes */
 static unsigned char
@@ -187,7 +162,7 @@ check_zeroed(const struct gfsp_os_ops *ops, struct gfsp_os *w)
 	size_t i, n;
 	int t = (rank + 1) % nprocs, bad = 0;
 
-	why[0] = '\0';
+	test_failed = 0;
 	for (i = 0; i < region_bytes(rank); i++)
 		if (mine[i] != 0) {
 			bad = fail("own region byte %zu is %d", i, mine[i]);
@@ -197,8 +172,8 @@ check_zeroed(const struct gfsp_os_ops *ops, struct gfsp_os *w)
 	buf = malloc(n);
 	memset(buf, 0xee, n);
 	gfsp_error_clear(&err);
-	bad |= must(ops->get(w, t, 0, buf, n, &err), &err);
-	bad |= must(ops->flush(w, t, &err), &err);
+	bad |= must_ok(ops->get(w, t, 0, buf, n, &err), err.msg);
+	bad |= must_ok(ops->flush(w, t, &err), err.msg);
 	for (i = 0; !bad && i < n; i++)
 		if (buf[i] != 0)
 			bad = fail("rank %d's byte %zu is %d", t, i, buf[i]);
@@ -217,7 +192,7 @@ check_puts(const struct gfsp_os_ops *ops, struct gfsp_os *w)
 	long b;
 	int s, t, bad = 0;
 
-	why[0] = '\0';
+	test_failed = 0;
 	gfsp_error_clear(&err);
 	src = malloc(SLOT);
 	/* every rank into every rank's slot for it, then one flush each */
@@ -225,9 +200,9 @@ check_puts(const struct gfsp_os_ops *ops, struct gfsp_os *w)
 		slot_range(rank, t, &off, &len);
 		for (i = 0; i < len; i++)
 			src[i] = pat(rank, t, i);
-		bad |= must(ops->put(w, t, off, src, len, &err), &err);
+		bad |= must_ok(ops->put(w, t, off, src, len, &err), err.msg);
 		/* the source buffer is reused at once: flush before */
-		bad |= must(ops->flush(w, t, &err), &err);
+		bad |= must_ok(ops->flush(w, t, &err), err.msg);
 	}
 	free(src);
 	barrier();
@@ -256,9 +231,9 @@ check_puts(const struct gfsp_os_ops *ops, struct gfsp_os *w)
 	/* and gets see them: the next rank's slots */
 	t = (rank + 1) % nprocs;
 	got = malloc((size_t)nprocs * SLOT);
-	bad |= must(ops->get(w, t, SLOT_OFF, got, (size_t)nprocs * SLOT,
-			     &err), &err);
-	bad |= must(ops->flush(w, t, &err), &err);
+	bad |= must_ok(ops->get(w, t, SLOT_OFF, got, (size_t)nprocs * SLOT,
+			     &err), err.msg);
+	bad |= must_ok(ops->flush(w, t, &err), err.msg);
 	for (s = 0; s < nprocs && !bad; s++) {
 		slot_range(s, t, &off, &len);
 		b = first_bad(got + off - SLOT_OFF, len, s, t, 0);
@@ -280,23 +255,23 @@ check_big(const struct gfsp_os_ops *ops, struct gfsp_os *w)
 	long b;
 	int u, t = (rank + 1) % nprocs, bad = 0;
 
-	why[0] = '\0';
+	test_failed = 0;
 	gfsp_error_clear(&err);
 	src = malloc(BIG_LEN);
 	for (i = 0; i < BIG_LEN; i++)
 		src[i] = pat(rank, t, i);
-	bad |= must(ops->put(w, t, big_off, src, BIG_LEN, &err), &err);
-	bad |= must(ops->flush(w, t, &err), &err);
+	bad |= must_ok(ops->put(w, t, big_off, src, BIG_LEN, &err), err.msg);
+	bad |= must_ok(ops->flush(w, t, &err), err.msg);
 	free(src);
 	barrier();
 
 	/* all gets first, then the flushes: the data is only there after */
 	all = malloc((size_t)nprocs * BIG_LEN);
 	for (u = 0; u < nprocs && !bad; u++)
-		bad |= must(ops->get(w, u, big_off, all + (size_t)u * BIG_LEN,
-				     BIG_LEN, &err), &err);
+		bad |= must_ok(ops->get(w, u, big_off, all + (size_t)u * BIG_LEN,
+				     BIG_LEN, &err), err.msg);
 	for (u = 0; u < nprocs && !bad; u++)
-		bad |= must(ops->flush(w, u, &err), &err);
+		bad |= must_ok(ops->flush(w, u, &err), err.msg);
 	for (u = 0; u < nprocs && !bad; u++) {
 		b = first_bad(all + (size_t)u * BIG_LEN, BIG_LEN,
 			      (u + nprocs - 1) % nprocs, u, 0);
@@ -318,7 +293,7 @@ check_publish(const struct gfsp_os_ops *ops, struct gfsp_os *w)
 	long b;
 	int u, bad = 0;
 
-	why[0] = '\0';
+	test_failed = 0;
 	gfsp_error_clear(&err);
 	for (i = 0; i < PUB_LEN; i++)
 		mine[pub_off + i] = pat(rank, rank, i);
@@ -328,8 +303,8 @@ check_publish(const struct gfsp_os_ops *ops, struct gfsp_os *w)
 	got = malloc(PUB_LEN);
 	for (u = 0; u < nprocs && !bad; u++) {
 		memset(got, 0, PUB_LEN);
-		bad |= must(ops->get(w, u, pub_off, got, PUB_LEN, &err), &err);
-		bad |= must(ops->flush(w, u, &err), &err);
+		bad |= must_ok(ops->get(w, u, pub_off, got, PUB_LEN, &err), err.msg);
+		bad |= must_ok(ops->flush(w, u, &err), err.msg);
 		b = bad ? -1 : first_bad(got, PUB_LEN, u, u, 0);
 		if (b >= 0)
 			bad = fail("rank %d's published byte %ld is wrong: %d want %d (%d %d %d %d)", u,
@@ -356,13 +331,13 @@ check_cas_contention(const struct gfsp_os_ops *ops, struct gfsp_os *w)
 	long retries = 0;
 	int i, bad = 0, torn = 0, back = 0;
 
-	why[0] = '\0';
+	test_failed = 0;
 	gfsp_error_clear(&err);
 	for (i = 0; i < INCREMENTS && !bad; i++) {
 		for (;;) {
-			if (must(ops->cas64(w, 0, W_COUNT, cur,
-					    twin((cur & 0xffffffffu) + 1),
-					    &old, &err), &err)) {
+			if (must_ok(ops->cas64(w, 0, W_COUNT, cur,
+					       twin((cur & 0xffffffffu) + 1),
+					       &old, &err), err.msg)) {
 				bad = 1;
 				break;
 			}
@@ -375,8 +350,8 @@ check_cas_contention(const struct gfsp_os_ops *ops, struct gfsp_os *w)
 		}
 		cur = twin((cur & 0xffffffffu) + 1);
 		if (i % 8 == 0 && !bad) {
-			bad |= must(ops->get64(w, 0, W_COUNT, &seen, &err),
-				    &err);
+			bad |= must_ok(ops->get64(w, 0, W_COUNT, &seen, &err),
+				       err.msg);
 			if (!twin_ok(seen))
 				torn++;
 			if ((seen & 0xffffffffu) < (last & 0xffffffffu))
@@ -389,7 +364,7 @@ check_cas_contention(const struct gfsp_os_ops *ops, struct gfsp_os *w)
 	if (back)
 		bad = fail("the counter went back %d times", back);
 	barrier();
-	bad |= must(ops->get64(w, 0, W_COUNT, &final, &err), &err);
+	bad |= must_ok(ops->get64(w, 0, W_COUNT, &final, &err), err.msg);
 	if (!bad && final != twin((uint64_t)INCREMENTS * (uint64_t)nprocs))
 		bad = fail("counter is %#llx, want %d in both halves",
 			   (unsigned long long)final, INCREMENTS * nprocs);
@@ -412,21 +387,21 @@ check_words(const struct gfsp_os_ops *ops, struct gfsp_os *w)
 	uint64_t got = 0, old = 0;
 	int t = (rank + 1) % nprocs, p = (rank + nprocs - 1) % nprocs, bad = 0;
 
-	why[0] = '\0';
+	test_failed = 0;
 	gfsp_error_clear(&err);
 	/* two stores: the second over a nonzero word */
-	bad |= must(ops->put64(w, t, W_PUT, 0x1111111100000000ull | (uint64_t)rank,
-			       &err), &err);
-	bad |= must(ops->put64(w, t, W_PUT, 0xa5a5a5a500000000ull | (uint64_t)rank,
-			       &err), &err);
+	bad |= must_ok(ops->put64(w, t, W_PUT, 0x1111111100000000ull | (uint64_t)rank,
+			       &err), err.msg);
+	bad |= must_ok(ops->put64(w, t, W_PUT, 0xa5a5a5a500000000ull | (uint64_t)rank,
+			       &err), err.msg);
 	barrier();
 	/* this rank's word was stored by rank p; rank t's by this rank */
-	bad |= must(ops->get64(w, rank, W_PUT, &got, &err), &err);
+	bad |= must_ok(ops->get64(w, rank, W_PUT, &got, &err), err.msg);
 	if (!bad && got != (0xa5a5a5a500000000ull | (uint64_t)p))
 		bad = fail("own word is %#llx, rank %d stored %#llx",
 			   (unsigned long long)got, p,
 			   0xa5a5a5a500000000ull | (uint64_t)p);
-	bad |= must(ops->get64(w, t, W_PUT, &got, &err), &err);
+	bad |= must_ok(ops->get64(w, t, W_PUT, &got, &err), err.msg);
 	if (!bad && got != (0xa5a5a5a500000000ull | (uint64_t)rank))
 		bad = fail("rank %d's word is %#llx", t,
 			   (unsigned long long)got);
@@ -436,17 +411,17 @@ check_words(const struct gfsp_os_ops *ops, struct gfsp_os *w)
 
 	/* cas64 on this rank's own word in rank t: a miss changes nothing */
 	bad = 0;
-	bad |= must(ops->cas64(w, t, W_CAS, 7, 9, &old, &err), &err);
+	bad |= must_ok(ops->cas64(w, t, W_CAS, 7, 9, &old, &err), err.msg);
 	if (!bad && old != 0)
 		bad = fail("cas64 miss: old %llu, want 0",
 			   (unsigned long long)old);
-	bad |= must(ops->get64(w, t, W_CAS, &got, &err), &err);
+	bad |= must_ok(ops->get64(w, t, W_CAS, &got, &err), err.msg);
 	if (!bad && got != 0)
 		bad = fail("cas64 miss changed the word to %llu",
 			   (unsigned long long)got);
-	bad |= must(ops->cas64(w, t, W_CAS, 0, 42 + (uint64_t)rank, &old,
-			       &err), &err);
-	bad |= must(ops->get64(w, t, W_CAS, &got, &err), &err);
+	bad |= must_ok(ops->cas64(w, t, W_CAS, 0, 42 + (uint64_t)rank, &old,
+			       &err), err.msg);
+	bad |= must_ok(ops->get64(w, t, W_CAS, &got, &err), err.msg);
 	if (!bad && (old != 0 || got != 42 + (uint64_t)rank))
 		bad = fail("cas64 hit: old %llu, word %llu",
 			   (unsigned long long)old, (unsigned long long)got);
@@ -458,7 +433,7 @@ check_words(const struct gfsp_os_ops *ops, struct gfsp_os *w)
 	{
 		uint64_t two[2] = { 0, 0 };
 
-		bad = must(ops->getv64(w, t, W_PUT, two, 2, &err), &err);
+		bad = must_ok(ops->getv64(w, t, W_PUT, two, 2, &err), err.msg);
 		if (!bad && (two[0] != (0xa5a5a5a500000000ull |
 		    (uint64_t)rank) || two[1] != 42 + (uint64_t)rank))
 			bad = fail("getv64: %#llx %llu",
@@ -479,7 +454,7 @@ check_errors(const struct gfsp_os_ops *ops, struct gfsp_os *w)
 	uint64_t v;
 	int t = (rank + 1) % nprocs, rc, bad = 0;
 
-	why[0] = '\0';
+	test_failed = 0;
 	gfsp_error_clear(&err);
 	rc = ops->get(w, t, region_bytes(t) - 4, buf, 8, &err);
 	snprintf(want, sizeof(want), "one-sided get from rank %d (%s): ", t,
@@ -549,12 +524,12 @@ check_sizes(const struct gfsp_os_ops *ops)
 		       err.msg);
 		return;
 	}
-	why[0] = '\0';
-	bad |= must(ops->put(w, 0, (uint64_t)(rank % 64), &b, 1, &err),
-		    &err);
-	bad |= must(ops->get(w, last, 0, &b, 0, &err), &err);
-	bad |= must(ops->flush(w, 0, &err), &err);
-	bad |= must(ops->flush(w, last, &err), &err);
+	test_failed = 0;
+	bad |= must_ok(ops->put(w, 0, (uint64_t)(rank % 64), &b, 1, &err),
+		       err.msg);
+	bad |= must_ok(ops->get(w, last, 0, &b, 0, &err), err.msg);
+	bad |= must_ok(ops->flush(w, 0, &err), err.msg);
+	bad |= must_ok(ops->flush(w, last, &err), err.msg);
 	rc = ops->get(w, last, 0, &b, 1, &err);
 	if ((last % 2 == 1) != (rc == GFSP_EINVAL))
 		bad = fail("get of 1 byte from rank %d: rc %d", last, rc);
@@ -689,6 +664,7 @@ main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
 	tap_silent = rank != 0;
+	test_first_only = 1;	/* one reason a check, on stderr */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	alarm(120);	/* a hang is a failure */
 
