@@ -5,8 +5,8 @@
  * other with one-sided transfers that never interrupt the owner's CPU
  * (onesided.h).  The cache wing (libcore/cache/) also holds the node-local
  * tier (tier.h) and cache-warm (warm.c).  Uses base, store and split; no
- * other wing of its level.  Included by libcore/, the preload library and
- * cmd/ only.
+ * other wing of its level.  Included by libcore/cache/, cmd/, preload/,
+ * tests/ and bench/.
  *
  * Each rank's window holds (cache.c has the exact layout):
  *

@@ -3,7 +3,7 @@
  * Zhang et al.): a handful of measured rates that bound the I/O of a
  * many-task workflow, and the model that predicts the I/O time of one
  * workflow stage from them.  The envelope wing (libcore/envelope/) uses
- * base and store only.  Included by libcore/ and cmd/ only.
+ * base and store only.  Included by libcore/envelope/, cmd/ and tests/.
  *
  *   envbench.c  measuring the envelope, and replaying a synthetic stage
  *   envmodel.c  the envelope document (JSON, json-c), interpolation and
