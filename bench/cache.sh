@@ -1,7 +1,7 @@
 #!/bin/bash
-# bench/cache.sh - the cooperative cache (libcore/cache/cache.c, issue 5) against
+# bench/cache.sh - the cooperative cache (libcore/cache/cache.c) against
 # plain pread by every rank: the same program (bench/cache_bench), the same
-# reads, the same run, with and without --plain; the seed's (001, Anco)
+# reads, the same run, with and without --plain; the cooperative cache paper's (Anco)
 # figures 1-4.
 #
 #   bash bench/cache.sh [posix] [gfarm]        (default: posix)

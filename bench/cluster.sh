@@ -11,9 +11,9 @@
 #         gfarm:///data/ to the node-local directory of K nodes (1 rank a
 #         node): read from Gfarm once, forwarded node to node; against
 #         every node reading the data itself at the same time (gfexport of
-#         the file / gfpcopy of the directory, Gfarm's own tools).  Target
-#         (issue 20): stage-in's time grows no faster than log K.
-# cache   the seed's concentrated read (001): every rank (1 a node) reads
+#         the file / gfpcopy of the directory, Gfarm's own tools).  Target:
+#         stage-in's time grows no faster than log K.
+# cache   the cooperative cache paper's concentrated read: every rank (1 a node) reads
 #         the whole BIG file in order; the cooperative cache
 #         (bench/cache_bench seq: its "auto" transport, which is tcp across
 #         these nodes, and --transport mpi) against plain Gfarm reads

@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/envelope.sh - envelope-bench's prediction error, and its envelope
-# against independent measurements of the same operations (issue 7):
+# against independent measurements of the same operations:
 #
 #   bash bench/envelope.sh [posix] [gfarm]        (default: posix)
 #

@@ -24,7 +24,7 @@
 #   nn    the same N-N pattern written raw (gfarm_n1 --mode=nn: file r
 #         pinned to node r+1, its writer's), the reference line for b
 # and reports MiB/s, b/a per N and the speed-up of each over N=1 (target
-# in issue 3: b >= 1.7x at N=2 and >= 3x at N=4, a flat).  Then the disks
+# set for it: b >= 1.7x at N=2 and >= 3x at N=4, a flat).  Then the disks
 # and links are unlimited and, on the plain Gfarm, gfpcopy / gfreg /
 # gfexport on node 1 move PLAIN_SIZE bytes against pcp-split and
 # gfsplit-merge (one rank a node); every download is compared with the

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/layout_scale.py - the metadata of split files of 1 Ki to 16 Ki
-writer ranks (issue 34, item 6): how long the readers take to open and
+writer ranks: how long the readers take to open and
 check them, and how many metadata files they are.
 
 For each rank count R, bench/layout_gen writes a committed split file of R

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/mpiio.sh - the PMPI preload library (lib/libgfsplit-mpiio.so, issue 4)
+# bench/mpiio.sh - the PMPI preload library (lib/libgfsplit-mpiio.so)
 # against plain MPICH: the same unmodified program (bench/mpiio_bench), the
 # same run, with and without LD_PRELOAD.
 #

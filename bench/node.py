@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Speed at the limit of one node (issue 22): each command against the tool a
+"""Speed at the limit of one node: each command against the tool a
 user would run instead, on the same disk, in the same run.
 
 Case `copy` (target 1): pcp-split and gfsplit-merge of a SIZE file with N

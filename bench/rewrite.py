@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/rewrite.py - space and time of a file rewritten in place through the
-MPI-IO preload library (issue 33, item 8), against plain MPICH in the same
+MPI-IO preload library, against plain MPICH in the same
 run, and against an older build of the library if one is given.
 
 The program is tests/helpers/mpi_rewrite (plain MPI-IO): N ranks write their

@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/stage.sh - stage-in against `cp -r` per node, and zstd on the way
-# out (issue 6), on POSIX storage of this machine:
+# out, on POSIX storage of this machine:
 #
 #   bash bench/stage.sh [posix] [gfarm] [slurm]   (default: posix)
 #
@@ -534,7 +534,7 @@ g_pcopy() {
 }
 
 # ---- slurm ----------------------------------------------------------------
-# stage-in against Slurm's own sbcast (issue 36): the emulated cluster of
+# stage-in against Slurm's own sbcast: the emulated cluster of
 # tests/cluster.sh with Gfarm and Slurm (gfbs), compute nodes 1..4, the data
 # on the gfsd of storage node 5, every link at RATE each way.  stage-in
 # gfarm:///... by srun onto the 4 nodes (one rank each, --mpi=pmi2) into

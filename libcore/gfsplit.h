@@ -3,7 +3,9 @@
  * suite (split-write of N-1 shared files into N-N part files, and back).
  *
  * Everything here is safe to call from applications.  Internals live in
- * core.h and the *_impl.h headers, which only libcore/ and cmd/ include.
+ * the wings' headers (core.h, store.h, splitfile.h, the *_impl.h ones...),
+ * which are not installed.  Installed for applications (tests/cmd/build.sh
+ * compiles one); in the tree included by libcore/ and preload/.
  *
  * Conventions
  *   - Functions return 0 on success or a GFSP_E* code; when they fail and the

@@ -10,7 +10,8 @@
  * waits for the closes.  Over TCP a flush can need an answer from the
  * peer, and a peer that has closed its own endpoints already sits in the
  * next PMI call, making no UCX progress: the rank spins forever
- * (openucx/ucx issue 8738, "TCP transport hangs during cleanup").  Seen
+ * (https://github.com/openucx/ucx/issues/8738, "TCP transport hangs during
+ * cleanup").  Seen
  * here in 7 of 10 runs of a 3-node job with one-sided traffic.
  *
  * Every message the application sent has been received by then (its

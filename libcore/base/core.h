@@ -4,7 +4,8 @@
  * checksums and byte order, this node's identity, private directories on
  * shared machines, job usage, and the double-buffered pipeline (pipe.h).
  * The bottom of libcore: it uses no other wing (only MPI, libc, xxHash,
- * json-c).  Included by libcore/ and cmd/ only; not installed.
+ * json-c).  Included by libcore/, cmd/, preload/, tests/ and bench/; not
+ * installed.
  */
 #ifndef GFSP_CORE_H
 #define GFSP_CORE_H

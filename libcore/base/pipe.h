@@ -11,7 +11,7 @@
  * (gfsp_rmap_open); both sides run under gfsp_guard, so a mapped page that
  * vanishes is an error of the side that touched it.
  * The helper thread makes no MPI calls.  The first error on either side
- * stops both and is returned.  Included by libcore/ only.
+ * stops both and is returned.  Included by libcore/ and tests/.
  */
 #ifndef GFSP_PIPE_H
 #define GFSP_PIPE_H

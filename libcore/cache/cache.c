@@ -1,5 +1,6 @@
 /*
- * cache.c - the cooperative cache (cache.h; seed 001, section 2).
+ * cache.c - the cooperative cache (cache.h; Arai, Ishikawa and Hori,
+ * "Lightweight cooperative caching for RDMA clusters", section 2).
  *
  * Window of each rank (onesided.h), 8-byte words unless said:
  *
@@ -21,7 +22,7 @@
  * relies on a tag being unique: a location is only ever used after the
  * source slot's full block id has been read.
  *
- * Slot protocol (seed 2.3): install writes the data, then a new token,
+ * Slot protocol (the paper's 2.2.1): install writes the data, then a new token,
  * then the block id; discard clears the id, then the token, and only then
  * is the data reused.  A copy reads id and token, the data, token and id
  * again, and keeps the data only if nothing changed.
@@ -564,7 +565,7 @@ held_elsewhere(struct gfsp_cache *c, uint64_t bid, uint32_t s, int *yes,
 }
 
 /*
- * Drop the block in slot s (seed 2.5.2): a representative hands its cell
+ * Drop the block in slot s (the paper's 2.5.2): a representative hands its cell
  * to another holder its group's altdir knows, or clears it; our altdir
  * entry goes; then the id and token, and the slot is free for reuse.
  * keep_last: a block chosen because another rank held it, which is found
@@ -611,7 +612,7 @@ discard(struct gfsp_cache *c, uint32_t s, int keep_last, int *kept,
 }
 
 /*
- * A slot to fill (seed 2.2.2): a free one, else the general list's least
+ * A slot to fill (the paper's 2.2.2): a free one, else the general list's least
  * recent block, unless it is a singlet: those move to the singlet FIFO,
  * whose oldest block is dropped when it holds more than its share.
  */
@@ -834,7 +835,7 @@ peer_piece(struct gfsp_cache *c, uint64_t bid, struct piece *pc,
 
 /*
  * Block idx of f into our cache; OUT *slot.  A hit costs nothing
- * remote; a miss follows the row of the block (seed 2.5.1).  On a mapped
+ * remote; a miss follows the row of the block (the paper's 2.5.1).  On a mapped
  * transport a block a peer has LOADED is not taken: the piece pc is
  * copied from there instead (pc->done; no slot).
  *

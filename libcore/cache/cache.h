@@ -1,12 +1,13 @@
 /*
- * cache.h - the cooperative cache (seed 001, Anco): every rank's cache
+ * cache.h - the cooperative cache ("Anco": Arai, Ishikawa and Hori,
+ * "Lightweight cooperative caching for RDMA clusters"): every rank's cache
  * memory is one global cache of file blocks, a block is read from shared
  * storage about once per group, and the other ranks copy it from each
  * other with one-sided transfers that never interrupt the owner's CPU
  * (onesided.h).  The cache wing (libcore/cache/) also holds the node-local
  * tier (tier.h) and cache-warm (warm.c).  Uses base, store and split; no
- * other wing of its level.  Included by libcore/, the preload library and
- * cmd/ only.
+ * other wing of its level.  Included by libcore/cache/, cmd/, preload/,
+ * tests/ and bench/.
  *
  * Each rank's window holds (cache.c has the exact layout):
  *
@@ -23,7 +24,7 @@
  * of b: if group g's cell is LOADED, copy from a random LOADED location of
  * any group; if LOADING, wait; if INVALID, claim the cell with
  * compare-and-swap (so at most one rank per group reads b from shared
- * storage at a time; the seed accepts a race here), copy from another
+ * storage at a time; the paper accepts a race here), copy from another
  * group or read the storage, mark it LOADED.  Every remote copy checks the
  * source slot's block id and token before and after: a block replaced
  * during the copy is detected and fetched again, never returned.

@@ -1,8 +1,8 @@
 /*
  * tier.h - the node-local tier of the cooperative cache: blocks of shared
  * files kept in a directory of each node (/dev/shm, a local SSD) by
- * cache-warm, so that a job's cache starts warm.  Included by libcore/ and
- * cmd/ only.
+ * cache-warm, so that a job's cache starts warm.  Included by
+ * libcore/cache/ only.
  *
  * A warmed file is two files in the tier directory:
  *

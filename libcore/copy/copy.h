@@ -3,7 +3,7 @@
  * pcp-split (ordinary file -> split file), gfsplit-merge (split file ->
  * ordinary file) and stat-layout (what a split file holds), and what they
  * report.  Uses base, store and split; no other wing of its level.
- * Included by libcore/ and cmd/ only.
+ * Included by libcore/copy/ and cmd/.
  *
  * The copy engines are collective over comm: every rank calls them with the
  * same arguments, every phase ends with gfsp_agree(), and all ranks return the

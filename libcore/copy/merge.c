@@ -2,7 +2,8 @@
  * merge.c - the gfsplit-merge engine: reassemble a split file into one
  * ordinary file with any number of ranks M.
  *
- * Data shipping (seed 002), where the parts are: the output is cut into
+ * Data shipping (Prost et al., "MPI-IO/GPFS, an optimized implementation
+ * of MPI-IO on top of GPFS"), where the parts are: the output is cut into
  * stripes of stripe_size bytes, and the bytes of a stripe are dealt by the
  * node that holds their parts (mplan.h): to a rank on that node, the least
  * loaded, so a part is read where it is; the bytes of parts on no node of

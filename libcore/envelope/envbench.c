@@ -1,6 +1,7 @@
 /*
  * envbench.c - measuring the MTC envelope of a storage target, and
- * replaying a synthetic many-task stage on it (seed 003).
+ * replaying a synthetic many-task stage on it (envelope.h names the
+ * paper).
  *
  * Method, per process count p (the ranks below p, a sub-communicator; the
  * others wait without spinning) and file size s:

@@ -1,13 +1,15 @@
 /*
- * envelope.h - the MTC envelope of a storage target (seed 003, after
- * Zhang et al.): a handful of measured rates that bound the I/O of a
- * many-task workflow, and the model that predicts the I/O time of one
- * workflow stage from them.  The envelope wing (libcore/envelope/) uses
- * base and store only.  Included by libcore/ and cmd/ only.
+ * envelope.h - the MTC envelope of a storage target (Kyou, Tatebe and
+ * Tanaka, "A performance prediction model for many-task applications on
+ * the Gfarm file system", 2014, after Zhang et al.): a handful of
+ * measured rates that bound the I/O of a many-task workflow, and the
+ * model that predicts the I/O time of one workflow stage from them.  The
+ * envelope wing (libcore/envelope/) uses base and store only.  Included
+ * by libcore/envelope/, cmd/ and tests/.
  *
  *   envbench.c  measuring the envelope, and replaying a synthetic stage
  *   envmodel.c  the envelope document (JSON, json-c), interpolation and
- *               the seed's formulas (1)-(3)
+ *               the paper's formulas (1)-(3)
  *   envout.c    the table, CSV and the SVG heat map
  *
  * Every rate is an aggregate over the processes that ran together: ops/s

@@ -691,7 +691,7 @@ rd_head(struct rd *r, json_object *doc, struct gfsp_envelope *e)
 		rd_fail(r, GFSP_EINVAL, "not an envelope (format '%s')",
 		    format);
 	/* format_version; "version" before the common members took that
-	 * name for the package's (issue 23) */
+	 * name for the package's version) */
 	version = rd_u64(r, doc, "", json_object_object_get_ex(doc,
 	    "format_version", NULL) ? "format_version" : "version");
 	if (r->rc == 0 && version != ENV_VERSION)

@@ -3,7 +3,7 @@
  * shows it, each split file one regular file, everything else as it is.
  * No FUSE in here: the command (cmd/gfsplit-mount/) answers the kernel
  * with what these functions say.  Uses base, store and split.  Included by
- * libcore/ and cmd/ only.
+ * libcore/mount/, cmd/ and tests/.
  *
  *   gfsp_mentry_stat   what one source path is shown as
  *   gfsp_mtree_*       the tree of nodes the kernel holds references to

@@ -1,6 +1,6 @@
 /*
  * dst.h - creating a destination without losing anything (dst.c).
- * Included by libcore/ only.
+ * Included by libcore/, cmd/ and preload/.
  */
 #ifndef GFSP_DST_H
 #define GFSP_DST_H

@@ -1,6 +1,7 @@
 /*
  * layout_impl.h - the inside of struct gfsp_layout (an opened split file) and
- * the checks stat-layout runs.  Included by libcore/ and cmd/ only.
+ * the checks stat-layout runs.  Included by libcore/, cmd/, preload/,
+ * tests/ and bench/.
  */
 #ifndef GFSP_LAYOUT_IMPL_H
 #define GFSP_LAYOUT_IMPL_H

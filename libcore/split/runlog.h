@@ -1,7 +1,7 @@
 /*
  * runlog.h - the record of where a rank's writes went, kept as runs
  * (splitfile.h, struct gfsp_run) while the writes arrive in any order.
- * Included by libcore/ only.
+ * Included by libcore/split/ and tests/.
  *
  * Every write is appended to the part, so the part is a log and a run says
  * which global bytes a stretch of it holds.  Writes that follow a pattern

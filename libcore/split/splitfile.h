@@ -3,8 +3,8 @@
  * split file (man/gfsplit.5), views and their resolution, the layout
  * engine that reads one (layout_impl.h), the collective writer with its
  * commit rule, the run logs, and destinations created without loss
- * (dst.h).  Uses base and store only.  Included by libcore/ and cmd/
- * only.
+ * (dst.h).  Uses base and store only.  Included by libcore/, preload/,
+ * tests/ and bench/.
  *
  *   F/                     the split directory (a plain directory)
  *   F/gfsplit.meta         marker: magic, version, nprocs, nnodes, logical

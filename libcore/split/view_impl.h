@@ -1,7 +1,7 @@
 /*
  * view_impl.h - internals of flattened views shared inside libcore/ (the
- * reader and the writer walk views piece by piece).  Included by libcore/
- * and cmd/ only; not installed.
+ * reader and the writer walk views piece by piece).  Included by
+ * libcore/split/, preload/ and tests/; not installed.
  *
  * A view (struct gfsp_view, gfsplit.h) is the set of global bytes
  *

@@ -1,7 +1,8 @@
 /*
  * mover.c - asynchronous stage-out (stage.h): one background mover per
  * node writes a node's results back to shared storage while the job
- * computes (seed 004's "cache method": write-back on close, on request
+ * computes (the "cache method" of Uemura et al., "A study of file system
+ * design for exascale systems": write-back on close, on request
  * and periodically).
  *
  * The mover is a process of its own, started by `stage-out --async` on

@@ -2,7 +2,7 @@
  * zfile.h - "gfsz", gfsplit's compressed file format (zstd): the bytes of
  * its header, chunks and index, encoded and parsed.  No file I/O: the
  * caller reads and writes at the offsets these functions name or return.
- * Included by libcore/ and cmd/ only.
+ * Included by libcore/stage/ and tests/.
  *
  * The file is a sequence of zstd frames, so `zstd -d` decompresses it to
  * the original bytes (it skips skippable frames).  Integers little-endian.

@@ -3,7 +3,7 @@
  * table of operations per backend, chosen once from the path scheme, with
  * confinement below a root, the whole-file helpers and file identity
  * keys.  Above base, below every other wing: it knows no split format.
- * Included by libcore/ and cmd/ only.
+ * Included by libcore/, preload/, tests/ and bench/.
  *
  *   "/data/x", "rel/x"           -> posix  (store_posix.c)
  *   "gfarm:///x", "gfarm://h:p/x" -> gfarm  (store_gfarm.c, when built)

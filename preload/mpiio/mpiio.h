@@ -1,7 +1,8 @@
 /*
  * mpiio.h - inside libgfsplit-mpiio.so, the preloadable MPI-IO layer that
- * turns N-1 writes of unmodified programs into split files (seed 000,
- * sections 4-6) and reads split files as one file.
+ * turns N-1 writes of unmodified programs into split files (Kimura and
+ * Tatebe, "MPI-IO/Gfarm: an implementation of MPI-IO for the Gfarm file
+ * system", sections 4-6) and reads split files as one file.
  *
  *   LD_PRELOAD=libgfsplit-mpiio.so mpiexec -n N ./app
  *

@@ -1,5 +1,5 @@
 #!/bin/bash
-# badmeta.sh - crafted metadata (issue 18, items 6-10): every reader
+# badmeta.sh - crafted metadata (counts, sizes, overlapping views): every reader
 # (stat-layout, gfsplit-merge, the MPI-IO library) refuses it with an error
 # that names the file and the cause, promptly (each run under a timeout:
 # 124 is a hang), without a huge allocation, and without disclosing what a

@@ -1,6 +1,6 @@
 #!/bin/bash
 # cache_strangers.sh - the cache's tcp transport (libcore/cache/onesided_tcp.c)
-# against a stranger on the network (issue 44, item 5): while 2 and then 4
+# against a stranger on the network: while 2 and then 4
 # ranks of tests/mpi/mpi_cache read a file through the cache, a process
 # that is none of the job's connects to every rank's listening port many
 # times over (more connections than a rank's listen backlog once held),

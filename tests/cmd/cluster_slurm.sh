@@ -20,8 +20,8 @@
 #     bad path refused at sbatch; a missing source holds the job with a
 #     reason squeue shows, and so does a file she may not read; a stage-in failing on the nodes holds it too,
 #     saying why, and drains no node; neither job runs;
-#   - the burst buffer against a second user's words in her job's record
-#     (issue 44): with --comment and --job-name saying "UserId=root(0)
+#   - the burst buffer against a second user's words in her job's record:
+#     with --comment and --job-name saying "UserId=root(0)
 #     GroupId=root(0) NodeList=..", a stage-in of root's file, there or
 #     not, is held as one of her own unreadable files is, nothing staged;
 #     her stage-out comes from her one node, as her; file names of hers
@@ -282,7 +282,7 @@ else
 		not_ok "  the results still on the nodes" "$(ls -la "$CLUSTER_DIR/node1/tmp/" 2>&1)"
 	"$CLUSTER" exec head scancel --hurry "$id" 2>/dev/null
 
-	# ---- her words in her job's record (issue 44): Comment and JobName
+	# ---- her words in her job's record: Comment and JobName
 	# are hers to write, and `scontrol show job -o` prints both on the
 	# line that says UserId and NodeList (Comment after them), so a
 	# helper that read that line would take her words for the job's user

@@ -12,7 +12,7 @@
 #     sizes and fractions, options of another mode, an envelope missing a
 #     metric or not JSON at all, a replay on the wrong number of ranks, a
 #     rank failing in the middle (every rank exits 1, nothing left behind)
-#   - crafted envelopes (issue 32): rates huge, tiny, infinite, not a
+#   - crafted envelopes: rates huge, tiny, infinite, not a
 #     number or negative refused naming the file, the point and the
 #     member; one below a byte a second printed as itself, not "0 B/s";
 #     files larger than any envelope (sparse, dense, a pipe) refused at

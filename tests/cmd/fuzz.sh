@@ -14,7 +14,7 @@
 #   FUZZ_SECONDS  seconds per harness (default 2; make fuzz-long: 300)
 #   FUZZ_RUNS     executions per harness instead (libFuzzer's -runs=N, no
 #                 time limit): `make fuzz-long FUZZ_ONLY=envelope
-#                 FUZZ_RUNS=10000000` is the envelope's 10^7 of issue 32
+#                 FUZZ_RUNS=10000000` is the envelope's 10^7 runs
 #   FUZZ_JOBS     harnesses run at a time (default: the cores, nproc)
 #   FUZZ_ONLY     the harnesses to run, by name ("envelope" or
 #                 "envelope,layout"; default every one)

@@ -486,7 +486,7 @@ else
 fi
 
 # ---- with allow_other no one reads through the mount what she could not
-# read directly (issue 32): a split file shows the strictest permissions
+# read directly: a split file shows the strictest permissions
 # and owners of its directory and files, every open is checked against
 # each of its files for the caller, and no set-id bit is shown
 if second_user gfspmnt; then

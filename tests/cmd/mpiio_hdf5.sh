@@ -9,7 +9,7 @@
 # MPICH wrote, h5diff finds no difference and h5dump reads the merged file,
 # and HDF5 reads the split file back through the preload with 3 ranks.
 # Collective metadata writes set views whose filetype does not start at
-# byte 0 (issue 17: the library dropped that lower bound).
+# byte 0 (the library once dropped that lower bound).
 . "$(dirname "$0")/../lib.sh"
 
 . "$TOP/tests/mpiio_lib.sh"
@@ -45,7 +45,7 @@ case_() {
 }
 
 case_ indep-md                     # HDF5's default: rank 0 writes metadata
-case_ coll-md --coll-md            # the case of issue 17
+case_ coll-md --coll-md            # the case where the lower bound was dropped
 case_ coll-md-chunked --coll-md --chunked
 case_ coll-md-indep-raw --coll-md --indep --chunked
 case_ indep-md-indep-raw --indep

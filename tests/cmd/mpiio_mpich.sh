@@ -1,7 +1,8 @@
 #!/bin/bash
 # mpiio_mpich.sh - where MPI leaves the answer to the implementation, the
 # preload lib/libgfsplit-mpiio.so answers as MPICH (ROMIO) does on a local
-# file system (issue 33, items 4-7).  tests/helpers/mpi_conform makes the
+# file system (error classes, info, sequential mode, external32).
+# tests/helpers/mpi_conform makes the
 # same calls on MPICH alone and under the preload, and every check here
 # compares the two: what the program prints (rank 0) and, for the files
 # it writes, MPICH's bytes with the split file's after gfsplit-merge.

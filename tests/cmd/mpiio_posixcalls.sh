@@ -1,6 +1,6 @@
 #!/bin/bash
 # mpiio_posixcalls.sh - under lib/libgfsplit-mpiio.so a split file is
-# removed, renamed and truncated by name as a plain file is (issue 33):
+# removed, renamed and truncated by name as a plain file is:
 #  - a program that clears its output (unlink, remove, unlinkat, or
 #    truncate to 0 as PnetCDF's NC_CLOBBER does) and writes it again with
 #    MPI_MODE_CREATE|MPI_MODE_EXCL (tests/helpers/mpi_posixcalls) ends with
@@ -15,7 +15,8 @@
 #  - a symbolic link (this user's) as the MPI-IO output path: the split file
 #    lands where it points, the link stays, the bytes are plain MPICH's;
 #  - rm and mv (coreutils) on a split file.
-# Each of these fails on the library before issue 33 (EISDIR, ENOTDIR,
+# Each of these failed on the library before it served these calls
+# (EISDIR, ENOTDIR,
 # ENOTEMPTY, or the link refused), except the rename to a free name and
 # ftruncate, which the kernel did right and which are kept right.
 . "$(dirname "$0")/../lib.sh"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # race_cache.sh - root's MPI program under libgfsplit-cache.so, reading a
-# file of a second user's from her directory (issue 44):
+# file of a second user's from her directory:
 #   - the program is careful: it opens her file without following a link
 #     and checks on its descriptor that it is hers.  Each time it opens
 #     it (inotify IN_OPEN tells her), she exchanges her file with a link

@@ -1,6 +1,6 @@
 #!/bin/bash
 # race_fifo.sh - a second user's FIFOs against root's commands and root's
-# gfsplit-mount (issue 44): a file that was a regular file when it was
+# gfsplit-mount: a file that was a regular file when it was
 # listed or looked up is a FIFO when it is opened.  Nothing may block on
 # it: every open of a name a user controls does not block and refuses
 # what is not a regular file, and what was opened once is used from its

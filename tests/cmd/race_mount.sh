@@ -1,7 +1,7 @@
 #!/bin/bash
 # race_mount.sh - root's gfsplit-mount -o allow_other over a directory of a
 # second user's, while she swaps the parts of her split file with links
-# to a file of root's she cannot read (issue 32).  RACE_ITERS times she
+# to a file of root's she cannot read.  RACE_ITERS times she
 # reads her file through the mount: she gets her bytes or an error, never
 # a byte of root's file (the daemon opens parts from the split directory's
 # descriptor, no link followed, and lets her read only what she could

@@ -1,5 +1,5 @@
 #!/bin/bash
-# race_setid.sh - set-id bits never handed to another owner (issue 32).
+# race_setid.sh - set-id bits never handed to another owner.
 # Root copies and merges a second user's files in her directories:
 #   - stage-in and stage-out of her -rwsr-sr-x file make a root-owned copy
 #     without the set-id bits (as cp does without -p), and keep them on a

@@ -1,6 +1,6 @@
 #!/bin/bash
 # race_split.sh - root splits into a directory a second user can write
-# while she swaps names and links there (issue 32), RACE_ITERS runs each:
+# while she swaps names and links there, RACE_ITERS runs each:
 #   - the sweep of a killed run's temporaries: she plants one
 #     (.NAME.gfsplit-tmp.NODE.PID.NONCE/ of a process gone) and swaps a
 #     directory in it with a link to root's victim directory;

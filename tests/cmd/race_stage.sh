@@ -1,6 +1,6 @@
 #!/bin/bash
 # race_stage.sh - stage-in --delete as root, in a directory another user
-# can write (issue 32): she swaps DEST for a link to a directory of
+# can write: she swaps DEST for a link to a directory of
 # root's (the victim) or for another directory, and --delete must never
 # remove anything but what the directory it copied to holds:
 #   - DEST swapped exactly between the copy and the delete phase

@@ -17,7 +17,8 @@
 #     clear error naming the file, exit 1, the other files in place
 #   - a DST or DEST that names or enters the state directory, or is named
 #     as a temporary: refused before anything is copied, naming the line
-#     (issue 32); such entries inside a source tree: a warning each, the
+#     (so that no one can plant it); such entries inside a source tree: a
+#     warning each, the
 #     rest staged
 #   - FIFOs and sockets: a warning each, the rest staged, exit 3
 #   - a sparse file stays sparse (--no-sparse: its holes written)
@@ -319,7 +320,8 @@ run "a manifest with escaped names" 1 "$IN" -m "$M" "$E/m3"
 same_bytes "  lands where it says" "$E/src/good" "$E/m3/dir with space/f
 x"
 # nothing is staged over or into the tools' own state, nor under a
-# temporary's name (issue 32): refused before anything is copied
+# temporary's name (which another user could plant): refused before
+# anything is copied
 mkdir -p "$E/bigsrc"	# not in src/, which a full destination gets below
 make_file "$E/bigsrc/big" $((20 * 1048576)) 7
 IDX=$E/m3/.gfsplit-stage/index

@@ -1,6 +1,7 @@
 /*
  * mpi_conform.c - corners of MPI-IO where the preload library must answer
- * as MPICH does (issue 33, items 4-7).  Plain MPI-IO: the same run on
+ * as MPICH does (error classes, info, sequential mode, external32).
+ * Plain MPI-IO: the same run on
  * MPICH alone and under the preload prints the same lines, and the files
  * it writes merge to the same bytes (tests/cmd/mpiio_mpich.sh compares).
  * Rank 0 prints; every rank makes every call.

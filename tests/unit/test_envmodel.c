@@ -729,7 +729,7 @@ test_json_reject(void)
 	    "'t.json': target.path is not a string");
 	reject("", "{\"points\": {}}", GFSP_EINVAL,
 	    "'t.json': points is not an array");
-	/* finite is not enough (issue 32): 1e300 bytes/s was cast to an
+	/* finite is not enough: 1e300 bytes/s was cast to an
 	 * integer where it was printed, and 1e-300 ops/s predicts 1e300 s
 	 * that a round count turns into infinity */
 	reject("points.5.bytes_per_s", "{\"max\": 1e300}", GFSP_EINVAL,
@@ -774,7 +774,7 @@ reject_many(const char *where, const char *key, json_object *item,
 
 /*
  * The limits of envelope.h, each checked before anything is allocated
- * for the members (issue 32: a crafted 206 MB envelope took 3.3 GB and
+ * for the members (a crafted 206 MB envelope once took 3.3 GB and
  * 30 s before it was refused).
  */
 static void
@@ -1000,7 +1000,7 @@ test_output(void)
 }
 
 /*
- * Rates no integer holds (issue 32): the table printed a bandwidth by
+ * Rates no integer holds: the table printed a bandwidth by
  * casting it to uint64_t, undefined beyond 2^64 and at infinity (x86 gave
  * "0 B/s"), and 0.5 B/s printed as "0 B/s" too.  A rate extrapolated past
  * GFSP_ENV_RATE_MAX stops there.
