@@ -3,13 +3,13 @@
  * storage before a job:
  *   mpiexec -n N stage-in [OPTIONS] SRC... DEST
  *
- * The options and the work are in libcore/driver/stagecmd.c, shared with
+ * The options and the report are in cmd/stage-common/stagecmd.c, shared with
  * stage-out.
  */
-#include "driver.h"
+#include "stagecmd.h"
 
 int
 main(int argc, char **argv)
 {
-	return gfsp_stage_main(GFSP_STAGE_IN, argc, argv);
+	return stagecmd_main(GFSP_STAGE_IN, argc, argv);
 }

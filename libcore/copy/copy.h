@@ -8,7 +8,9 @@
  * The copy engines are collective over comm: every rank calls them with the
  * same arguments, every phase ends with gfsp_agree(), and all ranks return the
  * same verdict.  No engine prints; the commands turn the results below into
- * text or JSON.
+ * text or JSON, through the report helpers at the end of this header
+ * (report.c), which pcp-split and gfsplit-merge share: gfsp_copy_print()
+ * writes to stdout, and only when a command calls it.
  */
 #ifndef GFSP_COPY_H
 #define GFSP_COPY_H

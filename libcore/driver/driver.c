@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
+
 #include "core.h"
 #include "driver.h"
 #include "onesided.h"

@@ -2,15 +2,14 @@
  * driver.h - the driver wing: what the thin commands in cmd/ call.  The
  * top of libcore: it may use every wing below (base for errors and
  * logging, store for fault injection, cache for the transports --version
- * lists, stage for the stage commands' glue in stagecmd.c); nothing in
- * libcore uses it.  Included by cmd/, libcore/driver/ and tests/.
+ * lists); nothing in libcore uses it.  Included by cmd/, libcore/driver/
+ * and tests/unit/.
  */
 #ifndef GFSP_DRIVER_H
 #define GFSP_DRIVER_H
 
 #include <stdio.h>
 #include "core.h"
-#include "stage.h"
 
 /*
  * The shared command driver.  A command fills a struct gfsp_cmd and calls
@@ -95,15 +94,5 @@ void gfsp_cmd_then(int (*fn)(void));
 
 /* "gfsplit 0.1.0 (backends: posix gfarm; transports: ...)" */
 void gfsp_print_version(FILE *out, const char *prog);
-
-/* ---------------------------------- stage-in, stage-out (stagecmd.c) */
-
-/* Rank 0: a stage run's summary as text lines (with the failures) or one
- * JSON object. */
-void gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
-		     const struct gfsp_stage_result *r, int json);
-
-/* The whole of stage-in (way GFSP_STAGE_IN) or stage-out, from main(). */
-int gfsp_stage_main(int way, int argc, char **argv);
 
 #endif /* GFSP_DRIVER_H */

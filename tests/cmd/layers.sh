@@ -30,13 +30,13 @@ fi
 
 cp -r "$TOP/libcore" "$TMPD/lc2"
 cp -r "$OBJDIR" "$TMPD/obj"
-printf 'int gfsp_stage_main(int, int, char **);\nint up(void) { return gfsp_stage_main(0, 0, 0); }\n' \
+printf 'int gfsp_cmd_main(const void *, int, char **);\nint up(void) { return gfsp_cmd_main(0, 0, 0); }\n' \
 	>"$TMPD/lc2/store/up.c"
 if gcc -c -o "$TMPD/obj/store/up.o" "$TMPD/lc2/store/up.c" 2>"$TMPD/out"; then
 	if python3 "$TOP/tools/layers.py" "$TMPD/lc2" "$TMPD/obj" >"$TMPD/out" 2>&1; then
 		not_ok "a call from store into a higher wing is caught" "$(cat "$TMPD/out")"
 	else
-		grep -q "store/up.o: calls gfsp_stage_main of driver" "$TMPD/out" &&
+		grep -q "store/up.o: calls gfsp_cmd_main of driver" "$TMPD/out" &&
 			ok "a call from store into a higher wing is caught (no include needed)" ||
 			not_ok "a call from store into a higher wing is caught" "$(cat "$TMPD/out")"
 	fi

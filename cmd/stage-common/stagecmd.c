@@ -1,8 +1,9 @@
 /*
  * stagecmd.c - the command side of stage-in and stage-out: one options
  * table for what both take, one for each, and the glue from options to
- * gfsp_stage() and its summary.  cmd/stage-in and cmd/stage-out are one
- * call into here each.
+ * gfsp_stage() and its summary, which it prints.  Linked into both
+ * cmd/stage-in and cmd/stage-out (Makefile.in), each one call into here;
+ * the library returns a struct gfsp_stage_result and prints nothing.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "driver.h"
 #include "dst.h"
 #include "stage.h"
+#include "stagecmd.h"
 
 static uint64_t opt_chunk = GFSP_STAGE_CHUNK_DEFAULT;
 static int64_t opt_compress = -1;
@@ -555,7 +557,7 @@ run(int way, int argc, char **argv, MPI_Comm comm)
 		return start_movers(comm, &o);
 	rc = gfsp_stage(comm, &o, &res, &err);
 	if (rank == 0 && (rc == 0 || res.failures != NULL))
-		gfsp_stage_print(stdout, name, &o, &res, opt_json);
+		stagecmd_print(stdout, name, &o, &res, opt_json);
 	if (rc && res.failures == NULL)
 		gfsp_log_gfs_error(&err);
 	gfsp_stage_result_free(&res);
@@ -617,7 +619,7 @@ run_mover(int argc, char **argv, MPI_Comm comm)
 }
 
 int
-gfsp_stage_main(int way, int argc, char **argv)
+stagecmd_main(int way, int argc, char **argv)
 {
 	static const struct gfsp_cmd in = {
 		.name = "stage-in",
@@ -669,7 +671,7 @@ gfsp_stage_main(int way, int argc, char **argv)
 /* ------------------------------------------------------------ summary */
 
 void
-gfsp_stage_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
+stagecmd_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 		const struct gfsp_stage_result *r, int json)
 {
 	json_object *j, *srcs;
