@@ -34,6 +34,9 @@
  * drops the block.  A LOADED cell whose slot fails the check is stale
  * (its holder dropped the block and the substitute was stale too): it is
  * claimed like an INVALID one.
+ *
+ * The structures are in cache_impl.h; the read-ahead threads, which take
+ * blocks through the same protocol, are cache_readahead.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,112 +48,7 @@
 #include <time.h>
 #include <json-c/json.h>
 
-#include "cache.h"
-#include "core.h"
-#include "onesided.h"
-#include "store.h"
-#include "tier.h"
-
-#define ST_INVALID	0
-#define ST_LOADING	1
-#define ST_LOADED	2
-
-#define RANK_BITS	20
-#define SLOT_BITS	22
-#define TAG_BITS	20
-#define MAX_RANKS	((uint64_t)1 << RANK_BITS)
-#define MAX_SLOTS	((uint64_t)1 << SLOT_BITS)
-
-#define NONE		UINT32_MAX	/* no slot */
-#define RA_BLOCKS	8		/* read-ahead hint, in blocks */
-#define PF_DEFAULT	16		/* read-ahead of the threads, blocks */
-#define PF_THREADS	8		/* at most this many of them */
-#define PF_QMAX		64		/* blocks queued for them */
-#define TURN_WAIT_S	5		/* for the rank whose turn it is */
-#define WAIT_LIMIT_S	60		/* a LOADING cell this old is an error */
-
-enum where { W_FREE, W_GENERAL, W_SINGLET };
-
-struct gfsp_cache {
-	MPI_Comm comm;
-	int rank, nprocs, groups, group, gsize;
-	uint64_t bsize, nslots, rd_rows, ad_rows;
-	uint64_t rd_off, ad_off, data_off;
-	uint64_t max_singlets;
-	const struct gfsp_os_ops *os;
-	struct gfsp_os *w;
-	unsigned char *base;		/* this rank's window */
-	uint64_t token;			/* last acquisition token given */
-	uint64_t rnd;			/* xorshift state for source choice */
-
-	/* local bookkeeping: never read by peers */
-	uint64_t *bid;			/* [nslots] mirror of the slot ids */
-	uint64_t *tok;			/* [nslots] and of their tokens */
-	uint32_t *prev, *next;		/* [nslots + 2] lists, 2 sentinels */
-	unsigned char *where;		/* [nslots] enum where */
-	uint32_t *freel;		/* [nslots] free slot stack */
-	uint32_t nfree, nsinglet;
-	uint32_t *index;		/* bid -> slot, open addressing */
-	uint64_t index_mask;
-
-	/* the node-local tier: its valid entries, sorted by key */
-	struct gfsp_tier_entry **tier;
-	size_t ntier;
-
-	/* blocks this rank read from storage, for max_storage_reads_per_
-	 * block (grown as needed) */
-	uint64_t *sread;
-	size_t nsread, capsread;
-
-	struct gfsp_cache_stats st;
-	double timeout;			/* --timeout, GFSPLIT_TIMEOUT; 0: none */
-	char gave_up[GFSP_ERRMSG_MAX];	/* "": no peer given up */
-
-	/*
-	 * Read-ahead threads, on a transport that takes operations from
-	 * several threads at once (onesided.h): they acquire the blocks
-	 * after the one a rank reading in order is at, so that its copies
-	 * from several peers and its share of the storage reads overlap.
-	 * `mu` covers everything above; a thread lets go of it only while
-	 * it moves a block's bytes (a get, a storage read) or sleeps, and
-	 * the slot it fills is its own meanwhile (in no list, no index).
-	 * `busy` holds the blocks being acquired, by any thread, so that no
-	 * two threads of the rank acquire one block at once.
-	 */
-	pthread_mutex_t mu;
-	pthread_mutex_t store_mu;	/* the storage, one call at a time */
-	pthread_cond_t pf_cv;		/* a job, a block done, the end */
-	pthread_t pf_thr[PF_THREADS];
-	int npf, pf_on, pf_stop;	/* threads wanted, started; stop */
-	int pf_draining;		/* someone waits for them to finish */
-	unsigned pf_depth;		/* blocks ahead */
-	struct pf_job {
-		struct gfsp_cache_file *f;
-		uint64_t idx;
-	} pf_q[PF_QMAX];
-	unsigned pf_head, pf_n;
-	struct pf_job busy[PF_THREADS + 1];
-	unsigned nbusy;
-};
-
-struct gfsp_cache_file {
-	struct gfsp_cache *c;
-	char *path;
-	struct gfsp_file *fh;
-	struct gfsp_stat st;		/* at open */
-	uint64_t size;
-	uint64_t key;			/* gfsp_file_key */
-	struct gfsp_tier_entry *tier;	/* this version in the local tier */
-	/* read-ahead: this rank's reads of it, block by block */
-	uint64_t next_idx;		/* the block after the last one read */
-	unsigned run;			/* blocks read in order up to it */
-	uint64_t ra_end;		/* hinted up to here (bytes) */
-	uint64_t pf_next;		/* queued for the threads up to here */
-};
-
-/* list sentinels */
-#define GEN(c)	((uint32_t)(c)->nslots)
-#define SING(c)	((uint32_t)(c)->nslots + 1)
+#include "cache_impl.h"
 
 /* ------------------------------------------------------------ encoding */
 
@@ -229,8 +127,8 @@ ad_home(const struct gfsp_cache *c, uint64_t bid, int *rank, uint64_t *off)
 }
 
 /* block idx of the file with identity key */
-static uint64_t
-block_id(uint64_t key, uint64_t idx)
+uint64_t
+gfsp_cache_block_id(uint64_t key, uint64_t idx)
 {
 	return mix(key ^ mix(idx + 1)) | 1;
 }
@@ -258,8 +156,9 @@ rnd_next(struct gfsp_cache *c)
 
 /* ----------------------------------------------------- local bookkeeping */
 
-static uint64_t
-index_find(const struct gfsp_cache *c, uint64_t bid, uint32_t *slot)
+uint64_t
+gfsp_cache_index_find(const struct gfsp_cache *c, uint64_t bid,
+		      uint32_t *slot)
 {
 	uint64_t i = mix(bid) & c->index_mask;
 
@@ -278,7 +177,7 @@ static void
 index_add(struct gfsp_cache *c, uint64_t bid, uint32_t s)
 {
 	uint32_t found;
-	uint64_t i = index_find(c, bid, &found);
+	uint64_t i = gfsp_cache_index_find(c, bid, &found);
 
 	if (found == NONE)
 		c->index[i] = s;
@@ -289,7 +188,7 @@ static void
 index_del(struct gfsp_cache *c, uint64_t bid)
 {
 	uint32_t found;
-	uint64_t i = index_find(c, bid, &found), j = i, k;
+	uint64_t i = gfsp_cache_index_find(c, bid, &found), j = i, k;
 
 	if (found == NONE)
 		return;
@@ -457,21 +356,6 @@ copy_checked(struct gfsp_cache *c, uint64_t bid, int rank, uint32_t slot,
 	*ok = rc == 0 && bt2[0] == bid && bt2[1] == bt1[1];
 	return rc;
 }
-
-/*
- * What a read wants of a block: bytes [in, in + len) into dst.  On a
- * mapped transport (every peer's region in our memory) they come straight
- * from a peer that has the block LOADED: one copy, as a hit in our own
- * slots costs, where taking the whole block into a slot of ours first
- * would copy it twice (and a strided reader that uses 16 KiB of each
- * block would copy all of it).  The block stays where it is, so the
- * node's slots hold more blocks.  `done`: the bytes are in dst.
- */
-struct piece {
-	uint64_t in, len;
-	unsigned char *dst;
-	int done;
-};
 
 /* copy_checked from the location in cell k of row, counted: block bid
  * into our slot s, or with pc, just the piece into pc->dst. */
@@ -848,9 +732,9 @@ peer_piece(struct gfsp_cache *c, uint64_t bid, struct piece *pc,
  * NONE, no error) when the threads are called off, or after TURN_WAIT_S
  * (the rank whose turn it is may not read this file at all).
  */
-static int
-acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
-	struct piece *pc, uint32_t *slot, int ahead, struct gfsp_error *err)
+int
+gfsp_cache_acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid,
+		   uint64_t len, struct piece *pc, uint32_t *slot, int ahead, struct gfsp_error *err)
 {
 	struct gfsp_cache *c = f->c;
 	uint64_t row[64], mine_loading, off;
@@ -861,7 +745,7 @@ acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
 	double wait_limit = c->timeout > 0 ? c->timeout : WAIT_LIMIT_S;
 	int rc, k, ok, done, home, from_storage, used;
 
-	index_find(c, bid, &s);
+	gfsp_cache_index_find(c, bid, &s);
 	if (s != NONE) {
 		c->st.hits++;
 		list_unlink(c, s);
@@ -1017,232 +901,6 @@ fail:
 	return rc;
 }
 
-/* -------------------------------------------------------- read-ahead */
-
-/* The first peer given up (GFSP_ENET in err), remembered and said. */
-static void
-note_given_up(struct gfsp_cache *c, const struct gfsp_error *err)
-{
-	if (c->gave_up[0] == '\0') {
-		snprintf(c->gave_up, sizeof(c->gave_up), "%s", err->msg);
-		gfsp_log_warn("%s: reading from storage instead", err->msg);
-	}
-}
-
-static uint64_t
-job_bid(const struct pf_job *j)
-{
-	return block_id(j->f->key, j->idx);
-}
-
-/* Is block bid being acquired by a thread of ours? */
-static int
-busy_with(const struct gfsp_cache *c, uint64_t bid)
-{
-	unsigned i;
-
-	for (i = 0; i < c->nbusy; i++)
-		if (job_bid(&c->busy[i]) == bid)
-			return 1;
-	return 0;
-}
-
-/* Any thread on a block of f (NULL: of any file)? */
-static int
-busy_on(const struct gfsp_cache *c, const struct gfsp_cache_file *f)
-{
-	unsigned i;
-
-	for (i = 0; i < c->nbusy; i++)
-		if (f == NULL || c->busy[i].f == f)
-			return 1;
-	return 0;
-}
-
-/* Wait until no thread acquires bid, then mark it ours (unbusy after). */
-static void
-busy_take(struct gfsp_cache *c, struct gfsp_cache_file *f, uint64_t idx,
-	  uint64_t bid)
-{
-	while (busy_with(c, bid))
-		pthread_cond_wait(&c->pf_cv, &c->mu);
-	c->busy[c->nbusy].f = f;
-	c->busy[c->nbusy++].idx = idx;
-}
-
-static void
-unbusy(struct gfsp_cache *c, uint64_t bid)
-{
-	unsigned i;
-
-	for (i = 0; i < c->nbusy; i++)
-		if (job_bid(&c->busy[i]) == bid) {
-			c->busy[i] = c->busy[--c->nbusy];
-			break;
-		}
-	pthread_cond_broadcast(&c->pf_cv);
-}
-
-static uint64_t
-block_len(const struct gfsp_cache_file *f, uint64_t idx)
-{
-	return GFSP_MIN(f->c->bsize, f->size - idx * f->c->bsize);
-}
-
-/* A read-ahead thread: queued blocks into this rank's slots, one at a
- * time; a block that fails is left to the reader, who meets the error
- * itself when it gets there. */
-static void *
-pf_main(void *arg)
-{
-	struct gfsp_cache *c = arg;
-	struct pf_job j;
-	struct piece pc;
-	struct gfsp_error e;
-	uint64_t bid;
-	uint32_t s;
-	int rc;
-
-	pthread_mutex_lock(&c->mu);
-	for (;;) {
-		while (!c->pf_stop && c->pf_n == 0)
-			pthread_cond_wait(&c->pf_cv, &c->mu);
-		if (c->pf_stop)
-			break;
-		j = c->pf_q[c->pf_head];
-		c->pf_head = (c->pf_head + 1) % PF_QMAX;
-		c->pf_n--;
-		bid = job_bid(&j);
-		index_find(c, bid, &s);
-		/* there already, on its way, or read past */
-		if (s != NONE || busy_with(c, bid) || j.idx < j.f->next_idx)
-			continue;
-		busy_take(c, j.f, j.idx, bid);
-		memset(&pc, 0, sizeof(pc));
-		gfsp_error_clear(&e);
-		rc = acquire(j.f, j.idx, bid, block_len(j.f, j.idx), &pc, &s,
-		    1, &e);
-		if (rc == 0 && s != NONE)
-			c->st.readahead++;
-		else if (rc == GFSP_ENET)	/* the reader reads around it */
-			note_given_up(c, &e);
-		unbusy(c, bid);
-	}
-	pthread_mutex_unlock(&c->mu);
-	return NULL;
-}
-
-/* Start the threads (with every signal blocked: they are the
- * application's).  None started: the reader goes on without. */
-static void
-pf_start(struct gfsp_cache *c)
-{
-	sigset_t all, old;
-	int i;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (i = c->pf_on; i < c->npf; i++)
-		if (pthread_create(&c->pf_thr[i], NULL, pf_main, c) != 0)
-			break;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	c->pf_on = c->npf = i;
-	if (c->pf_on == 0) {
-		c->npf = 0;
-		c->pf_n = 0;
-		gfsp_log_verbose("cache: no read-ahead thread could start");
-	}
-}
-
-/* The reader is at block idx of f: queue the blocks after it, up to
- * pf_depth ahead, if it reads in order. */
-static void
-pf_queue(struct gfsp_cache_file *f, uint64_t idx)
-{
-	struct gfsp_cache *c = f->c;
-	uint64_t nb = (f->size + c->bsize - 1) / c->bsize;
-	int queued = 0;
-
-	if (c->npf == 0 || f->run < 2)
-		return;
-	if (f->pf_next <= idx)
-		f->pf_next = idx + 1;
-	while (f->pf_next < nb && f->pf_next <= idx + c->pf_depth &&
-	       c->pf_n < PF_QMAX) {
-		c->pf_q[(c->pf_head + c->pf_n++) % PF_QMAX] = (struct pf_job)
-		    { f, f->pf_next++ };
-		queued = 1;
-	}
-	if (queued && c->pf_on < c->npf)
-		pf_start(c);
-	if (queued)
-		pthread_cond_broadcast(&c->pf_cv);
-}
-
-/* Nothing of f (NULL: of any file) queued or being read ahead. */
-static void
-pf_drain(struct gfsp_cache *c, const struct gfsp_cache_file *f)
-{
-	unsigned i, n = 0;
-
-	for (i = 0; i < c->pf_n; i++) {
-		struct pf_job j = c->pf_q[(c->pf_head + i) % PF_QMAX];
-
-		if (f != NULL && j.f != f)
-			c->pf_q[(c->pf_head + n++) % PF_QMAX] = j;
-	}
-	c->pf_n = n;
-	c->pf_draining++;
-	while (busy_on(c, f))
-		pthread_cond_wait(&c->pf_cv, &c->mu);
-	c->pf_draining--;
-}
-
-static void
-pf_stop(struct gfsp_cache *c)
-{
-	int i;
-
-	pthread_mutex_lock(&c->mu);
-	c->pf_stop = 1;
-	pthread_cond_broadcast(&c->pf_cv);
-	pthread_mutex_unlock(&c->mu);
-	for (i = 0; i < c->pf_on; i++)
-		pthread_join(c->pf_thr[i], NULL);
-	c->pf_on = 0;
-}
-
-/* How far the threads read ahead: opts' blocks, else those of
- * GFSPLIT_CACHE_READAHEAD, on a transport that takes several threads, a
- * quarter of the slots at most (the reader's own blocks must not be
- * pushed out); one thread for every two blocks, PF_THREADS at most. */
-static void
-pf_setup(struct gfsp_cache *c, int want)
-{
-	const char *v = getenv("GFSPLIT_CACHE_READAHEAD");
-	char *end;
-	long n;
-	uint64_t d;
-
-	if (want == 0 && v != NULL && *v != '\0') {
-		errno = 0;
-		n = strtol(v, &end, 10);
-		if (errno != 0 || *end != '\0' || n < 0 || n > PF_QMAX)
-			gfsp_log_warn("GFSPLIT_CACHE_READAHEAD: '%s' is not a "
-			    "number of blocks (0 to %d); the default, %d, is "
-			    "used", v, PF_QMAX, PF_DEFAULT);
-		else
-			want = n == 0 ? -1 : (int)n;
-	}
-	d = want < 0 ? 0 : want == 0 ? PF_DEFAULT : (uint64_t)want;
-
-	if (!c->os->threads || c->os->mapped)
-		d = 0;
-	d = GFSP_MIN(GFSP_MIN(d, c->nslots / 4), (uint64_t)PF_QMAX);
-	c->pf_depth = (unsigned)d;
-	c->npf = d == 0 ? 0 : (int)GFSP_MIN((d + 1) / 2, (uint64_t)PF_THREADS);
-}
-
 /* ------------------------------------------------------------ the API */
 
 void (*gfsp_cache_test_hook)(int rank, uint32_t slot);
@@ -1304,7 +962,7 @@ publish_tier(struct gfsp_cache *c, const char *only, int nrank, int nsize,
 			    m++ % (uint64_t)nsize != (uint64_t)nrank)
 				continue;
 			s = c->freel[--c->nfree];
-			rc = tier_load(c, e, j, block_id(e->key, j), s, len,
+			rc = tier_load(c, e, j, gfsp_cache_block_id(e->key, j), s, len,
 			    &used, err);
 			if (rc == 0 && !used) {
 				c->freel[c->nfree++] = s;
@@ -1453,7 +1111,7 @@ gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
 		return rc;
 	}
 	c->base = c->os->base(c->w);
-	pf_setup(c, o->readahead);
+	gfsp_pf_setup(c, o->readahead);
 	if (o->local_dir != NULL) {
 		rc = open_tier(c, o->local_dir, o->local_only, err);
 		if (rc) {
@@ -1481,7 +1139,7 @@ gfsp_cache_destroy(struct gfsp_cache *c)
 {
 	if (c == NULL)
 		return;
-	pf_stop(c);
+	gfsp_pf_stop(c);
 	/* peers may still copy from us until everyone is done */
 	wait_all(c);
 	c->os->destroy(c->w);
@@ -1569,7 +1227,7 @@ gfsp_cache_close(struct gfsp_cache_file *f)
 	if (f == NULL)
 		return;
 	pthread_mutex_lock(&f->c->mu);
-	pf_drain(f->c, f);
+	gfsp_pf_drain(f->c, f);
 	pthread_mutex_unlock(&f->c->mu);
 	if (f->fh != NULL) {
 		pthread_mutex_lock(&f->c->store_mu);
@@ -1595,7 +1253,7 @@ given_up(struct gfsp_cache_file *f, struct piece *pc, uint64_t off,
 	size_t done = 0;
 	int rc;
 
-	note_given_up(c, err);
+	gfsp_cache_note_given_up(c, err);
 	gfsp_error_clear(err);
 	pthread_mutex_lock(&c->store_mu);
 	rc = gfsp_pread(f->fh, pc->dst, (size_t)pc->len, off, &done, err);
@@ -1639,9 +1297,9 @@ gfsp_cache_pread(struct gfsp_cache_file *f, void *buf, size_t len,
 	for (rc = 0; rc == 0 && *got < len; ) {
 		idx = (off + *got) / c->bsize;
 		in = (off + *got) % c->bsize;
-		blen = block_len(f, idx);
+		blen = gfsp_cache_block_len(f, idx);
 		n = GFSP_MIN(blen - in, len - *got);
-		bid = block_id(f->key, idx);
+		bid = gfsp_cache_block_id(f->key, idx);
 		if (idx == f->next_idx) {
 			f->run++;
 		} else if (idx + 1 != f->next_idx) {
@@ -1649,14 +1307,14 @@ gfsp_cache_pread(struct gfsp_cache_file *f, void *buf, size_t len,
 			f->pf_next = 0;
 		}
 		f->next_idx = idx + 1;
-		pf_queue(f, idx);
+		gfsp_pf_queue(f, idx);
 		pc.in = in;
 		pc.len = n;
 		pc.dst = dst + *got;
 		pc.done = 0;
-		busy_take(c, f, idx, bid);
-		rc = acquire(f, idx, bid, blen, &pc, &s, 0, err);
-		unbusy(c, bid);
+		gfsp_cache_busy_take(c, f, idx, bid);
+		rc = gfsp_cache_acquire(f, idx, bid, blen, &pc, &s, 0, err);
+		gfsp_cache_unbusy(c, bid);
 		if (rc == GFSP_ENET)
 			rc = given_up(f, &pc, idx * c->bsize + in, err);
 		if (rc == 0 && !pc.done)
@@ -1702,7 +1360,7 @@ gfsp_cache_stats_all(struct gfsp_cache *c, struct gfsp_cache_stats *sum,
 	memset(sum, 0, sizeof(*sum));
 	/* the threads' blocks counted, and no more coming */
 	pthread_mutex_lock(&c->mu);
-	pf_drain(c, NULL);
+	gfsp_pf_drain(c, NULL);
 	pthread_mutex_unlock(&c->mu);
 	rc = gfsp_mpi_check(wait_all(c), "cannot sum the cache statistics",
 	    err);

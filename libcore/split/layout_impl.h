@@ -214,6 +214,53 @@ int gfsp_layout_set_readcheck(struct gfsp_layout *l, struct gfsp_error *err);
  * or off: reads may bypass gfsp_layout_pread). */
 int gfsp_layout_readcheck_pending(const struct gfsp_layout *l);
 
+/* ------------------- between the reader (layout.c) and its checker
+ * (layout_check.c): the map's pieces and the checks both make */
+
+#define COVER_WINDOW	((uint64_t)64 << 20)	/* logical bytes per step */
+#define COVER_MAXPIECES	((size_t)1 << 20)	/* pieces per step, at most */
+#define CHECK_BUF	((size_t)4 << 20)
+
+/* A piece of one run inside the mapped range. */
+struct piece {
+	uint64_t goff, len;
+	uint64_t loff;		/* in the part */
+	/* lower wins: later epoch (ep = UINT64_MAX - epoch), then lower
+	 * rank, then later run (prio = rank << 32 | UINT32_MAX - run) */
+	uint64_t ep, prio;
+	int32_t part;
+};
+
+struct pieces {
+	struct piece *v;
+	size_t n, cap;
+	size_t max;		/* stop collecting past this many */
+	/* the run being collected */
+	int32_t part;
+	uint64_t ep, prio;
+	uint64_t vbase;		/* view-local offset of the run's begin */
+	uint64_t loff;		/* part offset of the run's begin */
+};
+
+#define PIECES_FULL	(-1)	/* callback return: max reached */
+
+/* x wins over y where both hold a byte */
+int gfsp_piece_wins(const struct piece *x, const struct piece *y);
+/* All runs' pieces inside [a, b), sorted by (goff, priority); PIECES_FULL
+ * when p->max is reached. */
+int gfsp_layout_collect(const struct gfsp_layout *l, uint64_t a, uint64_t b,
+			struct pieces *p, struct gfsp_error *err);
+/* part.<r> is a regular file (a link is not followed) of its recorded
+ * size; in a held layout, the part it holds has its recorded size. */
+int gfsp_layout_check_part_file(const struct gfsp_layout *l, int r,
+				struct gfsp_error *err);
+int gfsp_layout_check_held_part(const struct gfsp_layout *l, int r,
+				struct gfsp_error *err);
+/* Every byte of part r has a place in the logical file, and every run's
+ * bytes are in the part. */
+int gfsp_layout_part_fits(const struct gfsp_layout *l, int r,
+			  struct gfsp_error *err);
+
 /* Part r has its recorded size and checksum (one sequential read). */
 int gfsp_layout_verify_part(struct gfsp_layout *l, int r,
 			   struct gfsp_error *err);
