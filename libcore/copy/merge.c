@@ -1015,6 +1015,111 @@ close_out(struct merge_ctx *x, int rc, struct gfsp_error *err)
 	return rc ? rc : crc;
 }
 
+/* Copy every stripe of this rank into the temporary file, then agree. */
+static int
+merge_copy(MPI_Comm comm, struct merge_ctx *x, const struct gfsp_merge_args *a,
+    uint64_t bufsize, struct gfsp_error *err)
+{
+	int rc;
+
+	gfsp_watch_phase("copying");
+	x->prog = gfsp_progress_start(comm, "gfsplit-merge", x->size);
+	rc = gfsp_pipe_run(&merge_pipe_ops, x, (size_t)bufsize, err);
+	/* a segment kept open past the last piece (a part longer than its
+	 * views say: the check names it) */
+	if (rc == 0 && x->inpass)
+		rc = hash_stripe_done(x, 1, err);
+	gfsp_progress_finish(x->prog);
+	if (rc == 0 && a->sync)
+		rc = gfsp_fsync(x->out, err);
+	if (x->rank != 0)
+		rc = close_out(x, rc, err);
+	return gfsp_agree(comm, rc, err);
+}
+
+/* Check the parts' checksums, in the pass or reading them whole, if asked. */
+static int
+merge_verify(MPI_Comm comm, struct merge_ctx *x, struct gfsp_copy_result *res,
+    struct gfsp_error *err)
+{
+	int rc;
+
+	if (x->inpass) {
+		gfsp_watch_phase("verifying checksums");
+		rc = verify_exchange(comm, x, err);
+	} else if (x->verify)
+		rc = verify_whole_parts(comm, x, err);
+	else
+		return 0;
+	if (rc == 0)
+		res->verified = 1;
+	return rc;
+}
+
+/* Rank 0 sets the size, metadata and moves the file into place; agree. */
+static int
+merge_install(MPI_Comm comm, struct merge_ctx *x,
+    const struct gfsp_merge_args *a, struct gfsp_dst *dst, const char *tmp,
+    int *created, struct gfsp_error *err)
+{
+	int rc = 0;
+
+	/* the tail of the logical file may be a hole, so set the size */
+	if (x->rank == 0) {
+		rc = gfsp_ftruncate(x->out, x->size, err);
+		if (rc == 0 && a->preserve)
+			rc = preserve(x, a, err);
+		if (rc == 0 && a->sync)
+			rc = gfsp_fsync(x->out, err);
+		rc = close_out(x, rc, err);
+		if (rc == 0)
+			rc = same_tmp(x, tmp, err);
+		if (rc == 0)
+			rc = gfsp_dst_install(dst, tmp, a->force, err);
+		if (rc == 0) {
+			*created = 0;
+			rc = same_tmp(x, dst->path, err);
+		}
+	}
+	return gfsp_agree(comm, rc, err);
+}
+
+/* Sum the data and hole bytes of all ranks into RES on rank 0; agree. */
+static int
+merge_totals(MPI_Comm comm, struct merge_ctx *x, struct gfsp_copy_result *res,
+    struct gfsp_error *err)
+{
+	uint64_t data = x->data_bytes;
+	int rc;
+
+	rc = gfsp_mpi_check(gfsp_reduce(&data, &res->data_bytes, 1,
+	    MPI_UINT64_T, MPI_SUM, 0, comm), "MPI_Reduce", err);
+	if (rc == 0)
+		rc = gfsp_mpi_check(gfsp_reduce(&x->holes, &res->hole_bytes, 1,
+		    MPI_UINT64_T, MPI_SUM, 0, comm), "MPI_Reduce", err);
+	return gfsp_agree(comm, rc, err);
+}
+
+/* Free what the merge context holds (not its output handle). */
+static void
+merge_free(struct merge_ctx *x)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		free(x->map[i].ext);
+	for (i = 0; i < x->capop; i++)
+		if (x->op[i].st != NULL)
+			XXH3_freeState(x->op[i].st);
+	free(x->op);
+	free(x->sh);
+	free(x->tail);
+	free(x->slot_of);
+	gfsp_mplan_free(x->plan);
+	if (x->l != NULL)
+		gfsp_layout_close(x->l);
+}
+
 int
 gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	  struct gfsp_copy_result *res, struct gfsp_error *err)
@@ -1022,8 +1127,8 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	struct merge_ctx x = { 0 };
 	struct gfsp_dst dst = { 0 };
 	char *tmp = NULL;
-	int created = 0, rc, i;
-	uint64_t bufsize, data;
+	int created = 0, rc;
+	uint64_t bufsize;
 	double t0 = gfsp_now();
 
 	memset(res, 0, sizeof(*res));
@@ -1054,65 +1159,15 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	if (rc)
 		goto out;
 
-	gfsp_watch_phase("copying");
-	x.prog = gfsp_progress_start(comm, "gfsplit-merge", x.size);
-	rc = gfsp_pipe_run(&merge_pipe_ops, &x, (size_t)bufsize, err);
-	/* a segment kept open past the last piece (a part longer than its
-	 * views say: the check names it) */
-	if (rc == 0 && x.inpass)
-		rc = hash_stripe_done(&x, 1, err);
-	gfsp_progress_finish(x.prog);
-	if (rc == 0 && a->sync)
-		rc = gfsp_fsync(x.out, err);
-	if (x.rank != 0)
-		rc = close_out(&x, rc, err);
-	rc = gfsp_agree(comm, rc, err);
-	if (rc)
-		goto out;
-
-	if (x.inpass) {
-		gfsp_watch_phase("verifying checksums");
-		rc = verify_exchange(comm, &x, err);
-		if (rc)
-			goto out;
-		res->verified = 1;
-	} else if (x.verify) {
-		rc = verify_whole_parts(comm, &x, err);
-		if (rc)
-			goto out;
-		res->verified = 1;
-	}
-
-	/* rank 0: the tail of the logical file may be a hole, so set the
-	 * size; then move the finished file into place */
-	if (x.rank == 0) {
-		rc = gfsp_ftruncate(x.out, x.size, err);
-		if (rc == 0 && a->preserve)
-			rc = preserve(&x, a, err);
-		if (rc == 0 && a->sync)
-			rc = gfsp_fsync(x.out, err);
-		rc = close_out(&x, rc, err);
-		if (rc == 0)
-			rc = same_tmp(&x, tmp, err);
-		if (rc == 0)
-			rc = gfsp_dst_install(&dst, tmp, a->force, err);
-		if (rc == 0) {
-			created = 0;
-			rc = same_tmp(&x, dst.path, err);
-		}
-	}
-	rc = gfsp_agree(comm, rc, err);
+	rc = merge_copy(comm, &x, a, bufsize, err);
+	if (rc == 0)
+		rc = merge_verify(comm, &x, res, err);
+	if (rc == 0)
+		rc = merge_install(comm, &x, a, &dst, tmp, &created, err);
 	if (rc)
 		goto out;
 	list_parts(&x, a, res->verified);
-
-	data = x.data_bytes;
-	rc = gfsp_mpi_check(gfsp_reduce(&data, &res->data_bytes, 1,
-	    MPI_UINT64_T, MPI_SUM, 0, comm), "MPI_Reduce", err);
-	if (rc == 0)
-		rc = gfsp_mpi_check(gfsp_reduce(&x.holes, &res->hole_bytes, 1,
-		    MPI_UINT64_T, MPI_SUM, 0, comm), "MPI_Reduce", err);
-	rc = gfsp_agree(comm, rc, err);
+	rc = merge_totals(comm, &x, res, err);
 	if (rc == 0) {
 		res->seconds = gfsp_now() - t0;
 		rc = gfsp_copy_usage(comm, res, err);
@@ -1123,20 +1178,9 @@ out:
 		gfsp_close(x.out, NULL);
 	if (created)
 		gfsp_unlink(tmp, NULL);
-	for (i = 0; i < 2; i++)
-		free(x.map[i].ext);
-	for (i = 0; i < x.capop; i++)
-		if (x.op[i].st != NULL)
-			XXH3_freeState(x.op[i].st);
-	free(x.op);
-	free(x.sh);
-	free(x.tail);
-	free(x.slot_of);
+	merge_free(&x);
 	free(tmp);
 	gfsp_dst_free(&dst);
-	gfsp_mplan_free(x.plan);
-	if (x.l != NULL)
-		gfsp_layout_close(x.l);
 	if (rc) {
 		free(res->plan);
 		res->plan = NULL;
