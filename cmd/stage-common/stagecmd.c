@@ -390,6 +390,80 @@ print_movers(json_object *all, const char *req, const char *src, int ranks,
 	}
 }
 
+/* Ask one mover (its state file) for req; its answer, or what it left
+ * or why it did not answer, as one JSON line on fp.  A mover gone with
+ * nothing to tell is forgotten; by_src: SRC was named, so a mover that
+ * never ran is told as an error. */
+static void
+ask_mover(FILE *fp, const char *node_name, const char *state,
+	  const char *req, int by_src)
+{
+	struct gfsp_error e = { 0 };
+	json_object *reply = NULL;
+	int grc;
+
+	if (gfsp_mover_request(state, req, &reply, &e) == GFSP_ENOENT) {
+		/* gone: what did it leave?  Nothing: unlisted.  No
+		 * record, asked by SRC: "no mover runs" */
+		gfsp_error_clear(&e);
+		grc = gfsp_mover_gone(state, &reply, &e);
+		if ((grc == 0 && reply == NULL) ||
+		    (grc == GFSP_ENOENT && !by_src)) {
+			gfsp_mover_forget(node_name, state);
+			return;
+		}
+		if (grc == GFSP_ENOENT) {
+			gfsp_error_clear(&e);
+			gfsp_error_set(&e, GFSP_ENOENT, "no mover runs for "
+				       "'%s'", state);
+		}
+	}
+	if (reply == NULL) {
+		reply = json_object_new_object();
+		json_object_object_add(reply, "node",
+				       json_object_new_string(node_name));
+		json_object_object_add(reply, "state",
+				       json_object_new_string(state));
+		json_object_object_add(reply, "error",
+				       json_object_new_string(e.msg));
+	}
+	fprintf(fp, "%s\n", json_object_to_json_string_ext(reply,
+		JSON_C_TO_STRING_PLAIN));
+	json_object_put(reply);
+}
+
+/* Rank 0: the movers' answers (JSON lines from every node) printed;
+ * 1 when one failed a file or did not answer, or (--wait) still has a
+ * file open for writing. */
+static int
+print_answers(char *gathered, const char *req, const char *src, int size,
+	      double secs)
+{
+	json_object *all = json_object_new_array();
+	char *line, *save = NULL;
+	int bad = 0;
+
+	for (line = strtok_r(gathered, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save)) {
+		json_object *o = json_tokener_parse(line), *x;
+
+		if (o == NULL)
+			continue;
+		if (json_object_object_get_ex(o, "error", &x) ||
+		    (opt_status == 0 &&
+		     json_object_object_get_ex(o, "failed", &x) &&
+		     json_object_array_length(x) > 0) ||
+		    (opt_wait &&
+		     json_object_object_get_ex(o, "pending", &x) &&
+		     json_object_array_length(x) > 0))
+			bad = 1;
+		json_object_array_add(all, o);
+	}
+	print_movers(all, req, src, size, secs);
+	json_object_put(all);
+	return bad;
+}
+
 /* --flush, --wait, --status: each node's first rank asks its movers (of
  * SRC, or all of them); rank 0 prints their answers. */
 static int
@@ -398,7 +472,6 @@ control(MPI_Comm comm, int argc, char **argv)
 	const char *req = opt_flush ? "flush" : opt_wait ? "wait" : "status";
 	struct gfsp_error err = { 0 };
 	MPI_Comm node = MPI_COMM_NULL;
-	json_object *all = NULL, *reply;
 	char **states = NULL, *src = NULL, *dst = NULL, *root = NULL, *one = NULL;
 	char node_name[256];
 	char *text = NULL, *gathered = NULL;
@@ -426,72 +499,17 @@ control(MPI_Comm comm, int argc, char **argv)
 	} else if (rc == 0 && lrank == 0) {
 		rc = gfsp_mover_list(node_name, &states, &n, &err);
 	}
-	for (i = 0; rc == 0 && lrank == 0 && i < n; i++) {
-		struct gfsp_error e = { 0 };
-		int grc;
-
-		if (gfsp_mover_request(states[i], req, &reply, &e) ==
-		    GFSP_ENOENT) {
-			/* gone: what did it leave?  Nothing: unlisted.  No
-			 * record, asked by SRC: "no mover runs" */
-			gfsp_error_clear(&e);
-			grc = gfsp_mover_gone(states[i], &reply, &e);
-			if ((grc == 0 && reply == NULL) ||
-			    (grc == GFSP_ENOENT && argc == 0)) {
-				gfsp_mover_forget(node_name, states[i]);
-				continue;
-			}
-			if (grc == GFSP_ENOENT) {
-				gfsp_error_clear(&e);
-				gfsp_error_set(&e, GFSP_ENOENT, "no mover runs "
-					      "for '%s'", states[i]);
-			}
-		}
-		if (reply == NULL) {
-			reply = json_object_new_object();
-			json_object_object_add(reply, "node",
-					       json_object_new_string(node_name));
-			json_object_object_add(reply, "state",
-					       json_object_new_string(states[i]));
-			json_object_object_add(reply, "error",
-					       json_object_new_string(e.msg));
-		}
-		fprintf(fp, "%s\n", json_object_to_json_string_ext(reply,
-			JSON_C_TO_STRING_PLAIN));
-		json_object_put(reply);
-	}
+	for (i = 0; rc == 0 && lrank == 0 && i < n; i++)
+		ask_mover(fp, node_name, states[i], req, argc > 0);
 	fclose(fp);
 	if (rc)
 		gfsp_log_gfs_error(&err);
 	rc = gfsp_agree(comm, rc, &err);
 	if (rc == 0)
 		rc = gfsp_gather_text(comm, text, len, &gathered, &err);
-	if (rc == 0 && rank == 0) {
-		char *line, *save = NULL;
-
-		all = json_object_new_array();
-		for (line = strtok_r(gathered, "\n", &save); line != NULL;
-		     line = strtok_r(NULL, "\n", &save)) {
-			json_object *o = json_tokener_parse(line), *x;
-
-			if (o == NULL)
-				continue;
-			/* a failed file, a mover that did not answer, and
-			 * for --wait a file still open for writing */
-			if (json_object_object_get_ex(o, "error", &x) ||
-			    (opt_status == 0 &&
-			     json_object_object_get_ex(o, "failed", &x) &&
-			     json_object_array_length(x) > 0) ||
-			    (opt_wait &&
-			     json_object_object_get_ex(o, "pending", &x) &&
-			     json_object_array_length(x) > 0))
-				bad = 1;
-			json_object_array_add(all, o);
-		}
-		print_movers(all, req, argc > 0 ? argv[0] : NULL, size,
-			     gfsp_now() - t0);
-		json_object_put(all);
-	}
+	if (rc == 0 && rank == 0)
+		bad = print_answers(gathered, req, argc > 0 ? argv[0] : NULL,
+				    size, gfsp_now() - t0);
 	MPI_Bcast(&bad, 1, MPI_INT, 0, comm);
 	gfsp_strv_free(states, n);
 	free(src);
@@ -670,91 +688,104 @@ stagecmd_main(int way, int argc, char **argv)
 
 /* ------------------------------------------------------------ summary */
 
-void
-stagecmd_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
-		const struct gfsp_stage_result *r, int json)
+static void
+add_u64(json_object *j, const char *key, uint64_t v)
+{
+	json_object_object_add(j, key, json_object_new_uint64(v));
+}
+
+/* The summary as one JSON document (schemas/stage-in.schema.json).
+ * stage-in: src the list of SRC operands (and the manifest); stage-out:
+ * its one SRC.  bytes: written to DEST, or in a dry run to write. */
+static void
+print_json(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
+	   const struct gfsp_stage_result *r)
 {
 	json_object *j, *srcs;
-	char a[32], b[32], c[96], d[96], e[32];
-	size_t i, n;
 	int k;
 
-	if (json) {
-		/* stage-in: src the list of SRC operands (and the manifest);
-		 * stage-out: its one SRC.  bytes: written to DEST, or in a
-		 * dry run to write (schemas/stage-in.schema.json) */
-		j = gfsp_json_doc(cmd, o->nsrc > 0 ? o->src[0] : NULL, o->dst,
-				 r->ranks, r->seconds, (int64_t)(o->dry_run ?
-				 r->planned_bytes : r->sum.bytes_written));
-		if (j == NULL)
-			return;
-		if (o->dry_run)
-			json_object_object_add(j, "bytes_per_sec", NULL);
-		if (strcmp(cmd, "stage-in") == 0) {
-			srcs = json_object_new_array();
-			for (k = 0; k < o->nsrc; k++)
-				json_object_array_add(srcs,
-				    json_object_new_string(o->src[k]));
-			json_object_object_add(j, "src", srcs);
-			json_object_object_add(j, "manifest", o->manifest ?
-			    json_object_new_string(o->manifest) : NULL);
-		}
-		json_object_object_add(j, "nodes", json_object_new_int(r->nodes));
-		json_object_object_add(j, "dry_run",
-				       json_object_new_boolean(o->dry_run));
-		json_object_object_add(j, "entries",
-				       json_object_new_uint64(r->listed));
-		json_object_object_add(j, "planned_bytes",
-				       json_object_new_uint64(r->planned_bytes));
-		json_object_object_add(j, "files",
-				       json_object_new_uint64(r->files));
-		json_object_object_add(j, "skipped",
-				       json_object_new_uint64(r->skipped));
-		json_object_object_add(j, "links",
-				       json_object_new_uint64(r->links));
-		json_object_object_add(j, "dirs", json_object_new_uint64(r->dirs));
-		json_object_object_add(j, "failed",
-				       json_object_new_uint64(r->failed));
-		json_object_object_add(j, "not_staged",
-				       json_object_new_uint64(r->special));
-		if (o->delete)
-			json_object_object_add(j, "deleted",
-				json_object_new_uint64(r->deleted));
-		json_object_object_add(j, "bytes_read",
-				       json_object_new_uint64(r->sum.bytes_read));
-		json_object_object_add(j, "bytes_written",
-				       json_object_new_uint64(r->sum.bytes_written));
-		json_object_object_add(j, "bytes_resumed",
-				       json_object_new_uint64(r->sum.bytes_resumed));
-		json_object_object_add(j, "bytes_forwarded",
-				       json_object_new_uint64(r->sum.bytes_forwarded));
-		json_object_object_add(j, "bytes_holes",
-				       json_object_new_uint64(r->sum.bytes_holes));
-		json_object_object_add(j, "raw_bytes",
-				       json_object_new_uint64(r->sum.raw_bytes));
-		json_object_object_add(j, "max_rss_kib",
-				       json_object_new_int64(r->max_rss_kib));
-		json_object_object_add(j, "cpu_seconds",
-				       json_object_new_double(r->cpu_seconds));
-		json_object_object_add(j, "failures", r->failures ?
-				       json_object_get(r->failures) :
-				       json_object_new_array());
-		if (r->plan)
-			json_object_object_add(j, "plan",
-					       json_object_get(r->plan));
-		gfsp_json_print(fp, j, JSON_C_TO_STRING_PLAIN);
-		json_object_put(j);
+	j = gfsp_json_doc(cmd, o->nsrc > 0 ? o->src[0] : NULL, o->dst,
+			  r->ranks, r->seconds, (int64_t)(o->dry_run ?
+			  r->planned_bytes : r->sum.bytes_written));
+	if (j == NULL)
 		return;
+	if (o->dry_run)
+		json_object_object_add(j, "bytes_per_sec", NULL);
+	if (strcmp(cmd, "stage-in") == 0) {
+		srcs = json_object_new_array();
+		for (k = 0; k < o->nsrc; k++)
+			json_object_array_add(srcs,
+					      json_object_new_string(o->src[k]));
+		json_object_object_add(j, "src", srcs);
+		json_object_object_add(j, "manifest", o->manifest ?
+		    json_object_new_string(o->manifest) : NULL);
 	}
-	c[0] = '\0';
-	if (r->special > 0)
-		snprintf(c, sizeof(c), ", %llu not staged",
-			 (unsigned long long)r->special);
+	json_object_object_add(j, "nodes", json_object_new_int(r->nodes));
+	json_object_object_add(j, "dry_run",
+			       json_object_new_boolean(o->dry_run));
+	add_u64(j, "entries", r->listed);
+	add_u64(j, "planned_bytes", r->planned_bytes);
+	add_u64(j, "files", r->files);
+	add_u64(j, "skipped", r->skipped);
+	add_u64(j, "links", r->links);
+	add_u64(j, "dirs", r->dirs);
+	add_u64(j, "failed", r->failed);
+	add_u64(j, "not_staged", r->special);
 	if (o->delete)
-		snprintf(c + strlen(c), sizeof(c) - strlen(c), ", %llu %s",
-			 (unsigned long long)r->deleted, o->dry_run ?
-			 "would be deleted" : "deleted");
-	n = r->failures ? json_object_array_length(r->failures) : 0;
+		add_u64(j, "deleted", r->deleted);
+	add_u64(j, "bytes_read", r->sum.bytes_read);
+	add_u64(j, "bytes_written", r->sum.bytes_written);
+	add_u64(j, "bytes_resumed", r->sum.bytes_resumed);
+	add_u64(j, "bytes_forwarded", r->sum.bytes_forwarded);
+	add_u64(j, "bytes_holes", r->sum.bytes_holes);
+	add_u64(j, "raw_bytes", r->sum.raw_bytes);
+	json_object_object_add(j, "max_rss_kib",
+			       json_object_new_int64(r->max_rss_kib));
+	json_object_object_add(j, "cpu_seconds",
+			       json_object_new_double(r->cpu_seconds));
+	json_object_object_add(j, "failures", r->failures ?
+			       json_object_get(r->failures) :
+			       json_object_new_array());
+	if (r->plan)
+		json_object_object_add(j, "plan", json_object_get(r->plan));
+	gfsp_json_print(fp, j, JSON_C_TO_STRING_PLAIN);
+	json_object_put(j);
+}
+
+/* A dry run: what would be copied, then each rank's share; tail: the
+ * "not staged" and "deleted" counts */
+static void
+print_dry_run(FILE *fp, const char *cmd, const struct gfsp_stage_result *r,
+	      const char *tail)
+{
+	size_t i, n = r->plan ? json_object_array_length(r->plan) : 0;
+	char a[32];
+
+	fprintf(fp, "%s: would copy %s of %llu entries to %d node%s, "
+		"%llu already there (same size and time)%s\n", cmd,
+		gfsp_format_size(r->planned_bytes, a, sizeof(a)),
+		(unsigned long long)r->listed, r->nodes,
+		r->nodes == 1 ? "" : "s", (unsigned long long)r->skipped, tail);
+	for (i = 0; i < n; i++) {
+		json_object *p = json_object_array_get_idx(r->plan, i), *x;
+		uint64_t bytes = 0, pieces = 0;
+
+		if (json_object_object_get_ex(p, "bytes", &x))
+			bytes = (uint64_t)json_object_get_int64(x);
+		if (json_object_object_get_ex(p, "pieces", &x))
+			pieces = (uint64_t)json_object_get_int64(x);
+		fprintf(fp, "  rank %zu: %s in %llu piece%s\n", i,
+			gfsp_format_size(bytes, a, sizeof(a)),
+			(unsigned long long)pieces, pieces == 1 ? "" : "s");
+	}
+}
+
+/* Each failed file as an error line: "NODE: MESSAGE" */
+static void
+log_failures(const struct gfsp_stage_result *r)
+{
+	size_t i, n = r->failures ? json_object_array_length(r->failures) : 0;
+
 	for (i = 0; i < n; i++) {
 		json_object *f = json_object_array_get_idx(r->failures, i), *x;
 		const char *node = "", *msg = "";
@@ -765,27 +796,29 @@ stagecmd_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
 			msg = json_object_get_string(x);
 		gfsp_log_error("%s: %s", node, msg);
 	}
-	if (o->dry_run) {
-		n = r->plan ? json_object_array_length(r->plan) : 0;
-		fprintf(fp, "%s: would copy %s of %llu entries to %d node%s, "
-			"%llu already there (same size and time)%s\n", cmd,
-			gfsp_format_size(r->planned_bytes, a, sizeof(a)),
-			(unsigned long long)r->listed, r->nodes,
-			r->nodes == 1 ? "" : "s",
-			(unsigned long long)r->skipped, c);
-		for (i = 0; i < n; i++) {
-			json_object *p = json_object_array_get_idx(r->plan, i), *x;
-			uint64_t bytes = 0, pieces = 0;
+}
 
-			if (json_object_object_get_ex(p, "bytes", &x))
-				bytes = (uint64_t)json_object_get_int64(x);
-			if (json_object_object_get_ex(p, "pieces", &x))
-				pieces = (uint64_t)json_object_get_int64(x);
-			fprintf(fp, "  rank %zu: %s in %llu piece%s\n", i,
-				gfsp_format_size(bytes, a, sizeof(a)),
-				(unsigned long long)pieces,
-				pieces == 1 ? "" : "s");
-		}
+void
+stagecmd_print(FILE *fp, const char *cmd, const struct gfsp_stage_opts *o,
+	       const struct gfsp_stage_result *r, int json)
+{
+	char a[32], b[32], c[96], d[96], e[32];
+
+	if (json) {
+		print_json(fp, cmd, o, r);
+		return;
+	}
+	c[0] = '\0';
+	if (r->special > 0)
+		snprintf(c, sizeof(c), ", %llu not staged",
+			 (unsigned long long)r->special);
+	if (o->delete)
+		snprintf(c + strlen(c), sizeof(c) - strlen(c), ", %llu %s",
+			 (unsigned long long)r->deleted, o->dry_run ?
+			 "would be deleted" : "deleted");
+	log_failures(r);
+	if (o->dry_run) {
+		print_dry_run(fp, cmd, r, c);
 		return;
 	}
 	d[0] = '\0';

@@ -732,18 +732,186 @@ peer_piece(struct gfsp_cache *c, uint64_t bid, struct piece *pc,
  * NONE, no error) when the threads are called off, or after TURN_WAIT_S
  * (the rank whose turn it is may not read this file at all).
  */
-int
-gfsp_cache_acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid,
-		   uint64_t len, struct piece *pc, uint32_t *slot, int ahead, struct gfsp_error *err)
+/* What claim() found a block's row to ask of us */
+enum claimed {
+	CL_LOAD,	/* ours to load: our group's cell says LOADING by us */
+	CL_GOT,		/* copied from a peer into our slot */
+	CL_PIECE,	/* only the piece copied (mapped); the slot unused */
+	CL_SKIP		/* a read-ahead thread gives the block up */
+};
+
+/* A read-ahead thread waits for the rank of the group whose turn it is
+ * to load a block (none of the group has it, our reader is not there
+ * yet); 1: the wait is over, give the block up */
+static int
+turn_over(struct gfsp_cache *c, time_t *since, unsigned *spins)
+{
+	if (*since == 0)
+		*since = time(NULL);
+	if (c->pf_stop || c->pf_draining || time(NULL) - *since > TURN_WAIT_S)
+		return 1;
+	pause_a_little(c, spins);
+	return 0;
+}
+
+/* Another rank of the group loads bid: wait for it, up to the limit */
+static int
+wait_loader(struct gfsp_cache_file *f, uint64_t idx, const uint64_t *row,
+	    time_t *since, unsigned *spins, struct gfsp_error *err)
 {
 	struct gfsp_cache *c = f->c;
-	uint64_t row[64], mine_loading, off;
-	struct rdref ref;
-	uint32_t s;
-	unsigned spins = 0;
+	double limit = c->timeout > 0 ? c->timeout : WAIT_LIMIT_S;
+
+	if (*since == 0) {
+		*since = time(NULL);
+		c->st.waits++;
+	} else if (time(NULL) - *since > limit) {
+		/* with a timeout, a rank that stopped is given up like one
+		 * that does not answer */
+		return gfsp_error_set(err, c->timeout > 0 ? GFSP_ENET :
+		    GFSP_EIO, "'%s': block %llu: rank %d has been loading it "
+		    "for %.0f s%s", f->path, (unsigned long long)idx,
+		    cell_rank(row[c->group]), limit,
+		    c->timeout > 0 ? " (--timeout)" : "");
+	}
+	pause_a_little(c, spins);
+	return 0;
+}
+
+/* Follow bid's row until it tells us what to do (*how); our group's cell
+ * claimed as LOADING by us (mine) when it is ours to load.  ref, row:
+ * the row as last read. */
+static int
+claim(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid, uint64_t len,
+      struct piece *pc, uint32_t s, int ahead, struct rdref *ref,
+      uint64_t *row, enum claimed *how, struct gfsp_error *err)
+{
+	struct gfsp_cache *c = f->c;
+	uint64_t mine = cell(ST_LOADING, bid, c->rank, s);
 	time_t since = 0, turn_since = 0;
-	double wait_limit = c->timeout > 0 ? c->timeout : WAIT_LIMIT_S;
-	int rc, k, ok, done, home, from_storage, used;
+	unsigned spins = 0;
+	int rc, k, ok, done;
+
+	for (;;) {
+		rc = rd_row(c, bid, 1, ref, row, err);
+		if (rc || ref->off == 0) {	/* directory full: uncoordinated */
+			*how = CL_LOAD;
+			return rc;
+		}
+		switch (cell_state(row[c->group], bid)) {
+		case ST_LOADED:
+			k = pick_loaded(c, row, bid, -1);
+			/* mapped: just the piece, the slot unused */
+			rc = copy_from(c, bid, row, k, s, len,
+			    c->os->mapped ? pc : NULL, &ok, err);
+			if (rc || ok) {
+				*how = ok && pc->done ? CL_PIECE : CL_GOT;
+				return rc;
+			}
+			/* our group's own location is stale: claim it */
+			if (k != c->group)
+				continue;
+			break;
+		case ST_LOADING:
+			if (ahead && (c->pf_stop || c->pf_draining)) {
+				*how = CL_SKIP;
+				return 0;
+			}
+			rc = wait_loader(f, idx, row, &since, &spins, err);
+			if (rc)
+				return rc;
+			continue;
+		default:
+			if (ahead && !my_turn(c, idx) && f->next_idx <= idx &&
+			    pick_loaded(c, row, bid, c->group) < 0) {
+				if (turn_over(c, &turn_since, &spins)) {
+					*how = CL_SKIP;
+					return 0;
+				}
+				continue;
+			}
+			break;
+		}
+		rc = rd_cas(c, ref, row[c->group], mine, &done, err);
+		if (rc || done) {
+			*how = CL_LOAD;
+			return rc;
+		}
+		/* someone else changed it: read the row again */
+	}
+}
+
+/* Block bid, claimed by us (mine), into slot s: from another group's
+ * copy if there is one, else from the storage; then marked LOADED.  On
+ * an error the claim is let go, so the group's waiters try themselves. */
+static int
+load_claimed(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid,
+	     uint64_t len, uint32_t s, struct rdref *ref, const uint64_t *row,
+	     struct gfsp_error *err)
+{
+	struct gfsp_cache *c = f->c;
+	uint64_t mine = cell(ST_LOADING, bid, c->rank, s);
+	struct gfsp_error e;
+	int rc = 0, k, ok = 0, done;
+
+	k = pick_loaded(c, row, bid, c->group);
+	if (k >= 0)
+		rc = copy_from(c, bid, row, k, s, len, NULL, &ok, err);
+	if (rc == 0 && !ok)
+		rc = storage_read(f, idx, bid, s, len, err);
+	if (rc == 0)
+		rc = install(c, s, bid, err);
+	if (rc == 0)
+		return rd_cas(c, ref, mine, cell(ST_LOADED, bid, c->rank, s),
+			      &done, err);
+	gfsp_error_clear(&e);
+	rd_cas(c, ref, mine, 0, &done, &e);
+	return rc;
+}
+
+/* Slot s given back; a block half-installed in it discarded */
+static void
+give_back(struct gfsp_cache *c, uint32_t s)
+{
+	struct gfsp_error e;
+	int kept;
+
+	if (c->bid[s] != 0) {
+		gfsp_error_clear(&e);
+		discard(c, s, 0, &kept, &e);
+	}
+	c->freel[c->nfree++] = s;
+}
+
+/* Block bid into slot s through its row: claimed and loaded, or copied
+ * from a peer (*how) */
+static int
+fill_slot(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid,
+	  uint64_t len, struct piece *pc, uint32_t s, int ahead,
+	  enum claimed *how, struct gfsp_error *err)
+{
+	uint64_t row[64];
+	struct rdref ref;
+	int rc;
+
+	rc = claim(f, idx, bid, len, pc, s, ahead, &ref, row, how, err);
+	if (rc == 0 && *how == CL_LOAD)
+		rc = load_claimed(f, idx, bid, len, s, &ref, row, err);
+	else if (rc == 0 && *how == CL_GOT)
+		rc = install(f->c, s, bid, err);
+	return rc;
+}
+
+int
+gfsp_cache_acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid,
+		   uint64_t len, struct piece *pc, uint32_t *slot, int ahead,
+		   struct gfsp_error *err)
+{
+	struct gfsp_cache *c = f->c;
+	enum claimed how = CL_LOAD;
+	uint64_t off;
+	uint32_t s;
+	int rc, home, used = 0;
 
 	gfsp_cache_index_find(c, bid, &s);
 	if (s != NONE) {
@@ -763,141 +931,28 @@ gfsp_cache_acquire(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid,
 	rc = alloc_slot(c, &s, err);
 	if (rc)
 		return rc;
-	if (f->tier != NULL && gfsp_tier_covers(f->tier, idx * c->bsize,
-	    len)) {
+	if (f->tier != NULL && gfsp_tier_covers(f->tier, idx * c->bsize, len))
 		rc = tier_load(c, f->tier, idx, bid, s, len, &used, err);
-		if (rc)
-			goto fail;
-		if (used)
-			goto tiered;
+	if (rc == 0 && !used)
+		rc = fill_slot(f, idx, bid, len, pc, s, ahead, &how, err);
+	if (rc) {
+		give_back(c, s);
+		return rc;
 	}
-	mine_loading = cell(ST_LOADING, bid, c->rank, s);
-	for (;;) {
-		rc = rd_row(c, bid, 1, &ref, row, err);
-		if (rc)
-			goto fail;
-		if (ref.off == 0)
-			goto load;	/* directory full: uncoordinated */
-		switch (cell_state(row[c->group], bid)) {
-		case ST_LOADED:
-			k = pick_loaded(c, row, bid, -1);
-			/* mapped: just the piece, the slot unused */
-			rc = copy_from(c, bid, row, k, s, len,
-			    c->os->mapped ? pc : NULL, &ok, err);
-			if (rc)
-				goto fail;
-			if (ok && pc->done) {
-				c->freel[c->nfree++] = s;
-				return 0;
-			}
-			if (ok)
-				goto got;
-			/* our group's own location is stale: claim it */
-			if (k == c->group) {
-				rc = rd_cas(c, &ref, row[k], mine_loading,
-				    &done, err);
-				if (rc)
-					goto fail;
-				if (done)
-					goto load;
-			}
-			continue;
-		case ST_LOADING:
-			if (ahead && (c->pf_stop || c->pf_draining))
-				goto skip;
-			if (since == 0) {
-				since = time(NULL);
-				c->st.waits++;
-			} else if (time(NULL) - since > wait_limit) {
-				/* with a timeout, a rank that stopped is
-				 * given up like one that does not answer */
-				rc = gfsp_error_set(err, c->timeout > 0 ?
-				    GFSP_ENET : GFSP_EIO, "'%s': block %llu: "
-				    "rank %d has been loading it for %.0f s%s",
-				    f->path, (unsigned long long)idx,
-				    cell_rank(row[c->group]), wait_limit,
-				    c->timeout > 0 ? " (--timeout)" : "");
-				goto fail;
-			}
-			pause_a_little(c, &spins);
-			continue;
-		default:
-			if (ahead && !my_turn(c, idx) && f->next_idx <= idx &&
-			    pick_loaded(c, row, bid, c->group) < 0) {
-				if (turn_since == 0)
-					turn_since = time(NULL);
-				if (c->pf_stop || c->pf_draining ||
-				    time(NULL) - turn_since > TURN_WAIT_S)
-					goto skip;
-				pause_a_little(c, &spins);
-				continue;
-			}
-			rc = rd_cas(c, &ref, row[c->group], mine_loading,
-			    &done, err);
-			if (rc)
-				goto fail;
-			if (done)
-				goto load;
-			continue;	/* someone else changed it */
-		}
+	if (!used && (how == CL_PIECE || how == CL_SKIP)) {
+		c->freel[c->nfree++] = s;
+		if (how == CL_SKIP)
+			*slot = NONE;
+		return 0;
 	}
-load:
-	/* this group's representative for bid: another group's copy if
-	 * there is one, else the storage */
-	from_storage = 1;
-	k = pick_loaded(c, row, bid, c->group);
-	if (k >= 0) {
-		rc = copy_from(c, bid, row, k, s, len, NULL, &ok, err);
-		if (rc)
-			goto unclaim;
-		from_storage = !ok;
+	if (!used) {
+		/* our group's altdir learns that we hold it too */
+		ad_home(c, bid, &home, &off);
+		rc = c->os->put64(c->w, home, off, acell(bid, c->rank, s),
+				  err);
 	}
-	if (from_storage) {
-		rc = storage_read(f, idx, bid, s, len, err);
-		if (rc)
-			goto unclaim;
-	}
-	rc = install(c, s, bid, err);
-	if (rc)
-		goto unclaim;
-	rc = rd_cas(c, &ref, mine_loading, cell(ST_LOADED, bid, c->rank, s),
-	    &done, err);
-	if (rc)
-		goto fail;
-	goto listed;
-got:
-	rc = install(c, s, bid, err);
-	if (rc)
-		goto fail;
-listed:
-	/* our group's altdir learns that we hold it too (seed step 3) */
-	ad_home(c, bid, &home, &off);
-	rc = c->os->put64(c->w, home, off, acell(bid, c->rank, s), err);
-tiered:
 	list_append(c, GEN(c), s);
 	*slot = s;
-	return rc;
-skip:
-	c->freel[c->nfree++] = s;
-	*slot = NONE;
-	return 0;
-unclaim:
-	/* let the group's waiters try themselves */
-	{
-		struct gfsp_error e;
-
-		gfsp_error_clear(&e);
-		rd_cas(c, &ref, mine_loading, 0, &done, &e);
-	}
-fail:
-	if (c->bid[s] != 0) {
-		struct gfsp_error e;
-		int kept;
-
-		gfsp_error_clear(&e);
-		discard(c, s, 0, &kept, &e);
-	}
-	c->freel[c->nfree++] = s;
 	return rc;
 }
 

@@ -1,7 +1,7 @@
 /*
  * cache_impl.h - the inside of the cooperative cache: struct gfsp_cache,
  * its open files, and what the cache (cache.c) and its read-ahead threads
- * (cache_readahead.c) call of each other.  Included by those two only.
+ * (cache_readahead.c) call of each other.  Included by libcore/cache/ only.
  */
 #ifndef GFSP_CACHE_IMPL_H
 #define GFSP_CACHE_IMPL_H

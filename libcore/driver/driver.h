@@ -3,7 +3,7 @@
  * top of libcore: it may use every wing below (base for errors and
  * logging, store for fault injection, cache for the transports --version
  * lists); nothing in libcore uses it.  Included by cmd/, libcore/driver/
- * and tests/unit/.
+ * and tests/.
  */
 #ifndef GFSP_DRIVER_H
 #define GFSP_DRIVER_H

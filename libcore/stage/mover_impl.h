@@ -3,7 +3,7 @@
  * (mover_client.c) share: the names in a state directory and a node's
  * entry in the registry.
  *
- * Included by mover.c and mover_client.c only.
+ * Used by mover.c and mover_client.c.  Included by libcore/stage/ only.
  */
 #ifndef GFSP_MOVER_IMPL_H
 #define GFSP_MOVER_IMPL_H

@@ -1,8 +1,8 @@
 /*
  * stage.h - the stage wing (libcore/stage/): moving job data between
  * shared and node-local storage (stage-in, stage-out, the asynchronous
- * mover).  Uses base, store and split (dst.h) only.  The commands' glue is
- * in the driver wing.  Included by libcore/ and tests/.
+ * mover).  Uses base, store and split (dst.h) only.  The commands' glue
+ * is cmd/stage-common/.  Included by cmd/, libcore/stage/ and tests/.
  *
  * Three layers, each usable without the next:
  *

@@ -1,7 +1,7 @@
 /*
  * store_impl.h - between the confinement walk (store_confine.c) and the
  * POSIX backend (store_posix.c): where an operation on a path happens.
- * Included by those two only.
+ * Included by libcore/store/ only.
  */
 #ifndef GFSP_STORE_IMPL_H
 #define GFSP_STORE_IMPL_H

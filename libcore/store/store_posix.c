@@ -863,8 +863,8 @@ posix_replace(const char *from, const char *to, struct gfsp_error *err)
 	if (e)
 		rc = posix_fail(err, e, a.root ? &a : &b, "cannot rename '%s' "
 				"to '%s'", from, to);
-	at_put(&a);
-	at_put(&b);
+	gfsp_at_put(&a);
+	gfsp_at_put(&b);
 	return rc;
 }
 
