@@ -17,7 +17,9 @@
  *              range of a large one) copied through the double-buffered
  *              pipeline (pipe.h), hashed, optionally zstd-compressed or
  *              decompressed (zfile.h), rate-limited, journalled, written
- *              to a temporary sibling and installed only when complete
+ *              to a temporary sibling and installed only when complete;
+ *              xfer_resume.c picks up after an earlier run, xfer_tree.c
+ *              makes directories and links
  *   stage.c    the collective commands on top: planning, forwarding of
  *              files every node needs, per-file failures, the summary
  *
@@ -236,7 +238,7 @@ int gfsp_state_compact(struct gfsp_state *s, struct gfsp_error *err);
 
 void gfsp_state_close(struct gfsp_state *s);
 
-/* ------------------------------------------------- the engine (xfer.c) */
+/* ------------------------------------------------- the engine (xfer*.c) */
 
 struct gfsp_xfer_opts {
 	uint64_t chunk;		/* bytes per chunk, a multiple of 1 MiB */
