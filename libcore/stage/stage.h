@@ -20,8 +20,9 @@
  *              to a temporary sibling and installed only when complete;
  *              xfer_resume.c picks up after an earlier run, xfer_tree.c
  *              makes directories and links
- *   stage.c    the collective commands on top: planning, forwarding of
- *              files every node needs, per-file failures, the summary
+ *   stage.c    the collective commands on top: planning (stage_plan.c),
+ *              forwarding of files every node needs, per-file failures,
+ *              --delete (stage_delete.c), the summary
  *
  * Nothing appears under its final name before it is whole: a file is
  * written to ".NAME.gfsplit-stage.KEY.NONCE" in its destination directory
@@ -402,7 +403,7 @@ int gfsp_mover_gone(const char *state, json_object **reply,
 void gfsp_mover_forget(const char *node, const char *state);
 const char *gfsp_mover_registry(void);
 
-/* ------------------------------------------- the commands (stage.c) */
+/* ------------------------------------------ the commands (stage*.c) */
 
 enum gfsp_stage_way { GFSP_STAGE_IN = 0, GFSP_STAGE_OUT };
 
