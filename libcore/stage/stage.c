@@ -1,6 +1,6 @@
 /*
- * stage.c - stage-in and stage-out (stage.h): the collective plan around
- * the transfer engine.
+ * stage.c - stage-in and stage-out (stage.h): the collective run around
+ * the transfer engine (its plan: stage_plan.c; --delete: stage_delete.c).
  *
  * stage-in: rank 0 lists the sources and every rank gets the list.  Each
  * node needs every file (unless --scatter), so a file is read from shared
@@ -47,38 +47,8 @@
 #include "core.h"
 #include "dst.h"
 #include "stage.h"
+#include "stage_impl.h"
 #include "zfile.h"
-
-#define OOM(err) gfsp_error_set(err, GFSP_ENOMEM, "out of memory")
-
-struct stage {
-	const struct gfsp_stage_opts *o;
-	MPI_Comm comm, node, slot;
-	int rank, nprocs, lrank, ppn, nindex, nnodes;
-	/* the ranks of a node that move data: its first ones, no more than
-	 * it has cores (more only take turns on them, with a pipeline's two
-	 * threads each); the fewest of any node */
-	int movers, min_movers;
-	char nodename[256];
-	char *root;			/* this node's destination root */
-	char *local;			/* this node's local root (state) */
-	char **confined;		/* roots given to gfsp_confine */
-	size_t nconfined;
-	struct gfsp_state *st;
-	struct gfsp_flist fl;
-	struct gfsp_fresult *res;
-	unsigned char *skip;		/* per entry: already there */
-	unsigned char *mine;		/* per entry: this node makes it */
-	struct gfsp_piece *p;		/* this rank's pieces */
-	size_t np;
-	uint64_t *split;		/* entries cut into pieces */
-	size_t nsplit;
-	struct {
-		uint64_t bytes, pieces;
-	} plan;				/* this rank's share */
-	struct gfsp_xfer *x;
-	struct gfsp_progress *prog;
-};
 
 /* ------------------------------------------------------------- setup */
 
@@ -201,9 +171,9 @@ agree:
  * as given, as cp would, but must lead to the directory held.  id: the
  * directory held (gfsp_confined_same).
  */
-static int
-same_root(const struct stage *s, const char *what, uint64_t id[2],
-	  struct gfsp_error *err)
+int
+gfsp_stage_same_root(const struct stage *s, const char *what,
+		     uint64_t id[2], struct gfsp_error *err)
 {
 	struct gfsp_error e = { 0 };
 	int del = s->o->delete;
@@ -228,7 +198,7 @@ static int
 same_root_all(const struct stage *s, struct gfsp_error *err)
 {
 	uint64_t id[2] = { 0, 0 }, lo[2], hi[2];
-	int rc = same_root(s, "nothing staged", id, err);
+	int rc = gfsp_stage_same_root(s, "nothing staged", id, err);
 
 	rc = gfsp_agree(s->comm, rc, err);
 	if (rc == 0)
@@ -369,13 +339,6 @@ prepare(struct stage *s, struct gfsp_error *err)
 }
 
 /* -------------------------------------------------------------- list */
-
-/* Bytes of a piece of a split file: 8 chunks. */
-static uint64_t
-piece_size(const struct stage *s)
-{
-	return 8 * (s->o->x.chunk ? s->o->x.chunk : GFSP_STAGE_CHUNK_DEFAULT);
-}
 
 /*
  * The lister, before the list goes out: which files large enough to be
@@ -631,321 +594,7 @@ list_out(struct stage *s, struct gfsp_error *err)
 	return gfsp_agree(s->comm, rc, err);
 }
 
-/* -------------------------------------------------------------- plan */
-
-struct order {
-	uint64_t size;
-	uint32_t file;
-};
-
-static int
-order_cmp(const void *a, const void *b)
-{
-	const struct order *x = a, *y = b;
-
-	if (x->size != y->size)
-		return x->size > y->size ? -1 : 1;
-	return x->file < y->file ? -1 : x->file > y->file;
-}
-
-static int
-piece_cmp(const void *a, const void *b)
-{
-	const struct gfsp_piece *x = a, *y = b;
-
-	if (x->file != y->file)
-		return x->file < y->file ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* May a file be cut into pieces written by several ranks? */
-static int
-splittable(const struct stage *s, const struct gfsp_sfile *f)
-{
-	const struct gfsp_store_ops *ops;
-	struct gfsp_error e = { 0 };
-
-	if (s->o->x.compress || f->gfsz)
-		return 0;
-	/* Gfarm keeps a file on one node: one writer */
-	return gfsp_store_for(s->root, &ops, &e) == 0 &&
-	       strcmp(ops->name, "posix") == 0;
-}
-
-/* The slots pieces go to (see plan), and this rank's (-1: none) */
-static int
-slots(const struct stage *s, int *myslot)
-{
-	if (s->o->way == GFSP_STAGE_IN && !s->o->scatter) {
-		*myslot = s->lrank < s->min_movers ? s->lrank : -1;
-		return s->min_movers;
-	}
-	if (s->o->way == GFSP_STAGE_IN) {
-		*myslot = s->rank;	/* slot r: rank r */
-		return s->nprocs;
-	}
-	*myslot = s->lrank < s->movers ? s->lrank : -1;
-	return s->movers;
-}
-
-/* The least loaded of nslots slots */
-static int
-least(const uint64_t *load, int nslots)
-{
-	int sl = 0, t;
-
-	for (t = 1; t < nslots; t++)
-		if (load[t] < load[sl])
-			sl = t;
-	return sl;
-}
-
-/* One more piece at the end of *all (*nall of *cap); its reader the
- * slot, for now */
-static int
-add_piece(struct gfsp_piece **all, size_t *nall, size_t *cap, uint32_t file,
-	  uint32_t np, uint64_t off, uint64_t len, int slot)
-{
-	struct gfsp_piece *p;
-
-	if (*nall == *cap) {
-		*cap = *cap ? 2 * *cap : 64;
-		p = realloc(*all, *cap * sizeof(*p));
-		if (p == NULL)
-			return GFSP_ENOMEM;
-		*all = p;
-	}
-	p = &(*all)[(*nall)++];
-	memset(p, 0, sizeof(*p));
-	p->file = file;
-	p->npieces = np;
-	p->off = off;
-	p->len = len;
-	p->bcomm = MPI_COMM_NULL;
-	p->reader = slot;
-	return 0;
-}
-
-/*
- * Every file to copy, largest first, cut into pieces (when splittable
- * and over two pieces long, its index added to s->split), each given the
- * least loaded slot; --scatter keeps a file's pieces with its first (on
- * one node).  The pieces in file and offset order into *all.
- */
-static int
-cut(struct stage *s, int nslots, struct gfsp_piece **all, size_t *nall,
-    struct gfsp_error *err)
-{
-	const uint64_t piece = piece_size(s);
-	uint64_t *load = calloc((size_t)nslots, sizeof(*load)), off, len;
-	struct order *ord = malloc((s->fl.n + 1) * sizeof(*ord));
-	size_t cap = 0, i, n = 0;
-	int rc = 0, sl, isplit;
-	uint32_t j, np;
-
-	if (load == NULL || ord == NULL)
-		rc = OOM(err);
-	for (i = 0; rc == 0 && i < s->fl.n; i++)
-		if (s->fl.v[i].type == GFSP_SF_FILE && s->res[i].rc == 0) {
-			ord[n].size = s->fl.v[i].st.size;
-			ord[n++].file = (uint32_t)i;
-		}
-	if (rc == 0)
-		qsort(ord, n, sizeof(*ord), order_cmp);
-	for (i = 0; rc == 0 && i < n; i++) {
-		const struct gfsp_sfile *f = &s->fl.v[ord[i].file];
-
-		isplit = f->st.size > 2 * piece && splittable(s, f);
-		np = isplit ? (uint32_t)((f->st.size + piece - 1) / piece) : 1;
-		if (isplit)
-			s->split[s->nsplit++] = ord[i].file;
-		for (off = 0, j = 0; rc == 0 && j < np; j++, off += len) {
-			len = isplit ? GFSP_MIN(piece, f->st.size - off)
-				     : f->st.size;
-			sl = s->o->scatter && j > 0 ? (*all)[*nall - 1].reader :
-			     least(load, nslots);
-			load[sl] += GFSP_MAX(len, (uint64_t)4096);
-			rc = add_piece(all, nall, &cap, ord[i].file, np, off,
-				       len, sl);
-		}
-	}
-	if (rc == GFSP_ENOMEM)
-		rc = OOM(err);
-	if (rc == 0)
-		qsort(*all, *nall, sizeof(**all), piece_cmp);
-	free(load);
-	free(ord);
-	return rc;
-}
-
-/* This rank's pieces into s->p; forwarded pieces (stage-in over several
- * nodes) read on the least loaded node of their slot */
-static int
-keep_mine(struct stage *s, const struct gfsp_piece *all, size_t nall,
-	  int myslot, int nslots, struct gfsp_error *err)
-{
-	const int forward = s->o->way == GFSP_STAGE_IN && !s->o->scatter &&
-			    s->nnodes > 1;
-	uint64_t *readload = calloc((size_t)s->nnodes * (size_t)nslots,
-				    sizeof(*readload)), *rl;
-	size_t i;
-	int reader;
-
-	s->p = malloc((nall + 1) * sizeof(*s->p));
-	if (readload == NULL || s->p == NULL) {
-		free(readload);
-		return OOM(err);
-	}
-	for (i = 0; i < nall; i++) {
-		reader = 0;
-		if (forward) {
-			rl = readload + (size_t)all[i].reader * s->nnodes;
-			reader = least(rl, s->nnodes);
-			rl[reader] += GFSP_MAX(all[i].len, (uint64_t)4096);
-		}
-		if (all[i].reader != myslot)
-			continue;
-		s->p[s->np] = all[i];
-		s->p[s->np].bcomm = forward ? s->slot : MPI_COMM_NULL;
-		s->p[s->np].reader = reader;
-		s->np++;
-		s->plan.bytes += all[i].len;
-		s->plan.pieces++;
-	}
-	free(readload);
-	return 0;
-}
-
-/* --scatter: which node makes each file (a second name lives with its
- * first) */
-static int
-scatter_nodes(struct stage *s, const struct gfsp_piece *all, size_t nall,
-	      struct gfsp_error *err)
-{
-	int *nodeof = malloc((size_t)s->nprocs * sizeof(int)), rc;
-	size_t i, k;
-
-	if (nodeof == NULL)
-		return OOM(err);
-	rc = gfsp_mpi_check(gfsp_allgather(&s->nindex, 1, MPI_INT, nodeof, 1,
-					  MPI_INT, s->comm),
-			   "MPI_Allgather", err);
-	for (i = 0; rc == 0 && i < nall; i++)
-		s->fl.v[all[i].file].node = nodeof[all[i].reader];
-	free(nodeof);
-	for (i = 0; rc == 0 && i < s->fl.n; i++) {
-		struct gfsp_sfile *f = &s->fl.v[i];
-
-		if (f->type != GFSP_SF_HARDLINK)
-			continue;
-		for (k = 0; k < s->fl.n; k++)
-			if (strcmp(s->fl.v[k].rel, f->link) == 0)
-				f->node = s->fl.v[k].node;
-	}
-	return rc;
-}
-
-/*
- * Every rank computes the same plan from the same list; each keeps its
- * own pieces.  Slots: the ranks a piece may go to (in: the slot
- * communicators, min_movers of them, or with --scatter every rank; out:
- * the node's movers).
- */
-static int
-plan(struct stage *s, struct gfsp_error *err)
-{
-	struct gfsp_piece *all = NULL;
-	size_t nall = 0;
-	int nslots, myslot, rc;
-
-	nslots = slots(s, &myslot);
-	s->split = malloc((s->fl.n + 1) * sizeof(*s->split));
-	rc = s->split == NULL ? OOM(err) : cut(s, nslots, &all, &nall, err);
-	if (rc == 0)
-		rc = keep_mine(s, all, nall, myslot, nslots, err);
-	if (rc == 0 && s->o->way == GFSP_STAGE_IN && s->o->scatter)
-		rc = scatter_nodes(s, all, nall, err);
-	free(all);
-	return rc;
-}
-
-/* ------------------------------------------------------------- check */
-
-/*
- * Which files are there already, on every node that needs them?  Each
- * node's ranks check a share of its files; a file counts as there only if
- * every node that needs it has it (MPI_BAND over all ranks), so that all
- * ranks plan the same.
- */
-static int
-check_present(struct stage *s, struct gfsp_error *err)
-{
-	size_t i, k = 0;
-	int rc;
-
-	for (i = 0; i < s->fl.n; i++) {
-		const struct gfsp_sfile *f = &s->fl.v[i];
-		int here = f->node < 0 || f->node == s->nindex;
-
-		s->skip[i] = 1;
-		if (f->type != GFSP_SF_FILE || s->res[i].rc != 0) {
-			s->skip[i] = f->type == GFSP_SF_FILE ? 0 : 1;
-			continue;
-		}
-		if (!here)
-			continue;
-		if ((k++ % (size_t)s->ppn) != (size_t)s->lrank)
-			continue;
-		s->skip[i] = (unsigned char)gfsp_xfer_present(s->x,
-							      (uint32_t)i);
-	}
-	rc = gfsp_mpi_check(gfsp_allreduce(MPI_IN_PLACE, s->skip,
-					  (int)s->fl.n, MPI_UNSIGNED_CHAR,
-					  MPI_BAND, s->o->way == GFSP_STAGE_IN
-					  ? s->comm : s->node),
-			   "MPI_Allreduce", err);
-	for (i = 0; i < s->fl.n; i++) {
-		if (s->fl.v[i].type != GFSP_SF_FILE)
-			s->skip[i] = 0;
-		else if (s->skip[i] && !s->res[i].skipped)
-			s->res[i].skipped = s->lrank == 0 &&
-			    (s->fl.v[i].node < 0 ||
-			     s->fl.v[i].node == s->nindex) ? 1 : 0;
-		else if (!s->skip[i])
-			s->res[i].skipped = 0;
-	}
-	return gfsp_agree(s->comm, rc, err);
-}
-
-/* Take the files that are there from the plan (every rank drops the
- * same ones, so forwarding ranks stay in step). */
-static void
-drop_present(struct stage *s)
-{
-	size_t i, n = 0;
-
-	s->plan.bytes = s->plan.pieces = 0;
-	for (i = 0; i < s->np; i++) {
-		if (s->skip[s->p[i].file])
-			continue;
-		s->p[n++] = s->p[i];
-		s->plan.bytes += s->p[i].len;
-		s->plan.pieces++;
-	}
-	s->np = n;
-	for (i = n = 0; i < s->nsplit; i++)
-		if (!s->skip[s->split[i]])
-			s->split[n++] = s->split[i];
-	s->nsplit = n;
-}
-
 /* ------------------------------------------------------------- phases */
-
-static int
-on_this_node(const struct stage *s, size_t i)
-{
-	return s->fl.v[i].node < 0 || s->fl.v[i].node == s->nindex;
-}
 
 /* Directories: the node's first rank, parents first. */
 static void
@@ -1005,8 +654,8 @@ finish_split(struct stage *s, struct gfsp_error *err)
 }
 
 /* The directories' modes and times, once nothing more changes in them */
-static void
-dir_times(struct stage *s)
+void
+gfsp_stage_dir_times(struct stage *s)
 {
 	char *held = NULL;
 
@@ -1056,7 +705,7 @@ make_links(struct stage *s)
 		if (f->type == GFSP_SF_SYMLINK || f->type == GFSP_SF_HARDLINK)
 			gfsp_xfer_make(s->x, (uint32_t)i);
 	}
-	dir_times(s);
+	gfsp_stage_dir_times(s);
 }
 
 /* ------------------------------------------------------------ report */
@@ -1070,123 +719,6 @@ failure_json(const char *path, const char *node, const char *msg)
 	json_object_object_add(o, "node", json_object_new_string(node));
 	json_object_object_add(o, "error", json_object_new_string(msg));
 	return o;
-}
-
-/* ------------------------------------------------------------ --delete */
-
-static int
-cmp_strp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/*
- * In the staged directory rel ("" for DEST), the entries not in set (the
- * sorted rels of the list): removed, or counted on a dry run.  Never the
- * state directory, nor a transfer's temporary files.  Every path is below
- * the confined DEST, so resolved from the directory held since before the
- * copy, no link followed; DEST itself is read as "DEST/.", that directory
- * too, never DEST's name looked up again (store.h).
- */
-static int
-prune_dir(const struct stage *s, char **set, size_t nset, const char *rel,
-	  uint64_t *gone, struct gfsp_error *err)
-{
-	char **names = NULL, *dir, *crel = NULL, *path = NULL;
-	size_t n = 0, i;
-	int rc = 0;
-
-	if (asprintf(&dir, "%s/%s", s->root, *rel ? rel : ".") < 0)
-		return OOM(err);
-	if (gfsp_readdir(dir, &names, &n, NULL) != 0)
-		n = 0;		/* not there (a dry run): nothing to remove */
-	if (*rel == '\0')
-		dir[strlen(dir) - 2] = '\0';	/* DEST/x, not DEST/./x */
-	for (i = 0; rc == 0 && i < n; i++) {
-		if (gfsp_stage_internal_name(names[i]))
-			continue;
-		if (asprintf(&crel, "%s%s%s", rel, *rel ? "/" : "",
-			     names[i]) < 0 ||
-		    asprintf(&path, "%s/%s", dir, names[i]) < 0) {
-			rc = OOM(err);
-			break;
-		}
-		if (bsearch(&crel, set, nset, sizeof(*set), cmp_strp) == NULL &&
-		    (s->o->dry_run || (rc = gfsp_remove_tree(path, err)) == 0)) {
-			gfsp_log_each("%s '%s' on %s", s->o->dry_run ?
-				      "would delete" : "deleted", crel,
-				      s->nodename);
-			(*gone)++;
-		}
-		free(crel);
-		free(path);
-		crel = path = NULL;
-	}
-	free(crel);
-	gfsp_strv_free(names, n);
-	free(dir);
-	return rc;
-}
-
-/*
- * --delete, once every entry is in place on every node (none failed):
- * in each directory a source tree gave (its DIR entries, and DEST itself
- * for a "DIR/" source), remove what the sources no longer hold, as rsync
- * --delete does.  The node's first rank does it; the count goes to
- * rank 0.
- */
-static int
-prune(struct stage *s, struct gfsp_stage_result *res, struct gfsp_error *err)
-{
-	char **set = NULL;
-	uint64_t gone = 0, all = 0;
-	int rc = 0, bad = 0, anybad = 0;
-	size_t i;
-
-	for (i = 0; i < s->fl.n; i++)
-		bad |= s->res[i].rc != 0;
-	rc = gfsp_mpi_check(gfsp_allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX,
-					  s->comm), "MPI_Allreduce", err);
-	if (rc == 0 && anybad) {
-		if (s->rank == 0)
-			gfsp_log_warn("--delete: nothing deleted, since some "
-				      "entries were not staged");
-		return 0;
-	}
-	/* DEST's name swapped since the copy (for a link, or another
-	 * directory in its place): refused, deleting nothing.  The removals
-	 * below go through the directory held in any case; the refusal
-	 * tells whoever ran us that someone is at work on DEST */
-	if (rc == 0 && !s->o->dry_run && s->lrank == 0)
-		rc = same_root(s, "nothing deleted", NULL, err);
-	rc = gfsp_agree(s->comm, rc, err);
-	if (rc == 0 && s->lrank == 0) {
-		set = malloc((s->fl.n + 1) * sizeof(*set));
-		if (set == NULL)
-			rc = OOM(err);
-		for (i = 0; set != NULL && i < s->fl.n; i++)
-			set[i] = s->fl.v[i].rel;
-		if (set != NULL)
-			qsort(set, s->fl.n, sizeof(*set), cmp_strp);
-		if (rc == 0 && s->fl.nroots > 0)
-			rc = prune_dir(s, set, s->fl.n, "", &gone, err);
-		for (i = 0; rc == 0 && i < s->fl.n; i++)
-			if (s->fl.v[i].type == GFSP_SF_DIR &&
-			    on_this_node(s, i))
-				rc = prune_dir(s, set, s->fl.n, s->fl.v[i].rel,
-					       &gone, err);
-		free(set);
-		if (gone > 0 && !s->o->dry_run)
-			dir_times(s);	/* the removals changed them */
-	}
-	rc = gfsp_agree(s->comm, rc, err);
-	if (rc == 0)
-		rc = gfsp_mpi_check(gfsp_reduce(&gone, &all, 1, MPI_UINT64_T,
-						MPI_SUM, 0, s->comm),
-				   "MPI_Reduce", err);
-	if (rc == 0 && s->rank == 0)
-		res->deleted = all;
-	return rc;
 }
 
 /*
@@ -1453,44 +985,6 @@ start_run(struct stage *s, struct gfsp_xfer_opts *xo, struct gfsp_error *err)
 	return rc;
 }
 
-/* The transfer engine made and the plan agreed on; what is in place
- * already dropped from it */
-static int
-make_plan(struct stage *s, struct gfsp_xfer_opts *xo, struct gfsp_error *err)
-{
-	const struct gfsp_stage_opts *o = s->o;
-	struct gfsp_stage_opts o2 = *o;
-	int rc, writers;
-
-	/* --bwlimit is a node's: shared by the node's ranks that write */
-	if (xo->bwlimit > 0) {
-		writers = o->way == GFSP_STAGE_IN && !o->scatter ?
-			  s->min_movers : o->way == GFSP_STAGE_IN ? s->ppn :
-			  s->movers;
-		xo->bwlimit = GFSP_MAX(xo->bwlimit / (uint64_t)writers, 1);
-	}
-	if (s->res == NULL)
-		s->res = calloc(s->fl.n + 1, sizeof(*s->res));
-	s->skip = calloc(s->fl.n + 1, 1);
-	rc = s->res == NULL || s->skip == NULL ? OOM(err) : 0;
-	if (rc == 0)
-		rc = gfsp_xfer_new(xo, &s->fl, s->root, s->st, s->res, NULL,
-				   &s->x, err);
-	rc = gfsp_agree(s->comm, rc, err);
-	if (rc == 0) {
-		o2.x = *xo;
-		s->o = &o2;
-		rc = plan(s, err);
-		s->o = o;
-	}
-	rc = gfsp_agree(s->comm, rc, err);
-	if (rc == 0)
-		rc = check_present(s, err);
-	if (rc == 0)
-		drop_present(s);
-	return rc;
-}
-
 /* The pieces copied and the files installed: directories, split files'
  * parts joined, links; the journal compacted */
 static int
@@ -1541,7 +1035,7 @@ dry_run(struct stage *s, struct gfsp_stage_result *res,
 	int rc = 0;
 
 	if (s->o->delete)
-		rc = prune(s, res, err);
+		rc = gfsp_stage_prune(s, res, err);
 	report_plan(s, res);
 	res->skipped = count_skipped(s);
 	return rc;
@@ -1571,7 +1065,7 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 		xo.checksum = 0;
 	rc = start_run(&s, &xo, err);
 	if (rc == 0)
-		rc = make_plan(&s, &xo, err);
+		rc = gfsp_stage_make_plan(&s, &xo, err);
 	if (rc)
 		goto out;
 	res->ranks = s.nprocs;
@@ -1588,7 +1082,7 @@ gfsp_stage(MPI_Comm comm, const struct gfsp_stage_opts *o,
 	if (rc == 0 && o->delete) {
 		gfsp_watch_phase("deleting");
 		test_hook(&s, "deleting");
-		rc = prune(&s, res, err);
+		rc = gfsp_stage_prune(&s, res, err);
 	}
 	if (rc == 0) {
 		list_done(&s);

@@ -17,9 +17,12 @@
  *              range of a large one) copied through the double-buffered
  *              pipeline (pipe.h), hashed, optionally zstd-compressed or
  *              decompressed (zfile.h), rate-limited, journalled, written
- *              to a temporary sibling and installed only when complete
- *   stage.c    the collective commands on top: planning, forwarding of
- *              files every node needs, per-file failures, the summary
+ *              to a temporary sibling and installed only when complete;
+ *              xfer_resume.c picks up after an earlier run, xfer_tree.c
+ *              makes directories and links
+ *   stage.c    the collective commands on top: planning (stage_plan.c),
+ *              forwarding of files every node needs, per-file failures,
+ *              --delete (stage_delete.c), the summary
  *
  * Nothing appears under its final name before it is whole: a file is
  * written to ".NAME.gfsplit-stage.KEY.NONCE" in its destination directory
@@ -236,7 +239,7 @@ int gfsp_state_compact(struct gfsp_state *s, struct gfsp_error *err);
 
 void gfsp_state_close(struct gfsp_state *s);
 
-/* ------------------------------------------------- the engine (xfer.c) */
+/* ------------------------------------------------- the engine (xfer*.c) */
 
 struct gfsp_xfer_opts {
 	uint64_t chunk;		/* bytes per chunk, a multiple of 1 MiB */
@@ -400,7 +403,7 @@ int gfsp_mover_gone(const char *state, json_object **reply,
 void gfsp_mover_forget(const char *node, const char *state);
 const char *gfsp_mover_registry(void);
 
-/* ------------------------------------------- the commands (stage.c) */
+/* ------------------------------------------ the commands (stage*.c) */
 
 enum gfsp_stage_way { GFSP_STAGE_IN = 0, GFSP_STAGE_OUT };
 

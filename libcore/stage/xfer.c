@@ -1,5 +1,7 @@
 /*
- * xfer.c - the transfer engine (stage.h).
+ * xfer.c - the transfer engine's copy pipeline (stage.h); what an
+ * earlier run left is xfer_resume.c's, directories and links
+ * xfer_tree.c's.
  *
  * A rank works through its list of pieces with one double-buffered
  * pipeline (pipe.h).  The helper thread produces: it opens each source,
@@ -40,122 +42,8 @@
 #include "dst.h"
 #include "pipe.h"
 #include "stage.h"
+#include "xfer_impl.h"
 #include "zfile.h"
-
-#define OOM(err) gfsp_error_set(err, GFSP_ENOMEM, "out of memory")
-#define SEG	GFSP_SEG_SIZE_DEFAULT
-#define SEG_MAX	128			/* segments a chunk: 128 MiB chunks */
-#define MIB	1048576.0
-#define XHDR	4096			/* header room at a buffer's start */
-
-enum { K_DATA = 1, K_RESUMED, K_FAIL, K_RECV };
-
-struct xhdr {
-	uint32_t kind;
-	int32_t code;			/* K_FAIL: the GFSP_E* code */
-	uint32_t piece;			/* index in the run's list */
-	uint32_t last;			/* last chunk of the piece */
-	uint32_t zdst;			/* the file is stored compressed */
-	uint32_t has_zent;
-	uint64_t raw_off, raw_len;	/* the source's bytes it holds */
-	uint64_t dst_off, dst_len;	/* what to write where */
-	uint64_t stored;		/* K_DATA last: the file's stored size */
-	struct gfsp_zentry zent;	/* compressed: this chunk's frame */
-	uint64_t nseg;
-	uint64_t seg[SEG_MAX];
-	char msg[GFSP_ERRMSG_MAX];
-};
-
-_Static_assert(sizeof(struct xhdr) <= XHDR, "xhdr fits its room");
-
-/* The producer's side of the current piece. */
-struct rd {
-	struct gfsp_file *src;
-	struct gfsp_file *tmp;		/* resume: the temporary, to verify */
-	int zsrc;			/* the source is gfsz */
-	struct gfsp_zindex zix;
-	uint64_t next;			/* next raw offset (or chunk) */
-	uint64_t end;			/* one past the piece's raw bytes */
-	int zdst;			/* -1: not decided yet */
-	uint64_t zoff;			/* next frame's offset */
-	size_t rfirst, rn, ri;		/* the journal's chunks of the file */
-	int resumable;			/* resume still allowed here */
-	int64_t after;			/* records older: before an install */
-	uint64_t key;			/* the source's version now */
-	uint64_t tmpsize;		/* the temporary file's size */
-	char *tmpname;			/* its name (resume only) */
-	int failed;			/* a FAIL header went out */
-};
-
-/*
- * Decompressing a gfsz source two chunks at a time: while the producer
- * decompresses chunk k, a thread of its own decompresses k + 1 (its frame
- * read by the producer first: a Gfarm handle is one thread's) into a
- * buffer of its own, which the producer copies out at the next call.  A
- * frame takes a core for all its length, so one stream decompresses at
- * one core's speed; two give the rank twice that where it has the cores
- * (the workers of --threads; none: one stream).
- */
-struct zahead {
-	pthread_t th;
-	int running;			/* started, not joined */
-	uint64_t idx;			/* the chunk it decompresses */
-	const struct gfsp_zentry *e;
-	const char *name;
-	struct gfsp_zcodec *zc;		/* its own contexts */
-	unsigned char *frame, *raw;	/* scap bytes each */
-	size_t cap;
-	int rc;
-	struct gfsp_error err;
-};
-
-/* The consumer's side of the file it writes. */
-struct wr {
-	uint32_t file;
-	uint32_t piece;			/* index in the run's list */
-	char *dst, *tmp;
-	struct gfsp_file *out;
-	int rc;				/* the first failure on this node */
-	int sys;			/* its errno, 0 if none */
-	char *msg;
-	int journaled;			/* chunks of it recorded in this run */
-	struct gfsp_zentry *ze;		/* compressed: frames so far */
-	size_t nze, capze;
-	uint64_t stored;
-};
-
-struct gfsp_xfer {
-	struct gfsp_xfer_opts o;
-	const struct gfsp_flist *fl;
-	char *root;
-	struct gfsp_state *st;
-	struct gfsp_fresult *res;
-	struct gfsp_progress *prog;
-	struct gfsp_zcodec *zc;		/* the producer's */
-	struct zahead za;		/* the producer's second stream */
-	struct gfsp_zcodec *zcw;	/* the consumer's (checks) */
-	unsigned char *scratch;		/* producer: raw or frame bytes */
-	size_t scap;
-	unsigned char *rbuf;		/* consumer: forwarded chunks */
-	size_t bufsize;
-	/* the run */
-	const struct gfsp_piece *p;
-	size_t np;
-	unsigned char *reads;		/* per piece: this rank reads it (the
-					 * helper thread makes no MPI call) */
-	size_t pi;			/* producer: current piece */
-	int pstarted;
-	struct rd rd;
-	struct wr wr;
-	/* rate limit: tokens in bytes, refilled at o.bwlimit per second */
-	double tokens, tlast;
-	/* --compress=auto: the producer's level, and what writing cost the
-	 * consumer last, in ns per MiB stored (atomic: both threads) */
-	int level;
-	uint64_t wr_ns_mib;
-	struct gfsp_xfer_stats stats;
-	uint64_t progress;
-};
 
 static uint64_t
 chunk_of(const struct gfsp_xfer *x)
@@ -256,8 +144,9 @@ gfsp_xfer_stats(const struct gfsp_xfer *x)
 /* ------------------------------------------------------------ helpers */
 
 /* Record a failure of file f on this rank (the first one stays). */
-static void
-fail_file(struct gfsp_xfer *x, uint32_t f, int code, const char *msg)
+void
+gfsp_xfer_fail_file(struct gfsp_xfer *x, uint32_t f, int code,
+		    const char *msg)
 {
 	struct gfsp_fresult *r = &x->res[f];
 
@@ -294,8 +183,9 @@ rate_wait(struct gfsp_xfer *x, uint64_t n)
 	x->tokens = 0;
 }
 
-static void
-segs(const void *buf, uint64_t len, uint64_t *seg, uint64_t *nseg)
+void
+gfsp_xfer_segs(const void *buf, uint64_t len, uint64_t *seg,
+	       uint64_t *nseg)
 {
 	const unsigned char *p = buf;
 	uint64_t n = 0, k;
@@ -468,55 +358,6 @@ open_zsrc(struct gfsp_xfer *x, const struct gfsp_sfile *f,
 	return rc;
 }
 
-/*
- * The temporary file of entry `file` (malloc'd): the one the latest
- * chunk record of the journal names, so that a resumed run writes on
- * where the last one stopped, if it is still surely ours (a regular file
- * of this user's with one name: someone who can write the directory may
- * have put a link or a file of theirs in its place); otherwise a new name
- * with this transfer's nonce (stage.h).  Every rank of a node that
- * writes pieces of the file finds the same: the records it loaded, or
- * the nonce they share.
- */
-static char *
-tmp_path(const struct gfsp_xfer *x, uint32_t file)
-{
-	const struct gfsp_sfile *f = &x->fl->v[file];
-	char *d = gfsp_xfer_dst_path(x, file), *t, *fresh;
-	const char *rt, *best = NULL;
-	struct gfsp_file *probe;
-	int64_t bt = INT64_MIN;
-	size_t n = 0, first = 0, i, dirlen;
-
-	fresh = d ? gfsp_stage_tmp_name(d, f, x->o.nonce) : NULL;
-	if (fresh != NULL && x->st != NULL)
-		n = gfsp_state_chunks(x->st, f->rel, &first);
-	for (i = first; i < first + n; i++) {
-		const struct gfsp_chunkrec *c = gfsp_state_chunk(x->st, i, &rt,
-								NULL);
-
-		if (c->t >= bt) {
-			bt = c->t;
-			best = rt;
-		}
-	}
-	/* only a name of this file's, in its directory, ".NAME.TAG.KEY." */
-	dirlen = fresh ? (size_t)(strrchr(fresh, '/') - fresh) + 1 : 0;
-	if (best != NULL && strncmp(best, fresh, dirlen) == 0 &&
-	    strncmp(best + dirlen, fresh + dirlen,
-		    strlen(fresh + dirlen) - 16) == 0 &&
-	    strlen(best) == strlen(fresh) && strchr(best + dirlen, '/') == NULL &&
-	    gfsp_open(best, GFSP_O_RDONLY | GFSP_O_PRIVATE, 0, &probe,
-		      NULL) == 0) {
-		gfsp_close(probe, NULL);
-		t = strdup(best);
-		free(fresh);
-		fresh = t;
-	}
-	free(d);
-	return fresh;
-}
-
 /* Open the source of piece p and check it is the version listed. */
 static int
 rd_begin(struct gfsp_xfer *x, const struct gfsp_piece *p,
@@ -551,113 +392,12 @@ rd_begin(struct gfsp_xfer *x, const struct gfsp_piece *p,
 		x->rd.rn = gfsp_state_chunks(x->st, f->rel, &x->rd.rfirst);
 		x->rd.after = d ? d->t : INT64_MIN;
 		x->rd.key = gfsp_file_key(f->src, &f->st);
-		x->rd.tmpname = x->rd.rn > 0 ? tmp_path(x, p->file) : NULL;
+		x->rd.tmpname = x->rd.rn > 0 ? gfsp_xfer_tmp_path(x, p->file)
+					       : NULL;
 		x->rd.resumable = x->rd.tmpname != NULL &&
 		    gfsp_stat(x->rd.tmpname, &tst, NULL) == 0;
 		x->rd.tmpsize = x->rd.resumable ? tst.size : 0;
 	}
-	return 0;
-}
-
-/*
- * Is the chunk at raw offset off already in the temporary file, as the
- * journal says?  A record of this version of the source is checked
- * against the temporary file's bytes (with o.checksum); a record of an
- * earlier version (a file that was still being written) against the
- * source's bytes now, which are read for that: only the write is saved.
- * Then fill h for a K_RESUMED chunk.  out: room for the raw chunk.  The
- * first chunk that is not there ends resuming for the piece.
- */
-static int
-rd_resumed(struct gfsp_xfer *x, const struct gfsp_piece *p, uint64_t off,
-	   uint64_t len, struct xhdr *h, unsigned char *out)
-{
-	const struct gfsp_chunkrec *r = NULL, *c;
-	struct gfsp_error e = { 0 };
-	struct gfsp_zentry ze;
-	const char *tmp = NULL, *t;
-	uint64_t seg[SEG_MAX], nseg, key = 0, k;
-	size_t got;
-
-	/* the latest usable record at off */
-	for (; x->rd.ri < x->rd.rn; x->rd.ri++) {
-		c = gfsp_state_chunk(x->st, x->rd.rfirst + x->rd.ri, &t, &k);
-		if (c->off > off)
-			break;
-		if (c->off == off && c->t > x->rd.after) {
-			r = c;
-			tmp = t;
-			key = k;
-		}
-	}
-	/* an earlier version's chunk is not read back: its temporary file
-	 * must hold it (Gfarm's size of a file whose writer failed may lag,
-	 * which only costs the resume of such chunks) */
-	if (r == NULL || r->len != len || r->nseg > SEG_MAX ||
-	    r->zlen > x->scap || (key != x->rd.key &&
-	    (r->zlen ? r->zoff + r->zlen : r->off + r->len) > x->rd.tmpsize))
-		goto no;
-	/* compressed frames follow each other from the header on */
-	if (r->zlen != 0 && (x->rd.zdst == 0 ||
-	    r->zoff != (x->rd.zdst == 1 ? x->rd.zoff : GFSP_Z_HEADER_SIZE)))
-		goto no;
-	if (r->zlen == 0 && x->rd.zdst == 1)
-		goto no;
-	/* the record's temporary file is this file's */
-	if (strcmp(x->rd.tmpname, tmp) != 0)
-		goto no;
-	if (key != x->rd.key) {
-		/* an earlier version: are these bytes of the source the same? */
-		if (gfsp_pread(x->rd.src, out, len, off, &got, &e) ||
-		    got != len)
-			goto no;
-		x->stats.bytes_read += len;
-	} else if (x->o.checksum) {
-		if (x->rd.tmp == NULL &&
-		    gfsp_open(tmp, GFSP_O_RDONLY | GFSP_O_PRIVATE, 0, &x->rd.tmp,
-			      &e) != 0)
-			goto no;
-		if (r->zlen == 0) {
-			if (gfsp_pread(x->rd.tmp, out, len, off, &got, &e) ||
-			    got != len)
-				goto no;
-		} else {
-			if (gfsp_pread(x->rd.tmp, x->scratch, r->zlen, r->zoff,
-				       &got, &e) || got != r->zlen)
-				goto no;
-			ze.z_off = r->zoff;
-			ze.z_len = r->zlen;
-			ze.raw_len = len;
-			ze.hash = r->zhash;
-			if (gfsp_z_decompress(x->zc, 0, &ze, x->scratch, out,
-					      len, tmp, &e))
-				goto no;
-		}
-	}
-	if (key != x->rd.key || x->o.checksum) {
-		segs(out, len, seg, &nseg);
-		if (nseg != r->nseg || memcmp(seg, r->seg, nseg * 8) != 0)
-			goto no;
-	}
-	h->kind = K_RESUMED;
-	h->raw_off = off;
-	h->raw_len = len;
-	h->nseg = r->nseg;
-	memcpy(h->seg, r->seg, r->nseg * 8);
-	if (r->zlen) {
-		h->has_zent = 1;
-		h->zent.z_off = r->zoff;
-		h->zent.z_len = r->zlen;
-		h->zent.raw_len = len;
-		h->zent.hash = r->zhash;
-		x->rd.zoff = r->zoff + r->zlen;
-		x->rd.zdst = 1;
-	} else {
-		x->rd.zdst = 0;
-	}
-	return 1;
-no:
-	x->rd.resumable = 0;
 	return 0;
 }
 
@@ -797,14 +537,15 @@ rd_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 		if (rc)
 			return rc;
 		x->rd.next++;
-		segs(data, len, h->seg, &h->nseg);
+		gfsp_xfer_segs(data, len, h->seg, &h->nseg);
 		h->dst_off = off;
 		h->dst_len = len;
 	} else {
 		off = x->rd.next;
 		len = GFSP_MIN(chunk_of(x), x->rd.end - off);
 		x->rd.next += len;
-		if (x->rd.resumable && rd_resumed(x, p, off, len, h, data))
+		if (x->rd.resumable &&
+		    gfsp_xfer_rd_resumed(x, p, off, len, h, data))
 			goto out;
 		/* to compress, read into scratch and store into data;
 		 * else a long chunk this rank writes itself is mapped, and
@@ -828,12 +569,12 @@ rd_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 			return rc;
 		x->stats.bytes_read += len;
 		if (x->rd.zdst) {
-			segs(x->scratch, len, h->seg, &h->nseg);
+			gfsp_xfer_segs(x->scratch, len, h->seg, &h->nseg);
 			rc = rd_compress(x, x->scratch, len, off, h, data, e);
 			if (rc)
 				return rc;
 		} else {
-			segs(data, len, h->seg, &h->nseg);
+			gfsp_xfer_segs(data, len, h->seg, &h->nseg);
 			h->dst_off = off;
 			h->dst_len = len;
 		}
@@ -988,8 +729,8 @@ wr_reset(struct gfsp_xfer *x)
 
 /* The directory that holds path, made with its parents (for manifest
  * entries, whose parents are not listed). */
-static int
-make_parent(const char *path, struct gfsp_error *e)
+int
+gfsp_xfer_make_parent(const char *path, struct gfsp_error *e)
 {
 	char *dir = strdup(path), *slash;
 	int rc;
@@ -1017,7 +758,7 @@ wr_begin(struct gfsp_xfer *x, const struct gfsp_piece *p)
 	wr_reset(x);
 	x->wr.file = p->file;
 	x->wr.dst = gfsp_xfer_dst_path(x, p->file);
-	x->wr.tmp = tmp_path(x, p->file);
+	x->wr.tmp = gfsp_xfer_tmp_path(x, p->file);
 	if (x->wr.dst == NULL || x->wr.tmp == NULL)
 		return GFSP_ENOMEM;
 	/* no O_TRUNC: chunks found in the journal are already in it, and
@@ -1027,7 +768,7 @@ wr_begin(struct gfsp_xfer *x, const struct gfsp_piece *p)
 	if (gfsp_open(x->wr.tmp, TMP_FLAGS, 0600, &x->wr.out, &e) ==
 	    GFSP_ENOENT) {
 		gfsp_error_clear(&e);
-		if (make_parent(x->wr.tmp, &e) == 0)
+		if (gfsp_xfer_make_parent(x->wr.tmp, &e) == 0)
 			gfsp_open(x->wr.tmp, TMP_FLAGS, 0600, &x->wr.out, &e);
 	}
 	if (x->wr.out == NULL)
@@ -1036,9 +777,9 @@ wr_begin(struct gfsp_xfer *x, const struct gfsp_piece *p)
 }
 
 /* Record in the state that dst holds file's source as it is now. */
-static int
-record_done(struct gfsp_xfer *x, uint32_t file, const char *dst,
-	    uint64_t hash, struct gfsp_error *e)
+int
+gfsp_xfer_record_done(struct gfsp_xfer *x, uint32_t file, const char *dst,
+		      uint64_t hash, struct gfsp_error *e)
 {
 	const struct gfsp_sfile *f = &x->fl->v[file];
 	struct gfsp_stat now;
@@ -1099,7 +840,7 @@ install(struct gfsp_xfer *x, uint32_t file, const char *tmp, const char *dst,
 	x->res[file].hash = hash;
 	x->res[file].stored = stored;
 	x->stats.files++;
-	return record_done(x, file, dst, hash, e);
+	return gfsp_xfer_record_done(x, file, dst, hash, e);
 }
 
 /* The file's checksum from its segment hashes (all of them here). */
@@ -1182,7 +923,7 @@ close:
 						      sizeof(sz))) < 0)
 				msg = NULL;
 		}
-		fail_file(x, p->file, w->rc, msg ? msg : w->msg);
+		gfsp_xfer_fail_file(x, p->file, w->rc, msg ? msg : w->msg);
 		free(msg);
 	}
 	wr_reset(x);
@@ -1224,7 +965,7 @@ wr_chunk(struct gfsp_xfer *x, const struct gfsp_piece *p,
 
 	if (w->dst == NULL || w->piece != h->piece) {
 		if (h->kind == K_FAIL) {	/* before anything was made */
-			fail_file(x, p->file, h->code, h->msg);
+			gfsp_xfer_fail_file(x, p->file, h->code, h->msg);
 			return 0;
 		}
 		if (wr_begin(x, p))
@@ -1411,7 +1152,8 @@ gfsp_xfer_finish(struct gfsp_xfer *x, uint32_t file)
 	struct gfsp_fresult *r = &x->res[file];
 	struct gfsp_error e = { 0 };
 	struct gfsp_file *out = NULL;
-	char *dst = gfsp_xfer_dst_path(x, file), *tmp = tmp_path(x, file);
+	char *dst = gfsp_xfer_dst_path(x, file);
+	char *tmp = gfsp_xfer_tmp_path(x, file);
 	int rc;
 
 	if (dst == NULL || tmp == NULL) {
@@ -1435,265 +1177,8 @@ gfsp_xfer_finish(struct gfsp_xfer *x, uint32_t file)
 		rc = install(x, file, tmp, dst, f->st.size, file_hash(r), &e);
 out:
 	if (rc)
-		fail_file(x, file, rc, e.msg);
+		gfsp_xfer_fail_file(x, file, rc, e.msg);
 	free(dst);
 	free(tmp);
 	return rc;
-}
-
-/* --------------------------------------------- after a killed transfer */
-
-static size_t
-sweep_dir(const char *dir, struct gfsp_state *st, int depth)
-{
-	struct gfsp_stat sb;
-	struct gfsp_file *probe;
-	char **names = NULL, *p;
-	size_t n = 0, i, removed = 0;
-
-	if (depth > 64 || gfsp_readdir(dir, &names, &n, NULL) != 0)
-		return 0;
-	for (i = 0; i < n; i++) {
-		if (strcmp(names[i], GFSP_STATE_DIR) == 0 ||
-		    asprintf(&p, "%s/%s", dir, names[i]) < 0)
-			continue;
-		if (gfsp_lstat(p, &sb, NULL) != 0) {
-			free(p);
-			continue;
-		}
-		if (S_ISDIR(sb.mode)) {
-			removed += sweep_dir(p, st, depth + 1);
-		} else if (gfsp_stage_internal_name(names[i]) &&
-			   !gfsp_state_tmp_used(st, p) &&
-			   (S_ISLNK(sb.mode) || (S_ISREG(sb.mode) &&
-			    gfsp_open(p, GFSP_O_RDONLY | GFSP_O_PRIVATE, 0,
-				      &probe, NULL) == 0 &&
-			    gfsp_close(probe, NULL) == 0)) &&
-			   gfsp_unlink(p, NULL) == 0) {
-			gfsp_log_verbose("removed '%s', left by a transfer "
-					"that was killed", p);
-			removed++;
-		}
-		free(p);
-	}
-	gfsp_strv_free(names, n);
-	return removed;
-}
-
-size_t
-gfsp_xfer_sweep(const char *root, struct gfsp_state *st)
-{
-	return sweep_dir(root, st, 0);
-}
-
-/* ---------------------------------------------- directories and links */
-
-/* Record again the file whose rel is `rel` (at dst), which is in place
- * (another rank may have installed it: its checksum may be unknown
- * here, and is then recorded as 0). */
-static void
-rerecord(struct gfsp_xfer *x, const char *rel, const char *dst)
-{
-	size_t i;
-
-	for (i = 0; i < x->fl->n; i++)
-		if (strcmp(x->fl->v[i].rel, rel) == 0)
-			break;
-	if (i < x->fl->n && x->res[i].rc == 0)
-		record_done(x, (uint32_t)i, dst, x->res[i].hash, NULL);
-}
-
-/* Is the link f already at dst (the same target; the same file)? */
-static int
-link_there(struct gfsp_xfer *x, const struct gfsp_sfile *f, const char *dst)
-{
-	struct gfsp_stat a, b;
-	char *target = NULL, *first = NULL;
-	int same = 0;
-
-	if (gfsp_lstat(dst, &a, NULL) != 0)
-		return 0;
-	if (f->type == GFSP_SF_SYMLINK) {
-		same = S_ISLNK(a.mode) && gfsp_readlink(dst, &target, NULL) == 0
-		       && strcmp(target, f->link) == 0;
-	} else if (asprintf(&first, "%s/%s", x->root, f->link) >= 0) {
-		same = S_ISREG(a.mode) && gfsp_lstat(first, &b, NULL) == 0 &&
-		       a.ino == b.ino;
-	} else {
-		first = NULL;
-	}
-	free(target);
-	free(first);
-	return same;
-}
-
-int
-gfsp_xfer_make(struct gfsp_xfer *x, uint32_t file)
-{
-	const struct gfsp_sfile *f = &x->fl->v[file];
-	struct gfsp_error e = { 0 };
-	char *dst = gfsp_xfer_dst_path(x, file), *tmp = NULL, *first = NULL;
-	int rc = 0, tries;
-
-	if (dst == NULL) {
-		rc = OOM(&e);
-		goto out;
-	}
-	if (f->type == GFSP_SF_DIR) {
-		/* writable by us until dir_times gives it its own mode */
-		rc = gfsp_mkdirs(dst, 0700, &e);
-		goto out;
-	}
-	if ((f->type != GFSP_SF_SYMLINK && f->type != GFSP_SF_HARDLINK) ||
-	    link_there(x, f, dst))
-		goto out;
-	/* a link is made under a temporary name and renamed into place */
-	tmp = tmp_path(x, file);
-	if (tmp == NULL || (f->type == GFSP_SF_HARDLINK &&
-			    asprintf(&first, "%s/%s", x->root, f->link) < 0)) {
-		first = NULL;
-		rc = OOM(&e);
-		goto out;
-	}
-	gfsp_unlink(tmp, NULL);	/* a leftover of an interrupted run */
-	for (tries = 0; tries < 2; tries++) {
-		gfsp_error_clear(&e);
-		rc = f->type == GFSP_SF_SYMLINK ? gfsp_symlink(f->link, tmp, &e)
-		    : gfsp_link(first, tmp, &e);
-		if (rc != GFSP_ENOENT || tries > 0 ||
-		    (f->type == GFSP_SF_HARDLINK &&
-		     gfsp_lstat(first, &(struct gfsp_stat){ 0 }, NULL) != 0))
-			break;
-		gfsp_error_clear(&e);
-		if (make_parent(tmp, &e) != 0)
-			break;
-	}
-	if (rc == 0)
-		rc = gfsp_install(tmp, dst, NULL, GFSP_PUT_ASIDE | GFSP_PUT_NODIR,
-		    &e);
-	if (rc) {
-		gfsp_unlink(tmp, NULL);
-	} else {
-		x->res[file].installed = 1;
-		/* a new name changed the first's ctime: record it anew */
-		if (f->type == GFSP_SF_HARDLINK)
-			rerecord(x, f->link, first);
-	}
-out:
-	if (rc)
-		fail_file(x, file, rc, e.msg);
-	free(dst);
-	free(tmp);
-	free(first);
-	return rc;
-}
-
-void
-gfsp_xfer_dir_times(struct gfsp_xfer *x)
-{
-	const struct gfsp_sfile *f;
-	struct gfsp_error e;
-	char *dst;
-	size_t i;
-
-	/* sorted by rel: backwards, every directory after what it holds */
-	for (i = x->fl->n; i-- > 0;) {
-		f = &x->fl->v[i];
-		if (f->type != GFSP_SF_DIR || x->res[i].rc != 0)
-			continue;
-		dst = gfsp_xfer_dst_path(x, (uint32_t)i);
-		if (dst == NULL)
-			continue;
-		gfsp_error_clear(&e);
-		if (gfsp_chmod(dst, f->st.mode & 07777, &e) != 0 ||
-		    gfsp_utimens(dst, f->st.atime, f->st.atime_ns, f->st.mtime,
-				 f->st.mtime_ns, &e) != 0)
-			fail_file(x, (uint32_t)i, e.code, e.msg);
-		free(dst);
-	}
-}
-
-/* ------------------------------------------------------- already there */
-
-/* The phash of a whole file, the version st describes (x->scratch is
- * the buffer). */
-static int
-hash_whole(struct gfsp_xfer *x, const char *path, const struct gfsp_stat *st,
-	   uint64_t *hash, struct gfsp_error *e)
-{
-	struct gfsp_file *f = NULL;
-	struct gfsp_phash *ph;
-	uint64_t off, len, size = st->size;
-	size_t got;
-	int rc;
-
-	ph = gfsp_phash_new(SEG);
-	if (ph == NULL)
-		return OOM(e);
-	rc = gfsp_open_listed(path, GFSP_O_RDONLY, st, 1, &f, e);
-	for (off = 0; rc == 0 && off < size; off += len) {
-		len = GFSP_MIN(x->scap, size - off);
-		rc = gfsp_pread(f, x->scratch, len, off, &got, e);
-		if (rc == 0 && got != len)
-			rc = gfsp_error_set(e, GFSP_EIO, "'%s' is shorter than "
-					   "it was", path);
-		if (rc == 0)
-			gfsp_phash_update(ph, x->scratch, len);
-	}
-	if (rc == 0)
-		*hash = gfsp_phash_final(ph);
-	if (f != NULL)
-		gfsp_close(f, NULL);
-	gfsp_phash_free(ph);
-	return rc;
-}
-
-int
-gfsp_xfer_present(struct gfsp_xfer *x, uint32_t file)
-{
-	const struct gfsp_sfile *f = &x->fl->v[file];
-	const struct gfsp_done *d = NULL;
-	struct gfsp_error e = { 0 };
-	struct gfsp_stat now;
-	uint64_t hs, hd;
-	char *dst;
-	int rc, same = 0;
-
-	if (f->type != GFSP_SF_FILE)
-		return 0;
-	dst = gfsp_xfer_dst_path(x, file);
-	if (dst == NULL)
-		return 0;
-	rc = gfsp_stat(dst, &now, &e);
-	if (rc != 0 || !S_ISREG(now.mode))
-		goto out;
-	if (x->st != NULL)
-		d = gfsp_state_done(x->st, f->rel);
-	if (d != NULL) {
-		/* installed by us from this very version, untouched since */
-		same = d->key == gfsp_file_key(f->src, &f->st) &&
-		       d->size == now.size && d->dino == now.ino &&
-		       d->mtime == now.mtime && d->dmtime_ns == now.mtime_ns &&
-		       d->dctime == now.ctime && d->dctime_ns == now.ctime_ns;
-		if (same)
-			x->res[file].hash = d->hash;
-		goto out;
-	}
-	/* made by someone else: same size and time, and same bytes */
-	if (now.size != f->st.size || now.mtime != f->st.mtime ||
-	    now.mtime_ns != f->st.mtime_ns)
-		goto out;
-	if (!x->o.checksum) {
-		same = 1;
-		goto out;
-	}
-	same = hash_whole(x, f->src, &f->st, &hs, &e) == 0 &&
-	       hash_whole(x, dst, &now, &hd, &e) == 0 && hs == hd;
-	if (same)
-		x->res[file].hash = hs;
-out:
-	if (same)
-		x->res[file].skipped = 1;
-	free(dst);
-	return same;
 }
