@@ -274,6 +274,81 @@ out:
 	return rc;
 }
 
+/* The writer's settings from opts (DST parsed, not looked at yet). */
+static int
+take_opts(struct gfsp_split_writer *w, const char *dst,
+	  const struct gfsp_split_opts *opts, struct gfsp_error *err)
+{
+	int rc = 0;
+
+	w->force = opts->force;
+	w->sync = opts->sync;
+	/* no wider than what it is a copy of: the files read and write as
+	 * the source did, the directory searchable where it is readable */
+	w->fmode = opts->mode ? opts->mode & 0666 : 0644;
+	w->dmode = opts->mode ? w->fmode | ((w->fmode & 0444) >> 2) : 0755;
+	if (opts->attrs != NULL) {
+		w->has_attrs = 1;
+		w->attrs = *opts->attrs;
+	}
+	w->host = opts->host ? strdup(opts->host) : NULL;
+	w->place.host = w->host;
+	w->place.policy = opts->policy;
+	if (opts->host != NULL && w->host == NULL)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	w->misplaced = opts->misplaced;
+	w->sparse = opts->sparse;
+	w->holes_out = opts->holes;
+	w->seg_size = opts->seg_size ? opts->seg_size : GFSP_SEG_SIZE_DEFAULT;
+	if (opts->layout != NULL && strlen(opts->layout) >= sizeof(w->layout))
+		rc = gfsp_error_set(err, GFSP_EINVAL,
+		    "layout name '%s' is too long", opts->layout);
+	else
+		snprintf(w->layout, sizeof(w->layout), "%s",
+		    opts->layout ? opts->layout : "view");
+	if (rc == 0)
+		rc = gfsp_dst_parse(&w->dst, dst, err);
+	w->dst.guard = opts->guard;
+	return rc;
+}
+
+/* Rank 0: a killed run's temporaries swept, TMP named and made. */
+static int
+make_tmp(struct gfsp_split_writer *w, struct gfsp_error *err)
+{
+	int rc;
+
+	gfsp_dst_sweep(&w->dst, "tmp");
+	w->tmp = gfsp_dst_sibling(&w->dst, "tmp");
+	if (w->tmp == NULL)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	else
+		rc = gfsp_mkdir(w->tmp, w->dmode, err);
+	if (rc == 0)
+		w->tmp_made = 1;
+	return rc;
+}
+
+/* This rank's part: TMP/part.<rank> created (O_EXCL), and its hash. */
+static int
+create_part(struct gfsp_split_writer *w, struct gfsp_error *err)
+{
+	int rc;
+
+	w->part_path = gfsp_part_path(w->tmp, w->rank);
+	w->hash = gfsp_phash_new(w->seg_size);
+	if (w->hash != NULL && w->log != NULL)	/* rewrites */
+		gfsp_phash_keep(w->hash);
+	if (w->part_path == NULL || w->hash == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	rc = gfsp_create(w->part_path, w->fmode, &w->place, &w->part, err);
+	if (rc == 0) {
+		w->part_made = 1;
+		give_owner(w, w->part);
+	}
+	return rc;
+}
+
 int
 gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 		 const struct gfsp_split_opts *opts,
@@ -314,34 +389,7 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 	}
 	MPI_Comm_rank(w->comm, &w->rank);
 	MPI_Comm_size(w->comm, &w->nprocs);
-	w->force = opts->force;
-	w->sync = opts->sync;
-	/* no wider than what it is a copy of: the files read and write as
-	 * the source did, the directory searchable where it is readable */
-	w->fmode = opts->mode ? opts->mode & 0666 : 0644;
-	w->dmode = opts->mode ? w->fmode | ((w->fmode & 0444) >> 2) : 0755;
-	if (opts->attrs != NULL) {
-		w->has_attrs = 1;
-		w->attrs = *opts->attrs;
-	}
-	w->host = opts->host ? strdup(opts->host) : NULL;
-	w->place.host = w->host;
-	w->place.policy = opts->policy;
-	if (opts->host != NULL && w->host == NULL)
-		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	w->misplaced = opts->misplaced;
-	w->sparse = opts->sparse;
-	w->holes_out = opts->holes;
-	w->seg_size = opts->seg_size ? opts->seg_size : GFSP_SEG_SIZE_DEFAULT;
-	if (opts->layout != NULL && strlen(opts->layout) >= sizeof(w->layout))
-		rc = gfsp_error_set(err, GFSP_EINVAL,
-		    "layout name '%s' is too long", opts->layout);
-	else
-		snprintf(w->layout, sizeof(w->layout), "%s",
-		    opts->layout ? opts->layout : "view");
-	if (rc == 0)
-		rc = gfsp_dst_parse(&w->dst, dst, err);
-	w->dst.guard = opts->guard;
+	rc = take_opts(w, dst, opts, err);
 
 	/* phase 1: is DST free (or replaceable)? */
 	if (rc == 0 && w->rank == 0)
@@ -375,16 +423,8 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto fail;
-	if (w->rank == 0) {
-		gfsp_dst_sweep(&w->dst, "tmp");	/* a killed run's */
-		w->tmp = gfsp_dst_sibling(&w->dst, "tmp");
-		if (w->tmp == NULL)
-			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-		else
-			rc = gfsp_mkdir(w->tmp, w->dmode, err);
-		if (rc == 0)
-			w->tmp_made = 1;
-	}
+	if (w->rank == 0)
+		rc = make_tmp(w, err);
 	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto fail;
@@ -399,23 +439,7 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 	}
 
 	/* phase 5: this rank's part */
-	if (rc == 0) {
-		w->part_path = gfsp_part_path(w->tmp, w->rank);
-		w->hash = gfsp_phash_new(w->seg_size);
-		if (w->hash != NULL && w->log != NULL)	/* rewrites */
-			gfsp_phash_keep(w->hash);
-		if (w->part_path == NULL || w->hash == NULL)
-			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	}
-	if (rc == 0) {
-		rc = gfsp_create(w->part_path, w->fmode, &w->place, &w->part,
-				 err);
-		if (rc == 0) {
-			w->part_made = 1;
-			give_owner(w, w->part);
-		}
-	}
-	rc = gfsp_agree(w->comm, rc, err);
+	rc = gfsp_agree(w->comm, create_part(w, err), err);
 	if (rc) {
 		abort_all(w);
 		goto fail;
