@@ -806,6 +806,62 @@ gfsp_view_from_mpi(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
 	return gfsp_view_from_mpi_shape(disp, etype, filetype, v, &shape, err);
 }
 
+/*
+ * A typemap [m, M) wider than the extent E, moved by s, folded mod E into
+ * one tile: *l becomes the fold (offsets from 0).  GFSP_ENOTSUP when the
+ * fold adds a byte to the first tile (gfsp_view_from_mpi_shape says why).
+ */
+static int
+fold(struct plist *l, uint64_t s, uint64_t E, uint64_t M,
+     struct gfsp_error *err)
+{
+	struct plist f = { 0 };
+	size_t i, j = 0;
+	int rc = 0;
+
+	for (i = 0; i < l->n && rc == 0; i++) {
+		uint64_t o = ((uint64_t)l->p[i].off - s) % E, e;
+
+		/* whole tiles covered: the fold is the full tile */
+		if (l->p[i].len >= E) {
+			rc = plist_add(&f, 0, E, err);
+			continue;
+		}
+		e = o + l->p[i].len;
+		if (e <= E) {
+			rc = plist_add(&f, (int64_t)o, e - o, err);
+		} else {
+			rc = plist_add(&f, (int64_t)o, E - o, err);
+			if (rc == 0)
+				rc = plist_add(&f, 0, e - E, err);
+		}
+	}
+	if (rc != 0) {
+		plist_free(&f);
+		return rc;
+	}
+	normalize(&f);
+	/* every folded piece must lie inside one piece of the first
+	 * tile (pieces are merged, so one piece or none covers it) */
+	for (i = 0; i < f.n && rc == 0; i++) {
+		uint64_t fo = (uint64_t)f.p[i].off, fe = fo + f.p[i].len;
+
+		while (j < l->n && (uint64_t)l->p[j].off - s +
+		       l->p[j].len <= fo)
+			j++;
+		if (j < l->n && (uint64_t)l->p[j].off - s <= fo &&
+		    (uint64_t)l->p[j].off - s + l->p[j].len >= fe)
+			continue;
+		rc = gfsp_error_set(err, GFSP_ENOTSUP,
+				   "cannot record file view: the filetype's typemap spans %llu bytes, more than its extent %llu, and later tiles fill gaps of the first one",
+				   (unsigned long long)(M - s),
+				   (unsigned long long)E);
+	}
+	plist_free(l);
+	*l = f;
+	return rc;
+}
+
 int
 gfsp_view_from_mpi_shape(MPI_Offset disp, MPI_Datatype etype,
 			MPI_Datatype filetype, struct gfsp_view *v,
@@ -878,49 +934,7 @@ gfsp_view_from_mpi_shape(MPI_Offset disp, MPI_Datatype etype,
 		goto out;
 	}
 	if (M - s > E) {
-		struct plist f = { 0 };
-		size_t j = 0;
-
-		for (i = 0; i < l.n && rc == 0; i++) {
-			uint64_t o = ((uint64_t)l.p[i].off - s) % E, e;
-
-			/* whole tiles covered: the fold is the full tile */
-			if (l.p[i].len >= E) {
-				rc = plist_add(&f, 0, E, err);
-				continue;
-			}
-			e = o + l.p[i].len;
-			if (e <= E) {
-				rc = plist_add(&f, (int64_t)o, e - o, err);
-			} else {
-				rc = plist_add(&f, (int64_t)o, E - o, err);
-				if (rc == 0)
-					rc = plist_add(&f, 0, e - E, err);
-			}
-		}
-		if (rc != 0) {
-			plist_free(&f);
-			goto out;
-		}
-		normalize(&f);
-		/* every folded piece must lie inside one piece of the first
-		 * tile (pieces are merged, so one piece or none covers it) */
-		for (i = 0; i < f.n && rc == 0; i++) {
-			uint64_t fo = (uint64_t)f.p[i].off, fe = fo + f.p[i].len;
-
-			while (j < l.n && (uint64_t)l.p[j].off - s +
-			       l.p[j].len <= fo)
-				j++;
-			if (j < l.n && (uint64_t)l.p[j].off - s <= fo &&
-			    (uint64_t)l.p[j].off - s + l.p[j].len >= fe)
-				continue;
-			rc = gfsp_error_set(err, GFSP_ENOTSUP,
-					   "cannot record file view: the filetype's typemap spans %llu bytes, more than its extent %llu, and later tiles fill gaps of the first one",
-					   (unsigned long long)(M - s),
-					   (unsigned long long)E);
-		}
-		plist_free(&l);
-		l = f;
+		rc = fold(&l, s, E, M, err);
 		s = 0;
 		if (rc != 0)
 			goto out;
