@@ -183,28 +183,13 @@ bounds(const struct gfsp_view *v, char *buf, size_t len)
 	return buf;
 }
 
-/*
- * out = cur (rank r's view so far) minus orig_q (rank q's original view).
- * *changed tells whether there was anything to drop (out is set only then).
- */
+/* The common period L of the views of ranks r (cur) and q (vq), if it
+ * is below 2^64 and holds at most GFSP_RESOLVE_MAX_BLOCKS blocks. */
 static int
-subtract(const struct gfsp_view *cur, int r, const struct gfsp_view *vq, int q,
-	 struct gfsp_view *out, int *changed, struct gfsp_error *err)
+common_period(const struct gfsp_view *cur, int r, const struct gfsp_view *vq,
+	      int q, uint64_t *Lp, struct gfsp_error *err)
 {
-	struct ilist d = { 0 };
-	struct gen R, Q;
-	uint64_t lo, hi, L, g, cost_r, cost_q, sh, ra, rb, qa = 0, qb = 0;
-	uint64_t w0 = 0, w1 = 0, wrap = 0, *off = NULL, *len = NULL;
-	int have_q, real = 0, whole, rc = 0;
-	size_t i;
-
-	*changed = 0;
-	if (cur->nblocks == 0 || vq->nblocks == 0)
-		return 0;
-	lo = GFSP_MAX(cur->disp, vq->disp);
-	hi = GFSP_MIN(cur->end, vq->end);
-	if (lo >= hi)
-		return 0;	/* bound ranges apart: nothing shared */
+	uint64_t L, g, cost_r, cost_q;
 
 	g = gcd64(cur->extent, vq->extent);
 	if (__builtin_mul_overflow(cur->extent / g, vq->extent, &L) ||
@@ -221,6 +206,65 @@ subtract(const struct gfsp_view *cur, int r, const struct gfsp_view *vq, int q,
 				     "cannot resolve the overlap of the views of ranks %d and %d: their common period of %llu bytes holds more than %u blocks",
 				     q, r, (unsigned long long)L,
 				     GFSP_RESOLVE_MAX_BLOCKS);
+	*Lp = L;
+	return 0;
+}
+
+/* out: cur's view with period L holding the blocks [a, b) of d. */
+static int
+view_of(struct gfsp_view *out, const struct gfsp_view *cur,
+	const struct ilist *d, uint64_t L, struct gfsp_error *err)
+{
+	uint64_t *off = NULL, *len = NULL;
+	size_t i;
+	int rc;
+
+	if (d->n > 0) {
+		off = malloc(d->n * sizeof(*off));
+		len = malloc(d->n * sizeof(*len));
+		if (off == NULL || len == NULL) {
+			rc = gfsp_error_set(err, GFSP_ENOMEM,
+					   "cannot resolve view overlaps: out of memory at %zu blocks",
+					   d->n);
+			goto out;
+		}
+	}
+	for (i = 0; i < d->n; i++) {
+		off[i] = d->p[i].a;
+		len[i] = d->p[i].b - d->p[i].a;
+	}
+	rc = gfsp_view_init(out, cur->disp, L, cur->end, d->n, off, len, err);
+out:
+	free(off);
+	free(len);
+	return rc;
+}
+
+/*
+ * out = cur (rank r's view so far) minus orig_q (rank q's original view).
+ * *changed tells whether there was anything to drop (out is set only then).
+ */
+static int
+subtract(const struct gfsp_view *cur, int r, const struct gfsp_view *vq, int q,
+	 struct gfsp_view *out, int *changed, struct gfsp_error *err)
+{
+	struct ilist d = { 0 };
+	struct gen R, Q;
+	uint64_t lo, hi, L = 0, sh, ra, rb, qa = 0, qb = 0;
+	uint64_t w0 = 0, w1 = 0, wrap = 0;
+	int have_q, real = 0, whole, rc = 0;
+
+	*changed = 0;
+	if (cur->nblocks == 0 || vq->nblocks == 0)
+		return 0;
+	lo = GFSP_MAX(cur->disp, vq->disp);
+	hi = GFSP_MIN(cur->end, vq->end);
+	if (lo >= hi)
+		return 0;	/* bound ranges apart: nothing shared */
+
+	rc = common_period(cur, r, vq, q, &L, err);
+	if (rc != 0)
+		return rc;
 
 	if (cur->disp >= vq->disp)
 		sh = (cur->disp - vq->disp) % vq->extent;
@@ -281,27 +325,11 @@ subtract(const struct gfsp_view *cur, int r, const struct gfsp_view *vq, int q,
 		goto out;
 	}
 	shrink_period(&d, &L);
-	if (d.n > 0) {
-		off = malloc(d.n * sizeof(*off));
-		len = malloc(d.n * sizeof(*len));
-		if (off == NULL || len == NULL) {
-			rc = gfsp_error_set(err, GFSP_ENOMEM,
-					   "cannot resolve view overlaps: out of memory at %zu blocks",
-					   d.n);
-			goto out;
-		}
-	}
-	for (i = 0; i < d.n; i++) {
-		off[i] = d.p[i].a;
-		len[i] = d.p[i].b - d.p[i].a;
-	}
-	rc = gfsp_view_init(out, cur->disp, L, cur->end, d.n, off, len, err);
+	rc = view_of(out, cur, &d, L, err);
 	if (rc == 0)
 		*changed = 1;
 out:
 	free(d.p);
-	free(off);
-	free(len);
 	return rc;
 }
 
