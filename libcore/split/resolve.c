@@ -388,6 +388,47 @@ out:
  */
 #define WIRE_HDR 4
 
+/* mine in wire form into send (WIRE_HDR + 2 * nblocks words). */
+static void
+wire_put(uint64_t *send, const struct gfsp_view *mine)
+{
+	send[0] = mine->disp;
+	send[1] = mine->extent;
+	send[2] = mine->end;
+	send[3] = mine->nblocks;
+	if (mine->nblocks > 0) {
+		memcpy(send + WIRE_HDR, mine->off,
+		       mine->nblocks * sizeof(uint64_t));
+		memcpy(send + WIRE_HDR + mine->nblocks, mine->len,
+		       mine->nblocks * sizeof(uint64_t));
+	}
+}
+
+/* views[i] from the counts[i] words at recv + displs[i], each checked. */
+static int
+wire_get(struct gfsp_view *views, int nprocs, const uint64_t *recv,
+	 const int *counts, const int *displs, struct gfsp_error *err)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < nprocs && rc == 0; i++) {
+		const uint64_t *w = recv + displs[i];
+		uint64_t nb = counts[i] >= WIRE_HDR ? w[3] : 0;
+
+		if (counts[i] < WIRE_HDR ||
+		    nb != ((uint64_t)counts[i] - WIRE_HDR) / 2 ||
+		    WIRE_HDR + 2 * nb != (uint64_t)counts[i]) {
+			rc = gfsp_error_set(err, GFSP_ECORRUPT,
+					   "view of rank %d arrived garbled (%d words)",
+					   i, counts[i]);
+			break;
+		}
+		rc = gfsp_view_init(&views[i], w[0], w[1], w[2], nb,
+				   w + WIRE_HDR, w + WIRE_HDR + nb, err);
+	}
+	return rc;
+}
+
 int
 gfsp_views_allgather(MPI_Comm comm, const struct gfsp_view *mine,
 		    struct gfsp_view **all, struct gfsp_error *err)
@@ -420,17 +461,7 @@ gfsp_views_allgather(MPI_Comm comm, const struct gfsp_view *mine,
 			rc = gfsp_error_set(err, GFSP_ENOMEM,
 					   "cannot exchange views: out of memory");
 		} else {
-			send[0] = mine->disp;
-			send[1] = mine->extent;
-			send[2] = mine->end;
-			send[3] = mine->nblocks;
-			if (mine->nblocks > 0) {
-				memcpy(send + WIRE_HDR, mine->off,
-				       mine->nblocks * sizeof(uint64_t));
-				memcpy(send + WIRE_HDR + mine->nblocks,
-				       mine->len,
-				       mine->nblocks * sizeof(uint64_t));
-			}
+			wire_put(send, mine);
 		}
 	}
 	if ((rc = gfsp_agree(comm, rc, err)) != 0)
@@ -464,21 +495,7 @@ gfsp_views_allgather(MPI_Comm comm, const struct gfsp_view *mine,
 	if ((rc = gfsp_agree(comm, rc, err)) != 0)
 		goto out;
 
-	for (i = 0; i < nprocs && rc == 0; i++) {
-		const uint64_t *w = recv + displs[i];
-		uint64_t nb = counts[i] >= WIRE_HDR ? w[3] : 0;
-
-		if (counts[i] < WIRE_HDR ||
-		    nb != ((uint64_t)counts[i] - WIRE_HDR) / 2 ||
-		    WIRE_HDR + 2 * nb != (uint64_t)counts[i]) {
-			rc = gfsp_error_set(err, GFSP_ECORRUPT,
-					   "view of rank %d arrived garbled (%d words)",
-					   i, counts[i]);
-			break;
-		}
-		rc = gfsp_view_init(&views[i], w[0], w[1], w[2], nb,
-				   w + WIRE_HDR, w + WIRE_HDR + nb, err);
-	}
+	rc = wire_get(views, nprocs, recv, counts, displs, err);
 	if (rc == 0)
 		rc = gfsp_views_resolve(views, nprocs, err);
 	/* the same data gives the same verdict; this only covers ENOMEM */
