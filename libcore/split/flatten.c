@@ -478,98 +478,14 @@ free_contents(MPI_Datatype *types, int n)
 	}
 }
 
-/* Append the typemap of t (displacements from t's origin) to out. */
+/* (bl[i], disp[i] in bytes) of each of the count blocks of a block
+ * constructor, from what MPI_Type_get_contents gave; ext is the extent
+ * of types[0], the unit of displacements given in elements. */
 static int
-flatten(MPI_Datatype t, struct plist *out, struct gfsp_error *err)
+block_layout(int comb, int count, const int *ints, const MPI_Aint *aints,
+	     int64_t ext, int64_t *bl, int64_t *disp, struct gfsp_error *err)
 {
-	int ni, na, nd, comb, count, i, rc;
-	int *ints = NULL;
-	MPI_Aint *aints = NULL;
-	MPI_Datatype *types = NULL;
-	int64_t *bl = NULL, *disp = NULL, ext;
-	int got = 0;
-
-	rc = gfsp_mpi_check(MPI_Type_get_envelope(t, &ni, &na, &nd, &comb),
-			   "cannot decode datatype", err);
-	if (rc != 0)
-		return rc;
-	switch (comb) {
-	case MPI_COMBINER_NAMED:
-	case MPI_COMBINER_F90_REAL:	/* predefined in all but name */
-	case MPI_COMBINER_F90_COMPLEX:
-	case MPI_COMBINER_F90_INTEGER:
-		return flatten_named(t, out, err);
-	}
-
-	ints = malloc(((size_t)ni + 1) * sizeof(*ints));
-	aints = malloc(((size_t)na + 1) * sizeof(*aints));
-	types = malloc(((size_t)nd + 1) * sizeof(*types));
-	if (ints == NULL || aints == NULL || types == NULL) {
-		rc = gfsp_error_set(err, GFSP_ENOMEM,
-				   "cannot decode datatype: out of memory");
-		goto out;
-	}
-	rc = gfsp_mpi_check(MPI_Type_get_contents(t, ni, na, nd, ints, aints,
-						 types),
-			   "cannot decode datatype", err);
-	if (rc != 0)
-		goto out;
-	got = 1;
-
-	/* every block constructor is reduced to (count, bl[], disp[]) */
-	count = ni > 0 ? ints[0] : 0;
-	switch (comb) {
-	case MPI_COMBINER_DUP:
-	case MPI_COMBINER_RESIZED:	/* only the bounds change */
-		rc = flatten(types[0], out, err);
-		goto out;
-	case MPI_COMBINER_SUBARRAY:
-		rc = flatten_subarray(ints, types[0], out, err);
-		goto out;
-	case MPI_COMBINER_DARRAY:
-		rc = flatten_darray(ints, types[0], out, err);
-		goto out;
-	case MPI_COMBINER_CONTIGUOUS:
-	case MPI_COMBINER_VECTOR:
-	case MPI_COMBINER_HVECTOR:
-	case COMBINER_HVECTOR_INTEGER:
-	case MPI_COMBINER_INDEXED:
-	case MPI_COMBINER_HINDEXED:
-	case COMBINER_HINDEXED_INTEGER:
-	case MPI_COMBINER_INDEXED_BLOCK:
-	case MPI_COMBINER_HINDEXED_BLOCK:
-	case MPI_COMBINER_STRUCT:
-	case COMBINER_STRUCT_INTEGER:
-		break;
-	default:
-		rc = gfsp_error_set(err, GFSP_ENOTSUP,
-				   "cannot flatten datatype: unknown combiner %d",
-				   comb);
-		goto out;
-	}
-	if (count < 0) {
-		rc = gfsp_error_set(err, GFSP_EINVAL,
-				   "cannot flatten datatype: negative count %d",
-				   count);
-		goto out;
-	}
-	bl = malloc(((size_t)count + 1) * sizeof(*bl));
-	disp = malloc(((size_t)count + 1) * sizeof(*disp));
-	if (bl == NULL || disp == NULL) {
-		rc = gfsp_error_set(err, GFSP_ENOMEM,
-				   "cannot decode datatype: out of memory");
-		goto out;
-	}
-	ext = 0;
-	if (count > 0 && (rc = type_extent(types[0], &ext, err)) != 0)
-		goto out;
-	if (comb == MPI_COMBINER_CONTIGUOUS) {
-		/* one block of count elements: replicate merges dense ones */
-		bl[0] = count;
-		disp[0] = 0;
-		rc = flatten_blocks(count > 0, bl, disp, types, 1, out, err);
-		goto out;
-	}
+	int i;
 
 	/*
 	 * get_contents layouts (MPI-3.1 table 4.1):
@@ -634,22 +550,133 @@ flatten(MPI_Datatype t, struct plist *out, struct gfsp_error *err)
 			break;
 		}
 		if (__builtin_mul_overflow(d, stride, &disp[i])) {
-			rc = overflow(err);
-			goto out;
+			return overflow(err);
 		}
 	}
+	return 0;
+}
+
+/* Append the typemap of a block constructor (every combiner that
+ * reduces to count blocks of (bl[i], disp[i])) to out. */
+static int
+flatten_blocked(int comb, int count, const int *ints, const MPI_Aint *aints,
+		const MPI_Datatype *types, struct plist *out,
+		struct gfsp_error *err)
+{
+	int64_t *bl = NULL, *disp = NULL, ext;
+	int rc;
+
+	if (count < 0) {
+		rc = gfsp_error_set(err, GFSP_EINVAL,
+				   "cannot flatten datatype: negative count %d",
+				   count);
+		goto out;
+	}
+	bl = malloc(((size_t)count + 1) * sizeof(*bl));
+	disp = malloc(((size_t)count + 1) * sizeof(*disp));
+	if (bl == NULL || disp == NULL) {
+		rc = gfsp_error_set(err, GFSP_ENOMEM,
+				   "cannot decode datatype: out of memory");
+		goto out;
+	}
+	ext = 0;
+	if (count > 0 && (rc = type_extent(types[0], &ext, err)) != 0)
+		goto out;
+	if (comb == MPI_COMBINER_CONTIGUOUS) {
+		/* one block of count elements: replicate merges dense ones */
+		bl[0] = count;
+		disp[0] = 0;
+		rc = flatten_blocks(count > 0, bl, disp, types, 1, out, err);
+		goto out;
+	}
+	rc = block_layout(comb, count, ints, aints, ext, bl, disp, err);
+	if (rc != 0)
+		goto out;
 	rc = flatten_blocks(count, bl, disp, types,
 			    comb == MPI_COMBINER_STRUCT ||
 			    comb == COMBINER_STRUCT_INTEGER ? count : 1,
 			    out, err);
+out:
+	free(bl);
+	free(disp);
+	return rc;
+}
+
+/* Append the typemap of t (displacements from t's origin) to out. */
+static int
+flatten(MPI_Datatype t, struct plist *out, struct gfsp_error *err)
+{
+	int ni, na, nd, comb, count, rc;
+	int *ints = NULL;
+	MPI_Aint *aints = NULL;
+	MPI_Datatype *types = NULL;
+	int got = 0;
+
+	rc = gfsp_mpi_check(MPI_Type_get_envelope(t, &ni, &na, &nd, &comb),
+			   "cannot decode datatype", err);
+	if (rc != 0)
+		return rc;
+	switch (comb) {
+	case MPI_COMBINER_NAMED:
+	case MPI_COMBINER_F90_REAL:	/* predefined in all but name */
+	case MPI_COMBINER_F90_COMPLEX:
+	case MPI_COMBINER_F90_INTEGER:
+		return flatten_named(t, out, err);
+	}
+
+	ints = malloc(((size_t)ni + 1) * sizeof(*ints));
+	aints = malloc(((size_t)na + 1) * sizeof(*aints));
+	types = malloc(((size_t)nd + 1) * sizeof(*types));
+	if (ints == NULL || aints == NULL || types == NULL) {
+		rc = gfsp_error_set(err, GFSP_ENOMEM,
+				   "cannot decode datatype: out of memory");
+		goto out;
+	}
+	rc = gfsp_mpi_check(MPI_Type_get_contents(t, ni, na, nd, ints, aints,
+						 types),
+			   "cannot decode datatype", err);
+	if (rc != 0)
+		goto out;
+	got = 1;
+
+	/* every block constructor is reduced to (count, bl[], disp[]) */
+	count = ni > 0 ? ints[0] : 0;
+	switch (comb) {
+	case MPI_COMBINER_DUP:
+	case MPI_COMBINER_RESIZED:	/* only the bounds change */
+		rc = flatten(types[0], out, err);
+		goto out;
+	case MPI_COMBINER_SUBARRAY:
+		rc = flatten_subarray(ints, types[0], out, err);
+		goto out;
+	case MPI_COMBINER_DARRAY:
+		rc = flatten_darray(ints, types[0], out, err);
+		goto out;
+	case MPI_COMBINER_CONTIGUOUS:
+	case MPI_COMBINER_VECTOR:
+	case MPI_COMBINER_HVECTOR:
+	case COMBINER_HVECTOR_INTEGER:
+	case MPI_COMBINER_INDEXED:
+	case MPI_COMBINER_HINDEXED:
+	case COMBINER_HINDEXED_INTEGER:
+	case MPI_COMBINER_INDEXED_BLOCK:
+	case MPI_COMBINER_HINDEXED_BLOCK:
+	case MPI_COMBINER_STRUCT:
+	case COMBINER_STRUCT_INTEGER:
+		break;
+	default:
+		rc = gfsp_error_set(err, GFSP_ENOTSUP,
+				   "cannot flatten datatype: unknown combiner %d",
+				   comb);
+		goto out;
+	}
+	rc = flatten_blocked(comb, count, ints, aints, types, out, err);
 out:
 	if (got)
 		free_contents(types, nd);
 	free(ints);
 	free(aints);
 	free(types);
-	free(bl);
-	free(disp);
 	return rc;
 }
 
@@ -779,6 +806,62 @@ gfsp_view_from_mpi(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
 	return gfsp_view_from_mpi_shape(disp, etype, filetype, v, &shape, err);
 }
 
+/*
+ * A typemap [m, M) wider than the extent E, moved by s, folded mod E into
+ * one tile: *l becomes the fold (offsets from 0).  GFSP_ENOTSUP when the
+ * fold adds a byte to the first tile (gfsp_view_from_mpi_shape says why).
+ */
+static int
+fold(struct plist *l, uint64_t s, uint64_t E, uint64_t M,
+     struct gfsp_error *err)
+{
+	struct plist f = { 0 };
+	size_t i, j = 0;
+	int rc = 0;
+
+	for (i = 0; i < l->n && rc == 0; i++) {
+		uint64_t o = ((uint64_t)l->p[i].off - s) % E, e;
+
+		/* whole tiles covered: the fold is the full tile */
+		if (l->p[i].len >= E) {
+			rc = plist_add(&f, 0, E, err);
+			continue;
+		}
+		e = o + l->p[i].len;
+		if (e <= E) {
+			rc = plist_add(&f, (int64_t)o, e - o, err);
+		} else {
+			rc = plist_add(&f, (int64_t)o, E - o, err);
+			if (rc == 0)
+				rc = plist_add(&f, 0, e - E, err);
+		}
+	}
+	if (rc != 0) {
+		plist_free(&f);
+		return rc;
+	}
+	normalize(&f);
+	/* every folded piece must lie inside one piece of the first
+	 * tile (pieces are merged, so one piece or none covers it) */
+	for (i = 0; i < f.n && rc == 0; i++) {
+		uint64_t fo = (uint64_t)f.p[i].off, fe = fo + f.p[i].len;
+
+		while (j < l->n && (uint64_t)l->p[j].off - s +
+		       l->p[j].len <= fo)
+			j++;
+		if (j < l->n && (uint64_t)l->p[j].off - s <= fo &&
+		    (uint64_t)l->p[j].off - s + l->p[j].len >= fe)
+			continue;
+		rc = gfsp_error_set(err, GFSP_ENOTSUP,
+				   "cannot record file view: the filetype's typemap spans %llu bytes, more than its extent %llu, and later tiles fill gaps of the first one",
+				   (unsigned long long)(M - s),
+				   (unsigned long long)E);
+	}
+	plist_free(l);
+	*l = f;
+	return rc;
+}
+
 int
 gfsp_view_from_mpi_shape(MPI_Offset disp, MPI_Datatype etype,
 			MPI_Datatype filetype, struct gfsp_view *v,
@@ -851,49 +934,7 @@ gfsp_view_from_mpi_shape(MPI_Offset disp, MPI_Datatype etype,
 		goto out;
 	}
 	if (M - s > E) {
-		struct plist f = { 0 };
-		size_t j = 0;
-
-		for (i = 0; i < l.n && rc == 0; i++) {
-			uint64_t o = ((uint64_t)l.p[i].off - s) % E, e;
-
-			/* whole tiles covered: the fold is the full tile */
-			if (l.p[i].len >= E) {
-				rc = plist_add(&f, 0, E, err);
-				continue;
-			}
-			e = o + l.p[i].len;
-			if (e <= E) {
-				rc = plist_add(&f, (int64_t)o, e - o, err);
-			} else {
-				rc = plist_add(&f, (int64_t)o, E - o, err);
-				if (rc == 0)
-					rc = plist_add(&f, 0, e - E, err);
-			}
-		}
-		if (rc != 0) {
-			plist_free(&f);
-			goto out;
-		}
-		normalize(&f);
-		/* every folded piece must lie inside one piece of the first
-		 * tile (pieces are merged, so one piece or none covers it) */
-		for (i = 0; i < f.n && rc == 0; i++) {
-			uint64_t fo = (uint64_t)f.p[i].off, fe = fo + f.p[i].len;
-
-			while (j < l.n && (uint64_t)l.p[j].off - s +
-			       l.p[j].len <= fo)
-				j++;
-			if (j < l.n && (uint64_t)l.p[j].off - s <= fo &&
-			    (uint64_t)l.p[j].off - s + l.p[j].len >= fe)
-				continue;
-			rc = gfsp_error_set(err, GFSP_ENOTSUP,
-					   "cannot record file view: the filetype's typemap spans %llu bytes, more than its extent %llu, and later tiles fill gaps of the first one",
-					   (unsigned long long)(M - s),
-					   (unsigned long long)E);
-		}
-		plist_free(&l);
-		l = f;
+		rc = fold(&l, s, E, M, err);
 		s = 0;
 		if (rc != 0)
 			goto out;

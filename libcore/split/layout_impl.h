@@ -213,9 +213,12 @@ int gfsp_layout_set_readcheck(struct gfsp_layout *l, struct gfsp_error *err);
 /* Parts whose read-through check is still going on, or failed (0: none,
  * or off: reads may bypass gfsp_layout_pread). */
 int gfsp_layout_readcheck_pending(const struct gfsp_layout *l);
+/* Free what gfsp_layout_set_readcheck allocated (gfsp_layout_close). */
+void gfsp_layout_readcheck_free(struct gfsp_layout *l);
 
-/* ------------------- between the reader (layout.c) and its checker
- * (layout_check.c): the map's pieces and the checks both make */
+/* ---------------- between the map (layout_map.c), the opener (layout.c)
+ * and the checker (layout_check.c): the map's pieces and the checks both
+ * make */
 
 #define COVER_WINDOW	((uint64_t)64 << 20)	/* logical bytes per step */
 #define COVER_MAXPIECES	((size_t)1 << 20)	/* pieces per step, at most */

@@ -183,28 +183,13 @@ bounds(const struct gfsp_view *v, char *buf, size_t len)
 	return buf;
 }
 
-/*
- * out = cur (rank r's view so far) minus orig_q (rank q's original view).
- * *changed tells whether there was anything to drop (out is set only then).
- */
+/* The common period L of the views of ranks r (cur) and q (vq), if it
+ * is below 2^64 and holds at most GFSP_RESOLVE_MAX_BLOCKS blocks. */
 static int
-subtract(const struct gfsp_view *cur, int r, const struct gfsp_view *vq, int q,
-	 struct gfsp_view *out, int *changed, struct gfsp_error *err)
+common_period(const struct gfsp_view *cur, int r, const struct gfsp_view *vq,
+	      int q, uint64_t *Lp, struct gfsp_error *err)
 {
-	struct ilist d = { 0 };
-	struct gen R, Q;
-	uint64_t lo, hi, L, g, cost_r, cost_q, sh, ra, rb, qa = 0, qb = 0;
-	uint64_t w0 = 0, w1 = 0, wrap = 0, *off = NULL, *len = NULL;
-	int have_q, real = 0, whole, rc = 0;
-	size_t i;
-
-	*changed = 0;
-	if (cur->nblocks == 0 || vq->nblocks == 0)
-		return 0;
-	lo = GFSP_MAX(cur->disp, vq->disp);
-	hi = GFSP_MIN(cur->end, vq->end);
-	if (lo >= hi)
-		return 0;	/* bound ranges apart: nothing shared */
+	uint64_t L, g, cost_r, cost_q;
 
 	g = gcd64(cur->extent, vq->extent);
 	if (__builtin_mul_overflow(cur->extent / g, vq->extent, &L) ||
@@ -221,6 +206,65 @@ subtract(const struct gfsp_view *cur, int r, const struct gfsp_view *vq, int q,
 				     "cannot resolve the overlap of the views of ranks %d and %d: their common period of %llu bytes holds more than %u blocks",
 				     q, r, (unsigned long long)L,
 				     GFSP_RESOLVE_MAX_BLOCKS);
+	*Lp = L;
+	return 0;
+}
+
+/* out: cur's view with period L holding the blocks [a, b) of d. */
+static int
+view_of(struct gfsp_view *out, const struct gfsp_view *cur,
+	const struct ilist *d, uint64_t L, struct gfsp_error *err)
+{
+	uint64_t *off = NULL, *len = NULL;
+	size_t i;
+	int rc;
+
+	if (d->n > 0) {
+		off = malloc(d->n * sizeof(*off));
+		len = malloc(d->n * sizeof(*len));
+		if (off == NULL || len == NULL) {
+			rc = gfsp_error_set(err, GFSP_ENOMEM,
+					   "cannot resolve view overlaps: out of memory at %zu blocks",
+					   d->n);
+			goto out;
+		}
+	}
+	for (i = 0; i < d->n; i++) {
+		off[i] = d->p[i].a;
+		len[i] = d->p[i].b - d->p[i].a;
+	}
+	rc = gfsp_view_init(out, cur->disp, L, cur->end, d->n, off, len, err);
+out:
+	free(off);
+	free(len);
+	return rc;
+}
+
+/*
+ * out = cur (rank r's view so far) minus orig_q (rank q's original view).
+ * *changed tells whether there was anything to drop (out is set only then).
+ */
+static int
+subtract(const struct gfsp_view *cur, int r, const struct gfsp_view *vq, int q,
+	 struct gfsp_view *out, int *changed, struct gfsp_error *err)
+{
+	struct ilist d = { 0 };
+	struct gen R, Q;
+	uint64_t lo, hi, L = 0, sh, ra, rb, qa = 0, qb = 0;
+	uint64_t w0 = 0, w1 = 0, wrap = 0;
+	int have_q, real = 0, whole, rc = 0;
+
+	*changed = 0;
+	if (cur->nblocks == 0 || vq->nblocks == 0)
+		return 0;
+	lo = GFSP_MAX(cur->disp, vq->disp);
+	hi = GFSP_MIN(cur->end, vq->end);
+	if (lo >= hi)
+		return 0;	/* bound ranges apart: nothing shared */
+
+	rc = common_period(cur, r, vq, q, &L, err);
+	if (rc != 0)
+		return rc;
 
 	if (cur->disp >= vq->disp)
 		sh = (cur->disp - vq->disp) % vq->extent;
@@ -281,27 +325,11 @@ subtract(const struct gfsp_view *cur, int r, const struct gfsp_view *vq, int q,
 		goto out;
 	}
 	shrink_period(&d, &L);
-	if (d.n > 0) {
-		off = malloc(d.n * sizeof(*off));
-		len = malloc(d.n * sizeof(*len));
-		if (off == NULL || len == NULL) {
-			rc = gfsp_error_set(err, GFSP_ENOMEM,
-					   "cannot resolve view overlaps: out of memory at %zu blocks",
-					   d.n);
-			goto out;
-		}
-	}
-	for (i = 0; i < d.n; i++) {
-		off[i] = d.p[i].a;
-		len[i] = d.p[i].b - d.p[i].a;
-	}
-	rc = gfsp_view_init(out, cur->disp, L, cur->end, d.n, off, len, err);
+	rc = view_of(out, cur, &d, L, err);
 	if (rc == 0)
 		*changed = 1;
 out:
 	free(d.p);
-	free(off);
-	free(len);
 	return rc;
 }
 
@@ -360,6 +388,47 @@ out:
  */
 #define WIRE_HDR 4
 
+/* mine in wire form into send (WIRE_HDR + 2 * nblocks words). */
+static void
+wire_put(uint64_t *send, const struct gfsp_view *mine)
+{
+	send[0] = mine->disp;
+	send[1] = mine->extent;
+	send[2] = mine->end;
+	send[3] = mine->nblocks;
+	if (mine->nblocks > 0) {
+		memcpy(send + WIRE_HDR, mine->off,
+		       mine->nblocks * sizeof(uint64_t));
+		memcpy(send + WIRE_HDR + mine->nblocks, mine->len,
+		       mine->nblocks * sizeof(uint64_t));
+	}
+}
+
+/* views[i] from the counts[i] words at recv + displs[i], each checked. */
+static int
+wire_get(struct gfsp_view *views, int nprocs, const uint64_t *recv,
+	 const int *counts, const int *displs, struct gfsp_error *err)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < nprocs && rc == 0; i++) {
+		const uint64_t *w = recv + displs[i];
+		uint64_t nb = counts[i] >= WIRE_HDR ? w[3] : 0;
+
+		if (counts[i] < WIRE_HDR ||
+		    nb != ((uint64_t)counts[i] - WIRE_HDR) / 2 ||
+		    WIRE_HDR + 2 * nb != (uint64_t)counts[i]) {
+			rc = gfsp_error_set(err, GFSP_ECORRUPT,
+					   "view of rank %d arrived garbled (%d words)",
+					   i, counts[i]);
+			break;
+		}
+		rc = gfsp_view_init(&views[i], w[0], w[1], w[2], nb,
+				   w + WIRE_HDR, w + WIRE_HDR + nb, err);
+	}
+	return rc;
+}
+
 int
 gfsp_views_allgather(MPI_Comm comm, const struct gfsp_view *mine,
 		    struct gfsp_view **all, struct gfsp_error *err)
@@ -392,17 +461,7 @@ gfsp_views_allgather(MPI_Comm comm, const struct gfsp_view *mine,
 			rc = gfsp_error_set(err, GFSP_ENOMEM,
 					   "cannot exchange views: out of memory");
 		} else {
-			send[0] = mine->disp;
-			send[1] = mine->extent;
-			send[2] = mine->end;
-			send[3] = mine->nblocks;
-			if (mine->nblocks > 0) {
-				memcpy(send + WIRE_HDR, mine->off,
-				       mine->nblocks * sizeof(uint64_t));
-				memcpy(send + WIRE_HDR + mine->nblocks,
-				       mine->len,
-				       mine->nblocks * sizeof(uint64_t));
-			}
+			wire_put(send, mine);
 		}
 	}
 	if ((rc = gfsp_agree(comm, rc, err)) != 0)
@@ -436,21 +495,7 @@ gfsp_views_allgather(MPI_Comm comm, const struct gfsp_view *mine,
 	if ((rc = gfsp_agree(comm, rc, err)) != 0)
 		goto out;
 
-	for (i = 0; i < nprocs && rc == 0; i++) {
-		const uint64_t *w = recv + displs[i];
-		uint64_t nb = counts[i] >= WIRE_HDR ? w[3] : 0;
-
-		if (counts[i] < WIRE_HDR ||
-		    nb != ((uint64_t)counts[i] - WIRE_HDR) / 2 ||
-		    WIRE_HDR + 2 * nb != (uint64_t)counts[i]) {
-			rc = gfsp_error_set(err, GFSP_ECORRUPT,
-					   "view of rank %d arrived garbled (%d words)",
-					   i, counts[i]);
-			break;
-		}
-		rc = gfsp_view_init(&views[i], w[0], w[1], w[2], nb,
-				   w + WIRE_HDR, w + WIRE_HDR + nb, err);
-	}
+	rc = wire_get(views, nprocs, recv, counts, displs, err);
 	if (rc == 0)
 		rc = gfsp_views_resolve(views, nprocs, err);
 	/* the same data gives the same verdict; this only covers ENOMEM */

@@ -1,6 +1,7 @@
 /*
  * splitfile.c - the collective writer of a split file and its commit rule
- * (splitfile.h, man/gfsplit.5 "COMMIT").
+ * (splitfile.h, man/gfsplit.5 "COMMIT").  What a run-mode writer reads
+ * (the old file, the file being written) is splitfile_base.c.
  *
  * Phases, each closed by gfsp_agree() so that a failing rank never leaves
  * the others waiting and every rank returns the same verdict:
@@ -38,71 +39,17 @@
 #include "layout_impl.h"
 #include "runlog.h"
 #include "splitfile.h"
+#include "splitfile_impl.h"
 #include "view_impl.h"
 
-/*
- * Every rank's record, encoded, to every rank: node leaders write their
- * node's records and rank 0 compares what it reads back with them.
- */
-struct recs {
-	unsigned char *buf;	/* all records, rank order */
-	uint64_t *off, *len;	/* [nprocs] each record's place in buf */
-};
-
-static void
-free_recs(struct recs *x)
+void
+gfsp_recs_free(struct recs *x)
 {
 	free(x->buf);
 	free(x->off);
 	free(x->len);
 	memset(x, 0, sizeof(*x));
 }
-
-struct gfsp_split_writer {
-	MPI_Comm comm;		/* private: a duplicate of the caller's, or
-				 * the caller's own (opts->comm_private) */
-	int own_comm;		/* comm is our duplicate, to free */
-	int rank, nprocs;
-	struct gfsp_dst dst;
-	char *tmp;		/* gfsp_dst_sibling(dst, "tmp") */
-	int tmp_made;
-	int tmp_confined;	/* gfsp_confine_dir(tmp) held */
-	uint64_t tmp_ino;	/* rank 0: TMP as made (POSIX; 0: unknown) */
-	int force, sync;
-	uint32_t fmode, dmode;	/* of the files, of the directory */
-	int has_attrs;		/* -p: the marker records attrs */
-	struct gfsp_attrs attrs;
-	uint64_t seg_size;
-	char layout[32];
-	struct gfsp_view *views;	/* [nprocs], resolved (view mode) */
-	struct gfsp_runlog *log;	/* run mode: where the writes went */
-	uint64_t hi;		/* run mode: end of the highest write */
-	char (*names)[GFSP_NAME_MAX];	/* [nprocs] node of each rank */
-	int *node_of;		/* [nprocs] */
-	int nnodes;
-	char *part_path;
-	struct gfsp_file *part;	/* open until finish */
-	int part_made;		/* this rank created part_path */
-	struct gfsp_phash *hash;
-	uint64_t size;		/* bytes appended */
-	int sparse;		/* appended zeros may stay holes */
-	uint64_t holes;		/* bytes that did */
-	uint64_t *holes_out;
-	struct gfsp_place place;	/* where the part should land */
-	char *host;		/* place.host, copied */
-	char (*landed)[GFSP_NAME_MAX];	/* [nprocs] where each part went */
-	int *misplaced;		/* OUT of opts */
-
-	/* run mode: the file as it was before (gfsp_split_set_base) */
-	struct gfsp_layout *base_l;	/* an old split file */
-	struct gfsp_file *base_f;	/* or an old plain file */
-	uint64_t base_size;	/* its bytes that stay (cut by truncation) */
-	/* run mode: reads of the file being written */
-	struct recs seen;	/* every record at the last refresh */
-	struct gfsp_layout *snap;	/* what reads see, NULL: stale */
-	int dirty;		/* written since the last flush */
-};
-
 
 /* ----------------------------------------------------------- helpers */
 
@@ -147,19 +94,6 @@ write_meta(const char *path, const void *buf, size_t len,
 	return rc ? rc : crc;
 }
 
-static void
-drop_base(struct gfsp_split_writer *w)
-{
-	struct gfsp_error e;
-
-	gfsp_layout_close(w->base_l);
-	if (w->base_f != NULL)
-		gfsp_close(w->base_f, &e);	/* read-only */
-	w->base_l = NULL;
-	w->base_f = NULL;
-	w->base_size = 0;
-}
-
 /*
  * --timeout ends the job: this rank's part, and TMP with everything in
  * it.  Any rank removes TMP (the one that made it may be the one that is
@@ -190,8 +124,8 @@ free_writer(struct gfsp_split_writer *w)
 		free(w->views);
 	}
 	gfsp_runlog_free(w->log);
-	drop_base(w);
-	free_recs(&w->seen);
+	gfsp_split_drop_base(w);
+	gfsp_recs_free(&w->seen);
 	gfsp_layout_close(w->snap);
 	free(w->names);
 	free(w->landed);
@@ -340,6 +274,81 @@ out:
 	return rc;
 }
 
+/* The writer's settings from opts (DST parsed, not looked at yet). */
+static int
+take_opts(struct gfsp_split_writer *w, const char *dst,
+	  const struct gfsp_split_opts *opts, struct gfsp_error *err)
+{
+	int rc = 0;
+
+	w->force = opts->force;
+	w->sync = opts->sync;
+	/* no wider than what it is a copy of: the files read and write as
+	 * the source did, the directory searchable where it is readable */
+	w->fmode = opts->mode ? opts->mode & 0666 : 0644;
+	w->dmode = opts->mode ? w->fmode | ((w->fmode & 0444) >> 2) : 0755;
+	if (opts->attrs != NULL) {
+		w->has_attrs = 1;
+		w->attrs = *opts->attrs;
+	}
+	w->host = opts->host ? strdup(opts->host) : NULL;
+	w->place.host = w->host;
+	w->place.policy = opts->policy;
+	if (opts->host != NULL && w->host == NULL)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	w->misplaced = opts->misplaced;
+	w->sparse = opts->sparse;
+	w->holes_out = opts->holes;
+	w->seg_size = opts->seg_size ? opts->seg_size : GFSP_SEG_SIZE_DEFAULT;
+	if (opts->layout != NULL && strlen(opts->layout) >= sizeof(w->layout))
+		rc = gfsp_error_set(err, GFSP_EINVAL,
+		    "layout name '%s' is too long", opts->layout);
+	else
+		snprintf(w->layout, sizeof(w->layout), "%s",
+		    opts->layout ? opts->layout : "view");
+	if (rc == 0)
+		rc = gfsp_dst_parse(&w->dst, dst, err);
+	w->dst.guard = opts->guard;
+	return rc;
+}
+
+/* Rank 0: a killed run's temporaries swept, TMP named and made. */
+static int
+make_tmp(struct gfsp_split_writer *w, struct gfsp_error *err)
+{
+	int rc;
+
+	gfsp_dst_sweep(&w->dst, "tmp");
+	w->tmp = gfsp_dst_sibling(&w->dst, "tmp");
+	if (w->tmp == NULL)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	else
+		rc = gfsp_mkdir(w->tmp, w->dmode, err);
+	if (rc == 0)
+		w->tmp_made = 1;
+	return rc;
+}
+
+/* This rank's part: TMP/part.<rank> created (O_EXCL), and its hash. */
+static int
+create_part(struct gfsp_split_writer *w, struct gfsp_error *err)
+{
+	int rc;
+
+	w->part_path = gfsp_part_path(w->tmp, w->rank);
+	w->hash = gfsp_phash_new(w->seg_size);
+	if (w->hash != NULL && w->log != NULL)	/* rewrites */
+		gfsp_phash_keep(w->hash);
+	if (w->part_path == NULL || w->hash == NULL)
+		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	rc = gfsp_create(w->part_path, w->fmode, &w->place, &w->part, err);
+	if (rc == 0) {
+		w->part_made = 1;
+		give_owner(w, w->part);
+	}
+	return rc;
+}
+
 int
 gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 		 const struct gfsp_split_opts *opts,
@@ -380,34 +389,7 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 	}
 	MPI_Comm_rank(w->comm, &w->rank);
 	MPI_Comm_size(w->comm, &w->nprocs);
-	w->force = opts->force;
-	w->sync = opts->sync;
-	/* no wider than what it is a copy of: the files read and write as
-	 * the source did, the directory searchable where it is readable */
-	w->fmode = opts->mode ? opts->mode & 0666 : 0644;
-	w->dmode = opts->mode ? w->fmode | ((w->fmode & 0444) >> 2) : 0755;
-	if (opts->attrs != NULL) {
-		w->has_attrs = 1;
-		w->attrs = *opts->attrs;
-	}
-	w->host = opts->host ? strdup(opts->host) : NULL;
-	w->place.host = w->host;
-	w->place.policy = opts->policy;
-	if (opts->host != NULL && w->host == NULL)
-		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	w->misplaced = opts->misplaced;
-	w->sparse = opts->sparse;
-	w->holes_out = opts->holes;
-	w->seg_size = opts->seg_size ? opts->seg_size : GFSP_SEG_SIZE_DEFAULT;
-	if (opts->layout != NULL && strlen(opts->layout) >= sizeof(w->layout))
-		rc = gfsp_error_set(err, GFSP_EINVAL,
-		    "layout name '%s' is too long", opts->layout);
-	else
-		snprintf(w->layout, sizeof(w->layout), "%s",
-		    opts->layout ? opts->layout : "view");
-	if (rc == 0)
-		rc = gfsp_dst_parse(&w->dst, dst, err);
-	w->dst.guard = opts->guard;
+	rc = take_opts(w, dst, opts, err);
 
 	/* phase 1: is DST free (or replaceable)? */
 	if (rc == 0 && w->rank == 0)
@@ -441,16 +423,8 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto fail;
-	if (w->rank == 0) {
-		gfsp_dst_sweep(&w->dst, "tmp");	/* a killed run's */
-		w->tmp = gfsp_dst_sibling(&w->dst, "tmp");
-		if (w->tmp == NULL)
-			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-		else
-			rc = gfsp_mkdir(w->tmp, w->dmode, err);
-		if (rc == 0)
-			w->tmp_made = 1;
-	}
+	if (w->rank == 0)
+		rc = make_tmp(w, err);
 	rc = gfsp_agree(w->comm, rc, err);
 	if (rc)
 		goto fail;
@@ -465,23 +439,7 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 	}
 
 	/* phase 5: this rank's part */
-	if (rc == 0) {
-		w->part_path = gfsp_part_path(w->tmp, w->rank);
-		w->hash = gfsp_phash_new(w->seg_size);
-		if (w->hash != NULL && w->log != NULL)	/* rewrites */
-			gfsp_phash_keep(w->hash);
-		if (w->part_path == NULL || w->hash == NULL)
-			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	}
-	if (rc == 0) {
-		rc = gfsp_create(w->part_path, w->fmode, &w->place, &w->part,
-				 err);
-		if (rc == 0) {
-			w->part_made = 1;
-			give_owner(w, w->part);
-		}
-	}
-	rc = gfsp_agree(w->comm, rc, err);
+	rc = gfsp_agree(w->comm, create_part(w, err), err);
 	if (rc) {
 		abort_all(w);
 		goto fail;
@@ -525,16 +483,16 @@ gfsp_split_part_size(const struct gfsp_split_writer *w)
 }
 
 /* Written to: what reads saw is stale, and the part needs a flush. */
-static void
-stale(struct gfsp_split_writer *w)
+void
+gfsp_split_stale(struct gfsp_split_writer *w)
 {
 	gfsp_layout_close(w->snap);
 	w->snap = NULL;
 	w->dirty = 1;
 }
 
-static int
-run_mode(const struct gfsp_split_writer *w, struct gfsp_error *err)
+int
+gfsp_split_run_mode(const struct gfsp_split_writer *w, struct gfsp_error *err)
 {
 	if (w != NULL && w->log != NULL && w->part != NULL)
 		return 0;
@@ -546,7 +504,7 @@ int
 gfsp_split_add_view(struct gfsp_split_writer *w, struct gfsp_view *v,
 		   uint32_t *id, struct gfsp_error *err)
 {
-	int rc = run_mode(w, err);
+	int rc = gfsp_split_run_mode(w, err);
 
 	return rc ? rc : gfsp_runlog_add_view(w->log, v, id, err);
 }
@@ -578,7 +536,7 @@ gfsp_split_write_at(struct gfsp_split_writer *w, uint64_t goff,
 	const unsigned char *p = buf;
 	struct gfsp_runhit hit;
 	uint64_t g = goff, n;
-	int rc = run_mode(w, err);
+	int rc = gfsp_split_run_mode(w, err);
 
 	/* the bytes held in the part already, piece by piece, go over
 	 * themselves; from the first that is not, the rest is appended */
@@ -599,7 +557,7 @@ gfsp_split_write_at(struct gfsp_split_writer *w, uint64_t goff,
 	}
 	if (rc == 0 && g + len > goff) {
 		w->hi = GFSP_MAX(w->hi, g + len);
-		stale(w);
+		gfsp_split_stale(w);
 	}
 	return rc;
 }
@@ -611,7 +569,7 @@ gfsp_split_write_view(struct gfsp_split_writer *w, uint32_t id,
 {
 	struct gfsp_runhit hit;
 	uint64_t loff = w ? w->size : 0;
-	int rc = run_mode(w, err), over;
+	int rc = gfsp_split_run_mode(w, err), over;
 
 	/* a rewrite through the same view, all of it over its earlier
 	 * write: in place */
@@ -632,7 +590,7 @@ gfsp_split_write_view(struct gfsp_split_writer *w, uint32_t id,
 	}
 	if (rc == 0 && len > 0) {
 		w->hi = GFSP_MAX(w->hi, end);
-		stale(w);
+		gfsp_split_stale(w);
 	}
 	return rc;
 }
@@ -641,7 +599,7 @@ int
 gfsp_split_set_epoch(struct gfsp_split_writer *w, uint64_t epoch,
 		     struct gfsp_error *err)
 {
-	int rc = run_mode(w, err);
+	int rc = gfsp_split_run_mode(w, err);
 
 	return rc ? rc : gfsp_runlog_set_epoch(w->log, epoch, err);
 }
@@ -654,7 +612,7 @@ gfsp_split_truncate(struct gfsp_split_writer *w, uint64_t size)
 	gfsp_runlog_truncate(w->log, size);
 	w->hi = GFSP_MIN(w->hi, size);
 	w->base_size = GFSP_MIN(w->base_size, size);
-	stale(w);
+	gfsp_split_stale(w);
 }
 
 int
@@ -680,8 +638,8 @@ gfsp_split_nruns(const struct gfsp_split_writer *w)
 /* ------------------------------------------------------------ finish */
 
 /* This rank's record: its view, or the runs of its writes. */
-static int
-my_record(struct gfsp_split_writer *w, uint64_t hash, struct gfsp_locrec *me,
+int
+gfsp_split_my_record(struct gfsp_split_writer *w, uint64_t hash, struct gfsp_locrec *me,
 	  struct gfsp_error *err)
 {
 	memset(me, 0, sizeof(*me));
@@ -697,8 +655,8 @@ my_record(struct gfsp_split_writer *w, uint64_t hash, struct gfsp_locrec *me,
 	return gfsp_runlog_export(w->log, me, err);
 }
 
-static int
-exchange_records(struct gfsp_split_writer *w, uint64_t hash, struct recs *x,
+int
+gfsp_split_exchange_records(struct gfsp_split_writer *w, uint64_t hash, struct recs *x,
 		 struct gfsp_error *err)
 {
 	struct gfsp_locrec me;
@@ -708,7 +666,7 @@ exchange_records(struct gfsp_split_writer *w, uint64_t hash, struct recs *x,
 	int *cnt = NULL, *dsp = NULL, r, rc, mrc;
 
 	memset(x, 0, sizeof(*x));
-	rc = my_record(w, hash, &me, err);
+	rc = gfsp_split_my_record(w, hash, &me, err);
 	if (rc == 0)
 		rc = gfsp_locrec_encode(&me, &mine, &mlen, err);
 	gfsp_locrec_free(&me);
@@ -756,216 +714,8 @@ out:
 	free(cnt);
 	free(dsp);
 	if (rc)
-		free_recs(x);
+		gfsp_recs_free(x);
 	return rc;
-}
-
-/* ------------------------------------------- the old file, reads */
-
-int
-gfsp_split_set_base(struct gfsp_split_writer *w, const char *path,
-		    uint64_t *size, struct gfsp_error *err)
-{
-	struct gfsp_stat st;
-	int rc = run_mode(w, err);
-
-	*size = 0;
-	if (rc)
-		return rc;
-	drop_base(w);
-	rc = gfsp_stat(path, &st, err);
-	if (rc == 0 && S_ISDIR(st.mode)) {
-		rc = gfsp_layout_open(path, &w->base_l, err);
-		if (rc == 0)
-			w->base_size = gfsp_layout_size(w->base_l);
-	} else if (rc == 0) {
-		/* not through a link (DST's parent is held, and the name in
-		 * it not followed); the size and mode of what is read */
-		rc = gfsp_open(path, GFSP_O_RDONLY | GFSP_O_NOFOLLOW, 0,
-			       &w->base_f, err);
-		if (rc == 0)
-			rc = gfsp_fstat(w->base_f, &st, err);
-		if (rc == 0)
-			w->base_size = st.size;
-		/* its bytes go into the parts: no more readable than it */
-		if (rc == 0 && (w->fmode & ~st.mode & 0666) != 0) {
-			w->fmode &= st.mode & 0666;
-			if (gfsp_file_fd(w->part) >= 0 &&
-			    fchmod(gfsp_file_fd(w->part), w->fmode) != 0)
-				rc = gfsp_error_errno(err, errno, "cannot change "
-				    "permissions of '%s'", w->part_path);
-		}
-	}
-	*size = w->base_size;
-	stale(w);
-	return rc;
-}
-
-/* Global [goff, goff + len) of the old file, zeros past what stays of it. */
-static int
-base_read(void *ctx, void *dst, uint64_t goff, uint64_t len,
-	  struct gfsp_error *err)
-{
-	struct gfsp_split_writer *w = ctx;
-	uint64_t n = 0, want;
-	size_t done = 0;
-	int rc = 0;
-
-	want = goff < w->base_size ? GFSP_MIN(len, w->base_size - goff) : 0;
-	if (want > 0 && w->base_l != NULL) {
-		rc = gfsp_layout_pread(w->base_l, dst, want, goff, &n, err);
-	} else if (want > 0 && w->base_f != NULL) {
-		rc = gfsp_pread(w->base_f, dst, (size_t)want, goff, &done, err);
-		n = done;
-	}
-	if (rc == 0)
-		memset((unsigned char *)dst + n, 0, (size_t)(len - n));
-	return rc;
-}
-
-/*
- * The layout reads see: this rank's record as it is now, the others' as
- * of the last refresh (none before it), over the old file.
- */
-static int
-build_snap(struct gfsp_split_writer *w, uint64_t size, struct gfsp_error *err)
-{
-	struct gfsp_locrec *recs;
-	int r, rc = 0;
-
-	if (w->snap != NULL) {
-		w->snap->marker.logical_size = size;
-		return 0;
-	}
-	if (w->dirty) {
-		rc = gfsp_flush(w->part, err);
-		if (rc)
-			return rc;
-		w->dirty = 0;
-	}
-	recs = calloc(w->nprocs, sizeof(*recs));
-	if (recs == NULL)
-		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	for (r = 0; rc == 0 && r < w->nprocs; r++) {
-		if (r == w->rank)
-			rc = my_record(w, 0, &recs[r], err);
-		else if (w->seen.buf != NULL)
-			rc = gfsp_locrec_decode(w->seen.buf + w->seen.off[r],
-			    w->seen.len[r], w->nprocs, w->tmp, &recs[r], err);
-		else {	/* nothing seen of rank r yet */
-			recs[r].rank = (uint32_t)r;
-			gfsp_view_empty(&recs[r].view, 0, 0);
-		}
-	}
-	if (rc == 0)
-		rc = gfsp_layout_from_records(w->tmp, w->nprocs, recs, size,
-		    &w->snap, err);
-	for (r = 0; r < w->nprocs; r++)
-		gfsp_locrec_free(&recs[r]);
-	free(recs);
-	return rc;
-}
-
-int
-gfsp_split_pread(struct gfsp_split_writer *w, void *buf, uint64_t len,
-		 uint64_t goff, uint64_t size, uint64_t *got,
-		 struct gfsp_error *err)
-{
-	int rc = run_mode(w, err);
-
-	*got = 0;
-	if (rc || goff >= size || len == 0)
-		return rc;
-	rc = build_snap(w, size, err);
-	if (rc == 0)
-		rc = gfsp_layout_pread_holes(w->snap, buf, len, goff, got,
-		    base_read, w, err);
-	return rc;
-}
-
-int
-gfsp_split_refresh(struct gfsp_split_writer *w, struct gfsp_error *err)
-{
-	struct recs x;
-	int rc = run_mode(w, err);
-
-	/* the others are about to read this part */
-	if (rc == 0 && w->dirty && (rc = gfsp_flush(w->part, err)) == 0)
-		w->dirty = 0;
-	rc = gfsp_agree(w->comm, rc, err);
-	if (rc == 0)
-		rc = exchange_records(w, 0, &x, err);
-	if (rc)
-		return rc;
-	free_recs(&w->seen);
-	w->seen = x;
-	gfsp_layout_close(w->snap);
-	w->snap = NULL;
-	return 0;
-}
-
-/*
- * Collective, before the commit: the old file's bytes that no rank
- * rewrote go into the parts, so that the new file holds them as MPI would
- * (it never drops a file's data on open).  Rank r copies those in its
- * r-th of the old size, as dense writes of its own: they overlap no run,
- * so no priority decides anything.
- */
-#define FILL_WINDOW	((uint64_t)64 << 20)
-
-static int
-fill_from_base(struct gfsp_split_writer *w, struct gfsp_error *err)
-{
-	struct gfsp_locrec *recs = NULL;
-	struct gfsp_layout *l = NULL;
-	struct gfsp_extent *ext = NULL;
-	unsigned char *buf = NULL;
-	struct recs x;
-	uint64_t a, b, g, n, k, piece;
-	size_t next = 0, i;
-	int r, rc;
-
-	rc = exchange_records(w, 0, &x, err);
-	if (rc)
-		return rc;
-	recs = calloc(w->nprocs, sizeof(*recs));
-	buf = malloc(FILL_WINDOW);
-	if (recs == NULL || buf == NULL)
-		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	for (r = 0; rc == 0 && r < w->nprocs; r++)
-		rc = gfsp_locrec_decode(x.buf + x.off[r], x.len[r], w->nprocs,
-		    w->tmp, &recs[r], err);
-	if (rc == 0)
-		rc = gfsp_layout_from_records(w->tmp, w->nprocs, recs,
-		    w->base_size, &l, err);
-	a = (uint64_t)((unsigned __int128)w->base_size * w->rank / w->nprocs);
-	b = (uint64_t)((unsigned __int128)w->base_size * (w->rank + 1) /
-	    w->nprocs);
-	for (g = a; rc == 0 && g < b; g += n) {
-		n = GFSP_MIN(b - g, FILL_WINDOW);
-		rc = gfsp_layout_map(l, g, n, &ext, &next, err);
-		for (i = 0; rc == 0 && i < next; i++) {
-			if (ext[i].part >= 0)
-				continue;
-			for (k = 0; rc == 0 && k < ext[i].len; k += piece) {
-				piece = GFSP_MIN(ext[i].len - k, FILL_WINDOW);
-				rc = base_read(w, buf, ext[i].goff + k, piece,
-				    err);
-				if (rc == 0)
-					rc = gfsp_split_write_at(w,
-					    ext[i].goff + k, buf, piece, err);
-			}
-		}
-		free(ext);
-		ext = NULL;
-	}
-	gfsp_layout_close(l);
-	for (r = 0; recs != NULL && r < w->nprocs; r++)
-		gfsp_locrec_free(&recs[r]);
-	free(recs);
-	free(buf);
-	free_recs(&x);
-	return gfsp_agree(w->comm, rc, err);
 }
 
 /* The lowest rank of node k writes loc.<k> for all of k's ranks. */
@@ -1251,7 +1001,7 @@ gfsp_split_finish(struct gfsp_split_writer *w, int rc, uint64_t logical_size,
 		    "finish of a split file that is not open");
 	rc = gfsp_agree(w->comm, rc, err);
 	if (rc == 0 && w->log != NULL && w->base_size > 0)
-		rc = fill_from_base(w, err);
+		rc = gfsp_split_fill_from_base(w, err);
 	if (rc)
 		goto abort;
 	if (w->log != NULL)
@@ -1297,7 +1047,7 @@ gfsp_split_finish(struct gfsp_split_writer *w, int rc, uint64_t logical_size,
 	if (rc == 0)
 		rc = gather_landed(w, err);
 	if (rc == 0)
-		rc = exchange_records(w, hash, &x, err);
+		rc = gfsp_split_exchange_records(w, hash, &x, err);
 	if (rc)
 		goto abort;
 
@@ -1324,7 +1074,7 @@ gfsp_split_finish(struct gfsp_split_writer *w, int rc, uint64_t logical_size,
 abort:
 	abort_all(w);
 out:
-	free_recs(&x);
+	gfsp_recs_free(&x);
 	free_writer(w);
 	return rc;
 }

@@ -292,6 +292,83 @@ gfsp_statinfo(const char *path, const struct gfsp_statinfo_opts *opt,
 	return rc;
 }
 
+/* o.nodes: each node's name and ranks. */
+static void
+nodes_json(const struct gfsp_layout *l, json_object *o)
+{
+	json_object *arr, *n, *ranks;
+	int r, k;
+
+	arr = json_object_new_array();
+	for (k = 0; k < l->nnodes; k++) {
+		n = json_object_new_object();
+		ranks = json_object_new_array();
+		json_object_object_add(n, "node", json_object_new_int(k));
+		add_str(n, "name", l->node_name[k]);
+		for (r = 0; r < l->nprocs; r++)
+			if (l->node_of[r] == k)
+				json_object_array_add(ranks,
+				    json_object_new_int(r));
+		json_object_object_add(n, "ranks", ranks);
+		json_object_array_add(arr, n);
+	}
+	json_object_object_add(o, "nodes", arr);
+}
+
+/* o.parts and o.misplaced_parts; returns the bytes of all parts. */
+static uint64_t
+parts_json(const struct gfsp_layout *l, json_object *o)
+{
+	json_object *arr, *n;
+	uint64_t total = 0;
+	int misplaced = 0, r;
+	char hex[32];
+
+	arr = json_object_new_array();
+	for (r = 0; r < l->nprocs; r++) {
+		n = json_object_new_object();
+		json_object_object_add(n, "rank", json_object_new_int(r));
+		json_object_object_add(n, "node",
+				       json_object_new_int(l->node_of[r]));
+		add_str(n, "node_name", l->node_name[l->node_of[r]]);
+		add_str(n, "host", l->host[r]);
+		json_object_object_add(n, "view", view_json(&l->views[r]));
+		runs_json(l, r, n);
+		snprintf(hex, sizeof(hex), "part.%d", r);
+		add_str(n, "part", hex);
+		add_u64(n, "part_size", l->part_size[r]);
+		snprintf(hex, sizeof(hex), "0x%016" PRIx64, l->part_hash[r]);
+		add_str(n, "part_hash", hex);
+		misplaced += replicas_json(l, r, n);
+		json_object_array_add(arr, n);
+		total += l->part_size[r];
+	}
+	json_object_object_add(o, "parts", arr);
+	json_object_object_add(o, "misplaced_parts",
+			       json_object_new_int(misplaced));
+	return total;
+}
+
+/* o.coverage */
+static void
+coverage_json(const struct gfsp_layout *l, const struct gfsp_coverage *cv,
+	      json_object *o)
+{
+	json_object *c;
+
+	c = json_object_new_object();
+	add_u64(c, "data_bytes", cv->data_bytes);
+	add_u64(c, "hole_bytes", cv->hole_bytes);
+	add_u64(c, "holes", cv->holes);
+	if (cv->holes > 0)
+		add_u64(c, "first_hole", cv->first_hole);
+	else
+		json_object_object_add(c, "first_hole", NULL);
+	add_u64(c, "overlap_bytes", cv->overlap_bytes);
+	add_u64(c, "allocated_bytes", gfsp_layout_allocated(l));
+	json_object_object_add(o, "coverage", c);
+}
+
 int
 gfsp_statinfo_layout(struct gfsp_layout *l, const char *path,
 		     const struct gfsp_statinfo_opts *opt, json_object **out,
@@ -299,11 +376,10 @@ gfsp_statinfo_layout(struct gfsp_layout *l, const char *path,
 {
 	struct gfsp_coverage cov;
 	struct check_ctx cc = { 0 };
-	json_object *o = NULL, *arr, *n, *ranks, *c;
-	uint64_t total = 0;
-	int misplaced = 0;
+	json_object *o = NULL, *c;
+	uint64_t total;
 	char hex[32];
-	int rc, r, k;
+	int rc;
 
 	*out = NULL;
 	if (opt->map && opt->map_offset >= gfsp_layout_size(l)) {
@@ -329,55 +405,11 @@ gfsp_statinfo_layout(struct gfsp_layout *l, const char *path,
 	if (l->marker.has_attrs)
 		json_object_object_add(o, "source", attrs_json(&l->marker.attrs));
 
-	arr = json_object_new_array();
-	for (k = 0; k < l->nnodes; k++) {
-		n = json_object_new_object();
-		ranks = json_object_new_array();
-		json_object_object_add(n, "node", json_object_new_int(k));
-		add_str(n, "name", l->node_name[k]);
-		for (r = 0; r < l->nprocs; r++)
-			if (l->node_of[r] == k)
-				json_object_array_add(ranks,
-				    json_object_new_int(r));
-		json_object_object_add(n, "ranks", ranks);
-		json_object_array_add(arr, n);
-	}
-	json_object_object_add(o, "nodes", arr);
+	nodes_json(l, o);
 
-	arr = json_object_new_array();
-	for (r = 0; r < l->nprocs; r++) {
-		n = json_object_new_object();
-		json_object_object_add(n, "rank", json_object_new_int(r));
-		json_object_object_add(n, "node",
-				       json_object_new_int(l->node_of[r]));
-		add_str(n, "node_name", l->node_name[l->node_of[r]]);
-		add_str(n, "host", l->host[r]);
-		json_object_object_add(n, "view", view_json(&l->views[r]));
-		runs_json(l, r, n);
-		snprintf(hex, sizeof(hex), "part.%d", r);
-		add_str(n, "part", hex);
-		add_u64(n, "part_size", l->part_size[r]);
-		snprintf(hex, sizeof(hex), "0x%016" PRIx64, l->part_hash[r]);
-		add_str(n, "part_hash", hex);
-		misplaced += replicas_json(l, r, n);
-		json_object_array_add(arr, n);
-		total += l->part_size[r];
-	}
-	json_object_object_add(o, "parts", arr);
-	json_object_object_add(o, "misplaced_parts",
-			       json_object_new_int(misplaced));
+	total = parts_json(l, o);
 
-	c = json_object_new_object();
-	add_u64(c, "data_bytes", cov.data_bytes);
-	add_u64(c, "hole_bytes", cov.hole_bytes);
-	add_u64(c, "holes", cov.holes);
-	if (cov.holes > 0)
-		add_u64(c, "first_hole", cov.first_hole);
-	else
-		json_object_object_add(c, "first_hole", NULL);
-	add_u64(c, "overlap_bytes", cov.overlap_bytes);
-	add_u64(c, "allocated_bytes", gfsp_layout_allocated(l));
-	json_object_object_add(o, "coverage", c);
+	coverage_json(l, &cov, o);
 
 	if (opt->map) {
 		c = map_json(l, opt->map_offset, err);

@@ -425,6 +425,63 @@ bucket_fill(struct idx_bucket *bucket, uint64_t nbucket, uint64_t mult,
 }
 
 /*
+ * The index's inner nodes at p (64-byte aligned), the root first: level h
+ * holds cnt[h] nodes of IDX_ARITY - 1 separators.  Returns the end.
+ */
+static char *
+idx_nodes(const struct gfsp_view *v, struct gfsp_view_index *ix, char *p,
+	  const uint64_t *cnt, unsigned depth, uint64_t nleaf)
+{
+	uint64_t span, k, t, l;
+	uint64_t *node;
+	unsigned h;
+
+	/* span = leaves under a child */
+	for (h = depth, span = 1; h > 1; h--)
+		span *= IDX_ARITY;
+	for (h = depth; h >= 1; h--, span /= IDX_ARITY) {
+		node = (uint64_t *)p;
+		for (k = 0; k < cnt[h]; k++) {
+			for (t = 0; t < IDX_ARITY - 1; t++) {
+				l = (IDX_ARITY * k + t + 1) * span;
+				node[8 * k + t] = l < nleaf ? sep(v, l) :
+						  UINT64_MAX;
+			}
+		}
+		ix->level[h] = node;
+		p += cnt[h] * 64;
+	}
+	return p;
+}
+
+/*
+ * The nleaf leaves at p, after a spare for w = -1 and before one that no
+ * offset reaches (the second line of the last window).  Returns leaf 0.
+ */
+static struct idx_leaf *
+idx_leaves(const struct gfsp_view *v, char *p, uint64_t nleaf)
+{
+	struct idx_leaf *leaf = (struct idx_leaf *)p + 1;
+	uint64_t j, t;
+
+	memset(&leaf[-1], 0, sizeof(*leaf));
+	for (j = 0; j < nleaf; j++) {
+		uint64_t i = IDX_SLOTS * j;	/* slot s: block i + s - 1 */
+
+		leaf[j].off = j == 0 ? 0 : v->off[i - 1];
+		leaf[j].pre = j == 0 ? 0 : v->pre[i - 1];
+		for (t = 0; t < IDX_SLOTS; t++) {
+			leaf[j].doff[t] = delta(blk_off(v, i + t),
+						leaf[j].off);
+			leaf[j].dpre[t] = delta(blk_pre(v, i + t),
+						leaf[j].pre);
+		}
+	}
+	memset(&leaf[nleaf], 0xff, sizeof(*leaf));
+	return leaf;
+}
+
+/*
  * Build v->index (nothing for an empty view).  Buckets 32, 8, then 2
  * leaves wide: the first width where lines fit all but 1/32 of the
  * buckets, so that irregular views trade a larger table for fewer tree
@@ -435,12 +492,10 @@ idx_build(struct gfsp_view *v, struct gfsp_error *err)
 {
 	static const uint64_t width[] = { 32, 8, 2 };
 	uint64_t n = v->nblocks, nleaf, nnode = 0, nbucket = 0, mult = 0;
-	uint64_t cnt[IDX_LEVELS], span, j, k, t, l;
+	uint64_t cnt[IDX_LEVELS];
 	struct idx_bucket *bucket = NULL;
 	struct gfsp_view_index *ix;
-	struct idx_leaf *leaf;
-	unsigned depth, h, w;
-	uint64_t *node;
+	unsigned depth, w;
 	size_t bytes;
 	char *p;
 	int rc = 0;
@@ -480,7 +535,7 @@ idx_build(struct gfsp_view *v, struct gfsp_error *err)
 
 	bytes = round_up(sizeof(*ix), 64) + nbucket * sizeof(*bucket) +
 		nnode * 64;
-	bytes = round_up(bytes, 64) + (nleaf + 2) * sizeof(*leaf);
+	bytes = round_up(bytes, 64) + (nleaf + 2) * sizeof(struct idx_leaf);
 	if ((p = gfsp_big_alloc(bytes, 64)) == NULL)
 		goto nomem;
 	ix = (struct gfsp_view_index *)p;
@@ -490,41 +545,9 @@ idx_build(struct gfsp_view *v, struct gfsp_error *err)
 	ix->bucket = memcpy(p, bucket, nbucket * sizeof(*bucket));
 	p += nbucket * sizeof(*bucket);
 
-	/* nodes, the root first; span = leaves under a child */
-	p = (char *)round_up((uintptr_t)p, 64);
-	for (h = depth, span = 1; h > 1; h--)
-		span *= IDX_ARITY;
-	for (h = depth; h >= 1; h--, span /= IDX_ARITY) {
-		node = (uint64_t *)p;
-		for (k = 0; k < cnt[h]; k++) {
-			for (t = 0; t < IDX_ARITY - 1; t++) {
-				l = (IDX_ARITY * k + t + 1) * span;
-				node[8 * k + t] = l < nleaf ? sep(v, l) :
-						  UINT64_MAX;
-			}
-		}
-		ix->level[h] = node;
-		p += cnt[h] * 64;
-	}
-
-	/* leaves, after a spare for w = -1 and before one that no offset
-	 * reaches (the second line of the last window) */
-	leaf = (struct idx_leaf *)p + 1;
-	memset(&leaf[-1], 0, sizeof(*leaf));
-	for (j = 0; j < nleaf; j++) {
-		uint64_t i = IDX_SLOTS * j;	/* slot s: block i + s - 1 */
-
-		leaf[j].off = j == 0 ? 0 : v->off[i - 1];
-		leaf[j].pre = j == 0 ? 0 : v->pre[i - 1];
-		for (t = 0; t < IDX_SLOTS; t++) {
-			leaf[j].doff[t] = delta(blk_off(v, i + t),
-						leaf[j].off);
-			leaf[j].dpre[t] = delta(blk_pre(v, i + t),
-						leaf[j].pre);
-		}
-	}
-	memset(&leaf[nleaf], 0xff, sizeof(*leaf));
-	ix->leaf = leaf;
+	p = idx_nodes(v, ix, (char *)round_up((uintptr_t)p, 64), cnt, depth,
+	    nleaf);
+	ix->leaf = idx_leaves(v, p, nleaf);
 	v->index = ix;
 	goto out;
 nomem:
