@@ -29,25 +29,15 @@ free_local(struct gfsp_cache *c)
 	free(c);
 }
 
-int
-gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
-		  struct gfsp_cache **out, struct gfsp_error *err)
+/* The sizes and counts of c from the options o; every rank's verdict is
+ * agreed by the caller. */
+static int
+size_up(struct gfsp_cache *c, MPI_Comm comm, const struct gfsp_cache_opts *o,
+	struct gfsp_error *err)
 {
-	struct gfsp_cache_opts none;
-	struct gfsp_cache *c;
-	uint64_t bytes, i;
+	uint64_t bytes;
 	int rc = 0;
 
-	*out = NULL;
-	if (o == NULL) {
-		memset(&none, 0, sizeof(none));
-		none.singlet_ratio = -1;
-		o = &none;
-	}
-	c = calloc(1, sizeof(*c));
-	if (c == NULL)
-		return gfsp_agree(comm, gfsp_error_set(err, GFSP_ENOMEM,
-		    "out of memory"), err);
 	c->comm = comm;
 	MPI_Comm_rank(comm, &c->rank);
 	MPI_Comm_size(comm, &c->nprocs);
@@ -78,11 +68,16 @@ gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
 	else if (o->singlet_ratio > 1)
 		rc = gfsp_error_set(err, GFSP_EINVAL, "singlet ratio %g is "
 		    "above 1", o->singlet_ratio);
-	rc = gfsp_agree(comm, rc, err);
-	if (rc) {
-		free(c);
-		return rc;
-	}
+	return rc;
+}
+
+/* The window's layout and the local bookkeeping of c (sized up). */
+static int
+lay_out(struct gfsp_cache *c, struct gfsp_error *err)
+{
+	uint64_t i;
+	int rc = 0;
+
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_mutex_init(&c->store_mu, NULL);
 	pthread_cond_init(&c->pf_cv, NULL);
@@ -115,7 +110,33 @@ gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
 		for (i = 0; i < c->nslots; i++)
 			c->freel[c->nfree++] = (uint32_t)(c->nslots - 1 - i);
 	}
-	rc = gfsp_agree(comm, rc, err);
+	return rc;
+}
+
+int
+gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
+		  struct gfsp_cache **out, struct gfsp_error *err)
+{
+	struct gfsp_cache_opts none;
+	struct gfsp_cache *c;
+	int rc;
+
+	*out = NULL;
+	if (o == NULL) {
+		memset(&none, 0, sizeof(none));
+		none.singlet_ratio = -1;
+		o = &none;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return gfsp_agree(comm, gfsp_error_set(err, GFSP_ENOMEM,
+		    "out of memory"), err);
+	rc = gfsp_agree(comm, size_up(c, comm, o, err), err);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	rc = gfsp_agree(comm, lay_out(c, err), err);
 	if (rc == 0)
 		rc = gfsp_os_create(comm, o->transport, c->data_off +
 		    c->nslots * c->bsize, c->data_off, &c->os, &c->w, err);
