@@ -136,15 +136,92 @@ pipe_producer(void *arg)
 	return NULL;
 }
 
+/* The consumer's side: each full chunk, in turn, to ops->consume until
+ * the producer's end, an error or a stop; 0 or the consumer's error (in
+ * cerr). */
+static int
+consume_all(struct pipe_state *ps, struct gfsp_error *cerr)
+{
+	struct call k;
+	int slot = 0, rc = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&ps->lock);
+		while (!ps->full[slot] && !ps->eof && !ps->stop)
+			pthread_cond_wait(&ps->filled, &ps->lock);
+		if (ps->stop || !ps->full[slot]) {
+			/* an error, or eof with every full slot used */
+			pthread_mutex_unlock(&ps->lock);
+			break;
+		}
+		pthread_mutex_unlock(&ps->lock);
+
+		/* the slot is FULL: the helper does not touch it */
+		k = (struct call){ ps, &ps->chunk[slot], NULL, cerr };
+		rc = stopped(cerr);
+		if (rc == 0)
+			rc = gfsp_guard(call_consume, &k,
+				       ps->chunk[slot].map.name, cerr);
+		/* a write from a mapped page that vanished failed with
+		 * EFAULT ("Bad address"): say what happened instead */
+		if (rc != 0)
+			gfsp_rmap_vanished(&ps->chunk[slot].map, cerr);
+		gfsp_rmap_close(&ps->chunk[slot].map);
+
+		pthread_mutex_lock(&ps->lock);
+		if (rc != 0) {
+			if (ps->failed == WHO_NONE)
+				ps->failed = WHO_CONSUMER;
+			ps->stop = 1;
+		} else {
+			ps->full[slot] = 0;
+		}
+		pthread_cond_signal(&ps->emptied);
+		pthread_mutex_unlock(&ps->lock);
+		if (rc != 0)
+			break;
+		slot ^= 1;
+	}
+	return rc;
+}
+
+/* After the join (perr is ours to read): the run's verdict, rc the
+ * consumer's, into err with the first failure's message. */
+static int
+verdict(const struct pipe_state *ps, int rc, const struct gfsp_error *cerr,
+	struct gfsp_error *err)
+{
+	if (ps->failed == WHO_PRODUCER) {
+		rc = ps->prc;
+		if (err != NULL && err->code == GFSP_OK) {
+			if (ps->perr.code != GFSP_OK)
+				*err = ps->perr;
+			else
+				gfsp_error_set(err, rc, "pipeline: reader "
+					      "failed");
+		}
+	} else if (ps->failed == WHO_CONSUMER) {
+		if (err != NULL && err->code == GFSP_OK) {
+			if (cerr->code != GFSP_OK)
+				*err = *cerr;
+			else
+				gfsp_error_set(err, rc, "pipeline: writer "
+					      "failed");
+		}
+	} else {
+		rc = 0;
+	}
+	return rc;
+}
+
 int
 gfsp_pipe_run(const struct gfsp_pipe_ops *ops, void *ctx, size_t bufsize,
 	     struct gfsp_error *err)
 {
 	struct pipe_state ps;
 	struct gfsp_error cerr;
-	struct call k;
 	pthread_t th;
-	int slot = 0, rc = 0, prc, i;
+	int rc = 0, prc, i;
 
 	memset(&ps, 0, sizeof(ps));
 	gfsp_error_clear(&cerr);
@@ -172,43 +249,7 @@ gfsp_pipe_run(const struct gfsp_pipe_ops *ops, void *ctx, size_t bufsize,
 		goto out;
 	}
 
-	for (;;) {
-		pthread_mutex_lock(&ps.lock);
-		while (!ps.full[slot] && !ps.eof && !ps.stop)
-			pthread_cond_wait(&ps.filled, &ps.lock);
-		if (ps.stop || !ps.full[slot]) {
-			/* an error, or eof with every full slot used */
-			pthread_mutex_unlock(&ps.lock);
-			break;
-		}
-		pthread_mutex_unlock(&ps.lock);
-
-		/* the slot is FULL: the helper does not touch it */
-		k = (struct call){ &ps, &ps.chunk[slot], NULL, &cerr };
-		rc = stopped(&cerr);
-		if (rc == 0)
-			rc = gfsp_guard(call_consume, &k,
-				       ps.chunk[slot].map.name, &cerr);
-		/* a write from a mapped page that vanished failed with
-		 * EFAULT ("Bad address"): say what happened instead */
-		if (rc != 0)
-			gfsp_rmap_vanished(&ps.chunk[slot].map, &cerr);
-		gfsp_rmap_close(&ps.chunk[slot].map);
-
-		pthread_mutex_lock(&ps.lock);
-		if (rc != 0) {
-			if (ps.failed == WHO_NONE)
-				ps.failed = WHO_CONSUMER;
-			ps.stop = 1;
-		} else {
-			ps.full[slot] = 0;
-		}
-		pthread_cond_signal(&ps.emptied);
-		pthread_mutex_unlock(&ps.lock);
-		if (rc != 0)
-			break;
-		slot ^= 1;
-	}
+	rc = consume_all(&ps, &cerr);
 
 	/* release the helper if it waits for a slot, then join it */
 	pthread_mutex_lock(&ps.lock);
@@ -217,27 +258,7 @@ gfsp_pipe_run(const struct gfsp_pipe_ops *ops, void *ctx, size_t bufsize,
 	pthread_mutex_unlock(&ps.lock);
 	pthread_join(th, NULL);
 
-	/* after the join, perr is ours to read */
-	if (ps.failed == WHO_PRODUCER) {
-		rc = ps.prc;
-		if (err != NULL && err->code == GFSP_OK) {
-			if (ps.perr.code != GFSP_OK)
-				*err = ps.perr;
-			else
-				gfsp_error_set(err, rc, "pipeline: reader "
-					      "failed");
-		}
-	} else if (ps.failed == WHO_CONSUMER) {
-		if (err != NULL && err->code == GFSP_OK) {
-			if (cerr.code != GFSP_OK)
-				*err = cerr;
-			else
-				gfsp_error_set(err, rc, "pipeline: writer "
-					      "failed");
-		}
-	} else {
-		rc = 0;
-	}
+	rc = verdict(&ps, rc, &cerr, err);
 out:
 	for (i = 0; i < 2; i++) {
 		gfsp_rmap_close(&ps.chunk[i].map);

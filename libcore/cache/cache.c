@@ -36,7 +36,8 @@
  * claimed like an INVALID one.
  *
  * The structures are in cache_impl.h; the read-ahead threads, which take
- * blocks through the same protocol, are cache_readahead.c.
+ * blocks through the same protocol, are cache_readahead.c; making and
+ * freeing a cache is cache_setup.c, its statistics cache_stats.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,22 +47,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <json-c/json.h>
 
 #include "cache_impl.h"
 
 /* ------------------------------------------------------------ encoding */
-
-static uint64_t
-mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 static uint64_t
 tag_of(uint64_t bid)
@@ -969,25 +958,6 @@ gfsp_cache_test_retoken(struct gfsp_cache *c, int rank, uint32_t slot,
 	    (uint64_t)1 << 63 | ++c->token, err);
 }
 
-/* Everything of c but the window. */
-static void
-free_local(struct gfsp_cache *c)
-{
-	free(c->bid);
-	free(c->tok);
-	free(c->prev);
-	free(c->next);
-	free(c->where);
-	free(c->freel);
-	free(c->index);
-	free(c->sread);
-	gfsp_tier_free_all(c->tier, c->ntier);
-	pthread_mutex_destroy(&c->mu);
-	pthread_mutex_destroy(&c->store_mu);
-	pthread_cond_destroy(&c->pf_cv);
-	free(c);
-}
-
 /*
  * The blocks of this node's tier (of the files matching `only`, NULL:
  * all) into the node's ranks' free slots, each published as a block this
@@ -1036,9 +1006,9 @@ publish_tier(struct gfsp_cache *c, const char *only, int nrank, int nsize,
 }
 
 /* Collective: find this node's tier and publish it; every rank's verdict. */
-static int
-open_tier(struct gfsp_cache *c, const char *pattern, const char *only,
-	  struct gfsp_error *err)
+int
+gfsp_cache_open_tier(struct gfsp_cache *c, const char *pattern,
+		     const char *only, struct gfsp_error *err)
 {
 	MPI_Comm node = MPI_COMM_NULL;
 	char *dir;
@@ -1069,136 +1039,6 @@ open_tier(struct gfsp_cache *c, const char *pattern, const char *only,
 		    (unsigned long long)c->st.published);
 	free(dir);
 	return gfsp_agree(c->comm, rc, err);
-}
-
-int
-gfsp_cache_create(MPI_Comm comm, const struct gfsp_cache_opts *o,
-		  struct gfsp_cache **out, struct gfsp_error *err)
-{
-	struct gfsp_cache_opts none;
-	struct gfsp_cache *c;
-	uint64_t bytes, i;
-	int rc = 0;
-
-	*out = NULL;
-	if (o == NULL) {
-		memset(&none, 0, sizeof(none));
-		none.singlet_ratio = -1;
-		o = &none;
-	}
-	c = calloc(1, sizeof(*c));
-	if (c == NULL)
-		return gfsp_agree(comm, gfsp_error_set(err, GFSP_ENOMEM,
-		    "out of memory"), err);
-	c->comm = comm;
-	MPI_Comm_rank(comm, &c->rank);
-	MPI_Comm_size(comm, &c->nprocs);
-	c->bsize = o->block_size ? o->block_size : GFSP_CACHE_BLOCK_DEFAULT;
-	c->timeout = gfsp_timeout_setting();
-	bytes = o->cache_size ? o->cache_size : GFSP_CACHE_SIZE_DEFAULT;
-	c->nslots = bytes / c->bsize;
-	c->groups = o->groups > 0 ? o->groups : 1;
-	c->group = c->rank % c->groups;
-	c->gsize = (c->nprocs - c->group + c->groups - 1) / c->groups;
-	c->max_singlets = (uint64_t)((o->singlet_ratio < 0 ?
-	    GFSP_CACHE_RATIO_DEFAULT : o->singlet_ratio) * (double)c->nslots);
-	if (c->bsize % 8 != 0 || c->nslots < 1)
-		rc = gfsp_error_set(err, GFSP_EINVAL, "cache of %llu bytes "
-		    "with blocks of %llu: need at least one block, and "
-		    "blocks a multiple of 8 bytes",
-		    (unsigned long long)bytes, (unsigned long long)c->bsize);
-	else if (c->nslots >= MAX_SLOTS || (uint64_t)c->nprocs >= MAX_RANKS)
-		rc = gfsp_error_set(err, GFSP_EINVAL, "cache of %llu blocks "
-		    "on %d ranks: at most %llu blocks and %llu ranks",
-		    (unsigned long long)c->nslots, c->nprocs,
-		    (unsigned long long)MAX_SLOTS - 1,
-		    (unsigned long long)MAX_RANKS - 1);
-	else if (c->groups > c->nprocs || c->groups > 64)
-		rc = gfsp_error_set(err, GFSP_EINVAL, "%d groups on %d ranks "
-		    "(at most the number of ranks, and 64)", c->groups,
-		    c->nprocs);
-	else if (o->singlet_ratio > 1)
-		rc = gfsp_error_set(err, GFSP_EINVAL, "singlet ratio %g is "
-		    "above 1", o->singlet_ratio);
-	rc = gfsp_agree(comm, rc, err);
-	if (rc) {
-		free(c);
-		return rc;
-	}
-	pthread_mutex_init(&c->mu, NULL);
-	pthread_mutex_init(&c->store_mu, NULL);
-	pthread_cond_init(&c->pf_cv, NULL);
-	/* directories: rows for 8 times the blocks all caches hold */
-	c->rd_rows = 8 * c->nslots;
-	c->ad_rows = 2 * c->nslots;
-	c->rd_off = c->nslots * 16;
-	c->ad_off = c->rd_off + c->rd_rows * ((uint64_t)c->groups + 1) * 8;
-	c->data_off = (c->ad_off + c->ad_rows * 8 + 4095) / 4096 * 4096;
-	c->rnd = mix((uint64_t)c->rank + 1) | 1;
-	for (i = 1; i < 2 * c->nslots; i <<= 1)
-		;
-	c->index_mask = i - 1;
-	c->bid = calloc(c->nslots, sizeof(*c->bid));
-	c->tok = calloc(c->nslots, sizeof(*c->tok));
-	c->prev = calloc(c->nslots + 2, sizeof(*c->prev));
-	c->next = calloc(c->nslots + 2, sizeof(*c->next));
-	c->where = calloc(c->nslots, 1);
-	c->freel = calloc(c->nslots, sizeof(*c->freel));
-	c->index = malloc((c->index_mask + 1) * sizeof(*c->index));
-	if (c->bid == NULL || c->tok == NULL || c->prev == NULL || c->next == NULL ||
-	    c->where == NULL || c->freel == NULL || c->index == NULL)
-		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory for a "
-		    "cache of %llu blocks", (unsigned long long)c->nslots);
-	if (rc == 0) {
-		memset(c->index, 0xff, (c->index_mask + 1) *
-		    sizeof(*c->index));
-		c->next[GEN(c)] = c->prev[GEN(c)] = GEN(c);
-		c->next[SING(c)] = c->prev[SING(c)] = SING(c);
-		for (i = 0; i < c->nslots; i++)
-			c->freel[c->nfree++] = (uint32_t)(c->nslots - 1 - i);
-	}
-	rc = gfsp_agree(comm, rc, err);
-	if (rc == 0)
-		rc = gfsp_os_create(comm, o->transport, c->data_off +
-		    c->nslots * c->bsize, c->data_off, &c->os, &c->w, err);
-	if (rc) {
-		free_local(c);
-		return rc;
-	}
-	c->base = c->os->base(c->w);
-	gfsp_pf_setup(c, o->readahead);
-	if (o->local_dir != NULL) {
-		rc = open_tier(c, o->local_dir, o->local_only, err);
-		if (rc) {
-			gfsp_cache_destroy(c);
-			return rc;
-		}
-	}
-	*out = c;
-	return 0;
-}
-
-/*
- * A barrier that sleeps between tests instead of spinning: ranks that are
- * done must not take the CPU from those still reading (and from their
- * one-sided operations, which a waiting rank serves inside MPI_Test).
- */
-static int
-wait_all(struct gfsp_cache *c)
-{
-	return gfsp_quiet_barrier(c->comm);
-}
-
-void
-gfsp_cache_destroy(struct gfsp_cache *c)
-{
-	if (c == NULL)
-		return;
-	gfsp_pf_stop(c);
-	/* peers may still copy from us until everyone is done */
-	wait_all(c);
-	c->os->destroy(c->w);
-	free_local(c);
 }
 
 const char *
@@ -1381,153 +1221,4 @@ gfsp_cache_pread(struct gfsp_cache_file *f, void *buf, size_t len,
 		c->st.bytes += len;
 	pthread_mutex_unlock(&c->mu);
 	return rc;
-}
-
-/* ------------------------------------------------------------- stats */
-
-void
-gfsp_cache_stats(const struct gfsp_cache *c, struct gfsp_cache_stats *s)
-{
-	pthread_mutex_lock((pthread_mutex_t *)&c->mu);
-	*s = c->st;
-	pthread_mutex_unlock((pthread_mutex_t *)&c->mu);
-}
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-#define NSTAT	(sizeof(struct gfsp_cache_stats) / sizeof(uint64_t))
-
-int
-gfsp_cache_stats_all(struct gfsp_cache *c, struct gfsp_cache_stats *sum,
-		     struct gfsp_cache_stats *mine, struct gfsp_error *err)
-{
-	struct gfsp_cache_stats *each = NULL;
-	uint64_t *all = NULL, maxrun = 0, run = 0;
-	int *cnt = NULL, *dsp = NULL, n = (int)c->nsread, r, total = 0, rc;
-	size_t i;
-
-	memset(sum, 0, sizeof(*sum));
-	/* the threads' blocks counted, and no more coming */
-	pthread_mutex_lock(&c->mu);
-	gfsp_pf_drain(c, NULL);
-	pthread_mutex_unlock(&c->mu);
-	rc = gfsp_mpi_check(wait_all(c), "cannot sum the cache statistics",
-	    err);
-	if (rc == 0)
-		rc = gfsp_mpi_check(MPI_Reduce(&c->st, sum, (int)NSTAT,
-		    MPI_UINT64_T, MPI_SUM, 0, c->comm),
-		    "cannot sum the cache statistics", err);
-	/* mine[] is rank 0's business: the others gather all the same */
-	if (c->rank == 0)
-		each = mine ? mine : calloc(c->nprocs, sizeof(*each));
-	if (rc == 0)
-		rc = gfsp_mpi_check(MPI_Gather(&c->st, (int)NSTAT,
-		    MPI_UINT64_T, each, (int)NSTAT, MPI_UINT64_T, 0, c->comm),
-		    "cannot gather the cache statistics", err);
-	if (each != mine)
-		free(each);
-	/* reads from storage per block: every id to rank 0, counted there */
-	if (c->rank == 0) {
-		cnt = calloc(c->nprocs, sizeof(*cnt));
-		dsp = calloc(c->nprocs, sizeof(*dsp));
-	}
-	if (rc == 0)
-		rc = gfsp_mpi_check(MPI_Gather(&n, 1, MPI_INT, cnt, 1, MPI_INT,
-		    0, c->comm), "cannot gather the cache statistics", err);
-	if (rc == 0 && c->rank == 0) {
-		for (r = 0; r < c->nprocs; r++) {
-			dsp[r] = total;
-			total += cnt[r];
-		}
-		all = malloc(((size_t)total + 1) * sizeof(*all));
-	}
-	if (rc == 0)
-		rc = gfsp_mpi_check(MPI_Gatherv(c->sread, n, MPI_UINT64_T, all,
-		    cnt, dsp, MPI_UINT64_T, 0, c->comm),
-		    "cannot gather the cache statistics", err);
-	if (rc == 0 && c->rank == 0 && all != NULL) {
-		qsort(all, (size_t)total, sizeof(*all), cmp_u64);
-		for (i = 0; i < (size_t)total; i++) {
-			run = i > 0 && all[i] == all[i - 1] ? run + 1 : 1;
-			maxrun = GFSP_MAX(maxrun, run);
-		}
-		sum->max_storage_reads_per_block = maxrun;
-	}
-	free(all);
-	free(cnt);
-	free(dsp);
-	return rc;
-}
-
-static const char *const stat_names[] = {
-	"reads", "bytes", "hits", "peer_copies", "peer_bytes",
-	"storage_reads", "storage_bytes_read", "retries", "waits",
-	"evict_general", "evict_singlet", "to_singlet", "tier_reads",
-	"tier_bytes_read", "published", "peer_pieces", "peer_piece_bytes",
-	"given_up_reads", "given_up_bytes", "readahead",
-	"max_storage_reads_per_block",
-};
-
-struct json_object *
-gfsp_cache_stats_object(const struct gfsp_cache_stats *s)
-{
-	const uint64_t *v = (const uint64_t *)s;
-	json_object *o = json_object_new_object();
-	size_t i;
-
-	for (i = 0; o != NULL && i < NSTAT; i++)
-		json_object_object_add(o, stat_names[i],
-		    json_object_new_uint64(v[i]));
-	return o;
-}
-
-void
-gfsp_cache_stats_json(FILE *fp, const struct gfsp_cache_stats *s)
-{
-	json_object *o = gfsp_cache_stats_object(s);
-
-	fputs(o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) :
-	    "null", fp);
-	json_object_put(o);
-}
-
-void
-gfsp_cache_stats_text(FILE *fp, const char *who,
-		      const struct gfsp_cache_stats *s)
-{
-	fprintf(fp, "%s: %llu reads, %llu bytes; blocks: %llu own hits, "
-	    "%llu from the local tier, %llu from peers, %llu from storage "
-	    "(%llu bytes), %llu retries, %llu waits; evicted %llu (LRU) + "
-	    "%llu (singlet FIFO), %llu kept as singlets", who,
-	    (unsigned long long)s->reads,
-	    (unsigned long long)s->bytes, (unsigned long long)s->hits,
-	    (unsigned long long)s->tier_reads,
-	    (unsigned long long)s->peer_copies,
-	    (unsigned long long)s->storage_reads,
-	    (unsigned long long)s->storage_bytes,
-	    (unsigned long long)s->retries, (unsigned long long)s->waits,
-	    (unsigned long long)s->evict_general,
-	    (unsigned long long)s->evict_singlet,
-	    (unsigned long long)s->to_singlet);
-	if (s->peer_pieces)
-		fprintf(fp, "; %llu reads (%llu bytes) straight from peers' "
-		    "slots", (unsigned long long)s->peer_pieces,
-		    (unsigned long long)s->peer_piece_bytes);
-	if (s->given_up_reads)
-		fprintf(fp, "; %llu reads (%llu bytes) from storage past a peer "
-		    "that stopped answering", (unsigned long long)s->given_up_reads,
-		    (unsigned long long)s->given_up_bytes);
-	if (s->published)
-		fprintf(fp, "; %llu local tier blocks published at start",
-		    (unsigned long long)s->published);
-	if (s->max_storage_reads_per_block)
-		fprintf(fp, "; at most %llu storage reads of one block",
-		    (unsigned long long)s->max_storage_reads_per_block);
-	fputc('\n', fp);
 }

@@ -1,6 +1,7 @@
 /*
  * cache_impl.h - the inside of the cooperative cache: struct gfsp_cache,
- * its open files, and what the cache (cache.c) and its read-ahead threads
+ * its open files, and what the cache (cache.c), its making (cache_setup.c),
+ * its statistics (cache_stats.c) and its read-ahead threads
  * (cache_readahead.c) call of each other.  Included by libcore/cache/ only.
  */
 #ifndef GFSP_CACHE_IMPL_H
@@ -134,6 +135,19 @@ struct piece {
 
 /* ------------------------------------------------- cache.c, for both */
 
+/* a 64-bit mixer (the finaliser of MurmurHash3): hashes and seeds */
+static inline uint64_t
+mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+
 /* the id of block idx of the file with identity key */
 uint64_t gfsp_cache_block_id(uint64_t key, uint64_t idx);
 /* the slot of ours holding block bid (*slot NONE: none) */
@@ -144,6 +158,10 @@ uint64_t gfsp_cache_index_find(const struct gfsp_cache *c, uint64_t bid,
 int gfsp_cache_acquire(struct gfsp_cache_file *f, uint64_t idx,
 		       uint64_t bid, uint64_t len, struct piece *pc,
 		       uint32_t *slot, int ahead, struct gfsp_error *err);
+/* Collective: find this node's tier (directory pattern, files matching
+ * only, NULL: all) and publish it; every rank's verdict. */
+int gfsp_cache_open_tier(struct gfsp_cache *c, const char *pattern,
+			 const char *only, struct gfsp_error *err);
 
 /* ------------------------------------- cache_readahead.c, for cache.c */
 

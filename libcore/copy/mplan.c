@@ -361,20 +361,89 @@ deal_checkers(struct gfsp_mplan *p, struct gfsp_error *err)
 	return 0;
 }
 
+/*
+ * Collective: home[r], the merge's node holding part r (-1: none), for
+ * each of the layout's parts; the nodes' names (W bytes each) and each
+ * node's first rank from job_nodes.
+ */
+static int
+find_homes(MPI_Comm comm, struct gfsp_mplan *p, const char *names, int W,
+	   const int *first_rank, int *home, struct gfsp_error *err)
+{
+	struct gfsp_layout *l = p->l;
+	struct gfsp_error werr;
+	char **hosts;
+	size_t nh;
+	int rank, np = l->nprocs, r, rc = 0;
+
+	MPI_Comm_rank(comm, &rank);
+	/* where the parts are: rank q asks about parts q, q + M, ...; a part
+	 * the store cannot place is taken to be where its writer was */
+	for (r = 0; r < np; r++) {
+		home[r] = -1;
+		if (r % p->nranks != rank)
+			continue;
+		gfsp_error_clear(&werr);
+		if (gfsp_layout_part_where(l, r, &hosts, &nh, &werr) == 0) {
+			home[r] = home_of(names, W, first_rank, p->njob, hosts,
+					  nh);
+			gfsp_strv_free(hosts, nh);
+		} else {
+			char *one = l->host[r];
+
+			gfsp_log_verbose("%s: cannot tell where part.%d is "
+			    "(%s): taking its writer's node, %s", l->path, r,
+			    werr.msg, one);
+			home[r] = home_of(names, W, first_rank, p->njob, &one,
+					  1);
+		}
+	}
+	if (np > 0)
+		rc = gfsp_mpi_check(gfsp_allreduce(MPI_IN_PLACE, home, np,
+		    MPI_INT, MPI_MAX, comm), "cannot share the parts' places",
+		    err);
+	return rc;
+}
+
+/* The groups of parts (one a node of the merge, one a part no node
+ * holds) and what the plan keeps of each; home from find_homes. */
+static int
+plan_groups(struct gfsp_mplan *p, const int *home, struct gfsp_error *err)
+{
+	struct gfsp_layout *l = p->l;
+	int np = l->nprocs, r, rc = 0;
+
+	p->ngroups = p->njob + np;
+	p->seg = l->has_runs ? 0 : l->marker.seg_size;
+	p->bytes = calloc((size_t)p->ngroups, sizeof(uint64_t));
+	p->parts = calloc((size_t)p->ngroups, sizeof(uint64_t));
+	p->owner = malloc((size_t)p->ngroups * sizeof(int));
+	p->touched = malloc((size_t)p->ngroups * sizeof(int));
+	p->nopen = calloc((size_t)p->ngroups, sizeof(int));
+	p->sticky = calloc((size_t)p->ngroups, sizeof(int));
+	p->pend = calloc((size_t)GFSP_MAX(np, 1), sizeof(uint64_t));
+	p->open = calloc((size_t)GFSP_MAX(np, 1), 1);
+	p->in = malloc((size_t)GFSP_MAX(np, 1) * sizeof(int));
+	if (p->bytes == NULL || p->parts == NULL || p->owner == NULL ||
+	    p->touched == NULL || p->nopen == NULL || p->sticky == NULL ||
+	    p->pend == NULL || p->open == NULL || p->in == NULL)
+		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
+	for (r = 0; rc == 0 && r < np; r++)
+		p->group_of[r] = home[r] >= 0 ? home[r] : p->njob + r;
+	return rc;
+}
+
 int
 gfsp_mplan_create(MPI_Comm comm, struct gfsp_layout *l, uint64_t stripe,
 		 uint64_t chunk, struct gfsp_mplan **out, struct gfsp_error *err)
 {
 	const int W = MPI_MAX_PROCESSOR_NAME + 1;
 	struct gfsp_mplan *p;
-	struct gfsp_error werr;
-	char me[MPI_MAX_PROCESSOR_NAME + 1], *names = NULL, **hosts;
+	char me[MPI_MAX_PROCESSOR_NAME + 1], *names = NULL;
 	int *nodeof = NULL, *first_rank = NULL, *home = NULL;
-	int rank, np = l->nprocs, r, rc = 0;
-	size_t nh;
+	int np = l->nprocs, rc = 0;
 
 	*out = NULL;
-	MPI_Comm_rank(comm, &rank);
 	p = calloc(1, sizeof(*p));
 	if (p != NULL) {
 		p->l = l;
@@ -414,52 +483,12 @@ gfsp_mplan_create(MPI_Comm comm, struct gfsp_layout *l, uint64_t stripe,
 	if (rc)
 		goto out;
 
-	/* where the parts are: rank q asks about parts q, q + M, ...; a part
-	 * the store cannot place is taken to be where its writer was */
-	for (r = 0; r < np; r++) {
-		home[r] = -1;
-		if (r % p->nranks != rank)
-			continue;
-		gfsp_error_clear(&werr);
-		if (gfsp_layout_part_where(l, r, &hosts, &nh, &werr) == 0) {
-			home[r] = home_of(names, W, first_rank, p->njob, hosts,
-					  nh);
-			gfsp_strv_free(hosts, nh);
-		} else {
-			char *one = l->host[r];
-
-			gfsp_log_verbose("%s: cannot tell where part.%d is "
-			    "(%s): taking its writer's node, %s", l->path, r,
-			    werr.msg, one);
-			home[r] = home_of(names, W, first_rank, p->njob, &one,
-					  1);
-		}
-	}
-	if (np > 0)
-		rc = gfsp_mpi_check(gfsp_allreduce(MPI_IN_PLACE, home, np,
-		    MPI_INT, MPI_MAX, comm), "cannot share the parts' places",
-		    err);
+	rc = find_homes(comm, p, names, W, first_rank, home, err);
 	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		goto out;
 
-	p->ngroups = p->njob + np;
-	p->seg = l->has_runs ? 0 : l->marker.seg_size;
-	p->bytes = calloc((size_t)p->ngroups, sizeof(uint64_t));
-	p->parts = calloc((size_t)p->ngroups, sizeof(uint64_t));
-	p->owner = malloc((size_t)p->ngroups * sizeof(int));
-	p->touched = malloc((size_t)p->ngroups * sizeof(int));
-	p->nopen = calloc((size_t)p->ngroups, sizeof(int));
-	p->sticky = calloc((size_t)p->ngroups, sizeof(int));
-	p->pend = calloc((size_t)GFSP_MAX(np, 1), sizeof(uint64_t));
-	p->open = calloc((size_t)GFSP_MAX(np, 1), 1);
-	p->in = malloc((size_t)GFSP_MAX(np, 1) * sizeof(int));
-	if (p->bytes == NULL || p->parts == NULL || p->owner == NULL ||
-	    p->touched == NULL || p->nopen == NULL || p->sticky == NULL ||
-	    p->pend == NULL || p->open == NULL || p->in == NULL)
-		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	for (r = 0; rc == 0 && r < np; r++)
-		p->group_of[r] = home[r] >= 0 ? home[r] : p->njob + r;
+	rc = plan_groups(p, home, err);
 	if (rc == 0)
 		rc = deal_checkers(p, err);
 	if (rc == 0)

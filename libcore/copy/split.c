@@ -333,6 +333,76 @@ host_of(const struct gfsp_split_args *a, int rank, char *host, size_t len,
 	return 0;
 }
 
+/* This rank's view of the source (size bytes), by a->block_size or
+ * contiguous, its name in res->layout. */
+static int
+make_view(const struct gfsp_split_args *a, int rank, int nprocs,
+	  uint64_t size, struct gfsp_view *view, struct gfsp_copy_result *res,
+	  struct gfsp_error *err)
+{
+	int rc;
+
+	if (a->block_size) {
+		snprintf(res->layout, sizeof(res->layout), "cyclic:%" PRIu64,
+			 a->block_size);
+		rc = gfsp_view_cyclic(view, rank, nprocs, a->block_size, size,
+				     err);
+	} else {
+		snprintf(res->layout, sizeof(res->layout), "contiguous");
+		rc = gfsp_view_contiguous(view, rank, nprocs, size,
+					 gfsp_split_chunk(size, nprocs), err);
+	}
+	return rc;
+}
+
+/* The writer's options from the arguments, the source's attributes at,
+ * this rank's host ("": none) and whether the source is sparse; the
+ * misplaced parts and the holes kept are counted in res and *holes. */
+static void
+writer_opts(const struct gfsp_split_args *a, struct gfsp_attrs *at,
+	    const char *host, int sparse, struct gfsp_copy_result *res,
+	    uint64_t *holes, struct gfsp_split_opts *o)
+{
+	o->force = a->force;
+	o->layout = res->layout;
+	o->sync = a->sync;
+	o->mode = at->mode;
+	o->attrs = a->preserve ? at : NULL;
+	o->host = host[0] != '\0' ? host : NULL;
+	o->policy = a->placement;
+	o->misplaced = &res->misplaced;
+	/* a sparse source (fewer blocks than its size needs) keeps its
+	 * holes, in the parts, as cp and stage-in keep them */
+	o->sparse = sparse && !a->no_sparse;
+	o->holes = holes;
+}
+
+/* This rank's part of the source (src, size bytes) copied, by view,
+ * into the writer w through the pipeline, bufsize bytes at most. */
+static int
+copy_in(MPI_Comm comm, const struct gfsp_split_args *a,
+	struct gfsp_file *src, uint64_t size, struct gfsp_split_writer *w,
+	const struct gfsp_view *view, uint64_t bufsize, struct gfsp_error *err)
+{
+	struct split_ctx x = { 0 };
+	int rc;
+
+	x.srcpath = a->src;
+	x.src = src;
+	x.view = view;
+	x.ltotal = gfsp_view_bytes_below(x.view, size);
+	x.w = w;
+	x.mapfd = gfsp_mappable(src, a->dst);
+	gfsp_watch_phase("copying");
+	x.prog = gfsp_progress_start(comm, "pcp-split", size);
+	/* no buffer larger than what this rank moves: touching pages it
+	 * never fills is most of the cost of a small copy */
+	bufsize = GFSP_MAX(GFSP_MIN(bufsize, x.ltotal), 4096);
+	rc = gfsp_pipe_run(&split_pipe_ops, &x, (size_t)bufsize, err);
+	gfsp_progress_finish(x.prog);
+	return rc;
+}
+
 int
 gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	      struct gfsp_copy_result *res, struct gfsp_error *err)
@@ -342,7 +412,6 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 	const struct gfsp_view *resolved = NULL;
 	struct gfsp_view view = { 0 };
 	struct gfsp_file *src = NULL;
-	struct split_ctx x = { 0 };
 	uint64_t size = 0, bufsize, psize;
 	char sz[32];
 	struct gfsp_attrs at = { 0 };
@@ -371,16 +440,7 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 		goto out;
 	res->bytes = size;
 
-	if (a->block_size) {
-		snprintf(res->layout, sizeof(res->layout), "cyclic:%" PRIu64,
-			 a->block_size);
-		rc = gfsp_view_cyclic(&view, rank, nprocs, a->block_size, size,
-				     err);
-	} else {
-		snprintf(res->layout, sizeof(res->layout), "contiguous");
-		rc = gfsp_view_contiguous(&view, rank, nprocs, size,
-					 gfsp_split_chunk(size, nprocs), err);
-	}
+	rc = make_view(a, rank, nprocs, size, &view, res, err);
 	rc = gfsp_agree(comm, rc, err);
 	if (rc)
 		goto out;
@@ -391,36 +451,14 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 		goto out;
 	}
 
-	opts.force = a->force;
-	opts.layout = res->layout;
-	opts.sync = a->sync;
-	opts.mode = at.mode;
-	opts.attrs = a->preserve ? &at : NULL;
-	opts.host = host[0] != '\0' ? host : NULL;
-	opts.policy = a->placement;
-	opts.misplaced = &res->misplaced;
-	/* a sparse source (fewer blocks than its size needs) keeps its
-	 * holes, in the parts, as cp and stage-in keep them */
-	opts.sparse = sparse && !a->no_sparse;
-	opts.holes = &holes;
+	writer_opts(a, &at, host, sparse, res, &holes, &opts);
 	gfsp_watch_phase("creating the parts");
 	rc = gfsp_split_create(comm, a->dst, &view, &opts, &w, &resolved, err);
 	if (rc)
 		goto out;	/* the writer agreed and cleaned up */
 
-	x.srcpath = a->src;
-	x.src = src;
-	x.view = resolved ? resolved : &view;
-	x.ltotal = gfsp_view_bytes_below(x.view, size);
-	x.w = w;
-	x.mapfd = gfsp_mappable(src, a->dst);
-	gfsp_watch_phase("copying");
-	x.prog = gfsp_progress_start(comm, "pcp-split", size);
-	/* no buffer larger than what this rank moves: touching pages it
-	 * never fills is most of the cost of a small copy */
-	bufsize = GFSP_MAX(GFSP_MIN(bufsize, x.ltotal), 4096);
-	rc = gfsp_pipe_run(&split_pipe_ops, &x, (size_t)bufsize, err);
-	gfsp_progress_finish(x.prog);
+	rc = copy_in(comm, a, src, size, w, resolved ? resolved : &view,
+		     bufsize, err);
 
 	/* collective: commits if every rank succeeded, else removes all */
 	gfsp_watch_phase("committing");

@@ -381,38 +381,23 @@ set_value(const struct gfsp_cmd *cmd, int rank, const struct gfsp_opt *o,
 	return 0;
 }
 
-/*
- * Parse argv; 0 to run, -1 when --help/--version was handled (exit 0),
- * EXIT_USAGE on a usage error.  On 0, *first is the index of the first
- * positional argument (getopt moves them to the end).
- */
-static int
-parse_args(const struct gfsp_cmd *cmd, int rank, int argc, char **argv,
-	   int *first)
+/* The tables getopt_long wants (lopts: room for every option and alias,
+ * and a zero entry; sopts: 3 bytes each, and 2) from the options of s and
+ * the command's aliases. */
+static void
+getopt_tables(const struct gfsp_cmd *cmd, const struct optset *s,
+	      struct option *lopts, char *sopts)
 {
-	struct optset s = { { cmd->opts, common_opts, progress_opts },
-			    { table_len(cmd->opts), table_len(common_opts),
-			      cmd->progress ? table_len(progress_opts) : 0 } };
-	struct option *lopts = NULL;
-	char *sopts = NULL, *sp;
 	const struct gfsp_opt *o;
 	const struct gfsp_alias *al;
-	size_t i, j, n = optset_len(&s), na = alias_len(cmd->aliases);
-	int c, rc = 0, npos, k;
+	size_t i, j, n = optset_len(s), na = alias_len(cmd->aliases);
+	char *sp;
 
-	lopts = calloc(n + na + 1, sizeof(*lopts));
-	sopts = malloc(3 * (n + na) + 2);
-	if (lopts == NULL || sopts == NULL) {
-		if (rank == 0)
-			fprintf(stderr, "%s: out of memory\n", cmd->name);
-		rc = 1;
-		goto out;
-	}
 	/* leading ':' makes a missing argument return ':' */
 	sp = sopts;
 	*sp++ = ':';
 	for (i = 0; i < n; i++) {
-		o = optset_get(&s, i);
+		o = optset_get(s, i);
 		lopts[i].name = o->lname;
 		lopts[i].has_arg = o->type == GFSP_OPT_FLAG ? no_argument :
 			o->type == GFSP_OPT_OPTUINT ? optional_argument :
@@ -430,7 +415,7 @@ parse_args(const struct gfsp_cmd *cmd, int rank, int argc, char **argv,
 	}
 	for (j = 0; j < na; j++) {
 		al = &cmd->aliases[j];
-		o = optset_named(&s, al->target);
+		o = optset_named(s, al->target);
 		if (al->lname != NULL) {
 			lopts[i].name = al->lname;
 			lopts[i].has_arg = o == NULL ||
@@ -445,33 +430,100 @@ parse_args(const struct gfsp_cmd *cmd, int rank, int argc, char **argv,
 		}
 	}
 	*sp = '\0';
+}
+
+/* The message for what getopt_long returned as c, ':' (an argument
+ * missing) or '?' (an option unknown, or given an argument it takes not). */
+static void
+bad_option(const struct gfsp_cmd *cmd, int rank, const struct optset *s,
+	   int c, char **argv)
+{
+	const struct gfsp_opt *o = optset_find(s, optopt);
+
+	if (c == ':') {
+		if (o != NULL && (optopt >= OPTVAL_LONG ||
+				  strncmp(argv[optind - 1], "--", 2) == 0))
+			usage_error(cmd, rank, "option '--%s' requires "
+				    "an argument", o->lname);
+		else
+			usage_error(cmd, rank, "option requires an "
+				    "argument -- '%c'", optopt);
+	} else if (o != NULL) {	/* "--flag=value" */
+		usage_error(cmd, rank, "option '--%s' doesn't "
+			    "allow an argument", o->lname);
+	} else if (optopt != 0) {
+		usage_error(cmd, rank, "invalid option -- "
+			    "'%c'", optopt);
+	} else {
+		usage_error(cmd, rank, "unrecognized option "
+			    "'%s'", argv[optind - 1]);
+	}
+}
+
+/* The operands argv[optind..argc): as many as cmd takes, and no "-";
+ * 0 or EXIT_USAGE (said). */
+static int
+check_operands(const struct gfsp_cmd *cmd, int rank, int argc, char **argv)
+{
+	int npos, k;
+
+	npos = argc - optind;
+	if (npos < cmd->min_args) {
+		usage_error(cmd, rank, npos == 0 ? "missing operand" :
+			    "missing operand after '%s'", argv[argc - 1]);
+		return EXIT_USAGE;
+	}
+	if (cmd->max_args >= 0 && npos > cmd->max_args) {
+		usage_error(cmd, rank, "extra operand '%s'",
+			    argv[optind + cmd->max_args]);
+		return EXIT_USAGE;
+	}
+	/* no command reads standard input or writes its data to standard
+	 * output: "-" would be a file of that name, surprising everyone */
+	for (k = optind; k < argc; k++)
+		if (strcmp(argv[k], "-") == 0) {
+			usage_error(cmd, rank, "'-': standard input and output "
+				    "are not files here (write ./- for a file "
+				    "named '-')");
+			return EXIT_USAGE;
+		}
+	return 0;
+}
+
+/*
+ * Parse argv; 0 to run, -1 when --help/--version was handled (exit 0),
+ * EXIT_USAGE on a usage error.  On 0, *first is the index of the first
+ * positional argument (getopt moves them to the end).
+ */
+static int
+parse_args(const struct gfsp_cmd *cmd, int rank, int argc, char **argv,
+	   int *first)
+{
+	struct optset s = { { cmd->opts, common_opts, progress_opts },
+			    { table_len(cmd->opts), table_len(common_opts),
+			      cmd->progress ? table_len(progress_opts) : 0 } };
+	struct option *lopts = NULL;
+	char *sopts = NULL;
+	const struct gfsp_opt *o;
+	const struct gfsp_alias *al;
+	size_t n = optset_len(&s), na = alias_len(cmd->aliases);
+	int c, rc = 0;
+
+	lopts = calloc(n + na + 1, sizeof(*lopts));
+	sopts = malloc(3 * (n + na) + 2);
+	if (lopts == NULL || sopts == NULL) {
+		if (rank == 0)
+			fprintf(stderr, "%s: out of memory\n", cmd->name);
+		rc = 1;
+		goto out;
+	}
+	getopt_tables(cmd, &s, lopts, sopts);
 
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, sopts, lopts, NULL)) != -1) {
-		if (c == ':') {
-			o = optset_find(&s, optopt);
-			if (o != NULL && (optopt >= OPTVAL_LONG ||
-					  strncmp(argv[optind - 1], "--", 2) == 0))
-				usage_error(cmd, rank, "option '--%s' requires "
-					    "an argument", o->lname);
-			else
-				usage_error(cmd, rank, "option requires an "
-					    "argument -- '%c'", optopt);
-			rc = EXIT_USAGE;
-			goto out;
-		}
-		if (c == '?') {
-			o = optset_find(&s, optopt);
-			if (o != NULL)	/* "--flag=value" */
-				usage_error(cmd, rank, "option '--%s' doesn't "
-					    "allow an argument", o->lname);
-			else if (optopt != 0)
-				usage_error(cmd, rank, "invalid option -- "
-					    "'%c'", optopt);
-			else
-				usage_error(cmd, rank, "unrecognized option "
-					    "'%s'", argv[optind - 1]);
+		if (c == ':' || c == '?') {
+			bad_option(cmd, rank, &s, c, argv);
 			rc = EXIT_USAGE;
 			goto out;
 		}
@@ -501,29 +553,9 @@ parse_args(const struct gfsp_cmd *cmd, int rank, int argc, char **argv,
 		rc = -1;
 		goto out;
 	}
-	npos = argc - optind;
-	if (npos < cmd->min_args) {
-		usage_error(cmd, rank, npos == 0 ? "missing operand" :
-			    "missing operand after '%s'", argv[argc - 1]);
-		rc = EXIT_USAGE;
+	rc = check_operands(cmd, rank, argc, argv);
+	if (rc != 0)
 		goto out;
-	}
-	if (cmd->max_args >= 0 && npos > cmd->max_args) {
-		usage_error(cmd, rank, "extra operand '%s'",
-			    argv[optind + cmd->max_args]);
-		rc = EXIT_USAGE;
-		goto out;
-	}
-	/* no command reads standard input or writes its data to standard
-	 * output: "-" would be a file of that name, surprising everyone */
-	for (k = optind; k < argc; k++)
-		if (strcmp(argv[k], "-") == 0) {
-			usage_error(cmd, rank, "'-': standard input and output "
-				    "are not files here (write ./- for a file "
-				    "named '-')");
-			rc = EXIT_USAGE;
-			goto out;
-		}
 	*first = optind;
 out:
 	free(lopts);

@@ -8,8 +8,9 @@
  * by libcore/envelope/, cmd/ and tests/.
  *
  *   envbench.c  measuring the envelope, and replaying a synthetic stage
- *   envmodel.c  the envelope document (JSON, json-c), interpolation and
- *               the paper's formulas (1)-(3)
+ *   envmodel.c  the envelope document written (JSON, json-c),
+ *               interpolation and the paper's formulas (1)-(3)
+ *   envload.c   the envelope document read back and checked
  *   envout.c    the table, CSV and the SVG heat map
  *
  * Every rate is an aggregate over the processes that ran together: ops/s
@@ -93,6 +94,7 @@ enum gfsp_env_cache {
 };
 
 const char *gfsp_env_cache_name(int cache);	/* "keep", "drop", "direct" */
+int gfsp_env_cache_parse(const char *name);	/* -1: none of them */
 
 /* How the envelope was measured. */
 struct gfsp_env_method {
@@ -177,6 +179,10 @@ struct json_object *gfsp_env_to_json(const struct gfsp_envelope *e);
  * would be some 15 MB.  envelope-bench refuses to measure more sizes,
  * process counts or repetitions than a reader takes.
  */
+/* the document's "format" and "version" (envmodel.c writes, envload.c
+ * reads) */
+#define GFSP_ENV_FORMAT		"gfsplit-envelope"
+#define GFSP_ENV_VERSION	1
 #define GFSP_ENV_FILE_MAX	(32u << 20)	/* bytes of an envelope file */
 #define GFSP_ENV_SIZES_MAX	256	/* the sizes, the process counts */
 #define GFSP_ENV_PROCS_MAX	256

@@ -423,6 +423,84 @@ share_target(MPI_Comm comm, int rank, int followed, const char *name,
 	return gfsp_bcast_string(comm, target, err);
 }
 
+/* The open of name refused for all ranks with MPI error class code
+ * (said by rank 0), through the handler. */
+static int
+refuse(const char *name, int rank, int code)
+{
+	if (rank == 0)
+		sf_fail_code(NULL, code, "cannot open '%s': %s",
+		    name, code == MPI_ERR_FILE_EXISTS ?
+		    "file exists (MPI_MODE_EXCL)" :
+		    code == MPI_ERR_NO_SUCH_FILE ?
+		    "no such file (no MPI_MODE_CREATE)" :
+		    code == MPI_ERR_FILE_IN_USE ?
+		    "some of the ranks have it open for split-write "
+		    "and others do not: a second handle needs every "
+		    "one of its ranks to have the first" :
+		    "invalid access mode");
+	return through_handler(NULL, code);
+}
+
+/* A handle of ours over MPICH's shadow handle, still to be set up (NULL:
+ * out of memory; f->path NULL too). */
+static struct sfile *
+new_sfile(MPI_File shadow, struct sfile *owner, int amode, int mode,
+	  const char *path)
+{
+	struct sfile *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return NULL;
+	f->fh = shadow;
+	f->comm = MPI_COMM_NULL;
+	f->group = MPI_GROUP_NULL;
+	f->owner = owner;
+	f->shwin = MPI_WIN_NULL;
+	f->etype = f->filetype = MPI_DATATYPE_NULL;
+	f->amode = amode;
+	f->mode = mode;
+	f->path = strdup(path);
+	f->etype_size = 1;
+	f->dense = 1;
+	gfsp_view_empty(&f->view, 0, 1);
+	return f;
+}
+
+/* Collective: f (over comm, the data's kind from rank 0) set up: its
+ * communicator, its shared state, its data (unless it is another handle
+ * of a split-write) and its key; every rank's verdict. */
+static int
+set_up(struct sfile *f, MPI_Comm comm, int kind, MPI_Info info,
+       const char *name, struct gfsp_error *err)
+{
+	const char *path = f->path;
+	struct sfile *owner = f->owner;
+	int rc;
+
+	rc = gfsp_comm_dup(comm, &f->comm) == MPI_SUCCESS ? 0 :
+	    gfsp_error_set(err, GFSP_EMPI, "cannot open '%s': cannot "
+	    "duplicate the communicator", path);
+	rc = gfsp_agree(comm, rc, err);
+	if (rc == 0) {
+		/* ours alone: the library checks what its calls return */
+		MPI_Comm_set_errhandler(f->comm, MPI_ERRORS_RETURN);
+		MPI_Comm_rank(f->comm, &f->rank);
+		MPI_Comm_size(f->comm, &f->nprocs);
+		MPI_Comm_group(comm, &f->group);
+		rc = sf_shared_open(f, err);
+	}
+	if (rc == 0 && owner == NULL)
+		rc = open_data(f, kind, info, err);
+	/* a second open finds it by where it is */
+	if (rc == 0 && owner == NULL && f->mode == SF_WRITE)
+		rc = gfsp_agree(f->comm, path_key(name, &f->key_dev,
+		    &f->key_ino, &f->key_name) == 0 ? 0 : gfsp_error_set(err,
+		    GFSP_ENOMEM, "cannot open '%s': out of memory", path),
+		    err);
+	return rc;
+}
+
 int
 sf_open(MPI_Comm comm, const char *name, int amode, MPI_Info info,
 	MPI_File *fh)
@@ -464,18 +542,7 @@ sf_open(MPI_Comm comm, const char *name, int amode, MPI_Info info,
 	}
 	if (verdict < 0) {
 		free(path);
-		if (rank == 0)
-			sf_fail_code(NULL, -verdict, "cannot open '%s': %s",
-			    name, -verdict == MPI_ERR_FILE_EXISTS ?
-			    "file exists (MPI_MODE_EXCL)" :
-			    -verdict == MPI_ERR_NO_SUCH_FILE ?
-			    "no such file (no MPI_MODE_CREATE)" :
-			    -verdict == MPI_ERR_FILE_IN_USE ?
-			    "some of the ranks have it open for split-write "
-			    "and others do not: a second handle needs every "
-			    "one of its ranks to have the first" :
-			    "invalid access mode");
-		return through_handler(NULL, -verdict);
+		return refuse(name, rank, -verdict);
 	}
 	if (share_target(comm, rank, all[2], name, &path, &err) != 0) {
 		free(path);
@@ -493,21 +560,7 @@ sf_open(MPI_Comm comm, const char *name, int amode, MPI_Info info,
 	rc = 0;
 	shadow_rc = PMPI_File_open(comm, SHADOW_PATH, MPI_MODE_RDWR, info,
 	    &shadow);
-	f = calloc(1, sizeof(*f));
-	if (f != NULL) {
-		f->fh = shadow;
-		f->comm = MPI_COMM_NULL;
-		f->group = MPI_GROUP_NULL;
-		f->owner = owner;
-		f->shwin = MPI_WIN_NULL;
-		f->etype = f->filetype = MPI_DATATYPE_NULL;
-		f->amode = amode;
-		f->mode = verdict;
-		f->path = strdup(path);
-		f->etype_size = 1;
-		f->dense = 1;
-		gfsp_view_empty(&f->view, 0, 1);
-	}
+	f = new_sfile(shadow, owner, amode, verdict, path);
 	if (shadow_rc != MPI_SUCCESS)
 		rc = gfsp_error_set(&err, GFSP_EMPI, "cannot open '%s': MPICH "
 		    "cannot open %s for its handle", path, SHADOW_PATH);
@@ -515,28 +568,8 @@ sf_open(MPI_Comm comm, const char *name, int amode, MPI_Info info,
 		rc = gfsp_error_set(&err, GFSP_ENOMEM, "cannot open '%s': out "
 		    "of memory", path);
 	rc = gfsp_agree(comm, rc, &err);
-	if (rc == 0) {
-		rc = gfsp_comm_dup(comm, &f->comm) == MPI_SUCCESS ? 0 :
-		    gfsp_error_set(&err, GFSP_EMPI, "cannot open '%s': cannot "
-		    "duplicate the communicator", path);
-		rc = gfsp_agree(comm, rc, &err);
-	}
-	if (rc == 0) {
-		/* ours alone: the library checks what its calls return */
-		MPI_Comm_set_errhandler(f->comm, MPI_ERRORS_RETURN);
-		MPI_Comm_rank(f->comm, &f->rank);
-		MPI_Comm_size(f->comm, &f->nprocs);
-		MPI_Comm_group(comm, &f->group);
-		rc = sf_shared_open(f, &err);
-	}
-	if (rc == 0 && owner == NULL)
-		rc = open_data(f, all[1], info, &err);
-	/* a second open finds it by where it is */
-	if (rc == 0 && owner == NULL && f->mode == SF_WRITE)
-		rc = gfsp_agree(f->comm, path_key(name, &f->key_dev,
-		    &f->key_ino, &f->key_name) == 0 ? 0 : gfsp_error_set(&err,
-		    GFSP_ENOMEM, "cannot open '%s': out of memory", path),
-		    &err);
+	if (rc == 0)
+		rc = set_up(f, comm, all[1], info, name, &err);
 	if (rc) {
 		if (f != NULL) {
 			f->fh = MPI_FILE_NULL;
