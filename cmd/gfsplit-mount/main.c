@@ -486,6 +486,37 @@ watch_state(struct watchdog *w, int state)
 	pthread_mutex_unlock(&w->lock);
 }
 
+/* The FUSE session over FS, its options built from M into ARGS (FO holds
+ * the option string; the caller frees both), with FUSE's signal handlers
+ * set.  NULL, said, on failure. */
+static struct fuse_session *
+new_session(struct gfsp_mfs *fs, const struct mopts *m,
+	    struct fuse_args *args, char **fo)
+{
+	struct fuse_session *se;
+
+	*fo = fuse_optstring(fs->tree.root, m);
+	if (*fo == NULL || fuse_opt_add_arg(args, "gfsplit-mount") != 0 ||
+	    fuse_opt_add_arg(args, "-o") != 0 ||
+	    fuse_opt_add_arg(args, *fo) != 0 ||
+	    (opt_debug && fuse_opt_add_arg(args, "-d") != 0)) {
+		gfsp_log_error("out of memory");
+		return NULL;
+	}
+	se = fuse_session_new(args, &gfsp_mfs_ops, sizeof(gfsp_mfs_ops), fs);
+	if (se == NULL) {
+		gfsp_log_error("cannot start a FUSE session (see the message "
+		    "above)");
+		return NULL;
+	}
+	if (fuse_set_signal_handlers(se) != 0) {
+		gfsp_log_error("cannot set the signal handlers");
+		fuse_session_destroy(se);
+		return NULL;
+	}
+	return se;
+}
+
 static int
 serve(const char *source, const char *mountpoint, const struct mopts *m,
       int notify)
@@ -509,24 +540,9 @@ serve(const char *source, const char *mountpoint, const struct mopts *m,
 	}
 	fs.readonly = !m->rw;
 	fs.verify = m->verify;
-	fo = fuse_optstring(fs.tree.root, m);
-	if (fo == NULL || fuse_opt_add_arg(&args, "gfsplit-mount") != 0 ||
-	    fuse_opt_add_arg(&args, "-o") != 0 ||
-	    fuse_opt_add_arg(&args, fo) != 0 ||
-	    (opt_debug && fuse_opt_add_arg(&args, "-d") != 0)) {
-		gfsp_log_error("out of memory");
+	se = new_session(&fs, m, &args, &fo);
+	if (se == NULL)
 		goto out;
-	}
-	se = fuse_session_new(&args, &gfsp_mfs_ops, sizeof(gfsp_mfs_ops), &fs);
-	if (se == NULL) {
-		gfsp_log_error("cannot start a FUSE session (see the message "
-		    "above)");
-		goto out;
-	}
-	if (fuse_set_signal_handlers(se) != 0) {
-		gfsp_log_error("cannot set the signal handlers");
-		goto out;
-	}
 	if (claim_point(mountpoint, &where, &lock) != 0)
 		goto out;
 	r = fuse_session_mount(se, mountpoint);

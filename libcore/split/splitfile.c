@@ -349,24 +349,16 @@ create_part(struct gfsp_split_writer *w, struct gfsp_error *err)
 	return rc;
 }
 
-int
-gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
-		 const struct gfsp_split_opts *opts,
-		 struct gfsp_split_writer **out, const struct gfsp_view **resolved,
-		 struct gfsp_error *err)
+/* A writer with its communicator: COMM itself when the caller gave it
+ * over (COMM_PRIVATE), else a duplicate.  Collective: every rank agrees
+ * before the first collective it must enter. */
+static int
+new_writer(MPI_Comm comm, int comm_private, struct gfsp_split_writer **out,
+	   struct gfsp_error *err)
 {
 	struct gfsp_split_writer *w;
-	struct gfsp_split_opts none;
-	int rc = 0, mrc;
+	int rc, mrc = MPI_SUCCESS;
 
-	*out = NULL;
-	if (resolved != NULL)
-		*resolved = NULL;
-	if (opts == NULL) {
-		memset(&none, 0, sizeof(none));
-		opts = &none;
-	}
-	/* agreed before the first collective, which every rank must enter */
 	w = calloc(1, sizeof(*w));
 	rc = gfsp_agree(comm, w ? 0 : gfsp_error_set(err, GFSP_ENOMEM,
 	    "out of memory"), err);
@@ -375,8 +367,7 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 		return rc;
 	}
 	w->comm = MPI_COMM_NULL;
-	mrc = MPI_SUCCESS;
-	if (opts->comm_private)
+	if (comm_private)
 		w->comm = comm;
 	else if ((mrc = gfsp_comm_dup(comm, &w->comm)) == MPI_SUCCESS)
 		w->own_comm = 1;
@@ -387,6 +378,30 @@ gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
 		free_writer(w);
 		return rc;
 	}
+	*out = w;
+	return 0;
+}
+
+int
+gfsp_split_create(MPI_Comm comm, const char *dst, const struct gfsp_view *view,
+		 const struct gfsp_split_opts *opts,
+		 struct gfsp_split_writer **out, const struct gfsp_view **resolved,
+		 struct gfsp_error *err)
+{
+	struct gfsp_split_writer *w = NULL;
+	struct gfsp_split_opts none;
+	int rc = 0;
+
+	*out = NULL;
+	if (resolved != NULL)
+		*resolved = NULL;
+	if (opts == NULL) {
+		memset(&none, 0, sizeof(none));
+		opts = &none;
+	}
+	rc = new_writer(comm, opts->comm_private, &w, err);
+	if (rc)
+		return rc;
 	MPI_Comm_rank(w->comm, &w->rank);
 	MPI_Comm_size(w->comm, &w->nprocs);
 	rc = take_opts(w, dst, opts, err);
