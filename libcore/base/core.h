@@ -26,6 +26,15 @@
  * with a transparent-huge-page hint.  Released with free(). */
 void *gfsp_big_alloc(size_t bytes, size_t align);
 
+/* The growable array: room for `n` elements of `size` bytes in *arr (any
+ * T **, passed as &array), whose room is *cap elements.  When n is over
+ * *cap the room doubles (at least `n`, at least 16) by realloc.  0, or
+ * -1 out of memory or over SIZE_MAX bytes, *arr and *cap as they were.
+ * The one way the library grows an array:
+ *	if (gfsp_grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v)) != 0)
+ *		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory"); */
+int gfsp_grow(void *arr, size_t *cap, size_t n, size_t size);
+
 /* A read-only mapping of [off, off + len) of the open file fd, its pages
  * read in before it returns (GFSP_EIO naming `name` if the file no longer
  * has them).  `data` is the first byte; `name` is kept, not copied. */

@@ -1,5 +1,5 @@
 /*
- * mem.c - large arrays and buffers.
+ * mem.c - large arrays and buffers, and the growable array.
  *
  * Arrays of megabytes (a flattened view of a million blocks, its index,
  * a transfer buffer) are aligned to 2 MiB and asked for transparent huge
@@ -55,6 +55,27 @@ gfsp_big_alloc(size_t bytes, size_t align)
 	(void)madvise(p, bytes, MADV_HUGEPAGE);
 #endif
 	return p;
+}
+
+int
+gfsp_grow(void *arr, size_t *cap, size_t n, size_t size)
+{
+	void **v = arr;
+	size_t c = *cap;
+	void *p;
+
+	if (n <= c)
+		return 0;
+	c = c > SIZE_MAX / 2 ? n : GFSP_MAX(2 * c, 16);
+	c = GFSP_MAX(c, n);
+	if (size != 0 && c > SIZE_MAX / size)
+		return -1;
+	p = realloc(*v, c * size);
+	if (p == NULL)
+		return -1;
+	*v = p;
+	*cap = c;
+	return 0;
 }
 
 /* ------------------------------------------------------ file mappings */

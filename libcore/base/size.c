@@ -132,16 +132,8 @@ gfsp_parse_size_list(const char *s, uint64_t **v, size_t *n,
 		if (rc == 0 && x == 0)
 			rc = gfsp_error_set(err, GFSP_EINVAL, "invalid size "
 					   "'%s': must be at least 1 byte", tok);
-		if (rc == 0 && k == cap) {
-			uint64_t *na = realloc(a, (cap = cap ? 2 * cap : 8) *
-					       sizeof(*a));
-
-			if (na == NULL)
-				rc = gfsp_error_set(err, GFSP_ENOMEM,
-						   "out of memory");
-			else
-				a = na;
-		}
+		if (rc == 0 && gfsp_grow(&a, &cap, k + 1, sizeof(*a)) != 0)
+			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 		if (rc != 0)
 			break;
 		/* insertion keeps it sorted; equal ones are dropped */

@@ -604,7 +604,7 @@ storage_read(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid,
 {
 	struct gfsp_cache *c = f->c;
 	size_t done = 0;
-	uint64_t *n, from = 0, to = 0;
+	uint64_t from = 0, to = 0;
 	int rc;
 
 	/*
@@ -634,15 +634,9 @@ storage_read(struct gfsp_cache_file *f, uint64_t idx, uint64_t bid,
 		return rc;
 	c->st.storage_reads++;
 	c->st.storage_bytes += len;
-	if (c->nsread == c->capsread) {
-		size_t cap = c->capsread ? 2 * c->capsread : 256;
-
-		n = realloc(c->sread, cap * sizeof(*n));
-		if (n == NULL)
-			return 0;	/* the statistic only */
-		c->sread = n;
-		c->capsread = cap;
-	}
+	if (gfsp_grow(&c->sread, &c->capsread, c->nsread + 1,
+	    sizeof(*c->sread)) != 0)
+		return 0;	/* the statistic only */
 	c->sread[c->nsread++] = bid;
 	return 0;
 }

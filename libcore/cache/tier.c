@@ -278,11 +278,11 @@ int
 gfsp_tier_scan(const char *dir, struct gfsp_tier_entry ***out, size_t *n,
 	       struct gfsp_error *err)
 {
-	struct gfsp_tier_entry **v = NULL, *e, **nv;
+	struct gfsp_tier_entry **v = NULL, *e;
 	struct gfsp_stat st;
 	struct gfsp_error e2;
 	char **names = NULL, *mpath;
-	size_t nn = 0, nv_len = 0, i;
+	size_t nn = 0, nv_len = 0, cap = 0, i;
 	int rc = 0;
 
 	*out = NULL;
@@ -319,13 +319,11 @@ gfsp_tier_scan(const char *dir, struct gfsp_tier_entry ***out, size_t *n,
 			gfsp_tier_free(e);
 			continue;
 		}
-		nv = realloc(v, (nv_len + 1) * sizeof(*v));
-		if (nv == NULL) {
+		if (gfsp_grow(&v, &cap, nv_len + 1, sizeof(*v)) != 0) {
 			gfsp_tier_free(e);
 			rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
 			break;
 		}
-		v = nv;
 		v[nv_len++] = e;
 	}
 	gfsp_strv_free(names, nn);

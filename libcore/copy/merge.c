@@ -119,7 +119,8 @@ struct merge_ctx {
 	uint64_t seg_size;
 	int *slot_of;			/* [nprocs] index in op[] or -1 */
 	struct open_part *op;
-	int nop, capop;
+	int nop;
+	size_t capop;		/* op[nop..capop) zeroed or kept states */
 	struct seghash *sh;		/* segment hashes computed here */
 	size_t nsh, capsh;
 	unsigned char *tail;		/* TAIL_BUF scratch */
@@ -138,18 +139,9 @@ static int
 add_seghash(struct merge_ctx *x, uint64_t part, uint64_t seg, uint64_t hash,
 	    struct gfsp_error *err)
 {
-	struct seghash *n;
-	size_t cap;
-
-	if (x->nsh == x->capsh) {
-		cap = x->capsh ? 2 * x->capsh : 1024;
-		n = realloc(x->sh, cap * sizeof(*n));
-		if (n == NULL)
-			return gfsp_error_set(err, GFSP_ENOMEM,
-			    "out of memory for segment checksums");
-		x->sh = n;
-		x->capsh = cap;
-	}
+	if (gfsp_grow(&x->sh, &x->capsh, x->nsh + 1, sizeof(*x->sh)) != 0)
+		return gfsp_error_set(err, GFSP_ENOMEM,
+		    "out of memory for segment checksums");
 	x->sh[x->nsh++] = (struct seghash){ part, seg, hash };
 	return 0;
 }
@@ -159,22 +151,17 @@ part_slot(struct merge_ctx *x, int part, uint64_t loff,
 	  struct open_part **out, struct gfsp_error *err)
 {
 	struct open_part *p;
-	int cap;
+	size_t old = x->capop;
 
 	if (x->slot_of[part] >= 0) {
 		*out = &x->op[x->slot_of[part]];
 		return 0;
 	}
-	if (x->nop == x->capop) {
-		cap = x->capop ? 2 * x->capop : 8;
-		p = realloc(x->op, (size_t)cap * sizeof(*p));
-		if (p == NULL)
-			return gfsp_error_set(err, GFSP_ENOMEM,
-			    "out of memory for checksum states");
-		memset(p + x->capop, 0, (size_t)(cap - x->capop) * sizeof(*p));
-		x->op = p;
-		x->capop = cap;
-	}
+	if (gfsp_grow(&x->op, &x->capop, (size_t)x->nop + 1,
+	    sizeof(*x->op)) != 0)
+		return gfsp_error_set(err, GFSP_ENOMEM,
+		    "out of memory for checksum states");
+	memset(x->op + old, 0, (x->capop - old) * sizeof(*x->op));
 	p = &x->op[x->nop];
 	if (p->st == NULL && (p->st = XXH3_createState()) == NULL)
 		return gfsp_error_set(err, GFSP_ENOMEM,
@@ -1104,7 +1091,7 @@ merge_totals(MPI_Comm comm, struct merge_ctx *x, struct gfsp_copy_result *res,
 static void
 merge_free(struct merge_ctx *x)
 {
-	int i;
+	size_t i;
 
 	for (i = 0; i < 2; i++)
 		free(x->map[i].ext);

@@ -196,8 +196,8 @@ gfsp_dst_leftovers(const struct gfsp_dst *d, const char *tag,
 		   struct gfsp_leftover **out, size_t *nout)
 {
 	char me[256], *pre = NULL, **names = NULL;
-	struct gfsp_leftover *v = NULL, *t;
-	size_t n = 0, i, len, k = 0;
+	struct gfsp_leftover *v = NULL;
+	size_t n = 0, i, len, k = 0, cap = 0;
 
 	*out = NULL;
 	*nout = 0;
@@ -219,12 +219,10 @@ gfsp_dst_leftovers(const struct gfsp_dst *d, const char *tag,
 		x.state = strcmp(x.node, me) != 0 ? GFSP_LEFT_ELSEWHERE :
 			  kill((pid_t)x.pid, 0) == 0 || errno != ESRCH ?
 			  GFSP_LEFT_RUNNING : GFSP_LEFT_GONE;
-		t = realloc(v, (k + 1) * sizeof(*v));
-		if (t == NULL) {
+		if (gfsp_grow(&v, &cap, k + 1, sizeof(*v)) != 0) {
 			free(x.path);
 			break;
 		}
-		v = t;
 		v[k++] = x;
 	}
 	gfsp_strv_free(names, n);

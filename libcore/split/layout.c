@@ -230,19 +230,9 @@ static int
 meta_put(struct gfsp_meta_bytes *o, const void *p, size_t n,
 	 struct gfsp_error *err)
 {
-	unsigned char *nb;
-	size_t cap;
-
-	if (n > SIZE_MAX / 4 - o->len)
+	if (n > SIZE_MAX / 4 - o->len ||
+	    gfsp_grow(&o->buf, &o->cap, o->len + n, 1) != 0)
 		return gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	if (o->len + n > o->cap) {
-		cap = GFSP_MAX(o->len + n, 2 * o->cap);
-		if ((nb = realloc(o->buf, cap)) == NULL)
-			return gfsp_error_set(err, GFSP_ENOMEM,
-			    "out of memory");
-		o->buf = nb;
-		o->cap = cap;
-	}
 	memcpy(o->buf + o->len, p, n);
 	o->len += n;
 	return 0;
@@ -269,20 +259,17 @@ static int
 meta_index(struct gfsp_layout *l, struct gfsp_error *err)
 {
 	struct gfsp_meta_bytes *in = l->in;
-	size_t pos = 8, cap = 0, *na;
+	size_t pos = 8, cap = 0;
 	uint64_t n;
 
 	while (in->len >= 8 && pos < in->len) {
 		if (in->len - pos < 8 ||
 		    (n = gfsp_le64(in->buf + pos)) > in->len - pos - 8)
 			goto bad;
-		if (in->nat == cap) {
-			cap = cap ? 2 * cap : 64;
-			if ((na = realloc(in->at, cap * sizeof(*na))) == NULL)
-				return gfsp_error_set(err, GFSP_ENOMEM,
-				    "out of memory");
-			in->at = na;
-		}
+		if (gfsp_grow(&in->at, &cap, in->nat + 1,
+		    sizeof(*in->at)) != 0)
+			return gfsp_error_set(err, GFSP_ENOMEM,
+			    "out of memory");
 		in->at[in->nat++] = pos;
 		pos += 8 + (size_t)n;
 	}

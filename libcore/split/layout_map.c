@@ -36,21 +36,13 @@ static int
 add_piece(void *ctx, uint64_t goff, uint64_t loff, uint64_t len)
 {
 	struct pieces *p = ctx;
-	struct piece *nv;
-	size_t ncap;
 
 	if (len == 0)
 		return 0;
 	if (p->n >= p->max)
 		return PIECES_FULL;
-	if (p->n == p->cap) {
-		ncap = p->cap ? 2 * p->cap : 64;
-		nv = realloc(p->v, ncap * sizeof(*nv));
-		if (nv == NULL)
-			return GFSP_ENOMEM;
-		p->v = nv;
-		p->cap = ncap;
-	}
+	if (gfsp_grow(&p->v, &p->cap, p->n + 1, sizeof(*p->v)) != 0)
+		return GFSP_ENOMEM;
 	p->v[p->n].goff = goff;
 	p->v[p->n].len = len;
 	p->v[p->n].loff = loff - p->vbase + p->loff;

@@ -56,17 +56,10 @@ ilist_add(struct ilist *l, uint64_t a, uint64_t b, struct gfsp_error *err)
 		l->p[l->n - 1].b = b;
 		return 0;
 	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		struct ivl *p = realloc(l->p, cap * sizeof(*p));
-
-		if (p == NULL)
-			return gfsp_error_set(err, GFSP_ENOMEM,
-					     "cannot resolve view overlaps: out of memory at %zu blocks",
-					     l->n);
-		l->p = p;
-		l->cap = cap;
-	}
+	if (gfsp_grow(&l->p, &l->cap, l->n + 1, sizeof(*l->p)) != 0)
+		return gfsp_error_set(err, GFSP_ENOMEM,
+		    "cannot resolve view overlaps: out of memory at %zu "
+		    "blocks", l->n);
 	l->p[l->n++] = (struct ivl){ a, b };
 	return 0;
 }

@@ -45,14 +45,16 @@ struct lrun {
 
 struct idxlist {
 	uint64_t *v;
-	uint32_t n, cap;
+	size_t n, cap;
 };
 
 struct gfsp_runlog {
 	struct gfsp_view *views;	/* id i is views[i - 1] */
-	uint32_t nviews, capv;
+	uint32_t nviews;
+	size_t capv;
 	struct lrun *runs;
-	uint64_t n, cap;
+	uint64_t n;
+	size_t cap;
 	int pend;			/* a contiguous block is growing */
 	uint64_t pg, plen, ploff;
 	uint64_t epoch;			/* of the writes from now on */
@@ -91,18 +93,10 @@ int
 gfsp_runlog_add_view(struct gfsp_runlog *rl, struct gfsp_view *v,
 		    uint32_t *id, struct gfsp_error *err)
 {
-	struct gfsp_view *nv;
-	uint32_t ncap;
-
-	if (rl->nviews == rl->capv) {
-		ncap = rl->capv ? 2 * rl->capv : 4;
-		nv = realloc(rl->views, ncap * sizeof(*nv));
-		if (nv == NULL)
-			return gfsp_error_set(err, GFSP_ENOMEM,
-			    "out of memory for file views");
-		rl->views = nv;
-		rl->capv = ncap;
-	}
+	if (gfsp_grow(&rl->views, &rl->capv, (size_t)rl->nviews + 1,
+	    sizeof(*rl->views)) != 0)
+		return gfsp_error_set(err, GFSP_ENOMEM,
+		    "out of memory for file views");
 	rl->views[rl->nviews] = *v;	/* the arrays, not copies */
 	*id = ++rl->nviews;
 	return 0;
@@ -112,19 +106,13 @@ static struct lrun *
 push_run(struct gfsp_runlog *rl, struct gfsp_error *err)
 {
 	struct lrun *nr;
-	uint64_t ncap;
 
-	if (rl->n == rl->cap) {
-		ncap = rl->cap ? 2 * rl->cap : 16;
-		nr = realloc(rl->runs, (size_t)ncap * sizeof(*nr));
-		if (nr == NULL) {
-			gfsp_error_set(err, GFSP_ENOMEM,
-			    "out of memory for %llu write runs",
-			    (unsigned long long)ncap);
-			return NULL;
-		}
-		rl->runs = nr;
-		rl->cap = ncap;
+	if (gfsp_grow(&rl->runs, &rl->cap, (size_t)rl->n + 1,
+	    sizeof(*rl->runs)) != 0) {
+		gfsp_error_set(err, GFSP_ENOMEM,
+		    "out of memory for %llu write runs",
+		    (unsigned long long)rl->n + 1);
+		return NULL;
 	}
 	nr = &rl->runs[rl->n++];
 	memset(nr, 0, sizeof(*nr));
@@ -375,20 +363,11 @@ same_id(const struct gfsp_runlog *rl, uint32_t a, uint32_t b)
 static int
 idx_put(struct gfsp_runlog *rl, struct idxlist *l, uint64_t i)
 {
-	uint64_t *nv;
-	uint32_t ncap;
-
 	if (l->n > 0 && l->v[l->n - 1] == i)
 		return 0;	/* a run over chunks of one bucket */
-	if (l->n == l->cap) {
-		ncap = l->cap ? 2 * l->cap : 8;
-		nv = realloc(l->v, ncap * sizeof(*nv));
-		if (nv == NULL) {
-			rl->idx_broken = 1;
-			return -1;
-		}
-		l->v = nv;
-		l->cap = ncap;
+	if (gfsp_grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v)) != 0) {
+		rl->idx_broken = 1;
+		return -1;
 	}
 	l->v[l->n++] = i;
 	return 0;

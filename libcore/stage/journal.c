@@ -74,23 +74,6 @@ wall_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int
-grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	void *p;
-	size_t c;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? 2 * *cap : 64;
-	p = realloc(*v, c * size);
-	if (p == NULL)
-		return -1;
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
 static uint64_t
 jget_u64(json_object *o, const char *k)
 {
@@ -120,8 +103,8 @@ load_line(struct gfsp_state *s, const char *line)
 		return 0;
 	}
 	if ((rel = gfsp_json_str(o, "done")) != NULL) {
-		if (grow((void **)&s->done, &s->capdone, s->ndone,
-			 sizeof(*s->done))) {
+		if (gfsp_grow(&s->done, &s->capdone, s->ndone + 1,
+		    sizeof(*s->done))) {
 			rc = -1;
 			goto out;
 		}
@@ -146,8 +129,8 @@ load_line(struct gfsp_state *s, const char *line)
 		   (tmp = gfsp_json_str(o, "tmp")) != NULL &&
 		   json_object_object_get_ex(o, "seg", &seg) &&
 		   json_object_is_type(seg, json_type_array)) {
-		if (grow((void **)&s->chunk, &s->capchunk, s->nchunk,
-			 sizeof(*s->chunk))) {
+		if (gfsp_grow(&s->chunk, &s->capchunk, s->nchunk + 1,
+		    sizeof(*s->chunk))) {
 			rc = -1;
 			goto out;
 		}
@@ -272,8 +255,8 @@ list_names(struct gfsp_state *s, char ***names, size_t *n,
 	   struct gfsp_error *err)
 {
 	struct dirent *de;
-	char **v = NULL, **nv;
-	size_t cnt = 0;
+	char **v = NULL;
+	size_t cnt = 0, cap = 0;
 	int fd = dup(s->dfd), rc = 0;
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 
@@ -288,13 +271,11 @@ list_names(struct gfsp_state *s, char ***names, size_t *n,
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
-		nv = realloc(v, (cnt + 1) * sizeof(*v));
-		if (nv == NULL || (nv[cnt] = strdup(de->d_name)) == NULL) {
-			v = nv ? nv : v;
+		if (gfsp_grow(&v, &cap, cnt + 1, sizeof(*v)) != 0 ||
+		    (v[cnt] = strdup(de->d_name)) == NULL) {
 			rc = OOM(err);
 			break;
 		}
-		v = nv;
 		cnt++;
 	}
 	closedir(d);

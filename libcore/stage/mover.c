@@ -94,7 +94,7 @@ struct mover {
 	/* inotify: watch descriptor -> directory (rel, "" for SRC) */
 	int *wd;
 	char **wrel;
-	size_t nw, capw;
+	size_t nw, capw, caprel;	/* room in wd, wrel */
 	/* rels closed since the last pass */
 	char **closed;
 	size_t nclosed, capclosed;
@@ -172,15 +172,8 @@ lower_priority(const char *cpus)
 static int
 push_str(char ***v, size_t *n, size_t *cap, const char *s)
 {
-	char **p;
-
-	if (*n == *cap) {
-		*cap = *cap ? 2 * *cap : 16;
-		p = realloc(*v, *cap * sizeof(*p));
-		if (p == NULL)
-			return -1;
-		*v = p;
-	}
+	if (gfsp_grow(v, cap, *n + 1, sizeof(**v)) != 0)
+		return -1;
 	(*v)[*n] = strdup(s);
 	if ((*v)[*n] == NULL)
 		return -1;
@@ -196,26 +189,15 @@ watch_tree(struct mover *m, const char *rel)
 	char *path, **names = NULL, *child;
 	size_t n = 0, i;
 	struct stat sb;
-	int w, *nwd;
+	int w;
 
 	if (asprintf(&path, "%s%s%s", m->o->src, *rel ? "/" : "", rel) < 0)
 		return;
 	w = inotify_add_watch(m->ifd, path, IN_CLOSE_WRITE | IN_MOVED_TO |
 			      IN_CREATE | IN_ONLYDIR);
-	if (w >= 0 && m->nw == m->capw) {
-		size_t cap = m->capw ? 2 * m->capw : 16;
-		char **nrel;
-
-		nwd = realloc(m->wd, cap * sizeof(*nwd));
-		if (nwd != NULL)
-			m->wd = nwd;
-		nrel = realloc(m->wrel, cap * sizeof(*nrel));
-		if (nrel != NULL)
-			m->wrel = nrel;
-		if (nwd != NULL && nrel != NULL)
-			m->capw = cap;
-	}
-	if (w >= 0 && m->nw < m->capw) {
+	if (w >= 0 &&
+	    gfsp_grow(&m->wd, &m->capw, m->nw + 1, sizeof(*m->wd)) == 0 &&
+	    gfsp_grow(&m->wrel, &m->caprel, m->nw + 1, sizeof(*m->wrel)) == 0) {
 		m->wd[m->nw] = w;
 		m->wrel[m->nw] = strdup(rel);
 		if (m->wrel[m->nw] != NULL)
@@ -320,7 +302,6 @@ open_for_writing(struct inoset *set)
 	DIR *proc, *fds;
 	FILE *fp;
 	unsigned flags;
-	uint64_t *v;
 
 	set->n = 0;
 	proc = opendir("/proc");
@@ -352,13 +333,9 @@ open_for_writing(struct inoset *set)
 				fclose(fp);
 			if ((flags & O_ACCMODE) == O_RDONLY)
 				continue;
-			if (set->n == set->cap) {
-				set->cap = set->cap ? 2 * set->cap : 64;
-				v = realloc(set->v, set->cap * sizeof(*v));
-				if (v == NULL)
-					break;
-				set->v = v;
-			}
+			if (gfsp_grow(&set->v, &set->cap, set->n + 1,
+			    sizeof(*set->v)) != 0)
+				break;
 			set->v[set->n++] = (uint64_t)sb.st_ino;
 		}
 		closedir(fds);

@@ -418,7 +418,7 @@ find_conflicts(const unsigned char *buf, const int *lens, const int *displs,
 	       int n, struct gfsp_flist *bad, struct gfsp_error *err)
 {
 	struct gfsp_flist one;
-	struct named *v = NULL, *t;
+	struct named *v = NULL;
 	size_t nv = 0, cap = 0, i, j;
 	int k, rc = 0;
 
@@ -428,14 +428,9 @@ find_conflicts(const unsigned char *buf, const int *lens, const int *displs,
 		for (i = 0; rc == 0 && i < one.n; i++) {
 			if (one.v[i].type == GFSP_SF_DIR)
 				continue;
-			if (nv == cap) {
-				cap = cap ? 2 * cap : 64;
-				t = realloc(v, cap * sizeof(*v));
-				if (t == NULL) {
-					rc = OOM(err);
-					break;
-				}
-				v = t;
+			if (gfsp_grow(&v, &cap, nv + 1, sizeof(*v)) != 0) {
+				rc = OOM(err);
+				break;
 			}
 			v[nv].rel = one.v[i].rel;
 			v[nv].src = one.v[i].src;
@@ -452,16 +447,10 @@ find_conflicts(const unsigned char *buf, const int *lens, const int *displs,
 		for (j = i - 1; rc == 0 && j <= i; j++) {
 			struct gfsp_sfile *f;
 
-			if (bad->n == bad->cap) {
-				size_t c = bad->cap ? 2 * bad->cap : 16;
-
-				f = realloc(bad->v, c * sizeof(*f));
-				if (f == NULL) {
-					rc = OOM(err);
-					break;
-				}
-				bad->v = f;
-				bad->cap = c;
+			if (gfsp_grow(&bad->v, &bad->cap, bad->n + 1,
+			    sizeof(*bad->v)) != 0) {
+				rc = OOM(err);
+				break;
 			}
 			f = &bad->v[bad->n++];
 			memset(f, 0, sizeof(*f));

@@ -89,13 +89,8 @@ add_piece(struct gfsp_piece **all, size_t *nall, size_t *cap, uint32_t file,
 {
 	struct gfsp_piece *p;
 
-	if (*nall == *cap) {
-		*cap = *cap ? 2 * *cap : 64;
-		p = realloc(*all, *cap * sizeof(*p));
-		if (p == NULL)
-			return GFSP_ENOMEM;
-		*all = p;
-	}
+	if (gfsp_grow(all, cap, *nall + 1, sizeof(**all)) != 0)
+		return GFSP_ENOMEM;
 	p = &(*all)[(*nall)++];
 	memset(p, 0, sizeof(*p));
 	p->file = file;

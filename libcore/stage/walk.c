@@ -20,17 +20,8 @@ static int
 flist_push(struct gfsp_flist *l, struct gfsp_sfile **out,
 	   struct gfsp_error *err)
 {
-	struct gfsp_sfile *v;
-	size_t cap;
-
-	if (l->n == l->cap) {
-		cap = l->cap ? 2 * l->cap : 64;
-		v = realloc(l->v, cap * sizeof(*v));
-		if (v == NULL)
-			return OOM(err);
-		l->v = v;
-		l->cap = cap;
-	}
+	if (gfsp_grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v)) != 0)
+		return OOM(err);
 	*out = &l->v[l->n++];
 	memset(*out, 0, sizeof(**out));
 	(*out)->node = -1;
@@ -511,20 +502,12 @@ struct wbuf {
 static void
 put(struct wbuf *w, const void *src, size_t n)
 {
-	unsigned char *p;
-	size_t cap;
-
 	if (w->oom)
 		return;
-	if (w->len + n > w->cap) {
-		cap = GFSP_MAX(2 * w->cap, w->len + n + 4096);
-		p = realloc(w->p, cap);
-		if (p == NULL) {
-			w->oom = 1;
-			return;
-		}
-		w->p = p;
-		w->cap = cap;
+	if (n > SIZE_MAX - w->len ||
+	    gfsp_grow(&w->p, &w->cap, w->len + n, 1) != 0) {
+		w->oom = 1;
+		return;
 	}
 	memcpy(w->p + w->len, src, n);
 	w->len += n;

@@ -687,17 +687,9 @@ keep_zent(struct gfsp_xfer *x, const struct gfsp_zentry *ze,
 	  struct gfsp_error *err)
 {
 	struct wr *w = &x->wr;
-	struct gfsp_zentry *v;
-	size_t cap;
 
-	if (w->nze == w->capze) {
-		cap = w->capze ? 2 * w->capze : 16;
-		v = realloc(w->ze, cap * sizeof(*v));
-		if (v == NULL)
-			return OOM(err);
-		w->ze = v;
-		w->capze = cap;
-	}
+	if (gfsp_grow(&w->ze, &w->capze, w->nze + 1, sizeof(*w->ze)) != 0)
+		return OOM(err);
 	w->ze[w->nze++] = *ze;
 	return 0;
 }

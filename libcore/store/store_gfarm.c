@@ -885,7 +885,7 @@ gf_readdir(const char *path, char ***names, size_t *n, struct gfsp_error *err)
 	struct gfs_dirent *de;
 	GFS_Dir d = NULL;
 	gfarm_error_t e;
-	char **v = NULL, **nv;
+	char **v = NULL;
 	size_t cnt = 0, cap = 0, i;
 	int rc, nomem = 0;
 
@@ -907,14 +907,9 @@ gf_readdir(const char *path, char ***names, size_t *n, struct gfsp_error *err)
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 16;
-			nv = realloc(v, cap * sizeof(*v));
-			if (nv == NULL) {
-				nomem = 1;
-				break;
-			}
-			v = nv;
+		if (gfsp_grow(&v, &cap, cnt + 1, sizeof(*v)) != 0) {
+			nomem = 1;
+			break;
 		}
 		v[cnt] = strdup(de->d_name);
 		if (v[cnt] == NULL) {

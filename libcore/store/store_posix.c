@@ -873,7 +873,7 @@ posix_readdir(const char *path, char ***names, size_t *n, struct gfsp_error *err
 {
 	DIR *d;
 	struct dirent *de;
-	char **v = NULL, **nv;
+	char **v = NULL;
 	size_t cnt = 0, cap = 0, i;
 	int rc = 0;
 
@@ -910,13 +910,8 @@ posix_readdir(const char *path, char ***names, size_t *n, struct gfsp_error *err
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 16;
-			nv = realloc(v, cap * sizeof(*v));
-			if (nv == NULL)
-				goto nomem;
-			v = nv;
-		}
+		if (gfsp_grow(&v, &cap, cnt + 1, sizeof(*v)) != 0)
+			goto nomem;
 		v[cnt] = strdup(de->d_name);
 		if (v[cnt] == NULL)
 			goto nomem;

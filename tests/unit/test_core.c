@@ -1,5 +1,6 @@
 /*
- * test_core.c - errors, sizes and the POSIX store, without MPI.
+ * test_core.c - errors, sizes, the growable array and the POSIX store,
+ * without MPI.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -1138,11 +1139,40 @@ test_same_host(void)
 		   "same host '%s' '%s': %d", t[i].a, t[i].b, t[i].same);
 }
 
+/* gfsp_grow: room for what is asked, the contents kept, and on a size
+ * that cannot be the array and its room as they were */
+static void
+test_grow(void)
+{
+	uint64_t *v = NULL, *before;
+	size_t cap = 0, i, bad = 0;
+
+	for (i = 0; i < 100000; i++) {
+		if (gfsp_grow(&v, &cap, i + 1, sizeof(*v)) != 0 || cap <= i)
+			break;
+		v[i] = i * 2654435761u;
+	}
+	ok(i == 100000, "grow: 100000 elements, one by one (room %zu)", cap);
+	for (i = 0; v != NULL && i < 100000; i++)
+		bad += v[i] != i * 2654435761u;
+	ok(bad == 0, "grow: every element kept across the moves");
+	ok(cap < 2 * 100000 + 16, "grow: the room at most doubles (%zu)", cap);
+	ok(gfsp_grow(&v, &cap, 50, sizeof(*v)) == 0 && cap >= 100000,
+	   "grow: asking for less keeps what there is");
+	before = v;
+	i = cap;
+	ok(gfsp_grow(&v, &cap, SIZE_MAX / 4, sizeof(*v)) == -1 &&
+	   v == before && cap == i,
+	   "grow: over SIZE_MAX bytes fails, the array and its room unchanged");
+	free(v);
+}
+
 int
 main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_sizes();
+	test_grow();
 	test_same_host();
 	test_errors();
 	test_store();
