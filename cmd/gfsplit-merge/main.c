@@ -12,6 +12,7 @@
 #include "core.h"
 #include "driver.h"
 #include "copy.h"
+#include "copyreport.h"
 #include "dst.h"
 
 static uint64_t opt_stripe = GFSP_MERGE_STRIPE_DEFAULT;
@@ -81,7 +82,7 @@ run(int argc, char **argv, MPI_Comm comm)
 		return 1;
 	}
 	if (rank == 0)
-		gfsp_copy_print("gfsplit-merge", a.src, a.dst, &res, opt_json,
+		copyreport_print("gfsplit-merge", a.src, a.dst, &res, opt_json,
 			       a.dry_run);
 	free(res.plan);
 	free(dst);

@@ -13,6 +13,7 @@
 #include "core.h"
 #include "driver.h"
 #include "copy.h"
+#include "copyreport.h"
 #include "dst.h"
 
 #define UNSET UINT64_MAX
@@ -92,7 +93,7 @@ run(int argc, char **argv, MPI_Comm comm)
 		return 1;
 	}
 	if (rank == 0)
-		gfsp_copy_print("pcp-split", a.src, a.dst, &res, opt_json,
+		copyreport_print("pcp-split", a.src, a.dst, &res, opt_json,
 			       a.dry_run);
 	free(res.plan);
 	free(dst);

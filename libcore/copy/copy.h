@@ -1,16 +1,15 @@
 /*
  * copy.h - the copy wing (libcore/copy/): the engines behind the commands
  * pcp-split (ordinary file -> split file), gfsplit-merge (split file ->
- * ordinary file) and stat-layout (what a split file holds), and what they
- * report.  Uses base, store and split; no other wing of its level.
- * Included by libcore/copy/ and cmd/.
+ * ordinary file) and stat-layout (what a split file holds), and the
+ * results they return.  Uses base, store and split; no other wing of its
+ * level.  Included by libcore/copy/ and cmd/.
  *
  * The copy engines are collective over comm: every rank calls them with the
  * same arguments, every phase ends with gfsp_agree(), and all ranks return the
  * same verdict.  No engine prints; the commands turn the results below into
- * text or JSON, through the report helpers at the end of this header
- * (report.c), which pcp-split and gfsplit-merge share: gfsp_copy_print()
- * writes to stdout, and only when a command calls it.
+ * text or JSON (cmd/copy-common/copyreport.c, which pcp-split and
+ * gfsplit-merge share).
  */
 #ifndef GFSP_COPY_H
 #define GFSP_COPY_H
@@ -110,36 +109,5 @@ int gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
  */
 int gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	      struct gfsp_copy_result *res, struct gfsp_error *err);
-
-/*
- * Collective helper for both engines: fill res->max_rss_kib and
- * res->cpu_seconds from getrusage() (max and sum over comm, at rank 0).
- */
-int gfsp_copy_usage(MPI_Comm comm, struct gfsp_copy_result *res,
-		   struct gfsp_error *err);
-
-/* The summary object of --json (schemas/pcp-split.schema.json,
- * gfsplit-merge.schema.json): the common members (gfsp_json_doc), layout,
- * max_rss_kib, cpu_seconds (+ the plan on a dry run).  Caller puts it. */
-json_object *gfsp_copy_result_json(const char *command, const char *src,
-				  const char *dst,
-				  const struct gfsp_copy_result *res,
-				  int dry_run);
-
-/*
- * Rank 0, after an engine succeeded: print the --json summary, or the
- * --dry-run plan, and (unless a dry run) the one-line summary at info level.
- * A result with writers > 0 is a merge's.
- */
-void gfsp_copy_print(const char *command, const char *src, const char *dst,
-		    const struct gfsp_copy_result *res, int json, int dry_run);
-
-/* One line for humans: "24.00 MiB in 0.12 s (200.0 MiB/s)". */
-const char *gfsp_copy_result_line(const struct gfsp_copy_result *res,
-				 char *buf, size_t len);
-/* One --dry-run line: "rank 1: 12.00 MiB in 3 blocks, [4194304, 16777216)";
- * `what` names the pieces ("blocks", "stripes"). */
-const char *gfsp_plan_line(const struct gfsp_plan_rank *p, int rank,
-			  const char *what, char *buf, size_t len);
 
 #endif /* GFSP_COPY_H */

@@ -1157,7 +1157,8 @@ gfsp_merge(MPI_Comm comm, const struct gfsp_merge_args *a,
 	rc = merge_totals(comm, &x, res, err);
 	if (rc == 0) {
 		res->seconds = gfsp_now() - t0;
-		rc = gfsp_copy_usage(comm, res, err);
+		rc = gfsp_job_usage(comm, &res->seconds, &res->max_rss_kib,
+		    &res->cpu_seconds, err);
 	}
 out:
 	gfsp_watch_undo_pop(undo_tmp, &x);

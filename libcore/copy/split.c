@@ -473,7 +473,8 @@ gfsp_pcp_split(MPI_Comm comm, const struct gfsp_split_args *a,
 					MPI_UINT64_T, MPI_SUM, 0, comm),
 			   "MPI_Reduce", err);
 	if (rc == 0)
-		rc = gfsp_copy_usage(comm, res, err);
+		rc = gfsp_job_usage(comm, &res->seconds, &res->max_rss_kib,
+		    &res->cpu_seconds, err);
 out:
 	if (src != NULL)
 		gfsp_close(src, NULL);

@@ -11,11 +11,11 @@
 
 version=$(sed -n 's/^#define GFSPLIT_VERSION "\(.*\)"/\1/p' "$TOP/libcore/gfsplit.h")
 # the commands: one per cmd/NAME/, gfsplit-mount only when built (libfuse3);
-# cmd/stage-common/ is the code stage-in and stage-out share, no command
+# cmd/NAME-common/ is code commands share, no command
 CMDS=""
 for d in "$TOP"/cmd/*/; do
 	c=$(basename "$d")
-	[ "$c" != stage-common ] || continue
+	case $c in *-common) continue ;; esac
 	[ "$c" != gfsplit-mount ] || [ -x "$TOP/bin/gfsplit-mount" ] && CMDS="$CMDS $c"
 done
 # the sanitizer build (make check-asan) installs and packages nothing of

@@ -1,7 +1,8 @@
 /*
- * report.c - what the copy engines tell their users: resource usage summed
- * over the ranks, the --json summary, the --dry-run plan and the one-line
- * summary.  Shared by pcp-split and gfsplit-merge.
+ * copyreport.c - what pcp-split and gfsplit-merge tell their users about
+ * a copy engine's result (struct gfsp_copy_result, copy.h): the --json
+ * summary, the --dry-run plan and the one-line summary.  Linked into both
+ * commands (the cmd_rule in Makefile.in).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,14 +11,7 @@
 
 #include "core.h"
 #include "copy.h"
-
-int
-gfsp_copy_usage(MPI_Comm comm, struct gfsp_copy_result *res,
-	       struct gfsp_error *err)
-{
-	return gfsp_job_usage(comm, &res->seconds, &res->max_rss_kib,
-			      &res->cpu_seconds, err);
-}
+#include "copyreport.h"
 
 static void
 add_u64(json_object *o, const char *key, uint64_t v)
@@ -25,8 +19,11 @@ add_u64(json_object *o, const char *key, uint64_t v)
 	json_object_object_add(o, key, json_object_new_uint64(v));
 }
 
-json_object *
-gfsp_copy_result_json(const char *command, const char *src, const char *dst,
+/* The summary object of --json: the common members (gfsp_json_doc),
+ * layout, max_rss_kib, cpu_seconds (+ the plan on a dry run).  Caller
+ * puts it. */
+static json_object *
+copyreport_json(const char *command, const char *src, const char *dst,
 		     const struct gfsp_copy_result *res, int dry_run)
 {
 	json_object *o, *plan, *p;
@@ -80,8 +77,9 @@ gfsp_copy_result_json(const char *command, const char *src, const char *dst,
 	return o;
 }
 
-const char *
-gfsp_copy_result_line(const struct gfsp_copy_result *res, char *buf,
+/* One line for humans: "24.00 MiB in 0.12 s (200.0 MiB/s, ...)". */
+static const char *
+copyreport_line(const struct gfsp_copy_result *res, char *buf,
 		     size_t len)
 {
 	char sz[32], rate[32];
@@ -100,8 +98,10 @@ gfsp_copy_result_line(const struct gfsp_copy_result *res, char *buf,
 	return buf;
 }
 
-const char *
-gfsp_plan_line(const struct gfsp_plan_rank *p, int rank, const char *what,
+/* One --dry-run line: "rank 1: 12.00 MiB in 3 blocks, [4194304,
+ * 16777216)"; `what` names the pieces ("blocks", "stripes"). */
+static const char *
+copyreport_plan_line(const struct gfsp_plan_rank *p, int rank, const char *what,
 	      char *buf, size_t len)
 {
 	char sz[32];
@@ -118,7 +118,7 @@ gfsp_plan_line(const struct gfsp_plan_rank *p, int rank, const char *what,
 }
 
 void
-gfsp_copy_print(const char *command, const char *src, const char *dst,
+copyreport_print(const char *command, const char *src, const char *dst,
 	       const struct gfsp_copy_result *res, int json, int dry_run)
 {
 	const int merge = res->writers > 0;
@@ -127,7 +127,7 @@ gfsp_copy_print(const char *command, const char *src, const char *dst,
 	int r;
 
 	if (json) {
-		o = gfsp_copy_result_json(command, src, dst, res, dry_run);
+		o = copyreport_json(command, src, dst, res, dry_run);
 		gfsp_json_print(stdout, o, JSON_C_TO_STRING_PLAIN);
 		json_object_put(o);
 	} else if (dry_run) {
@@ -135,7 +135,7 @@ gfsp_copy_print(const char *command, const char *src, const char *dst,
 		       "into '%s' with %d ranks\n", merge ? "merge" : "split",
 		       src, res->bytes, res->layout, dst, res->ranks);
 		for (r = 0; r < res->ranks && res->plan != NULL; r++)
-			printf("  %s\n", gfsp_plan_line(&res->plan[r], r,
+			printf("  %s\n", copyreport_plan_line(&res->plan[r], r,
 			       merge ? "stripes" : "blocks", line,
 			       sizeof(line)));
 	}
@@ -146,7 +146,7 @@ gfsp_copy_print(const char *command, const char *src, const char *dst,
 		    res->misplaced == 1 ? "its" : "their", dst);
 	if (!dry_run)
 		gfsp_log_info("%s '%s' into '%s': %s%s", merge ? "merged" :
-		    "split", src, dst, gfsp_copy_result_line(res, line,
+		    "split", src, dst, copyreport_line(res, line,
 		    sizeof(line)), !merge ? "" : res->verified ?
 		    ", checksums ok" : ", checksums not verified");
 }
