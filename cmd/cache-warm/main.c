@@ -14,6 +14,7 @@
 #include "cache.h"
 #include "core.h"
 #include "driver.h"
+#include "warmreport.h"
 
 static const char *opt_dir;
 static const char *opt_keep = "all";
@@ -93,7 +94,7 @@ run(int argc, char **argv, MPI_Comm comm)
 	if (rc == 0)
 		rc = gfsp_cache_stats_all(c, &sum, NULL, &err);
 	if (rc == 0 && rank == 0 && (opt_json || !gfsp_opt_quiet))
-		gfsp_warm_print(stdout, opt_json, &wo, c, argc, argv, res,
+		warmreport_print(stdout, opt_json, &wo, c, argc, argv, res,
 		    nnodes, &sum, gfsp_now() - t0);
 	gfsp_cache_destroy(c);
 	free(res);

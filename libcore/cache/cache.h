@@ -213,13 +213,6 @@ int gfsp_cache_warm(struct gfsp_cache *c, const struct gfsp_warm_opts *o,
 		   int nfiles, char **files, struct gfsp_warm_result *res,
 		   int *nnodes, struct gfsp_error *err);
 
-/* cache-warm's summary (rank 0): text, or one JSON object with the
- * cache's summed statistics (schemas/cache-warm.schema.json). */
-void gfsp_warm_print(FILE *fp, int json, const struct gfsp_warm_opts *o,
-		    struct gfsp_cache *c, int nfiles, char **files,
-		    const struct gfsp_warm_result *res, int nnodes,
-		    const struct gfsp_cache_stats *sum, double seconds);
-
 /* The default tier directory: $GFSPLIT_CACHE_LOCAL_DIR, else
  * /dev/shm/gfsplit-cache-UID (static storage). */
 const char *gfsp_cache_local_dir_default(void);
