@@ -1,6 +1,7 @@
 /*
  * cache_bench.c - the cooperative cache (libcore/cache/cache.c) against plain
- * pread by every rank, the seed's experiments (001, figures 2-4):
+ * pread by every rank, the experiments of Arai, Ishikawa and Hori's
+ * cooperative cache (Anco), its figures 2-4:
  *
  *   cache_bench seq|random|strided FILE [--plain] [--groups G]
  *               [--block B] [--cache C] [--ratio R] [--size S]
@@ -8,7 +9,7 @@
  *               [--second-pass] [--readahead N]
  *
  *   seq      every rank reads the whole file in order, S bytes a read
- *            (default 256 KiB, as the seed's figure 2): concentrated
+ *            (default 256 KiB, as its figure 2): concentrated
  *   random   every rank reads N random 1 MiB pieces (figure 3), each at
  *            a multiple of the piece size, as IOR's random offsets are
  *   strided  IOR's strided read: rank r reads pieces r, r+P, ... of S

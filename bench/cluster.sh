@@ -20,7 +20,7 @@
 #         (--plain).
 #         Targets: storage bytes <= groups x file size; aggregate rate
 #         >= 0.8 x K x one node's.
-# split   the seed's headline (000, figures 3 and 8): K ranks, 1 a node,
+# split   MPI-IO/Gfarm's headline (Kimura and Tatebe, figures 3 and 8): K ranks, 1 a node,
 #         write SPLIT_SIZE each: N-1 into one Gfarm file on node 1
 #         (bench/gfarm_n1 --mode=n1, the Gfarm C API) against split-write
 #         (pcp-split, each part on its writer's own gfsd) and the raw N-N

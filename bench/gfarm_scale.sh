@@ -6,7 +6,7 @@
 # each with its own network namespace, host name, /dev/shm and /tmp, a gfsd
 # registered under its host name and a "disk" of its own: every byte to or
 # from its gfsd, reads and writes together, passes one tbf limited to DISK,
-# as a node's local disk in the seed paper (sec. 3).  gfmd runs in the head
+# as a node's local disk in Kimura and Tatebe's MPI-IO/Gfarm (sec. 3).  gfmd runs in the head
 # (the host's network); the ranks run on the nodes, one a node (rank r on
 # node r+1), so a file a rank creates lands on its own node's gfsd:
 #

@@ -2,7 +2,7 @@
  * map_bench.c - global -> local offset lookups per second for views of
  * 16, 4096 and 1,048,576 blocks (gfsp_view_lookup: the view's search index,
  * buckets of fitted lines over leaves of (off, pre), a B+ tree where lines
- * do not fit), against the seed's Figure 6 linear scan at 4096 blocks as
+ * do not fit), against MPI-IO/Gfarm's Figure 6 linear scan at 4096 blocks as
  * the named baseline.  The million-block view comes twice: spread evenly,
  * and skewed (half of its blocks bunched in 1/64 of the tile), where a
  * guess from offset / extent is far off.  Single process, no MPI_Init.
@@ -62,7 +62,7 @@ median(double *v, int n)
 }
 
 /*
- * The seed's location record (Table 1) and its Figure 6 lookup, translated
+ * MPI-IO/Gfarm's location record (Kimura and Tatebe, Table 1) and its Figure 6 lookup, translated
  * line by line: a linear scan over blocklens[]/indices[] per lookup.  The
  * input offset is relative to disp, as in the paper.
  */

@@ -57,7 +57,7 @@
 #   BENCH_MPIIO_SEGMENTS     ior segments on POSIX      (32: 128 MiB/rank)
 #   BENCH_MPIIO_BLOCK        ior block                  (4M)
 #   BENCH_MPIIO_TRANSFER     ior transfer               (4M)
-#   BENCH_MPIIO_SYNC         1: MPI_File_sync before close, as the seed's
+#   BENCH_MPIIO_SYNC         1: MPI_File_sync before close, as MPI-IO/Gfarm's
 #                            IOR (storage, not page cache); 0: no sync (1)
 #   BENCH_MPIIO_HPIO_RANKS   hpio rank counts           ("2 4")
 #   BENCH_MPIIO_HPIO_REGIONS hpio region counts  ("4Ki 16Ki 64Ki 256Ki 1Mi")

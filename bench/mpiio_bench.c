@@ -32,7 +32,7 @@
  *
  * Timed as IOR times it: a barrier, then from the earliest MPI_File_open
  * to the latest MPI_File_close over the ranks (with --sync, one
- * MPI_File_sync before the close, as the seed paper's modified IOR).  The
+ * MPI_File_sync before the close, as MPI-IO/Gfarm's modified IOR).  The
  * phases apart too: open_s, data_s (the data and the sync) and close_s,
  * each the longest any rank took.
  * Buffers are filled before the clock starts; every transfer of ior carries

@@ -7,7 +7,7 @@ BENCHBIN=${BENCHBIN:-"$TOP/build/release/bench"}
 OUTDIR=${BENCH_OUT:-"$TOP/bench/out"}
 mkdir -p "$OUTDIR"
 
-echo "== mapping: lookups per second by arr_len, and against the seed's linear scan"
+echo "== mapping: lookups per second by arr_len, and against MPI-IO/Gfarm's linear scan"
 "$BENCHBIN/map_bench" | tee "$OUTDIR/map_bench.json"
 
 echo "== round trip: pcp-split and gfsplit-merge against dd bs=4M"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""bench/stage_job.py - a synthetic time-stepping job, like the seed's
-ocean model (004): STEPS times a compute phase of fixed work followed by
-writing BYTES of output to one new file in OUTDIR (node-local storage).
+"""bench/stage_job.py - a synthetic time-stepping job, like the ocean
+model in Uemura et al.'s file system design for exascale systems: STEPS
+times a compute phase of fixed work followed by writing BYTES of output
+to one new file in OUTDIR (node-local storage).
 
     stage_job.py OUTDIR STEPS BYTES ITERS
 

@@ -78,8 +78,8 @@ const char *gfsp_strerror(int code);
 /* ------------------------------------------------------------------- views */
 
 /*
- * A flattened MPI file view in bytes: the seed's location-file record
- * (Kimura & Tatebe, Table 1) plus a bound.
+ * A flattened MPI file view in bytes: the location-file record of Kimura
+ * and Tatebe's MPI-IO/Gfarm (its Table 1) plus a bound.
  *
  *   global file:  |disp|<------ extent ------>|<------ extent ------>| ...
  *   one tile:          [off[0], +len[0])  [off[1], +len[1]) ...
@@ -188,8 +188,8 @@ uint64_t gfsp_view_bytes_below(const struct gfsp_view *v, uint64_t g);
 
 /*
  * Resolve overlaps between the views of ranks 0..n-1 in place: where views
- * overlap, the lowest rank keeps the bytes and the others drop them (seed
- * section 5.3.1).  Fails with GFSP_ENOTSUP, naming the two ranks, when an
+ * overlap, the lowest rank keeps the bytes and the others drop them (the
+ * rule of Kimura and Tatebe's MPI-IO/Gfarm, its section 5.3.1).  Fails with GFSP_ENOTSUP, naming the two ranks, when an
  * overlap cannot be expressed as a single periodic view.
  */
 int gfsp_views_resolve(struct gfsp_view *views, int n, struct gfsp_error *err);

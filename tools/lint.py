@@ -5,8 +5,9 @@
 #   included-by HEADER     a libcore header's "Included by" sentence names
 #                          exactly the places that include it
 #   reference FILE:LINE    no document outside the tree cited by a number
-#                          only this team knew (a paper's seed number, an
-#                          issue number): name the paper, or say what is meant
+#                          or a name only this team knew (a paper's seed
+#                          number, a paper called "the seed", an issue
+#                          number): name the paper, or say what is meant
 #   long-file FILE         a libcore .c file over MAX_FILE lines
 #   long-function FILE F   a function over MAX_FUNC lines, unless the comment
 #                          right above it says why with WHOLE_MARK
@@ -50,6 +51,8 @@ REF_FILES = ("Makefile.in", "configure", "README.md", "HACKING.md",
 REF_EXT = (".c", ".h", ".sh", ".py", ".md", ".in", ".mk", ".txt", ".json",
            ".1", ".5", ".7", ".bash", ".zsh")
 REF_RE = re.compile(r"\bseeds?\s+\d{3}\b|\bseed\s+\d+(\.\d+)+"
+                    r"|\b[Tt]he seed(?:'s|\s+paper)|\b[Ss]eed\s+(?:paper|figure"
+                    r"|section|[Tt]able)\b"
                     r"|\bissues?\s*#\s*\d|\bissues?\s+\d")
 
 

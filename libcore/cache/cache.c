@@ -18,7 +18,7 @@
  * to 8 times all the caches is coordinated; past that, a block that finds
  * no row is read from storage without coordination).  A cell: state (2
  * bits) | tag (20) | rank (20) | slot (22).  An altdir cell (a lossy hash,
- * as in the seed): 1 | tag (21) | rank (20) | slot (22), or 0.  Nothing
+ * as in Arai, Ishikawa and Hori's Anco): 1 | tag (21) | rank (20) | slot (22), or 0.  Nothing
  * relies on a tag being unique: a location is only ever used after the
  * source slot's full block id has been read.
  *

@@ -264,8 +264,9 @@ struct gfsp_env_shape {
 
 #define GFSP_ENV_NONE (-1)
 
-/* The seed's presets, by name ("mprojectpp", "bandwidth-bound",
- * "metadata-bound"); -1 if there is none of that name. */
+/* The presets by name ("mprojectpp", the paper's evaluation;
+ * "bandwidth-bound", "metadata-bound"); -1 if there is none of that
+ * name. */
 int gfsp_env_preset(const char *name, struct gfsp_env_shape *out);
 extern const char *const gfsp_env_preset_names;	/* "a|b|c" */
 
@@ -297,12 +298,13 @@ struct gfsp_env_prediction {
 };
 
 /*
- * The seed's formulas with rates of the envelope at process count C:
+ * The paper's formulas (see the head of this file) with rates of the
+ * envelope at process count C:
  *   write (1)/(2):  ceil(N/C) * ( C/Tm + max(C/TL, C*D/BL) )
  *   read (3):       ceil(N/C) * ( max(aC/T1L, aC*D1/B1L)
  *                               + max((1-a)C/T1R, (1-a)C*D1/B1R)
  *                               + max(C/TN, C*DN/BN) )
- * The seed writes the create term 1/Tm, reading Tm as the rate one task
+ * The paper writes the create term 1/Tm, reading Tm as the rate one task
  * sees while C create together; with Tm the aggregate rate that is C/Tm.
  * read-remote is read-local where the envelope says they are the same.
  */
@@ -342,7 +344,8 @@ void gfsp_env_print_table(FILE *out, const struct gfsp_envelope *e);
 void gfsp_env_print_csv(FILE *out, const struct gfsp_envelope *e);
 
 /*
- * An SVG heat map of one metric (seed figure 2): file size across, process
+ * An SVG heat map of one metric (as the prediction model's paper draws
+ * the envelope, its figure 2): file size across, process
  * count up, each cell coloured by the metric's median rate (bandwidth, or
  * throughput when `throughput`), on a log colour scale with a legend, the
  * value written in the cell.  Written to path (a local file) whole: under a

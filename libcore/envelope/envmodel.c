@@ -456,7 +456,8 @@ static const struct {
 	const char *name;
 	struct gfsp_env_shape shape;
 } presets[] = {
-	/* the seed's evaluation (4.5): Montage mProjectPP, 955 tasks on 8
+	/* the evaluation (4.5) of Kyou, Tatebe and Tanaka's prediction
+	 * model for many-task applications on Gfarm: Montage mProjectPP, 955 tasks on 8
 	 * nodes writing 4.2 MB each (taken as MiB); each reads a 2 MB image
 	 * and the template header all share; 94% of its reads were local
 	 * (4.3) */

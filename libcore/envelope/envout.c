@@ -1,6 +1,7 @@
 /*
  * envout.c - the envelope for people and for other programs: a table, CSV,
- * and an SVG heat map of one metric (seed figure 2).
+ * and an SVG heat map of one metric (as Kyou, Tatebe and Tanaka draw the
+ * envelope, their figure 2).
  *
  * The table and the CSV list the points grouped by metric, then process
  * count, then size, whatever order they were measured or stored in.  Rates

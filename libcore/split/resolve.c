@@ -1,6 +1,7 @@
 /*
- * resolve.c - overlap resolution between the views of a job's ranks (seed
- * section 5.3.1): where views overlap, the lowest rank keeps the bytes and
+ * resolve.c - overlap resolution between the views of a job's ranks (the
+ * rule of Kimura and Tatebe's MPI-IO/Gfarm, its section 5.3.1): where
+ * views overlap, the lowest rank keeps the bytes and
  * every other rank drops them, so each byte of the file lives in exactly
  * one part.
  *

@@ -78,7 +78,7 @@ struct gfsp_marker {
  * call, so a write that MPI says came later (sync-barrier-sync between
  * them, or a later collective call) has the higher epoch.  Where runs
  * overlap, the run of the highest epoch holds the data; in one epoch, the
- * lowest rank's (MPI leaves that undefined; the seed's rule); in one
+ * lowest rank's (MPI leaves that undefined; MPI-IO/Gfarm's rule); in one
  * rank and epoch, the later run's (an overwrite).
  */
 #define GFSP_RUN_DENSE	UINT32_MAX

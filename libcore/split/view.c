@@ -2,7 +2,8 @@
  * view.c - flattened file views: construction and the mapping between
  * global (logical file) and local (part file) offsets.
  *
- * The seed (Figure 6) scans the block list linearly for every lookup.  Here
+ * Kimura and Tatebe's MPI-IO/Gfarm (its Figure 6) scans the block list
+ * linearly for every lookup.  Here
  * a global offset is split into a tile number and an offset inside the
  * tile, the block is found in O(log nblocks) through a search index (see
  * "The search index" below), and the local offset comes from the prefix
@@ -666,7 +667,7 @@ gfsp_view_init(struct gfsp_view *v, uint64_t disp, uint64_t extent,
 				   (unsigned long long)nblocks);
 		goto out;
 	}
-	/* zero-length blocks carry nothing (the seed writes them as padding
+	/* zero-length blocks carry nothing (MPI-IO/Gfarm writes them as padding
 	 * at either end of a tile, even at offset == extent): drop them */
 	for (i = 0; i < nblocks; i++) {
 		if (len[i] == 0)

@@ -2,7 +2,8 @@
  * io.c - the data path of the MPI-IO layer (mpiio.h).
  *
  * A write becomes one append to this rank's part, whatever the view and
- * the memory datatype (seed section 7.3.4): noncontiguous memory is packed
+ * the memory datatype (as in Kimura and Tatebe's MPI-IO/Gfarm, its
+ * section 7.3.4): noncontiguous memory is packed
  * first, and the writer records which global bytes the appended stretch
  * holds (runs, runlog.h).  With the default or any contiguous view that is
  * a dense range from the view's first byte on; with any other view it is the view's

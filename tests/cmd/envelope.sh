@@ -3,7 +3,7 @@
 #   - a short real measurement: one valid JSON document (python's parser)
 #     with every point and sample, rates that agree with their samples,
 #     CSV and the table, a well-formed SVG heat map, nothing left behind
-#   - predict from that envelope: the seed's formulas recomputed here, in
+#   - predict from that envelope: the prediction model's formulas recomputed here, in
 #     python, from the points of the JSON (at a measured size, and between
 #     two, where the time per operation is interpolated affinely)
 #   - replay: measured against predicted, the error as stated

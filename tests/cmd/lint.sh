@@ -40,12 +40,17 @@ sed -i 's/Included by libcore\/copy\/ only/Included by libcore\/ only/' "$TMPD/t
 doctor "$TMPD/t" "a false Included-by line" "included-by: libcore/copy/mplan.h"
 
 fresh
-printf 'void mv(void);\nvoid\nmv(void)\n{\n\trename("a", "b");\n}\n' >>"$TMPD/t/libcore/copy/report.c"
-doctor "$TMPD/t" "a raw rename" "raw-rename: libcore/copy/report.c mv"
+printf 'void mv(void);\nvoid\nmv(void)\n{\n\trename("a", "b");\n}\n' >>"$TMPD/t/libcore/copy/mplan.c"
+doctor "$TMPD/t" "a raw rename" "raw-rename: libcore/copy/mplan.c mv"
 
 fresh
 printf '/* see the paper of seed %s */\n' 001 >>"$TMPD/t/libcore/base/err.c"
 doctor "$TMPD/t" "a paper cited by number" "reference: libcore/base/err.c:"
+
+fresh
+printf '/* as in the %s figure 2 */\n' "seed's" >>"$TMPD/t/libcore/base/err.c"
+doctor "$TMPD/t" "a paper called by the team's name for it" \
+	"reference: libcore/base/err.c:"
 
 fresh
 echo "long-function libcore/base/err.c gone" >>"$TMPD/debt"

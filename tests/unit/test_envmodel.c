@@ -1,10 +1,11 @@
 /*
  * test_envmodel.c - the MTC envelope's model (envmodel.c), without MPI:
- * names and statistics; the seed's formulas (1)-(3) against values worked
- * out by hand (in the comments) on envelopes built in memory, for both
- * kinds of bound; interpolation in size and in process count with its
- * extrapolation flags; the JSON document there and back, and the errors
- * of documents that are wrong; the presets and the prediction's output.
+ * names and statistics; the formulas (1)-(3) of Kyou, Tatebe and
+ * Tanaka's prediction model against values worked out by hand (in the
+ * comments) on envelopes built in memory, for both kinds of bound;
+ * interpolation in size and in process count with its extrapolation
+ * flags; the JSON document there and back, and the errors of documents
+ * that are wrong; the presets and the prediction's output.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -902,7 +903,7 @@ test_presets(void)
 	ok(gfsp_env_preset("mprojectpp", &s) == 0 && s.tasks == 955 &&
 	   s.nodes == 8 && s.output_size == 4404019 &&
 	   s.input_size == 2 * (int64_t)MiB && s.shared_size == 1024 &&
-	   s.local_fraction == 0.94, "mprojectpp is the seed's stage");
+	   s.local_fraction == 0.94, "mprojectpp is the paper's stage");
 	ok(gfsp_env_preset("bandwidth-bound", &s) == 0 &&
 	   s.shared_size == GFSP_ENV_NONE && s.output_size == 16 * (int64_t)MiB
 	   && gfsp_env_preset("mProjectPP", &s) == -1, "bandwidth-bound; "

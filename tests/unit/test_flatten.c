@@ -469,7 +469,7 @@ test_darray(void)
 static void
 test_table1(void)
 {
-	/* rank 1 of the seed's Table 1 as an MPI filetype */
+	/* rank 1 of MPI-IO/Gfarm's Table 1 as an MPI filetype */
 	int bl[4] = { 8, 4, 4, 4 };
 	MPI_Aint d[4] = { 4, 16, 28, 40 };
 	static const uint64_t off[4] = { 4, 16, 28, 40 }, len[4] = { 8, 4, 4, 4 };
@@ -486,7 +486,7 @@ test_table1(void)
 	       v.nblocks == 4 && v.end == GFSP_VIEW_UNBOUNDED;
 	for (i = 0; same && i < 4; i++)
 		same = v.off[i] == off[i] && v.len[i] == len[i];
-	ok(same, "seed table 1 rank 1 as hindexed+resized gives its record");
+	ok(same, "MPI-IO/Gfarm table 1 rank 1 as hindexed+resized gives its record");
 	gfsp_view_free(&v);
 	MPI_Type_free(&u);
 	MPI_Type_free(&t);

@@ -307,7 +307,7 @@ test_marker(void)
 
 /* ---------------------------------------------------- location files */
 
-/* Seed Table 1: three processes, extent 48, zero-length padding blocks. */
+/* MPI-IO/Gfarm's Table 1: three processes, extent 48, zero-length padding blocks. */
 static const uint64_t t1_len[3][6] = {
 	{ 4, 4, 4, 0 }, { 0, 8, 4, 4, 4, 0 }, { 0, 8, 4, 4 } };
 static const uint64_t t1_off[3][6] = {
@@ -422,7 +422,7 @@ test_locfile_roundtrips(void)
 	table1_locfile(&lf);
 	ok(lf.recs[0].view.size == 12 && lf.recs[1].view.size == 20 &&
 	    lf.recs[2].view.size == 16 && lf.recs[0].view.nblocks == 3,
-	    "seed Table 1 views: filetype sizes 12, 20, 16");
+	    "MPI-IO/Gfarm Table 1 views: filetype sizes 12, 20, 16");
 	gfsp_error_clear(&err);
 	rc = gfsp_locfile_encode(&lf, &buf, &len, &err);
 	ok(rc == 0, "Table 1 location file encodes (%zu bytes)", len);

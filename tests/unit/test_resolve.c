@@ -206,7 +206,7 @@ next:
 	   ok_runs, dropped_runs, notsup_runs);
 }
 
-/* Seed Table 1 (extent 48, zero-length padding). */
+/* MPI-IO/Gfarm's Table 1 (extent 48, zero-length padding). */
 static const uint64_t t1_len[3][6] = {
 	{ 4, 4, 4, 0 }, { 0, 8, 4, 4, 4, 0 }, { 0, 8, 4, 4 },
 };
@@ -236,7 +236,7 @@ test_table1(void)
 			same &= v[r].off[i] == o[r].off[i] &&
 				v[r].len[i] == o[r].len[i];
 	}
-	ok(rc == 0 && same, "seed table 1: disjoint views stay as they are");
+	ok(rc == 0 && same, "MPI-IO/Gfarm table 1: disjoint views stay as they are");
 
 	/* rank 1 claims rank 0's blocks too, rank 2 the whole tile: after
 	 * resolution they are back to table 1 */
@@ -258,7 +258,7 @@ test_table1(void)
 			same &= v[r].off[i] == o[r].off[i] &&
 				v[r].len[i] == o[r].len[i];
 	}
-	ok(same, "seed table 1 with overlapping claims resolves back to table 1%s%s",
+	ok(same, "MPI-IO/Gfarm table 1 with overlapping claims resolves back to table 1%s%s",
 	   rc ? ": " : "", rc ? err.msg : "");
 	for (r = 0; r < 3; r++) {
 		gfsp_view_free(&v[r]);

@@ -224,7 +224,7 @@ build(struct gfsp_view *v, struct model *m, uint64_t disp, uint64_t extent,
 
 /* ------------------------------------------------------------- tests */
 
-/* Seed Table 1: three ranks, extent 48, zero-length padding blocks. */
+/* MPI-IO/Gfarm's Table 1: three ranks, extent 48, zero-length padding blocks. */
 static const uint64_t t1_len0[] = { 4, 4, 4, 0 };
 static const uint64_t t1_off0[] = { 0, 12, 36, 48 };
 static const uint64_t t1_len1[] = { 0, 8, 4, 4, 4, 0 };
@@ -277,7 +277,7 @@ test_table1(void)
 	      "table 1: rank 2 lookup(47) = %d %llu %llu", r,
 	      (unsigned long long)loff, (unsigned long long)count);
 	ok(group_failures() == 0 && okay,
-	   "seed table 1 views: sizes, merge, map and exact tiling");
+	   "MPI-IO/Gfarm table 1 views: sizes, merge, map and exact tiling");
 	for (r = 0; r < 3; r++) {
 		gfsp_view_free(&v[r]);
 		free(m[r].tile);
