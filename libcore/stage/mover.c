@@ -92,9 +92,11 @@ struct mover {
 	size_t nq;
 	int in_pass;
 	/* inotify: watch descriptor -> directory (rel, "" for SRC) */
-	int *wd;
-	char **wrel;
-	size_t nw, capw, caprel;	/* room in wd, wrel */
+	struct watch {
+		int wd;
+		char *rel;
+	} *watch;
+	size_t nw, capw;
 	/* rels closed since the last pass */
 	char **closed;
 	size_t nclosed, capclosed;
@@ -195,12 +197,11 @@ watch_tree(struct mover *m, const char *rel)
 		return;
 	w = inotify_add_watch(m->ifd, path, IN_CLOSE_WRITE | IN_MOVED_TO |
 			      IN_CREATE | IN_ONLYDIR);
-	if (w >= 0 &&
-	    gfsp_grow(&m->wd, &m->capw, m->nw + 1, sizeof(*m->wd)) == 0 &&
-	    gfsp_grow(&m->wrel, &m->caprel, m->nw + 1, sizeof(*m->wrel)) == 0) {
-		m->wd[m->nw] = w;
-		m->wrel[m->nw] = strdup(rel);
-		if (m->wrel[m->nw] != NULL)
+	if (w >= 0 && gfsp_grow(&m->watch, &m->capw, m->nw + 1,
+	    sizeof(*m->watch)) == 0) {
+		m->watch[m->nw].wd = w;
+		m->watch[m->nw].rel = strdup(rel);
+		if (m->watch[m->nw].rel != NULL)
 			m->nw++;
 	}
 	if (gfsp_readdir(path, &names, &n, NULL) != 0)
@@ -240,13 +241,13 @@ read_events(struct mover *m)
 				m->overflow = 1;
 				continue;
 			}
-			for (i = 0; i < m->nw && m->wd[i] != ev->wd; i++)
+			for (i = 0; i < m->nw && m->watch[i].wd != ev->wd; i++)
 				;
 			if (i == m->nw || ev->len == 0 ||
 			    gfsp_stage_internal_name(ev->name))
 				continue;
-			if (asprintf(&rel, "%s%s%s", m->wrel[i],
-				     *m->wrel[i] ? "/" : "", ev->name) < 0)
+			if (asprintf(&rel, "%s%s%s", m->watch[i].rel,
+				     *m->watch[i].rel ? "/" : "", ev->name) < 0)
 				continue;
 			if (ev->mask & IN_ISDIR) {
 				if (ev->mask & (IN_CREATE | IN_MOVED_TO))
@@ -873,6 +874,8 @@ loop(struct mover *m)
 static void
 wind_down(struct mover *m, int started)
 {
+	size_t i;
+
 	if (m->lfd >= 0) {
 		/* no more requests: the server thread's accept returns */
 		unlink(GFSP_MOVER_SOCK);
@@ -907,8 +910,9 @@ wind_down(struct mover *m, int started)
 	}
 	if (m->ifd >= 0)
 		close(m->ifd);
-	gfsp_strv_free(m->wrel, m->nw);
-	free(m->wd);
+	for (i = 0; i < m->nw; i++)
+		free(m->watch[i].rel);
+	free(m->watch);
 	gfsp_strv_free(m->closed, m->nclosed);
 	json_object_put(m->failed);
 	json_object_put(m->pending);
