@@ -115,14 +115,16 @@ sf_get_view(struct sfile *f, MPI_Offset *disp, MPI_Datatype *etype,
 int
 sf_type_class(struct sfile *f, MPI_Datatype t)
 {
+	char one[1] = { 0 };
 	int pos = 0;
 
 	if (t == MPI_DATATYPE_NULL)
 		return MPI_ERR_TYPE;
-	/* MPICH has no call that tells; MPI_Pack of nothing refuses a type
-	 * not committed (f->comm returns errors) */
-	return PMPI_Pack(NULL, 0, t, NULL, 0, &pos, f->comm) == MPI_SUCCESS ?
-	    0 : MPI_ERR_TYPE;
+	/* MPI has no call that tells; MPI_Pack of nothing refuses a type
+	 * not committed (f->comm returns errors).  Its buffers are real:
+	 * Open MPI refuses NULL ones whatever the count. */
+	return PMPI_Pack(one, 0, t, one, (int)sizeof(one), &pos, f->comm) ==
+	    MPI_SUCCESS ? 0 : MPI_ERR_TYPE;
 }
 
 /* ROMIO's names (set_view.c); anything else, even "Native", it refuses. */

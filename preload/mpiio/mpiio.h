@@ -105,7 +105,10 @@ struct sfile {
 
 	MPI_Offset pos;		/* individual file pointer, in etypes */
 	MPI_Win shwin;		/* shared file pointer, on rank 0 (shared.c) */
-	MPI_Offset *shptr;	/* rank 0: the window's memory */
+	MPI_Offset *shptr;	/* rank 0: the counters' memory (NULL: the
+				 * MPI's, in the window) */
+	char *shwhy;		/* no window: why (the calls that need the
+				 * shared pointer fail with it) */
 	uint64_t size;		/* [owner] logical size as this rank knows it */
 	/* the writes' epoch (splitfile.h): every rank counts the same
 	 * collective calls, so it is the same on every rank between two of
