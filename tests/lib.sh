@@ -18,6 +18,13 @@ BIN=${BIN:-"$TOP/bin"}
 UNIT=${UNIT:-"$TOP/tests/unit"}
 export PATH="$BIN:$PATH"
 MPIEXEC=${MPIEXEC:-mpiexec}
+# the MPI the script runs under: mpich (mpiexec, Hydra) or ompi (Open
+# MPI's mpirun: tests/ompi.sh); mpi_env NAME=VALUE prints the launcher's
+# option that sets NAME in one program's environment
+TEST_MPI=${TEST_MPI:-mpich}
+mpi_env() {
+	if [ "$TEST_MPI" = ompi ]; then echo "-x $1"; else echo "-env ${1%%=*} ${1#*=}"; fi
+}
 # The system python starts fast; a pyenv shim on PATH may take a second a call.
 if [ -x /usr/bin/python3 ]; then python3() { /usr/bin/python3 "$@"; }; fi
 # Hydra on one machine: fork the ranks locally, never ssh.
@@ -119,7 +126,8 @@ no_leftovers() {
 # line matches PATTERN (pgrep -f, with $TMPD after it): "PID RANK" lines
 ranks_of() {
 	for _p in $(pgrep -f "$1.*$TMPD"); do
-		_r=$(tr '\0' '\n' <"/proc/$_p/environ" 2>/dev/null | sed -n 's/^PMI_RANK=//p')
+		_r=$(tr '\0' '\n' <"/proc/$_p/environ" 2>/dev/null |
+			sed -n 's/^PMI_RANK=//p; s/^OMPI_COMM_WORLD_RANK=//p')
 		[ -n "$_r" ] && echo "$_p $_r"
 	done
 }
@@ -205,8 +213,9 @@ json_true() {
 # (mpiexec MPMD, GFSPLIT_NODE), with the timeout.
 two_nodes() {
 	_k=$1; shift
-	timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$_k" -env GFSPLIT_NODE nA "$@" : \
-		-n "$_k" -env GFSPLIT_NODE nB "$@"
+	# shellcheck disable=SC2046
+	timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n "$_k" $(mpi_env GFSPLIT_NODE=nA) "$@" : \
+		-n "$_k" $(mpi_env GFSPLIT_NODE=nB) "$@"
 }
 
 # can_run_as_nobody: true if an unprivileged user is available (for EACCES cases).

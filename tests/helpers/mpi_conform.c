@@ -44,6 +44,7 @@
 #include <string.h>
 #include <mpi.h>
 
+#include "mpi4.h"
 #include "testutil.h"
 
 static int rank, nprocs;

@@ -66,6 +66,7 @@
 
 #include <mpi.h>
 
+#include "mpi4.h"
 #include "testutil.h"
 
 enum api { API_CLASSIC, API_LARGE, API_SPLIT, API_NB };

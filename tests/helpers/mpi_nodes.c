@@ -153,7 +153,7 @@ int main(int argc, char **argv)
 	MPI_Bcast(&root, 1, MPI_INT, 0, node);	/* the node's lowest rank */
 	if (stat("/dev/shm", &st) != 0)
 		memset(&st, 0, sizeof(st));
-	snprintf(line, sizeof(line), "%d %s %s %d %d %lu:%lu", rank, proc, host, nsize,
+	snprintf(line, sizeof(line), "%d %.100s %s %d %d %lu:%lu", rank, proc, host, nsize,
 		 root, (unsigned long)st.st_dev, (unsigned long)st.st_ino);
 
 	mine = malloc(LEN);

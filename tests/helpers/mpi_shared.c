@@ -52,6 +52,7 @@
 
 #include <mpi.h>
 
+#include "mpi4.h"
 #include "testutil.h"
 
 #define E		4		/* etype: MPI_INT */

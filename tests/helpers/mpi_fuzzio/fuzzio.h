@@ -18,6 +18,7 @@
 
 #include <mpi.h>
 
+#include "mpi4.h"
 #include "testutil.h"
 #include "rng.h"
 #define MAXP		4		/* ranks a job may have */
