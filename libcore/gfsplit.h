@@ -129,6 +129,8 @@ int gfsp_view_from_mpi(MPI_Offset disp, MPI_Datatype etype,
 #define GFSP_TYPEMAP_DECREASING	1u	/* a block starts before the last */
 #define GFSP_TYPEMAP_NEGATIVE	2u	/* a block starts before 0 */
 #define GFSP_TYPEMAP_OVERLAP	4u	/* a block starts inside the last */
+#define GFSP_TYPEMAP_ONE_TILE	8u	/* tiles interleave: the view is the
+					 * first tile alone, bounded there */
 int gfsp_view_from_mpi_shape(MPI_Offset disp, MPI_Datatype etype,
 			    MPI_Datatype filetype, struct gfsp_view *v,
 			    unsigned *shape, struct gfsp_error *err);

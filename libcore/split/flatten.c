@@ -806,69 +806,13 @@ gfsp_view_from_mpi(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
 	return gfsp_view_from_mpi_shape(disp, etype, filetype, v, &shape, err);
 }
 
-/*
- * A typemap [m, M) wider than the extent E, moved by s, folded mod E into
- * one tile: *l becomes the fold (offsets from 0).  GFSP_ENOTSUP when the
- * fold adds a byte to the first tile (gfsp_view_from_mpi_shape says why).
- */
-static int
-fold(struct plist *l, uint64_t s, uint64_t E, uint64_t M,
-     struct gfsp_error *err)
-{
-	struct plist f = { 0 };
-	size_t i, j = 0;
-	int rc = 0;
-
-	for (i = 0; i < l->n && rc == 0; i++) {
-		uint64_t o = ((uint64_t)l->p[i].off - s) % E, e;
-
-		/* whole tiles covered: the fold is the full tile */
-		if (l->p[i].len >= E) {
-			rc = plist_add(&f, 0, E, err);
-			continue;
-		}
-		e = o + l->p[i].len;
-		if (e <= E) {
-			rc = plist_add(&f, (int64_t)o, e - o, err);
-		} else {
-			rc = plist_add(&f, (int64_t)o, E - o, err);
-			if (rc == 0)
-				rc = plist_add(&f, 0, e - E, err);
-		}
-	}
-	if (rc != 0) {
-		plist_free(&f);
-		return rc;
-	}
-	normalize(&f);
-	/* every folded piece must lie inside one piece of the first
-	 * tile (pieces are merged, so one piece or none covers it) */
-	for (i = 0; i < f.n && rc == 0; i++) {
-		uint64_t fo = (uint64_t)f.p[i].off, fe = fo + f.p[i].len;
-
-		while (j < l->n && (uint64_t)l->p[j].off - s +
-		       l->p[j].len <= fo)
-			j++;
-		if (j < l->n && (uint64_t)l->p[j].off - s <= fo &&
-		    (uint64_t)l->p[j].off - s + l->p[j].len >= fe)
-			continue;
-		rc = gfsp_error_set(err, GFSP_ENOTSUP,
-				   "cannot record file view: the filetype's typemap spans %llu bytes, more than its extent %llu, and later tiles fill gaps of the first one",
-				   (unsigned long long)(M - s),
-				   (unsigned long long)E);
-	}
-	plist_free(l);
-	*l = f;
-	return rc;
-}
-
 int
 gfsp_view_from_mpi_shape(MPI_Offset disp, MPI_Datatype etype,
 			MPI_Datatype filetype, struct gfsp_view *v,
 			unsigned *shape, struct gfsp_error *err)
 {
 	struct plist l = { 0 };
-	uint64_t *off = NULL, *len = NULL, E, s, m, M, base, n = 0;
+	uint64_t *off = NULL, *len = NULL, E, s, m, M, base, end, n = 0;
 	MPI_Aint lb, extent;
 	int esize, rc;
 	size_t i;
@@ -918,10 +862,13 @@ gfsp_view_from_mpi_shape(MPI_Offset disp, MPI_Datatype etype,
 	 * wants blocks inside one tile [0, E), so the typemap [m, M) is moved
 	 * by s, a multiple of E where that is enough, else by m itself
 	 * (disp grows by s: the same bytes).  A typemap still wider than E
-	 * (tiles interleave, e.g. a vector resized to one element) is folded
-	 * mod E; that is exact only if folding adds no byte to the first
-	 * tile, since tile 0 starts at s and has no predecessor to fill
-	 * its gaps.
+	 * makes tiles interleave in the file (a header and a subarray whose
+	 * bounds Open MPI keeps, as it must, for the struct of both; a
+	 * vector resized to one element): tile 1 starts before tile 0 ends,
+	 * so MPI's stream, tile after tile, is not in file order, and no
+	 * periodic view holds it.  The view is then tile 0 alone, exact:
+	 * extent M - s, bounded at its end (GFSP_TYPEMAP_ONE_TILE), and an
+	 * access past it is refused (the MPI-IO library says so).
 	 */
 	E = (uint64_t)extent;
 	m = (uint64_t)l.p[0].off;
@@ -929,15 +876,15 @@ gfsp_view_from_mpi_shape(MPI_Offset disp, MPI_Datatype etype,
 	s = m / E * E;
 	if (M - s > E)
 		s = m;
-	if (__builtin_add_overflow((uint64_t)disp, s, &base)) {
+	end = GFSP_VIEW_UNBOUNDED;
+	if (__builtin_add_overflow((uint64_t)disp, s, &base) ||
+	    (M - s > E && __builtin_add_overflow(base, M - s, &end))) {
 		rc = overflow(err);
 		goto out;
 	}
 	if (M - s > E) {
-		rc = fold(&l, s, E, M, err);
-		s = 0;
-		if (rc != 0)
-			goto out;
+		*shape |= GFSP_TYPEMAP_ONE_TILE;
+		E = M - s;
 	}
 	off = gfsp_big_alloc(l.n * sizeof(*off), 64);
 	len = gfsp_big_alloc(l.n * sizeof(*len), 64);
@@ -952,7 +899,7 @@ gfsp_view_from_mpi_shape(MPI_Offset disp, MPI_Datatype etype,
 		len[i] = l.p[i].len;
 	}
 	n = l.n;
-	rc = gfsp_view_init(v, base, E, GFSP_VIEW_UNBOUNDED, n, off, len, err);
+	rc = gfsp_view_init(v, base, E, end, n, off, len, err);
 out:
 	plist_free(&l);
 	free(off);
