@@ -1,7 +1,7 @@
 /*
  * onesided.h - one-sided transfers between the ranks of a communicator: the
- * transport of the cooperative cache (cache.h).  Included by libcore/
- * and tests/.
+ * transport of the cooperative cache (cache.h).  Included by libcore/,
+ * preload/ and tests/.
  *
  * Every rank exposes one region of memory (a "window"); any rank reads and
  * writes any rank's region without the owner's CPU taking part (with

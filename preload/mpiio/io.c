@@ -283,6 +283,7 @@ sf_set_view(struct sfile *f, MPI_Offset disp, MPI_Datatype etype,
 	f->user_disp = (uint64_t)disp;
 	f->etype_size = (uint64_t)esz;
 	f->view_id = id;
+	f->one_tile = (shape & GFSP_TYPEMAP_ONE_TILE) != 0;
 	f->ext32 = ext32;
 	f->pos = 0;
 	return MPI_SUCCESS;
@@ -617,6 +618,12 @@ io(struct sfile *f, int write, int flags, MPI_Offset offset, void *buf,
 		}
 	}
 	s = (uint64_t)((flags & SF_AT) ? offset : f->pos) * f->etype_size;
+	if (rc == 0 && f->one_tile && n > f->view.size - GFSP_MIN(s,
+	    f->view.size))
+		rc = gfsp_error_set(&err, GFSP_ENOTSUP, "'%s': an access past "
+		    "the first tile of the file view, whose filetype's tiles "
+		    "interleave (its typemap spans more than its extent): the "
+		    "library keeps that tile alone", f->path);
 	if (rc == 0 && write) {
 		rc = write_stream(f, s, data, n, &err);
 		got = rc ? 0 : n;

@@ -21,6 +21,8 @@
  *   io.c      views, reads and writes, file pointers, sizes, sync,
  *             completed requests for the nonblocking forms
  *   shared.c  the shared file pointer: a one-sided counter on rank 0
+ *   counter.c where that counter lives (an MPI window, a transport of
+ *             gfsplit's) and its one atomic access
  *   posix.c   split files as regular files to POSIX and stdio calls (the
  *             backend of the descriptor hook, preload/hook/fdhook.h)
  *   names.c   split files removed, renamed and truncated by name (the
@@ -36,6 +38,9 @@
 
 #include "gfsplit.h"
 #include "../hook/fdhook.h"
+
+struct gfsp_os;			/* libcore/cache/onesided.h */
+struct gfsp_os_ops;
 
 /*
  * The library's own work on a managed file (wrap.c): while it runs, the
@@ -97,6 +102,8 @@ struct sfile {
 				 * first byte may lie past it) */
 	uint64_t etype_size;
 	uint32_t view_id;	/* the writer's id of the view, 0: none */
+	int one_tile;		/* the view is its first tile alone
+				 * (GFSP_TYPEMAP_ONE_TILE): no byte past it */
 	int ext32;		/* datarep "external32": the file holds each
 				 * datatype's elements big-endian, at their
 				 * native sizes and extents, as ROMIO does */
@@ -104,7 +111,10 @@ struct sfile {
 	int view_lent;		/* view's arrays belong to the writer */
 
 	MPI_Offset pos;		/* individual file pointer, in etypes */
-	MPI_Win shwin;		/* shared file pointer, on rank 0 (shared.c) */
+	/* the shared file pointer's counters, on rank 0 (counter.c) */
+	MPI_Win shwin;		/* an MPI window, or */
+	const struct gfsp_os_ops *shops;	/* a transport of gfsplit's, */
+	struct gfsp_os *shos;	/* or neither */
 	MPI_Offset *shptr;	/* rank 0: the counters' memory (NULL: the
 				 * MPI's, in the window) */
 	char *shwhy;		/* no window: why (the calls that need the
@@ -213,15 +223,25 @@ int sf_catch_up(struct sfile *f, struct gfsp_error *err);
 /* The bytes of the view below f->size: where MPI_SEEK_END points. */
 uint64_t sf_stream_size(const struct sfile *f);
 
+/* counter.c: the counters on rank 0.  Collective, in sf_open: both at 0.
+ * Returns a gfsplit code, agreed (no one-sided means is not an error);
+ * sf_shared_close (collective, in sf_close) frees them. */
+int sf_shared_open(struct sfile *f, struct gfsp_error *err);
+void sf_shared_close(struct sfile *f);
+enum { SF_PTR = 0, SF_CLOCK = 1 };
+/* One atomic access to counter `which` (SF_PTR, SF_CLOCK) from any rank:
+ * OUT *old (may be NULL) = counter; counter = op(counter, v), op MPI_SUM,
+ * MPI_NO_OP or MPI_REPLACE.  Complete at rank 0 when it returns. */
+int sf_counter(struct sfile *f, int which, MPI_Op op, MPI_Offset v,
+	       MPI_Offset *old, struct gfsp_error *err);
+/* The counters exist (else every sf_counter fails, saying why). */
+int sf_counters_ready(const struct sfile *f);
+
 /*
  * shared.c: the shared file pointer, in etypes of the view.  Calls that
  * move data return like sf_io (OUT *bytes); `call` names the MPI call in
  * the one-time notice; flags: 0 or SF_RAW.
  */
-/* Collective, in sf_open: the pointer, at 0.  Returns a gfsplit code,
- * agreed; sf_shared_close (collective, in sf_close) frees it. */
-int sf_shared_open(struct sfile *f, struct gfsp_error *err);
-void sf_shared_close(struct sfile *f);
 /* read_shared, write_shared and their i* and _c forms: independent */
 int sf_shared_io(struct sfile *f, const char *call, int write, int flags,
 		 void *buf, MPI_Count count, MPI_Datatype type,

@@ -3,29 +3,22 @@
  *
  * MPICH (ROMIO) keeps the shared file pointer of a file in a hidden file
  * beside it; the shadow handle's would belong to /dev/null.  The library
- * keeps its own, in memory: one MPI_Offset, in etypes of the current view,
- * in an MPI window on rank 0 of the file's communicator.  The window's
- * second MPI_Offset is the write clock of atomic mode (sf_clock_tick).
- * On a communicator of one rank there is no window: the two counters are
- * that process's own memory (Open MPI 4.1 cannot make an MPI_Win_create
- * window over a single rank, and nothing else could reach it anyway).
+ * keeps its own: one MPI_Offset, in etypes of the current view, on rank 0
+ * of the file's communicator, which every rank reaches one-sidedly
+ * (counter.c: an MPI window where the MPI makes one, else a transport of
+ * gfsplit's).  A second MPI_Offset is the write clock of atomic mode
+ * (sf_clock_tick).
  *
  *   rank 0 of f->comm        ranks 1..N-1
- *   +------------------+     (size 0: they
- *   | MPI_Offset ptr   |      only reach in)
+ *   +------------------+     (they only
+ *   | MPI_Offset ptr   |      reach in)
  *   | MPI_Offset clock |
  *   +------------------+
- *        ^  MPI_Fetch_and_op + MPI_Win_flush(0), from any rank:
+ *        ^  sf_counter, one atomic access from any rank, complete when
+ *           it returns:
  *           MPI_SUM n     claim n etypes, get where they start
  *           MPI_NO_OP     read it (get_position_shared)
  *           MPI_REPLACE   set it (set_view, seek_shared); it starts at 0
- *
- * Every access is an accumulate operation, so concurrent ones are atomic
- * with respect to each other (MPI-4.0 section 12.7); a plain MPI_Get racing
- * another rank's MPI_Fetch_and_op would not be.  The window lives from
- * sf_open to sf_close, inside one passive-target epoch (MPI_Win_lock_all
- * right after MPI_Win_create, MPI_Win_unlock_all right before
- * MPI_Win_free); each access is flushed before its value is used.
  *
  * The data then goes through sf_io at an explicit offset, like any
  * write_at or read_at: it is split-written, or read from the parts.
@@ -49,7 +42,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "core.h"
 #include "mpiio.h"
@@ -68,60 +60,18 @@ notice(struct sfile *f, const char *call)
 		    "split-written" : "read from the split file");
 }
 
-enum { PTR = 0, CLOCK = 1 };	/* the window's two counters */
-
-/* access_counter on a communicator of one rank: the process's memory */
-static int
-local_access(MPI_Offset *c, MPI_Op op, MPI_Offset v, MPI_Offset *old)
-{
-	if (old != NULL)
-		*old = *c;
-	if (op == MPI_SUM)
-		*c += v;
-	else if (op == MPI_REPLACE)
-		*c = v;
-	return 0;
-}
-
-/*
- * One atomic access to counter `which`: OUT *old (may be NULL) = counter;
- * counter = op(counter, v).  Complete at the target when it returns.
- */
-static int
-access_counter(struct sfile *f, int which, MPI_Op op, MPI_Offset v,
-	       MPI_Offset *old, struct gfsp_error *err)
-{
-	char what[512];
-	MPI_Offset o = 0;
-	int mrc;
-
-	snprintf(what, sizeof(what), "'%s': %s", f->path, which == PTR ?
-	    "shared file pointer" : "atomic mode's write clock");
-	if (f->nprocs == 1)
-		return local_access(f->shptr + which, op, v, old);
-	if (f->shwin == MPI_WIN_NULL)
-		return gfsp_error_set(err, GFSP_ENOTSUP, "%s: %s", what,
-		    f->shwhy != NULL ? f->shwhy : "no window");
-	mrc = MPI_Fetch_and_op(&v, &o, MPI_OFFSET, 0, which, op, f->shwin);
-	if (mrc == MPI_SUCCESS)
-		mrc = MPI_Win_flush(0, f->shwin);
-	if (old != NULL)
-		*old = o;
-	return mrc == MPI_SUCCESS ? 0 : gfsp_mpi_check(mrc, what, err);
-}
-
 static int
 counter(struct sfile *f, MPI_Op op, MPI_Offset v, MPI_Offset *old,
 	struct gfsp_error *err)
 {
-	return access_counter(f, PTR, op, v, old, err);
+	return sf_counter(f, SF_PTR, op, v, old, err);
 }
 
 int
 sf_clock_tick(struct sfile *f, uint64_t *tick, struct gfsp_error *err)
 {
 	MPI_Offset t = 0;
-	int rc = access_counter(f, CLOCK, MPI_SUM, 1, &t, err);
+	int rc = sf_counter(f, SF_CLOCK, MPI_SUM, 1, &t, err);
 
 	*tick = (uint64_t)t;
 	return rc;
@@ -130,7 +80,7 @@ sf_clock_tick(struct sfile *f, uint64_t *tick, struct gfsp_error *err)
 int
 sf_clock_set(struct sfile *f, uint64_t value, struct gfsp_error *err)
 {
-	return access_counter(f, CLOCK, MPI_REPLACE, (MPI_Offset)value, NULL,
+	return sf_counter(f, SF_CLOCK, MPI_REPLACE, (MPI_Offset)value, NULL,
 	    err);
 }
 
@@ -151,83 +101,6 @@ check(struct sfile *f, int write, int flags, MPI_Count count,
 	    err);
 	*n = (MPI_Offset)(bytes / f->etype_size);
 	return cls;
-}
-
-/* ------------------------------------------------- window lifetime */
-
-/*
- * The window over the two counters, on rank 0's memory: MPI_Win_create
- * on plain memory, set to 0 before the window exists (so no rank can
- * reach it earlier); MPI_Win_allocate would map a shared-memory segment
- * and the counters would need setting through the window afterwards,
- * which made every open ~7 ms slower here.  Where MPI_Win_create fails
- * (an MPI with no one-sided component for that memory), MPI_Win_allocate,
- * whose memory the MPI picks.  Neither: f->shwin stays MPI_WIN_NULL,
- * f->shwhy says why, and only the calls that need the pointer fail.
- * Returns 0 or the error, the same on every rank.
- */
-static int
-make_window(struct sfile *f, struct gfsp_error *err)
-{
-	MPI_Aint size = f->rank == 0 ? 2 * (MPI_Aint)sizeof(MPI_Offset) : 0;
-	MPI_Offset *mem = NULL;
-	int rc;
-
-	rc = gfsp_mpi_check(MPI_Win_create(f->shptr, size,
-	    sizeof(MPI_Offset), MPI_INFO_NULL, f->comm, &f->shwin),
-	    "MPI_Win_create", err);
-	if (gfsp_agree(f->comm, rc, err) == 0)
-		return 0;
-	rc = gfsp_mpi_check(MPI_Win_allocate(size, sizeof(MPI_Offset),
-	    MPI_INFO_NULL, f->comm, &mem, &f->shwin), "MPI_Win_allocate",
-	    err);
-	if (rc == 0 && f->rank == 0) {
-		/* nobody reaches in before the agreement below */
-		mem[0] = mem[1] = 0;
-		free(f->shptr);
-		f->shptr = NULL;
-	}
-	return gfsp_agree(f->comm, rc, err);
-}
-
-int
-sf_shared_open(struct sfile *f, struct gfsp_error *err)
-{
-	struct gfsp_error why;
-	int rc;
-
-	f->shptr = f->rank == 0 ? calloc(2, sizeof(MPI_Offset)) : NULL;
-	if (f->rank == 0 && f->shptr == NULL)
-		rc = gfsp_error_set(err, GFSP_ENOMEM, "out of memory");
-	else
-		rc = 0;
-	if ((rc = gfsp_agree(f->comm, rc, err)) != 0 || f->nprocs == 1)
-		return rc;
-	gfsp_error_clear(&why);
-	if (make_window(f, &why) != 0) {
-		f->shwin = MPI_WIN_NULL;	/* nothing for sf_shared_close */
-		f->shwhy = strdup(why.msg);
-		return 0;
-	}
-	/* an RMA error is ours to report, not a reason to abort */
-	MPI_Win_set_errhandler(f->shwin, MPI_ERRORS_RETURN);
-	/* no rank ever locks it exclusively */
-	rc = gfsp_mpi_check(MPI_Win_lock_all(MPI_MODE_NOCHECK, f->shwin),
-	    "cannot use the shared file pointer's window", err);
-	return gfsp_agree(f->comm, rc, err);
-}
-
-void
-sf_shared_close(struct sfile *f)
-{
-	if (f->shwin != MPI_WIN_NULL) {
-		MPI_Win_unlock_all(f->shwin);
-		MPI_Win_free(&f->shwin);
-	}
-	free(f->shptr);
-	f->shptr = NULL;
-	free(f->shwhy);
-	f->shwhy = NULL;
 }
 
 /* --------------------------------------------------------- the calls */
@@ -419,8 +292,8 @@ sf_shared_reset(struct sfile *f)
 	int rc = 0;
 
 	gfsp_error_clear(&err);
-	if (f->nprocs > 1 && f->shwin == MPI_WIN_NULL)
-		return MPI_SUCCESS;	/* no pointer to reset (make_window) */
+	if (!sf_counters_ready(f))
+		return MPI_SUCCESS;	/* no pointer to reset (counter.c) */
 	if (f->rank == 0)
 		rc = counter(f, MPI_REPLACE, 0, NULL, &err);
 	rc = gfsp_agree(f->comm, rc, &err);
