@@ -36,6 +36,15 @@
  * ever touch a word: compare-and-swap (cas64, and put64 as a CAS loop) and
  * MPI_NO_OP (get64, by MPI_Fetch_and_op).
  *
+ * One node.  When every rank of the communicator is on one node, the
+ * "mpi" window is made by MPI_Win_allocate_shared too (its RMA calls stay
+ * the same): that is the window every MPI serves best there, in shared
+ * memory, and Open MPI 4.1's other one there (osc/rdma over its
+ * shared-memory transport, vader, which emulates atomics) crashes in
+ * every MPI_Compare_and_swap (Open MPI's report "Segfault OpenMpi 4.1.1
+ * MPI_Compare_and_swap"; Debian 12's 4.1.4 still does), where its
+ * shared-memory window (osc/sm) does not.
+ *
  * The "shm" transport is the same window made by MPI_Win_allocate_shared,
  * for a communicator whose ranks are all on one node: every rank maps
  * every region (MPI_Win_shared_query) and reads and writes it with plain
@@ -215,12 +224,12 @@ map_peers(struct os_mpi *m, struct gfsp_error *err)
 	return setup_fail(mrc, "MPI_Win_shared_query", err);
 }
 
-/* shm: GFSP_ENOTSUP unless every rank of comm is on this node (agreed) */
+/* OUT *all: every rank of comm is on this node (the same on every rank) */
 static int
-one_node(MPI_Comm comm, int nprocs, struct gfsp_error *err)
+on_one_node(MPI_Comm comm, int nprocs, int *all, struct gfsp_error *err)
 {
 	MPI_Comm node = MPI_COMM_NULL;
-	int n = 0, all = 0, mrc;
+	int n = 0, mrc;
 
 	mrc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0,
 				  MPI_INFO_NULL, &node);
@@ -229,14 +238,22 @@ one_node(MPI_Comm comm, int nprocs, struct gfsp_error *err)
 	if (node != MPI_COMM_NULL)
 		MPI_Comm_free(&node);
 	n = mrc == MPI_SUCCESS && n == nprocs;
-	mrc = MPI_Allreduce(&n, &all, 1, MPI_INT, MPI_LAND, comm);
-	if (mrc != MPI_SUCCESS)
-		return setup_fail(mrc, "MPI_Comm_split_type", err);
-	if (!all)
-		return gfsp_error_set(err, GFSP_ENOTSUP, "one-sided window "
-				     "(shm): the ranks are on more than one "
-				     "node");
-	return 0;
+	*all = 0;
+	mrc = MPI_Allreduce(&n, all, 1, MPI_INT, MPI_LAND, comm);
+	return setup_fail(mrc, "MPI_Comm_split_type", err);
+}
+
+/* shm: GFSP_ENOTSUP unless every rank of comm is on this node (agreed) */
+static int
+one_node(MPI_Comm comm, int nprocs, struct gfsp_error *err)
+{
+	int all = 0, rc = on_one_node(comm, nprocs, &all, err);
+
+	if (rc == 0 && !all)
+		rc = gfsp_error_set(err, GFSP_ENOTSUP, "one-sided window "
+				   "(shm): the ranks are on more than one "
+				   "node");
+	return rc;
 }
 
 /*
@@ -252,7 +269,7 @@ window_create(MPI_Comm comm, size_t bytes, size_t zero, int shared,
 {
 	struct os_mpi *m;
 	uint64_t mine = bytes;
-	int rc = 0, mrc, have_comm = 0, have_win = 0, locked = 0;
+	int rc = 0, mrc, have_comm = 0, have_win = 0, locked = 0, local;
 
 	*out = NULL;
 	m = calloc(1, sizeof(*m));
@@ -294,7 +311,12 @@ window_create(MPI_Comm comm, size_t bytes, size_t zero, int shared,
 		goto fail;
 	have_comm = 1;
 
-	rc = win_allocate(m, bytes, shared, err);
+	/* mpi on one node: a shared-memory window all the same (its RMA
+	 * calls stay what they are); see the top of the file */
+	if ((local = shared) == 0)
+		rc = on_one_node(m->comm, m->nprocs, &local, err);
+	if (rc == 0)
+		rc = win_allocate(m, bytes, local, err);
 	rc = gfsp_agree(m->comm, rc, err);
 	if (rc != 0)
 		goto fail;
