@@ -15,6 +15,8 @@
 #
 #   tests/cluster.sh up K [--rate RATE] [--delay DELAY] [--disk RATE] [--no-gfarm] [--slurm]
 #   tests/cluster.sh run [-n N] [-ppn P] [-nodes K] [MPIEXEC-OPTS..] CMD..
+#   tests/cluster.sh orun [-n N] [-ppn P] [-nodes K] [MPIRUN-OPTS..] CMD..
+#                                            the same with Open MPI's mpirun
 #   tests/cluster.sh exec NODE|head CMD..    one command on a node
 #   tests/cluster.sh env                     export lines for a shell (eval)
 #   tests/cluster.sh sent NODE..             bytes the nodes sent on their links
@@ -679,35 +681,61 @@ up() {
 }
 
 # ---- run --------------------------------------------------------------------------
-# run [-n N] [-ppn P] [-nodes K] [MPIEXEC-OPTS..] CMD..: N ranks, P per
-# node, on the first K nodes (default: all nodes, 1 per node)
-run() {
-	local n='' ppn=1 k hosts='' i opts=()
+# run_args [-n N] [-ppn P] [-nodes K] [LAUNCHER-OPTS..] CMD..: sets
+# RUN_N (N ranks, default P on each of the K nodes), RUN_HOSTS
+# ("host:P,..." of the first K nodes that are up: all by default, 1 per
+# node), RUN_OPTS (the launcher's own options, passed on) and RUN_CMD
+run_args() {
+	local ppn=1 k i
 	k=$(nodes)
 	((k > 0)) || die "cluster $NAME is not up"
+	RUN_N='' RUN_HOSTS='' RUN_OPTS=()
 	while [ $# -gt 0 ]; do
 		case $1 in
-		-n | -np) n=$2; shift 2 ;;
+		-n | -np) RUN_N=$2; shift 2 ;;
 		-ppn) ppn=$2; shift 2 ;;
 		-nodes) k=$2; shift 2 ;;
 		--) shift; break ;;
-		-genv | -env) opts+=("$1" "$2" "$3"); shift 3 ;;
-		-*) opts+=("$1" "$2"); shift 2 ;;
+		-genv | -env) RUN_OPTS+=("$1" "$2" "$3"); shift 3 ;;
+		-*) RUN_OPTS+=("$1" "$2"); shift 2 ;;
 		*) break ;;
 		esac
 	done
 	[ $# -gt 0 ] || die "run: no command"
+	RUN_CMD=("$@")
 	for ((i = 1; i <= k; i++)); do
-		node_alive "$i" && hosts="$hosts${hosts:+,}$(node_host "$i"):$ppn"
+		node_alive "$i" && RUN_HOSTS="$RUN_HOSTS${RUN_HOSTS:+,}$(node_host "$i"):$ppn"
 	done
-	[ -n "$hosts" ] || die "run: no node is up"
-	: "${n:=$((k * ppn))}"
+	[ -n "$RUN_HOSTS" ] || die "run: no node is up"
+	: "${RUN_N:=$((k * ppn))}"
+}
+
+# run [-n N] [-ppn P] [-nodes K] [MPIEXEC-OPTS..] CMD..: N ranks, P per
+# node, on the first K nodes (default: all nodes, 1 per node), by MPICH's
+# hydra
+run() {
+	run_args "$@"
 	# the launcher enters each node (tests/cluster-exec); the proxies reach
 	# mpiexec over the bridge; nothing is forked on the head
 	HYDRA_LAUNCHER_AUTOFORK=0 GFSPLIT_CLUSTER=$NAME GFSPLIT_CLUSTER_DIR=$DIR \
 		GFSPLIT_CLUSTER_NET=$NET GFSPLIT_CLUSTER_PORT=$GFMD_PORT \
 		exec_head mpiexec -launcher rsh -launcher-exec "$TOP/tests/cluster-exec" \
-		-iface "$BR" -hosts "$hosts" -n "$n" "${opts[@]}" "$@"
+		-iface "$BR" -hosts "$RUN_HOSTS" -n "$RUN_N" "${RUN_OPTS[@]}" "${RUN_CMD[@]}"
+}
+
+# orun [-n N] [-ppn P] [-nodes K] [MPIRUN-OPTS..] CMD..: the same by Open
+# MPI's mpirun: its rsh agent enters each node (tests/cluster-exec) to
+# start its daemon there; daemons and ranks talk over the bridge's
+# network only (the two _if_include parameters, as a site names its
+# cluster network); nothing is forked on the head.  Open MPI hands
+# environment variables on with -x NAME[=VALUE]
+orun() {
+	run_args "$@"
+	GFSPLIT_CLUSTER=$NAME GFSPLIT_CLUSTER_DIR=$DIR \
+		GFSPLIT_CLUSTER_NET=$NET GFSPLIT_CLUSTER_PORT=$GFMD_PORT \
+		exec_head mpirun.openmpi --mca plm_rsh_agent "$TOP/tests/cluster-exec" \
+		--mca oob_tcp_if_include "$NET.0/24" --mca btl_tcp_if_include "$NET.0/24" \
+		--host "$RUN_HOSTS" -n "$RUN_N" "${RUN_OPTS[@]}" "${RUN_CMD[@]}"
 }
 
 # sent K..: the bytes nodes K.. sent over their links, summed (what the
@@ -808,6 +836,7 @@ case $cmd in
 up) up "$@" ;;
 down) down ;;
 run) run "$@" ;;
+orun) orun "$@" ;;
 exec)
 	[ $# -ge 2 ] || die "usage: cluster.sh exec NODE|head CMD.."
 	if [ "$1" = head ] || [ "$1" = "$HEAD" ]; then shift; exec_head "$@"; fi
@@ -826,5 +855,5 @@ thaw) thaw_node "${1:?usage: cluster.sh thaw NODE}" ;;
 -h | --help | help | "")
 	sed -n '2,/^# shellcheck/p' "$0" | sed '$d; s/^# \{0,1\}//'
 	[ -n "$cmd" ] ;;
-*) die "unknown command '$cmd' (up, run, exec, env, sent, shape, unshape, disk, kill, revive, freeze, thaw, down)" ;;
+*) die "unknown command '$cmd' (up, run, orun, exec, env, sent, shape, unshape, disk, kill, revive, freeze, thaw, down)" ;;
 esac

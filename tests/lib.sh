@@ -22,6 +22,20 @@ MPIEXEC=${MPIEXEC:-mpiexec}
 # MPI's mpirun: tests/ompi.sh); mpi_env NAME=VALUE prints the launcher's
 # option that sets NAME in one program's environment
 TEST_MPI=${TEST_MPI:-mpich}
+# MPI_TAG: the launcher's option that puts each output line's rank before
+# it; TAG0: a grep -E expression of rank 0's prefix
+if [ "$TEST_MPI" = ompi ]; then
+	MPI_NAME="Open MPI" MPI_TAG=--tag-output TAG0='^\[[0-9]+,0\]<std(out|err)>:'
+else
+	MPI_NAME=MPICH MPI_TAG=-l TAG0='^\[0\] '
+fi
+# config_var NAME: configure's NAME (config.mk) for the build under test:
+# OMPI_NAME, the Open MPI build's, under TEST_MPI=ompi
+config_var() {
+	_k=$1
+	[ "$TEST_MPI" = ompi ] && _k=OMPI_$1
+	sed -n "s|^$_k = ||p" "$TOP/config.mk"
+}
 mpi_env() {
 	if [ "$TEST_MPI" = ompi ]; then echo "-x $1"; else echo "-env ${1%%=*} ${1#*=}"; fi
 }
@@ -466,7 +480,8 @@ gfarm_down() {
 #                              the whole script (exit 0) where it cannot be
 #                              built, with the reason
 #   crun [-n N] [-ppn P] [-nodes K] CMD..   mpiexec across the nodes, with the
-#                              timeout (no GFSPLIT_NODE: nodes are real)
+#                              timeout (no GFSPLIT_NODE: nodes are real);
+#                              Open MPI's mpirun under TEST_MPI=ompi
 #   cexec NODE CMD..           one command on node NODE (1..K) or "head"
 # need_cluster sets CW (a work dir every node sees, at the same path, under
 # the cluster's shared storage), CLUSTER_K, CLUSTER_LOCAL (the node-local
@@ -503,7 +518,10 @@ need_cluster() {
 	unset GFSPLIT_NODE
 }
 node_host() { echo "$GFSPLIT_CLUSTER-n$1"; }
-crun() { timeout -k 5 "$TEST_TIMEOUT" "$CLUSTER" run "$@"; }
+crun() {
+	if [ "$TEST_MPI" = ompi ]; then timeout -k 5 "$TEST_TIMEOUT" "$CLUSTER" orun "$@"
+	else timeout -k 5 "$TEST_TIMEOUT" "$CLUSTER" run "$@"; fi
+}
 # crun_ok DESC CRUN-ARGS..: ok if the cluster run exits 0; its stdout in $J
 crun_ok() {
 	_d=$1; shift

@@ -7,6 +7,9 @@
 #
 #   exec "$(dirname "$0")/../ompi.sh" NAME
 #
+# NAME may also be a test of Open MPI's own, tests/ompi/NAME.sh (the
+# emulated cluster under Open MPI's mpirun), or "unit": the unit tests,
+# tests/unit/test_*, of that build.
 # BIN, UNIT and the preload libraries become the Open MPI build's
 # (OMPI_BUILD, make check: build/ompi), and TEST_MPI=ompi tells tests/lib.sh
 # and the script which launcher's options to use.  Where the script
@@ -30,4 +33,20 @@ export MPIEXEC=mpirun.openmpi OMPI_MCA_rmaps_base_oversubscribe=1
 if [ "$(id -u)" -eq 0 ]; then
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-exec bash "$(dirname "$0")/cmd/$name.sh"
+# "unit": the library's unit tests (tests/unit/test_*) of the Open MPI
+# build, one after another, their TAP lines as they print them
+if [ "$name" = unit ]; then
+	rc=0
+	for t in "$UNIT"/test_*; do
+		[ -x "$t" ] || continue
+		echo "# $(basename "$t")"
+		timeout -k 5 "${TEST_TIMEOUT:-300}" "$t"
+		trc=$?
+		[ "$trc" -eq 0 ] || { rc=1; echo "# $(basename "$t") exited $trc"; }
+	done
+	exit $rc
+fi
+# a test of Open MPI's own (tests/ompi/NAME.sh), else a command test
+script=$(dirname "$0")/ompi/$name.sh
+[ -f "$script" ] || script=$(dirname "$0")/cmd/$name.sh
+exec bash "$script"

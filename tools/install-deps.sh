@@ -26,8 +26,9 @@ set -eu
 # well (make MODE=ompi, under build/ompi/) and its tests run under
 # (tests/cmd/ompi_*.sh), since a preload library must match the site's
 # MPI; MPICH stays the default (pin_mpich below); libhdf5-openmpi-dev
-# libpnetcdf-dev: Debian's parallel HDF5 and PnetCDF, both built on Open
-# MPI, as real clients of the Open MPI build's preload; lmod: the README's
+# libpnetcdf-dev pnetcdf-bin: Debian's parallel HDF5 and PnetCDF (and its
+# ncmpidiff), built on Open MPI, as real clients of the Open MPI build's
+# preload; lmod: the README's
 # module block runs with the real Lmod (tests/cmd/readme.sh);
 # munge slurmctld slurmd slurm-client: Slurm on the emulated cluster
 # (tests/cluster.sh up --slurm, tests/cmd/cluster_slurm.sh); the suite
@@ -38,7 +39,7 @@ PKGS="build-essential pkg-config python3 mpich libmpich-dev libjson-c-dev libxxh
 libzstd-dev zstd libibverbs-dev util-linux gfmd gfsd gfarm-client libgfarm-dev
 libhdf5-mpich-dev hdf5-tools clang libclang-rt-14-dev iproute2 iputils-ping
 libfuse3-dev fuse3 attr mandoc man-db dpkg-dev debhelper fakeroot lintian
-lua5.4 tcl python3-jsonschema autoconf automake libtool libopenmpi-dev libhdf5-openmpi-dev libpnetcdf-dev lmod
+lua5.4 tcl python3-jsonschema autoconf automake libtool libopenmpi-dev libhdf5-openmpi-dev libpnetcdf-dev pnetcdf-bin lmod
 munge slurmctld slurmd slurm-client gfarm2fs"
 
 # Debian's MPI alternatives (mpicc, mpirun and mpiexec, the mpi.h and

@@ -39,14 +39,14 @@ pattern() {
 	shift 6
 	a=$TMPD/$pat.plain b=$TMPD/$pat.split c=$TMPD/$pat.merged
 	from=--from=$pat
-	check "$pat: plain MPICH writes it, 4 ranks, --api=$aa" plain 4 "$pat" write "$a" --api="$aa" "$@"
+	check "$pat: plain $MPI_NAME writes it, 4 ranks, --api=$aa" plain 4 "$pat" write "$a" --api="$aa" "$@"
 	check "$pat: written through the preload, 4 ranks, --api=$ba${*:+ $*}" \
 		pre 4 "$TMPD/*.split" "$pat" write "$b" --api="$ba" "$@"
 	is_split "$pat: the selected file is a split directory" "$b" || return
 	check "$pat: stat-layout --check" "$BIN/stat-layout" --check "$b"
 	json_nprocs "$pat: stat-layout --json says 4 writers" "$b" 4
 	check "$pat: gfsplit-merge with 3 ranks" mpirun_n 3 "$BIN/gfsplit-merge" "$b" "$c"
-	same_bytes "$pat: merged split file equals the plain MPICH file" "$a" "$c"
+	same_bytes "$pat: merged split file equals the plain $MPI_NAME file" "$a" "$c"
 	check "$pat: read back through the preload, same pattern, 4 ranks, --api=$ra" \
 		pre 4 "" "$pat" read "$b" --api="$ra" "$@"
 	check "$pat: read through the preload in contiguous chunks, 3 ranks, --api=$ca" \
@@ -70,7 +70,7 @@ check "a file not selected, written under the preload" \
 	pre 4 "$TMPD/*.split" ior-at write "$TMPD/ns.plain"
 if [ -f "$TMPD/ns.plain" ] && [ ! -d "$TMPD/ns.plain" ]; then ok "it is a plain file"
 else not_ok "it is a plain file" "$(ls -ld "$TMPD/ns.plain" 2>&1)"; fi
-same_bytes "it holds what plain MPICH writes" "$TMPD/ior-at.plain" "$TMPD/ns.plain"
+same_bytes "it holds what plain $MPI_NAME writes" "$TMPD/ior-at.plain" "$TMPD/ns.plain"
 check "a plain file reads through the preload (contig, 2 ranks)" \
 	pre 2 "" contig read "$TMPD/ns.plain"
 
@@ -95,14 +95,14 @@ fi
 
 # ---- rewriting: as MPI, the old bytes stay where the new writes do not land
 cp "$TMPD/ior-at.plain" "$TMPD/rewrite.plain"
-check "plain MPICH writes btio-subarray over a copy of its ior-at file" \
+check "plain $MPI_NAME writes btio-subarray over a copy of its ior-at file" \
 	plain 4 btio-subarray write "$TMPD/rewrite.plain"
 check "rewrite ior-at.split with the (smaller) btio-subarray file" \
 	pre 4 "$TMPD/*.split" btio-subarray write "$TMPD/ior-at.split"
 check "the rewritten split file passes stat-layout --check" "$BIN/stat-layout" --check "$TMPD/ior-at.split"
 check "the rewritten split file merges" \
 	mpirun_n 2 "$BIN/gfsplit-merge" "$TMPD/ior-at.split" "$TMPD/rewrite.merged"
-same_bytes "the rewritten file equals MPICH's: new bytes over the old" "$TMPD/rewrite.plain" "$TMPD/rewrite.merged"
+same_bytes "the rewritten file equals $MPI_NAME's: new bytes over the old" "$TMPD/rewrite.plain" "$TMPD/rewrite.merged"
 
 # ---- a write fault: an MPI error on the calls, never an abort or a hang
 mkdir -p "$TMPD/fault"
@@ -143,10 +143,10 @@ want="${H[0]}:True:True ${H[1]}:True:True"
 	not_ok "stat-layout: each part on its rank's node" "got: $got" "want: $want" "$(tail -n 3 "$TMPD/g.err")"
 check "stat-layout --check on Gfarm" "$BIN/stat-layout" --check gfarm:///mpiio/f
 on_node_k "loc.K is on node K (gfwhere)" /mpiio/f loc 2
-check "plain MPICH writes ior-view locally, 2 ranks" plain 2 ior-view write "$TMPD/g.plain"
+check "plain $MPI_NAME writes ior-view locally, 2 ranks" plain 2 ior-view write "$TMPD/g.plain"
 check "merge the Gfarm split file to a local file, 2 ranks" \
 	mpirun_n 2 "$BIN/gfsplit-merge" gfarm:///mpiio/f "$TMPD/g.merged"
-same_bytes "Gfarm split file equals the plain MPICH file" "$TMPD/g.plain" "$TMPD/g.merged"
+same_bytes "Gfarm split file equals the plain $MPI_NAME file" "$TMPD/g.plain" "$TMPD/g.merged"
 check "read back from Gfarm through the preload, cyclic view, 3 ranks" \
 	pre 3 "" cyclic read gfarm:///mpiio/f
 echo "# all: $(( $(date +%s) - start ))s"

@@ -27,12 +27,12 @@ done
 case_() {
 	name=$1; shift
 	a=$TMPD/$name.plain.h5 b=$TMPD/$name.split.h5 c=$TMPD/$name.merged.h5
-	check "$name: plain MPICH writes it, 4 ranks" plain 4 write "$a" "$@"
+	check "$name: plain $MPI_NAME writes it, 4 ranks" plain 4 write "$a" "$@"
 	check "$name: written through the preload, 4 ranks" pre 4 "$TMPD/*.split.h5" write "$b" "$@"
 	is_split "$name: the file is a split directory" "$b" || return
 	check "$name: stat-layout --check" "$BIN/stat-layout" --check "$b"
 	check "$name: gfsplit-merge with 2 ranks" mpirun_n 2 "$BIN/gfsplit-merge" "$b" "$c"
-	same_bytes "$name: merged file equals what plain MPICH wrote" "$a" "$c"
+	same_bytes "$name: merged file equals what plain $MPI_NAME wrote" "$a" "$c"
 	check "$name: h5diff plain merged finds no difference" h5diff "$a" "$c"
 	# the first line names the file
 	if h5dump "$c" >"$TMPD/dump" 2>&1 && grep -q 'DATASET "tiles"' "$TMPD/dump" &&

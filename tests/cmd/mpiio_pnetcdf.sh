@@ -1,7 +1,7 @@
 #!/bin/bash
 # mpiio_pnetcdf.sh - PnetCDF (built from Debian's source package on MPICH,
-# tools/build-pnetcdf.sh) as a client of the MPI-IO preload library that no
-# one here wrote.  Each of PnetCDF's own example and test programs runs
+# tools/build-pnetcdf.sh; Debian's own on Open MPI, tests/ompi.sh) as a
+# client of the MPI-IO preload library that no one here wrote.  Each of PnetCDF's own example and test programs runs
 # twice, on plain MPICH and with its files selected for split-write; it
 # must pass its own checks (most read back what they wrote, in
 # collective and independent data mode, nonblocking, varn, vard), and
@@ -23,14 +23,14 @@
 
 NCIOR=$UNIT/nc_ior
 PNDIR=$UNIT/pnetcdf
-if ! grep -q '^HAVE_PNETCDF = yes' "$TOP/config.mk"; then
+if [ "$(config_var HAVE_PNETCDF)" != yes ]; then
 	skip "PnetCDF through the library" \
-		"no PnetCDF on MPICH (tools/build-pnetcdf.sh, then ./configure)"
+		"configure found no PnetCDF on $MPI_NAME (tools/install-deps.sh, then ./configure)"
 	finish
 	exit 0
 fi
 mpiio_setup "$NCIOR" "PnetCDF through the library"
-NCMPIDIFF=$(sed -n 's/^PNETCDF_DIR = //p' "$TOP/config.mk")/bin/ncmpidiff
+NCMPIDIFF=$(config_var PNETCDF_BIN)/ncmpidiff
 N=4
 NEED4='^(examples/C/(bput_varn_uint|i_varn_int64|mput|put_varn_int)|test/nonblocking/(i_varn_indef|i_varn_int64)|test/testcases/(ivarn|mix_collectives))$'
 P=$TMPD/plain S=$TMPD/split
@@ -57,21 +57,21 @@ merged() {
 PROG=$NCIOR
 for mode in indep coll; do
 	o=; [ $mode = coll ] && o=-c
-	check "nc_ior $mode on plain MPICH" plain $N $o -s 3 -b 65536 -t 8192 "$P/ior.$mode.nc"
+	check "nc_ior $mode on plain $MPI_NAME" plain $N $o -s 3 -b 65536 -t 8192 "$P/ior.$mode.nc"
 	check "nc_ior $mode through the library" pre $N "$SEL" $o -s 3 -b 65536 -t 8192 "$S/ior.$mode.nc"
 	is_split "its file is a split file" "$S/ior.$mode.nc"
 	check "nc_ior $mode reads it back through the library (each rank its neighbour's rows)" \
 		pre $N "$SEL" $o -R -x -s 3 -b 65536 -t 8192 "$S/ior.$mode.nc"
-	merged "nc_ior $mode: merged, the bytes plain MPICH wrote" "$P/ior.$mode.nc" "$S/ior.$mode.nc"
-	check "ncmpidiff finds the split file equal to MPICH's (through the library)" \
+	merged "nc_ior $mode: merged, the bytes plain $MPI_NAME wrote" "$P/ior.$mode.nc" "$S/ior.$mode.nc"
+	check "ncmpidiff finds the split file equal to $MPI_NAME's (through the library)" \
 		mpirun_n 2 env LD_PRELOAD="$PRE" "$NCMPIDIFF" -q "$P/ior.$mode.nc" "$S/ior.$mode.nc"
 done
 check "nc_ior rerun over its own split output (NC_CLOBBER), other sizes" \
 	pre $N "$SEL" -s 2 -b 32768 -t 4096 "$S/ior.indep.nc"
-check "plain MPICH rerun over its own output the same way" \
+check "plain $MPI_NAME rerun over its own output the same way" \
 	plain $N -s 2 -b 32768 -t 4096 "$P/ior.indep.nc"
 check "the rerun reads back" pre $N "$SEL" -R -s 2 -b 32768 -t 4096 "$S/ior.indep.nc"
-merged "the rerun: merged, the bytes plain MPICH wrote" "$P/ior.indep.nc" "$S/ior.indep.nc"
+merged "the rerun: merged, the bytes plain $MPI_NAME wrote" "$P/ior.indep.nc" "$S/ior.indep.nc"
 check_fails "ncmpidiff tells a different file apart (the check can fail)" \
 	mpirun_n 2 env LD_PRELOAD="$PRE" "$NCMPIDIFF" -q "$P/ior.indep.nc" "$S/ior.coll.nc"
 
@@ -96,7 +96,7 @@ for p in $progs; do
 	pre $np "$SEL" "$args_s" >"$TMPD/$n.split.out" 2>&1
 	src=$?
 	if [ $prc -ne 0 ]; then
-		skip "PnetCDF $p" "fails on plain MPICH too (exit $prc): $(tail -n 2 "$TMPD/$n.plain.out")"
+		skip "PnetCDF $p" "fails on plain $MPI_NAME too (exit $prc): $(tail -n 2 "$TMPD/$n.plain.out")"
 		continue
 	fi
 	if [ $src -eq 0 ] && ! grep -q -- "fail with" "$TMPD/$n.split.out" &&
@@ -113,7 +113,7 @@ for p in $progs; do
 	for f in "$P/$n.nc"*; do
 		[ -e "$f" ] || continue
 		case $f in *.merged) continue ;; esac
-		merged "PnetCDF $p: $(basename "$f") holds MPICH's bytes" "$f" "$S/${f#"$P/"}"
+		merged "PnetCDF $p: $(basename "$f") holds $MPI_NAME's bytes" "$f" "$S/${f#"$P/"}"
 	done
 done
 finish

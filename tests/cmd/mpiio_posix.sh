@@ -17,14 +17,14 @@ mpiio_setup "$UNIT/mpi_probe" "split files through POSIX calls"
 
 a=$TMPD/f.plain b=$TMPD/f.split c=$TMPD/f.merged
 PROG=$UNIT/mpi_iopat
-check "plain MPICH writes an IOR-like file, 3 ranks" plain 3 ior-at write "$a" --segments=5 --block=100000 --transfer=30000
+check "plain $MPI_NAME writes an IOR-like file, 3 ranks" plain 3 ior-at write "$a" --segments=5 --block=100000 --transfer=30000
 check "the preload writes it as a split file, 3 ranks" pre 3 "$TMPD/*.split" ior-at write "$b" --segments=5 --block=100000 --transfer=30000
 is_split "it is a split directory" "$b"
 check "gfsplit-merge it" mpirun_n 2 "$BIN/gfsplit-merge" "$b" "$c"
 same_bytes "merged, it equals the plain file" "$a" "$c"
 
 PROG=$UNIT/mpi_probe
-check "the probe passes on the plain file, plain MPICH, 2 ranks" plain 2 "$a" "$a"
+check "the probe passes on the plain file, plain $MPI_NAME, 2 ranks" plain 2 "$a" "$a"
 check "under the preload, the split file probes and reads as the plain file, 2 ranks" pre 2 "" "$b" "$a"
 cd "$TMPD" && check "the same with a relative path, 1 rank" pre 1 "" f.split "$a"
 cd "$TOP" || exit 1
@@ -70,7 +70,7 @@ if [ $h5tools = no ]; then
 	skip "HDF5 tools on a split file" "not under the sanitizer build (uninstrumented h5dump deadlocks with libasan preloaded)"
 elif [ -x "$UNIT/h5_rw" ] && command -v h5dump >/dev/null; then
 	PROG=$UNIT/h5_rw
-	check "plain MPICH writes an HDF5 file, 2 ranks" plain 2 write "$TMPD/h.h5" --coll-md
+	check "plain $MPI_NAME writes an HDF5 file, 2 ranks" plain 2 write "$TMPD/h.h5" --coll-md
 	check "the preload writes it as a split file, 2 ranks" pre 2 "$TMPD/*.split.h5" write "$TMPD/h.split.h5" --coll-md
 	check "h5diff of the split file (preloaded) and the plain one finds no difference" \
 		sum h5diff "$TMPD/h.split.h5" "$TMPD/h.h5"

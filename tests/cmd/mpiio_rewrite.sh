@@ -24,14 +24,14 @@ rewrite() {
 	rn=$1 rp=$2
 	shift 2
 	ra=$TMPD/$rp.$rn rb=$TMPD/$rp.$rn.split
-	expect_exit "$rn ranks, $rp: MPICH rewrites its file $1 times" 0 plain "$rn" "$rp" "$ra" "$@"
+	expect_exit "$rn ranks, $rp: $MPI_NAME rewrites its file $1 times" 0 plain "$rn" "$rp" "$ra" "$@"
 	rdistinct=$(sed -n 's/^distinct //p' "$OUT")
 	check "$rn ranks, $rp: the preload, the same" pre "$rn" "$TMPD/*.split" "$rp" "$rb" "$@"
 	is_split "$rn ranks, $rp: a split file" "$rb" || return
 	check "$rn ranks, $rp: stat-layout --check (checksums of rewritten parts)" \
 		"$BIN/stat-layout" --check "$rb"
 	check "$rn ranks, $rp: gfsplit-merge" mpirun_n 2 "$BIN/gfsplit-merge" -q "$rb" "$rb.merged"
-	same_bytes "$rn ranks, $rp: merged, the bytes plain MPICH wrote" "$ra" "$rb.merged"
+	same_bytes "$rn ranks, $rp: merged, the bytes plain $MPI_NAME wrote" "$ra" "$rb.merged"
 	rtotal=$(parts_total "$rb")
 	if [ -n "$rdistinct" ] && [ -n "$rtotal" ] && [ "$rtotal" -le "$rdistinct" ]; then
 		ok "$rn ranks, $rp: the parts hold $rtotal bytes, each written byte once ($rdistinct)"

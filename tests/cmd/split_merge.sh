@@ -190,8 +190,8 @@ check "pcp-split on 2 nodes x 2 ranks (GFSPLIT_NODE nA, nB)" \
 	two_nodes 2 "$BIN/pcp-split" "$TMPD/src.3000017" "$TMPD/c3n"
 m_args=(--dry-run --json --stripe-size 256k "$TMPD/c3n" "$TMPD/dry.out")
 expect_exit "gfsplit-merge --dry-run --json, rank 0 on nB, rank 1 on nA" 0 \
-	timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 1 -env GFSPLIT_NODE nB "$BIN/gfsplit-merge" \
-	"${m_args[@]}" : -n 1 -env GFSPLIT_NODE nA "$BIN/gfsplit-merge" "${m_args[@]}"
+	timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 1 $(mpi_env GFSPLIT_NODE=nB) "$BIN/gfsplit-merge" \
+	"${m_args[@]}" : -n 1 $(mpi_env GFSPLIT_NODE=nA) "$BIN/gfsplit-merge" "${m_args[@]}"
 grep '^{' "$OUT" >"$TMPD/dryn.json"
 check "  each rank gets the bytes of its node's parts" python3 -c '
 import json, sys
@@ -199,8 +199,8 @@ b = [p["bytes"] for p in json.load(open(sys.argv[1]))["plan"]]
 assert b == [3000017 - 1507328, 1507328], b
 ' "$TMPD/dryn.json"
 check "  and merges them right" \
-	timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 1 -env GFSPLIT_NODE nB "$BIN/gfsplit-merge" \
-	--stripe-size 256k "$TMPD/c3n" "$TMPD/c3n.out" : -n 1 -env GFSPLIT_NODE nA \
+	timeout -k 5 "$TEST_TIMEOUT" "$MPIEXEC" -n 1 $(mpi_env GFSPLIT_NODE=nB) "$BIN/gfsplit-merge" \
+	--stripe-size 256k "$TMPD/c3n" "$TMPD/c3n.out" : -n 1 $(mpi_env GFSPLIT_NODE=nA) \
 	"$BIN/gfsplit-merge" --stripe-size 256k "$TMPD/c3n" "$TMPD/c3n.out"
 same_bytes "  the same bytes" "$TMPD/src.3000017" "$TMPD/c3n.out"
 rm -rf "$TMPD/c3n" "$TMPD/c3n.out"

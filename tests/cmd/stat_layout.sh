@@ -12,10 +12,10 @@ make_file "$src" $SIZE 7
 # ranks 0 and 2 on node "alpha", 1 and 3 on node "beta" (MPMD)
 sp=$TMPD/cyc.split
 check "split on two nodes (MPMD, GFSPLIT_NODE)" timeout 60 "$MPIEXEC" \
-	-n 1 -env GFSPLIT_NODE alpha "$BIN/pcp-split" -b 64k "$src" "$sp" : \
-	-n 1 -env GFSPLIT_NODE beta "$BIN/pcp-split" -b 64k "$src" "$sp" : \
-	-n 1 -env GFSPLIT_NODE alpha "$BIN/pcp-split" -b 64k "$src" "$sp" : \
-	-n 1 -env GFSPLIT_NODE beta "$BIN/pcp-split" -b 64k "$src" "$sp"
+	-n 1 $(mpi_env GFSPLIT_NODE=alpha) "$BIN/pcp-split" -b 64k "$src" "$sp" : \
+	-n 1 $(mpi_env GFSPLIT_NODE=beta) "$BIN/pcp-split" -b 64k "$src" "$sp" : \
+	-n 1 $(mpi_env GFSPLIT_NODE=alpha) "$BIN/pcp-split" -b 64k "$src" "$sp" : \
+	-n 1 $(mpi_env GFSPLIT_NODE=beta) "$BIN/pcp-split" -b 64k "$src" "$sp"
 check "two location files" test -f "$sp/loc.0" -a -f "$sp/loc.1" -a ! -e "$sp/loc.2"
 
 # part sizes of a cyclic 64 KiB layout over 4 ranks, from the definition

@@ -1,0 +1,4 @@
+#!/bin/bash
+# ompi_mpiio_posix.sh - mpiio_posix.sh on the Open MPI build, under Open MPI's mpirun
+# (tests/ompi.sh)
+exec "$(dirname "$0")/../ompi.sh" mpiio_posix
