@@ -522,6 +522,28 @@ crun() {
 	if [ "$TEST_MPI" = ompi ]; then timeout -k 5 "$TEST_TIMEOUT" "$CLUSTER" orun "$@"
 	else timeout -k 5 "$TEST_TIMEOUT" "$CLUSTER" run "$@"; fi
 }
+# nodes_placed FILE: true if FILE, mpi_nodes' report of 3 nodes x 2
+# ranks filled node by node (both launchers do), has each rank's processor
+# and host names its node's, MPI_COMM_TYPE_SHARED grouping the ranks by
+# node, and a /dev/shm per node shared by its ranks; else says why
+nodes_placed() {
+	python3 - "$1" "$GFSPLIT_CLUSTER" <<'EOF'
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if l[0].isdigit()]
+name = sys.argv[2]
+assert len(rows) == 6, "%d ranks reported" % len(rows)
+shm = {}
+for r, proc, host, nsize, root, dev in rows:
+    r, nsize, root = int(r), int(nsize), int(root)
+    want = "%s-n%d" % (name, r // 2 + 1)
+    assert proc == want, "rank %d: processor name %s, wanted %s" % (r, proc, want)
+    assert host == want, "rank %d: host name %s, wanted %s" % (r, host, want)
+    assert nsize == 2 and root == r - r % 2, "rank %d: node comm of %d, root %d" % (r, nsize, root)
+    shm.setdefault(host, set()).add(dev)
+assert all(len(v) == 1 for v in shm.values()), "ranks of one node see different /dev/shm: %s" % shm
+assert len(set(next(iter(v)) for v in shm.values())) == 3, "nodes share a /dev/shm: %s" % shm
+EOF
+}
 # crun_ok DESC CRUN-ARGS..: ok if the cluster run exits 0; its stdout in $J
 crun_ok() {
 	_d=$1; shift

@@ -39,23 +39,8 @@ if grep -q "^rma unavailable: " "$TMPD/nodes.out"; then
 else
 	ok "MPI_Get bytes right between nodes"
 fi
-if python3 - "$TMPD/nodes.out" "$GFSPLIT_CLUSTER" >"$TMPD/py.out" 2>&1 <<'PY'
-import sys
-rows = [l.split() for l in open(sys.argv[1]) if l[0].isdigit()]
-name = sys.argv[2]
-assert len(rows) == 6, "%d ranks reported" % len(rows)
-shm = {}
-for r, proc, host, nsize, root, dev in rows:
-    r, nsize, root = int(r), int(nsize), int(root)
-    want = "%s-n%d" % (name, r // 2 + 1)	# mpirun fills each node in turn
-    assert proc == want, "rank %d: processor name %s, wanted %s" % (r, proc, want)
-    assert host == want, "rank %d: host name %s, wanted %s" % (r, host, want)
-    assert nsize == 2 and root == r - r % 2, "rank %d: node comm of %d, root %d" % (r, nsize, root)
-    shm.setdefault(host, set()).add(dev)
-assert all(len(v) == 1 for v in shm.values()), "ranks of one node see different /dev/shm: %s" % shm
-assert len(set(next(iter(v)) for v in shm.values())) == 3, "nodes share a /dev/shm: %s" % shm
-PY
-then ok "processor and host names are the nodes'; MPI_COMM_TYPE_SHARED and /dev/shm per node"
+if nodes_placed "$TMPD/nodes.out" >"$TMPD/py.out" 2>&1; then
+	ok "processor and host names are the nodes'; MPI_COMM_TYPE_SHARED and /dev/shm per node"
 else not_ok "processor and host names are the nodes'; MPI_COMM_TYPE_SHARED and /dev/shm per node" \
 	"$(cat "$TMPD/py.out" "$TMPD/nodes.out")"; fi
 
