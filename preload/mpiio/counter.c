@@ -76,17 +76,22 @@ int
 sf_counter(struct sfile *f, int which, MPI_Op op, MPI_Offset v,
 	   MPI_Offset *old, struct gfsp_error *err)
 {
+	struct gfsp_error oerr;
 	char what[512];
 	MPI_Offset o = 0;
 	int mrc;
 
+	gfsp_error_clear(&oerr);
 	snprintf(what, sizeof(what), "'%s': %s", f->path, which == SF_PTR ?
 	    "shared file pointer" : "atomic mode's write clock");
 	if (f->nprocs == 1)
 		return local_access(f->shptr + which, op, v, old);
-	if (f->shos != NULL)
-		return os_access(f, which, op, v, old, err) == 0 ? 0 :
-		    gfsp_error_set(err, err->code, "%s: %s", what, err->msg);
+	if (f->shos != NULL) {
+		if (os_access(f, which, op, v, old, &oerr) == 0)
+			return 0;
+		return gfsp_error_set(err, oerr.code, "%s: %s", what,
+		    oerr.msg);
+	}
 	if (f->shwin == MPI_WIN_NULL)
 		return gfsp_error_set(err, GFSP_ENOTSUP, "%s: %s", what,
 		    f->shwhy != NULL ? f->shwhy : "no window");
