@@ -72,35 +72,41 @@ os_access(struct sfile *f, int which, MPI_Op op, MPI_Offset v,
 	return rc;
 }
 
+/* "'PATH': shared file pointer: WHY", formatted only when it failed */
+static int
+counter_fail(const struct sfile *f, int which, int code, const char *why,
+	     struct gfsp_error *err)
+{
+	return gfsp_error_set(err, code, "'%s': %s: %s", f->path,
+	    which == SF_PTR ? "shared file pointer" :
+	    "atomic mode's write clock", why);
+}
+
 int
 sf_counter(struct sfile *f, int which, MPI_Op op, MPI_Offset v,
 	   MPI_Offset *old, struct gfsp_error *err)
 {
 	struct gfsp_error oerr;
-	char what[512];
 	MPI_Offset o = 0;
 	int mrc;
 
-	gfsp_error_clear(&oerr);
-	snprintf(what, sizeof(what), "'%s': %s", f->path, which == SF_PTR ?
-	    "shared file pointer" : "atomic mode's write clock");
 	if (f->nprocs == 1)
 		return local_access(f->shptr + which, op, v, old);
-	if (f->shos != NULL) {
-		if (os_access(f, which, op, v, old, &oerr) == 0)
-			return 0;
-		return gfsp_error_set(err, oerr.code, "%s: %s", what,
-		    oerr.msg);
-	}
+	gfsp_error_clear(&oerr);
+	if (f->shos != NULL)
+		return os_access(f, which, op, v, old, &oerr) == 0 ? 0 :
+		    counter_fail(f, which, oerr.code, oerr.msg, err);
 	if (f->shwin == MPI_WIN_NULL)
-		return gfsp_error_set(err, GFSP_ENOTSUP, "%s: %s", what,
-		    f->shwhy != NULL ? f->shwhy : "no window");
+		return counter_fail(f, which, GFSP_ENOTSUP, f->shwhy != NULL ?
+		    f->shwhy : "no window", err);
 	mrc = MPI_Fetch_and_op(&v, &o, MPI_OFFSET, 0, which, op, f->shwin);
 	if (mrc == MPI_SUCCESS)
 		mrc = MPI_Win_flush(0, f->shwin);
 	if (old != NULL)
 		*old = o;
-	return mrc == MPI_SUCCESS ? 0 : gfsp_mpi_check(mrc, what, err);
+	if (gfsp_mpi_check(mrc, "MPI_Fetch_and_op", &oerr) == 0)
+		return 0;
+	return counter_fail(f, which, oerr.code, oerr.msg, err);
 }
 
 int
